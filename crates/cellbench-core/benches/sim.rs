@@ -1,0 +1,2 @@
+//! Simulator benchmarks (filled in with the simulator).
+fn main() {}

@@ -1,0 +1,1 @@
+//! Hosts: sockets, applications and processing-cost profiles.

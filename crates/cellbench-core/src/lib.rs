@@ -1,0 +1,19 @@
+//! cellbench-core: the pure-Rust heart of cellbench.
+//!
+//! - [`wire`]: byte-exact ATM cells, AAL5 CPCS-PDUs, RFC 1483 encapsulation, pcap.
+//! - [`atm`]: physical-layer rates, GCRA traffic contracts, closed-form calculators.
+//! - [`sim`]: the deterministic discrete-event simulator (event queue, network of
+//!   adapters, links and switch ports, measurement).
+//! - [`tcp`]: TCP implementations (`sunos411` first) over one shared core.
+//! - [`host`]: sockets, applications (ttcp) and host processing-cost profiles.
+//!
+//! No Python here: the bindings live in the `cellbench-py` crate.
+
+pub mod atm;
+pub mod host;
+pub mod sim;
+pub mod tcp;
+pub mod time;
+pub mod wire;
+
+pub use time::{BitRate, SimTime};

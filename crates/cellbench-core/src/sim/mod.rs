@@ -1,0 +1,4 @@
+//! The discrete-event simulator.
+
+pub mod event;
+pub mod net;

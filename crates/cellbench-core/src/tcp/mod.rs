@@ -1,0 +1,1 @@
+//! TCP implementations over one shared core.

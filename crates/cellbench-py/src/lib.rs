@@ -1,0 +1,19 @@
+//! The private native module `cellbench._native`: thin wrappers over
+//! cellbench-core. A configuration goes in, results come out; long runs
+//! release the GIL. Each area registers its functions from its own file.
+
+use pyo3::prelude::*;
+
+mod calc;
+mod error;
+mod sim;
+mod wire;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    calc::register(m)?;
+    wire::register(m)?;
+    sim::register(m)?;
+    Ok(())
+}

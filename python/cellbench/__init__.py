@@ -1,0 +1,11 @@
+"""cellbench: a laboratory for TCP/IP performance over ATM networks.
+
+The heavy lifting is in the Rust core (``cellbench._native``); this package holds
+the command line, the experiment runners and the result formats.
+"""
+
+from cellbench import _native
+
+__version__: str = _native.__version__
+
+__all__ = ["__version__"]

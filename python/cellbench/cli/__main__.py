@@ -1,0 +1,5 @@
+import sys
+
+from cellbench.cli import main
+
+sys.exit(main())

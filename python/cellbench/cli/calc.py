@@ -1,0 +1,9 @@
+"""`cellbench calc` (being written)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    pass

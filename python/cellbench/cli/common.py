@@ -1,0 +1,47 @@
+"""Helpers shared by the subcommands: errors, argument types, output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+class UsageError(Exception):
+    """A bad value from the user: printed as one line, exit status 2."""
+
+
+def positive_float(what: str):
+    """An argparse type: a finite number > 0, with an error naming `what`."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a number, got {text!r}") from None
+        if not value > 0 or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{what} must be a finite number > 0, got {text!r}")
+        return value
+
+    return parse
+
+
+def positive_int(what: str):
+    """An argparse type: a whole number >= 1, with an error naming `what`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a whole number, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{what} must be >= 1, got {text!r}")
+        return value
+
+    return parse
+
+
+def print_json(obj: Any) -> None:
+    json.dump(obj, sys.stdout, indent=2)
+    sys.stdout.write("\n")

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Set up and run every test: lints, the Rust core's tests, the Python tests.
+# Usage: bash scripts/test.sh   (from anywhere; installs what it needs with pip)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== install (editable, with test extras)"
+python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+
+echo "== lint: rustfmt, clippy (warnings are errors), ruff"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+python3 -m ruff check python tests benches
+python3 -m ruff format --check python tests benches
+
+echo "== cargo test (core)"
+cargo test -p cellbench-core --quiet
+
+echo "== pytest"
+python3 -m pytest -q
