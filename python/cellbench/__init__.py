@@ -9,3 +9,7 @@ from cellbench import _native
 __version__: str = _native.__version__
 
 __all__ = ["__version__"]
+
+from cellbench import wire  # noqa: E402  (byte-exact ATM cells, AAL5, pcap)
+
+__all__ += ["wire"]

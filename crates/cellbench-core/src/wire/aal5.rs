@@ -10,7 +10,10 @@
 //! The whole is a multiple of 48 bytes, carried in that many cells; the last cell
 //! has the PTI AUU bit set. The CRC-32 covers everything before it.
 
-use super::cell::{Cell, CellError, CellHeader, HeaderFormat, HecError, CELL_LEN, PAYLOAD_LEN};
+use super::cell::{
+    correct_header, Cell, CellError, CellHeader, HeaderFormat, HecError, HecStatus, CELL_LEN,
+    PAYLOAD_LEN,
+};
 use core::fmt;
 use crc::{Crc, CRC_32_BZIP2};
 use std::collections::BTreeMap;
@@ -347,6 +350,17 @@ struct Partial {
     discarding: bool,
 }
 
+/// What [`Reassembler::push_cell`] made of one raw cell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReceivedCell {
+    /// Whether the header was valid or corrected.
+    pub hec: HecStatus,
+    /// The (corrected) header.
+    pub header: CellHeader,
+    /// The PDU this cell ended, if any.
+    pub pdu: Option<Reassembled>,
+}
+
 /// AAL5 reassembly, one buffer per VC (a BTreeMap: deterministic order).
 #[derive(Clone, Debug, Default)]
 pub struct Reassembler {
@@ -429,25 +443,25 @@ impl Reassembler {
     }
 
     /// Accept a raw 53-byte cell: the header is checked with HEC correction (single-bit
-    /// errors corrected, the status returned) and parsed in `format`.
+    /// errors corrected, as a receiver in I.432 correction mode does) and parsed in
+    /// `format`.
     pub fn push_cell(
         &mut self,
         cell: &[u8],
         format: HeaderFormat,
-    ) -> Result<(super::cell::HecStatus, Option<Reassembled>), CellInputError> {
+    ) -> Result<ReceivedCell, CellInputError> {
         let mut bytes = [0u8; CELL_LEN];
         if cell.len() != CELL_LEN {
-            return Err(CellInputError::Cell(CellError::BadLength {
-                len: cell.len(),
-            }));
+            return Err(CellInputError::Cell(CellError::BadLength { len: cell.len() }));
         }
         bytes.copy_from_slice(cell);
-        let status = super::cell::correct_header(&mut bytes).map_err(CellInputError::Hec)?;
+        let hec = correct_header(&mut bytes).map_err(CellInputError::Hec)?;
         let view = Cell::new_unchecked(&bytes[..]);
         let header = CellHeader::parse(&view, format).map_err(CellInputError::Cell)?;
         let mut payload = [0u8; PAYLOAD_LEN];
         payload.copy_from_slice(view.payload());
-        Ok((status, self.push(&header, &payload)))
+        let pdu = self.push(&header, &payload);
+        Ok(ReceivedCell { hec, header, pdu })
     }
 
     /// Tell reassembly that a cell of `vc` was lost (the simulator knows when it drops
@@ -522,7 +536,7 @@ fn finish(p: Partial) -> Result<Vec<u8>, ReassemblyError> {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::wire::cell::{HecStatus, Pti};
+    use crate::wire::cell::Pti;
     use proptest::prelude::*;
 
     /// An independent bitwise CRC-32: MSB first, generator 0x04C11DB7, preset to all
@@ -677,9 +691,9 @@ mod test {
         cells
             .iter()
             .filter_map(|c| {
-                let (status, out) = r.push_cell(c, HeaderFormat::Uni).unwrap();
-                assert_eq!(status, HecStatus::Valid);
-                out
+                let rx = r.push_cell(c, HeaderFormat::Uni).unwrap();
+                assert_eq!(rx.hec, HecStatus::Valid);
+                rx.pdu
             })
             .collect()
     }
