@@ -13,3 +13,7 @@ __all__ = ["__version__"]
 from cellbench import wire  # noqa: E402  (byte-exact ATM cells, AAL5, pcap)
 
 __all__ += ["wire"]
+
+from cellbench import calc  # noqa: E402  (closed-form calculators)
+
+__all__ += ["calc"]

@@ -29,3 +29,26 @@ class CellDecoder:
     def finish(self) -> None: ...
 
 # --- end wire ---
+
+# --- calc (crates/cellbench-py/src/calc.rs) ---
+def calc_phy(phy: str, framing: bool = True) -> tuple[float, float, float, float]: ...
+def calc_layers(
+    phy: str, encap: str = "llc-snap", mtu: int | None = None, framing: bool = True
+) -> tuple[list[tuple[str, float]], int, int, int]: ...
+def calc_buffer_burst(buffer_cells: int, in_cell_us: float, out_cell_us: float) -> int | None: ...
+def calc_gcra_burst(
+    t_us: float, tau_us: float, cell_us: float
+) -> tuple[int, float, float] | None: ...
+def calc_train(
+    cells_per_pdu: int,
+    cell_us: float,
+    gap_us: float,
+    t_us: float,
+    tau_us: float,
+    pdus: int | None = None,
+) -> tuple[tuple[int, int, float] | None, int | None]: ...
+def calc_window(
+    window_bytes: int, rtt_ms: float, rate_mbps: float | None = None
+) -> tuple[float, float, str, int | None]: ...
+
+# --- end calc ---

@@ -16,6 +16,7 @@
 use crate::atm::gcra::{ContractError, Gcra, GcraAlgorithm, VirtualScheduling};
 use crate::atm::phy::{Framing, Phy};
 use crate::time::{BitRate, SimTime, PS_PER_SEC};
+use crate::wire::llc_snap::Encap;
 use core::fmt;
 
 /// Bytes of cell payload.
@@ -32,17 +33,12 @@ pub const MAX_TRAIN_CELLS: u64 = 100_000_000;
 /// Why a calculation was refused. Every variant names the value and what is allowed.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum CalcError {
-    /// MTU outside `min..=max` for this encapsulation header length.
+    /// MTU outside `min..=max` for this encapsulation.
     MtuOutOfRange {
         mtu: u64,
         min: u64,
         max: u64,
-        encap_len: u64,
-    },
-    /// An encapsulation header too long to leave room for any TCP segment.
-    EncapTooLong {
-        encap_len: u64,
-        max: u64,
+        encap: Encap,
     },
     /// A count that must be at least 1 was 0.
     ZeroCount {
@@ -56,13 +52,19 @@ pub enum CalcError {
     ZeroRate {
         what: &'static str,
     },
-    /// A user's number that is not a usable time: negative, not finite, too
-    /// large, or (when zero is not allowed) below 1 ps.
+    /// A user's number that is not a usable time: negative, not finite, or
+    /// (when zero is not allowed) below 1 ps.
     BadTime {
         what: &'static str,
         value: f64,
         unit: &'static str,
         zero_ok: bool,
+    },
+    /// A user's time beyond `SimTime::MAX` (2^64 ps, 213 days).
+    TimeTooLarge {
+        what: &'static str,
+        value: f64,
+        unit: &'static str,
     },
     /// A user's rate that is not a finite number > 0 (at least 1 b/s).
     BadRate {
@@ -73,6 +75,7 @@ pub enum CalcError {
     TrainTooLong {
         cells: u128,
         max: u64,
+        steady_state: bool,
     },
     Contract(ContractError),
 }
@@ -84,16 +87,13 @@ impl fmt::Display for CalcError {
                 mtu,
                 min,
                 max,
-                encap_len,
+                encap,
             } => write!(
                 f,
-                "MTU {mtu} out of range: allowed {min}..={max} (TCP/IP headers take \
-                 {TCP_IP_HEADERS} bytes; MTU + {encap_len}-byte encapsulation header must fit \
-                 the {AAL5_MAX_PAYLOAD}-byte AAL5 payload)"
-            ),
-            CalcError::EncapTooLong { encap_len, max } => write!(
-                f,
-                "encapsulation header of {encap_len} bytes too long: allowed 0..={max}"
+                "MTU {mtu} out of range for {encap}: allowed {min}..={max} (TCP/IP headers \
+                 take {TCP_IP_HEADERS} bytes; MTU + the {}-byte {encap} header must fit the \
+                 {AAL5_MAX_PAYLOAD}-byte AAL5 payload)",
+                encap.header_len()
             ),
             CalcError::ZeroCount { what } => write!(f, "{what} = 0 not allowed: must be >= 1"),
             CalcError::ZeroTime { what } => write!(f, "{what} = 0 not allowed: must be > 0"),
@@ -104,6 +104,13 @@ impl fmt::Display for CalcError {
                 unit,
                 zero_ok,
             } => {
+                if value.is_finite() && value > 0.0 && zero_ok | (value >= 1.0) {
+                    // Only a huge value gets here when it is positive and finite.
+                    return write!(
+                        f,
+                        "{what} = {value} {unit} too large: allowed up to 213 days"
+                    );
+                }
                 let range = if zero_ok {
                     ">= 0"
                 } else {
@@ -111,19 +118,34 @@ impl fmt::Display for CalcError {
                 };
                 write!(
                     f,
-                    "{what} = {value} {unit} not allowed: must be a finite number {range}, \
-                     below 213 days"
+                    "{what} = {value} {unit} not allowed: must be a finite number {range}"
+                )
+            }
+            CalcError::TimeTooLarge { what, value, unit } => {
+                write!(
+                    f,
+                    "{what} = {value} {unit} too large: allowed up to 213 days"
                 )
             }
             CalcError::BadRate { what, value } => write!(
                 f,
                 "{what} = {value} Mb/s not allowed: must be a finite number > 0 (at least 1 b/s)"
             ),
-            CalcError::TrainTooLong { cells, max } => write!(
-                f,
-                "train of {cells} cells too long to run cell by cell: allowed up to {max} \
-                 (omit the PDU count for the steady-state answer)"
-            ),
+            CalcError::TrainTooLong {
+                cells,
+                max,
+                steady_state,
+            } => {
+                let hint = if steady_state {
+                    ""
+                } else {
+                    " (omit the PDU count for the steady-state answer)"
+                };
+                write!(
+                    f,
+                    "train of {cells} cells too long to run cell by cell: allowed up to {max}{hint}"
+                )
+            }
             CalcError::Contract(e) => e.fmt(f),
         }
     }
@@ -146,16 +168,18 @@ pub fn time_from_f64(
     unit: &'static str,
     zero_ok: bool,
 ) -> Result<SimTime, CalcError> {
-    let bad = CalcError::BadTime {
-        what,
-        value,
-        unit,
-        zero_ok,
-    };
     let ps = (value * unit_ps as f64).round();
-    // The upper bound keeps the cast exact (and refuses infinity).
-    if ps.is_nan() || ps < 0.0 || ps >= u64::MAX as f64 || (ps == 0.0 && (!zero_ok || value < 0.0)) {
-        return Err(bad);
+    if ps.is_nan() || ps < 0.0 || ps.is_infinite() || (ps == 0.0 && (!zero_ok || value < 0.0)) {
+        return Err(CalcError::BadTime {
+            what,
+            value,
+            unit,
+            zero_ok,
+        });
+    }
+    // The bound keeps the cast exact.
+    if ps >= u64::MAX as f64 {
+        return Err(CalcError::TimeTooLarge { what, value, unit });
     }
     Ok(SimTime(ps as u64))
 }
@@ -209,39 +233,31 @@ impl LayerBandwidth {
     }
 }
 
-/// The MTUs allowed with an encapsulation header of `encap_len` bytes: a TCP
-/// segment must fit (> 40 bytes) and so must the AAL5 payload (≤ 65535).
-pub fn mtu_range(encap_len: u64) -> Result<core::ops::RangeInclusive<u64>, CalcError> {
-    let min = TCP_IP_HEADERS + 1;
-    let max = AAL5_MAX_PAYLOAD.saturating_sub(encap_len);
-    if max < min {
-        return Err(CalcError::EncapTooLong {
-            encap_len,
-            max: AAL5_MAX_PAYLOAD - min,
-        });
-    }
-    Ok(min..=max)
+/// The MTUs allowed with `encap`: a TCP segment must fit (MTU > 40 bytes)
+/// and so must the AAL5 payload (MTU + encapsulation header ≤ 65535).
+pub fn mtu_range(encap: Encap) -> core::ops::RangeInclusive<u64> {
+    TCP_IP_HEADERS + 1..=AAL5_MAX_PAYLOAD - encap.header_len() as u64
 }
 
-/// Bandwidth left to each layer when full-MTU IP datagrams, each behind an
-/// `encap_len`-byte encapsulation header (8 for RFC 1483 LLC/SNAP, 0 for
-/// VC-mux), travel in AAL5 over `phy`. Counts header, trailer and padding
-/// overhead only.
+/// Bandwidth left to each layer when full-MTU IP datagrams, encapsulated by
+/// `encap` (RFC 1483 LLC/SNAP: 8-byte header; VC-mux: none), travel in AAL5
+/// over `phy`. Counts header, trailer and padding overhead only.
 pub fn layer_bandwidth(
     phy: Phy,
     framing: Framing,
-    encap_len: u64,
+    encap: Encap,
     mtu: u64,
 ) -> Result<LayerBandwidth, CalcError> {
-    let range = mtu_range(encap_len)?;
+    let range = mtu_range(encap);
     if !range.contains(&mtu) {
         return Err(CalcError::MtuOutOfRange {
             mtu,
             min: *range.start(),
             max: *range.end(),
-            encap_len,
+            encap,
         });
     }
+    let encap_len = encap.header_len() as u64;
     let cells = (mtu + encap_len + AAL5_TRAILER).div_ceil(CELL_PAYLOAD);
     let cell_rate = phy.cell_rate(framing).bps();
     // Each derived from the cell rate in one step, so rounding never compounds:
@@ -477,6 +493,7 @@ pub fn train_conformance(
         return Err(CalcError::TrainTooLong {
             cells,
             max: MAX_TRAIN_CELLS,
+            steady_state: length == TrainLength::SteadyState,
         });
     }
     let (first, failures, vs) = train.run(gcra, pdus);
@@ -593,6 +610,9 @@ mod test {
     use proptest::prelude::*;
     use std::path::PathBuf;
 
+    const LLC: Encap = Encap::LlcSnap;
+    const VC: Encap = Encap::VcMux;
+
     fn us_f(x: f64) -> SimTime {
         time_from_f64("t", x, 1_000_000, "µs", false).unwrap()
     }
@@ -606,7 +626,7 @@ mod test {
         // OC-3c, LLC/SNAP, MTU 9180: PDU = 9180 + 8 + 8 = 9196 bytes → ⌈9196/48⌉ = 192 cells.
         // atm 149.76; aal5 = 149.76 × 48/53 = 135.6317; ip = 135.6317 × 9180/9216 = 135.1019;
         // tcp = 135.6317 × 9140/9216 = 134.5132.
-        let l = layer_bandwidth(Phy::Oc3c, Framing::Modelled, 8, 9180).unwrap();
+        let l = layer_bandwidth(Phy::Oc3c, Framing::Modelled, LLC, 9180).unwrap();
         assert_eq!(l.cells_per_pdu, 192);
         assert_eq!(l.line, BitRate(155_520_000));
         assert_eq!(l.atm, BitRate(149_760_000));
@@ -618,11 +638,11 @@ mod test {
             l.tcp_payload
         );
         // VC-mux, MTU 9188: 9188 + 0 + 8 = 9196 → 192 cells too.
-        let v = layer_bandwidth(Phy::Oc3c, Framing::Modelled, 0, 9188).unwrap();
+        let v = layer_bandwidth(Phy::Oc3c, Framing::Modelled, VC, 9188).unwrap();
         assert_eq!(v.cells_per_pdu, 192);
         // 192 cells carry 9216 bytes: up to MTU 9208 with VC-mux; one byte more needs a 193rd.
         let cells = |mtu| {
-            layer_bandwidth(Phy::Oc3c, Framing::Modelled, 0, mtu)
+            layer_bandwidth(Phy::Oc3c, Framing::Modelled, VC, mtu)
                 .unwrap()
                 .cells_per_pdu
         };
@@ -632,11 +652,11 @@ mod test {
     #[test]
     fn test_layers_taxi_and_neglected_framing() {
         // TAXI 100, VC-mux, MTU 9188: aal5 = 100 × 48/53 = 90.566; ip = 100 × 9188/(53 × 192) = 90.291.
-        let l = layer_bandwidth(Phy::Taxi100, Framing::Modelled, 0, 9188).unwrap();
+        let l = layer_bandwidth(Phy::Taxi100, Framing::Modelled, VC, 9188).unwrap();
         assert!((mbps(l.aal5) - 90.566).abs() < 1e-3);
         assert!((mbps(l.ip) - 90.291).abs() < 1e-3);
         // Neglecting framing on OC-3c gives cells the whole 155.52.
-        let n = layer_bandwidth(Phy::Oc3c, Framing::Neglected, 8, 9180).unwrap();
+        let n = layer_bandwidth(Phy::Oc3c, Framing::Neglected, LLC, 9180).unwrap();
         assert_eq!(n.atm, n.line);
     }
 
@@ -654,8 +674,8 @@ mod test {
             eprintln!("skipped: {} not found", path.display());
             return;
         };
-        let classical = layer_bandwidth(Phy::Oc3c, Framing::Modelled, 8, 9180).unwrap();
-        let vc_mux = layer_bandwidth(Phy::Oc3c, Framing::Modelled, 0, 9188).unwrap();
+        let classical = layer_bandwidth(Phy::Oc3c, Framing::Modelled, LLC, 9180).unwrap();
+        let vc_mux = layer_bandwidth(Phy::Oc3c, Framing::Modelled, VC, 9188).unwrap();
         let mut rows = 0;
         for line in text
             .lines()
@@ -673,25 +693,25 @@ mod test {
 
     #[test]
     fn test_mtu_range() {
-        assert_eq!(mtu_range(8).unwrap(), 41..=65527);
-        assert!(layer_bandwidth(Phy::Oc3c, Framing::Modelled, 8, 65527).is_ok());
-        let e = layer_bandwidth(Phy::Oc3c, Framing::Modelled, 8, 65528).unwrap_err();
-        assert_eq!(
-            e,
-            CalcError::MtuOutOfRange {
-                mtu: 65528,
-                min: 41,
-                max: 65527,
-                encap_len: 8
-            }
+        assert_eq!(mtu_range(Encap::LlcSnap), 41..=65527);
+        assert_eq!(mtu_range(Encap::VcMux), 41..=65535);
+        assert!(layer_bandwidth(Phy::Oc3c, Framing::Modelled, LLC, 65527).is_ok());
+        let e = layer_bandwidth(Phy::Oc3c, Framing::Modelled, LLC, 65528).unwrap_err();
+        let expect = CalcError::MtuOutOfRange {
+            mtu: 65528,
+            min: 41,
+            max: 65527,
+            encap: LLC,
+        };
+        assert_eq!(e, expect);
+        let msg = e.to_string();
+        assert!(
+            msg.contains("MTU 65528") && msg.contains("41..=65527") && msg.contains("llc-snap")
         );
-        assert!(e.to_string().contains("MTU 65528") && e.to_string().contains("41..=65527"));
-        assert!(layer_bandwidth(Phy::Oc3c, Framing::Modelled, 0, 40).is_err());
-        assert!(layer_bandwidth(Phy::Oc3c, Framing::Modelled, 0, 41).is_ok());
-        assert!(matches!(
-            mtu_range(65_500),
-            Err(CalcError::EncapTooLong { .. })
-        ));
+        assert!(layer_bandwidth(Phy::Oc3c, Framing::Modelled, VC, 40).is_err());
+        assert!(layer_bandwidth(Phy::Oc3c, Framing::Modelled, VC, 41).is_ok());
+        assert!(layer_bandwidth(Phy::Oc3c, Framing::Modelled, VC, 65535).is_ok());
+        assert!(layer_bandwidth(Phy::Oc3c, Framing::Modelled, VC, 65536).is_err());
     }
 
     #[test]
@@ -902,6 +922,16 @@ mod test {
             assert!(e.to_string().starts_with("cell time = "), "{e}");
         }
         assert!(time_from_f64("gap", -0.5, 1_000_000, "µs", true).is_err());
+        let e = time_from_f64("gap", 1e30, 1_000_000, "µs", true).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "gap = 1000000000000000000000000000000 µs too large: allowed up to 213 days"
+        );
+        let e = time_from_f64("gap", -0.5, 1_000_000, "µs", true).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "gap = -0.5 µs not allowed: must be a finite number >= 0"
+        );
         assert!(time_from_f64("gap", -0.0, 1_000_000, "µs", true).is_ok());
         assert_eq!(rate_from_mbps("rate", 155.52), Ok(BitRate(155_520_000)));
         for bad in [0.0, -1.0, f64::NAN, 1e-9, f64::INFINITY] {
