@@ -215,7 +215,7 @@ def test_train_first_failure_by_hand():
     # (70 < 100 − 25) and leaves TAT at 100, so the one at 75 passes (75 = 100 − 25): one failure.
     assert three["non_conforming_cells"] == 1
     p = run("calc", "train", *TRAIN, "--gap-us", "10")
-    assert "PDU 2, cell 2" in p.stdout and "does not conform" in p.stdout
+    assert "PDU 2, cell 2" in p.stdout and "do not conform" in p.stdout
 
 
 @settings(max_examples=60, deadline=None)

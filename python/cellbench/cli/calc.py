@@ -314,11 +314,12 @@ def _train(args: argparse.Namespace) -> int:
     if args.json:
         print_json(r)
         return 0
-    what = f"{args.pdus} PDUs" if args.pdus is not None else "the train (steady state)"
-    verdict = "conforms" if r["conforming"] else "does not conform"
+    what = f"{args.pdus} PDUs" if args.pdus is not None else "PDUs"
+    how_many = "" if args.pdus is not None else ", repeated indefinitely"
+    verdict = "conform" if r["conforming"] else "do not conform"
     print(
-        f"{what} of {args.cells_per_pdu} cells at {args.cell_us:g} µs, gap {args.gap_us:g} µs "
-        f"{verdict} to GCRA({args.T_us:g} µs, {args.tau_us:g} µs)"
+        f"{what} of {args.cells_per_pdu} cells at {args.cell_us:g} µs with a {args.gap_us:g} µs "
+        f"gap{how_many}: {verdict} to GCRA({args.T_us:g} µs, {args.tau_us:g} µs)"
     )
     if not r["conforming"]:
         print(f"first non-conforming cell: {_failure_text(r['first_failure'])}")
