@@ -452,7 +452,9 @@ impl Reassembler {
     ) -> Result<ReceivedCell, CellInputError> {
         let mut bytes = [0u8; CELL_LEN];
         if cell.len() != CELL_LEN {
-            return Err(CellInputError::Cell(CellError::BadLength { len: cell.len() }));
+            return Err(CellInputError::Cell(CellError::BadLength {
+                len: cell.len(),
+            }));
         }
         bytes.copy_from_slice(cell);
         let hec = correct_header(&mut bytes).map_err(CellInputError::Hec)?;
