@@ -426,7 +426,7 @@ impl PduTrain {
         Ok(())
     }
 
-    /// First cell to first cell: n·T_c + G (saturating).
+    /// First cell to first cell, n·T_c + G, in ps (u128: cannot overflow).
     pub fn period(&self) -> u128 {
         self.cells_per_pdu as u128 * self.cell_interval.0 as u128 + self.gap.0 as u128
     }
