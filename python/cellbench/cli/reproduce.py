@@ -1,9 +1,96 @@
-"""`cellbench reproduce` (being written)."""
+"""`cellbench reproduce NAME`: run a classic study and compare with the published result."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from cellbench.cli.common import UsageError, positive_int, print_json
+from cellbench.reproduce import STUDIES, lan_buffers
+from cellbench.reproduce.published import size_label
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    pass
+    p = sub.add_parser(
+        "reproduce",
+        help="run a classic TCP-over-ATM study and compare with the published result",
+        description="Run a classic testbed (see TESTBEDS.md) on the simulator.",
+    )
+    p.add_argument("name", choices=sorted(STUDIES), help="the study")
+    p.add_argument(
+        "--replications",
+        type=positive_int("--replications"),
+        default=None,
+        help=f"transfers per configuration (default: the study's, {lan_buffers.DEFAULT_REPLICATIONS})",
+    )
+    p.add_argument("--seed", type=int, default=1, help="master seed (default 1)")
+    p.add_argument("--workers", type=int, default=0, help="worker threads (default: all cores)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of the grids")
+    p.add_argument("--out", type=Path, help="directory to store the results in")
+    p.add_argument("--send-buffer", type=positive_int("--send-buffer"), action="append",
+                   help="only this sender SO_SNDBUF (bytes); repeatable")
+    p.add_argument("--recv-buffer", type=positive_int("--recv-buffer"), action="append",
+                   help="only this receiver SO_RCVBUF (bytes); repeatable")
+    p.add_argument("--trace", action="store_true",
+                   help="print the segment trace of each transfer (tcpdump-like, with why each was sent)")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    study = STUDIES[args.name]
+    replications = args.replications or study.DEFAULT_REPLICATIONS
+    if args.workers < 0:
+        raise UsageError(f"--workers {args.workers}: must be 0 (all cores) or more")
+    sends = args.send_buffer or study.SIZES
+    recvs = args.recv_buffer or study.SIZES
+    total = len(sends) * len(recvs) * replications
+    with tqdm(total=total, unit="transfer", desc=args.name, disable=None, file=sys.stderr) as bar:
+        df = study.run(
+            send_buffers=sends,
+            recv_buffers=recvs,
+            replications=replications,
+            seed=args.seed,
+            workers=args.workers,
+            trace=args.trace,
+            progress=bar.update,
+        )
+    summary = study.summarize(df)
+    if args.out is not None:
+        _store(args, df, summary)
+    if args.trace:
+        for row in df.itertuples(index=False):
+            print(
+                f"# send {size_label(row.send_buffer)} recv {size_label(row.recv_buffer)} "
+                f"replication {row.replication}: {row.throughput_mbit_ttcp:.3f} Mbit/s (2^20), "
+                f"{'lock-step' if row.lockstep else 'no lock-step'}"
+            )
+            for line in row.trace:
+                print(line)
+        return 0
+    if args.json:
+        print_json(study.to_json(summary))
+    else:
+        print(study.report(summary, replications, args.seed))
+    return 0
+
+
+def _store(args: argparse.Namespace, df, summary) -> None:
+    from cellbench import __version__
+
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    df.drop(columns=["trace"]).to_csv(out / "runs.csv", index=False)
+    meta = {
+        "format": "cellbench-result",
+        "format_version": 1,
+        "cellbench_version": __version__,
+        "study": args.name,
+        "seed": args.seed,
+        "replications": args.replications,
+        "summary": STUDIES[args.name].to_json(summary),
+    }
+    (out / "result.json").write_text(json.dumps(meta, indent=2) + "\n")

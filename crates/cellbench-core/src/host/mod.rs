@@ -1,1 +1,7 @@
-//! Hosts: sockets, applications and processing-cost profiles.
+//! Hosts: the socket layer, applications and processing-cost profiles.
+
+pub mod profile;
+pub mod socket;
+pub mod ttcp;
+
+pub use profile::{HostProfile, UnknownProfile};

@@ -1,4 +1,9 @@
 //! The discrete-event simulator.
 
+pub mod batch;
 pub mod event;
+pub mod explain;
 pub mod net;
+pub mod rng;
+pub mod testbeds;
+pub mod world;

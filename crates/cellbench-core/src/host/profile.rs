@@ -1,0 +1,202 @@
+//! Host processing-cost profiles: what a system call, a byte copied, a byte
+//! checksummed, a segment sent or received costs the CPU of one of the era's
+//! hosts. A host saturates where the real one did because its CPU is a serial
+//! resource in the simulator (see `sim::world`).
+
+use crate::time::SimTime;
+use std::fmt;
+
+/// Costs charged to a host's CPU. Per-byte costs are in picoseconds per byte.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostProfile {
+    pub name: &'static str,
+    pub os: &'static str,
+    /// A read()/write() system call: trap, socket-layer entry, process switch.
+    pub syscall: SimTime,
+    /// Copying user data to or from the kernel (uiomove).
+    pub copy_ps_per_byte: u64,
+    /// The TCP checksum over a segment's data (sent and received).
+    pub checksum_ps_per_byte: u64,
+    /// Moving a PDU's bytes to the adapter (programmed I/O on first SBus adapters; 0 for DMA).
+    pub driver_tx_ps_per_byte: u64,
+    /// Moving a PDU's bytes from the adapter.
+    pub driver_rx_ps_per_byte: u64,
+    /// tcp_output + ip_output + driver start, per segment sent.
+    pub segment_out: SimTime,
+    /// Interrupt + ip_input + tcp_input, per segment received (ACKs included).
+    pub segment_in: SimTime,
+    /// Per cell when the host does SAR in software (zero when the adapter does AAL5).
+    pub sar_per_cell: SimTime,
+    /// One run of the fast or slow timer routine.
+    pub timer_tick: SimTime,
+    /// Each piece of work takes its nominal cost times a factor drawn uniformly
+    /// from 1 ± jitter_permille/1000: real hosts never take the same time twice
+    /// (cache state, interrupts, other processes).
+    pub jitter_permille: u32,
+    /// The published loopback TCP throughput this profile is calibrated to (Mb/s, 10^6).
+    pub loopback_mbps: Option<f64>,
+}
+
+impl HostProfile {
+    /// Cost of copying `n` bytes between user and kernel.
+    pub fn copy(&self, n: u32) -> SimTime {
+        SimTime(self.copy_ps_per_byte * n as u64)
+    }
+    /// Cost of sending one segment with `data` bytes in an IP datagram of `ip_len` bytes.
+    pub fn send_cost(&self, data: u32, ip_len: u32, cells: u32) -> SimTime {
+        self.segment_out
+            + SimTime(
+                self.checksum_ps_per_byte * data as u64
+                    + self.driver_tx_ps_per_byte * ip_len as u64,
+            )
+            + self.sar_per_cell.times(cells as u64)
+    }
+    /// Cost of receiving one segment (interrupt to tcp_input done).
+    pub fn receive_cost(&self, data: u32, ip_len: u32, cells: u32) -> SimTime {
+        self.segment_in
+            + SimTime(
+                self.checksum_ps_per_byte * data as u64
+                    + self.driver_rx_ps_per_byte * ip_len as u64,
+            )
+            + self.sar_per_cell.times(cells as u64)
+    }
+
+    /// The same host `factor` times faster (every cost divided by `factor`).
+    fn faster(
+        &self,
+        name: &'static str,
+        os: &'static str,
+        factor: f64,
+        loopback: f64,
+    ) -> HostProfile {
+        let t = |x: SimTime| SimTime((x.0 as f64 / factor).round() as u64);
+        let b = |x: u64| (x as f64 / factor).round() as u64;
+        HostProfile {
+            name,
+            os,
+            syscall: t(self.syscall),
+            copy_ps_per_byte: b(self.copy_ps_per_byte),
+            checksum_ps_per_byte: b(self.checksum_ps_per_byte),
+            driver_tx_ps_per_byte: b(self.driver_tx_ps_per_byte),
+            driver_rx_ps_per_byte: b(self.driver_rx_ps_per_byte),
+            segment_out: t(self.segment_out),
+            segment_in: t(self.segment_in),
+            sar_per_cell: t(self.sar_per_cell),
+            timer_tick: t(self.timer_tick),
+            jitter_permille: self.jitter_permille,
+            loopback_mbps: Some(loopback),
+        }
+    }
+
+    /// SPARCstation IPC, SunOS 4.1.1, with a first-generation SBus adapter
+    /// (AAL5 in hardware, data moved by programmed I/O). Calibrated so that the
+    /// un-anomalous part of the LAN buffer table comes out right.
+    pub fn sparc_ipc() -> HostProfile {
+        HostProfile {
+            name: "sparc-ipc",
+            os: "SunOS 4.1.1",
+            syscall: SimTime::from_us(70),
+            copy_ps_per_byte: 130_000,
+            checksum_ps_per_byte: 60_000,
+            driver_tx_ps_per_byte: 30_000,
+            // Reading the adapter's FIFO costs more than writing it.
+            driver_rx_ps_per_byte: 110_000,
+            segment_out: SimTime::from_us(280),
+            segment_in: SimTime::from_us(440),
+            sar_per_cell: SimTime::ZERO,
+            timer_tick: SimTime::from_us(20),
+            jitter_permille: 100,
+            loopback_mbps: None,
+        }
+    }
+
+    /// The era's hosts of SPEC §6.3, each scaled from the IPC's cost structure
+    /// so that its loopback TCP throughput matches the published figure.
+    pub fn by_name(name: &str) -> Option<HostProfile> {
+        let ipc = HostProfile::sparc_ipc();
+        // (name, OS, published loopback Mb/s, speed relative to the IPC)
+        let table: [(&'static str, &'static str, f64); 7] = [
+            ("pentium-90", "Windows NT 3.51", 36.27),
+            ("sparc-10", "SunOS 4.1.3", 43.55),
+            ("pentium-100", "Windows NT 3.51", 49.30),
+            ("power-challenge", "IRIX 6.0.1", 135.80),
+            ("sparc-20", "Solaris 2.4", 230.94),
+            ("ultra-1", "Solaris 2.5", 335.89),
+            // Not in the loopback table: fast enough to fill OC-3c.
+            ("alpha-3000", "OSF/1", 400.0),
+        ];
+        if name == ipc.name {
+            return Some(ipc);
+        }
+        table
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|&(n, os, lb)| ipc.faster(n, os, lb / ipc.loopback_estimate_mbps(), lb))
+    }
+
+    pub fn names() -> Vec<&'static str> {
+        vec![
+            "sparc-ipc",
+            "pentium-90",
+            "sparc-10",
+            "pentium-100",
+            "power-challenge",
+            "sparc-20",
+            "ultra-1",
+            "alpha-3000",
+        ]
+    }
+
+    /// Loopback TCP throughput this cost structure implies (Mb/s): one CPU both
+    /// sends and receives 8 KB writes over an 8232-byte-MTU loopback interface
+    /// (no driver copies), an ACK every second segment.
+    pub fn loopback_estimate_mbps(&self) -> f64 {
+        let write = 8192.0;
+        let ps_per_byte = 2.0 * (self.copy_ps_per_byte + self.checksum_ps_per_byte) as f64;
+        let per_write_ps = 2.0 * self.syscall.0 as f64
+            + self.segment_out.0 as f64
+            + self.segment_in.0 as f64
+            // One ACK per two segments: sent and received.
+            + 0.5 * (self.segment_out.0 + self.segment_in.0) as f64;
+        let secs = (write * ps_per_byte + per_write_ps) / 1e12;
+        write * 8.0 / secs / 1e6
+    }
+}
+
+/// An unknown profile name (the message lists the known ones).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownProfile(pub String);
+
+impl fmt::Display for UnknownProfile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown host profile {:?}: expected one of {}",
+            self.0,
+            HostProfile::names().join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn every_named_profile_exists_and_scales_to_its_loopback_figure() {
+        for name in HostProfile::names() {
+            let p = HostProfile::by_name(name).unwrap();
+            if let Some(lb) = p.loopback_mbps {
+                let est = p.loopback_estimate_mbps();
+                assert!((est - lb).abs() / lb < 0.02, "{name}: {est} vs {lb}");
+            }
+        }
+        assert!(HostProfile::by_name("vax-780").is_none());
+    }
+
+    #[test]
+    fn receiving_costs_more_than_sending() {
+        let p = HostProfile::sparc_ipc();
+        assert!(p.receive_cost(9148, 9188, 192) > p.send_cost(9148, 9188, 192));
+    }
+}

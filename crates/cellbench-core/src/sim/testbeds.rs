@@ -1,0 +1,139 @@
+//! The classic testbeds as ready scenarios (../shared/reference/TESTBEDS.md).
+
+use super::net::{
+    AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PortSpec, Topology, TxSpacing,
+};
+use super::world::{Scenario, TransferSpec};
+use crate::host::profile::{HostProfile, UnknownProfile};
+use crate::tcp::Flavour;
+use crate::time::{BitRate, SimTime};
+
+/// The ATM Forum era's workgroup switch: 256 cells per output port.
+pub const DEFAULT_PORT_BUFFER_CELLS: u32 = 256;
+/// The common SBus adapter's firmware gap between PDUs (SPEC §5).
+pub const SBUS_PDU_GAP: SimTime = SimTime::from_us(52);
+/// BSD's interface queue limit (ifq_maxlen).
+pub const IFQ_MAXLEN: usize = 50;
+/// A few metres of fibre in a machine room: 20 m at 5 ns/m.
+pub const MACHINE_ROOM_DELAY: SimTime = SimTime::from_ns(100);
+
+/// Parameters of one lan-buffers transfer (TESTBEDS.md "lan-buffers").
+#[derive(Clone, Debug, PartialEq)]
+pub struct LanBuffers {
+    pub sndbuf: u32,
+    pub rcvbuf: u32,
+    /// ttcp -l (default 8192).
+    pub buflen: u32,
+    /// Bytes per transfer (default 32 MB).
+    pub nbytes: u64,
+    pub mtu: u32,
+    pub profile: String,
+    pub flavour: Flavour,
+    pub nodelay: bool,
+    pub port_buffer_cells: u32,
+}
+
+impl Default for LanBuffers {
+    fn default() -> Self {
+        LanBuffers {
+            sndbuf: 52_428,
+            rcvbuf: 52_428,
+            buflen: 8192,
+            nbytes: 32 * 1024 * 1024,
+            // VC-mux ("Fore IP") encapsulation.
+            mtu: 9188,
+            profile: "sparc-ipc".to_string(),
+            flavour: Flavour::Sunos411,
+            nodelay: false,
+            port_buffer_cells: DEFAULT_PORT_BUFFER_CELLS,
+        }
+    }
+}
+
+impl LanBuffers {
+    /// Two hosts, each on a 100 Mb/s TAXI link to one output-buffered switch.
+    pub fn scenario(
+        &self,
+        seed: u64,
+        replication: u32,
+        trace: bool,
+    ) -> Result<Scenario, UnknownProfile> {
+        let profile = HostProfile::by_name(&self.profile)
+            .ok_or_else(|| UnknownProfile(self.profile.clone()))?;
+        let taxi = BitRate(100_000_000);
+        let adapter = AdapterSpec {
+            rate: taxi,
+            delay: MACHINE_ROOM_DELAY,
+            tx: TxSpacing::None,
+            pdu_gap: SBUS_PDU_GAP,
+            tx_queue_pdus: IFQ_MAXLEN,
+        };
+        let port = PortSpec {
+            rate: taxi,
+            delay: MACHINE_ROOM_DELAY,
+            buffer_cells: self.port_buffer_cells,
+            policy: DropPolicy::TailDrop,
+        };
+        // Port 0 leads to host 0, port 1 to host 1.
+        let topology = Topology {
+            adapters: vec![adapter, adapter],
+            ports: vec![port, port],
+            circuits: vec![
+                CircuitSpec {
+                    src: 0,
+                    dst: 1,
+                    vpi: 0,
+                    vci: 100,
+                    hops: vec![Hop {
+                        port: 1,
+                        vpi: 0,
+                        vci: 200,
+                    }],
+                },
+                CircuitSpec {
+                    src: 1,
+                    dst: 0,
+                    vpi: 0,
+                    vci: 100,
+                    hops: vec![Hop {
+                        port: 0,
+                        vpi: 0,
+                        vci: 200,
+                    }],
+                },
+            ],
+        };
+        Ok(Scenario {
+            topology,
+            hosts: vec![profile.clone(), profile],
+            transfers: vec![TransferSpec {
+                sender: 0,
+                receiver: 1,
+                circuit: 0,
+                return_circuit: 1,
+                flavour: self.flavour,
+                mtu: self.mtu,
+                encap_header: 0,
+                sndbuf: self.sndbuf,
+                rcvbuf: self.rcvbuf,
+                nodelay: self.nodelay,
+                buflen: self.buflen,
+                nbytes: self.nbytes,
+                start: SimTime::ZERO,
+            }],
+            seed,
+            replication,
+            fidelity: Fidelity::Train,
+            trace,
+            // Even the slowest lock-step (8 KB per 200 ms) moves 32 MB in under 15 minutes.
+            time_limit: SimTime::from_secs(3600),
+        })
+    }
+}
+
+/// The study's grid: 16K, 20K, … 48K, and 51K (= 52428, SunOS 4.1.1's largest).
+pub fn lan_buffer_sizes() -> Vec<u32> {
+    let mut v: Vec<u32> = (16..=48).step_by(4).map(|k| k * 1024).collect();
+    v.push(52_428);
+    v
+}

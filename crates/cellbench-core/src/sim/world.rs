@@ -1,0 +1,707 @@
+//! The simulated world: hosts with a CPU each, TCP connections driven by
+//! applications, and the cell network between them.
+//!
+//! A host's CPU is a serial resource with two levels: interrupt work (segment
+//! arrivals, timer ticks) is taken before process work (application reads and
+//! writes) whenever the CPU comes free; a piece of work is not preempted. A
+//! piece's state changes happen when it starts; the CPU is then busy for its
+//! cost, and each segment it sends leaves the host when the CPU has paid for
+//! it (tcp_output, checksum, copy to the adapter).
+
+use super::event::EventQueue;
+use super::net::{CircuitId, Delivery, Fidelity, HostId, Network, Topology};
+use super::rng;
+use crate::host::profile::HostProfile;
+use crate::host::ttcp::{Costs, Step, TtcpSink, TtcpSource};
+use crate::tcp::{Flavour, Segment, SendReason, Seq, State, Tcb, TcpStats};
+use crate::time::SimTime;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+use std::fmt;
+
+/// One ttcp transfer between two hosts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransferSpec {
+    pub sender: HostId,
+    pub receiver: HostId,
+    /// The circuit carrying data (sender → receiver) and the one carrying ACKs back.
+    pub circuit: CircuitId,
+    pub return_circuit: CircuitId,
+    pub flavour: Flavour,
+    /// IP MTU of the interface: MSS = MTU − 40.
+    pub mtu: u32,
+    /// Bytes of encapsulation header before the IP datagram in each PDU (RFC 1483 LLC/SNAP: 8; VC-mux: 0).
+    pub encap_header: u32,
+    pub sndbuf: u32,
+    pub rcvbuf: u32,
+    pub nodelay: bool,
+    /// ttcp -l
+    pub buflen: u32,
+    /// ttcp -n × -l: bytes to transfer.
+    pub nbytes: u64,
+    /// When the transmitter connects.
+    pub start: SimTime,
+}
+
+/// A whole run: topology, hosts, transfers, seed.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub topology: Topology,
+    pub hosts: Vec<HostProfile>,
+    pub transfers: Vec<TransferSpec>,
+    pub seed: u64,
+    pub replication: u32,
+    pub fidelity: Fidelity,
+    pub trace: bool,
+    /// Give up (and report the transfer incomplete) at this simulated time.
+    pub time_limit: SimTime,
+}
+
+/// A segment in a trace: sent by one end of a transfer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TraceRecord {
+    pub at: SimTime,
+    pub transfer: usize,
+    /// true when the transmitter (data side) sent it.
+    pub from_sender: bool,
+    pub seg: Segment,
+}
+
+impl TraceRecord {
+    /// A tcpdump-like line: `0.123456 A > B: . 1:9149(9148) ack 1 win 24576 [full-mss]`.
+    pub fn line(&self) -> String {
+        let (src, dst) = if self.from_sender {
+            ("A", "B")
+        } else {
+            ("B", "A")
+        };
+        format!(
+            "{} {src} > {dst}: {} [{}]",
+            self.at,
+            self.seg,
+            self.seg.reason.as_str()
+        )
+    }
+}
+
+/// What the application saw, and what TCP did, for one transfer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransferResult {
+    pub completed: bool,
+    pub bytes: u64,
+    /// ttcp -t's interval: before the first write to after the last returned.
+    pub sender_seconds: f64,
+    /// ttcp -r's interval: first read to the read that took the last byte.
+    pub receiver_seconds: f64,
+    pub writes: u64,
+    pub reads: u64,
+    pub sender: TcpStats,
+    pub receiver: TcpStats,
+    pub pdus_dropped_at_adapter: u64,
+    /// Time spent in the Nagle/delayed-ACK circular wait: the sender holding a
+    /// short segment for an ACK, the receiver (buffer read empty, everything
+    /// sent has arrived) holding that ACK for its timer.
+    pub circular_wait_seconds: f64,
+}
+
+impl TransferResult {
+    /// Throughput as ttcp -t reports it, in bits per second (10^6 = 1 Mb/s).
+    pub fn throughput_bps(&self) -> f64 {
+        if self.sender_seconds > 0.0 {
+            self.bytes as f64 * 8.0 / self.sender_seconds
+        } else {
+            0.0
+        }
+    }
+    /// The transfer ran in the delayed-ACK lock-step: it spent most of its
+    /// time in the circular wait, released only by the receiver's timer.
+    pub fn lockstep(&self) -> bool {
+        self.sender_seconds > 0.0 && self.circular_wait_seconds > 0.5 * self.sender_seconds
+    }
+    /// ttcp's "Mbit/sec": 2^20 bits per second.
+    pub fn mbit_ttcp(&self) -> f64 {
+        self.throughput_bps() / 1_048_576.0
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub transfers: Vec<TransferResult>,
+    pub end_time: SimTime,
+    pub events: u64,
+    pub trace: Vec<TraceRecord>,
+}
+
+/// A scenario that cannot run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError(pub String);
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+enum App {
+    Source(TtcpSource),
+    Sink(TtcpSink),
+}
+
+struct Endpoint {
+    host: HostId,
+    transfer: usize,
+    is_sender: bool,
+    tcb: Tcb,
+    app: App,
+    circuit_out: CircuitId,
+    encap_header: u32,
+    /// An App job is queued on the host.
+    app_queued: bool,
+    /// The application sleeps in sbwait until a wakeup.
+    app_blocked: bool,
+    app_done: bool,
+    started: bool,
+}
+
+#[derive(Copy, Clone, Debug)]
+enum Job {
+    Input { ep: usize, token: usize },
+    FastTick,
+    SlowTick,
+    App { ep: usize },
+}
+
+struct Host {
+    profile: HostProfile,
+    /// Draws the variation of each piece of work's cost.
+    jitter: ChaCha8Rng,
+    busy: bool,
+    interrupts: VecDeque<Job>,
+    processes: VecDeque<Job>,
+    endpoints: Vec<usize>,
+}
+
+#[derive(Copy, Clone, Debug)]
+enum Event {
+    CpuFree(HostId),
+    FastTick(HostId),
+    SlowTick(HostId),
+    Transmit { ep: usize, token: usize },
+    Start { ep: usize },
+}
+
+/// The world while it runs.
+struct World {
+    now: SimTime,
+    events: EventQueue<Event>,
+    net: Network,
+    hosts: Vec<Host>,
+    eps: Vec<Endpoint>,
+    /// Segments in flight, by token (the sending endpoint and the segment).
+    segs: Vec<(usize, Segment)>,
+    free_tokens: Vec<usize>,
+    trace: Option<Vec<TraceRecord>>,
+    scratch: Vec<Segment>,
+    /// Segments paid for by the piece of work being executed: (time at nominal cost, endpoint, token).
+    pending_tx: Vec<(SimTime, usize, usize)>,
+    /// An application that finished during the piece of work being executed.
+    finished_in_job: Option<usize>,
+    deliveries: Vec<Delivery>,
+    adapter_drops: Vec<u64>,
+    /// Per transfer: when the circular wait began (if it holds now), and its total.
+    wait_since: Vec<Option<SimTime>>,
+    wait_total: Vec<SimTime>,
+    events_handled: u64,
+}
+
+/// Run a scenario to the end of all transfers (or the time limit).
+pub fn run(scenario: &Scenario) -> Result<RunResult, ScenarioError> {
+    validate(scenario)?;
+    let net = Network::new(scenario.topology.clone(), scenario.fidelity)
+        .map_err(|e| ScenarioError(format!("topology: {e}")))?;
+    let mut world = World {
+        now: SimTime::ZERO,
+        events: EventQueue::new(),
+        net,
+        hosts: scenario
+            .hosts
+            .iter()
+            .enumerate()
+            .map(|(h, p)| Host {
+                profile: p.clone(),
+                jitter: rng::stream(
+                    scenario.seed,
+                    scenario.replication,
+                    rng::ids::host_jitter(h),
+                ),
+                busy: false,
+                interrupts: VecDeque::new(),
+                processes: VecDeque::new(),
+                endpoints: Vec::new(),
+            })
+            .collect(),
+        eps: Vec::new(),
+        segs: Vec::new(),
+        free_tokens: Vec::new(),
+        trace: scenario.trace.then(Vec::new),
+        scratch: Vec::new(),
+        pending_tx: Vec::new(),
+        finished_in_job: None,
+        deliveries: Vec::new(),
+        adapter_drops: vec![0; scenario.transfers.len()],
+        wait_since: vec![None; scenario.transfers.len()],
+        wait_total: vec![SimTime::ZERO; scenario.transfers.len()],
+        events_handled: 0,
+    };
+
+    for (i, t) in scenario.transfers.iter().enumerate() {
+        let mss = t.mtu - crate::tcp::TCPIP_HEADER;
+        for is_sender in [true, false] {
+            let (host, circuit_out) = if is_sender {
+                (t.sender, t.circuit)
+            } else {
+                (t.receiver, t.return_circuit)
+            };
+            // Initial send sequence numbers: distinct, fixed (they never matter to timing).
+            let iss = Seq(if is_sender { 1_000_000 } else { 5_000_000 } + 100_000 * i as u32);
+            let mut tcb = Tcb::new(t.flavour, mss, t.sndbuf, t.rcvbuf, iss);
+            tcb.nodelay = t.nodelay;
+            let app = if is_sender {
+                App::Source(TtcpSource::new(t.buflen, t.nbytes))
+            } else {
+                tcb.listen();
+                App::Sink(TtcpSink::new(t.buflen, t.nbytes))
+            };
+            let ep = world.eps.len();
+            world.eps.push(Endpoint {
+                host,
+                transfer: i,
+                is_sender,
+                tcb,
+                app,
+                circuit_out,
+                encap_header: t.encap_header,
+                app_queued: false,
+                // The receiver is already waiting in read() (ttcp -r starts first).
+                app_blocked: !is_sender,
+                app_done: false,
+                started: !is_sender,
+            });
+            world.hosts[host].endpoints.push(ep);
+            if is_sender {
+                world.events.schedule(t.start, Event::Start { ep });
+            }
+        }
+    }
+
+    // The global timers of each host start at a random phase: a delayed ACK
+    // waits anywhere from 0 to 200 ms.
+    for h in 0..world.hosts.len() {
+        let mut r = rng::stream(
+            scenario.seed,
+            scenario.replication,
+            rng::ids::host_timers(h),
+        );
+        let fast = SimTime(r.gen_range(0..SimTime::from_ms(200).0));
+        let slow = SimTime(r.gen_range(0..SimTime::from_ms(500).0));
+        world.events.schedule(fast, Event::FastTick(h));
+        world.events.schedule(slow, Event::SlowTick(h));
+    }
+
+    world.run(scenario.time_limit);
+    Ok(world.results(scenario))
+}
+
+/// Check a scenario before anything runs: a bad value is reported, never half-run.
+pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
+    for (i, t) in s.transfers.iter().enumerate() {
+        let max = t.flavour.policy().max_sockbuf;
+        for (what, v) in [("send buffer", t.sndbuf), ("receive buffer", t.rcvbuf)] {
+            if v == 0 || v > max {
+                return Err(ScenarioError(format!(
+                    "transfer {i}: {what} {v} bytes is out of range for {}: 1..={max}",
+                    t.flavour
+                )));
+            }
+        }
+        if t.buflen == 0 {
+            return Err(ScenarioError(format!(
+                "transfer {i}: write size 0: must be at least 1 byte"
+            )));
+        }
+        if !(576..=65_535 - 8 - t.encap_header).contains(&t.mtu) {
+            return Err(ScenarioError(format!(
+                "transfer {i}: MTU {} is out of range: 576..={} (what one AAL5 PDU carries)",
+                t.mtu,
+                65_535 - 8 - t.encap_header
+            )));
+        }
+        for h in [t.sender, t.receiver] {
+            if h >= s.hosts.len() {
+                return Err(ScenarioError(format!("transfer {i}: no host {h}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl World {
+    fn run(&mut self, limit: SimTime) {
+        loop {
+            if self.all_done() {
+                break;
+            }
+            let t_ev = self.events.peek_time();
+            let t_net = self.net.poll_at();
+            let next = match (t_ev, t_net) {
+                (None, None) => break,
+                (Some(a), None) => a,
+                (None, Some(b)) => b,
+                (Some(a), Some(b)) => a.min(b),
+            };
+            if next > limit {
+                break;
+            }
+            self.now = next;
+            if t_net == Some(next) {
+                // The network first at equal times: arrivals precede same-instant work.
+                let mut deliveries = std::mem::take(&mut self.deliveries);
+                self.net.poll(next, &mut deliveries);
+                for d in deliveries.drain(..) {
+                    self.deliver(d);
+                }
+                self.deliveries = deliveries;
+                continue;
+            }
+            let (_, ev) = self.events.pop().expect("peeked");
+            self.events_handled += 1;
+            match ev {
+                Event::CpuFree(h) => {
+                    self.hosts[h].busy = false;
+                    self.dispatch(h);
+                }
+                Event::FastTick(h) => {
+                    let interval = SimTime::from_ms(200);
+                    self.events
+                        .schedule(self.now + interval, Event::FastTick(h));
+                    self.enqueue(h, Job::FastTick, true);
+                }
+                Event::SlowTick(h) => {
+                    self.events
+                        .schedule(self.now + SimTime::from_ms(500), Event::SlowTick(h));
+                    self.enqueue(h, Job::SlowTick, true);
+                }
+                Event::Transmit { ep, token } => {
+                    let (circuit, payload) = {
+                        let e = &self.eps[ep];
+                        (e.circuit_out, self.segs[token].1.ip_len() + e.encap_header)
+                    };
+                    if !self.net.send(self.now, circuit, payload, token as u64) {
+                        self.adapter_drops[self.eps[ep].transfer] += 1;
+                        self.free_tokens.push(token);
+                    }
+                }
+                Event::Start { ep } => {
+                    let h = self.eps[ep].host;
+                    self.eps[ep].started = true;
+                    self.eps[ep].app_queued = true;
+                    self.enqueue(h, Job::App { ep }, false);
+                }
+            }
+        }
+    }
+
+    fn all_done(&self) -> bool {
+        self.eps.iter().all(|e| e.app_done)
+    }
+
+    fn deliver(&mut self, d: Delivery) {
+        let token = d.token as usize;
+        let from = self.segs[token].0;
+        let to = self.peer(from);
+        let h = self.eps[to].host;
+        self.enqueue(h, Job::Input { ep: to, token }, true);
+    }
+
+    /// The other end of an endpoint's connection.
+    fn peer(&self, ep: usize) -> usize {
+        ep ^ 1
+    }
+
+    fn enqueue(&mut self, h: HostId, job: Job, interrupt: bool) {
+        let host = &mut self.hosts[h];
+        if interrupt {
+            host.interrupts.push_back(job);
+        } else {
+            host.processes.push_back(job);
+        }
+        if !host.busy {
+            self.dispatch(h);
+        }
+    }
+
+    /// Start the next piece of work on a free CPU.
+    fn dispatch(&mut self, h: HostId) {
+        let host = &mut self.hosts[h];
+        debug_assert!(!host.busy);
+        let Some(job) = host
+            .interrupts
+            .pop_front()
+            .or_else(|| host.processes.pop_front())
+        else {
+            return;
+        };
+        host.busy = true;
+        let end = self.execute(h, job);
+        self.events.schedule(end, Event::CpuFree(h));
+    }
+
+    /// Do a piece of work at `now`; returns when the CPU is free again.
+    fn execute(&mut self, h: HostId, job: Job) -> SimTime {
+        let mut t = self.now;
+        let mut out = std::mem::take(&mut self.scratch);
+        match job {
+            Job::Input { ep, token } => {
+                let seg = self.segs[token].1;
+                self.free_tokens.push(token);
+                let p = &self.hosts[h].profile;
+                t += p.receive_cost(
+                    seg.len,
+                    seg.ip_len(),
+                    cells_for(seg.ip_len() + self.eps[ep].encap_header),
+                );
+                let wake = self.eps[ep].tcb.input(&seg, &mut out);
+                self.charge_and_send(ep, &mut t, &mut out);
+                if wake.writable || wake.readable || wake.established {
+                    self.wake_app(ep);
+                }
+            }
+            Job::FastTick => {
+                t += self.hosts[h].profile.timer_tick;
+                for i in 0..self.hosts[h].endpoints.len() {
+                    let ep = self.hosts[h].endpoints[i];
+                    self.eps[ep].tcb.fast_timer(&mut out);
+                    self.charge_and_send(ep, &mut t, &mut out);
+                }
+            }
+            Job::SlowTick => {
+                t += self.hosts[h].profile.timer_tick;
+                for i in 0..self.hosts[h].endpoints.len() {
+                    let ep = self.hosts[h].endpoints[i];
+                    let wake = self.eps[ep].tcb.slow_timer(&mut out);
+                    self.charge_and_send(ep, &mut t, &mut out);
+                    if wake.closed {
+                        self.wake_app(ep);
+                    }
+                }
+            }
+            Job::App { ep } => {
+                self.eps[ep].app_queued = false;
+                self.run_app(h, ep, &mut t, &mut out);
+            }
+        }
+        self.scratch = out;
+        for i in 0..self.hosts[h].endpoints.len() {
+            let tr = self.eps[self.hosts[h].endpoints[i]].transfer;
+            self.track_circular_wait(tr);
+        }
+        self.finish_job(h, t)
+    }
+
+    /// Account the time a transfer spends in the Nagle/delayed-ACK circular wait.
+    fn track_circular_wait(&mut self, transfer: usize) {
+        let (s, r) = (&self.eps[2 * transfer].tcb, &self.eps[2 * transfer + 1].tcb);
+        let waiting = s.holding() && r.delack_pending() && r.rcv.cc == 0 && s.snd_max == r.rcv_nxt;
+        match (waiting, self.wait_since[transfer]) {
+            (true, None) => self.wait_since[transfer] = Some(self.now),
+            (false, Some(since)) => {
+                self.wait_total[transfer] += self.now - since;
+                self.wait_since[transfer] = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Real hosts do not take the same time twice: scale the piece of work's
+    /// cost by a factor drawn uniformly from 1 ± jitter, then release the
+    /// segments it sent at their scaled times. Returns when the CPU is free.
+    fn finish_job(&mut self, h: HostId, end: SimTime) -> SimTime {
+        let j = self.hosts[h].profile.jitter_permille as i64;
+        let k = if j > 0 {
+            self.hosts[h].jitter.gen_range(-j..=j)
+        } else {
+            0
+        };
+        let now = self.now;
+        let scale =
+            |t: SimTime| now + SimTime(((t - now).0 as u128 * (1000 + k) as u128 / 1000) as u64);
+        for (t, ep, token) in self.pending_tx.drain(..) {
+            let at = scale(t);
+            if let Some(trace) = &mut self.trace {
+                let e = &self.eps[ep];
+                let seg = self.segs[token].1;
+                trace.push(TraceRecord {
+                    at,
+                    transfer: e.transfer,
+                    from_sender: e.is_sender,
+                    seg,
+                });
+            }
+            self.events.schedule(at, Event::Transmit { ep, token });
+        }
+        if let Some(ep) = self.finished_in_job.take() {
+            match &mut self.eps[ep].app {
+                App::Source(s) => s.finished = s.finished.map(scale),
+                App::Sink(s) => s.finished = s.finished.map(scale),
+            }
+        }
+        scale(end)
+    }
+
+    fn run_app(&mut self, h: HostId, ep: usize, t: &mut SimTime, out: &mut Vec<Segment>) {
+        let e = &mut self.eps[ep];
+        if e.app_done {
+            return;
+        }
+        let p = &self.hosts[h].profile;
+        let costs = Costs {
+            syscall: p.syscall,
+            copy_ps_per_byte: p.copy_ps_per_byte,
+        };
+        if e.is_sender && e.tcb.state == State::Closed {
+            // Active open first; the application runs when the connection is up.
+            e.tcb.connect(out);
+            e.app_blocked = true;
+            self.charge_and_send(ep, t, out);
+            return;
+        }
+        if matches!(
+            e.tcb.state,
+            State::Listen | State::SynSent | State::SynReceived
+        ) {
+            e.app_blocked = true;
+            return;
+        }
+        if let App::Sink(s) = &mut e.app {
+            // After the peer's FIN, a read of an empty buffer returns end of file.
+            s.eof = !matches!(
+                e.tcb.state,
+                State::Established | State::FinWait1 | State::FinWait2
+            );
+        }
+        let step = match &mut e.app {
+            App::Source(s) => s.step(&mut e.tcb, &costs, t, out),
+            App::Sink(s) => s.step(&mut e.tcb, &costs, t, out),
+        };
+        self.charge_and_send(ep, t, out);
+        let e = &mut self.eps[ep];
+        match step {
+            Step::Continue => {
+                e.app_queued = true;
+                self.hosts[h].processes.push_back(Job::App { ep });
+            }
+            Step::Blocked => e.app_blocked = true,
+            Step::Done => {
+                if let App::Source(s) = &mut e.app {
+                    // ttcp -t stops its clock when the last write returns.
+                    s.finished = Some(*t);
+                }
+                e.app_done = true;
+                self.finished_in_job = Some(ep);
+                e.tcb.close(out);
+                self.charge_and_send(ep, t, out);
+            }
+        }
+    }
+
+    fn wake_app(&mut self, ep: usize) {
+        let e = &mut self.eps[ep];
+        if e.app_blocked && !e.app_queued && e.started && !e.app_done {
+            e.app_blocked = false;
+            e.app_queued = true;
+            let h = e.host;
+            self.hosts[h].processes.push_back(Job::App { ep });
+        }
+    }
+
+    /// Charge the CPU for each segment tcp_output produced and hand it to the
+    /// adapter when paid for.
+    fn charge_and_send(&mut self, ep: usize, t: &mut SimTime, out: &mut Vec<Segment>) {
+        if out.is_empty() {
+            return;
+        }
+        let h = self.eps[ep].host;
+        let encap = self.eps[ep].encap_header;
+        for seg in out.drain(..) {
+            let ip_len = seg.ip_len();
+            *t += self.hosts[h]
+                .profile
+                .send_cost(seg.len, ip_len, cells_for(ip_len + encap));
+            let token = match self.free_tokens.pop() {
+                Some(tok) => {
+                    self.segs[tok] = (ep, seg);
+                    tok
+                }
+                None => {
+                    self.segs.push((ep, seg));
+                    self.segs.len() - 1
+                }
+            };
+            self.pending_tx.push((*t, ep, token));
+        }
+    }
+
+    fn results(&mut self, scenario: &Scenario) -> RunResult {
+        let mut transfers = Vec::new();
+        for (i, spec) in scenario.transfers.iter().enumerate() {
+            let (s, r) = (&self.eps[2 * i], &self.eps[2 * i + 1]);
+            let (App::Source(src), App::Sink(sink)) = (&s.app, &r.app) else {
+                unreachable!("endpoints are created in pairs")
+            };
+            let secs = |a: Option<SimTime>, b: Option<SimTime>| match (a, b) {
+                (Some(a), Some(b)) if b > a => (b - a).as_secs_f64(),
+                _ => 0.0,
+            };
+            let completed = sink.read >= spec.nbytes && src.finished.is_some();
+            transfers.push(TransferResult {
+                completed,
+                bytes: if completed { spec.nbytes } else { src.written },
+                sender_seconds: secs(src.started, src.finished),
+                receiver_seconds: secs(sink.started, sink.finished),
+                writes: src.writes,
+                reads: sink.reads,
+                sender: s.tcb.stats,
+                receiver: r.tcb.stats,
+                pdus_dropped_at_adapter: self.adapter_drops[i],
+                circular_wait_seconds: self.wait_total[i].as_secs_f64(),
+            });
+        }
+        RunResult {
+            transfers,
+            end_time: self.now,
+            events: self.events_handled + self.net.events_processed(),
+            trace: self.trace.take().unwrap_or_default(),
+        }
+    }
+}
+
+/// Cells of the AAL5 PDU carrying `payload` bytes.
+fn cells_for(payload: u32) -> u32 {
+    (payload + 8).div_ceil(48)
+}
+
+/// Used by reports: why a segment was sent, for a whole trace.
+pub fn reason_counts(trace: &[TraceRecord]) -> Vec<(SendReason, usize)> {
+    let mut counts: Vec<(SendReason, usize)> = Vec::new();
+    for r in trace {
+        match counts.iter_mut().find(|(k, _)| *k == r.seg.reason) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((r.seg.reason, 1)),
+        }
+    }
+    counts.sort();
+    counts
+}

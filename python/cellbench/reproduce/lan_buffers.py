@@ -1,0 +1,154 @@
+"""lan-buffers: the ATM LAN send x receive buffer sweep (TESTBEDS.md).
+
+Two SPARCstation IPCs (SunOS 4.1.1 TCP) on 100 Mb/s TAXI through one switch,
+MTU 9188, ttcp 32 MB in 8 KB writes; send and receive buffers each 16K..48K
+and 51K. Compared with the published grid (ttcp's Mbit/s, 2^20 bit/s).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Callable
+
+import pandas as pd
+
+from cellbench import _native
+from cellbench.reproduce.published import LAN_ANOMALOUS, lan_buffer_table, size_label
+
+#: The study's buffer sizes: 16K, 20K, ... 48K and 51K (52428, SunOS 4.1.1's largest).
+SIZES = [k * 1024 for k in range(16, 49, 4)] + [52428]
+DEFAULT_REPLICATIONS = 50
+TRANSFER_BYTES = 32 * 1024 * 1024
+
+
+def run(
+    *,
+    send_buffers: Iterable[int] = SIZES,
+    recv_buffers: Iterable[int] = SIZES,
+    replications: int = DEFAULT_REPLICATIONS,
+    seed: int = 1,
+    workers: int = 0,
+    progress: Callable[[int], None] | None = None,
+    **options: Any,
+) -> pd.DataFrame:
+    """Run the sweep; one row per configuration and replication.
+
+    ``options`` go to the simulator unchanged (``buflen``, ``nbytes``,
+    ``profile``, ``nodelay``, ``mtu``, ``flavour``, ``port_buffer_cells``,
+    ``trace``). ``progress(n)`` is called after each configuration with the
+    number of transfers just finished.
+    """
+    if replications < 1:
+        raise ValueError(f"replications {replications}: must be at least 1")
+    rows = []
+    for snd in send_buffers:
+        for rcv in recv_buffers:
+            runs = _native.lan_buffers(
+                snd, rcv, replications=replications, seed=seed, workers=workers, **options
+            )
+            for r in runs:
+                r["send_buffer"] = snd
+                r["recv_buffer"] = rcv
+                r["seed"] = seed
+                rows.append(r)
+            if progress is not None:
+                progress(len(runs))
+    df = pd.DataFrame(rows)
+    first = ["send_buffer", "recv_buffer", "seed", "replication"]
+    return df[first + [c for c in df.columns if c not in first]]
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per configuration: mean throughput beside the published mean."""
+    published = lan_buffer_table()
+    g = df.groupby(["send_buffer", "recv_buffer"], sort=True)
+    out = g.agg(
+        throughput_mbit_ttcp=("throughput_mbit_ttcp", "mean"),
+        min_mbit_ttcp=("throughput_mbit_ttcp", "min"),
+        max_mbit_ttcp=("throughput_mbit_ttcp", "max"),
+        lockstep_fraction=("lockstep", "mean"),
+        replications=("replication", "count"),
+    ).reset_index()
+    out["lockstep"] = out["lockstep_fraction"] > 0.5
+    out["published"] = [
+        published.get((int(s), int(r))) for s, r in zip(out.send_buffer, out.recv_buffer)
+    ]
+    out["published_anomalous"] = [
+        (int(s), int(r)) in LAN_ANOMALOUS for s, r in zip(out.send_buffer, out.recv_buffer)
+    ]
+    return out
+
+
+def to_json(summary: pd.DataFrame) -> dict:
+    """The issue's contract: {"cells": [{send_buffer, recv_buffer, throughput_mbit_ttcp,
+    published, lockstep}, ...]} (bytes; throughput is the mean over replications)."""
+    cells = []
+    for row in summary.itertuples(index=False):
+        cells.append(
+            {
+                "send_buffer": int(row.send_buffer),
+                "recv_buffer": int(row.recv_buffer),
+                "throughput_mbit_ttcp": round(float(row.throughput_mbit_ttcp), 6),
+                "published": row.published,
+                "lockstep": bool(row.lockstep),
+                "lockstep_fraction": round(float(row.lockstep_fraction), 4),
+                "replications": int(row.replications),
+            }
+        )
+    return {"unit": "Mbit/s (2^20 bit/s, as ttcp prints)", "cells": cells}
+
+
+def _grid(summary: pd.DataFrame, value: Callable[[Any], str]) -> list[str]:
+    sends = sorted(summary.send_buffer.unique())
+    recvs = sorted(summary.recv_buffer.unique())
+    by = {(int(r.send_buffer), int(r.recv_buffer)): r for r in summary.itertuples(index=False)}
+    lines = ["snd\\rcv " + "".join(f"{size_label(int(r)):>7}" for r in recvs)]
+    for s in sends:
+        cells = "".join(f"{value(by[(int(s), int(r))]):>7}" for r in recvs)
+        lines.append(f"{size_label(int(s)):>7} " + cells)
+    return lines
+
+
+def report(summary: pd.DataFrame, replications: int, seed: int) -> str:
+    """The two grids side by side, lock-step cells marked, and the comparison."""
+
+    def sim(row: Any) -> str:
+        return f"{row.throughput_mbit_ttcp:.2f}" + ("*" if row.lockstep else " ")
+
+    def pub(row: Any) -> str:
+        if row.published is None:
+            return "-  "
+        return f"{row.published:.2f}" + ("*" if row.published_anomalous else " ")
+
+    left = _grid(summary, sim)
+    right = _grid(summary, pub)
+    width = max(len(x) for x in left)
+    out = [
+        f"lan-buffers: mean ttcp throughput in Mbit/s (2^20 bit/s, ttcp's unit), "
+        f"{replications} replication(s) per cell, seed {seed}",
+        "rows: sender SO_SNDBUF; columns: receiver SO_RCVBUF; "
+        "* = Nagle/delayed-ACK lock-step (simulated) / marked anomalous (published)",
+        "",
+        f"{'simulated (cellbench)':<{width}}   published",
+    ]
+    out += [f"{a:<{width}}   {b}" for a, b in zip(left, right)]
+    normal = summary[~summary.published_anomalous & summary.published.notna()]
+    if len(normal):
+        err = (normal.throughput_mbit_ttcp - normal.published) / normal.published
+        worst = err.abs().idxmax()
+        w = summary.loc[worst]
+        out += [
+            "",
+            f"un-anomalous cells: {len(normal)}; mean |error| {100 * err.abs().mean():.1f}%, "
+            f"worst {100 * err[worst]:+.1f}% at send {size_label(int(w.send_buffer))} / "
+            f"recv {size_label(int(w.recv_buffer))} "
+            f"({w.throughput_mbit_ttcp:.2f} vs {w.published:.2f})",
+        ]
+    anomalous = summary[summary.published_anomalous]
+    if len(anomalous):
+        agree = (anomalous.lockstep & (anomalous.throughput_mbit_ttcp < 2)).sum()
+        out.append(f"published anomalous cells reproduced as lock-steps: {agree}/{len(anomalous)}")
+    extra = summary[summary.lockstep & ~summary.published_anomalous]
+    if len(extra):
+        out.append(f"lock-steps not in the published table: {len(extra)}")
+    return "\n".join(out)

@@ -1,0 +1,39 @@
+"""The published results shipped with cellbench (copies of ../shared/reference)."""
+
+from __future__ import annotations
+
+import csv
+from importlib import resources
+
+
+def _rows(name: str) -> list[list[str]]:
+    text = resources.files("cellbench.data").joinpath(name).read_text()
+    return [row for row in csv.reader(line for line in text.splitlines() if not line.startswith("#"))]
+
+
+def size_label(nbytes: int) -> str:
+    """The study's labels: 16K, 20K, ... and 51K for 52428 bytes."""
+    return "51K" if nbytes == 52428 else f"{nbytes // 1024}K"
+
+
+def label_size(label: str) -> int:
+    return 52428 if label == "51K" else int(label.rstrip("K")) * 1024
+
+
+def lan_buffer_table() -> dict[tuple[int, int], float]:
+    """(send buffer bytes, receive buffer bytes) -> mean Mbit/s in ttcp's unit (2^20)."""
+    rows = _rows("lan_buffer_table.csv")
+    header = rows[0][1:]
+    table = {}
+    for row in rows[1:]:
+        for label, value in zip(header, row[1:]):
+            table[(label_size(row[0]), label_size(label))] = float(value)
+    return table
+
+
+#: The cells the study itself marks anomalous (the table's comment line).
+LAN_ANOMALOUS = {
+    (16 * 1024, r) for r in [24 * 1024, 28 * 1024, 32 * 1024, 36 * 1024, 40 * 1024, 44 * 1024, 48 * 1024, 52428]
+} | {(20 * 1024, r) for r in [40 * 1024, 44 * 1024, 48 * 1024, 52428]} | {
+    (24 * 1024, r) for r in [48 * 1024, 52428]
+}
