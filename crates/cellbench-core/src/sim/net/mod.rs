@@ -4,8 +4,77 @@
 //! the network is sans-IO. Hosts hand it whole AAL5 CPCS-PDUs; it decides per
 //! cell what happens on every queue and link, and hands back the PDUs that
 //! reassembled intact at the far adapter.
+//!
+//! ```text
+//!  host ─send()─▶ adapter ══access link══▶ port ══link══▶ port ══link══▶ adapter ─poll()─▶ host
+//!                 (SAR, ifq,              (output buffer,                (reassembly)
+//!                  spacing, PDU gap)       drop policy)
+//! ```
+//!
+//! # Conventions (both fidelities obey every one of them)
+//!
+//! - **Cells.** A PDU whose CPCS payload is `payload_len` bytes is
+//!   `ceil((payload_len + 8) / 48)` cells ([`aal5_cells`]); its last cell carries
+//!   the AUU (end-of-message) bit.
+//! - **Cell time.** A link of rate R carries a cell in `C = R.time_for_bits(424)`
+//!   picoseconds, rounded down (as [`crate::atm::phy::Phy::cell_time`]); every cell
+//!   on that link takes exactly `C` (on OC-3c that overstates the rate by < 3·10⁻⁷).
+//! - **Link timing.** A cell whose transmission starts at `s` on a link with cell
+//!   time `C` and propagation delay `d` is fully received at the far end at
+//!   `s + C + d`: that is its *arrival* at the next port or adapter.
+//! - **Adapter (transmit).** PDUs are segmented in FIFO order. A PDU handed over
+//!   at `now` starts at `max(now, end of the previous PDU's last cell + pdu_gap)`;
+//!   its cell `k` starts at `start + k·I` with `I = C` (no spacing) or
+//!   `I = interval` (peak cell rate). The interface queue holds the PDUs that have
+//!   not started yet (the PDU being segmented is not counted); a PDU handed over
+//!   when `tx_queue_pdus` PDUs are waiting is dropped and counted.
+//! - **Switch output port.** Output-buffered FIFO served at one cell per `C`. The
+//!   *occupancy* counts every accepted cell from its arrival until the end of its
+//!   transmission (the cell on the wire counts; a cell whose transmission ends
+//!   exactly when another arrives has left). A cell is accepted iff the occupancy
+//!   just before it is `< buffer_cells`; it starts transmission at
+//!   `max(arrival, end of the previous accepted cell)`. There is no switching
+//!   latency: a cell arrives in the output buffer when it is fully received.
+//! - **Ties.** Cells arriving at one port at the same instant (from different
+//!   input links) are taken in increasing [`CircuitId`]; two cells of one circuit
+//!   never tie (links are serial). Deliveries at the same instant are pushed in
+//!   increasing `CircuitId`.
+//! - **Drop policies** (per port, state per VC, the PDU boundary being the AUU
+//!   bit of the last cell the port *saw* on that VC):
+//!   - tail drop: drop a cell iff the buffer is full;
+//!   - PPD: once a cell of a PDU is dropped, drop the rest of it on that VC except
+//!     its last cell, which is kept if there is room (so the reassembler resyncs);
+//!   - EPD(threshold): a PDU whose first cell finds occupancy `>= threshold` is
+//!     refused whole, its last cell included; otherwise as PPD.
+//!   - VPI/VCI are translated per hop; they are logged, they never decide a fate.
+//! - **Reassembly.** A PDU is delivered iff all its cells arrived *and* the
+//!   reassembler was in sync when its first cell came: if an earlier PDU on the
+//!   VC lost its last cell after some of its cells arrived, the real AAL5
+//!   reassembler glues that remainder to the next PDU, whose CRC then fails, so
+//!   that next PDU is lost too. Delivery time = arrival of the last cell.
+//! - **Time** never goes backwards: `send(now)`/`poll(now)` with a `now` earlier
+//!   than one already seen is treated as that later time.
+//!
+//! # Fidelities
+//!
+//! [`Fidelity::PerCell`] is the reference: one event per cell per queue, a port
+//! being a literal FIFO of departure times. [`Fidelity::Train`] moves a PDU's cells
+//! as trains `(first arrival, interval, count)` and resolves a port's cells in
+//! closed form (see `train.rs` for why this is exact); it gives the same
+//! departure time and fate for every cell, and the same deliveries.
 
-use crate::time::SimTime;
+use crate::time::{BitRate, SimTime};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::fmt;
+
+mod percell;
+mod port;
+mod topology;
+mod train;
+
+use port::VcState;
+use train::Seg;
 
 /// Index of a host (its adapter) in the topology.
 pub type HostId = usize;
@@ -21,4 +90,798 @@ pub struct Delivery {
     pub circuit: CircuitId,
     /// The caller's token given to [`Network::send`].
     pub token: u64,
+}
+
+/// Bytes of the AAL5 CPCS-PDU trailer.
+const AAL5_TRAILER: u64 = 8;
+/// Payload bytes per cell.
+const CELL_PAYLOAD: u64 = 48;
+
+/// Cells of an AAL5 CPCS-PDU carrying `payload_len` bytes (payload + 8-byte
+/// trailer, padded to 48). Local until `wire::aal5` offers the same count.
+pub fn aal5_cells(payload_len: u32) -> u32 {
+    (payload_len as u64 + AAL5_TRAILER).div_ceil(CELL_PAYLOAD) as u32
+}
+
+/// The whole network: one adapter per host, the switch output ports, the circuits.
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    pub adapters: Vec<AdapterSpec>,
+    pub ports: Vec<PortSpec>,
+    pub circuits: Vec<CircuitSpec>,
+}
+
+/// A host's adapter; its transmit side drives the host's access link.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct AdapterSpec {
+    /// Cell-carrying rate of the access link (TAXI 100: 100 Mb/s).
+    pub rate: BitRate,
+    /// Propagation delay of the access link to the first switch (or the far host).
+    pub delay: SimTime,
+    pub tx: TxSpacing,
+    /// Minimum idle time between the last cell of one PDU and the first of the next.
+    pub pdu_gap: SimTime,
+    /// Interface queue length in PDUs (BSD `ifq_maxlen`, default 50).
+    pub tx_queue_pdus: usize,
+}
+
+/// How an adapter spaces the cells of a PDU.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TxSpacing {
+    /// Cells back to back at the line rate.
+    None,
+    /// One cell every `interval` (at least one cell time): a peak cell rate.
+    PeakCellRate { interval: SimTime },
+}
+
+/// A switch output port and the link it drives.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PortSpec {
+    pub rate: BitRate,
+    /// Propagation delay of the link to the next switch or host.
+    pub delay: SimTime,
+    /// Buffer in cells (the cell in transmission included); the era's switches: 256.
+    pub buffer_cells: u32,
+    pub policy: DropPolicy,
+}
+
+/// What a port does with cells when its buffer fills.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DropPolicy {
+    TailDrop,
+    /// Partial Packet Discard.
+    Ppd,
+    /// Early Packet Discard (and PPD on cells it must drop mid-PDU).
+    Epd {
+        threshold_cells: u32,
+    },
+}
+
+/// A unidirectional VC from `src` to `dst`, labelled `vpi`/`vci` on the access link.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CircuitSpec {
+    pub src: HostId,
+    pub dst: HostId,
+    pub vpi: u16,
+    pub vci: u16,
+    /// The switch output ports traversed, in order (empty: host to host).
+    pub hops: Vec<Hop>,
+}
+
+/// One switch output port a circuit traverses, and its VPI/VCI after translation there.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Hop {
+    pub port: usize,
+    pub vpi: u16,
+    pub vci: u16,
+}
+
+/// Fast trains or the per-cell reference.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Fidelity {
+    Train,
+    PerCell,
+}
+
+/// Where a topology is refused. Every variant names the offending element and value.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TopologyError {
+    /// A link rate whose cell time is not between 1 ps and `SimTime::MAX` (0 b/s, or above 424 Tb/s).
+    BadRate { element: Element, rate: BitRate },
+    /// A peak-cell-rate interval shorter than the link's cell time.
+    SpacingTooShort {
+        host: HostId,
+        interval: SimTime,
+        cell_time: SimTime,
+    },
+    /// A port with no buffer.
+    ZeroBuffer { port: usize },
+    /// An EPD threshold outside 1..=buffer_cells.
+    EpdThreshold {
+        port: usize,
+        threshold: u32,
+        buffer: u32,
+    },
+    /// A circuit naming a host that does not exist.
+    NoSuchHost {
+        circuit: CircuitId,
+        host: HostId,
+        hosts: usize,
+    },
+    /// A circuit naming a port that does not exist.
+    NoSuchPort {
+        circuit: CircuitId,
+        port: usize,
+        ports: usize,
+    },
+    /// A circuit traversing the same port twice.
+    PortTwice { circuit: CircuitId, port: usize },
+    /// A VPI above 4095 (the NNI's 12 bits).
+    VpiTooLarge { circuit: CircuitId, vpi: u16 },
+    /// Two circuits leaving the same adapter or port with the same VPI/VCI.
+    LabelClash {
+        element: Element,
+        vpi: u16,
+        vci: u16,
+        circuits: (CircuitId, CircuitId),
+    },
+    /// The circuits route cells around a loop of ports (not supported in this version).
+    PortCycle { port: usize },
+    /// More circuits, ports or hops than the simulator indexes (2^32, 2^32, 2^16).
+    TooLarge { what: &'static str, count: usize },
+}
+
+/// An adapter or a port, for error messages and logs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Element {
+    Adapter(HostId),
+    Port(usize),
+}
+
+impl fmt::Display for Element {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Element::Adapter(h) => write!(f, "adapter of host {h}"),
+            Element::Port(p) => write!(f, "port {p}"),
+        }
+    }
+}
+
+impl fmt::Display for TopologyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use TopologyError::*;
+        match *self {
+            BadRate { element, rate } => write!(
+                f,
+                "{element}: rate {} b/s not allowed: 1 b/s to 424000000000000 b/s",
+                rate.bps()
+            ),
+            SpacingTooShort {
+                host,
+                interval,
+                cell_time,
+            } => write!(
+                f,
+                "adapter of host {host}: peak-cell-rate interval {} ps not allowed: at least \
+                 the cell time {} ps",
+                interval.as_ps(),
+                cell_time.as_ps()
+            ),
+            ZeroBuffer { port } => {
+                write!(f, "port {port}: buffer of 0 cells not allowed: at least 1")
+            }
+            EpdThreshold {
+                port,
+                threshold,
+                buffer,
+            } => write!(
+                f,
+                "port {port}: EPD threshold {threshold} cells not allowed: 1 to the buffer \
+                 size {buffer}"
+            ),
+            NoSuchHost {
+                circuit,
+                host,
+                hosts,
+            } => write!(
+                f,
+                "circuit {circuit}: host {host} does not exist: hosts are 0 to {}",
+                hosts as i64 - 1
+            ),
+            NoSuchPort {
+                circuit,
+                port,
+                ports,
+            } => write!(
+                f,
+                "circuit {circuit}: port {port} does not exist: ports are 0 to {}",
+                ports as i64 - 1
+            ),
+            PortTwice { circuit, port } => {
+                write!(
+                    f,
+                    "circuit {circuit}: traverses port {port} twice: each port at most once"
+                )
+            }
+            VpiTooLarge { circuit, vpi } => {
+                write!(f, "circuit {circuit}: VPI {vpi} not allowed: 0 to 4095")
+            }
+            LabelClash {
+                element,
+                vpi,
+                vci,
+                circuits: (a, b),
+            } => write!(
+                f,
+                "{element}: circuits {a} and {b} both leave with VPI/VCI {vpi}/{vci}: labels \
+                 on a link must differ"
+            ),
+            PortCycle { port } => write!(
+                f,
+                "port {port}: circuits route cells around a loop of ports through it: only \
+                 loop-free routings are supported"
+            ),
+            TooLarge { what, count } => write!(f, "{count} {what} not allowed: too many"),
+        }
+    }
+}
+
+impl std::error::Error for TopologyError {}
+
+/// Why a port dropped a cell.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LossCause {
+    /// The buffer was full.
+    Overflow,
+    /// Partial Packet Discard: an earlier cell of the PDU was dropped.
+    Ppd,
+    /// Early Packet Discard: the PDU was refused at its first cell.
+    Epd,
+}
+
+/// Cells a port dropped, by cause.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct CellLoss {
+    pub overflow: u64,
+    pub ppd: u64,
+    pub epd: u64,
+}
+
+impl CellLoss {
+    pub fn total(&self) -> u64 {
+        self.overflow + self.ppd + self.epd
+    }
+    fn add(&mut self, cause: LossCause, n: u64) {
+        match cause {
+            LossCause::Overflow => self.overflow += n,
+            LossCause::Ppd => self.ppd += n,
+            LossCause::Epd => self.epd += n,
+        }
+    }
+}
+
+/// Per-port counters.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct PortCounters {
+    pub cells_in: u64,
+    /// Cells accepted (each is transmitted).
+    pub cells_out: u64,
+    pub cells_lost: CellLoss,
+    /// PDUs of which this port dropped at least one cell (EPD refusals included).
+    pub pdus_damaged: u64,
+    /// The largest occupancy seen, in cells (counted just after an accepted arrival).
+    pub peak_occupancy: u32,
+}
+
+/// Per-circuit counters.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct CircuitCounters {
+    /// PDUs the adapter accepted.
+    pub pdus_sent: u64,
+    pub pdus_delivered: u64,
+    /// PDUs that failed reassembly (a lost cell, or glued to a predecessor's remainder).
+    pub pdus_lost: u64,
+    pub cells_sent: u64,
+    /// Cells dropped at ports.
+    pub cells_lost: u64,
+    /// PDUs refused because the interface queue was full.
+    pub adapter_queue_drops: u64,
+}
+
+/// Where a cell record was taken.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Place {
+    /// Transmitted by the source host's adapter.
+    Adapter(HostId),
+    /// Handled by a switch output port.
+    Port(usize),
+    /// Received by the destination host's adapter.
+    Receiver(HostId),
+}
+
+/// What happened to a cell at a place.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CellFate {
+    /// Transmission started at the record's time.
+    Sent,
+    /// Dropped on arrival, at the record's time.
+    Lost(LossCause),
+    /// Fully received at the record's time.
+    Received,
+}
+
+/// One cell at one place (see [`Network::set_cell_log`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CellRecord {
+    pub place: Place,
+    pub at: SimTime,
+    pub circuit: CircuitId,
+    pub token: u64,
+    /// Index of the cell in its PDU (the last one carries AUU).
+    pub cell: u32,
+    /// VPI/VCI on the link the cell leaves by (at a receiver: arrived by).
+    pub vpi: u16,
+    pub vci: u16,
+    pub fate: CellFate,
+}
+
+// ---------------------------------------------------------------------------
+// Runtime state (shared by both fidelities).
+
+struct AdapterRt {
+    cell: SimTime,
+    delay: SimTime,
+    /// Start-to-start spacing of a PDU's cells.
+    interval: SimTime,
+    gap: SimTime,
+    queue_max: usize,
+    /// Start times of accepted PDUs that have not started yet.
+    waiting: VecDeque<SimTime>,
+    /// Earliest start of the next PDU (last cell's end + gap).
+    free_at: SimTime,
+}
+
+struct PortRt {
+    cell: SimTime,
+    delay: SimTime,
+    buffer: u32,
+    policy: DropPolicy,
+    counters: PortCounters,
+    /// Train: end of transmission of the last accepted cell.
+    end: SimTime,
+    /// PerCell: end times of the cells in the buffer, oldest first.
+    ends: VecDeque<SimTime>,
+    /// Train: pending cells, one FIFO per input link (static source).
+    inputs: Vec<VecDeque<Seg>>,
+    /// Train: upstream ports and their lookahead (cell time + delay of their link).
+    upstream: Vec<(usize, SimTime)>,
+    /// Train: one input link only, so every pushed cell can be resolved at once.
+    eager: bool,
+    /// Train: every cell arriving at or before this time has been resolved.
+    pulled_until: SimTime,
+    /// Train: the latest resolve event scheduled.
+    max_scheduled: SimTime,
+    /// Train: a resolve at this time is wanted for cells pushed without an end of PDU.
+    sweep_at: SimTime,
+    dirty: bool,
+    in_sweep: bool,
+}
+
+#[derive(Copy, Clone)]
+enum Next {
+    Port { port: usize, slot: usize },
+    Receiver,
+}
+
+/// One place a circuit's cells leave from: stage 0 is the source adapter,
+/// stage h (1..=hops) the h-th port.
+struct StageRt {
+    /// The port of this stage (stages >= 1).
+    port: usize,
+    next: Next,
+    /// Label on the link the stage transmits on.
+    vpi: u16,
+    vci: u16,
+    /// Drop-policy state of this VC at this port.
+    vc: VcState,
+    /// Serial + 1 of the last PDU counted damaged here (0: none).
+    last_damaged: u64,
+}
+
+struct CircuitRt {
+    src: HostId,
+    dst: HostId,
+    stages: Vec<StageRt>,
+    /// Reassembler: cells have arrived since the last end-of-message cell.
+    rx_open: bool,
+    /// Reassembler: serial + 1 of the PDU whose cells arrive now.
+    rx_cur: u64,
+    counters: CircuitCounters,
+}
+
+/// A PDU in flight.
+struct PduRec {
+    circuit: u32,
+    token: u64,
+    serial: u64,
+    ncells: u32,
+    /// Cells neither received nor dropped yet.
+    outstanding: u32,
+    lost: u32,
+    contaminated: bool,
+    eom_at: Option<SimTime>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    /// Train: resolve a multi-input port up to the event's time.
+    Resolve(u32),
+    /// Hand a PDU to its destination host.
+    Deliver(u32),
+    /// PerCell: a cell arrives at a stage's port (or the receiver when `stage` = stages).
+    Cell { pdu: u32, cell: u32, stage: u16 },
+}
+
+/// The network's events, keyed (time, circuit or port, insertion): the second key
+/// gives the documented tie order for cells meeting at a port.
+#[derive(Default)]
+struct Agenda {
+    heap: BinaryHeap<Reverse<(SimTime, u32, u64, Ev)>>,
+    seq: u64,
+}
+
+impl Agenda {
+    fn schedule(&mut self, at: SimTime, tie: u32, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Reverse((at, tie, self.seq, ev)));
+    }
+    fn peek_time(&self) -> Option<SimTime> {
+        self.heap.peek().map(|Reverse(e)| e.0)
+    }
+    fn pop(&mut self) -> Option<(SimTime, Ev)> {
+        self.heap.pop().map(|Reverse(e)| (e.0, e.3))
+    }
+}
+
+/// The network of adapters, links and switch ports (sans-IO).
+pub struct Network {
+    fidelity: Fidelity,
+    adapters: Vec<AdapterRt>,
+    ports: Vec<PortRt>,
+    circuits: Vec<CircuitRt>,
+    pdus: Vec<PduRec>,
+    free_pdus: Vec<u32>,
+    next_serial: u64,
+    agenda: Agenda,
+    now: SimTime,
+    events: u64,
+    log_on: bool,
+    log: Vec<CellRecord>,
+    /// Train: eager ports with pushed, unresolved cells.
+    dirty: Vec<usize>,
+    /// Train: ports whose `sweep_at` may need an event.
+    sweep: Vec<usize>,
+}
+
+impl Network {
+    /// Checks the topology and builds an idle network.
+    pub fn new(topology: Topology, fidelity: Fidelity) -> Result<Network, TopologyError> {
+        topology::build(topology, fidelity)
+    }
+
+    /// A host hands one AAL5 CPCS-PDU whose CPCS payload is `payload_len` bytes
+    /// (IP datagram + encapsulation header) to its adapter at `now`. Returns false
+    /// if the interface queue was full (PDU dropped, counted) or the circuit does
+    /// not exist.
+    pub fn send(&mut self, now: SimTime, circuit: CircuitId, payload_len: u32, token: u64) -> bool {
+        let now = self.advance(now);
+        let Some(c) = self.circuits.get(circuit) else {
+            return false;
+        };
+        let ad = &mut self.adapters[c.src];
+        while ad.waiting.front().is_some_and(|&s| s <= now) {
+            ad.waiting.pop_front();
+        }
+        if ad.waiting.len() >= ad.queue_max {
+            self.circuits[circuit].counters.adapter_queue_drops += 1;
+            return false;
+        }
+        let ncells = aal5_cells(payload_len);
+        let start = now.max(ad.free_at);
+        if start > now {
+            ad.waiting.push_back(start);
+        }
+        let last_start = start + ad.interval.times(ncells as u64 - 1);
+        ad.free_at = last_start + ad.cell + ad.gap;
+        let (interval, first_arrival) = (ad.interval, start + ad.cell + ad.delay);
+
+        let c = &mut self.circuits[circuit];
+        c.counters.pdus_sent += 1;
+        c.counters.cells_sent += ncells as u64;
+        let (src, vpi, vci) = (c.src, c.stages[0].vpi, c.stages[0].vci);
+        let pdu = self.alloc_pdu(circuit, token, ncells);
+        if self.log_on {
+            for k in 0..ncells {
+                self.log.push(CellRecord {
+                    place: Place::Adapter(src),
+                    at: start + interval.times(k as u64),
+                    circuit,
+                    token,
+                    cell: k,
+                    vpi,
+                    vci,
+                    fate: CellFate::Sent,
+                });
+            }
+        }
+        match self.fidelity {
+            Fidelity::Train => {
+                self.emit(circuit, 0, pdu, 0, ncells, first_arrival, interval);
+                self.drain();
+            }
+            Fidelity::PerCell => {
+                for k in 0..ncells {
+                    let at = first_arrival + interval.times(k as u64);
+                    let ev = Ev::Cell {
+                        pdu,
+                        cell: k,
+                        stage: 1,
+                    };
+                    self.agenda.schedule(at, circuit as u32, ev);
+                }
+            }
+        }
+        true
+    }
+
+    /// The time of the next internal event, if any.
+    pub fn poll_at(&self) -> Option<SimTime> {
+        self.agenda.peek_time()
+    }
+
+    /// Processes all internal events with time <= now; pushes the PDUs that
+    /// reassembled intact, in time order (ties in circuit order).
+    pub fn poll(&mut self, now: SimTime, delivered: &mut Vec<Delivery>) {
+        let now = self.advance(now);
+        let first = delivered.len();
+        while self.agenda.peek_time().is_some_and(|t| t <= now) {
+            let Some((at, ev)) = self.agenda.pop() else {
+                break;
+            };
+            self.events += 1;
+            match ev {
+                Ev::Deliver(pdu) => self.deliver(pdu, delivered),
+                Ev::Resolve(port) => {
+                    self.pull(port as usize, at);
+                    self.drain();
+                }
+                Ev::Cell { pdu, cell, stage } => self.cell_arrives(at, pdu, cell, stage as usize),
+            }
+        }
+        delivered[first..].sort_by_key(|d| (d.at, d.circuit));
+    }
+
+    /// Counters of a port (all zero for a port that does not exist).
+    pub fn port_counters(&self, port: usize) -> PortCounters {
+        self.ports.get(port).map(|p| p.counters).unwrap_or_default()
+    }
+
+    /// Counters of a circuit (all zero for a circuit that does not exist).
+    pub fn circuit_counters(&self, c: CircuitId) -> CircuitCounters {
+        self.circuits.get(c).map(|c| c.counters).unwrap_or_default()
+    }
+
+    /// Internal events handled so far.
+    pub fn events_processed(&self) -> u64 {
+        self.events
+    }
+
+    /// When on, record every cell at every place (for equivalence tests; costly).
+    pub fn set_cell_log(&mut self, on: bool) {
+        self.log_on = on;
+    }
+
+    /// The cell records taken while the log was on. Their order differs between
+    /// fidelities; sort them to compare.
+    pub fn cell_log(&self) -> &[CellRecord] {
+        &self.log
+    }
+
+    pub fn fidelity(&self) -> Fidelity {
+        self.fidelity
+    }
+
+    fn advance(&mut self, now: SimTime) -> SimTime {
+        self.now = self.now.max(now);
+        self.now
+    }
+
+    fn alloc_pdu(&mut self, circuit: CircuitId, token: u64, ncells: u32) -> u32 {
+        self.next_serial += 1;
+        let rec = PduRec {
+            circuit: circuit as u32,
+            token,
+            serial: self.next_serial,
+            ncells,
+            outstanding: ncells,
+            lost: 0,
+            contaminated: false,
+            eom_at: None,
+        };
+        match self.free_pdus.pop() {
+            Some(i) => {
+                self.pdus[i as usize] = rec;
+                i
+            }
+            None => {
+                self.pdus.push(rec);
+                (self.pdus.len() - 1) as u32
+            }
+        }
+    }
+
+    /// `n` cells of a PDU were received or dropped; once none is left the PDU's
+    /// fate is known: schedule its delivery or count it lost.
+    fn cells_done(&mut self, pdu: u32, n: u32, lost: bool) {
+        let rec = &mut self.pdus[pdu as usize];
+        rec.outstanding -= n;
+        if lost {
+            rec.lost += n;
+            self.circuits[rec.circuit as usize].counters.cells_lost += n as u64;
+        }
+        if rec.outstanding > 0 {
+            return;
+        }
+        let circuit = rec.circuit as usize;
+        match rec.eom_at {
+            Some(at) if rec.lost == 0 && !rec.contaminated => {
+                // The last cell is always resolved before it arrives, so `at` is
+                // never in the past (see train.rs); max() only guards the agenda.
+                debug_assert!(at >= self.now);
+                self.agenda
+                    .schedule(at.max(self.now), circuit as u32, Ev::Deliver(pdu));
+            }
+            _ => {
+                self.circuits[circuit].counters.pdus_lost += 1;
+                self.free_pdus.push(pdu);
+            }
+        }
+    }
+
+    fn deliver(&mut self, pdu: u32, delivered: &mut Vec<Delivery>) {
+        let rec = &self.pdus[pdu as usize];
+        let c = &mut self.circuits[rec.circuit as usize];
+        c.counters.pdus_delivered += 1;
+        delivered.push(Delivery {
+            at: rec.eom_at.unwrap_or(self.now),
+            host: c.dst,
+            circuit: rec.circuit as usize,
+            token: rec.token,
+        });
+        self.free_pdus.push(pdu);
+    }
+
+    /// Cells `first..first+count` of a PDU reach the destination adapter, the k-th
+    /// at `t0 + k·step`, in order on their VC.
+    fn reassemble(
+        &mut self,
+        circuit: usize,
+        pdu: u32,
+        first: u32,
+        count: u32,
+        t0: SimTime,
+        step: SimTime,
+    ) {
+        let rec = &mut self.pdus[pdu as usize];
+        let c = &mut self.circuits[circuit];
+        if c.rx_cur != rec.serial + 1 {
+            // First cell of this PDU: a remainder left open by a predecessor that
+            // lost its last cell is glued to it, and the CRC fails.
+            if c.rx_open {
+                rec.contaminated = true;
+            }
+            c.rx_cur = rec.serial + 1;
+        }
+        c.rx_open = true;
+        let last = first + count - 1;
+        if last + 1 == rec.ncells {
+            c.rx_open = false;
+            rec.eom_at = Some(t0 + step.times(count as u64 - 1));
+        }
+        if self.log_on {
+            let s = c.stages.last().expect("a circuit has a stage 0");
+            for k in 0..count {
+                self.log.push(CellRecord {
+                    place: Place::Receiver(c.dst),
+                    at: t0 + step.times(k as u64),
+                    circuit,
+                    token: rec.token,
+                    cell: first + k,
+                    vpi: s.vpi,
+                    vci: s.vci,
+                    fate: CellFate::Received,
+                });
+            }
+        }
+        self.cells_done(pdu, count, false);
+    }
+
+    /// A port accepted a cell that found `occ_before` cells in the buffer.
+    fn count_accepted(&mut self, port: usize, n: u32, peak: u32) {
+        let c = &mut self.ports[port].counters;
+        c.cells_in += n as u64;
+        c.cells_out += n as u64;
+        c.peak_occupancy = c.peak_occupancy.max(peak);
+    }
+
+    /// A port dropped cells `first..first+n` of a PDU, which arrived at `t0 + k·step`.
+    #[allow(clippy::too_many_arguments)]
+    fn count_dropped(
+        &mut self,
+        port: usize,
+        circuit: usize,
+        stage: usize,
+        pdu: u32,
+        first: u32,
+        n: u32,
+        t0: SimTime,
+        step: SimTime,
+        cause: LossCause,
+    ) {
+        let (serial, token) = {
+            let r = &self.pdus[pdu as usize];
+            (r.serial, r.token)
+        };
+        let pc = &mut self.ports[port].counters;
+        pc.cells_in += n as u64;
+        pc.cells_lost.add(cause, n as u64);
+        let st = &mut self.circuits[circuit].stages[stage];
+        if st.last_damaged != serial + 1 {
+            st.last_damaged = serial + 1;
+            pc.pdus_damaged += 1;
+        }
+        if self.log_on {
+            let (vpi, vci) = (st.vpi, st.vci);
+            for k in 0..n {
+                self.log.push(CellRecord {
+                    place: Place::Port(port),
+                    at: t0 + step.times(k as u64),
+                    circuit,
+                    token,
+                    cell: first + k,
+                    vpi,
+                    vci,
+                    fate: CellFate::Lost(cause),
+                });
+            }
+        }
+        self.cells_done(pdu, n, true);
+    }
+
+    /// Log cells `first..` of a PDU starting transmission at a port at the given times.
+    fn log_sent(
+        &mut self,
+        port: usize,
+        circuit: usize,
+        stage: usize,
+        pdu: u32,
+        first: u32,
+        starts: impl Iterator<Item = SimTime>,
+    ) {
+        let token = self.pdus[pdu as usize].token;
+        let st = &self.circuits[circuit].stages[stage];
+        let (vpi, vci) = (st.vpi, st.vci);
+        for (k, at) in starts.enumerate() {
+            self.log.push(CellRecord {
+                place: Place::Port(port),
+                at,
+                circuit,
+                token,
+                cell: first + k as u32,
+                vpi,
+                vci,
+                fate: CellFate::Sent,
+            });
+        }
+    }
 }

@@ -1,0 +1,54 @@
+//! PerCell mode: the reference. One event per cell per queue; a port is a
+//! literal FIFO of the end times of the cells it holds.
+
+use super::port::{self, Verdict};
+use super::{Ev, Network};
+use crate::time::SimTime;
+
+impl Network {
+    /// Cell `cell` of a PDU arrives at `stage` (a port, or the receiver past the last).
+    pub(super) fn cell_arrives(&mut self, a: SimTime, pdu: u32, cell: u32, stage: usize) {
+        let (c, eom) = {
+            let r = &self.pdus[pdu as usize];
+            (r.circuit as usize, cell + 1 == r.ncells)
+        };
+        if stage == self.circuits[c].stages.len() {
+            return self.reassemble(c, pdu, cell, 1, a, SimTime::ZERO);
+        }
+        let p = self.circuits[c].stages[stage].port;
+        let port = &mut self.ports[p];
+        // Cells whose transmission has ended by now have left the buffer.
+        while port.ends.front().is_some_and(|&e| e <= a) {
+            port.ends.pop_front();
+        }
+        let occ = port.ends.len() as u32;
+        let (cell_time, delay, buffer, policy) = (port.cell, port.delay, port.buffer, port.policy);
+        let free = port.ends.back().copied().unwrap_or(a);
+        match port::offer(
+            policy,
+            buffer,
+            &mut self.circuits[c].stages[stage].vc,
+            occ,
+            eom,
+        ) {
+            Verdict::Accept => {
+                let start = a.max(free);
+                self.ports[p].ends.push_back(start + cell_time);
+                self.count_accepted(p, 1, occ + 1);
+                if self.log_on {
+                    self.log_sent(p, c, stage, pdu, cell, std::iter::once(start));
+                }
+                let next = Ev::Cell {
+                    pdu,
+                    cell,
+                    stage: stage as u16 + 1,
+                };
+                self.agenda
+                    .schedule(start + cell_time + delay, c as u32, next);
+            }
+            Verdict::Drop(cause) => {
+                self.count_dropped(p, c, stage, pdu, cell, 1, a, cell_time, cause)
+            }
+        }
+    }
+}

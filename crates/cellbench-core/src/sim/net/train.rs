@@ -1,0 +1,372 @@
+//! Train mode: cell-exact at packet cost.
+//!
+//! Why it is exact. A FIFO output port's decision for a cell depends only on the
+//! cells that arrived before it (in the documented tie order) — through one
+//! number, the end of transmission of the last accepted cell (`end`; the
+//! occupancy a cell finds is `ceil((end − a)/C)`, see `port::occupancy`), and the
+//! VC's drop-policy state. So a port may decide any cell as soon as it knows
+//! every cell that arrives there no later; it need not decide it at its arrival
+//! time.
+//!
+//! How cells move. A run of consecutive cells of one PDU with regular arrivals is
+//! a [`Seg`] `(t0, step, count)`. Each port keeps one FIFO of segments per input
+//! link. *Resolving* a port up to time T merges the heads of its input FIFOs in
+//! (arrival, circuit) order and decides the cells arriving at or before T, taking
+//! whole runs at a time (`port::accept_run` gives the departures of a run in
+//! closed form; drops under PPD/EPD are counted in bulk), and pushes the
+//! survivors downstream as new segments (coalesced when still regular).
+//!
+//! When a port may resolve up to T:
+//! - a port with one input link (eager) resolves every cell as soon as it is
+//!   pushed: its input is in time order and nothing can overtake it;
+//! - a port with several input links resolves up to T only after every upstream
+//!   port U was resolved up to `T − (C_U + d_U)` (a cell leaving U later arrives
+//!   after T); adapters push a PDU's cells when it is sent, and a PDU sent at or
+//!   after `now` arrives after `now`. Such a port is resolved by an event at the
+//!   arrival of the last cell of each PDU pushed to it (and at the end of any
+//!   batch of cells pushed without one), and by pulls from downstream ports.
+//!
+//! So a PDU's last cell is always decided at each hop no later than its arrival
+//! there, hence pushed to the next hop before it arrives there, and a delivery
+//! is scheduled before its time. The port graph must be loop-free (checked).
+
+use super::port::{self, VcState, Verdict};
+use super::{DropPolicy, Ev, LossCause, Network, Next};
+use crate::time::SimTime;
+
+/// Cells `first..first+count` of one PDU arriving at a stage, the k-th at `t0 + k·step`.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Seg {
+    pub pdu: u32,
+    pub circuit: u32,
+    /// The stage (port) the cells arrive at.
+    pub stage: u16,
+    pub first: u32,
+    pub count: u32,
+    pub t0: SimTime,
+    pub step: SimTime,
+}
+
+impl Seg {
+    fn time(&self, j: u32) -> SimTime {
+        self.t0 + self.step.times(j as u64)
+    }
+    fn last(&self) -> SimTime {
+        self.time(self.count - 1)
+    }
+    /// How many head cells arrive at or before `limit` (>= 1 when t0 <= limit).
+    fn count_upto(&self, limit: SimTime) -> u32 {
+        if self.count == 1 || limit >= self.last() {
+            return self.count;
+        }
+        ((limit.0 - self.t0.0) / self.step.0 + 1) as u32
+    }
+}
+
+impl Network {
+    /// Cells `first..first+count` of a PDU leave `stage`, arriving at the next
+    /// stage at `t0 + k·step`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn emit(
+        &mut self,
+        circuit: usize,
+        stage: usize,
+        pdu: u32,
+        first: u32,
+        count: u32,
+        t0: SimTime,
+        step: SimTime,
+    ) {
+        let (port, slot) = match self.circuits[circuit].stages[stage].next {
+            Next::Receiver => return self.reassemble(circuit, pdu, first, count, t0, step),
+            Next::Port { port, slot } => (port, slot),
+        };
+        let seg = Seg {
+            pdu,
+            circuit: circuit as u32,
+            stage: stage as u16 + 1,
+            first,
+            count,
+            t0,
+            step,
+        };
+        let eom = first + count == self.pdus[pdu as usize].ncells;
+        let now = self.now;
+        let p = &mut self.ports[port];
+        let fifo = &mut p.inputs[slot];
+        let merged = match fifo.back_mut() {
+            Some(b) if b.pdu == pdu && b.first + b.count == first => coalesce(b, &seg),
+            _ => false,
+        };
+        if !merged {
+            fifo.push_back(seg);
+        }
+        let last = seg.last();
+        if p.eager {
+            if !p.dirty {
+                p.dirty = true;
+                self.dirty.push(port);
+            }
+        } else if eom {
+            let at = last.max(now);
+            if p.max_scheduled != at {
+                p.max_scheduled = p.max_scheduled.max(at);
+                self.agenda
+                    .schedule(at, port as u32, Ev::Resolve(port as u32));
+            }
+        } else {
+            p.sweep_at = p.sweep_at.max(last);
+            if !p.in_sweep {
+                p.in_sweep = true;
+                self.sweep.push(port);
+            }
+        }
+    }
+
+    /// Resolves the eager ports that were pushed to, then makes sure every cell
+    /// pushed to a multi-input port is covered by a resolve event.
+    pub(super) fn drain(&mut self) {
+        while let Some(p) = self.dirty.pop() {
+            self.ports[p].dirty = false;
+            self.resolve(p, SimTime::MAX);
+        }
+        while let Some(p) = self.sweep.pop() {
+            let now = self.now;
+            let port = &mut self.ports[p];
+            port.in_sweep = false;
+            if port.sweep_at > port.max_scheduled {
+                let at = port.sweep_at.max(now);
+                port.max_scheduled = at;
+                self.agenda.schedule(at, p as u32, Ev::Resolve(p as u32));
+            }
+        }
+    }
+
+    /// Resolves port `p` and everything upstream of it up to time `t`.
+    pub(super) fn pull(&mut self, p: usize, t: SimTime) {
+        if t <= self.ports[p].pulled_until {
+            return;
+        }
+        self.ports[p].pulled_until = t;
+        for i in 0..self.ports[p].upstream.len() {
+            let (u, lookahead) = self.ports[p].upstream[i];
+            self.pull(u, t.saturating_sub(lookahead));
+        }
+        // The upstream pulls may have pushed into eager ports between them and p.
+        self.drain();
+        if !self.ports[p].eager {
+            self.resolve(p, t);
+        }
+    }
+
+    /// Decides every pending cell of port `p` arriving at or before `horizon`.
+    fn resolve(&mut self, p: usize, horizon: SimTime) {
+        // The input FIFOs are taken out while cells flow on: nothing pushes back
+        // into p (the port graph is loop-free).
+        let mut inputs = std::mem::take(&mut self.ports[p].inputs);
+        loop {
+            let mut best = usize::MAX;
+            let mut best_key = (SimTime::MAX, u32::MAX);
+            let mut second = (SimTime::MAX, u32::MAX);
+            for (i, fifo) in inputs.iter().enumerate() {
+                if let Some(s) = fifo.front() {
+                    let key = (s.t0, s.circuit);
+                    if key < best_key {
+                        second = best_key;
+                        best_key = key;
+                        best = i;
+                    } else if key < second {
+                        second = key;
+                    }
+                }
+            }
+            if best == usize::MAX || best_key.0 > horizon {
+                break;
+            }
+            let Some(&seg) = inputs[best].front() else {
+                break;
+            };
+            // Take the cells that come before the other inputs' next cell.
+            let mut limit = horizon;
+            if second.0 != SimTime::MAX {
+                let other = if seg.circuit < second.1 {
+                    second.0
+                } else {
+                    SimTime(second.0 .0 - 1)
+                };
+                limit = limit.min(other);
+            }
+            let m = seg.count_upto(limit);
+            self.process(p, &seg, m);
+            let Some(front) = inputs[best].front_mut() else {
+                break;
+            };
+            if m == front.count {
+                inputs[best].pop_front();
+            } else {
+                front.first += m;
+                front.t0 = front.time(m);
+                front.count -= m;
+            }
+        }
+        self.ports[p].inputs = inputs;
+    }
+
+    /// Decides the first `m` cells of `seg` at port `p`, in bulk where the
+    /// outcome is regular, cell by cell where it is not.
+    fn process(&mut self, p: usize, seg: &Seg, m: u32) {
+        let (c, s) = (seg.circuit as usize, seg.stage as usize);
+        let ncells = self.pdus[seg.pdu as usize].ncells;
+        let ends_pdu = seg.first + m == ncells;
+        let (cell, buffer, policy) = {
+            let port = &self.ports[p];
+            (port.cell, port.buffer, port.policy)
+        };
+        let mut j = 0;
+        while j < m {
+            let a = seg.time(j);
+            match self.circuits[c].stages[s].vc {
+                VcState::Refusing => {
+                    // EPD: the rest of a refused PDU goes, its last cell included.
+                    self.count_dropped(
+                        p,
+                        c,
+                        s,
+                        seg.pdu,
+                        seg.first + j,
+                        m - j,
+                        a,
+                        seg.step,
+                        LossCause::Epd,
+                    );
+                    if ends_pdu {
+                        self.circuits[c].stages[s].vc = VcState::Idle;
+                    }
+                    j = m;
+                }
+                VcState::Discarding if !(ends_pdu && j + 1 == m) => {
+                    // PPD: every cell but the last of the PDU goes.
+                    let k = if ends_pdu { m - 1 } else { m };
+                    self.count_dropped(
+                        p,
+                        c,
+                        s,
+                        seg.pdu,
+                        seg.first + j,
+                        k - j,
+                        a,
+                        seg.step,
+                        LossCause::Ppd,
+                    );
+                    j = k;
+                }
+                VcState::Discarding => {
+                    self.one_cell(p, seg, j);
+                    j += 1;
+                }
+                VcState::Idle if matches!(policy, DropPolicy::Epd { .. }) => {
+                    self.one_cell(p, seg, j);
+                    j += 1;
+                }
+                VcState::Idle | VcState::Accepting => {
+                    let end = self.ports[p].end;
+                    match port::accept_run(end, a, seg.step, m - j, cell, buffer) {
+                        Some(run) => {
+                            self.accept_run(p, seg, j, &run, ends_pdu && j + run.n == m);
+                            j += run.n;
+                        }
+                        None => {
+                            self.one_cell(p, seg, j);
+                            j += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Cells `j..j+run.n` of `seg` are accepted, leaving as `run` says.
+    fn accept_run(&mut self, p: usize, seg: &Seg, j: u32, run: &port::Run, has_eom: bool) {
+        let (c, s) = (seg.circuit as usize, seg.stage as usize);
+        let a0 = seg.time(j);
+        let (cell, delay) = {
+            let port = &mut self.ports[p];
+            port.end = run.end;
+            (port.cell, port.delay)
+        };
+        self.count_accepted(p, run.n, run.peak);
+        self.circuits[c].stages[s].vc = if has_eom {
+            VcState::Idle
+        } else {
+            VcState::Accepting
+        };
+        if self.log_on {
+            let starts = (0..run.n).map(|k| run.start(k, a0, seg.step, cell));
+            self.log_sent(p, c, s, seg.pdu, seg.first + j, starts);
+        }
+        let hop = cell + delay;
+        if run.knee > 0 {
+            self.emit(
+                c,
+                s,
+                seg.pdu,
+                seg.first + j,
+                run.knee,
+                run.start0 + hop,
+                cell,
+            );
+        }
+        if run.knee < run.n {
+            let t0 = a0 + seg.step.times(run.knee as u64) + hop;
+            self.emit(
+                c,
+                s,
+                seg.pdu,
+                seg.first + j + run.knee,
+                run.n - run.knee,
+                t0,
+                seg.step,
+            );
+        }
+    }
+
+    /// Cell j of `seg` decided on its own (a drop, a PDU boundary under EPD, the
+    /// last cell under PPD).
+    fn one_cell(&mut self, p: usize, seg: &Seg, j: u32) {
+        let (c, s) = (seg.circuit as usize, seg.stage as usize);
+        let a = seg.time(j);
+        let idx = seg.first + j;
+        let eom = idx + 1 == self.pdus[seg.pdu as usize].ncells;
+        let port = &self.ports[p];
+        let (cell, delay, buffer, policy, end) =
+            (port.cell, port.delay, port.buffer, port.policy, port.end);
+        let occ = port::occupancy(end, a, cell);
+        match port::offer(policy, buffer, &mut self.circuits[c].stages[s].vc, occ, eom) {
+            Verdict::Accept => {
+                let start = a.max(end);
+                self.ports[p].end = start + cell;
+                self.count_accepted(p, 1, occ + 1);
+                if self.log_on {
+                    self.log_sent(p, c, s, seg.pdu, idx, std::iter::once(start));
+                }
+                self.emit(c, s, seg.pdu, idx, 1, start + cell + delay, cell);
+            }
+            Verdict::Drop(cause) => self.count_dropped(p, c, s, seg.pdu, idx, 1, a, cell, cause),
+        }
+    }
+}
+
+/// Appends `seg` to `back` (the next cells of the same PDU) if the arrivals stay
+/// an arithmetic progression.
+fn coalesce(back: &mut Seg, seg: &Seg) -> bool {
+    let Some(gap) = seg.t0.0.checked_sub(back.last().0) else {
+        return false;
+    };
+    let step = if back.count == 1 { gap } else { back.step.0 };
+    if gap != step || (seg.count > 1 && seg.step.0 != step) {
+        return false;
+    }
+    back.step = SimTime(step);
+    back.count += seg.count;
+    true
+}
