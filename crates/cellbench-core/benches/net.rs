@@ -3,7 +3,7 @@
 //! one switch output port (TAXI, 256 cells) to host 1, with a 1-cell ACK PDU
 //! back through a second port for every second data PDU; the sender keeps 8 PDUs
 //! in flight and sends two more per ACK (as a window-limited TCP would).
-//! A second scenario congests: two OC-3c senders into one TAXI port, PPD.
+//! The others congest: two OC-3c senders into one TAXI port (tail drop, PPD, EPD 128).
 //!
 //! `cargo bench --bench net` prints wall time, PDUs/s and ns per PDU per hop.
 
@@ -53,6 +53,8 @@ fn vc(src: usize, dst: usize, p: usize, vci: u16) -> CircuitSpec {
         }],
     }
 }
+
+type Scenario = fn(Fidelity) -> Figures;
 
 struct Figures {
     wall_s: f64,
@@ -113,14 +115,30 @@ fn transfer(fidelity: Fidelity) -> Figures {
     }
 }
 
-/// Two OC-3c hosts each send 1850 full PDUs (as fast as their interface queue
-/// allows) into one TAXI port with PPD.
-fn congested(fidelity: Fidelity) -> Figures {
+fn congested_ppd(fidelity: Fidelity) -> Figures {
+    congested(fidelity, DropPolicy::Ppd)
+}
+
+fn congested_tail(fidelity: Fidelity) -> Figures {
+    congested(fidelity, DropPolicy::TailDrop)
+}
+
+fn congested_epd(fidelity: Fidelity) -> Figures {
+    congested(
+        fidelity,
+        DropPolicy::Epd {
+            threshold_cells: 128,
+        },
+    )
+}
+
+/// Two OC-3c hosts each send 1850 full PDUs into one TAXI port.
+fn congested(fidelity: Fidelity, policy: DropPolicy) -> Figures {
     let oc3 = BitRate(149_760_000);
     let taxi = BitRate(100_000_000);
     let topo = Topology {
         adapters: vec![adapter(oc3), adapter(oc3), adapter(taxi)],
-        ports: vec![port(taxi, DropPolicy::Ppd)],
+        ports: vec![port(taxi, policy)],
         circuits: vec![vc(0, 2, 0, 32), vc(1, 2, 0, 33)],
     };
     let mut net = Network::new(topo, fidelity).expect("valid");
@@ -130,17 +148,19 @@ fn congested(fidelity: Fidelity) -> Figures {
     let mut now = SimTime::ZERO;
     let per_host = DATA_PDUS / 2;
     loop {
-        // Keep each interface queue topped up, one PDU per 700 µs (a little
-        // faster than the port drains two hosts' worth).
+        // Each host offers one PDU per 1400 µs, host 1 300 µs after host 0:
+        // 16% more than the port's 814 µs per PDU carries.
+        let due = |c: usize, n: u64| SimTime::from_us(1400 * n + 300 * c as u64);
         for (c, n) in sent.iter_mut().enumerate() {
-            if *n < per_host && now >= SimTime::from_us(700 * *n) && net.send(now, c, FULL, *n) {
+            if *n < per_host && now >= due(c, *n) && net.send(now, c, FULL, *n) {
                 *n += 1;
             }
         }
         let next_send = sent
             .iter()
-            .filter(|&&n| n < per_host)
-            .map(|&n| SimTime::from_us(700 * n))
+            .enumerate()
+            .filter(|&(_, &n)| n < per_host)
+            .map(|(c, &n)| due(c, n))
             .min();
         let next = match (net.poll_at(), next_send) {
             (None, None) => break,
@@ -160,7 +180,7 @@ fn congested(fidelity: Fidelity) -> Figures {
     }
 }
 
-fn best(f: fn(Fidelity) -> Figures, fidelity: Fidelity) -> Figures {
+fn best(f: Scenario, fidelity: Fidelity) -> Figures {
     let mut best: Option<Figures> = None;
     for _ in 0..RUNS {
         let r = f(fidelity);
@@ -178,10 +198,13 @@ fn main() {
         "{:<12} {:<8} {:>10} {:>12} {:>9} {:>10} {:>14} {:>12}",
         "scenario", "mode", "wall ms", "PDUs/s", "PDUs", "events", "ns/PDU/hop(2)", "delivered"
     );
-    for (name, f) in [
-        ("transfer", transfer as fn(Fidelity) -> Figures),
-        ("congested", congested),
-    ] {
+    let scenarios: [(&str, Scenario); 4] = [
+        ("transfer", transfer),
+        ("cong-tail", congested_tail),
+        ("cong-ppd", congested_ppd),
+        ("cong-epd", congested_epd),
+    ];
+    for (name, f) in scenarios {
         let mut walls = vec![];
         for fidelity in [Fidelity::Train, Fidelity::PerCell] {
             let r = best(f, fidelity);

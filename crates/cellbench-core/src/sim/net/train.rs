@@ -14,7 +14,9 @@
 //! (arrival, circuit) order and decides the cells arriving at or before T, taking
 //! whole runs at a time (`port::accept_run` gives the departures of a run in
 //! closed form; drops under PPD/EPD are counted in bulk), and pushes the
-//! survivors downstream as new segments (coalesced when still regular).
+//! survivors downstream as new segments (coalesced when still regular). Cells a
+//! VC discards (PPD before the last cell, EPD) neither read nor change the port's
+//! state, so they are taken in bulk even where other inputs interleave.
 //!
 //! When a port may resolve up to T:
 //! - a port with one input link (eager) resolves every cell as soon as it is
@@ -58,6 +60,9 @@ impl Seg {
     fn count_upto(&self, limit: SimTime) -> u32 {
         if self.count == 1 || limit >= self.last() {
             return self.count;
+        }
+        if limit < self.t0 + self.step {
+            return 1;
         }
         ((limit.0 - self.t0.0) / self.step.0 + 1) as u32
     }
@@ -196,7 +201,24 @@ impl Network {
                 };
                 limit = limit.min(other);
             }
-            let m = seg.count_upto(limit);
+            let mut m = seg.count_upto(limit);
+            // Cells a VC discards (PPD before the PDU's last cell, EPD) neither
+            // depend on nor change the port's state: no need to interleave them
+            // with the other inputs' cells.
+            match self.circuits[seg.circuit as usize].stages[seg.stage as usize].vc {
+                VcState::Refusing => m = seg.count_upto(horizon),
+                VcState::Discarding => {
+                    let all = seg.count_upto(horizon);
+                    let ncells = self.pdus[seg.pdu as usize].ncells;
+                    let before_eom = if seg.first + all == ncells {
+                        all - 1
+                    } else {
+                        all
+                    };
+                    m = m.max(before_eom);
+                }
+                VcState::Idle | VcState::Accepting => {}
+            }
             self.process(p, &seg, m);
             let Some(front) = inputs[best].front_mut() else {
                 break;
