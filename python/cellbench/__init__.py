@@ -2,18 +2,15 @@
 
 The heavy lifting is in the Rust core (``cellbench._native``); this package holds
 the command line, the experiment runners and the result formats.
+
+- ``cellbench.wire``: byte-exact ATM cells, AAL5, RFC 1483, pcap.
+- ``cellbench.calc``: closed-form calculators (layer bandwidth, bursts, GCRA, windows).
+- ``cellbench.reproduce_study(name, **options)``: a classic study on the simulator, as a DataFrame.
 """
 
-from cellbench import _native
+from cellbench import _native, calc, wire
+from cellbench.reproduce import reproduce_study
 
 __version__: str = _native.__version__
 
-__all__ = ["__version__"]
-
-from cellbench import wire  # noqa: E402  (byte-exact ATM cells, AAL5, pcap)
-
-__all__ += ["wire"]
-
-from cellbench import calc  # noqa: E402  (closed-form calculators)
-
-__all__ += ["calc"]
+__all__ = ["__version__", "calc", "reproduce_study", "wire"]

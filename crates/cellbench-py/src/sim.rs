@@ -3,6 +3,7 @@
 
 use crate::error::value_error;
 use cellbench_core::sim::batch::run_indexed;
+use cellbench_core::sim::explain::lockstep_cycle;
 use cellbench_core::sim::testbeds::LanBuffers;
 use cellbench_core::sim::world::{run, RunResult};
 use cellbench_core::tcp::Flavour;
@@ -101,7 +102,24 @@ fn run_to_dict(py: Python<'_>, replication: u32, r: &RunResult) -> PyResult<PyOb
     d.set_item("pdus_dropped_at_adapter", t.pdus_dropped_at_adapter)?;
     d.set_item("events", r.events)?;
     d.set_item("sim_seconds", r.end_time.as_secs_f64())?;
+    d.set_item("circular_wait_seconds", t.circular_wait_seconds)?;
     let lines: Vec<String> = r.trace.iter().map(|x| x.line()).collect();
     d.set_item("trace", lines)?;
+    // The lock-step's evidence, when a trace was kept: the steady timer-driven cycle.
+    let cycle = lockstep_cycle(&r.trace);
+    d.set_item(
+        "cycle_bytes_per_tick",
+        cycle.as_ref().map(|c| c.bytes_per_tick),
+    )?;
+    d.set_item(
+        "cycle_period_s",
+        cycle.as_ref().map(|c| c.mean_period.as_secs_f64()),
+    )?;
+    d.set_item(
+        "cycle_predicted_bps",
+        cycle.as_ref().map(|c| c.predicted_bps()),
+    )?;
+    d.set_item("cycle_pattern", cycle.as_ref().map(|c| c.pattern.clone()))?;
+    d.set_item("cycle_repeats", cycle.as_ref().map(|c| c.pattern_repeats))?;
     Ok(d.into())
 }

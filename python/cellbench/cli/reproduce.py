@@ -31,12 +31,44 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=0, help="worker threads (default: all cores)")
     p.add_argument("--json", action="store_true", help="print JSON instead of the grids")
     p.add_argument("--out", type=Path, help="directory to store the results in")
-    p.add_argument("--send-buffer", type=positive_int("--send-buffer"), action="append",
-                   help="only this sender SO_SNDBUF (bytes); repeatable")
-    p.add_argument("--recv-buffer", type=positive_int("--recv-buffer"), action="append",
-                   help="only this receiver SO_RCVBUF (bytes); repeatable")
-    p.add_argument("--trace", action="store_true",
-                   help="print the segment trace of each transfer (tcpdump-like, with why each was sent)")
+    p.add_argument(
+        "--send-buffer",
+        type=positive_int("--send-buffer"),
+        action="append",
+        help="only this sender SO_SNDBUF (bytes); repeatable",
+    )
+    p.add_argument(
+        "--recv-buffer",
+        type=positive_int("--recv-buffer"),
+        action="append",
+        help="only this receiver SO_RCVBUF (bytes); repeatable",
+    )
+    p.add_argument(
+        "--buflen",
+        type=positive_int("--buflen"),
+        default=8192,
+        help="ttcp -l: bytes per write and per read (default 8192)",
+    )
+    p.add_argument(
+        "--nbytes",
+        type=positive_int("--nbytes"),
+        default=lan_buffers.TRANSFER_BYTES,
+        help="bytes per transfer (default 32 MB = 33554432)",
+    )
+    p.add_argument(
+        "--mtu",
+        type=positive_int("--mtu"),
+        default=9188,
+        help="IP MTU in bytes (default 9188, VC-mux 'Fore IP')",
+    )
+    p.add_argument("--profile", default="sparc-ipc", help="host profile (default sparc-ipc)")
+    p.add_argument("--flavour", default="sunos411", help="TCP flavour (default sunos411)")
+    p.add_argument("--nodelay", action="store_true", help="set TCP_NODELAY on the sender")
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="print the segment trace of each transfer (tcpdump-like, with why each was sent)",
+    )
     p.set_defaults(func=main)
 
 
@@ -57,6 +89,12 @@ def main(args: argparse.Namespace) -> int:
             workers=args.workers,
             trace=args.trace,
             progress=bar.update,
+            buflen=args.buflen,
+            nbytes=args.nbytes,
+            mtu=args.mtu,
+            profile=args.profile,
+            flavour=args.flavour,
+            nodelay=args.nodelay,
         )
     summary = study.summarize(df)
     if args.out is not None:
@@ -70,6 +108,14 @@ def main(args: argparse.Namespace) -> int:
             )
             for line in row.trace:
                 print(line)
+            if row.cycle_pattern is not None:
+                mbit = row.cycle_predicted_bps / 2**20
+                print(
+                    f"# lock-step evidence: every {1e3 * row.cycle_period_s:.1f} ms the cycle "
+                    f"[{' -> '.join(row.cycle_pattern)}] repeats ({row.cycle_repeats} times exactly); "
+                    f"{row.cycle_bytes_per_tick:.0f} bytes released per timer tick "
+                    f"-> {mbit:.4f} Mbit/s (2^20) predicted, {row.throughput_mbit_ttcp:.4f} measured"
+                )
         return 0
     if args.json:
         print_json(study.to_json(summary))

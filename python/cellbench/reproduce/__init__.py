@@ -7,4 +7,21 @@ from cellbench.reproduce import lan_buffers
 #: name -> module with ``run(...)`` returning a DataFrame and ``report(df)`` for the CLI.
 STUDIES = {"lan-buffers": lan_buffers}
 
-__all__ = ["STUDIES", "lan_buffers"]
+
+def reproduce_study(name: str, **options):
+    """Run a classic study on the simulator; one row per configuration and replication.
+
+    ``cellbench.reproduce_study("lan-buffers", replications=5, seed=1)`` returns a
+    pandas DataFrame (throughput in ``throughput_mbit_ttcp``, 2^20 bit/s, and
+    ``throughput_bps``); ``STUDIES[name].summarize(df)`` gives the grid.
+    """
+    try:
+        study = STUDIES[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown study {name!r}: expected one of {', '.join(sorted(STUDIES))}"
+        ) from None
+    return study.run(**options)
+
+
+__all__ = ["STUDIES", "lan_buffers", "reproduce_study"]

@@ -8,7 +8,9 @@ from importlib import resources
 
 def _rows(name: str) -> list[list[str]]:
     text = resources.files("cellbench.data").joinpath(name).read_text()
-    return [row for row in csv.reader(line for line in text.splitlines() if not line.startswith("#"))]
+    return [
+        row for row in csv.reader(line for line in text.splitlines() if not line.startswith("#"))
+    ]
 
 
 def size_label(nbytes: int) -> str:
@@ -32,8 +34,20 @@ def lan_buffer_table() -> dict[tuple[int, int], float]:
 
 
 #: The cells the study itself marks anomalous (the table's comment line).
-LAN_ANOMALOUS = {
-    (16 * 1024, r) for r in [24 * 1024, 28 * 1024, 32 * 1024, 36 * 1024, 40 * 1024, 44 * 1024, 48 * 1024, 52428]
-} | {(20 * 1024, r) for r in [40 * 1024, 44 * 1024, 48 * 1024, 52428]} | {
-    (24 * 1024, r) for r in [48 * 1024, 52428]
-}
+LAN_ANOMALOUS = (
+    {
+        (16 * 1024, r)
+        for r in [
+            24 * 1024,
+            28 * 1024,
+            32 * 1024,
+            36 * 1024,
+            40 * 1024,
+            44 * 1024,
+            48 * 1024,
+            52428,
+        ]
+    }
+    | {(20 * 1024, r) for r in [40 * 1024, 44 * 1024, 48 * 1024, 52428]}
+    | {(24 * 1024, r) for r in [48 * 1024, 52428]}
+)

@@ -705,3 +705,123 @@ pub fn reason_counts(trace: &[TraceRecord]) -> Vec<(SendReason, usize)> {
     counts.sort();
     counts
 }
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::sim::explain::lockstep_cycle;
+    use crate::sim::testbeds::LanBuffers;
+
+    fn lan(sndbuf: u32, rcvbuf: u32, nbytes: u64) -> LanBuffers {
+        LanBuffers {
+            sndbuf,
+            rcvbuf,
+            nbytes,
+            ..LanBuffers::default()
+        }
+    }
+
+    fn run_lan(study: &LanBuffers, seed: u64, trace: bool) -> RunResult {
+        run(&study.scenario(seed, 0, trace).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn same_seed_same_result_byte_for_byte() {
+        let study = lan(16384, 20480, 4 << 20);
+        let a = run_lan(&study, 7, true);
+        let b = run_lan(&study, 7, true);
+        assert_eq!(format!("{:?}", a.transfers), format!("{:?}", b.transfers));
+        assert_eq!(a.trace, b.trace);
+        assert_eq!(a.events, b.events);
+        // Another seed moves the timer phases and the cost jitter.
+        let c = run_lan(&study, 8, true);
+        assert_ne!(a.trace, c.trace);
+    }
+
+    #[test]
+    fn large_buffers_run_near_the_hosts_limit() {
+        let r = run_lan(&lan(52_428, 52_428, 8 << 20), 1, false);
+        let t = &r.transfers[0];
+        assert!(t.completed && !t.lockstep());
+        assert!(t.mbit_ttcp() > 10.0, "{}", t.mbit_ttcp());
+        assert_eq!(t.bytes, 8 << 20);
+        assert_eq!(t.sender.segs_retransmitted, 0);
+    }
+
+    #[test]
+    fn small_send_buffer_locks_into_the_delayed_ack_cycle() {
+        // 16K send, 24K receive: the study's lock-step. Every 200 ms tick the
+        // receiver's timer ACK releases the 8 KB the sender was holding.
+        let r = run_lan(&lan(16_384, 24_576, 8 << 20), 1, true);
+        let t = &r.transfers[0];
+        assert!(t.completed && t.lockstep());
+        assert!(t.mbit_ttcp() < 2.0);
+        let cycle = lockstep_cycle(&r.trace).expect("a timer-paced cycle");
+        // The tick is exact; the ACK leaves after the host's (jittered) processing.
+        let period_ms = cycle.mean_period.as_secs_f64() * 1e3;
+        assert!((period_ms - 200.0).abs() < 0.1, "{period_ms}");
+        assert_eq!(cycle.bytes_per_tick, 8192.0);
+        assert_eq!(
+            cycle.pattern,
+            vec![
+                "B 0 [delack-timer]".to_string(),
+                "A 8192 [idle]".to_string()
+            ]
+        );
+        // The mechanism's rate: 8 KB per 200 ms = 0.3125 Mbit/s in ttcp's unit.
+        let predicted = cycle.predicted_bps() / 1_048_576.0;
+        assert!((predicted - 0.3125).abs() < 1e-3);
+        assert!((t.mbit_ttcp() - predicted).abs() / predicted < 0.05);
+    }
+
+    #[test]
+    fn three_mss_send_buffer_never_locks() {
+        for rcvbuf in [16_384, 24_576, 36_864, 52_428] {
+            let r = run_lan(&lan(3 * 9148, rcvbuf, 4 << 20), 3, false);
+            assert!(!r.transfers[0].lockstep(), "rcvbuf {rcvbuf}");
+            assert!(r.transfers[0].mbit_ttcp() > 10.0, "rcvbuf {rcvbuf}");
+        }
+    }
+
+    #[test]
+    fn per_cell_reference_gives_the_same_transfer() {
+        let study = lan(24_576, 32_768, 1 << 20);
+        let mut s = study.scenario(3, 0, true).unwrap();
+        let train = run(&s).unwrap();
+        s.fidelity = Fidelity::PerCell;
+        let cell = run(&s).unwrap();
+        assert_eq!(train.trace, cell.trace);
+        assert_eq!(
+            format!("{:?}", train.transfers),
+            format!("{:?}", cell.transfers)
+        );
+    }
+
+    #[test]
+    fn bad_values_are_refused_before_running() {
+        let mut study = lan(60_000, 16_384, 1 << 20);
+        let err = run(&study.scenario(1, 0, false).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("send buffer 60000") && err.contains("1..=52428"),
+            "{err}"
+        );
+        study.sndbuf = 16_384;
+        study.buflen = 0;
+        let err = run(&study.scenario(1, 0, false).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("write size 0"), "{err}");
+        study.buflen = 8192;
+        study.mtu = 500;
+        let err = run(&study.scenario(1, 0, false).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("MTU 500") && err.contains("576"), "{err}");
+        study.mtu = 9188;
+        study.profile = "cray-2".into();
+        let err = study.scenario(1, 0, false).unwrap_err().to_string();
+        assert!(err.contains("cray-2") && err.contains("sparc-ipc"), "{err}");
+    }
+}

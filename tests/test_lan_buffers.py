@@ -1,0 +1,251 @@
+"""The lan-buffers reproduction against ../shared/reference/lan_buffer_table.csv.
+
+Tolerances (issue 3): every cell the study marks anomalous must come out below
+2 Mbit/s (ttcp's unit, 2^20 bit/s) as a delayed-ACK lock-step; every other cell
+at 10 Mbit/s or more and within +-25% of the published mean. Two cells are known
+deviations of the model (see KNOWN_DEVIATIONS); they are tested as strict xfails
+so that a model change that fixes them is noticed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import cellbench
+from cellbench.reproduce import lan_buffers
+from cellbench.reproduce.published import LAN_ANOMALOUS, label_size, lan_buffer_table
+
+REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
+TOLERANCE = 0.25
+REPLICATIONS = 5
+MSS = 9188 - 40
+
+#: Cells where the simulated mechanism and the published mean disagree beyond
+#: the tolerance, with the reason (closing note of issue 3).
+KNOWN_DEVIATIONS = {
+    # With a 20K send buffer and 36K receive buffer the SPEC's window-update rule
+    # (35% of 36864 = 12902 bytes) cannot be met by the <= 12220 bytes the sender
+    # can have outstanding after a flush, so the lock-step is self-sustaining in
+    # the model; the study measured no lock there.
+    (20 * 1024, 36 * 1024): "model locks (1.1 Mbit/s); published 14.24",
+    # 28K send / 16K receive: one full MSS in flight, the 6280-byte rest held by
+    # sender SWS avoidance (< max_sndwnd/2), so the model is stop-and-wait.
+    (28 * 1024, 16 * 1024): "model stop-and-wait 12.0 Mbit/s; published 16.57",
+}
+
+
+def published_from_reference() -> dict[tuple[int, int], float]:
+    path = REFERENCE / "lan_buffer_table.csv"
+    if not path.exists():
+        pytest.skip(f"reference table not found at {path}")
+    rows = [
+        r for r in csv.reader(x for x in path.read_text().splitlines() if not x.startswith("#"))
+    ]
+    header = rows[0][1:]
+    return {
+        (label_size(row[0]), label_size(col)): float(v)
+        for row in rows[1:]
+        for col, v in zip(header, row[1:])
+    }
+
+
+@pytest.fixture(scope="module")
+def grid() -> pd.DataFrame:
+    df = lan_buffers.run(replications=REPLICATIONS, seed=1)
+    return lan_buffers.summarize(df)
+
+
+def test_shipped_table_is_the_reference() -> None:
+    assert lan_buffer_table() == published_from_reference()
+
+
+def test_every_published_anomalous_cell_locks(grid: pd.DataFrame) -> None:
+    published = published_from_reference()
+    cells = grid[grid.published_anomalous]
+    assert len(cells) == len(LAN_ANOMALOUS) == 14
+    for row in cells.itertuples():
+        key = (row.send_buffer, row.recv_buffer)
+        assert row.throughput_mbit_ttcp < 2.0, (key, row.throughput_mbit_ttcp, published[key])
+        assert row.lockstep, key
+
+
+def test_other_cells_within_tolerance(grid: pd.DataFrame) -> None:
+    published = published_from_reference()
+    worst = (0.0, None)
+    for row in grid[~grid.published_anomalous].itertuples():
+        key = (row.send_buffer, row.recv_buffer)
+        if key in KNOWN_DEVIATIONS:
+            continue
+        pub = published[key]
+        err = (row.throughput_mbit_ttcp - pub) / pub
+        worst = max(worst, (abs(err), key))
+        assert row.throughput_mbit_ttcp >= 10.0, (key, row.throughput_mbit_ttcp)
+        assert abs(err) <= TOLERANCE, (key, row.throughput_mbit_ttcp, pub)
+        assert not row.lockstep, key
+    print(f"worst un-anomalous cell: {100 * worst[0]:.1f}% at {worst[1]}")
+
+
+@pytest.mark.xfail(strict=True, reason="known model deviations, see KNOWN_DEVIATIONS")
+@pytest.mark.parametrize("key", sorted(KNOWN_DEVIATIONS))
+def test_known_deviations(grid: pd.DataFrame, key: tuple[int, int]) -> None:
+    published = published_from_reference()
+    row = grid[(grid.send_buffer == key[0]) & (grid.recv_buffer == key[1])].iloc[0]
+    assert row.throughput_mbit_ttcp >= 10.0
+    assert abs(row.throughput_mbit_ttcp - published[key]) / published[key] <= TOLERANCE
+
+
+@pytest.mark.parametrize("key", sorted(LAN_ANOMALOUS))
+def test_lockstep_rate_is_what_the_mechanism_releases_per_tick(key: tuple[int, int]) -> None:
+    """In the lock-step, throughput = data released per 200 ms timer tick."""
+    snd, rcv = key
+    [run] = cellbench._native.lan_buffers(
+        snd, rcv, replications=1, seed=1, trace=True, nbytes=8 << 20
+    )
+    assert run["lockstep"]
+    assert run["cycle_pattern"][0] == "B 0 [delack-timer]"
+    assert abs(run["cycle_period_s"] - 0.200) < 0.001
+    measured = run["throughput_bps"]
+    assert abs(measured - run["cycle_predicted_bps"]) / run["cycle_predicted_bps"] < 0.05
+    # The sender's held-back data goes only when the timer ACK comes: the circular wait.
+    assert run["circular_wait_seconds"] > 0.8 * run["sender_seconds"]
+
+
+def test_three_mss_send_buffer_prevents_the_lockstep() -> None:
+    """The study's remedy: SO_SNDBUF >= 3 x MSS, whatever the receive buffer."""
+    df = lan_buffers.run(send_buffers=[3 * MSS, 28 * 1024], replications=2, seed=5, nbytes=8 << 20)
+    assert not df.lockstep.any()
+    assert (df.throughput_mbit_ttcp > 10.0).all()
+
+
+def test_python_api_returns_a_dataframe() -> None:
+    df = cellbench.reproduce_study(
+        "lan-buffers",
+        send_buffers=[16384],
+        recv_buffers=[16384, 24576],
+        replications=2,
+        nbytes=1 << 20,
+    )
+    assert isinstance(df, pd.DataFrame)
+    assert list(df.columns[:4]) == ["send_buffer", "recv_buffer", "seed", "replication"]
+    assert len(df) == 4
+    with pytest.raises(ValueError, match="unknown study 'lan-bufers'"):
+        cellbench.reproduce_study("lan-bufers")
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "cellbench", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+SMALL = [
+    "--send-buffer",
+    "16384",
+    "--send-buffer",
+    "52428",
+    "--recv-buffer",
+    "24576",
+    "--replications",
+    "2",
+    "--nbytes",
+    "8388608",
+]
+
+
+def test_cli_json_contract_and_determinism() -> None:
+    a = cli("reproduce", "lan-buffers", *SMALL, "--json", "--workers", "1")
+    b = cli("reproduce", "lan-buffers", *SMALL, "--json", "--workers", "2")
+    assert a.returncode == 0, a.stderr
+    assert a.stdout == b.stdout, "results depend on the number of workers"
+    cells = json.loads(a.stdout)["cells"]
+    assert [(c["send_buffer"], c["recv_buffer"]) for c in cells] == [(16384, 24576), (52428, 24576)]
+    for c in cells:
+        assert set(c) >= {
+            "send_buffer",
+            "recv_buffer",
+            "throughput_mbit_ttcp",
+            "published",
+            "lockstep",
+        }
+    assert cells[0]["lockstep"] and cells[0]["published"] == 0.322
+    assert not cells[1]["lockstep"] and cells[1]["throughput_mbit_ttcp"] > 10
+
+
+def test_cli_grid_report() -> None:
+    r = cli("reproduce", "lan-buffers", *SMALL)
+    assert r.returncode == 0, r.stderr
+    assert "simulated (cellbench)" in r.stdout and "published" in r.stdout
+    assert "Mbit/s (2^20 bit/s" in r.stdout
+    assert "0.32*" in r.stdout  # the lock-step mark
+
+
+def test_cli_trace_shows_the_lockstep() -> None:
+    r = cli(
+        "reproduce",
+        "lan-buffers",
+        "--send-buffer",
+        "16384",
+        "--recv-buffer",
+        "24576",
+        "--replications",
+        "1",
+        "--trace",
+        "--nbytes",
+        "1048576",
+    )
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("# send 16K recv 24K replication 0")
+    assert any("B > A: . ack" in x and "[delack-timer]" in x for x in lines)
+    assert any("A > B: . " in x and "(8192)" in x for x in lines)
+    assert "lock-step evidence" in lines[-1] and "B 0 [delack-timer] -> A 8192 [idle]" in lines[-1]
+
+
+def test_cli_stores_results(tmp_path: Path) -> None:
+    r = cli("reproduce", "lan-buffers", *SMALL, "--out", str(tmp_path / "res"))
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((tmp_path / "res" / "result.json").read_text())
+    assert meta["study"] == "lan-buffers" and meta["seed"] == 1 and meta["cellbench_version"]
+    runs = pd.read_csv(tmp_path / "res" / "runs.csv")
+    assert len(runs) == 4
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--send-buffer", "60000"],
+            "send buffer 60000 bytes is out of range for sunos411: 1..=52428",
+        ),
+        (["--recv-buffer", "0"], "--recv-buffer must be >= 1"),
+        (["--buflen", "0"], "--buflen must be >= 1"),
+        (["--mtu", "500"], "MTU 500 is out of range: 576..="),
+        (["--mtu", "70000"], "MTU 70000 is out of range"),
+        (["--profile", "cray-2"], 'unknown host profile "cray-2": expected one of sparc-ipc'),
+        (["--flavour", "vegas"], 'unknown TCP flavour "vegas"'),
+        (["--replications", "x"], "--replications must be a whole number, got 'x'"),
+    ],
+)
+def test_cli_bad_input_is_one_line_exit_2(args: list[str], message: str) -> None:
+    base = [
+        "reproduce",
+        "lan-buffers",
+        "--replications",
+        "1",
+        "--send-buffer",
+        "16384",
+        "--recv-buffer",
+        "16384",
+    ]
+    r = cli(*base, *args)
+    assert r.returncode == 2, r.stdout
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
