@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--replications",
         type=positive_int("--replications"),
         default=None,
-        help=f"transfers per configuration (default: the study's, {lan_buffers.DEFAULT_REPLICATIONS})",
+        help="transfers per configuration "
+        f"(default: the study's, {lan_buffers.DEFAULT_REPLICATIONS})",
     )
     p.add_argument("--seed", type=int, default=1, help="master seed (default 1)")
     p.add_argument("--workers", type=int, default=0, help="worker threads (default: all cores)")
@@ -110,11 +111,12 @@ def main(args: argparse.Namespace) -> int:
                 print(line)
             if row.cycle_pattern is not None:
                 mbit = row.cycle_predicted_bps / 2**20
+                cycle = " -> ".join(row.cycle_pattern)
                 print(
                     f"# lock-step evidence: every {1e3 * row.cycle_period_s:.1f} ms the cycle "
-                    f"[{' -> '.join(row.cycle_pattern)}] repeats ({row.cycle_repeats} times exactly); "
-                    f"{row.cycle_bytes_per_tick:.0f} bytes released per timer tick "
-                    f"-> {mbit:.4f} Mbit/s (2^20) predicted, {row.throughput_mbit_ttcp:.4f} measured"
+                    f"[{cycle}] repeats ({row.cycle_repeats} times exactly); "
+                    f"{row.cycle_bytes_per_tick:.0f} bytes released per timer tick -> "
+                    f"{mbit:.4f} Mbit/s (2^20) predicted, {row.throughput_mbit_ttcp:.4f} measured"
                 )
         return 0
     if args.json:
