@@ -10,11 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import cellbench
 import pytest
-from cellbench import calc
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import cellbench
+from cellbench import calc
 
 # The reference files live beside the checkout: <repo>/../shared/reference.
 REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from cellbench import wire
 
 TSHARK = shutil.which("tshark")

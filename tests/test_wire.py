@@ -6,9 +6,10 @@ import subprocess
 import sys
 
 import pytest
-from cellbench import wire
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from cellbench import wire
 
 # --- independent reference implementations (bitwise, straight from the standards) ---
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+
 from cellbench import wire
 
 PACKET = bytes(range(60))

@@ -116,7 +116,10 @@ mod test {
     #[test]
     fn taxi_cell_time_is_exact() {
         // 53 bytes at 100 Mb/s = 4.24 µs.
-        assert_eq!(BitRate(100_000_000).time_for_bits(424), SimTime::from_ns(4_240));
+        assert_eq!(
+            BitRate(100_000_000).time_for_bits(424),
+            SimTime::from_ns(4_240)
+        );
     }
 
     #[test]

@@ -34,7 +34,9 @@ def positive_int(what: str):
         try:
             value = int(text, 0)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be a whole number, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"{what} must be a whole number, got {text!r}"
+            ) from None
         if value < 1:
             raise argparse.ArgumentTypeError(f"{what} must be >= 1, got {text!r}")
         return value
