@@ -4,6 +4,7 @@
 use crate::error::value_error;
 use cellbench_core::sim::batch::run_indexed;
 use cellbench_core::sim::explain::lockstep_cycle;
+use cellbench_core::sim::spec::{RunSpec, SpecResult};
 use cellbench_core::sim::testbeds::LanBuffers;
 use cellbench_core::sim::world::{run, RunResult};
 use cellbench_core::tcp::Flavour;
@@ -12,7 +13,56 @@ use pyo3::types::PyDict;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lan_buffers, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_many, m)?)?;
     Ok(())
+}
+
+/// A spec as JSON text: a str is taken as it is, anything else through json.dumps.
+fn spec_json(spec: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(text) = spec.extract::<String>() {
+        return Ok(text);
+    }
+    let json = spec.py().import_bound("json")?;
+    json.call_method1("dumps", (spec,))?.extract()
+}
+
+fn to_py(py: Python<'_>, result: &SpecResult) -> PyResult<PyObject> {
+    let text = serde_json::to_string(result).map_err(value_error)?;
+    let json = py.import_bound("json")?;
+    Ok(json.call_method1("loads", (text,))?.unbind())
+}
+
+/// Run one spec (see `sim::spec`): a dict or its JSON text; returns a dict.
+#[pyfunction]
+fn simulate(py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+    let spec = RunSpec::from_json(&spec_json(spec)?).map_err(value_error)?;
+    let result = py.allow_threads(|| spec.run()).map_err(value_error)?;
+    to_py(py, &result)
+}
+
+/// Run many specs on `workers` threads (0 = all cores); results in input order.
+/// Every spec is checked before any runs.
+#[pyfunction]
+#[pyo3(signature = (specs, *, workers=0))]
+fn simulate_many(
+    py: Python<'_>,
+    specs: Vec<Bound<'_, PyAny>>,
+    workers: usize,
+) -> PyResult<Vec<PyObject>> {
+    let mut parsed = Vec::with_capacity(specs.len());
+    for (i, s) in specs.iter().enumerate() {
+        let spec = RunSpec::from_json(&spec_json(s)?)
+            .map_err(|e| value_error(format!("spec {i}: {e}")))?;
+        spec.scenario()
+            .map_err(|e| value_error(format!("spec {i}: {e}")))?;
+        parsed.push(spec);
+    }
+    let results = py.allow_threads(|| run_indexed(parsed.len(), workers, |i| parsed[i].run()));
+    results
+        .into_iter()
+        .map(|r| r.map_err(value_error).and_then(|r| to_py(py, &r)))
+        .collect()
 }
 
 /// Run `replications` ttcp transfers of the lan-buffers testbed.

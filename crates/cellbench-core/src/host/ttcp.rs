@@ -1,7 +1,8 @@
-//! ttcp as an application: the transmitter writes `buflen`-byte buffers until
-//! `nbytes` are written; the receiver reads up to `buflen` bytes as data
-//! arrives. ttcp -t times from just before the first write to just after the
-//! last write returns, so its figure counts data still in the send buffer.
+//! Applications: ttcp's transmitter writes `buflen`-byte buffers until `nbytes`
+//! are written (or, netperf- and NetSpec-style, for a duration, possibly one
+//! block per period); the receiver reads up to `buflen` bytes as data arrives.
+//! ttcp -t times from just before the first write to just after the last write
+//! returns, so its figure counts data still in the send buffer.
 
 use super::socket::next_append;
 use crate::tcp::{Segment, Tcb};
@@ -17,6 +18,8 @@ pub enum Step {
     Continue,
     /// Waiting for the socket (space to write, data to read).
     Blocked,
+    /// Asleep until its next paced block falls due.
+    Sleep,
     /// The application has finished (last write returned / all data read).
     Done,
 }
@@ -27,30 +30,99 @@ pub struct Costs {
     pub copy_ps_per_byte: u64,
 }
 
+/// When a source stops writing.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// ttcp -n: this many bytes in all.
+    Bytes(u64),
+    /// netperf -l / NetSpec duration: no new write after this long.
+    Duration(SimTime),
+}
+
+/// How a source spaces its writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Pace {
+    /// As fast as the socket takes data (ttcp, NetSpec `full`).
+    Full,
+    /// One block every `period` (NetSpec `burst`: a block falling due while a
+    /// write is still pending is skipped; `burstq`: it is queued).
+    Every { period: SimTime, queue: bool },
+}
+
+/// A sending application: ttcp -t, netperf's stream, NetSpec's `full`/`burst`/`burstq`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TtcpSource {
+pub struct Source {
     pub buflen: u32,
-    pub nbytes: u64,
+    pub limit: Limit,
+    pub pace: Pace,
     /// Bytes accepted into the send buffer so far.
     pub written: u64,
     /// Bytes of the current write() not yet copied in.
     resid: u32,
     pub writes: u64,
+    /// Paced blocks that fell due and have not started yet.
+    due: u64,
+    /// Paced blocks skipped because a write was still pending (`burst`).
+    pub skipped: u64,
     pub started: Option<SimTime>,
+    /// When the last complete write() returned.
+    pub last_return: Option<SimTime>,
+    /// The last step copied in the end of a write().
+    completed_write: bool,
     pub finished: Option<SimTime>,
 }
 
-impl TtcpSource {
-    pub fn new(buflen: u32, nbytes: u64) -> TtcpSource {
-        TtcpSource {
+impl Source {
+    /// ttcp -t: `nbytes` in writes of `buflen`, as fast as possible.
+    pub fn ttcp(buflen: u32, nbytes: u64) -> Source {
+        Source::new(buflen, Limit::Bytes(nbytes), Pace::Full)
+    }
+
+    pub fn new(buflen: u32, limit: Limit, pace: Pace) -> Source {
+        Source {
             buflen,
-            nbytes,
+            limit,
+            pace,
             written: 0,
             resid: 0,
             writes: 0,
+            // A paced source's first block is due at its start.
+            due: 1,
+            skipped: 0,
             started: None,
+            last_return: None,
+            completed_write: false,
             finished: None,
         }
+    }
+
+    /// The caller has charged the tcp_output work of the last step: if it
+    /// completed a write(), that call returns now.
+    pub fn note_return(&mut self, t: SimTime) {
+        if std::mem::take(&mut self.completed_write) {
+            self.last_return = Some(t);
+        }
+    }
+
+    /// A paced block falls due: queue it, skip it, or report that the
+    /// application (asleep between blocks) must be woken.
+    pub fn block_due(&mut self) -> bool {
+        let Pace::Every { queue, .. } = self.pace else {
+            return false;
+        };
+        if self.finished.is_some() {
+            return false;
+        }
+        if self.resid > 0 || self.due > 0 {
+            if queue {
+                self.due += 1;
+            } else {
+                self.skipped += 1;
+            }
+            return false;
+        }
+        self.due = 1;
+        true
     }
 
     /// One piece of sosend: start a write() if none is in progress, append the
@@ -67,13 +139,26 @@ impl TtcpSource {
             return Step::Done;
         }
         if self.resid == 0 {
-            if self.written >= self.nbytes {
+            let remaining = match self.limit {
+                Limit::Bytes(n) => n.saturating_sub(self.written),
+                Limit::Duration(d) => match self.started {
+                    Some(s) if *t >= s + d => 0,
+                    _ => u64::MAX,
+                },
+            };
+            if remaining == 0 {
                 return Step::Done;
+            }
+            if let Pace::Every { .. } = self.pace {
+                if self.due == 0 {
+                    return Step::Sleep;
+                }
+                self.due -= 1;
             }
             if self.started.is_none() {
                 self.started = Some(*t);
             }
-            self.resid = (self.nbytes - self.written).min(self.buflen as u64) as u32;
+            self.resid = remaining.min(self.buflen as u64) as u32;
             self.writes += 1;
             *t += costs.syscall;
         }
@@ -83,8 +168,9 @@ impl TtcpSource {
         *t += SimTime(costs.copy_ps_per_byte * n as u64);
         self.resid -= n;
         self.written += n as u64;
+        self.completed_write = self.resid == 0;
         tcb.append(n, out);
-        if self.resid == 0 && self.written >= self.nbytes {
+        if self.resid == 0 && matches!(self.limit, Limit::Bytes(n) if self.written >= n) {
             Step::Done
         } else {
             Step::Continue

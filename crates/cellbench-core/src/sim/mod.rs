@@ -5,5 +5,6 @@ pub mod event;
 pub mod explain;
 pub mod net;
 pub mod rng;
+pub mod spec;
 pub mod testbeds;
 pub mod world;

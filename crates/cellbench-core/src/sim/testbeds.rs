@@ -5,6 +5,7 @@ use super::net::{
 };
 use super::world::{Scenario, TransferSpec};
 use crate::host::profile::{HostProfile, UnknownProfile};
+use crate::host::ttcp::{Limit, Pace};
 use crate::tcp::Flavour;
 use crate::time::{BitRate, SimTime};
 
@@ -118,7 +119,9 @@ impl LanBuffers {
                 rcvbuf: self.rcvbuf,
                 nodelay: self.nodelay,
                 buflen: self.buflen,
-                nbytes: self.nbytes,
+                read_size: self.buflen,
+                limit: Limit::Bytes(self.nbytes),
+                pace: Pace::Full,
                 start: SimTime::ZERO,
             }],
             seed,

@@ -9,10 +9,12 @@
 //! it (tcp_output, checksum, copy to the adapter).
 
 use super::event::EventQueue;
-use super::net::{CircuitId, Delivery, Fidelity, HostId, Network, Topology};
+use super::net::{
+    CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, PortCounters, Topology,
+};
 use super::rng;
 use crate::host::profile::HostProfile;
-use crate::host::ttcp::{Costs, Step, TtcpSink, TtcpSource};
+use crate::host::ttcp::{Costs, Limit, Pace, Source, Step, TtcpSink};
 use crate::tcp::{Flavour, Segment, SendReason, Seq, State, Tcb, TcpStats};
 use crate::time::SimTime;
 use rand::Rng;
@@ -36,10 +38,14 @@ pub struct TransferSpec {
     pub sndbuf: u32,
     pub rcvbuf: u32,
     pub nodelay: bool,
-    /// ttcp -l
+    /// ttcp -l: bytes per write.
     pub buflen: u32,
-    /// ttcp -n × -l: bytes to transfer.
-    pub nbytes: u64,
+    /// Bytes per read at the receiver.
+    pub read_size: u32,
+    /// How much the transmitter sends (bytes, or for how long).
+    pub limit: Limit,
+    /// How it spaces its writes.
+    pub pace: Pace,
     /// When the transmitter connects.
     pub start: SimTime,
 }
@@ -128,6 +134,10 @@ impl TransferResult {
 #[derive(Clone, Debug)]
 pub struct RunResult {
     pub transfers: Vec<TransferResult>,
+    /// Per switch output port, at the end of the run.
+    pub ports: Vec<PortCounters>,
+    /// Per circuit, at the end of the run.
+    pub circuits: Vec<CircuitCounters>,
     pub end_time: SimTime,
     pub events: u64,
     pub trace: Vec<TraceRecord>,
@@ -146,7 +156,7 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 enum App {
-    Source(TtcpSource),
+    Source(Source),
     Sink(TtcpSink),
 }
 
@@ -162,6 +172,8 @@ struct Endpoint {
     app_queued: bool,
     /// The application sleeps in sbwait until a wakeup.
     app_blocked: bool,
+    /// A paced application sleeps until its next block falls due.
+    app_sleeping: bool,
     app_done: bool,
     started: bool,
 }
@@ -191,6 +203,7 @@ enum Event {
     SlowTick(HostId),
     Transmit { ep: usize, token: usize },
     Start { ep: usize },
+    BlockDue { ep: usize },
 }
 
 /// The world while it runs.
@@ -205,10 +218,8 @@ struct World {
     free_tokens: Vec<usize>,
     trace: Option<Vec<TraceRecord>>,
     scratch: Vec<Segment>,
-    /// Segments paid for by the piece of work being executed: (time at nominal cost, endpoint, token).
-    pending_tx: Vec<(SimTime, usize, usize)>,
-    /// An application that finished during the piece of work being executed.
-    finished_in_job: Option<usize>,
+    /// The jitter factor of the piece of work being executed, per mille.
+    job_scale: u64,
     deliveries: Vec<Delivery>,
     adapter_drops: Vec<u64>,
     /// Per transfer: when the circular wait began (if it holds now), and its total.
@@ -248,8 +259,7 @@ pub fn run(scenario: &Scenario) -> Result<RunResult, ScenarioError> {
         free_tokens: Vec::new(),
         trace: scenario.trace.then(Vec::new),
         scratch: Vec::new(),
-        pending_tx: Vec::new(),
-        finished_in_job: None,
+        job_scale: 1000,
         deliveries: Vec::new(),
         adapter_drops: vec![0; scenario.transfers.len()],
         wait_since: vec![None; scenario.transfers.len()],
@@ -270,10 +280,15 @@ pub fn run(scenario: &Scenario) -> Result<RunResult, ScenarioError> {
             let mut tcb = Tcb::new(t.flavour, mss, t.sndbuf, t.rcvbuf, iss);
             tcb.nodelay = t.nodelay;
             let app = if is_sender {
-                App::Source(TtcpSource::new(t.buflen, t.nbytes))
+                App::Source(Source::new(t.buflen, t.limit, t.pace))
             } else {
                 tcb.listen();
-                App::Sink(TtcpSink::new(t.buflen, t.nbytes))
+                let expect = match t.limit {
+                    Limit::Bytes(n) => n,
+                    // Read until the transmitter closes.
+                    Limit::Duration(_) => u64::MAX,
+                };
+                App::Sink(TtcpSink::new(t.read_size, expect))
             };
             let ep = world.eps.len();
             world.eps.push(Endpoint {
@@ -287,6 +302,7 @@ pub fn run(scenario: &Scenario) -> Result<RunResult, ScenarioError> {
                 app_queued: false,
                 // The receiver is already waiting in read() (ttcp -r starts first).
                 app_blocked: !is_sender,
+                app_sleeping: false,
                 app_done: false,
                 started: !is_sender,
             });
@@ -330,6 +346,33 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         if t.buflen == 0 {
             return Err(ScenarioError(format!(
                 "transfer {i}: write size 0: must be at least 1 byte"
+            )));
+        }
+        if t.read_size == 0 {
+            return Err(ScenarioError(format!(
+                "transfer {i}: read size 0: must be at least 1 byte"
+            )));
+        }
+        match t.limit {
+            Limit::Bytes(0) => {
+                return Err(ScenarioError(format!(
+                    "transfer {i}: 0 bytes to send: must be at least 1"
+                )))
+            }
+            Limit::Duration(SimTime::ZERO) => {
+                return Err(ScenarioError(format!(
+                    "transfer {i}: duration 0: must be > 0"
+                )))
+            }
+            _ => {}
+        }
+        if let Pace::Every {
+            period: SimTime::ZERO,
+            ..
+        } = t.pace
+        {
+            return Err(ScenarioError(format!(
+                "transfer {i}: block period 0: must be > 0"
             )));
         }
         if !(576..=65_535 - 8 - t.encap_header).contains(&t.mtu) {
@@ -408,8 +451,17 @@ impl World {
                     let h = self.eps[ep].host;
                     self.eps[ep].started = true;
                     self.eps[ep].app_queued = true;
+                    if let App::Source(Source {
+                        pace: Pace::Every { period, .. },
+                        ..
+                    }) = self.eps[ep].app
+                    {
+                        self.events
+                            .schedule(self.now + period, Event::BlockDue { ep });
+                    }
                     self.enqueue(h, Job::App { ep }, false);
                 }
+                Event::BlockDue { ep } => self.block_due(ep),
             }
         }
     }
@@ -460,18 +512,28 @@ impl World {
     }
 
     /// Do a piece of work at `now`; returns when the CPU is free again.
+    ///
+    /// Real hosts never take the same time twice (cache state, interrupts,
+    /// other processes): every cost of this piece of work is scaled by one
+    /// factor drawn uniformly from 1 ± jitter.
     fn execute(&mut self, h: HostId, job: Job) -> SimTime {
+        let j = self.hosts[h].profile.jitter_permille as u64;
+        self.job_scale = if j > 0 {
+            1000 - j + self.hosts[h].jitter.gen_range(0..=2 * j)
+        } else {
+            1000
+        };
         let mut t = self.now;
         let mut out = std::mem::take(&mut self.scratch);
         match job {
             Job::Input { ep, token } => {
                 let seg = self.segs[token].1;
                 self.free_tokens.push(token);
-                let p = &self.hosts[h].profile;
-                t += p.receive_cost(
-                    seg.len,
-                    seg.ip_len(),
-                    cells_for(seg.ip_len() + self.eps[ep].encap_header),
+                let cells = cells_for(seg.ip_len() + self.eps[ep].encap_header);
+                t += self.scaled(
+                    self.hosts[h]
+                        .profile
+                        .receive_cost(seg.len, seg.ip_len(), cells),
                 );
                 let wake = self.eps[ep].tcb.input(&seg, &mut out);
                 self.charge_and_send(ep, &mut t, &mut out);
@@ -480,7 +542,7 @@ impl World {
                 }
             }
             Job::FastTick => {
-                t += self.hosts[h].profile.timer_tick;
+                t += self.scaled(self.hosts[h].profile.timer_tick);
                 for i in 0..self.hosts[h].endpoints.len() {
                     let ep = self.hosts[h].endpoints[i];
                     self.eps[ep].tcb.fast_timer(&mut out);
@@ -488,7 +550,7 @@ impl World {
                 }
             }
             Job::SlowTick => {
-                t += self.hosts[h].profile.timer_tick;
+                t += self.scaled(self.hosts[h].profile.timer_tick);
                 for i in 0..self.hosts[h].endpoints.len() {
                     let ep = self.hosts[h].endpoints[i];
                     let wake = self.eps[ep].tcb.slow_timer(&mut out);
@@ -508,7 +570,12 @@ impl World {
             let tr = self.eps[self.hosts[h].endpoints[i]].transfer;
             self.track_circular_wait(tr);
         }
-        self.finish_job(h, t)
+        t
+    }
+
+    /// A cost of the piece of work being executed, with its jitter.
+    fn scaled(&self, cost: SimTime) -> SimTime {
+        SimTime((cost.0 as u128 * self.job_scale as u128 / 1000) as u64)
     }
 
     /// Account the time a transfer spends in the Nagle/delayed-ACK circular wait.
@@ -525,52 +592,16 @@ impl World {
         }
     }
 
-    /// Real hosts do not take the same time twice: scale the piece of work's
-    /// cost by a factor drawn uniformly from 1 ± jitter, then release the
-    /// segments it sent at their scaled times. Returns when the CPU is free.
-    fn finish_job(&mut self, h: HostId, end: SimTime) -> SimTime {
-        let j = self.hosts[h].profile.jitter_permille as i64;
-        let k = if j > 0 {
-            self.hosts[h].jitter.gen_range(-j..=j)
-        } else {
-            0
-        };
-        let now = self.now;
-        let scale =
-            |t: SimTime| now + SimTime(((t - now).0 as u128 * (1000 + k) as u128 / 1000) as u64);
-        for (t, ep, token) in self.pending_tx.drain(..) {
-            let at = scale(t);
-            if let Some(trace) = &mut self.trace {
-                let e = &self.eps[ep];
-                let seg = self.segs[token].1;
-                trace.push(TraceRecord {
-                    at,
-                    transfer: e.transfer,
-                    from_sender: e.is_sender,
-                    seg,
-                });
-            }
-            self.events.schedule(at, Event::Transmit { ep, token });
-        }
-        if let Some(ep) = self.finished_in_job.take() {
-            match &mut self.eps[ep].app {
-                App::Source(s) => s.finished = s.finished.map(scale),
-                App::Sink(s) => s.finished = s.finished.map(scale),
-            }
-        }
-        scale(end)
-    }
-
     fn run_app(&mut self, h: HostId, ep: usize, t: &mut SimTime, out: &mut Vec<Segment>) {
-        let e = &mut self.eps[ep];
-        if e.app_done {
+        if self.eps[ep].app_done {
             return;
         }
         let p = &self.hosts[h].profile;
         let costs = Costs {
-            syscall: p.syscall,
-            copy_ps_per_byte: p.copy_ps_per_byte,
+            syscall: self.scaled(p.syscall),
+            copy_ps_per_byte: p.copy_ps_per_byte * self.job_scale / 1000,
         };
+        let e = &mut self.eps[ep];
         if e.is_sender && e.tcb.state == State::Closed {
             // Active open first; the application runs when the connection is up.
             e.tcb.connect(out);
@@ -596,25 +627,49 @@ impl World {
             App::Source(s) => s.step(&mut e.tcb, &costs, t, out),
             App::Sink(s) => s.step(&mut e.tcb, &costs, t, out),
         };
+        // tcp_output ran inside the write: the call returns once it is paid for.
         self.charge_and_send(ep, t, out);
         let e = &mut self.eps[ep];
+        if let App::Source(s) = &mut e.app {
+            s.note_return(*t);
+        }
         match step {
             Step::Continue => {
                 e.app_queued = true;
                 self.hosts[h].processes.push_back(Job::App { ep });
             }
             Step::Blocked => e.app_blocked = true,
+            Step::Sleep => e.app_sleeping = true,
             Step::Done => {
                 if let App::Source(s) = &mut e.app {
                     // ttcp -t stops its clock when the last write returns.
-                    s.finished = Some(*t);
+                    s.finished = s.last_return;
                 }
                 e.app_done = true;
-                self.finished_in_job = Some(ep);
                 e.tcb.close(out);
                 self.charge_and_send(ep, t, out);
             }
         }
+    }
+
+    /// A paced source's next block falls due.
+    fn block_due(&mut self, ep: usize) {
+        let e = &mut self.eps[ep];
+        let App::Source(s) = &mut e.app else { return };
+        let Pace::Every { period, .. } = s.pace else {
+            return;
+        };
+        if e.app_done {
+            return;
+        }
+        if s.block_due() && e.app_sleeping {
+            e.app_sleeping = false;
+            e.app_queued = true;
+            let h = e.host;
+            self.enqueue(h, Job::App { ep }, false);
+        }
+        self.events
+            .schedule(self.now + period, Event::BlockDue { ep });
     }
 
     fn wake_app(&mut self, ep: usize) {
@@ -630,16 +685,14 @@ impl World {
     /// Charge the CPU for each segment tcp_output produced and hand it to the
     /// adapter when paid for.
     fn charge_and_send(&mut self, ep: usize, t: &mut SimTime, out: &mut Vec<Segment>) {
-        if out.is_empty() {
-            return;
-        }
         let h = self.eps[ep].host;
         let encap = self.eps[ep].encap_header;
         for seg in out.drain(..) {
             let ip_len = seg.ip_len();
-            *t += self.hosts[h]
+            let cost = self.hosts[h]
                 .profile
                 .send_cost(seg.len, ip_len, cells_for(ip_len + encap));
+            *t += self.scaled(cost);
             let token = match self.free_tokens.pop() {
                 Some(tok) => {
                     self.segs[tok] = (ep, seg);
@@ -650,7 +703,16 @@ impl World {
                     self.segs.len() - 1
                 }
             };
-            self.pending_tx.push((*t, ep, token));
+            if let Some(trace) = &mut self.trace {
+                let e = &self.eps[ep];
+                trace.push(TraceRecord {
+                    at: *t,
+                    transfer: e.transfer,
+                    from_sender: e.is_sender,
+                    seg,
+                });
+            }
+            self.events.schedule(*t, Event::Transmit { ep, token });
         }
     }
 
@@ -665,10 +727,14 @@ impl World {
                 (Some(a), Some(b)) if b > a => (b - a).as_secs_f64(),
                 _ => 0.0,
             };
-            let completed = sink.read >= spec.nbytes && src.finished.is_some();
+            let completed = src.finished.is_some()
+                && match spec.limit {
+                    Limit::Bytes(n) => sink.read >= n,
+                    Limit::Duration(_) => sink.finished.is_some(),
+                };
             transfers.push(TransferResult {
                 completed,
-                bytes: if completed { spec.nbytes } else { src.written },
+                bytes: src.written,
                 sender_seconds: secs(src.started, src.finished),
                 receiver_seconds: secs(sink.started, sink.finished),
                 writes: src.writes,
@@ -681,6 +747,12 @@ impl World {
         }
         RunResult {
             transfers,
+            ports: (0..scenario.topology.ports.len())
+                .map(|p| self.net.port_counters(p))
+                .collect(),
+            circuits: (0..scenario.topology.circuits.len())
+                .map(|c| self.net.circuit_counters(c))
+                .collect(),
             end_time: self.now,
             events: self.events_handled + self.net.events_processed(),
             trace: self.trace.take().unwrap_or_default(),

@@ -1,0 +1,566 @@
+//! A run described as data: a star testbed (every host on one output-buffered
+//! switch) and a list of connections with NetSpec-style traffic. This is what
+//! the experiment language and the front ends hand to the simulator, as JSON;
+//! unknown keys are errors, and every value is checked before anything runs.
+
+use super::net::{
+    AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PortSpec, Topology, TxSpacing,
+};
+use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN};
+use super::world::{run, RunResult, Scenario, ScenarioError, TransferSpec};
+use crate::atm::phy::{Framing, Phy};
+use crate::host::profile::{HostProfile, UnknownProfile};
+use crate::host::ttcp::{Limit, Pace};
+use crate::tcp::Flavour;
+use crate::time::SimTime;
+use crate::wire::llc_snap::Encap;
+use serde::{Deserialize, Serialize};
+
+/// Propagation in fibre: 5 µs per km.
+const FIBRE_PS_PER_M: u64 = 5_000;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    #[serde(default = "one")]
+    pub seed: u64,
+    #[serde(default)]
+    pub replication: u32,
+    #[serde(default)]
+    pub trace: bool,
+    #[serde(default = "an_hour")]
+    pub time_limit_s: f64,
+    #[serde(default)]
+    pub per_cell: bool,
+    #[serde(default)]
+    pub switch: SwitchSpec,
+    pub hosts: Vec<HostSpec>,
+    pub connections: Vec<ConnSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchSpec {
+    #[serde(default = "default_buffer")]
+    pub buffer_cells: u32,
+    #[serde(default = "tail_drop")]
+    pub policy: String,
+    #[serde(default)]
+    pub epd_threshold_cells: Option<u32>,
+}
+
+impl Default for SwitchSpec {
+    fn default() -> Self {
+        SwitchSpec {
+            buffer_cells: DEFAULT_PORT_BUFFER_CELLS,
+            policy: tail_drop(),
+            epd_threshold_cells: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    pub name: String,
+    #[serde(default = "ipc")]
+    pub profile: String,
+    #[serde(default = "taxi100")]
+    pub phy: String,
+    #[serde(default = "machine_room")]
+    pub distance_m: f64,
+    #[serde(default = "sbus_gap")]
+    pub pdu_gap_us: f64,
+    #[serde(default = "sunos411")]
+    pub flavour: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnSpec {
+    pub transmitter: String,
+    pub receiver: String,
+    #[serde(default = "tcp")]
+    pub protocol: String,
+    #[serde(default)]
+    pub flavour: Option<String>,
+    #[serde(default)]
+    pub mtu: Option<u32>,
+    #[serde(default = "vc_mux")]
+    pub encap: String,
+    #[serde(default = "max_buf")]
+    pub sndbuf: u32,
+    #[serde(default = "max_buf")]
+    pub rcvbuf: u32,
+    #[serde(default)]
+    pub nodelay: bool,
+    pub traffic: Traffic,
+    #[serde(default)]
+    pub receiver_blocksize: Option<u32>,
+    #[serde(default)]
+    pub start_s: f64,
+}
+
+/// NetSpec traffic types (the sink side is implied by the connection).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Traffic {
+    /// As fast as possible: ttcp's "full blast".
+    Full {
+        #[serde(default = "default_block")]
+        blocksize: u32,
+        #[serde(default)]
+        nbytes: Option<u64>,
+        #[serde(default)]
+        duration_s: Option<f64>,
+    },
+    /// A block every period (constant rate); a block due while a write is pending is skipped.
+    Burst {
+        blocksize: u32,
+        period_us: f64,
+        duration_s: f64,
+    },
+    /// As `burst`, but a block due while a write is pending is queued.
+    Burstq {
+        blocksize: u32,
+        period_us: f64,
+        duration_s: f64,
+    },
+}
+
+/// Per-connection results.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConnResult {
+    pub transmitter: String,
+    pub receiver: String,
+    pub completed: bool,
+    pub bytes: u64,
+    pub sender_seconds: f64,
+    pub receiver_seconds: f64,
+    pub throughput_bps: f64,
+    pub throughput_mbit_ttcp: f64,
+    pub goodput_bps: f64,
+    pub lockstep: bool,
+    pub circular_wait_seconds: f64,
+    pub writes: u64,
+    pub data_segments: u64,
+    pub retransmitted_segments: u64,
+    pub timeouts: u64,
+    pub receiver_acks: u64,
+    pub delayed_acks: u64,
+    pub window_updates: u64,
+    pub pdus_dropped_at_adapter: u64,
+    pub cells_lost: u64,
+    pub trace: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PortResult {
+    pub port: usize,
+    pub host: String,
+    pub cells_in: u64,
+    pub cells_out: u64,
+    pub cells_lost: u64,
+    pub peak_occupancy: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SpecResult {
+    pub connections: Vec<ConnResult>,
+    pub ports: Vec<PortResult>,
+    pub events: u64,
+    pub sim_seconds: f64,
+}
+
+fn one() -> u64 {
+    1
+}
+fn an_hour() -> f64 {
+    3600.0
+}
+fn default_buffer() -> u32 {
+    DEFAULT_PORT_BUFFER_CELLS
+}
+fn tail_drop() -> String {
+    "tail-drop".into()
+}
+fn ipc() -> String {
+    "sparc-ipc".into()
+}
+fn taxi100() -> String {
+    "taxi100".into()
+}
+fn machine_room() -> f64 {
+    20.0
+}
+fn sbus_gap() -> f64 {
+    52.0
+}
+fn sunos411() -> String {
+    "sunos411".into()
+}
+fn tcp() -> String {
+    "tcp".into()
+}
+fn vc_mux() -> String {
+    "vc-mux".into()
+}
+fn max_buf() -> u32 {
+    52_428
+}
+fn default_block() -> u32 {
+    8192
+}
+
+fn err(msg: String) -> ScenarioError {
+    ScenarioError(msg)
+}
+
+/// A time in seconds from the user: finite and >= 0 (or > 0 when `positive`).
+fn seconds(what: &str, v: f64, positive: bool) -> Result<SimTime, ScenarioError> {
+    if !v.is_finite() || v < 0.0 || (positive && v == 0.0) || v > 1e6 {
+        let want = if positive { "> 0" } else { ">= 0" };
+        return Err(err(format!(
+            "{what} {v}: must be a finite number of seconds {want} (at most 1e6)"
+        )));
+    }
+    Ok(SimTime::from_secs_f64(v))
+}
+
+impl RunSpec {
+    /// Parse a JSON spec; the message of a bad one names the key and what was expected.
+    pub fn from_json(text: &str) -> Result<RunSpec, ScenarioError> {
+        serde_json::from_str(text).map_err(|e| err(format!("run spec: {e}")))
+    }
+
+    /// Build the simulator's scenario: one switch, port h leading to host h.
+    pub fn scenario(&self) -> Result<Scenario, ScenarioError> {
+        if self.hosts.is_empty() {
+            return Err(err("hosts: at least one host is needed".into()));
+        }
+        let host_index = |name: &str, what: &str| {
+            self.hosts
+                .iter()
+                .position(|h| h.name == name)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
+                    err(format!(
+                        "{what} {name:?} is not a host of the testbed: expected one of {}",
+                        names.join(", ")
+                    ))
+                })
+        };
+        for (i, h) in self.hosts.iter().enumerate() {
+            if self.hosts[..i].iter().any(|o| o.name == h.name) {
+                return Err(err(format!("host {:?} is named twice", h.name)));
+            }
+        }
+        let policy = match (self.switch.policy.as_str(), self.switch.epd_threshold_cells) {
+            ("tail-drop", _) => DropPolicy::TailDrop,
+            ("ppd", _) => DropPolicy::Ppd,
+            ("epd", Some(threshold_cells)) => DropPolicy::Epd { threshold_cells },
+            ("epd", None) => DropPolicy::Epd {
+                threshold_cells: self.switch.buffer_cells * 3 / 4,
+            },
+            (other, _) => {
+                return Err(err(format!(
+                    "switch policy {other:?}: expected one of tail-drop, ppd, epd"
+                )))
+            }
+        };
+        let mut adapters = Vec::new();
+        let mut ports = Vec::new();
+        let mut profiles = Vec::new();
+        for h in &self.hosts {
+            let phy: Phy = h
+                .phy
+                .parse()
+                .map_err(|e| err(format!("host {:?}: {e}", h.name)))?;
+            let rate = phy.cell_rate(Framing::Modelled);
+            if !h.distance_m.is_finite() || h.distance_m < 0.0 || h.distance_m > 4.0e7 {
+                return Err(err(format!(
+                    "host {:?}: distance {} m: must be between 0 and 40000 km",
+                    h.name, h.distance_m
+                )));
+            }
+            let delay = SimTime((h.distance_m * FIBRE_PS_PER_M as f64).round() as u64);
+            let gap = seconds(
+                &format!("host {:?}: PDU gap", h.name),
+                h.pdu_gap_us / 1e6,
+                false,
+            )?;
+            adapters.push(AdapterSpec {
+                rate,
+                delay,
+                tx: TxSpacing::None,
+                pdu_gap: gap,
+                tx_queue_pdus: IFQ_MAXLEN,
+            });
+            ports.push(PortSpec {
+                rate,
+                delay,
+                buffer_cells: self.switch.buffer_cells,
+                policy,
+            });
+            let profile = HostProfile::by_name(&h.profile).ok_or_else(|| {
+                err(format!(
+                    "host {:?}: {}",
+                    h.name,
+                    UnknownProfile(h.profile.clone())
+                ))
+            })?;
+            profiles.push(profile);
+        }
+        let mut circuits = Vec::new();
+        let mut transfers = Vec::new();
+        for (i, c) in self.connections.iter().enumerate() {
+            let what = format!("connection {i} ({} -> {})", c.transmitter, c.receiver);
+            let src = host_index(&c.transmitter, &format!("{what}: transmitter"))?;
+            let dst = host_index(&c.receiver, &format!("{what}: receiver"))?;
+            if src == dst {
+                return Err(err(format!(
+                    "{what}: transmitter and receiver are the same host"
+                )));
+            }
+            if c.protocol != "tcp" {
+                return Err(err(format!(
+                    "{what}: protocol {:?} is not simulated yet: expected tcp",
+                    c.protocol
+                )));
+            }
+            let flavour_name = c
+                .flavour
+                .clone()
+                .unwrap_or_else(|| self.hosts[src].flavour.clone());
+            let flavour: Flavour = flavour_name
+                .parse()
+                .map_err(|e| err(format!("{what}: {e}")))?;
+            let encap: Encap = c.encap.parse().map_err(|e| err(format!("{what}: {e}")))?;
+            let mtu = c.mtu.unwrap_or(encap.default_mtu() as u32);
+            // Each connection gets its own VCI pair on every link.
+            let vci = 100 + 2 * i as u16;
+            let fwd = circuits.len();
+            circuits.push(CircuitSpec {
+                src,
+                dst,
+                vpi: 0,
+                vci,
+                hops: vec![Hop {
+                    port: dst,
+                    vpi: 0,
+                    vci,
+                }],
+            });
+            circuits.push(CircuitSpec {
+                src: dst,
+                dst: src,
+                vpi: 0,
+                vci: vci + 1,
+                hops: vec![Hop {
+                    port: src,
+                    vpi: 0,
+                    vci: vci + 1,
+                }],
+            });
+            let (buflen, limit, pace) = match c.traffic {
+                Traffic::Full {
+                    blocksize,
+                    nbytes,
+                    duration_s,
+                } => {
+                    let limit = match (nbytes, duration_s) {
+                        (Some(n), None) => Limit::Bytes(n),
+                        (None, Some(d)) => {
+                            Limit::Duration(seconds(&format!("{what}: duration"), d, true)?)
+                        }
+                        (None, None) => Limit::Bytes(32 * 1024 * 1024),
+                        (Some(_), Some(_)) => {
+                            return Err(err(format!("{what}: give nbytes or duration_s, not both")))
+                        }
+                    };
+                    (blocksize, limit, Pace::Full)
+                }
+                Traffic::Burst {
+                    blocksize,
+                    period_us,
+                    duration_s,
+                }
+                | Traffic::Burstq {
+                    blocksize,
+                    period_us,
+                    duration_s,
+                } => {
+                    let queue = matches!(c.traffic, Traffic::Burstq { .. });
+                    let period = seconds(&format!("{what}: period"), period_us / 1e6, true)?;
+                    let d = seconds(&format!("{what}: duration"), duration_s, true)?;
+                    (blocksize, Limit::Duration(d), Pace::Every { period, queue })
+                }
+            };
+            transfers.push(TransferSpec {
+                sender: src,
+                receiver: dst,
+                circuit: fwd,
+                return_circuit: fwd + 1,
+                flavour,
+                mtu,
+                encap_header: encap.header_len() as u32,
+                sndbuf: c.sndbuf,
+                rcvbuf: c.rcvbuf,
+                nodelay: c.nodelay,
+                buflen,
+                read_size: c.receiver_blocksize.unwrap_or(buflen),
+                limit,
+                pace,
+                start: seconds(&format!("{what}: start"), c.start_s, false)?,
+            });
+        }
+        Ok(Scenario {
+            topology: Topology {
+                adapters,
+                ports,
+                circuits,
+            },
+            hosts: profiles,
+            transfers,
+            seed: self.seed,
+            replication: self.replication,
+            fidelity: if self.per_cell {
+                Fidelity::PerCell
+            } else {
+                Fidelity::Train
+            },
+            trace: self.trace,
+            time_limit: seconds("time_limit_s", self.time_limit_s, true)?,
+        })
+    }
+
+    /// Check, build and run; results per connection and per switch port.
+    pub fn run(&self) -> Result<SpecResult, ScenarioError> {
+        let scenario = self.scenario()?;
+        let r: RunResult = run(&scenario)?;
+        Ok(self.results(&scenario, &r))
+    }
+
+    fn results(&self, scenario: &Scenario, r: &RunResult) -> SpecResult {
+        let connections = r
+            .transfers
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let c = &self.connections[i];
+                let trace = r
+                    .trace
+                    .iter()
+                    .filter(|x| x.transfer == i)
+                    .map(|x| x.line())
+                    .collect();
+                ConnResult {
+                    transmitter: c.transmitter.clone(),
+                    receiver: c.receiver.clone(),
+                    completed: t.completed,
+                    bytes: t.bytes,
+                    sender_seconds: t.sender_seconds,
+                    receiver_seconds: t.receiver_seconds,
+                    throughput_bps: t.throughput_bps(),
+                    throughput_mbit_ttcp: t.mbit_ttcp(),
+                    goodput_bps: if t.receiver_seconds > 0.0 {
+                        t.bytes as f64 * 8.0 / t.receiver_seconds
+                    } else {
+                        0.0
+                    },
+                    lockstep: t.lockstep(),
+                    circular_wait_seconds: t.circular_wait_seconds,
+                    writes: t.writes,
+                    data_segments: t.sender.data_segs_sent,
+                    retransmitted_segments: t.sender.segs_retransmitted,
+                    timeouts: t.sender.timeouts,
+                    receiver_acks: t.receiver.acks_sent,
+                    delayed_acks: t.receiver.delayed_acks,
+                    window_updates: t.receiver.window_updates,
+                    pdus_dropped_at_adapter: t.pdus_dropped_at_adapter,
+                    cells_lost: r.circuits[scenario.transfers[i].circuit].cells_lost
+                        + r.circuits[scenario.transfers[i].return_circuit].cells_lost,
+                    trace,
+                }
+            })
+            .collect();
+        let ports = r
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(p, c)| PortResult {
+                port: p,
+                host: self.hosts[p].name.clone(),
+                cells_in: c.cells_in,
+                cells_out: c.cells_out,
+                cells_lost: c.cells_lost.total(),
+                peak_occupancy: c.peak_occupancy,
+            })
+            .collect();
+        SpecResult {
+            connections,
+            ports,
+            events: r.events,
+            sim_seconds: r.end_time.as_secs_f64(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    const TWO_HOSTS: &str = r#"{"hosts": [{"name": "a"}, {"name": "b"}], "connections": [
+        {"transmitter": "a", "receiver": "b", "traffic": {"type": "full", "nbytes": 1048576}}]}"#;
+
+    #[test]
+    fn a_star_spec_runs_like_the_lan_testbed() {
+        let r = RunSpec::from_json(TWO_HOSTS).unwrap().run().unwrap();
+        let c = &r.connections[0];
+        assert!(c.completed && c.bytes == 1 << 20 && c.throughput_mbit_ttcp > 10.0);
+        // Data cells went out of port 1 (to b), ACK cells out of port 0 (to a).
+        assert!(r.ports[1].cells_out > 20 * r.ports[0].cells_out);
+    }
+
+    #[test]
+    fn paced_sources_send_one_block_per_period() {
+        let paced = |kind: &str| {
+            let traffic = format!(
+                r#"{{"type": "{kind}", "blocksize": 8192, "period_us": 10000, "duration_s": 2}}"#
+            );
+            let text = TWO_HOSTS.replace(r#"{"type": "full", "nbytes": 1048576}"#, &traffic);
+            RunSpec::from_json(&text)
+                .unwrap()
+                .run()
+                .unwrap()
+                .connections[0]
+                .clone()
+        };
+        // burstq: every block that falls due is written: one at the start and one
+        // every 10 ms of the 2 s (the clock starts at the first write).
+        let q = paced("burstq");
+        assert_eq!(q.writes, 201);
+        assert_eq!(q.bytes, q.writes * 8192);
+        // burst skips blocks that fall due while the writer is blocked: slow start
+        // with a delayed first ACK fills the 52428-byte buffer in the first 80 ms.
+        let b = paced("burst");
+        assert!(b.writes < q.writes && b.writes > 190, "{}", b.writes);
+    }
+
+    #[test]
+    fn bad_specs_name_the_value() {
+        let e = RunSpec::from_json(r#"{"hosts": [], "connections": [], "sed": 1}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown field `sed`"), "{e}");
+        let e = RunSpec::from_json(&TWO_HOSTS.replace("\"b\"}]", "\"b\", \"phy\": \"oc48\"}]"))
+            .unwrap()
+            .scenario()
+            .unwrap_err();
+        assert!(e.to_string().contains("oc48"), "{e}");
+        let e =
+            RunSpec::from_json(&TWO_HOSTS.replace("\"receiver\": \"b\"", "\"receiver\": \"a\""))
+                .unwrap()
+                .scenario()
+                .unwrap_err();
+        assert!(e.to_string().contains("same host"), "{e}");
+    }
+}
