@@ -140,3 +140,88 @@ pub fn lan_buffer_sizes() -> Vec<u32> {
     v.push(52_428);
     v
 }
+
+/// The loopback MTU of the era's Solaris and IRIX kernels (8232), used for the
+/// profiles' loopback checks.
+pub const LOOPBACK_MTU: u32 = 8232;
+
+/// A ttcp transfer over the loopback interface of one host: sender and receiver
+/// share its CPU, and no adapter is involved (the driver moves no bytes).
+pub fn loopback(profile: &HostProfile, nbytes: u64, seed: u64) -> Scenario {
+    let mut host = profile.clone();
+    host.driver_tx_ps_per_byte = 0;
+    host.driver_rx_ps_per_byte = 0;
+    host.sar_per_cell = SimTime::ZERO;
+    // A software queue, not a wire: fast enough never to matter.
+    let lo = AdapterSpec {
+        rate: BitRate(10_000_000_000),
+        delay: SimTime::ZERO,
+        tx: TxSpacing::None,
+        pdu_gap: SimTime::ZERO,
+        tx_queue_pdus: IFQ_MAXLEN,
+    };
+    let circuit = |vci| CircuitSpec {
+        src: 0,
+        dst: 0,
+        vpi: 0,
+        vci,
+        hops: vec![],
+    };
+    Scenario {
+        topology: Topology {
+            adapters: vec![lo],
+            ports: vec![],
+            circuits: vec![circuit(1), circuit(2)],
+        },
+        hosts: vec![host],
+        transfers: vec![TransferSpec {
+            sender: 0,
+            receiver: 0,
+            circuit: 0,
+            return_circuit: 1,
+            flavour: Flavour::Sunos411,
+            mtu: LOOPBACK_MTU,
+            encap_header: 0,
+            sndbuf: 52_428,
+            rcvbuf: 52_428,
+            nodelay: false,
+            buflen: 8192,
+            read_size: 8192,
+            limit: Limit::Bytes(nbytes),
+            pace: Pace::Full,
+            start: SimTime::ZERO,
+        }],
+        seed,
+        replication: 0,
+        fidelity: Fidelity::Train,
+        trace: false,
+        time_limit: SimTime::from_secs(3600),
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::sim::world::run;
+
+    #[test]
+    fn profiles_reproduce_their_published_loopback_throughput() {
+        // SPEC §6.3's table: each profile is scaled to its loopback figure; the
+        // simulated loopback transfer (one CPU doing both ends) must land within 15%.
+        for name in HostProfile::names() {
+            let p = HostProfile::by_name(name).unwrap();
+            let Some(published) = p.loopback_mbps else {
+                continue;
+            };
+            let r = run(&loopback(&p, 16 << 20, 1)).unwrap();
+            let t = &r.transfers[0];
+            assert!(t.completed, "{name}");
+            let mbps = t.throughput_bps() / 1e6;
+            let err = (mbps - published) / published;
+            assert!(
+                err.abs() < 0.15,
+                "{name}: simulated {mbps:.2} Mb/s vs published {published}"
+            );
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! Find, for each host of SPEC §6.3, how many times faster than the IPC its
+//! costs must be for the simulated loopback transfer to match the published
+//! figure (bisection). The factors are then written into `HostProfile::by_name`.
+//! `cargo run --release --example calibrate_loopback`
+use cellbench_core::host::profile::HostProfile;
+use cellbench_core::sim::testbeds::loopback;
+use cellbench_core::sim::world::run;
+
+fn main() {
+    let ipc = HostProfile::sparc_ipc();
+    for name in HostProfile::names() {
+        let Some(target) = HostProfile::by_name(name).unwrap().loopback_mbps else {
+            continue;
+        };
+        let mbps = |f: f64| {
+            let p = ipc.scaled_by(name, "", f, target);
+            let r = run(&loopback(&p, 16 << 20, 1)).unwrap();
+            r.transfers[0].throughput_bps() / 1e6
+        };
+        let (mut lo, mut hi) = (0.5, 200.0);
+        for _ in 0..40 {
+            let mid: f64 = (lo * hi).sqrt();
+            if mbps(mid) < target {
+                lo = mid
+            } else {
+                hi = mid
+            }
+        }
+        println!(
+            "{name:>16}: factor {:.4} -> {:.2} Mb/s (published {target})",
+            hi,
+            mbps(hi)
+        );
+    }
+}
