@@ -17,9 +17,9 @@ fn main() {
             let r = run(&loopback(&p, 16 << 20, 1)).unwrap();
             r.transfers[0].throughput_bps() / 1e6
         };
-        let (mut lo, mut hi) = (0.5, 200.0);
+        let (mut lo, mut hi) = (0.5_f64, 200.0_f64);
         for _ in 0..40 {
-            let mid: f64 = (lo * hi).sqrt();
+            let mid = (lo * hi).sqrt();
             if mbps(mid) < target {
                 lo = mid
             } else {
