@@ -10,8 +10,8 @@ python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 echo "== lint: rustfmt, clippy (warnings are errors), ruff"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-python3 -m ruff check python tests benches
-python3 -m ruff format --check python tests benches
+python3 -m ruff check python tests
+python3 -m ruff format --check python tests
 
 echo "== cargo test (core)"
 cargo test -p cellbench-core --quiet
