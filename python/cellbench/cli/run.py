@@ -1,0 +1,172 @@
+"""`cellbench run FILE`, `cellbench show RESULT`, `cellbench plot RESULT`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from cellbench.cli.common import UsageError, positive_int, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run an experiment file (NetSpec-style) on the simulator and store the result",
+        description="Run every sweep point x replication of an experiment file; each finished "
+        "run is stored at once in the result directory (--out).",
+    )
+    p.add_argument("file", help="the experiment file")
+    p.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a variable or path (TEST.key[.arg], testbed.key); VALUE may be a,b,c (a list) "
+        "or start:stop:step (a range, stop included); repeatable",
+    )
+    p.add_argument("--replications", type=positive_int("--replications"), help="runs per point")
+    p.add_argument("--seed", type=int, help="master seed (default: the file's, else 1)")
+    p.add_argument("--testbed", help="a testbed preset name or a file with a testbed { } block")
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="result directory (default: FILE's name with .result, in the current directory)",
+    )
+    p.add_argument("--resume", action="store_true", help="finish an interrupted result in --out")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing result in --out")
+    p.add_argument("--workers", type=int, default=0, help="parallel runs (default: all cores)")
+    p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask distributed scheduler")
+    p.add_argument("--trace", action="store_true", help="store every connection's segment trace")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--check", action="store_true", help="only parse and check the file")
+    p.set_defaults(func=run_main)
+
+    s = sub.add_parser("show", help="print a stored result", description="Print a stored result.")
+    s.add_argument("result", type=Path, help="a result directory")
+    s.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="table: summary per point and connection; csv: every row; json: metadata and rows",
+    )
+    s.set_defaults(func=show_main)
+
+    from cellbench.experiment.plots import KINDS
+
+    q = sub.add_parser(
+        "plot", help="plot a stored result", description="Plot a stored result (no re-running)."
+    )
+    q.add_argument("result", type=Path, help="a result directory")
+    q.add_argument("--kind", required=True, choices=KINDS, help="the figure kind")
+    q.add_argument("-o", "--output", type=Path, required=True, help="FILE.png, .svg or .pdf")
+    q.add_argument("--run", type=int, help="time-sequence: the run (default: the first traced)")
+    q.add_argument("--connection", type=int, default=None, help="time-sequence: the connection")
+    q.set_defaults(func=plot_main)
+
+
+def run_main(args: argparse.Namespace) -> int:
+    from cellbench.experiment import results, runner
+
+    if args.workers < 0:
+        raise UsageError(f"--workers {args.workers}: must be 0 (all cores) or more")
+    plan = runner.make_plan(
+        Path(args.file),
+        sets=args.sets,
+        replications=args.replications,
+        seed=args.seed,
+        testbed=args.testbed,
+        trace=args.trace,
+        file=args.file,
+    )
+    for note in sorted({n for e in plan.experiments for n in e.notes}):
+        print(f"cellbench: note: {note}", file=sys.stderr)
+    if args.check:
+        e = plan.experiments[0]
+        print(
+            f"{args.file}: ok: {len(e.connections)} connection(s), {e.stages} stage(s), "
+            f"{len(plan.points)} point(s) x {plan.replications} replication(s) = "
+            f"{plan.runs_total} run(s), testbed {e.testbed.name}"
+        )
+        return 0
+    out = args.out or Path(Path(args.file).stem + ".result")
+    store = results.ResultDir(out, plan.meta(), resume=args.resume, overwrite=args.overwrite)
+    try:
+        runner.execute_plan(
+            plan, store, workers=args.workers or None, progress=True, dask=args.dask
+        )
+    except KeyboardInterrupt:
+        done = len(store.done())
+        print(
+            f"cellbench: interrupted: {done}/{plan.runs_total} runs kept in {out}; "
+            f"finish with: cellbench run {args.file} --out {out} --resume",
+            file=sys.stderr,
+        )
+        return 130
+    result = results.load(out)
+    print(f"cellbench: result in {out} ({len(result.to_pandas())} rows)", file=sys.stderr)
+    _print_summary(result, "json" if args.json else "table")
+    return 0
+
+
+def _load(path: Path):
+    from cellbench.experiment import results
+
+    try:
+        return results.load(path)
+    except results.ResultError as e:
+        raise UsageError(str(e)) from None
+
+
+def _print_summary(result, fmt: str) -> None:
+    summary = result.summary()
+    if fmt == "json":
+        print_json(
+            {
+                "result": str(result.path) if result.path else None,
+                "unit": "Mb/s (10^6 bit/s); mean_mbit_ttcp in ttcp's Mbit/s (2^20 bit/s)",
+                "summary": json.loads(summary.to_json(orient="records")),
+            }
+        )
+        return
+    m = result.meta
+    exp = m.get("experiment", {})
+    print(
+        f"# {exp.get('file', m.get('study', '?'))}: {m.get('runs_total')} run(s), "
+        f"seed {m.get('seed')}, "
+        f"testbed {m.get('testbed', {}).get('name', m.get('study', '?'))}, "
+        f"cellbench {m.get('cellbench_version')}"
+        + ("" if m.get("complete", True) else "  [incomplete: --resume to finish]")
+    )
+    print("# throughput in Mb/s (10^6 bit/s); mbit_ttcp in ttcp's Mbit/s (2^20 bit/s)")
+    if summary.empty:
+        print("(no runs)")
+        return
+    print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+
+
+def show_main(args: argparse.Namespace) -> int:
+    result = _load(args.result)
+    if args.format == "csv":
+        result.to_pandas().to_csv(sys.stdout, index=False, lineterminator="\n")
+    elif args.format == "json":
+        meta = dict(result.meta)
+        rows = json.loads(result.to_pandas().to_json(orient="records"))
+        print_json({"meta": meta, "rows": rows})
+    else:
+        _print_summary(result, "table")
+    return 0
+
+
+def plot_main(args: argparse.Namespace) -> int:
+    from cellbench.experiment import plots
+
+    suffix = args.output.suffix.lower()
+    if suffix not in (".png", ".svg", ".pdf"):
+        raise UsageError(f"-o {args.output}: expected a .png, .svg or .pdf file name")
+    result = _load(args.result)
+    plots.plot(result, args.kind, args.output, run=args.run, connection=args.connection)
+    print(f"cellbench: wrote {args.output}", file=sys.stderr)
+    return 0

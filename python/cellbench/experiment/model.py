@@ -1,0 +1,598 @@
+"""The experiment object: connections, their traffic and timing, on a testbed.
+
+A NetSpec ``test`` is one end of a connection. A transmitter test (type ``full``,
+``burst`` or ``burstq``) and the ``sink`` test whose ``own`` address is the
+transmitter's ``peer`` (and whose ``peer`` is the transmitter's ``own``) make one
+connection. ``protocol = tcp (window=W)`` sets both socket buffers to W;
+``sndbuf``/``rcvbuf`` set one. The connection takes the transmitter's SO_SNDBUF
+and the sink's SO_RCVBUF.
+
+Timing. ``cluster { }`` and ``parallel { }`` start their children together;
+``serial { }`` starts each child when the previous one ends. A child's end is
+known from durations (``duration=`` of a transmitter, or of a sink); a byte-count
+transfer (``full (nbytes=...)``) ends only when it has run. So: a serial block at
+the top of the cluster (the cluster's only child, possibly nested in further
+top-level serial blocks) is cut after every step of unknown length, and the
+pieces ("stages") run as separate simulations one after another, each from an
+idle network; everywhere else, a serial step must follow steps with durations,
+or the file is an error. Stage s of replication r runs with the replication
+number ``r * stages + s`` (``r`` itself when there is one stage), so every
+simulation of a sweep draws an independent stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cellbench.experiment import testbed as tbmod
+from cellbench.experiment.lang import (
+    Block,
+    Call,
+    Document,
+    ExperimentError,
+    HostPort,
+    Name,
+    Number,
+    Pos,
+    Setting,
+    Value,
+    expected,
+    render,
+)
+
+#: Socket buffers when a test sets none: the largest SunOS 4.1.1 accepts (lan-buffers' default).
+DEFAULT_SOCKBUF = 52428
+DEFAULT_BLOCKSIZE = 8192
+#: Simulated-time limit of one simulation, seconds.
+TIME_LIMIT_S = 3600.0
+
+TRAFFIC_KEYS = {
+    "full": ("blocksize", "duration", "nbytes"),
+    "burst": ("blocksize", "period", "duration"),
+    "burstq": ("blocksize", "period", "duration"),
+    "sink": ("blocksize", "duration"),
+}
+#: NetSpec parameters cellbench knows but does not run yet.
+TRAFFIC_LATER = ("repeats", "buffer")
+PROTOCOL_KEYS = ("window", "sndbuf", "rcvbuf", "nodelay")
+TEST_KEYS = ("type", "protocol", "own", "peer")
+#: NetSpec's application models (tcplib-derived), lower-cased.
+APP_MODELS = {
+    m.lower()
+    for m in (
+        "ftpItemSize",
+        "ftpNOfItems",
+        "ftpSessionInterarrival",
+        "telnetPacketSize",
+        "telnetPacketInterarrival",
+        "telnetSessionInterarrival",
+        "telnetSessionDuration",
+        "voiceSessionInterarrival",
+        "voiceSessionDuration",
+        "videoTeleConferenceFrameSize",
+        "videoMPEGFrameSize",
+        "wwwItemSize",
+        "wwwRequestInterarrival",
+        "wwwSessionInterarrival",
+        "httpItemSize",
+    )
+}
+
+
+@dataclass
+class Distribution:
+    """A random parameter: ``uniform(min, max)`` or ``exponential(mean)``."""
+
+    kind: str
+    params: dict[str, float]
+    pos: Pos
+
+    def __str__(self) -> str:
+        return f"{self.kind}(" + ", ".join(f"{k}={v:g}" for k, v in self.params.items()) + ")"
+
+
+@dataclass
+class Traffic:
+    type: str
+    blocksize: int = DEFAULT_BLOCKSIZE
+    nbytes: int | None = None
+    duration_s: float | None = None
+    period_us: float | None = None
+    random: dict[str, Distribution] = field(default_factory=dict)
+
+    def to_spec(self) -> dict:
+        d: dict = {"type": self.type, "blocksize": self.blocksize}
+        if self.type == "full":
+            d.update(
+                {"nbytes": self.nbytes}
+                if self.nbytes is not None
+                else {"duration_s": self.duration_s}
+            )
+        else:
+            d.update({"period_us": self.period_us, "duration_s": self.duration_s})
+        return d
+
+
+@dataclass
+class Endpoint:
+    """One NetSpec test."""
+
+    name: str
+    pos: Pos
+    traffic: Traffic
+    type_pos: Pos
+    protocol: str
+    protocol_pos: Pos
+    window: int | None
+    sndbuf: int | None
+    rcvbuf: int | None
+    nodelay: bool
+    own: HostPort
+    peer: HostPort
+    start: float = 0.0
+    stage: int = 0
+
+    @property
+    def is_sink(self) -> bool:
+        return self.traffic.type == "sink"
+
+
+@dataclass
+class Connection:
+    index: int
+    name: str
+    transmitter: str
+    receiver: str
+    protocol: str
+    sndbuf: int
+    rcvbuf: int
+    nodelay: bool
+    traffic: Traffic
+    receiver_blocksize: int
+    start_s: float
+    stage: int
+    pos: Pos
+
+    def to_spec(self, tb: tbmod.Testbed) -> dict:
+        return {
+            "transmitter": self.transmitter,
+            "receiver": self.receiver,
+            "protocol": self.protocol,
+            "flavour": None,
+            "mtu": tb.mtu,
+            "encap": tb.encap,
+            "sndbuf": self.sndbuf,
+            "rcvbuf": self.rcvbuf,
+            "nodelay": self.nodelay,
+            "traffic": self.traffic.to_spec(),
+            "receiver_blocksize": self.receiver_blocksize,
+            "start_s": self.start_s,
+        }
+
+
+@dataclass
+class Experiment:
+    file: str
+    text: str
+    testbed: tbmod.Testbed
+    hosts: list[tbmod.HostSpec]
+    connections: list[Connection]
+    stages: int
+    notes: list[str] = field(default_factory=list)
+
+    def stage_connections(self, stage: int) -> list[Connection]:
+        return [c for c in self.connections if c.stage == stage]
+
+    def replication_number(self, replication: int, stage: int) -> int:
+        return replication if self.stages == 1 else replication * self.stages + stage
+
+    def spec(self, stage: int, seed: int, replication: int, trace: bool = False) -> dict:
+        """The simulator's input for one stage of one replication (simulate-contract)."""
+        conns = self.stage_connections(stage)
+        used = {c.transmitter for c in conns} | {c.receiver for c in conns}
+        return {
+            "seed": seed,
+            "replication": self.replication_number(replication, stage),
+            "trace": trace,
+            "time_limit_s": TIME_LIMIT_S,
+            "switch": dict(self.testbed.switch),
+            "hosts": [
+                {
+                    "name": h.name,
+                    "profile": h.profile,
+                    "phy": h.phy,
+                    "distance_m": h.distance_m,
+                    "pdu_gap_us": h.pdu_gap_us,
+                    "flavour": h.flavour,
+                }
+                for h in self.hosts
+                if h.name in used
+            ],
+            "connections": [c.to_spec(self.testbed) for c in conns],
+        }
+
+
+# --- checking values --------------------------------------------------------------------------
+
+
+def _number(v: Value, what: str, *, lo: float, integer: bool) -> int | float:
+    if isinstance(v, Number) and (isinstance(v.value, int) or not integer) and v.value >= lo:
+        return v.value
+    kind = "a whole number" if integer else "a number"
+    raise expected(v.pos, render(v), f"{kind} >= {lo:g} for {what}")
+
+
+def _flag(v: Value, what: str) -> bool:
+    if isinstance(v, Number) and v.value in (0, 1):
+        return bool(v.value)
+    if isinstance(v, Name) and v.text.lower() in ("yes", "no", "true", "false", "on", "off"):
+        return v.text.lower() in ("yes", "true", "on")
+    raise expected(v.pos, render(v), f"0, 1, yes or no for {what}")
+
+
+def _distribution(call: Call, key: str) -> Distribution:
+    name = call.name.lower()
+    pos_args = [a.value for a in call.args if a.key is None]
+    kw = {a.key: a.value for a in call.args if a.key is not None}
+    if name == "uniform":
+        if (
+            pos_args
+            and kw
+            or len(pos_args) not in (0, 2)
+            or (not pos_args and set(kw) != {"min", "max"})
+        ):
+            raise expected(call.pos, render(call), "uniform(min, max) or uniform(min=A, max=B)")
+        lo_v, hi_v = pos_args if pos_args else (kw["min"], kw["max"])
+        lo = _number(lo_v, f"the minimum of {key}", lo=0, integer=False)
+        hi = _number(hi_v, f"the maximum of {key}", lo=0, integer=False)
+        if lo > hi:
+            raise expected(call.pos, render(call), f"min <= max in uniform() for {key}")
+        return Distribution("uniform", {"min": lo, "max": hi}, call.pos)
+    if name == "exponential":
+        if len(call.args) != 1 or (kw and set(kw) not in ({"mean"}, {"lambda"})):
+            raise expected(
+                call.pos,
+                render(call),
+                "exponential(mean), exponential(mean=M) or exponential(lambda=L)",
+            )
+        a = call.args[0]
+        x = _number(a.value, f"the {a.key or 'mean'} of {key}", lo=0, integer=False)
+        if x <= 0:
+            raise expected(a.value.pos, render(a.value), f"a {a.key or 'mean'} > 0 for {key}")
+        return Distribution("exponential", {"mean": 1 / x if a.key == "lambda" else x}, call.pos)
+    if name in APP_MODELS:
+        raise ExperimentError(
+            call.pos,
+            f"not implemented: NetSpec application model {call.name}(...) for {key} "
+            "(cellbench has uniform(min, max) and exponential(mean) so far)",
+        )
+    raise expected(
+        call.pos, render(call), f"a number, uniform(min, max) or exponential(mean) for {key}"
+    )
+
+
+def _traffic(s: Setting) -> Traffic:
+    v = s.value
+    call = Call(v.text, [], v.pos) if isinstance(v, Name) else v
+    if not isinstance(call, Call) or call.name not in TRAFFIC_KEYS:
+        if isinstance(call, (Call, Name)) and call.name.lower() in APP_MODELS | {
+            "ftp",
+            "telnet",
+            "www",
+            "http",
+            "mpeg",
+            "voice",
+        }:
+            raise ExperimentError(v.pos, f"not implemented: NetSpec traffic type {render(v)}")
+        raise expected(v.pos, render(v), "a traffic type: full, burst, burstq or sink")
+    t = Traffic(call.name)
+    allowed = TRAFFIC_KEYS[call.name]
+    seen: set[str] = set()
+    for a in call.args:
+        if a.key is None:
+            raise expected(
+                a.pos, render(a.value), f"KEY=VALUE in {call.name}(): {', '.join(allowed)}"
+            )
+        if a.key in seen:
+            raise expected(a.pos, f"'{a.key}' a second time", f"each {call.name}() key once")
+        seen.add(a.key)
+        if a.key in TRAFFIC_LATER:
+            raise ExperimentError(a.pos, f"not implemented: {call.name}() parameter '{a.key}'")
+        if a.key not in allowed:
+            raise expected(a.pos, f"key '{a.key}'", f"a {call.name}() key: {', '.join(allowed)}")
+        if isinstance(a.value, (Call, Name)):
+            dist = _distribution(
+                a.value if isinstance(a.value, Call) else Call(a.value.text, [], a.value.pos), a.key
+            )
+            t.random[a.key] = dist
+            continue
+        if a.key == "blocksize":
+            t.blocksize = int(_number(a.value, "blocksize (bytes)", lo=1, integer=True))
+        elif a.key == "nbytes":
+            t.nbytes = int(_number(a.value, "nbytes (bytes)", lo=1, integer=True))
+        elif a.key == "duration":
+            t.duration_s = float(_number(a.value, "duration (seconds)", lo=0, integer=False))
+            if t.duration_s <= 0:
+                raise expected(a.value.pos, render(a.value), "a duration > 0 seconds")
+        elif a.key == "period":
+            t.period_us = float(_number(a.value, "period (µs)", lo=0, integer=False))
+            if t.period_us <= 0:
+                raise expected(a.value.pos, render(a.value), "a period > 0 µs")
+    if t.random:
+        key, dist = next(iter(t.random.items()))
+        raise ExperimentError(
+            dist.pos,
+            f"not implemented: random-rate traffic ({key} = {dist}): the simulator takes "
+            "fixed block sizes and periods for now",
+        )
+    if call.name == "full" and (t.nbytes is None) == (t.duration_s is None):
+        raise expected(
+            call.pos, render(call), "full() with exactly one of duration= (s) or nbytes= (bytes)"
+        )
+    if call.name in ("burst", "burstq"):
+        for k, val in (("period", t.period_us), ("duration", t.duration_s)):
+            if val is None:
+                raise expected(call.pos, render(call), f"{call.name}() with {k}=")
+    return t
+
+
+def _endpoint(b: Block) -> Endpoint:
+    got: dict[str, Setting] = {}
+    for s in b.settings():
+        if s.key not in TEST_KEYS:
+            raise expected(s.pos, f"key '{s.key}'", f"a test key: {', '.join(TEST_KEYS)}")
+        if s.key in got:
+            raise expected(
+                s.pos, f"'{s.key}' a second time", f"each key once (first at {got[s.key].pos})"
+            )
+        got[s.key] = s
+    name = b.name or f"test@{b.pos.line}"
+    for k in TEST_KEYS:
+        if k not in got and k != "protocol":
+            where = b.name_pos or b.pos
+            raise ExperimentError(where, f"test {name}: found no '{k}', expected '{k} = ...;'")
+    traffic = _traffic(got["type"])
+    proto = got.get("protocol")
+    pname, window, sndbuf, rcvbuf, nodelay = "tcp", None, None, None, False
+    ppos = proto.value.pos if proto else b.pos
+    if proto is not None:
+        v = proto.value
+        call = Call(v.text, [], v.pos) if isinstance(v, Name) else v
+        if not isinstance(call, Call) or call.name not in ("tcp", "udp"):
+            raise expected(v.pos, render(v), "a protocol: tcp (...) or udp (...)")
+        if call.name == "udp":
+            raise ExperimentError(
+                v.pos, "not implemented: protocol udp (the simulator runs tcp for now)"
+            )
+        pname = call.name
+        for a in call.args:
+            if a.key not in PROTOCOL_KEYS:
+                shown = f"key '{a.key}'" if a.key else render(a.value)
+                raise expected(a.pos, shown, f"a {call.name}() key: {', '.join(PROTOCOL_KEYS)}")
+            if a.key == "nodelay":
+                nodelay = _flag(a.value, "nodelay")
+            else:
+                n = int(_number(a.value, f"{a.key} (bytes)", lo=1, integer=True))
+                window, sndbuf, rcvbuf = (
+                    n if a.key == "window" else window,
+                    n if a.key == "sndbuf" else sndbuf,
+                    n if a.key == "rcvbuf" else rcvbuf,
+                )
+    addrs = []
+    for k in ("own", "peer"):
+        v = got[k].value
+        if not isinstance(v, HostPort):
+            raise expected(v.pos, render(v), f"HOST:PORT for {k}")
+        addrs.append(v)
+    return Endpoint(
+        name,
+        b.pos,
+        traffic,
+        got["type"].value.pos,
+        pname,
+        ppos,
+        window,
+        sndbuf,
+        rcvbuf,
+        nodelay,
+        *addrs,
+    )
+
+
+# --- timing -----------------------------------------------------------------------------------
+
+# A sink without a duration follows its transmitter: it does not decide when a block ends.
+_FOLLOWS = "follows"
+
+
+def _end(ep: Endpoint, start: float):
+    if ep.traffic.duration_s is not None:
+        return start + ep.traffic.duration_s
+    return _FOLLOWS if ep.is_sink else None
+
+
+def _schedule(b: Block, start: float, stage: int, eps: dict[int, Endpoint], out: list[Endpoint]):
+    """Set start/stage of every test under ``b``; return its end (None: unknown)."""
+    if b.kind == "test":
+        ep = eps[id(b)]
+        ep.start, ep.stage = start, stage
+        out.append(ep)
+        return _end(ep, start)
+    if b.kind in ("cluster", "parallel"):
+        ends = [_schedule(c, start, stage, eps, out) for c in b.blocks()]
+        if any(e is None for e in ends):
+            return None
+        known = [e for e in ends if e is not _FOLLOWS]
+        return max(known) if known else _FOLLOWS
+    t = start
+    children = b.blocks()
+    for i, c in enumerate(children):
+        e = _schedule(c, t, stage, eps, out)
+        if e is None and i + 1 < len(children):
+            nxt = children[i + 1]
+            raise ExperimentError(
+                nxt.pos,
+                "found a serial step after a transfer of unknown length (nbytes), expected "
+                "durations: only a serial block at the top of the cluster runs byte-count "
+                "steps one after another (as separate simulations)",
+            )
+        if e is None:
+            return None
+        if e is not _FOLLOWS:
+            t = e
+    return t
+
+
+def _top_serial_steps(cluster: Block) -> list[Block] | None:
+    """The steps of the cluster's top-level serial chain, or None when there is none."""
+    items = cluster.blocks()
+    if len(items) != 1 or items[0].kind != "serial":
+        return None
+    steps: list[Block] = []
+    for c in items[0].blocks():
+        nested = (
+            _top_serial_steps(Block("cluster", None, c.pos, [c])) if c.kind == "serial" else None
+        )
+        steps.extend(nested if nested is not None else [c])
+    return steps
+
+
+def _stages(cluster: Block, eps: dict[int, Endpoint]) -> tuple[list[Endpoint], int]:
+    out: list[Endpoint] = []
+    steps = _top_serial_steps(cluster)
+    if steps is None:
+        _schedule(cluster, 0.0, 0, eps, out)
+        return out, 1
+    stage, t = 0, 0.0
+    for i, step in enumerate(steps):
+        e = _schedule(step, t, stage, eps, out)
+        if e is None:
+            if i + 1 < len(steps):
+                stage, t = stage + 1, 0.0
+        elif e is not _FOLLOWS:
+            t = e
+    return out, stage + 1
+
+
+def _collect_tests(b: Block, eps: dict[int, Endpoint]) -> None:
+    for c in b.blocks():
+        if c.kind == "test":
+            eps[id(c)] = _endpoint(c)
+        else:
+            _collect_tests(c, eps)
+
+
+# --- building ---------------------------------------------------------------------------------
+
+
+def _clamp(value: int, flavour: str, what: str, pos: Pos, notes: list[str]) -> int:
+    limit = tbmod.FLAVOUR_MAX_SOCKBUF.get(flavour)
+    if limit is not None and value > limit:
+        notes.append(
+            f"{pos}: {what} {value} exceeds {limit}, the largest socket buffer {flavour} "
+            f"accepts: using {limit}"
+        )
+        return limit
+    return value
+
+
+def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
+    """Check the document and make the experiment; raises ExperimentError."""
+    clusters = [b for b in doc.blocks if b.kind == "cluster"]
+    if not clusters:
+        raise ExperimentError(Pos(doc.file, 1, 1), "found no 'cluster' block, expected one")
+    if len(clusters) > 1:
+        raise expected(clusters[1].pos, "a second 'cluster' block", "one cluster per experiment")
+    # The file's testbed block applies on top of the command line's (--testbed), if any.
+    base = testbed
+    testbed = tbmod.from_document(doc, base=base) or base or tbmod.preset("lan-buffers")
+    eps: dict[int, Endpoint] = {}
+    _collect_tests(clusters[0], eps)
+    if not eps:
+        raise expected(clusters[0].pos, "an empty cluster", "at least one test")
+    names: dict[str, Endpoint] = {}
+    owns: dict[tuple[str, int], Endpoint] = {}
+    for ep in eps.values():
+        if ep.name in names:
+            raise expected(
+                ep.pos,
+                f"test '{ep.name}' a second time",
+                f"unique test names (first at {names[ep.name].pos})",
+            )
+        names[ep.name] = ep
+        key = (ep.own.host, ep.own.port)
+        if key in owns:
+            raise expected(
+                ep.own.pos,
+                f"own = {ep.own} a second time",
+                f"unique addresses (first at {owns[key].own.pos})",
+            )
+        owns[key] = ep
+    ordered, stages = _stages(clusters[0], eps)
+    if testbed.not_simulable:
+        raise ExperimentError(testbed.pos, testbed.not_simulable)
+    host_order: list[str] = []
+    for ep in ordered:
+        for h in (ep.own, ep.peer):
+            if h.host not in host_order:
+                testbed.host(h.host, h.pos)  # unknown host: an error with its position
+                host_order.append(h.host)
+    hosts = [testbed.host(n, None) for n in host_order]
+    flavour = {h.name: h.flavour for h in hosts}
+    notes: list[str] = []
+    conns: list[Connection] = []
+    paired: set[int] = set()
+    for ep in ordered:
+        if ep.is_sink:
+            continue
+        sink = owns.get((ep.peer.host, ep.peer.port))
+        if (
+            sink is None
+            or not sink.is_sink
+            or (sink.peer.host, sink.peer.port) != (ep.own.host, ep.own.port)
+        ):
+            raise ExperimentError(
+                ep.peer.pos,
+                f"found no sink test with own = {ep.peer} and peer = {ep.own}, expected one "
+                f"for transmitter test {ep.name}",
+            )
+        if sink.stage != ep.stage or sink.start > ep.start:
+            raise ExperimentError(
+                sink.pos,
+                f"sink test {sink.name} starts after its transmitter {ep.name}: put them in one "
+                "parallel block",
+            )
+        if sink.protocol != ep.protocol:
+            raise expected(
+                sink.protocol_pos, sink.protocol, f"{ep.protocol} as its transmitter {ep.name}"
+            )
+        paired.add(id(sink))
+        snd = ep.sndbuf or ep.window or DEFAULT_SOCKBUF
+        rcv = sink.rcvbuf or sink.window or DEFAULT_SOCKBUF
+        snd = _clamp(snd, flavour[ep.own.host], "SO_SNDBUF", ep.protocol_pos, notes)
+        rcv = _clamp(rcv, flavour[sink.own.host], "SO_RCVBUF", sink.protocol_pos, notes)
+        conns.append(
+            Connection(
+                index=len(conns),
+                name=ep.name,
+                transmitter=ep.own.host,
+                receiver=ep.peer.host,
+                protocol=ep.protocol,
+                sndbuf=snd,
+                rcvbuf=rcv,
+                nodelay=ep.nodelay,
+                traffic=ep.traffic,
+                receiver_blocksize=sink.traffic.blocksize,
+                start_s=ep.start,
+                stage=ep.stage,
+                pos=ep.pos,
+            )
+        )
+    for ep in ordered:
+        if ep.is_sink and id(ep) not in paired:
+            raise ExperimentError(
+                ep.peer.pos,
+                f"found no transmitter test with own = {ep.peer} and peer = {ep.own}, expected "
+                f"one for sink test {ep.name}",
+            )
+    return Experiment(doc.file, doc.text, testbed, hosts, conns, stages, notes)

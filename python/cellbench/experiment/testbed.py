@@ -1,0 +1,272 @@
+"""The testbed as data: hosts (profile, phy, TCP flavour, adapter), the switch.
+
+Written as a block, in the experiment file or a file of its own::
+
+    testbed lan-buffers {              # start from a preset (default lan-buffers), then override
+        mtu = 9188;                     # IP MTU, bytes
+        encap = vc-mux;                 # vc-mux | llc-snap
+        switch { buffer_cells = 256; policy = tail-drop; epd_threshold_cells = 200; }
+        defaults { profile = sparc-ipc; phy = taxi100; flavour = sunos411; }   # any other host
+        host roadrunner.atm { profile = sparc-10; distance_m = 20; pdu_gap_us = 52; }
+    }
+
+Every host hangs off the one switch (a star), as the simulator's generic runner
+takes it. A host name the testbed does not list takes ``defaults`` when there is
+one, else it is an error. Unknown keys are errors, with their position.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, dataclass, field
+
+from cellbench.experiment.lang import (
+    Block,
+    Document,
+    ExperimentError,
+    Name,
+    Number,
+    Pos,
+    Setting,
+    String,
+    expected,
+    parse,
+    render,
+)
+
+#: Host profiles of SPEC §6.3 (crates/cellbench-core/src/host/profile.rs).
+PROFILES = (
+    "sparc-ipc",
+    "pentium-90",
+    "sparc-10",
+    "pentium-100",
+    "power-challenge",
+    "sparc-20",
+    "ultra-1",
+    "alpha-3000",
+)
+PHYS = ("oc3c", "oc12c", "taxi100", "taxi140", "e3", "ds3")
+#: TCP flavours of SPEC §6.1 and the largest socket buffer each kernel accepts.
+FLAVOUR_MAX_SOCKBUF = {"sunos411": 52428, "reno": 52428, "rfc1122": 52428, "modern": 1 << 30}
+ENCAPS = ("vc-mux", "llc-snap")
+POLICIES = ("tail-drop", "ppd", "epd")
+
+
+@dataclass
+class HostSpec:
+    name: str
+    profile: str = "sparc-ipc"
+    phy: str = "taxi100"
+    distance_m: float = 20.0
+    pdu_gap_us: float = 52.0
+    flavour: str = "sunos411"
+
+
+@dataclass
+class Testbed:
+    name: str
+    switch: dict = field(
+        default_factory=lambda: {
+            "buffer_cells": 256,
+            "policy": "tail-drop",
+            "epd_threshold_cells": 200,
+        }
+    )
+    hosts: dict[str, HostSpec] = field(default_factory=dict)
+    defaults: HostSpec | None = None
+    mtu: int = 9188
+    encap: str = "vc-mux"
+    #: None when the simulator can run it; else why not (a preset waiting for a feature).
+    not_simulable: str | None = None
+    description: str = ""
+    #: Where the file names this testbed (for errors), when it comes from a file.
+    pos: Pos | None = None
+
+    def host(self, name: str, pos: Pos | None) -> HostSpec:
+        if name in self.hosts:
+            return self.hosts[name]
+        if self.defaults is None:
+            known = ", ".join(sorted(self.hosts)) or "none"
+            raise ExperimentError(
+                pos, f"host {name!r} is not in testbed {self.name!r} (hosts: {known}; no defaults)"
+            )
+        h = copy.copy(self.defaults)
+        h.name = name
+        return h
+
+    def to_dict(self, host_names: list[str] | None = None) -> dict:
+        """The resolved testbed (for the result file): every host the experiment uses."""
+        names = host_names if host_names is not None else sorted(self.hosts)
+        return {
+            "name": self.name,
+            "description": self.description,
+            "mtu": self.mtu,
+            "encap": self.encap,
+            "switch": dict(self.switch),
+            "hosts": [asdict(self.host(n, None)) for n in names],
+        }
+
+
+def _lan_buffers() -> Testbed:
+    return Testbed(
+        name="lan-buffers",
+        description="two SPARCstation IPCs (SunOS 4.1.1) on 100 Mb/s TAXI through one "
+        "256-cell-per-port switch, VC-mux, MTU 9188; any host name maps onto this hardware",
+        defaults=HostSpec(name="*"),
+    )
+
+
+def _later(name: str, description: str) -> Testbed:
+    return Testbed(
+        name=name,
+        description=description,
+        defaults=HostSpec(name="*"),
+        not_simulable=f"testbed preset {name!r} is not yet simulable "
+        "(its WAN links, policing and multi-switch paths arrive with issue 4)",
+    )
+
+
+#: Named presets: the classic testbeds of TESTBEDS.md. ``lan`` is lan-buffers' hardware.
+PRESETS = {
+    "lan-buffers": _lan_buffers,
+    "lan": _lan_buffers,
+    "wan-window": lambda: _later("wan-window", "MAGIC WAN: two DEC Alphas, OC-3c, 600 km"),
+    "wan-mismatch": lambda: _later(
+        "wan-mismatch", "MAGIC WAN: OC-3c sender into a TAXI receiver, pacing"
+    ),
+    "europe-vp": lambda: _later("europe-vp", "two ATM LANs joined by a policed 23.42 Mb/s VP"),
+    "hetero-lan": lambda: _later("hetero-lan", "host pairs of SPEC §6.3 on OC-3c"),
+    "wan-contention": lambda: _later("wan-contention", "several transfers sharing WAN links"),
+}
+
+
+def preset(name: str, pos: Pos | None = None) -> Testbed:
+    if name not in PRESETS:
+        raise ExperimentError(
+            pos, f"found testbed preset {name!r}, expected one of {', '.join(sorted(PRESETS))}"
+        )
+    tb = PRESETS[name]()
+    if name == "lan":
+        tb.name = "lan"
+    return tb
+
+
+def _number(s: Setting, what: str, lo: float, hi: float, integer: bool = True) -> int | float:
+    v = s.value
+    if not isinstance(v, Number) or (integer and not isinstance(v.value, int)):
+        kind = "a whole number" if integer else "a number"
+        raise expected(v.pos, render(v), f"{kind} {lo:g}..{hi:g} for {what}")
+    if not lo <= v.value <= hi:
+        raise expected(v.pos, render(v), f"{what} in {lo:g}..{hi:g}")
+    return v.value
+
+
+def _choice(s: Setting, what: str, choices: tuple[str, ...]) -> str:
+    v = s.value
+    text = v.text if isinstance(v, (Name, String)) else None
+    if text not in choices:
+        raise expected(v.pos, render(v), f"{what}: one of {', '.join(choices)}")
+    return text  # type: ignore[return-value]
+
+
+def _unknown(s: Setting, where: str, keys) -> ExperimentError:
+    return expected(s.pos, f"key '{s.key}'", f"a {where} key: {', '.join(keys)}")
+
+
+HOST_KEYS = ("profile", "phy", "distance_m", "pdu_gap_us", "flavour")
+
+
+def _host(block: Block, h: HostSpec) -> HostSpec:
+    for s in block.settings():
+        if s.key == "profile":
+            h.profile = _choice(s, "a host profile", PROFILES)
+        elif s.key == "phy":
+            h.phy = _choice(s, "a physical layer", PHYS)
+        elif s.key == "distance_m":
+            h.distance_m = float(_number(s, "the fibre length in metres", 0, 2e7, integer=False))
+        elif s.key == "pdu_gap_us":
+            h.pdu_gap_us = float(_number(s, "the adapter's gap between PDUs in µs", 0, 1e6, False))
+        elif s.key == "flavour":
+            h.flavour = _choice(s, "a TCP flavour", tuple(FLAVOUR_MAX_SOCKBUF))
+        else:
+            raise _unknown(s, "host", HOST_KEYS)
+    return h
+
+
+def from_block(block: Block, base: Testbed | None = None) -> Testbed:
+    """A testbed from a ``testbed [PRESET] { ... }`` block (checked against the schema)."""
+    if block.name is not None:
+        tb = preset(block.name, block.name_pos)
+        tb.pos = block.name_pos
+    else:
+        # No preset named: start from the command line's testbed, else lan-buffers.
+        tb = copy.deepcopy(base) if base is not None else preset("lan-buffers")
+    for s in block.settings():
+        if s.key == "mtu":
+            tb.mtu = int(_number(s, "the IP MTU in bytes", 68, 65535))
+        elif s.key == "encap":
+            tb.encap = _choice(s, "an encapsulation", ENCAPS)
+        else:
+            raise _unknown(s, "testbed", ("mtu", "encap") + ("switch { }", "host NAME { }"))
+    for b in block.blocks():
+        if b.kind == "switch":
+            for s in b.settings():
+                if s.key == "buffer_cells":
+                    tb.switch["buffer_cells"] = int(_number(s, "cells per output port", 1, 1 << 24))
+                elif s.key == "policy":
+                    tb.switch["policy"] = _choice(s, "a drop policy", POLICIES)
+                elif s.key == "epd_threshold_cells":
+                    tb.switch["epd_threshold_cells"] = int(
+                        _number(s, "the EPD threshold in cells", 1, 1 << 24)
+                    )
+                else:
+                    raise _unknown(s, "switch", ("buffer_cells", "policy", "epd_threshold_cells"))
+        elif b.kind == "defaults":
+            tb.defaults = _host(b, copy.copy(tb.defaults) if tb.defaults else HostSpec(name="*"))
+        elif b.kind == "host":
+            assert b.name is not None
+            # Keys the block leaves out come from the preset's entry, else from defaults.
+            start = tb.hosts.get(b.name) or (
+                copy.copy(tb.defaults) if tb.defaults else HostSpec(name=b.name)
+            )
+            start.name = b.name
+            tb.hosts[b.name] = _host(b, start)
+    if tb.switch["epd_threshold_cells"] > tb.switch["buffer_cells"]:
+        raise ExperimentError(
+            block.pos,
+            f"switch epd_threshold_cells {tb.switch['epd_threshold_cells']} exceeds "
+            f"buffer_cells {tb.switch['buffer_cells']}: the threshold must fit in the buffer",
+        )
+    return tb
+
+
+def load(spec: str) -> Testbed:
+    """``--testbed``: a preset name, or a file holding one ``testbed { }`` block."""
+    if spec in PRESETS:
+        return preset(spec)
+    try:
+        with open(spec) as f:
+            text = f.read()
+    except OSError as e:
+        raise ExperimentError(
+            None,
+            f"testbed {spec!r}: neither a preset ({', '.join(sorted(PRESETS))}) "
+            f"nor a readable file ({e.strerror})",
+        ) from None
+    doc = parse(text, spec)
+    return from_document(doc, required=True)
+
+
+def from_document(
+    doc: Document, required: bool = False, base: Testbed | None = None
+) -> Testbed | None:
+    blocks = [b for b in doc.blocks if b.kind == "testbed"]
+    if len(blocks) > 1:
+        raise expected(blocks[1].pos, "a second 'testbed' block", "one testbed per experiment")
+    others = [b for b in doc.blocks if b.kind != "testbed"]
+    if required:
+        if others:
+            raise expected(others[0].pos, f"'{others[0].kind}'", "only a 'testbed' block")
+        if not blocks:
+            raise ExperimentError(Pos(doc.file, 1, 1), "found no 'testbed' block, expected one")
+    return from_block(blocks[0], base) if blocks else None
