@@ -8,6 +8,7 @@
 //! cost, and each segment it sends leaves the host when the CPU has paid for
 //! it (tcp_output, checksum, copy to the adapter).
 
+use super::clock::{Clock, FlatOut};
 use super::event::EventQueue;
 use super::net::{
     CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, PortCounters, Topology,
@@ -228,8 +229,16 @@ struct World {
     events_handled: u64,
 }
 
-/// Run a scenario to the end of all transfers (or the time limit).
+/// Run a scenario to the end of all transfers (or the time limit), flat out.
 pub fn run(scenario: &Scenario) -> Result<RunResult, ScenarioError> {
+    run_with_clock(scenario, &mut FlatOut)
+}
+
+/// Run a scenario with its events paced by `clock` (see `sim::clock`).
+pub fn run_with_clock(
+    scenario: &Scenario,
+    clock: &mut dyn Clock,
+) -> Result<RunResult, ScenarioError> {
     validate(scenario)?;
     let net = Network::new(scenario.topology.clone(), scenario.fidelity)
         .map_err(|e| ScenarioError(format!("topology: {e}")))?;
@@ -327,7 +336,7 @@ pub fn run(scenario: &Scenario) -> Result<RunResult, ScenarioError> {
         world.events.schedule(slow, Event::SlowTick(h));
     }
 
-    world.run(scenario.time_limit);
+    world.run(scenario.time_limit, clock);
     Ok(world.results(scenario))
 }
 
@@ -392,7 +401,7 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
 }
 
 impl World {
-    fn run(&mut self, limit: SimTime) {
+    fn run(&mut self, limit: SimTime, clock: &mut dyn Clock) {
         loop {
             if self.all_done() {
                 break;
@@ -408,6 +417,7 @@ impl World {
             if next > limit {
                 break;
             }
+            clock.advance_to(next);
             self.now = next;
             if t_net == Some(next) {
                 // The network first at equal times: arrivals precede same-instant work.
