@@ -3,5 +3,6 @@
 pub mod profile;
 pub mod socket;
 pub mod ttcp;
+pub mod udp;
 
 pub use profile::{HostProfile, UnknownProfile};

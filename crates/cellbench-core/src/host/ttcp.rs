@@ -5,6 +5,7 @@
 //! returns, so its figure counts data still in the send buffer.
 
 use super::socket::next_append;
+use super::udp::UdpSock;
 use crate::tcp::{Segment, Tcb};
 use crate::time::SimTime;
 
@@ -125,6 +126,58 @@ impl Source {
         true
     }
 
+    /// Start the next write() if none is in progress; `Some(step)` when the
+    /// application cannot (finished, or asleep until its next paced block).
+    fn start_write(&mut self, costs: &Costs, t: &mut SimTime) -> Option<Step> {
+        if self.finished.is_some() {
+            return Some(Step::Done);
+        }
+        if self.resid > 0 {
+            return None;
+        }
+        let remaining = match self.limit {
+            Limit::Bytes(n) => n.saturating_sub(self.written),
+            Limit::Duration(d) => match self.started {
+                Some(s) if *t >= s + d => 0,
+                _ => u64::MAX,
+            },
+        };
+        if remaining == 0 {
+            return Some(Step::Done);
+        }
+        if let Pace::Every { .. } = self.pace {
+            if self.due == 0 {
+                return Some(Step::Sleep);
+            }
+            self.due -= 1;
+        }
+        if self.started.is_none() {
+            self.started = Some(*t);
+        }
+        self.resid = remaining.min(self.buflen as u64) as u32;
+        self.writes += 1;
+        *t += costs.syscall;
+        None
+    }
+
+    /// One UDP write(): copy the block in and return the datagram's size; the
+    /// caller fragments and sends it (udp_output runs within the call).
+    pub fn step_udp(&mut self, costs: &Costs, t: &mut SimTime) -> Result<u32, Step> {
+        if let Some(stop) = self.start_write(costs, t) {
+            return Err(stop);
+        }
+        let n = std::mem::take(&mut self.resid);
+        *t += SimTime(costs.copy_ps_per_byte * n as u64);
+        self.written += n as u64;
+        self.completed_write = true;
+        Ok(n)
+    }
+
+    /// Whether the byte count (if any) has all been written.
+    pub fn all_written(&self) -> bool {
+        matches!(self.limit, Limit::Bytes(n) if self.written >= n)
+    }
+
     /// One piece of sosend: start a write() if none is in progress, append the
     /// next piece the socket layer allows, and run tcp_output. Advances `t` by
     /// the CPU cost of the syscall and the copy (segments are charged by the caller).
@@ -135,32 +188,8 @@ impl Source {
         t: &mut SimTime,
         out: &mut Vec<Segment>,
     ) -> Step {
-        if self.finished.is_some() {
-            return Step::Done;
-        }
-        if self.resid == 0 {
-            let remaining = match self.limit {
-                Limit::Bytes(n) => n.saturating_sub(self.written),
-                Limit::Duration(d) => match self.started {
-                    Some(s) if *t >= s + d => 0,
-                    _ => u64::MAX,
-                },
-            };
-            if remaining == 0 {
-                return Step::Done;
-            }
-            if let Pace::Every { .. } = self.pace {
-                if self.due == 0 {
-                    return Step::Sleep;
-                }
-                self.due -= 1;
-            }
-            if self.started.is_none() {
-                self.started = Some(*t);
-            }
-            self.resid = remaining.min(self.buflen as u64) as u32;
-            self.writes += 1;
-            *t += costs.syscall;
+        if let Some(stop) = self.start_write(costs, t) {
+            return stop;
         }
         let Some(n) = next_append(tcb.snd.space(), self.resid) else {
             return Step::Blocked;
@@ -170,7 +199,7 @@ impl Source {
         self.written += n as u64;
         self.completed_write = self.resid == 0;
         tcb.append(n, out);
-        if self.resid == 0 && matches!(self.limit, Limit::Bytes(n) if self.written >= n) {
+        if self.resid == 0 && self.all_written() {
             Step::Done
         } else {
             Step::Continue
@@ -188,9 +217,31 @@ pub struct TtcpSink {
     pub finished: Option<SimTime>,
     /// The peer's FIN has arrived: a read of an empty buffer returns 0 (EOF).
     pub eof: bool,
+    /// When the last read returned data (UDP: the end of the receiver's interval).
+    pub last_read: Option<SimTime>,
 }
 
 impl TtcpSink {
+    /// One UDP read(): a whole datagram (or waits for one). The sink ends when
+    /// the world says the transmitter is done and nothing more can arrive.
+    pub fn step_udp(&mut self, sock: &mut UdpSock, costs: &Costs, t: &mut SimTime) -> Step {
+        if self.finished.is_some() {
+            return Step::Done;
+        }
+        let Some(n) = sock.read() else {
+            return Step::Blocked;
+        };
+        if self.started.is_none() {
+            self.started = Some(*t);
+        }
+        let copied = n.min(self.buflen);
+        *t += costs.syscall + SimTime(costs.copy_ps_per_byte * copied as u64);
+        self.read += copied as u64;
+        self.reads += 1;
+        self.last_read = Some(*t);
+        Step::Continue
+    }
+
     pub fn new(buflen: u32, nbytes: u64) -> TtcpSink {
         TtcpSink {
             buflen,
@@ -200,6 +251,7 @@ impl TtcpSink {
             started: None,
             finished: None,
             eof: false,
+            last_read: None,
         }
     }
 

@@ -7,7 +7,7 @@ use super::net::{
     AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PortSpec, Topology, TxSpacing,
 };
 use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN};
-use super::world::{run, RunResult, Scenario, ScenarioError, TransferSpec};
+use super::world::{run, Protocol, RunResult, Scenario, ScenarioError, TransferSpec};
 use crate::atm::phy::{Framing, Phy};
 use crate::host::profile::{HostProfile, UnknownProfile};
 use crate::host::ttcp::{Limit, Pace};
@@ -135,6 +135,7 @@ pub struct ConnResult {
     pub receiver: String,
     pub completed: bool,
     pub bytes: u64,
+    pub bytes_received: u64,
     pub sender_seconds: f64,
     pub receiver_seconds: f64,
     pub throughput_bps: f64,
@@ -151,6 +152,10 @@ pub struct ConnResult {
     pub window_updates: u64,
     pub pdus_dropped_at_adapter: u64,
     pub cells_lost: u64,
+    /// UDP only: datagrams sent, received, dropped for want of receive buffer.
+    pub datagrams_sent: Option<u64>,
+    pub datagrams_received: Option<u64>,
+    pub datagrams_dropped_no_buffer: Option<u64>,
     pub trace: Vec<String>,
 }
 
@@ -322,12 +327,15 @@ impl RunSpec {
                     "{what}: transmitter and receiver are the same host"
                 )));
             }
-            if c.protocol != "tcp" {
-                return Err(err(format!(
-                    "{what}: protocol {:?} is not simulated yet: expected tcp",
-                    c.protocol
-                )));
-            }
+            let protocol = match c.protocol.as_str() {
+                "tcp" => Protocol::Tcp,
+                "udp" => Protocol::Udp,
+                other => {
+                    return Err(err(format!(
+                        "{what}: protocol {other:?}: expected tcp or udp"
+                    )))
+                }
+            };
             let flavour_name = c
                 .flavour
                 .clone()
@@ -397,6 +405,7 @@ impl RunSpec {
                 }
             };
             transfers.push(TransferSpec {
+                protocol,
                 sender: src,
                 receiver: dst,
                 circuit: fwd,
@@ -459,12 +468,13 @@ impl RunSpec {
                     receiver: c.receiver.clone(),
                     completed: t.completed,
                     bytes: t.bytes,
+                    bytes_received: t.bytes_received,
                     sender_seconds: t.sender_seconds,
                     receiver_seconds: t.receiver_seconds,
                     throughput_bps: t.throughput_bps(),
                     throughput_mbit_ttcp: t.mbit_ttcp(),
                     goodput_bps: if t.receiver_seconds > 0.0 {
-                        t.bytes as f64 * 8.0 / t.receiver_seconds
+                        t.bytes_received as f64 * 8.0 / t.receiver_seconds
                     } else {
                         0.0
                     },
@@ -480,6 +490,9 @@ impl RunSpec {
                     pdus_dropped_at_adapter: t.pdus_dropped_at_adapter,
                     cells_lost: r.circuits[scenario.transfers[i].circuit].cells_lost
                         + r.circuits[scenario.transfers[i].return_circuit].cells_lost,
+                    datagrams_sent: t.udp.map(|u| u.datagrams_sent),
+                    datagrams_received: t.udp.map(|u| u.datagrams_received),
+                    datagrams_dropped_no_buffer: t.udp.map(|u| u.dropped_no_buffer),
                     trace,
                 }
             })
@@ -545,6 +558,42 @@ mod test {
         // with a delayed first ACK fills the 52428-byte buffer in the first 80 ms.
         let b = paced("burst");
         assert!(b.writes < q.writes && b.writes > 190, "{}", b.writes);
+    }
+
+    #[test]
+    fn udp_loses_datagrams_to_a_slower_receiver_and_none_to_a_faster_one() {
+        let udp = |receiver_profile: &str, blocksize: u32| {
+            let text = format!(
+                r#"{{"hosts": [{{"name": "a"}}, {{"name": "b", "profile": "{receiver_profile}"}}],
+                "connections": [{{"transmitter": "a", "receiver": "b", "protocol": "udp",
+                "traffic": {{"type": "full", "blocksize": {blocksize}, "nbytes": 2097152}}}}]}}"#
+            );
+            RunSpec::from_json(&text)
+                .unwrap()
+                .run()
+                .unwrap()
+                .connections[0]
+                .clone()
+        };
+        // Receiving costs the IPC more than sending: its socket buffer overflows.
+        let slow = udp("sparc-ipc", 8192);
+        let (sent, got, dropped) = (
+            slow.datagrams_sent.unwrap(),
+            slow.datagrams_received.unwrap(),
+            slow.datagrams_dropped_no_buffer.unwrap(),
+        );
+        assert_eq!(sent, 256);
+        assert!(
+            dropped > 0 && got + dropped == sent,
+            "{got} + {dropped} != {sent}"
+        );
+        assert_eq!(slow.bytes_received, got * 8192);
+        // A SPARCstation 10 keeps up with an IPC.
+        let fast = udp("sparc-10", 8192);
+        assert_eq!(fast.datagrams_received, Some(256));
+        // 20000-byte datagrams leave as three IP fragments (three PDUs) each.
+        let frag = udp("sparc-10", 20_000);
+        assert_eq!(frag.datagrams_received, frag.datagrams_sent);
     }
 
     #[test]

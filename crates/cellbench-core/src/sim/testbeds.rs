@@ -3,7 +3,7 @@
 use super::net::{
     AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PortSpec, Topology, TxSpacing,
 };
-use super::world::{Scenario, TransferSpec};
+use super::world::{Protocol, Scenario, TransferSpec};
 use crate::host::profile::{HostProfile, UnknownProfile};
 use crate::host::ttcp::{Limit, Pace};
 use crate::tcp::Flavour;
@@ -108,6 +108,7 @@ impl LanBuffers {
             topology,
             hosts: vec![profile.clone(), profile],
             transfers: vec![TransferSpec {
+                protocol: Protocol::Tcp,
                 sender: 0,
                 receiver: 1,
                 circuit: 0,
@@ -175,6 +176,7 @@ pub fn loopback(profile: &HostProfile, nbytes: u64, seed: u64) -> Scenario {
         },
         hosts: vec![host],
         transfers: vec![TransferSpec {
+            protocol: Protocol::Tcp,
             sender: 0,
             receiver: 0,
             circuit: 0,

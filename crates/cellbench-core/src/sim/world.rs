@@ -16,6 +16,7 @@ use super::net::{
 use super::rng;
 use crate::host::profile::HostProfile;
 use crate::host::ttcp::{Costs, Limit, Pace, Source, Step, TtcpSink};
+use crate::host::udp::{UdpSock, UdpStats, MAX_DATAGRAM};
 use crate::tcp::{Flavour, Segment, SendReason, Seq, State, Tcb, TcpStats};
 use crate::time::SimTime;
 use rand::Rng;
@@ -26,6 +27,7 @@ use std::fmt;
 /// One ttcp transfer between two hosts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TransferSpec {
+    pub protocol: Protocol,
     pub sender: HostId,
     pub receiver: HostId,
     /// The circuit carrying data (sender → receiver) and the one carrying ACKs back.
@@ -50,6 +52,17 @@ pub struct TransferSpec {
     /// When the transmitter connects.
     pub start: SimTime,
 }
+
+/// The transport a transfer runs over.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    Tcp,
+    Udp,
+}
+
+/// How long a UDP receiver keeps reading after its transmitter finished
+/// (ttcp -u ends on marker datagrams; cells still in flight arrive well within this).
+const UDP_LINGER: SimTime = SimTime::from_secs(1);
 
 /// A whole run: topology, hosts, transfers, seed.
 #[derive(Clone, Debug)]
@@ -96,7 +109,10 @@ impl TraceRecord {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TransferResult {
     pub completed: bool,
+    /// Bytes the transmitter wrote.
     pub bytes: u64,
+    /// Bytes the receiver read.
+    pub bytes_received: u64,
     /// ttcp -t's interval: before the first write to after the last returned.
     pub sender_seconds: f64,
     /// ttcp -r's interval: first read to the read that took the last byte.
@@ -110,6 +126,8 @@ pub struct TransferResult {
     /// short segment for an ACK, the receiver (buffer read empty, everything
     /// sent has arrived) holding that ACK for its timer.
     pub circular_wait_seconds: f64,
+    /// For UDP transfers: datagram counts at the transmitter (sent) and receiver.
+    pub udp: Option<UdpStats>,
 }
 
 impl TransferResult {
@@ -163,6 +181,10 @@ enum App {
 
 struct Endpoint {
     host: HostId,
+    /// A UDP endpoint; its `tcb` then stays closed and inert.
+    udp: Option<UdpSock>,
+    /// UDP: the interface MTU datagrams are fragmented to.
+    mtu: u32,
     transfer: usize,
     is_sender: bool,
     tcb: Tcb,
@@ -177,6 +199,27 @@ struct Endpoint {
     app_sleeping: bool,
     app_done: bool,
     started: bool,
+}
+
+/// What a PDU carries: a TCP segment or one IP fragment of a UDP datagram.
+#[derive(Copy, Clone, Debug)]
+enum Packet {
+    Tcp(Segment),
+    Udp {
+        dgram: u64,
+        ip_len: u32,
+        data: u32,
+        count: u16,
+    },
+}
+
+impl Packet {
+    fn ip_len(&self) -> u32 {
+        match self {
+            Packet::Tcp(seg) => seg.ip_len(),
+            Packet::Udp { ip_len, .. } => *ip_len,
+        }
+    }
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -202,9 +245,20 @@ enum Event {
     CpuFree(HostId),
     FastTick(HostId),
     SlowTick(HostId),
-    Transmit { ep: usize, token: usize },
-    Start { ep: usize },
-    BlockDue { ep: usize },
+    Transmit {
+        ep: usize,
+        token: usize,
+    },
+    Start {
+        ep: usize,
+    },
+    BlockDue {
+        ep: usize,
+    },
+    /// A UDP receiver stops waiting for more.
+    UdpLinger {
+        ep: usize,
+    },
 }
 
 /// The world while it runs.
@@ -214,8 +268,10 @@ struct World {
     net: Network,
     hosts: Vec<Host>,
     eps: Vec<Endpoint>,
-    /// Segments in flight, by token (the sending endpoint and the segment).
-    segs: Vec<(usize, Segment)>,
+    /// Packets in flight, by token (the sending endpoint and the packet).
+    segs: Vec<(usize, Packet)>,
+    /// Next UDP datagram id.
+    next_dgram: u64,
     free_tokens: Vec<usize>,
     trace: Option<Vec<TraceRecord>>,
     scratch: Vec<Segment>,
@@ -265,6 +321,7 @@ pub fn run_with_clock(
             .collect(),
         eps: Vec::new(),
         segs: Vec::new(),
+        next_dgram: 0,
         free_tokens: Vec::new(),
         trace: scenario.trace.then(Vec::new),
         scratch: Vec::new(),
@@ -288,10 +345,13 @@ pub fn run_with_clock(
             let iss = Seq(if is_sender { 1_000_000 } else { 5_000_000 } + 100_000 * i as u32);
             let mut tcb = Tcb::new(t.flavour, mss, t.sndbuf, t.rcvbuf, iss);
             tcb.nodelay = t.nodelay;
+            let udp = (t.protocol == Protocol::Udp).then(|| UdpSock::new(t.rcvbuf));
             let app = if is_sender {
                 App::Source(Source::new(t.buflen, t.limit, t.pace))
             } else {
-                tcb.listen();
+                if udp.is_none() {
+                    tcb.listen();
+                }
                 let expect = match t.limit {
                     Limit::Bytes(n) => n,
                     // Read until the transmitter closes.
@@ -302,6 +362,8 @@ pub fn run_with_clock(
             let ep = world.eps.len();
             world.eps.push(Endpoint {
                 host,
+                udp,
+                mtu: t.mtu,
                 transfer: i,
                 is_sender,
                 tcb,
@@ -356,6 +418,15 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             return Err(ScenarioError(format!(
                 "transfer {i}: write size 0: must be at least 1 byte"
             )));
+        }
+        if t.protocol == Protocol::Udp {
+            let max = MAX_DATAGRAM.min(t.sndbuf);
+            if t.buflen > max {
+                return Err(ScenarioError(format!(
+                    "transfer {i}: UDP datagrams of {} bytes: at most {max} (the send buffer and 65507)",
+                    t.buflen
+                )));
+            }
         }
         if t.read_size == 0 {
             return Err(ScenarioError(format!(
@@ -454,6 +525,9 @@ impl World {
                     };
                     if !self.net.send(self.now, circuit, payload, token as u64) {
                         self.adapter_drops[self.eps[ep].transfer] += 1;
+                        if let Some(u) = &mut self.eps[ep].udp {
+                            u.stats.dropped_interface_queue += 1;
+                        }
                         self.free_tokens.push(token);
                     }
                 }
@@ -472,6 +546,13 @@ impl World {
                     self.enqueue(h, Job::App { ep }, false);
                 }
                 Event::BlockDue { ep } => self.block_due(ep),
+                Event::UdpLinger { ep } => {
+                    let e = &mut self.eps[ep];
+                    if let App::Sink(s) = &mut e.app {
+                        s.finished = s.last_read.or(Some(self.now));
+                    }
+                    e.app_done = true;
+                }
             }
         }
     }
@@ -537,18 +618,35 @@ impl World {
         let mut out = std::mem::take(&mut self.scratch);
         match job {
             Job::Input { ep, token } => {
-                let seg = self.segs[token].1;
+                let packet = self.segs[token].1;
                 self.free_tokens.push(token);
-                let cells = cells_for(seg.ip_len() + self.eps[ep].encap_header);
-                t += self.scaled(
-                    self.hosts[h]
-                        .profile
-                        .receive_cost(seg.len, seg.ip_len(), cells),
-                );
-                let wake = self.eps[ep].tcb.input(&seg, &mut out);
-                self.charge_and_send(ep, &mut t, &mut out);
-                if wake.writable || wake.readable || wake.established {
-                    self.wake_app(ep);
+                let ip_len = packet.ip_len();
+                let cells = cells_for(ip_len + self.eps[ep].encap_header);
+                match packet {
+                    Packet::Tcp(seg) => {
+                        let cost = self.hosts[h].profile.receive_cost(seg.len, ip_len, cells);
+                        t += self.scaled(cost);
+                        let wake = self.eps[ep].tcb.input(&seg, &mut out);
+                        self.charge_and_send(ep, &mut t, &mut out);
+                        if wake.writable || wake.readable || wake.established {
+                            self.wake_app(ep);
+                        }
+                    }
+                    Packet::Udp {
+                        dgram, data, count, ..
+                    } => {
+                        // ip_input reassembles; the UDP checksum covers the whole datagram.
+                        let data_here = ip_len.saturating_sub(crate::host::udp::IP_HEADER);
+                        let cost = self.hosts[h].profile.receive_cost(data_here, ip_len, cells);
+                        t += self.scaled(cost);
+                        let sock = self.eps[ep]
+                            .udp
+                            .as_mut()
+                            .expect("UDP packets go to UDP endpoints");
+                        if sock.input(dgram, count, data) {
+                            self.wake_app(ep);
+                        }
+                    }
                 }
             }
             Job::FastTick => {
@@ -611,6 +709,10 @@ impl World {
             syscall: self.scaled(p.syscall),
             copy_ps_per_byte: p.copy_ps_per_byte * self.job_scale / 1000,
         };
+        if self.eps[ep].udp.is_some() {
+            self.run_udp_app(h, ep, t, &costs);
+            return;
+        }
         let e = &mut self.eps[ep];
         if e.is_sender && e.tcb.state == State::Closed {
             // Active open first; the application runs when the connection is up.
@@ -662,6 +764,69 @@ impl World {
         }
     }
 
+    /// One step of a UDP application: a write() sends one datagram as IP
+    /// fragments; a read() takes one datagram.
+    fn run_udp_app(&mut self, h: HostId, ep: usize, t: &mut SimTime, costs: &Costs) {
+        let e = &mut self.eps[ep];
+        let sock = e.udp.as_mut().expect("UDP endpoint");
+        let step = match &mut e.app {
+            App::Sink(s) => s.step_udp(sock, costs, t),
+            App::Source(s) => match s.step_udp(costs, t) {
+                Err(step) => step,
+                Ok(len) => {
+                    let frags = crate::host::udp::fragments(len, e.mtu);
+                    sock.stats.datagrams_sent += 1;
+                    sock.stats.fragments_sent += frags.len() as u64;
+                    let dgram = self.next_dgram;
+                    self.next_dgram += 1;
+                    let count = frags.len() as u16;
+                    for (i, &ip_len) in frags.iter().enumerate() {
+                        // The checksum covers the data once (computed over the first fragment's pass).
+                        let sum = if i == 0 { len } else { 0 };
+                        let cells = cells_for(ip_len + self.eps[ep].encap_header);
+                        let cost = self.hosts[h].profile.send_cost(sum, ip_len, cells);
+                        *t += self.scaled(cost);
+                        let packet = Packet::Udp {
+                            dgram,
+                            ip_len,
+                            data: len,
+                            count,
+                        };
+                        self.emit(ep, *t, packet);
+                    }
+                    let App::Source(s) = &mut self.eps[ep].app else {
+                        unreachable!()
+                    };
+                    s.note_return(*t);
+                    if s.all_written() {
+                        Step::Done
+                    } else {
+                        Step::Continue
+                    }
+                }
+            },
+        };
+        let e = &mut self.eps[ep];
+        match step {
+            Step::Continue => {
+                e.app_queued = true;
+                self.hosts[h].processes.push_back(Job::App { ep });
+            }
+            Step::Blocked => e.app_blocked = true,
+            Step::Sleep => e.app_sleeping = true,
+            Step::Done => {
+                if let App::Source(s) = &mut e.app {
+                    s.finished = s.last_return;
+                    e.app_done = true;
+                    // The receiver reads what still arrives, then stops.
+                    let sink = self.peer(ep);
+                    self.events
+                        .schedule(*t + UDP_LINGER, Event::UdpLinger { ep: sink });
+                }
+            }
+        }
+    }
+
     /// A paced source's next block falls due.
     fn block_due(&mut self, ep: usize) {
         let e = &mut self.eps[ep];
@@ -703,16 +868,6 @@ impl World {
                 .profile
                 .send_cost(seg.len, ip_len, cells_for(ip_len + encap));
             *t += self.scaled(cost);
-            let token = match self.free_tokens.pop() {
-                Some(tok) => {
-                    self.segs[tok] = (ep, seg);
-                    tok
-                }
-                None => {
-                    self.segs.push((ep, seg));
-                    self.segs.len() - 1
-                }
-            };
             if let Some(trace) = &mut self.trace {
                 let e = &self.eps[ep];
                 trace.push(TraceRecord {
@@ -722,8 +877,23 @@ impl World {
                     seg,
                 });
             }
-            self.events.schedule(*t, Event::Transmit { ep, token });
+            self.emit(ep, *t, Packet::Tcp(seg));
         }
+    }
+
+    /// Hand a packet to the endpoint's adapter at `at`.
+    fn emit(&mut self, ep: usize, at: SimTime, packet: Packet) {
+        let token = match self.free_tokens.pop() {
+            Some(tok) => {
+                self.segs[tok] = (ep, packet);
+                tok
+            }
+            None => {
+                self.segs.push((ep, packet));
+                self.segs.len() - 1
+            }
+        };
+        self.events.schedule(at, Event::Transmit { ep, token });
     }
 
     fn results(&mut self, scenario: &Scenario) -> RunResult {
@@ -738,13 +908,16 @@ impl World {
                 _ => 0.0,
             };
             let completed = src.finished.is_some()
-                && match spec.limit {
-                    Limit::Bytes(n) => sink.read >= n,
-                    Limit::Duration(_) => sink.finished.is_some(),
+                && match (spec.protocol, spec.limit) {
+                    // A UDP receiver takes what arrives; losses do not make it incomplete.
+                    (Protocol::Udp, _) => sink.finished.is_some(),
+                    (Protocol::Tcp, Limit::Bytes(n)) => sink.read >= n,
+                    (Protocol::Tcp, Limit::Duration(_)) => sink.finished.is_some(),
                 };
             transfers.push(TransferResult {
                 completed,
                 bytes: src.written,
+                bytes_received: sink.read,
                 sender_seconds: secs(src.started, src.finished),
                 receiver_seconds: secs(sink.started, sink.finished),
                 writes: src.writes,
@@ -753,6 +926,11 @@ impl World {
                 receiver: r.tcb.stats,
                 pdus_dropped_at_adapter: self.adapter_drops[i],
                 circular_wait_seconds: self.wait_total[i].as_secs_f64(),
+                udp: s.udp.as_ref().map(|u| UdpStats {
+                    datagrams_received: r.udp.as_ref().map_or(0, |v| v.stats.datagrams_received),
+                    dropped_no_buffer: r.udp.as_ref().map_or(0, |v| v.stats.dropped_no_buffer),
+                    ..u.stats
+                }),
             });
         }
         RunResult {
