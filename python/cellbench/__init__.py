@@ -6,7 +6,7 @@ the command line, the experiment runners and the result formats.
 - ``cellbench.wire``: byte-exact ATM cells, AAL5, RFC 1483, pcap.
 - ``cellbench.calc``: closed-form calculators (layer bandwidth, bursts, GCRA, windows).
 - ``cellbench.reproduce_study(name, **options)``: a classic study on the simulator, as a DataFrame.
-- ``cellbench.run(path_or_text, **overrides)``: an experiment file, as a result with ``.to_pandas()``.
+- ``cellbench.run(path_or_text, **overrides)``: an experiment, as a result with ``.to_pandas()``.
 """
 
 from cellbench import _native, calc, wire
