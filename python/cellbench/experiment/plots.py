@@ -198,6 +198,8 @@ def offered_load(result, fig) -> None:
             color="tab:green",
             label=f"lossless point ({lw['carried'] / 1e6:.1f} Mb/s)",
         )
+    else:
+        ax.plot([], [], " ", label="lossless point: none (every load lost cells or retransmitted)")
     peak = pts.loc[pts["carried"].idxmax()]
     ax.plot(
         peak["offered"] / 1e6,

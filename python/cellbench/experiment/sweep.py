@@ -228,9 +228,13 @@ def _set_in_block(block: Block, key: str, arg: str | None, value: Value, pos: Po
                     return
             s.value.args.append(Arg(arg, value, pos))
             return
+    if arg is not None and key == "protocol":
+        # A test without a protocol setting is tcp: give it one to hold the argument.
+        block.body.append(Setting(key, Call("tcp", [Arg(arg, value, pos)], pos), pos))
+        return
     if arg is not None:
         raise ExperimentError(
-            pos, f"found path to '{key}.{arg}', but the block has no '{key}' setting"
+            pos, f"found a path to '{key}.{arg}', but the block has no '{key}' setting"
         )
     block.body.append(Setting(key, value, pos))
 

@@ -1,0 +1,418 @@
+# ruff: noqa: E501 - the table of exact error messages reads best one message a line
+"""The experiment language: the published NetSpec example, every error kind with its
+exact position, the model (pairing, buffers, timing), testbeds and sweeps. No simulation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cellbench.experiment import lang, model, sweep
+from cellbench.experiment import testbed as tb
+from cellbench.experiment.lang import ExperimentError
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+#: Issue 5's published example, verbatim.
+NETSPEC = """cluster {
+test roadrunner {
+type = full (blocksize=131072, duration=10);
+protocol = tcp (window=1048576);
+own = roadrunner.atm:45000;
+peer = hopper.atm:45000;
+}
+test hopper {
+type = sink (blocksize=131072, duration=10);
+protocol = tcp (window=1048576);
+own = hopper.atm:45000;
+peer = roadrunner.atm:45000;
+}
+}
+"""
+
+
+def pair(
+    i: int, tx: str = "full (blocksize=8K, nbytes=1M)", rx: str = "sink (blocksize=8K)"
+) -> str:
+    return (
+        f"test t{i} {{ type = {tx}; own = a{i}.atm:{5000 + i}; peer = b{i}.atm:{5000 + i}; }}\n"
+        f"test s{i} {{ type = {rx}; own = b{i}.atm:{5000 + i}; peer = a{i}.atm:{5000 + i}; }}\n"
+    )
+
+
+def build(text: str, **kw) -> model.Experiment:
+    return model.build(lang.parse(text, "x.netspec"), **kw)
+
+
+def error(text: str) -> str:
+    with pytest.raises(ExperimentError) as e:
+        doc = lang.parse(text, "x.netspec")
+        sw = sweep.from_document(doc)
+        for p in sw.points():
+            model.build(sweep.apply(doc, p, sw.params))
+    return str(e.value)
+
+
+def test_published_example_parses_and_pairs():
+    assert (EXAMPLES / "netspec-example.netspec").read_text() == NETSPEC
+    exp = build(NETSPEC)
+    assert len(exp.connections) == 1
+    c = exp.connections[0]
+    assert (c.name, c.transmitter, c.receiver) == ("roadrunner", "roadrunner.atm", "hopper.atm")
+    assert c.traffic.to_spec() == {"type": "full", "blocksize": 131072, "duration_s": 10.0}
+    assert c.receiver_blocksize == 131072
+    # window=1048576 is more than SunOS 4.1.1 accepts: clamped, and said so.
+    assert (c.sndbuf, c.rcvbuf) == (52428, 52428)
+    assert exp.notes == [
+        "x.netspec:4:12: SO_SNDBUF 1048576 exceeds 52428, the largest socket buffer sunos411 "
+        "accepts: using 52428",
+        "x.netspec:10:12: SO_RCVBUF 1048576 exceeds 52428, the largest socket buffer sunos411 "
+        "accepts: using 52428",
+    ]
+    spec = exp.spec(0, seed=7, replication=3)
+    assert [h["name"] for h in spec["hosts"]] == ["roadrunner.atm", "hopper.atm"]
+    assert spec["hosts"][0]["profile"] == "sparc-ipc" and spec["hosts"][0]["phy"] == "taxi100"
+    assert (spec["seed"], spec["replication"], spec["switch"]["buffer_cells"]) == (7, 3, 256)
+
+
+def test_netspec_site_example_unnamed_test_and_suffixes():
+    exp = build(
+        "cluster { test { type = full (blocksize=32K, duration=10); protocol = tcp (window=16K);"
+        " own = hosta:42005; peer = hostb:42006; }\n"
+        "test hostb { type = sink (blocksize=32768, duration=10); protocol = tcp (window=128K);"
+        " own = hostb:42006; peer = hosta:42005; } }"
+    )
+    c = exp.connections[0]
+    assert (c.name, c.traffic.blocksize, c.sndbuf, c.rcvbuf) == ("test@1", 32768, 16384, 52428)
+
+
+def test_numbers_comments_strings():
+    toks = lang.tokenize('x = 16K 1.5M 2G -3 1e3 10.0.0.1 "s" $v # comment\n', "f")
+    kinds = [(t.kind, t.value) for t in toks]
+    assert kinds == [
+        ("name", "x"),
+        ("punct", None),
+        ("number", 16384),
+        ("number", 1572864),
+        ("number", 2 << 30),
+        ("number", -3),
+        ("number", 1000.0),
+        ("name", "10.0.0.1"),
+        ("string", "s"),
+        ("var", "v"),
+        ("eof", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # syntax
+        (
+            "cluster {\n  test a { type = full (nbytes=1) }\n}",
+            "x.netspec:2:35: found '}', expected ';' after the value",
+        ),
+        (
+            "cluster {\n  tset a { }\n}",
+            "x.netspec:2:3: found 'tset', expected 'test', 'parallel', 'serial' or '}'",
+        ),
+        (
+            "clusters { }",
+            "x.netspec:1:1: found 'clusters', expected 'cluster', 'testbed', 'sweep' or end of file",
+        ),
+        (
+            "cluster {\n",
+            "x.netspec:2:1: found end of file, expected 'test', 'parallel', 'serial' or '}'",
+        ),
+        (
+            'sweep { x = "abc; }',
+            "x.netspec:1:20: found end of line, expected '\"' closing the string",
+        ),
+        (
+            "sweep { x = 1 @ 2; }",
+            "x.netspec:1:15: found '@', expected a name, a number, a string or one of { } ( ) [ ] ; = , :",
+        ),
+        ("sweep { x = [1, 2 3]; }", "x.netspec:1:19: found number 3, expected ',' or ']'"),
+        (
+            "sweep { x = ; }",
+            "x.netspec:1:13: found ';', expected a value (a number, a name, host:port, a call or a list)",
+        ),
+        (
+            "cluster { test a { own = h:70000; } }",
+            "x.netspec:1:28: found number 70000, expected a port number 0..65535 after ':'",
+        ),
+        ("testbed { host { } }", "x.netspec:1:16: found '{', expected a name after 'host'"),
+        # schema
+        (
+            "cluster { test a { type = full (nbytes=1); colour = red; } }",
+            "x.netspec:1:44: found key 'colour', expected a test key: type, protocol, own, peer",
+        ),
+        (
+            "cluster {\n" + pair(0, tx="full (blocksize=8K, nbyte=1M)") + "}",
+            "x.netspec:2:38: found key 'nbyte', expected a full() key: blocksize, duration, nbytes",
+        ),
+        (
+            "cluster {\n" + pair(0, tx="full (blocksize=8K)") + "}",
+            "x.netspec:2:18: found full(blocksize=8K), expected full() with exactly one of duration= (s) or nbytes= (bytes)",
+        ),
+        (
+            "cluster {\n" + pair(0, tx="blast (blocksize=8K)") + "}",
+            "x.netspec:2:18: found blast(blocksize=8K), expected a traffic type: full, burst, burstq or sink",
+        ),
+        (
+            "cluster {\n" + pair(0, tx="full (blocksize=8.5, nbytes=1M)") + "}",
+            "x.netspec:2:34: found 8.5, expected a whole number >= 1 for blocksize (bytes)",
+        ),
+        (
+            "cluster {\n"
+            + pair(0).replace("type = full", "protocol = tcp (windw=1); type = full")
+            + "}",
+            "x.netspec:2:27: found key 'windw', expected a tcp() key: window, sndbuf, rcvbuf, nodelay",
+        ),
+        (
+            "cluster {\n" + pair(0).replace("type = full", "protocol = udp; type = full") + "}",
+            "x.netspec:2:22: not implemented: protocol udp (the simulator runs tcp for now)",
+        ),
+        # distributions and NetSpec's application models
+        (
+            "cluster {\n"
+            + pair(0, tx="burstq (blocksize=ftpItemSize(min=8), period=1000, duration=1)")
+            + "}",
+            "x.netspec:2:36: not implemented: NetSpec application model ftpItemSize(...) for blocksize "
+            "(cellbench has uniform(min, max) and exponential(mean) so far)",
+        ),
+        (
+            "cluster {\n"
+            + pair(
+                0,
+                tx="burst (blocksize=8K, period=ftpSessionInterarrival(lambda=0.00001, min=1000), duration=1)",
+            )
+            + "}",
+            "x.netspec:2:46: not implemented: NetSpec application model ftpSessionInterarrival(...) for period "
+            "(cellbench has uniform(min, max) and exponential(mean) so far)",
+        ),
+        (
+            "cluster {\n"
+            + pair(0, tx="burst (blocksize=uniform(1K, 8K), period=1000, duration=1)")
+            + "}",
+            "x.netspec:2:35: not implemented: random-rate traffic (blocksize = uniform(min=1024, max=8192)): "
+            "the simulator takes fixed block sizes and periods for now",
+        ),
+        (
+            "cluster {\n"
+            + pair(0, tx="burst (blocksize=8K, period=exponential(mean=500), duration=1)")
+            + "}",
+            "x.netspec:2:46: not implemented: random-rate traffic (period = exponential(mean=500)): "
+            "the simulator takes fixed block sizes and periods for now",
+        ),
+        (
+            "cluster {\n"
+            + pair(0, tx="burst (blocksize=uniform(8K, 1K), period=1000, duration=1)")
+            + "}",
+            "x.netspec:2:35: found uniform(8K, 1K), expected min <= max in uniform() for blocksize",
+        ),
+        (
+            "cluster {\n" + pair(0, tx="burst (blocksize=8K, period=gauss(1), duration=1)") + "}",
+            "x.netspec:2:46: found gauss(1), expected a number, uniform(min, max) or exponential(mean) for period",
+        ),
+        (
+            "cluster {\n"
+            + pair(0, tx="burstq (blocksize=8K, period=1000, duration=1, repeats=3)")
+            + "}",
+            "x.netspec:2:65: not implemented: burstq() parameter 'repeats'",
+        ),
+        # pairing and timing
+        (
+            "cluster {\n" + pair(0).splitlines()[0] + "\n}",
+            "x.netspec:2:76: found no sink test with own = b0.atm:5000 and peer = a0.atm:5000, "
+            "expected one for transmitter test t0",
+        ),
+        (
+            "cluster {\n" + pair(0).splitlines()[1] + "\n}",
+            "x.netspec:2:65: found no transmitter test with own = a0.atm:5000 and peer = b0.atm:5000, "
+            "expected one for sink test s0",
+        ),
+        (
+            "cluster {\n" + pair(0) + pair(1).replace("t1", "t0") + "}",
+            "x.netspec:4:1: found test 't0' a second time, expected unique test names (first at "
+            "x.netspec:2:1)",
+        ),
+        (
+            "cluster { parallel {\n serial {\n parallel {\n"
+            + pair(0)
+            + "}\n parallel {\n"
+            + pair(1)
+            + "} } } }",
+            "x.netspec:7:2: found a serial step after a transfer of unknown length (nbytes), expected "
+            "durations: only a serial block at the top of the cluster runs byte-count steps one "
+            "after another (as separate simulations)",
+        ),
+        # testbeds
+        (
+            "testbed lab { }\ncluster {\n" + pair(0) + "}",
+            "x.netspec:1:9: found testbed preset 'lab', expected one of europe-vp, hetero-lan, lan, lan-buffers, wan-contention, wan-mismatch, wan-window",
+        ),
+        (
+            "testbed { mtux = 9180; } cluster { }",
+            "x.netspec:1:11: found key 'mtux', expected a testbed key: mtu, encap, switch { }, host NAME { }",
+        ),
+        (
+            "testbed { switch { policy = red; } } cluster { }",
+            "x.netspec:1:29: found red, expected a drop policy: one of tail-drop, ppd, epd",
+        ),
+        (
+            "testbed { host a { profile = vax; } } cluster { }",
+            "x.netspec:1:30: found vax, expected a host profile: one of sparc-ipc, pentium-90, sparc-10, pentium-100, power-challenge, sparc-20, ultra-1, alpha-3000",
+        ),
+        (
+            "testbed wan-window { }\ncluster {\n" + pair(0) + "}",
+            "x.netspec:1:9: testbed preset 'wan-window' is not yet simulable (its WAN links, policing "
+            "and multi-switch paths arrive with issue 4)",
+        ),
+        # sweeps
+        (
+            "cluster {\n" + pair(0, tx="full (blocksize=$bs, nbytes=1M)") + "}",
+            "x.netspec:2:34: found $bs, expected a value for it from a sweep { bs = ...; } or --set bs=...",
+        ),
+        (
+            "cluster {\n" + pair(0) + "}\nsweep { windw = [1, 2]; }",
+            "x.netspec:5:9: found parameter 'windw', expected a variable of the file (none) or a path "
+            "TEST.key[.arg] (tests: s0, t0), testbed.key, testbed.switch.key, testbed.defaults.key "
+            "or testbed.host.NAME.key",
+        ),
+        (
+            "sweep { x = range(10, 1, 1); }",
+            "x.netspec:1:13: found range 10..1 step 1, expected a step that moves from start to stop",
+        ),
+        (
+            "sweep { replications = 0; }",
+            "x.netspec:1:24: found 0, expected a whole number >= 1 for replications",
+        ),
+    ],
+)
+def test_errors_are_one_line_with_position(text, message):
+    got = error(text)
+    assert "\n" not in got
+    assert got == message
+
+
+def test_duplicate_key_and_unknown_host():
+    assert error("cluster {\n" + pair(0).replace("own =", "own = x:1; own =", 1) + "}").startswith(
+        "x.netspec:2:"
+    )
+    with pytest.raises(ExperimentError, match=r"x.netspec:1:\d+: host 'a0.atm' is not in testbed"):
+        bed = tb.Testbed(name="custom", hosts={"b0.atm": tb.HostSpec("b0.atm")})
+        build("cluster {" + pair(0) + "}", testbed=bed)
+
+
+def test_more_than_100_connections():
+    text = "cluster {\n" + "".join(pair(i) for i in range(150)) + "}"
+    exp = build(text)
+    assert len(exp.connections) == 150
+    spec = exp.spec(0, 1, 0)
+    assert len(spec["connections"]) == 150 and len(spec["hosts"]) == 300
+
+
+def test_serial_parallel_timing_and_stages():
+    exp = build((EXAMPLES / "serial-parallel.netspec").read_text())
+    got = [(c.name, c.stage, c.start_s) for c in exp.connections]
+    assert got == [("a1", 0, 0.0), ("b1", 0, 0.0), ("a2", 0, 2.0), ("a3", 1, 0.0), ("b3", 1, 0.0)]
+    assert exp.stages == 2
+    assert exp.replication_number(3, 1) == 7  # independent streams: r * stages + stage
+    durations = (
+        "cluster { serial {\n parallel {"
+        + pair(0, tx="full (blocksize=8K, duration=1.5)")
+        + "} parallel {"
+        + pair(1, tx="burst (blocksize=8K, period=1000, duration=2)")
+        + "} parallel {\n"
+        + pair(2, tx="full (blocksize=8K, duration=1)")
+        + "} } }"
+    )
+    exp = build(durations)
+    assert [(c.stage, c.start_s) for c in exp.connections] == [(0, 0.0), (0, 1.5), (0, 3.5)]
+
+
+def test_testbed_block_and_presets():
+    bed = tb.from_document(
+        lang.parse(
+            "testbed lan { mtu = 9180; encap = llc-snap;\n"
+            "switch { buffer_cells = 512; policy = epd; epd_threshold_cells = 400; }\n"
+            "defaults { profile = ultra-1; phy = oc3c; flavour = reno; }\n"
+            "host fast.atm { profile = alpha-3000; distance_m = 600000; } }",
+            "tb",
+        )
+    )
+    assert (bed.mtu, bed.encap, bed.switch["policy"], bed.switch["buffer_cells"]) == (
+        9180,
+        "llc-snap",
+        "epd",
+        512,
+    )
+    fast, other = bed.host("fast.atm", None), bed.host("other.atm", None)
+    assert (fast.profile, fast.phy, fast.distance_m) == ("alpha-3000", "oc3c", 600000.0)
+    assert (other.name, other.profile, other.flavour) == ("other.atm", "ultra-1", "reno")
+    assert set(tb.PRESETS) >= {"lan-buffers", "wan-window", "europe-vp", "hetero-lan"}
+    with pytest.raises(ExperimentError, match="neither a preset"):
+        tb.load("/nonexistent/testbed.netspec")
+
+
+def test_sweep_product_ranges_and_set():
+    doc = lang.parse(
+        "cluster {\n" + pair(0, tx="full (blocksize=$bs, nbytes=1M)") + "}\n"
+        "sweep { bs = [4K, 8K]; t0.protocol.sndbuf = range(16K, 24K, 4K); replications = 3; seed = 9; }",
+        "x",
+    )
+    sw = sweep.from_document(doc)
+    assert (sw.replications, sw.seed) == (3, 9)
+    pts = [{k: sweep.column_value(v) for k, v in p.items()} for p in sw.points()]
+    assert pts == [
+        {"bs": b, "t0.protocol.sndbuf": s} for b in (4096, 8192) for s in (16384, 20480, 24576)
+    ]
+    exps = [model.build(sweep.apply(doc, p, sw.params)) for p in sw.points()]
+    assert [(e.connections[0].traffic.blocksize, e.connections[0].sndbuf) for e in exps][:4] == [
+        (4096, 16384),
+        (4096, 20480),
+        (4096, 24576),
+        (8192, 16384),
+    ]
+    # --set: a list, a range with the stop included, a single value, a call.
+    assert [sweep.column_value(v) for v in sweep.parse_set("bs=1K,2K").values] == [1024, 2048]
+    assert [sweep.column_value(v) for v in sweep.parse_set("bs=16K:48K:16K").values] == [
+        16384,
+        32768,
+        49152,
+    ]
+    assert [sweep.column_value(v) for v in sweep.parse_set("x=0.5:1:0.25").values] == [
+        0.5,
+        0.75,
+        1.0,
+    ]
+    one = sweep.parse_set("t0.type=full(blocksize=1K, nbytes=2M)").values
+    assert len(one) == 1 and lang.render(one[0]) == "full(blocksize=1K, nbytes=2M)"
+    merged = sweep.merge(sw, [sweep.parse_set("bs=2K"), sweep.parse_set("testbed.mtu=9180")])
+    assert [(p.key, len(p.values)) for p in merged.params] == [
+        ("bs", 1),
+        ("t0.protocol.sndbuf", 3),
+        ("testbed.mtu", 1),
+    ]
+    e = model.build(sweep.apply(doc, merged.points()[0], merged.params))
+    assert (e.connections[0].traffic.blocksize, e.testbed.mtu, e.testbed.name) == (
+        2048,
+        9180,
+        "lan-buffers",
+    )
+    with pytest.raises(ExperimentError) as err:
+        sweep.parse_set("bs=1,,2")
+    assert (
+        str(err.value)
+        == "--set:1:6: found ',', expected a value (a number, a name, host:port, a call or a list)"
+    )
+
+
+def test_text_is_never_executed(tmp_path):
+    marker = tmp_path / "pwned"
+    text = f"cluster {{ test a {{ type = __import__('os').system('touch {marker}'); }} }}"
+    with pytest.raises(ExperimentError):
+        build(text)
+    assert not marker.exists()

@@ -1,0 +1,217 @@
+"""Running experiments: same numbers as `reproduce lan-buffers`, determinism across
+workers, resume after an interruption, the result format, the CLI end to end, Dask."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import cellbench
+from cellbench.cli import main
+from cellbench.experiment import results, runner
+from cellbench.reproduce import lan_buffers
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+LAN = EXAMPLES / "lan-buffers.netspec"
+SMALL = ["snd=16K,32K", "rcv=16K,32K", "nbytes=2M"]
+
+
+def files(path: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
+    }
+
+
+def test_lan_buffers_file_gives_the_reproduction_numbers():
+    res = cellbench.run(LAN, set=SMALL, replications=2, workers=2)
+    df = res.to_pandas()
+    ref = lan_buffers.run(
+        send_buffers=[16384, 32768],
+        recv_buffers=[16384, 32768],
+        replications=2,
+        nbytes=2 * 1024 * 1024,
+        workers=1,
+    )
+    assert len(df) == len(ref) == 8
+    got = df[["snd", "rcv", "replication", "throughput_mbit_ttcp", "lockstep", "bytes"]]
+    want = ref[
+        ["send_buffer", "recv_buffer", "replication", "throughput_mbit_ttcp", "lockstep", "bytes"]
+    ]
+    assert got.to_numpy().tolist() == want.to_numpy().tolist()
+    # The configuration really reached the simulator (16K send x 32K receive locks up).
+    assert (df.sndbuf == df.snd).all() and (df.rcvbuf == df.rcv).all()
+    locked = df[(df.snd == 16384) & (df.rcv == 32768)]
+    assert locked.lockstep.all() and (locked.throughput_mbit_ttcp < 2).all()
+
+
+def test_python_api_overrides_and_text():
+    text = (EXAMPLES / "netspec-example.netspec").read_text()
+    res = cellbench.run(text, **{"roadrunner.type.duration": 0.5})
+    row = res.to_pandas().iloc[0]
+    assert row.duration_s == 0.5 and row.completed and row.throughput_bps > 1e6
+    assert res.meta["notes"][0].endswith("accepts: using 52428")
+    s = res.summary()
+    assert list(s["test"]) == ["roadrunner"] and s["runs"].iloc[0] == 1
+
+
+def test_two_workers_equal_one_byte_for_byte(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out, workers in ((a, 1), (b, 2)):
+        cellbench.run(LAN, set=SMALL, replications=2, out=out, workers=workers, trace=True)
+    fa, fb = files(a), files(b)
+    assert len([f for f in fa if f.startswith("runs/")]) == 8
+    assert fa == fb
+    assert main(["show", str(a), "--format", "csv"]) == 0
+
+
+def test_resume_after_interruption(tmp_path, capsys):
+    out = tmp_path / "r"
+    calls = []
+
+    def dying(specs):
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # a Ctrl-C (or a killed worker) after three runs
+        calls.append(1)
+        return runner.execute(specs)
+
+    plan = runner.make_plan(LAN, sets=SMALL, replications=2)
+    store = results.ResultDir(out, plan.meta(), resume=False)
+    with pytest.raises(KeyboardInterrupt):
+        runner.execute_plan(plan, store, workers=1, executor=dying)
+    assert len(list((out / "runs").glob("*.parquet"))) == 3
+    part = results.load(out)
+    assert part.meta["complete"] is False and len(part.to_pandas()) == 3
+    # Without --resume the directory is not touched; with it, the rest runs.
+    assert (
+        main(
+            [
+                "run",
+                str(LAN),
+                "--out",
+                str(out),
+                "--replications",
+                "2",
+                *sum((["--set", s] for s in SMALL), []),
+            ]
+        )
+        == 2
+    )
+    assert "exists: --resume to finish it" in capsys.readouterr().err
+    args = ["run", str(LAN), "--out", str(out), "--replications", "2", "--resume"]
+    args += sum((["--set", s] for s in SMALL), [])
+    assert main(args) == 0
+    fresh = tmp_path / "fresh"
+    cellbench.run(LAN, set=SMALL, replications=2, out=fresh)
+    ra, rb = files(out), files(fresh)
+    assert {k: v for k, v in ra.items() if k.startswith("runs/")} == {
+        k: v for k, v in rb.items() if k.startswith("runs/")
+    }
+    assert results.load(out).meta["complete"] is True
+    # A resume with other settings is refused.
+    with pytest.raises(results.ResultError, match="different experiment"):
+        cellbench.run(LAN, set=SMALL, replications=3, out=out, resume=True)
+
+
+def test_format_versions(tmp_path):
+    out = tmp_path / "r"
+    cellbench.run(LAN, set=["snd=16K", "rcv=16K", "nbytes=1M"], replications=1, out=out)
+    meta = json.loads((out / "result.json").read_text())
+    assert meta["format"] == "cellbench-result" and meta["format_version"] == 2
+    assert meta["experiment"]["text"] == LAN.read_text() == (out / "experiment.netspec").read_text()
+    assert meta["testbed"]["hosts"][0]["profile"] == "sparc-ipc"
+    assert meta["cellbench_version"] == cellbench.__version__ and meta["seed"] == 1
+    # Plain Parquet: pandas reads the parts as one table.
+    assert len(pd.read_parquet(out / "runs")) == 1
+    meta["format_version"] = 3
+    (out / "result.json").write_text(json.dumps(meta))
+    with pytest.raises(results.ResultError) as e:
+        results.load(out)
+    assert "format_version 3 is newer than this cellbench reads (1..2): upgrade cellbench" in str(
+        e.value
+    )
+    assert main(["show", str(out)]) == 2
+    # Version 1: what `cellbench reproduce --out` writes, still read.
+    old = tmp_path / "old"
+    rc = main(
+        [
+            "reproduce",
+            "lan-buffers",
+            "--send-buffer",
+            "16384",
+            "--recv-buffer",
+            "20480",
+            "--replications",
+            "2",
+            "--nbytes",
+            "1000000",
+            "--out",
+            str(old),
+            "--json",
+        ]
+    )
+    assert rc == 0
+    r1 = results.load(old)
+    assert r1.meta["format_version"] == 1 and len(r1.to_pandas()) == 2
+    assert set(r1.to_pandas().rcvbuf) == {20480}
+
+
+def test_cli_run_show_plot_end_to_end(tmp_path, capsys):
+    out = tmp_path / "res"
+    rc = main(
+        [
+            "run",
+            str(EXAMPLES / "netspec-example.netspec"),
+            "--out",
+            str(out),
+            "--set",
+            "roadrunner.type.duration=0.5",
+            "--set",
+            "hopper.type.duration=0.5",
+            "--seed",
+            "3",
+            "--json",
+        ]
+    )
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    assert "note: " in cap.err and "using 52428" in cap.err
+    summary = json.loads(cap.out)["summary"]
+    assert len(summary) == 1 and summary[0]["transmitter"] == "roadrunner.atm"
+    assert summary[0]["mean_mbps"] > 1
+    assert main(["show", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert "roadrunner.atm" in table and "seed 3" in table and "Mb/s (10^6 bit/s)" in table
+    assert main(["show", str(out), "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["meta"]["seed"] == 3 and shown["rows"][0]["seed"] == 3
+    assert main(["plot", str(out), "--kind", "window", "-o", str(tmp_path / "w.png")]) == 0
+    assert (tmp_path / "w.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    capsys.readouterr()
+    # A malformed file: one line, exit 2, nothing written.
+    bad = tmp_path / "bad.netspec"
+    bad.write_text("cluster {\n  test a { type = full (blocksize=8K nbytes=1M); }\n}\n")
+    assert main(["run", str(bad), "--out", str(tmp_path / "never")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"cellbench: error: {bad}:2:38: found 'nbytes', expected ',' or ')'\n"
+    assert not (tmp_path / "never").exists()
+    assert main(["run", str(LAN), "--set", "snd=1:", "--check"]) == 2
+    assert main(["run", str(LAN), "--set", "snd=16K", "--set", "rcv=16K", "--check"]) == 0
+    assert "1 point(s) x 50 replication(s) = 50 run(s)" in capsys.readouterr().out
+    assert main(["plot", str(out), "--kind", "time-sequence", "-o", str(tmp_path / "t.png")]) == 2
+    assert "run it with --trace" in capsys.readouterr().err
+
+
+def test_dask_local_cluster():
+    distributed = pytest.importorskip("dask.distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        on_dask = cellbench.run(LAN, set=SMALL, replications=2, dask=client)
+    local = cellbench.run(LAN, set=SMALL, replications=2, workers=1)
+    pd.testing.assert_frame_equal(on_dask.to_pandas(), local.to_pandas())
