@@ -232,6 +232,9 @@ enum Job {
 
 struct Host {
     profile: HostProfile,
+    /// Period of the host's fast (delayed-ACK) timer: its TCP flavour's
+    /// (the shortest, should connections of several flavours share the host).
+    fast_interval: SimTime,
     /// Draws the variation of each piece of work's cost.
     jitter: ChaCha8Rng,
     busy: bool,
@@ -308,6 +311,13 @@ pub fn run_with_clock(
             .enumerate()
             .map(|(h, p)| Host {
                 profile: p.clone(),
+                fast_interval: scenario
+                    .transfers
+                    .iter()
+                    .filter(|t| t.sender == h || t.receiver == h)
+                    .map(|t| t.flavour.policy().delack_interval)
+                    .min()
+                    .unwrap_or(SimTime::from_ms(200)),
                 jitter: rng::stream(
                     scenario.seed,
                     scenario.replication,
@@ -392,7 +402,7 @@ pub fn run_with_clock(
             scenario.replication,
             rng::ids::host_timers(h),
         );
-        let fast = SimTime(r.gen_range(0..SimTime::from_ms(200).0));
+        let fast = SimTime(r.gen_range(0..world.hosts[h].fast_interval.0));
         let slow = SimTime(r.gen_range(0..SimTime::from_ms(500).0));
         world.events.schedule(fast, Event::FastTick(h));
         world.events.schedule(slow, Event::SlowTick(h));
@@ -508,7 +518,7 @@ impl World {
                     self.dispatch(h);
                 }
                 Event::FastTick(h) => {
-                    let interval = SimTime::from_ms(200);
+                    let interval = self.hosts[h].fast_interval;
                     self.events
                         .schedule(self.now + interval, Event::FastTick(h));
                     self.enqueue(h, Job::FastTick, true);
@@ -741,10 +751,19 @@ impl World {
         };
         // tcp_output ran inside the write: the call returns once it is paid for.
         self.charge_and_send(ep, t, out);
-        let e = &mut self.eps[ep];
-        if let App::Source(s) = &mut e.app {
+        if let App::Source(s) = &mut self.eps[ep].app {
             s.note_return(*t);
         }
+        if self.settle_step(h, ep, step) {
+            self.eps[ep].tcb.close(out);
+            self.charge_and_send(ep, t, out);
+        }
+    }
+
+    /// Schedule what an application step asked for: run again, sleep until a
+    /// wakeup, or finish (true). ttcp -t stops its clock when the last write returns.
+    fn settle_step(&mut self, h: HostId, ep: usize, step: Step) -> bool {
+        let e = &mut self.eps[ep];
         match step {
             Step::Continue => {
                 e.app_queued = true;
@@ -754,14 +773,13 @@ impl World {
             Step::Sleep => e.app_sleeping = true,
             Step::Done => {
                 if let App::Source(s) = &mut e.app {
-                    // ttcp -t stops its clock when the last write returns.
                     s.finished = s.last_return;
                 }
                 e.app_done = true;
-                e.tcb.close(out);
-                self.charge_and_send(ep, t, out);
+                return true;
             }
         }
+        false
     }
 
     /// One step of a UDP application: a write() sends one datagram as IP
@@ -781,21 +799,24 @@ impl World {
                     self.next_dgram += 1;
                     let count = frags.len() as u16;
                     for (i, &ip_len) in frags.iter().enumerate() {
-                        // The checksum covers the data once (computed over the first fragment's pass).
+                        // The checksum pass covers the datagram's data once.
                         let sum = if i == 0 { len } else { 0 };
                         let cells = cells_for(ip_len + self.eps[ep].encap_header);
                         let cost = self.hosts[h].profile.send_cost(sum, ip_len, cells);
                         *t += self.scaled(cost);
-                        let packet = Packet::Udp {
-                            dgram,
-                            ip_len,
-                            data: len,
-                            count,
-                        };
-                        self.emit(ep, *t, packet);
+                        self.emit(
+                            ep,
+                            *t,
+                            Packet::Udp {
+                                dgram,
+                                ip_len,
+                                data: len,
+                                count,
+                            },
+                        );
                     }
                     let App::Source(s) = &mut self.eps[ep].app else {
-                        unreachable!()
+                        unreachable!("matched a source above")
                     };
                     s.note_return(*t);
                     if s.all_written() {
@@ -806,24 +827,11 @@ impl World {
                 }
             },
         };
-        let e = &mut self.eps[ep];
-        match step {
-            Step::Continue => {
-                e.app_queued = true;
-                self.hosts[h].processes.push_back(Job::App { ep });
-            }
-            Step::Blocked => e.app_blocked = true,
-            Step::Sleep => e.app_sleeping = true,
-            Step::Done => {
-                if let App::Source(s) = &mut e.app {
-                    s.finished = s.last_return;
-                    e.app_done = true;
-                    // The receiver reads what still arrives, then stops.
-                    let sink = self.peer(ep);
-                    self.events
-                        .schedule(*t + UDP_LINGER, Event::UdpLinger { ep: sink });
-                }
-            }
+        if self.settle_step(h, ep, step) && self.eps[ep].is_sender {
+            // The receiver reads what still arrives, then stops.
+            let sink = self.peer(ep);
+            self.events
+                .schedule(*t + UDP_LINGER, Event::UdpLinger { ep: sink });
         }
     }
 
