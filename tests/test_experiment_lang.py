@@ -172,7 +172,7 @@ def test_numbers_comments_strings():
         ),
         (
             "cluster {\n" + pair(0).replace("type = full", "protocol = udp; type = full") + "}",
-            "x.netspec:2:22: not implemented: protocol udp (the simulator runs tcp for now)",
+            "x.netspec:3:1: found tcp, expected udp as its transmitter t0",
         ),
         # distributions and NetSpec's application models
         (

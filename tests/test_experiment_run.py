@@ -215,3 +215,17 @@ def test_dask_local_cluster():
         on_dask = cellbench.run(LAN, set=SMALL, replications=2, dask=client)
     local = cellbench.run(LAN, set=SMALL, replications=2, workers=1)
     pd.testing.assert_frame_equal(on_dask.to_pandas(), local.to_pandas())
+
+
+def test_udp_connection_loses_datagrams_to_a_slow_receiver():
+    text = """cluster {
+    test a { type = full (blocksize=8K, nbytes=1M); protocol = udp (sndbuf=48K);
+             own = a.atm:1; peer = b.atm:1; }
+    test b { type = sink (blocksize=8K); protocol = udp (rcvbuf=48K);
+             own = b.atm:1; peer = a.atm:1; }
+    }"""
+    row = cellbench.run(text).to_pandas().iloc[0]
+    assert row.protocol == "udp" and row.datagrams_sent == 128
+    # The SPARCstation IPC cannot keep up: datagrams are dropped at its receive buffer.
+    assert 0 < row.datagrams_received < 128
+    assert row.datagrams_received + row.datagrams_dropped_no_buffer == 128

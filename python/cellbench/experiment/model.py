@@ -360,10 +360,6 @@ def _endpoint(b: Block) -> Endpoint:
         call = Call(v.text, [], v.pos) if isinstance(v, Name) else v
         if not isinstance(call, Call) or call.name not in ("tcp", "udp"):
             raise expected(v.pos, render(v), "a protocol: tcp (...) or udp (...)")
-        if call.name == "udp":
-            raise ExperimentError(
-                v.pos, "not implemented: protocol udp (the simulator runs tcp for now)"
-            )
         pname = call.name
         for a in call.args:
             if a.key not in PROTOCOL_KEYS:
