@@ -208,13 +208,24 @@ def test_cli_trace_shows_the_lockstep() -> None:
     assert "lock-step evidence" in lines[-1] and "B 0 [delack-timer] -> A 8192 [idle]" in lines[-1]
 
 
-def test_cli_stores_results(tmp_path: Path) -> None:
-    r = cli("reproduce", "lan-buffers", *SMALL, "--out", str(tmp_path / "res"))
+def test_cli_stores_a_result_that_show_and_plot_read(tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    r = cli("reproduce", "lan-buffers", *SMALL, "--out", str(out))
     assert r.returncode == 0, r.stderr
-    meta = json.loads((tmp_path / "res" / "result.json").read_text())
-    assert meta["study"] == "lan-buffers" and meta["seed"] == 1 and meta["cellbench_version"]
-    runs = pd.read_csv(tmp_path / "res" / "runs.csv")
+    meta = json.loads((out / "result.json").read_text())
+    assert meta["seed"] == 1 and meta["cellbench_version"] and meta["complete"]
+    assert "lan-buffers" in meta["experiment"]["text"]
+    runs = pd.read_parquet(out / "runs")
     assert len(runs) == 4
+    shown = cli("show", str(out), "--format", "csv")
+    assert shown.returncode == 0, shown.stderr
+    plot = cli("plot", str(out), "--kind", "buffer-grid", "-o", str(tmp_path / "grid.png"))
+    assert plot.returncode == 0, plot.stderr
+    assert (tmp_path / "grid.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # --resume on a finished result runs nothing and gives the same grid.
+    again = cli("reproduce", "lan-buffers", *SMALL, "--out", str(out), "--resume")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == r.stdout
 
 
 @pytest.mark.parametrize(

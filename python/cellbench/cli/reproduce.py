@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
-
-from tqdm import tqdm
 
 from cellbench.cli.common import UsageError, positive_int, print_json
 from cellbench.reproduce import STUDIES, lan_buffers
@@ -31,7 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=1, help="master seed (default 1)")
     p.add_argument("--workers", type=int, default=0, help="worker threads (default: all cores)")
     p.add_argument("--json", action="store_true", help="print JSON instead of the grids")
-    p.add_argument("--out", type=Path, help="directory to store the results in")
+    p.add_argument("--out", type=Path, help="store the result there (cellbench show/plot read it)")
+    p.add_argument("--resume", action="store_true", help="finish an interrupted --out result")
+    p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask distributed scheduler")
     p.add_argument(
         "--send-buffer",
         type=positive_int("--send-buffer"),
@@ -80,26 +78,31 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers {args.workers}: must be 0 (all cores) or more")
     sends = args.send_buffer or study.SIZES
     recvs = args.recv_buffer or study.SIZES
-    total = len(sends) * len(recvs) * replications
-    with tqdm(total=total, unit="transfer", desc=args.name, disable=None, file=sys.stderr) as bar:
-        df = study.run(
-            send_buffers=sends,
-            recv_buffers=recvs,
-            replications=replications,
-            seed=args.seed,
-            workers=args.workers,
-            trace=args.trace,
-            progress=bar.update,
-            buflen=args.buflen,
-            nbytes=args.nbytes,
-            mtu=args.mtu,
-            profile=args.profile,
-            flavour=args.flavour,
-            nodelay=args.nodelay,
+    if args.trace and (args.out or args.resume or args.dask):
+        raise UsageError(
+            "--trace prints the transfers; it does not combine with --out/--resume/--dask"
         )
+    if args.resume and args.out is None:
+        raise UsageError("--resume needs --out DIR (the result to finish)")
+    df = study.run(
+        send_buffers=sends,
+        recv_buffers=recvs,
+        replications=replications,
+        seed=args.seed,
+        workers=args.workers,
+        out=args.out,
+        resume=args.resume,
+        dask=args.dask,
+        trace=args.trace,
+        progress=True,
+        buflen=args.buflen,
+        nbytes=args.nbytes,
+        mtu=args.mtu,
+        profile=args.profile,
+        flavour=args.flavour,
+        nodelay=args.nodelay,
+    )
     summary = study.summarize(df)
-    if args.out is not None:
-        _store(args, df, summary)
     if args.trace:
         for row in df.itertuples(index=False):
             print(
@@ -124,21 +127,3 @@ def main(args: argparse.Namespace) -> int:
     else:
         print(study.report(summary, replications, args.seed))
     return 0
-
-
-def _store(args: argparse.Namespace, df, summary) -> None:
-    from cellbench import __version__
-
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    df.drop(columns=["trace"]).to_csv(out / "runs.csv", index=False)
-    meta = {
-        "format": "cellbench-result",
-        "format_version": 1,
-        "cellbench_version": __version__,
-        "study": args.name,
-        "seed": args.seed,
-        "replications": args.replications,
-        "summary": STUDIES[args.name].to_json(summary),
-    }
-    (out / "result.json").write_text(json.dumps(meta, indent=2) + "\n")

@@ -12,12 +12,13 @@ gives the numbers of ``cellbench reproduce lan-buffers`` (tests/test_experiment_
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import sys
 from collections.abc import Iterable
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -51,9 +52,10 @@ class Plan:
     def runs_total(self) -> int:
         return len(self.points) * self.replications
 
-    @property
+    @functools.cached_property
     def columns(self) -> dict[str, str]:
-        """Sweep key -> its result column (renamed when it clashes with a stored column)."""
+        """Sweep key -> its result column (renamed when it clashes with a stored column);
+        computed once: every stored row asks for it."""
         cols = results.param_columns(self._params())
         return {p.key: c[0] for p, c in zip(self.sweep.params, cols)}
 
@@ -276,16 +278,16 @@ def _run_local(plan, store, todo, workers, bar, executor) -> None:
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pending = {pool.submit(executor, t.specs): t for t in todo}
         try:
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for f in sorted(finished, key=lambda f: pending[f].run):
-                    task = pending.pop(f)
-                    try:
-                        out = f.result()
-                    except ValueError as e:
-                        raise _fail(task, plan, e) from None
-                    store.write_run(task.run, *_rows(plan, task, out))
-                    bar.update()
+            # as_completed waits on all futures at once: waiting on the whole
+            # pending set after each completion would cost O(runs^2).
+            for f in as_completed(list(pending)):
+                task = pending.pop(f)
+                try:
+                    out = f.result()
+                except ValueError as e:
+                    raise _fail(task, plan, e) from None
+                store.write_run(task.run, *_rows(plan, task, out))
+                bar.update()
         except BaseException:
             # Keep what is running (it cannot be stopped mid-simulation); drop the rest.
             for f in pending:

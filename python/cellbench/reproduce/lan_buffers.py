@@ -8,6 +8,7 @@ and 51K. Compared with the published grid (ttcp's Mbit/s, 2^20 bit/s).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
@@ -19,6 +20,8 @@ from cellbench.reproduce.published import LAN_ANOMALOUS, lan_buffer_table, size_
 SIZES = [k * 1024 for k in range(16, 49, 4)] + [52428]
 DEFAULT_REPLICATIONS = 50
 TRANSFER_BYTES = 32 * 1024 * 1024
+#: The study as an experiment file.
+EXPERIMENT = Path(__file__).with_name("lan-buffers.netspec")
 
 
 def run(
@@ -28,34 +31,89 @@ def run(
     replications: int = DEFAULT_REPLICATIONS,
     seed: int = 1,
     workers: int = 0,
-    progress: Callable[[int], None] | None = None,
-    **options: Any,
+    progress: Callable[[int], None] | bool | None = None,
+    out: str | None = None,
+    resume: bool = False,
+    dask: str | None = None,
+    trace: bool = False,
+    buflen: int = 8192,
+    nbytes: int = TRANSFER_BYTES,
+    mtu: int = 9188,
+    profile: str = "sparc-ipc",
+    flavour: str = "sunos411",
+    nodelay: bool = False,
+    port_buffer_cells: int = 256,
 ) -> pd.DataFrame:
     """Run the sweep; one row per configuration and replication.
 
-    ``options`` go to the simulator unchanged (``buflen``, ``nbytes``,
-    ``profile``, ``nodelay``, ``mtu``, ``flavour``, ``port_buffer_cells``,
-    ``trace``). ``progress(n)`` is called after each configuration with the
-    number of transfers just finished.
+    The study is an experiment like any other (``lan-buffers.netspec`` beside
+    this module, run by ``cellbench.run``): ``out``/``resume``/``dask``/``workers``
+    mean what they mean there, and a stored result can be shown and plotted.
+    With ``trace`` each transfer runs on its own and keeps its segment trace and
+    the lock-step evidence (``cycle_*`` columns).
     """
     if replications < 1:
         raise ValueError(f"replications {replications}: must be at least 1")
+    sends, recvs = list(send_buffers), list(recv_buffers)
+    options = dict(
+        buflen=buflen, nbytes=nbytes, mtu=mtu, profile=profile, flavour=flavour,
+        nodelay=nodelay, port_buffer_cells=port_buffer_cells,
+    )  # fmt: skip
+    # Check every configuration with the simulator's own rules before anything runs
+    # (zero replications: validation only).
+    for snd in sends:
+        for rcv in recvs:
+            _native.lan_buffers(snd, rcv, replications=0, seed=seed, **options)
+    if trace:
+        return _traced(sends, recvs, replications, seed, workers, **options)
+    from cellbench.experiment.runner import run as run_experiment
+
+    result = run_experiment(
+        str(EXPERIMENT),
+        out=out,
+        resume=resume,
+        dask=dask,
+        workers=workers or None,
+        replications=replications,
+        seed=seed,
+        progress=bool(progress),
+        snd=sends,
+        rcv=recvs,
+        nbytes=nbytes,
+        nodelay=int(nodelay),
+        set={
+            "sender.type.blocksize": buflen,
+            "receiver.type.blocksize": buflen,
+            "testbed.mtu": mtu,
+            "testbed.defaults.profile": profile,
+            "testbed.defaults.flavour": flavour,
+            "testbed.switch.buffer_cells": port_buffer_cells,
+        },
+    )
+    df = result.to_pandas()
+    df["send_buffer"] = df["sndbuf"].astype(int)
+    df["recv_buffer"] = df["rcvbuf"].astype(int)
+    df = df.sort_values(["send_buffer", "recv_buffer", "replication"], kind="stable")
+    first = ["send_buffer", "recv_buffer", "seed", "replication"]
+    return df[first + [c for c in df.columns if c not in first]].reset_index(drop=True)
+
+
+def _traced(sends, recvs, replications, seed, workers, **options) -> pd.DataFrame:
     rows = []
-    for snd in send_buffers:
-        for rcv in recv_buffers:
+    for snd in sends:
+        for rcv in recvs:
             runs = _native.lan_buffers(
-                snd, rcv, replications=replications, seed=seed, workers=workers, **options
+                snd,
+                rcv,
+                replications=replications,
+                seed=seed,
+                workers=workers,
+                trace=True,
+                **options,
             )
             for r in runs:
-                r["send_buffer"] = snd
-                r["recv_buffer"] = rcv
-                r["seed"] = seed
-                rows.append(r)
-            if progress is not None:
-                progress(len(runs))
-    df = pd.DataFrame(rows)
-    first = ["send_buffer", "recv_buffer", "seed", "replication"]
-    return df[first + [c for c in df.columns if c not in first]]
+                rows.append({"send_buffer": snd, "recv_buffer": rcv, "seed": seed, **r})
+    return pd.DataFrame(rows)
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
