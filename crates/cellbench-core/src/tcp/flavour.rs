@@ -9,42 +9,92 @@ pub enum Flavour {
     /// 4.3BSD-Tahoe as in SunOS 4.1.x: slow start, congestion avoidance, no fast
     /// retransmit or recovery, Tahoe's window-update rule, 200 ms delayed ACK.
     Sunos411,
-    /// 4.3BSD-Reno / 4.4BSD: adds fast retransmit and fast recovery.
+    /// 4.3BSD-Reno / 4.4BSD: adds fast retransmit and fast recovery, the 4.4BSD
+    /// window-update rule and Reno's congestion-avoidance increment.
     Reno,
+    /// As `reno`, but ACKs at least every second full-sized segment (RFC 1122 4.2.3.2).
+    Rfc1122,
+    /// NewReno (RFC 6582) with SACK (RFC 2018, RFC 6675 loss recovery), window
+    /// scaling and timestamps (RFC 7323), ACK every second segment, 40 ms
+    /// delayed-ACK timer, RFC 6928 initial window.
+    Modern,
 }
 
 impl Flavour {
-    pub const ALL: [Flavour; 2] = [Flavour::Sunos411, Flavour::Reno];
+    pub const ALL: [Flavour; 4] = [
+        Flavour::Sunos411,
+        Flavour::Reno,
+        Flavour::Rfc1122,
+        Flavour::Modern,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Flavour::Sunos411 => "sunos411",
             Flavour::Reno => "reno",
+            Flavour::Rfc1122 => "rfc1122",
+            Flavour::Modern => "modern",
         }
     }
 
     pub fn policy(self) -> Policy {
+        let sunos411 = Policy {
+            max_sockbuf: 52_428,
+            dupack_threshold: None,
+            recovery: Recovery::None,
+            sack: false,
+            window_update: WindowUpdateRule::Tahoe,
+            ca_increment_eighth: false,
+            ssthresh_from_flight: false,
+            ack: AckPolicy::Delayed,
+            delack_interval: SimTime::from_ms(200),
+            window_scaling: false,
+            timestamps: false,
+            rtt_unit: SLOW_TICK,
+            idle_restart: false,
+            initial_window_rfc6928: false,
+        };
+        // 4.3BSD-Reno tcp_input/tcp_output as kept in 4.4BSD-Lite.
+        let reno = Policy {
+            dupack_threshold: Some(3),
+            recovery: Recovery::Reno,
+            // 4.4BSD: window update when it opens by 2 MSS or by half the buffer;
+            // Tahoe's "receive buffer empty" condition on the 2 MSS test is gone.
+            window_update: WindowUpdateRule::Bsd44,
+            // tcp_input: incr = maxseg²/cwnd + maxseg/8 above ssthresh.
+            ca_increment_eighth: true,
+            // tcp_output: idle for an RTO with nothing outstanding → slow start.
+            idle_restart: true,
+            ..sunos411
+        };
         match self {
-            Flavour::Sunos411 => Policy {
-                max_sockbuf: 52_428,
-                dupack_threshold: None,
-                fast_recovery: false,
-                window_update_when_empty: true,
-                ca_increment_eighth: false,
-                delack_interval: SimTime::from_ms(200),
+            Flavour::Sunos411 => sunos411,
+            Flavour::Reno => reno,
+            Flavour::Rfc1122 => Policy {
+                ack: AckPolicy::SecondFullSegment,
+                ..reno
             },
-            Flavour::Reno => Policy {
-                max_sockbuf: 52_428,
-                dupack_threshold: Some(3),
-                fast_recovery: true,
-                // 4.4BSD dropped the empty-buffer part of the window-update test.
-                window_update_when_empty: false,
-                ca_increment_eighth: true,
-                delack_interval: SimTime::from_ms(200),
+            Flavour::Modern => Policy {
+                max_sockbuf: 16 << 20,
+                recovery: Recovery::NewReno,
+                sack: true,
+                ca_increment_eighth: false,
+                ssthresh_from_flight: true,
+                ack: AckPolicy::SecondSegment,
+                delack_interval: SimTime::from_ms(40),
+                window_scaling: true,
+                timestamps: true,
+                rtt_unit: SimTime::from_ms(1),
+                initial_window_rfc6928: true,
+                ..reno
             },
         }
     }
 }
+
+/// The period of the 4.3BSD slow timer (retransmit, persist, 2MSL), in which
+/// every flavour here counts its timers.
+pub const SLOW_TICK: SimTime = SimTime::from_ms(500);
 
 impl fmt::Display for Flavour {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -68,6 +118,8 @@ impl fmt::Display for UnknownFlavour {
     }
 }
 
+impl std::error::Error for UnknownFlavour {}
+
 impl FromStr for Flavour {
     type Err = UnknownFlavour;
     fn from_str(s: &str) -> Result<Flavour, UnknownFlavour> {
@@ -78,6 +130,43 @@ impl FromStr for Flavour {
     }
 }
 
+/// What the sender does once duplicate ACKs signal a loss.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// No fast recovery: after a fast retransmit (if any), slow start.
+    None,
+    /// 4.3BSD-Reno: inflate cwnd by one MSS per duplicate ACK; the first new
+    /// ACK deflates it and ends recovery.
+    Reno,
+    /// RFC 6582: a partial ACK retransmits the next hole and stays in recovery
+    /// until everything sent before the loss is acknowledged. With SACK
+    /// negotiated, recovery is RFC 6675's scoreboard and pipe instead.
+    NewReno,
+}
+
+/// When tcp_output sends a pure window update after the application reads.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WindowUpdateRule {
+    /// 4.3BSD-Tahoe: the window opens by 2 MSS with the receive buffer empty,
+    /// or by 35% of the buffer.
+    Tahoe,
+    /// 4.4BSD: the window opens by 2 MSS, or by 50% of the buffer.
+    Bsd44,
+}
+
+/// How the receiver acknowledges in-order data.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AckPolicy {
+    /// BSD: in-order data only marks the ACK delayed (the fast timer sends it).
+    Delayed,
+    /// RFC 1122 4.2.3.2: an in-order segment arriving while an ACK is delayed
+    /// for a full-sized segment is ACKed at once.
+    SecondFullSegment,
+    /// Linux-like: an in-order segment arriving while an ACK is delayed is
+    /// ACKed at once (every second segment, whatever its size).
+    SecondSegment,
+}
+
 /// The policy differences between flavours.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Policy {
@@ -85,13 +174,71 @@ pub struct Policy {
     pub max_sockbuf: u32,
     /// Duplicate ACKs that trigger a fast retransmit (None: no fast retransmit).
     pub dupack_threshold: Option<u32>,
-    /// Reno fast recovery: inflate cwnd by dup ACKs instead of slow-starting.
-    pub fast_recovery: bool,
-    /// 4.3BSD-Tahoe tcp_output: also send a window update when the receive
-    /// buffer is empty and the window opens by at least 2 MSS.
-    pub window_update_when_empty: bool,
+    /// Loss recovery after a fast retransmit.
+    pub recovery: Recovery,
+    /// Offer SACK (RFC 2018) on the SYN; recover with RFC 6675 when both ends do.
+    pub sack: bool,
+    /// The receiver's window-update test in tcp_output.
+    pub window_update: WindowUpdateRule,
     /// 4.3BSD-Reno congestion avoidance adds maxseg/8 per ACK.
     pub ca_increment_eighth: bool,
-    /// Period of the global fast timer that sends delayed ACKs.
+    /// ssthresh after a loss: RFC 5681's max(FlightSize/2, 2 MSS) (true) or
+    /// BSD's max(min(snd_wnd, cwnd)/2, 2 MSS) rounded down to whole segments.
+    pub ssthresh_from_flight: bool,
+    /// When in-order data is ACKed.
+    pub ack: AckPolicy,
+    /// Period of the fast timer that sends delayed ACKs.
     pub delack_interval: SimTime,
+    /// Offer the RFC 7323 window-scale option (scaling is used when both ends offer it).
+    pub window_scaling: bool,
+    /// Offer RFC 7323 timestamps (RTTM on every ACK; 12 header bytes per segment).
+    pub timestamps: bool,
+    /// Unit of the RTT estimator and of the timestamp clock: the slow tick for
+    /// the BSD flavours, 1 ms for `modern`.
+    pub rtt_unit: SimTime,
+    /// Slow start again after an idle period of one RTO (4.3BSD-Reno tcp_output).
+    pub idle_restart: bool,
+    /// Initial window min(10 MSS, max(2 MSS, 14600)) (RFC 6928) instead of 1 MSS.
+    pub initial_window_rfc6928: bool,
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_lists_all() {
+        for f in Flavour::ALL {
+            assert_eq!(f.name().parse::<Flavour>(), Ok(f));
+        }
+        let e = "vegas".parse::<Flavour>().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "unknown TCP flavour \"vegas\": expected one of sunos411, reno, rfc1122, modern"
+        );
+    }
+
+    #[test]
+    fn flavours_differ_only_where_they_should() {
+        let (s, r, c, m) = (
+            Flavour::Sunos411.policy(),
+            Flavour::Reno.policy(),
+            Flavour::Rfc1122.policy(),
+            Flavour::Modern.policy(),
+        );
+        assert_eq!(s.max_sockbuf, 52_428);
+        assert_eq!((r.max_sockbuf, c.max_sockbuf), (52_428, 52_428));
+        assert!(m.max_sockbuf > 1 << 20);
+        assert_eq!(
+            c,
+            Policy {
+                ack: AckPolicy::SecondFullSegment,
+                ..r
+            }
+        );
+        assert_eq!(s.dupack_threshold, None);
+        assert_eq!(m.delack_interval, SimTime::from_ms(40));
+        assert!(m.window_scaling && m.timestamps && m.sack);
+        assert!(!r.window_scaling && !r.timestamps && !r.sack);
+    }
 }

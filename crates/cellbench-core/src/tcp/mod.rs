@@ -2,11 +2,15 @@
 //! mechanisms live in [`tcb`]; a [`Flavour`] is a small set of policy choices.
 
 pub mod flavour;
+pub mod sack;
 pub mod segment;
 pub mod seq;
 pub mod tcb;
 
-pub use flavour::{Flavour, Policy};
-pub use segment::{Flags, Segment, SendReason, TCPIP_HEADER};
+#[cfg(test)]
+mod test;
+
+pub use flavour::{AckPolicy, Flavour, Policy, Recovery, UnknownFlavour, WindowUpdateRule};
+pub use segment::{Flags, SackBlocks, Segment, SendReason, Timestamps, TCPIP_HEADER};
 pub use seq::Seq;
 pub use tcb::{SockBuf, State, Tcb, TcpStats, Wakeups};

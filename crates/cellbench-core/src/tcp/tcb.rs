@@ -1,14 +1,22 @@
 //! The TCP control block and the BSD mechanisms over it: tcp_output's send
 //! decision, tcp_input's ACK and data processing, the 500 ms slow timer (RTO,
-//! persist) and the 200 ms fast timer (delayed ACK).
+//! persist) and the fast timer (delayed ACK). The flavours' additions ride on
+//! the same code: fast retransmit and Reno/NewReno recovery, SACK (RFC 2018,
+//! RFC 6675), window scaling and timestamps (RFC 7323), ACK every second segment.
 //!
 //! Sans-IO: every entry point takes the socket's state and pushes the segments
 //! it sends into `out`; the caller owns time, hosts and the network. Timers are
-//! counted in slow-timer ticks as in 4.3BSD.
+//! counted in slow-timer ticks as in 4.3BSD; the caller tells the time with
+//! [`Tcb::set_now`] for the timestamp clock.
 
-use super::flavour::{Flavour, Policy};
-use super::segment::{Flags, Segment, SendReason};
+use super::flavour::{AckPolicy, Flavour, Policy, Recovery, WindowUpdateRule, SLOW_TICK};
+use super::sack::{ReceivedBlocks, Scoreboard};
+use super::segment::{
+    Flags, SackBlocks, Segment, SendReason, Timestamps, MAX_SACK_BLOCKS, TCPOLEN_SACK_APPA,
+    TCPOLEN_SACK_BLOCK, TCPOLEN_TSTAMP_APPA, TCP_MAX_WINSHIFT,
+};
 use super::seq::Seq;
+use crate::time::SimTime;
 
 /// 4.3BSD tcp_timer.h: ticks of the 500 ms slow timer.
 const TCPTV_MIN: u32 = 2; // 1 s minimum RTO
@@ -130,11 +138,42 @@ pub struct Tcb {
     pub irs: Seq,
     pub rcv_nxt: Seq,
     pub rcv_adv: Seq,
-    /// Out-of-order segments held for reassembly: (seq, len), sorted, disjoint.
+    /// Out-of-order segments held for reassembly: (seq, len), sorted.
     reass: Vec<(Seq, u32)>,
+
+    /// RFC 7323 window shifts in effect: the peer's windows are shifted left
+    /// by `snd_scale`, ours right by `rcv_scale` (0 unless both SYNs offered it).
+    pub snd_scale: u8,
+    pub rcv_scale: u8,
+    /// The shift our SYN offers (the least that covers the receive buffer).
+    request_r_scale: u8,
+    /// The shift the peer's SYN offered (kept only when we offer scaling too).
+    requested_s_scale: Option<u8>,
+    /// Timestamps negotiated: both SYNs carried the option.
+    pub ts_ok: bool,
+    /// SACK negotiated: both SYNs carried SACK-permitted.
+    pub sack_ok: bool,
+    /// TS.Recent: the peer's timestamp to echo (RFC 7323 4.3).
+    ts_recent: u32,
+    /// Last.ACK.sent: rcv_nxt in the last segment we sent.
+    last_ack_sent: Seq,
+    /// The caller's clock, for the timestamp option.
+    now: SimTime,
+    /// Slow ticks since a segment last arrived (t_idle).
+    t_idle: u32,
+
+    /// NewReno/SACK loss recovery in progress, and its end: recovery lasts
+    /// until `recover` (snd_max when it began) is acknowledged (RFC 6582).
+    in_recovery: bool,
+    recover: Seq,
+    scoreboard: Scoreboard,
+    /// The blocks our ACKs report.
+    rcv_sack: ReceivedBlocks,
 
     ack_now: bool,
     del_ack: bool,
+    /// The pending delayed ACK covers a full-sized segment (RFC 1122 rule).
+    delack_full: bool,
     sent_fin: bool,
     /// Forced send by the persist timer (t_force).
     force: bool,
@@ -146,6 +185,7 @@ pub struct Tcb {
     timers: Timers,
     t_rtt: u32,
     t_rtseq: Seq,
+    /// Jacobson's estimator in units of `Policy::rtt_unit`: srtt × 8, rttvar × 4.
     t_srtt: i32,
     t_rttvar: i32,
     t_rxtshift: u32,
@@ -157,7 +197,19 @@ pub struct Tcb {
 impl Tcb {
     pub fn new(flavour: Flavour, if_mss: u32, sndbuf: u32, rcvbuf: u32, iss: Seq) -> Tcb {
         let policy = flavour.policy();
-        Tcb {
+        // tcp_newtcpcb/tcp_connect: the least shift whose window covers the buffer.
+        let mut request_r_scale = 0;
+        if policy.window_scaling {
+            while request_r_scale < TCP_MAX_WINSHIFT && (TCP_MAXWIN << request_r_scale) < rcvbuf {
+                request_r_scale += 1;
+            }
+        }
+        let ssthresh_max = if policy.window_scaling {
+            TCP_MAXWIN << TCP_MAX_WINSHIFT
+        } else {
+            TCP_MAXWIN
+        };
+        let mut tcb = Tcb {
             flavour,
             policy,
             state: State::Closed,
@@ -176,14 +228,29 @@ impl Tcb {
             snd_wl2: Seq(0),
             max_sndwnd: 0,
             snd_cwnd: TCP_MAXWIN,
-            snd_ssthresh: TCP_MAXWIN,
+            snd_ssthresh: ssthresh_max,
             t_dupacks: 0,
             irs: Seq(0),
             rcv_nxt: Seq(0),
             rcv_adv: Seq(0),
             reass: Vec::new(),
+            snd_scale: 0,
+            rcv_scale: 0,
+            request_r_scale,
+            requested_s_scale: None,
+            ts_ok: false,
+            sack_ok: false,
+            ts_recent: 0,
+            last_ack_sent: Seq(0),
+            now: SimTime::ZERO,
+            t_idle: 0,
+            in_recovery: false,
+            recover: iss,
+            scoreboard: Scoreboard::default(),
+            rcv_sack: ReceivedBlocks::default(),
             ack_now: false,
             del_ack: false,
+            delack_full: false,
             sent_fin: false,
             force: false,
             user_closed: false,
@@ -192,16 +259,24 @@ impl Tcb {
             t_rtt: 0,
             t_rtseq: iss,
             t_srtt: 0,
-            // tcp_newtcpcb: rttvar such that the first RTO is about 6 s.
-            t_rttvar: (TCPTV_SRTTDFLT << 2) as i32,
+            t_rttvar: 0,
             t_rxtshift: 0,
             t_rxtcur: ((TCPTV_SRTTDFLT << 2) >> 1).clamp(TCPTV_MIN, TCPTV_REXMTMAX),
             stats: TcpStats::default(),
-        }
+        };
+        // tcp_newtcpcb: rttvar such that the first RTO is about 6 s.
+        tcb.t_rttvar = (tcb.ticks_to_units(TCPTV_SRTTDFLT) << 2) as i32;
+        tcb
     }
 
     pub fn policy(&self) -> &Policy {
         &self.policy
+    }
+
+    /// Tell the control block the time (the timestamp option's clock). Call
+    /// before every entry point when timestamps may be in use.
+    pub fn set_now(&mut self, now: SimTime) {
+        self.now = now;
     }
 
     /// Bytes sent and not yet acknowledged.
@@ -218,6 +293,21 @@ impl Tcb {
     /// (a sub-MSS segment waiting for an ACK: Nagle or sender SWS avoidance).
     pub fn holding(&self) -> bool {
         self.holding
+    }
+
+    /// NewReno or SACK loss recovery is in progress.
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    /// The smoothed round-trip time, once measured.
+    pub fn srtt(&self) -> Option<SimTime> {
+        (self.t_srtt != 0).then(|| SimTime(self.t_srtt as u64 * self.policy.rtt_unit.0 / 8))
+    }
+
+    /// The ranges the peer has SACKed above snd_una (sender's scoreboard).
+    pub fn sacked(&self) -> &[(Seq, Seq)] {
+        self.scoreboard.sacked_ranges()
     }
 
     // ----- user requests -------------------------------------------------
@@ -268,9 +358,31 @@ impl Tcb {
     pub fn output(&mut self, hint: SendReason, out: &mut Vec<Segment>) {
         // `idle` is decided once per call and holds for every segment it sends.
         let idle = self.snd_max == self.snd_una;
+        if idle && self.policy.idle_restart && self.t_idle >= self.t_rxtcur {
+            // 4.3BSD-Reno: idle for an RTO, no ACKs will clock data out: slow start.
+            self.snd_cwnd = self.initial_window();
+        }
         loop {
             let off = self.snd_nxt - self.snd_una;
             let mut win = self.snd_wnd.min(self.snd_cwnd) as i64;
+            // RFC 6675 loss recovery: send while cwnd − pipe allows a segment,
+            // lost holes first (NextSeg rule 1), then new data (rule 2).
+            let mut sack_room = None;
+            if self.in_recovery && self.sack_ok {
+                let pipe = self
+                    .scoreboard
+                    .pipe(self.snd_una, self.snd_max, self.lost_bytes());
+                let avail = self.snd_cwnd.saturating_sub(pipe);
+                let room = if avail >= self.t_maxseg { avail } else { 0 };
+                if room > 0 {
+                    if let Some((seq, len)) = self.next_hole(false) {
+                        self.send_hole(seq, len, out);
+                        continue;
+                    }
+                }
+                win = (self.snd_wnd as i64).min(off + room as i64);
+                sack_room = Some(room);
+            }
             if self.force {
                 if win == 0 {
                     win = 1;
@@ -307,6 +419,14 @@ impl Tcb {
             // Data the window allows but the send rules hold back (Nagle, sender SWS).
             self.holding = reason.is_none() && len > 0;
             let Some(reason) = reason else {
+                // RFC 6675 rule 3: no lost hole and no new data: resend a hole
+                // below the highest SACKed byte anyway.
+                if sack_room.is_some_and(|r| r > 0) {
+                    if let Some((seq, len)) = self.next_hole(true) {
+                        self.send_hole(seq, len, out);
+                        continue;
+                    }
+                }
                 // Nothing to send: arm the persist timer if data waits on a closed window.
                 if self.snd.cc > 0 && self.timers.rexmt == 0 && self.timers.persist == 0 {
                     self.t_rxtshift = 0;
@@ -358,15 +478,23 @@ impl Tcb {
         }
         // Window update: the window known to the peer could grow enough.
         if rwin > 0 && self.state.have_rcvd_syn() {
-            let adv = rwin as i64 - (self.rcv_adv - self.rcv_nxt);
-            if self.policy.window_update_when_empty
-                && self.rcv.cc == 0
-                && adv >= 2 * self.t_maxseg as i64
-            {
-                return Some(SendReason::WindowUpdate);
-            }
-            if 100 * adv / self.rcv.hiwat.max(1) as i64 >= 35 {
-                return Some(SendReason::WindowUpdate);
+            match self.policy.window_update {
+                WindowUpdateRule::Tahoe => {
+                    let adv = rwin as i64 - (self.rcv_adv - self.rcv_nxt);
+                    if self.rcv.cc == 0 && adv >= 2 * self.t_maxseg as i64 {
+                        return Some(SendReason::WindowUpdate);
+                    }
+                    if 100 * adv / self.rcv.hiwat.max(1) as i64 >= 35 {
+                        return Some(SendReason::WindowUpdate);
+                    }
+                }
+                WindowUpdateRule::Bsd44 => {
+                    let adv = rwin.min(TCP_MAXWIN << self.rcv_scale) as i64
+                        - (self.rcv_adv - self.rcv_nxt);
+                    if adv >= 2 * self.t_maxseg as i64 || 2 * adv >= self.rcv.hiwat as i64 {
+                        return Some(SendReason::WindowUpdate);
+                    }
+                }
             }
         }
         if self.ack_now {
@@ -402,11 +530,18 @@ impl Tcb {
         if win < self.rcv.hiwat / 4 && win < self.t_maxseg {
             win = 0;
         }
-        win = win.min(TCP_MAXWIN);
+        win = win.min(TCP_MAXWIN << self.rcv_scale);
         let offered = (self.rcv_adv - self.rcv_nxt).max(0) as u32;
         if self.state.have_rcvd_syn() && win < offered {
             win = offered;
         }
+        // The field carries the window shifted by rcv_scale (0 on SYNs: the
+        // scale takes effect after them); round up rather than shrink.
+        let mut field = win >> self.rcv_scale;
+        if self.state.have_rcvd_syn() && (field << self.rcv_scale) < offered {
+            field += 1;
+        }
+        let advertised = field << self.rcv_scale;
         let ack = self.state != State::SynSent;
         let fin = fin && !syn;
         let retransmission = len > 0 && self.snd_nxt.lt(self.snd_max);
@@ -418,6 +553,43 @@ impl Tcb {
         } else {
             reason
         };
+        // Options: on a SYN those we offer (an answering SYN only those the
+        // peer offered too); afterwards timestamps and SACK blocks if agreed.
+        let offering = self.state == State::SynSent;
+        let (wscale, sack_permitted) = if syn {
+            let ws = self.policy.window_scaling && (offering || self.requested_s_scale.is_some());
+            (
+                ws.then_some(self.request_r_scale),
+                self.policy.sack && (offering || self.sack_ok),
+            )
+        } else {
+            (None, false)
+        };
+        let ts = (if syn && offering {
+            self.policy.timestamps
+        } else {
+            self.ts_ok
+        })
+        .then(|| Timestamps {
+            val: self.ts_now(),
+            ecr: self.ts_recent,
+        });
+        let sack = if self.sack_ok && !syn && !self.reass.is_empty() {
+            let max = if self.ts_ok { 3 } else { MAX_SACK_BLOCKS };
+            // A data segment carries only the blocks that fit beside its data.
+            let fit = if len == 0 {
+                max
+            } else {
+                (self
+                    .t_maxseg
+                    .saturating_sub(len)
+                    .saturating_sub(TCPOLEN_SACK_APPA)
+                    / TCPOLEN_SACK_BLOCK) as usize
+            };
+            self.rcv_sack.blocks(max.min(fit))
+        } else {
+            SackBlocks::default()
+        };
         let seg = Segment {
             seq: self.snd_nxt,
             ack: self.rcv_nxt,
@@ -428,8 +600,12 @@ impl Tcb {
                 fin,
                 rst: false,
             },
-            win,
+            win: field,
             mss: syn.then_some(self.if_mss),
+            wscale,
+            sack_permitted,
+            ts,
+            sack,
             reason,
         };
         self.stats.segs_sent += 1;
@@ -480,12 +656,51 @@ impl Tcb {
         }
 
         // Remember the largest window advertised; any pending ACK has now gone.
-        if win > 0 && (self.rcv_nxt + win).gt(self.rcv_adv) {
-            self.rcv_adv = self.rcv_nxt + win;
+        if advertised > 0 && (self.rcv_nxt + advertised).gt(self.rcv_adv) {
+            self.rcv_adv = self.rcv_nxt + advertised;
+        }
+        if ack {
+            self.last_ack_sent = self.rcv_nxt;
         }
         self.ack_now = false;
         self.del_ack = false;
+        self.delack_full = false;
         out.push(seg);
+    }
+
+    /// The timestamp clock: `now` in units of the RTT estimator, offset by one
+    /// so that a real timestamp is never 0 (an echo of 0 means "none").
+    fn ts_now(&self) -> u32 {
+        ((self.now.0 / self.policy.rtt_unit.0.max(1)) as u32).wrapping_add(1)
+    }
+
+    /// Resend `len` bytes at `seq` without moving snd_nxt (a SACK hole).
+    fn send_hole(&mut self, seq: Seq, len: u32, out: &mut Vec<Segment>) {
+        let onxt = self.snd_nxt;
+        self.snd_nxt = seq;
+        let rwin = self.rcv.space();
+        self.send_segment(len, false, false, rwin, SendReason::Retransmit, out);
+        self.snd_nxt = onxt.max(self.snd_nxt);
+        self.scoreboard.high_rxt = self.scoreboard.high_rxt.max(seq + len);
+    }
+
+    /// NextSeg's retransmission candidates, clipped to the data in the buffer.
+    fn next_hole(&self, rule3: bool) -> Option<(Seq, u32)> {
+        let data_end = self.snd_una + self.snd.cc;
+        let (seq, len) = self.scoreboard.next_seg(
+            self.snd_una,
+            self.snd_max,
+            self.t_maxseg,
+            self.lost_bytes(),
+            rule3,
+        )?;
+        let len = len.min((data_end - seq).max(0) as u32);
+        (len > 0).then_some((seq, len))
+    }
+
+    /// RFC 6675 IsLost by bytes: more than (DupThresh − 1) × MSS SACKed above.
+    fn lost_bytes(&self) -> u32 {
+        (self.policy.dupack_threshold.unwrap_or(3) - 1) * self.t_maxseg
     }
 
     // ----- tcp_input -----------------------------------------------------
@@ -494,6 +709,7 @@ impl Tcb {
     pub fn input(&mut self, seg: &Segment, out: &mut Vec<Segment>) -> Wakeups {
         let mut wake = Wakeups::default();
         self.stats.segs_received += 1;
+        self.t_idle = 0;
         match self.state {
             State::Closed => return wake,
             State::Listen => {
@@ -503,7 +719,9 @@ impl Tcb {
                 self.irs = seg.seq;
                 self.rcv_nxt = seg.seq + 1;
                 self.rcv_adv = self.rcv_nxt;
+                self.syn_options(seg);
                 self.apply_mss(seg.mss);
+                // A SYN's window is never scaled.
                 self.snd_wnd = seg.win;
                 self.snd_wl1 = seg.seq;
                 self.max_sndwnd = seg.win;
@@ -524,14 +742,14 @@ impl Tcb {
                     self.snd_nxt = self.snd_una;
                 }
                 self.timers.rexmt = 0;
+                self.syn_options(seg);
+                self.start_scaling();
                 self.apply_mss(seg.mss);
                 self.snd_wnd = seg.win;
                 self.snd_wl1 = seg.seq;
                 self.snd_wl2 = seg.ack;
                 self.max_sndwnd = seg.win;
-                if self.t_rtt != 0 {
-                    self.xmit_timer(self.t_rtt);
-                }
+                self.rtt_sample(seg);
                 self.state = State::Established;
                 wake.established = true;
                 wake.writable = true;
@@ -540,6 +758,16 @@ impl Tcb {
                 return wake;
             }
             _ => {}
+        }
+
+        // RFC 7323 4.3: echo the timestamp of the segment our last ACK asked for.
+        if self.ts_ok {
+            if let Some(ts) = seg.ts {
+                if seg.seq.le(self.last_ack_sent) && ts.val.wrapping_sub(self.ts_recent) as i32 >= 0
+                {
+                    self.ts_recent = ts.val;
+                }
+            }
         }
 
         // Acceptability: data entirely before rcv_nxt is a duplicate; re-ACK it.
@@ -565,27 +793,29 @@ impl Tcb {
                 self.snd_una = self.snd_una + 1; // our SYN
                 self.snd_wl1 = seg.seq.max(self.snd_wl1);
                 self.timers.rexmt = 0;
-                if self.t_rtt != 0 {
-                    self.xmit_timer(self.t_rtt);
-                }
-                self.snd_wnd = seg.win;
+                self.rtt_sample(seg);
+                // Both SYNs are through: windows are scaled from now on.
+                self.start_scaling();
+                let tiwin = seg.win << self.snd_scale;
+                self.snd_wnd = tiwin;
                 self.snd_wl2 = seg.ack;
-                self.max_sndwnd = self.max_sndwnd.max(seg.win);
+                self.max_sndwnd = self.max_sndwnd.max(tiwin);
             } else {
                 return wake;
             }
         }
 
+        // The peer's window in bytes.
+        let tiwin = seg.win << self.snd_scale;
         let mut needoutput = false;
-        self.process_ack(seg, &mut needoutput, &mut wake, out);
+        self.process_ack(seg, tiwin, &mut needoutput, &mut wake, out);
 
         // Window update (step 6): newer segment, or same with a newer ACK/larger window.
         if self.snd_wl1.lt(seg.seq)
             || (self.snd_wl1 == seg.seq
-                && (self.snd_wl2.lt(seg.ack)
-                    || (self.snd_wl2 == seg.ack && seg.win > self.snd_wnd)))
+                && (self.snd_wl2.lt(seg.ack) || (self.snd_wl2 == seg.ack && tiwin > self.snd_wnd)))
         {
-            self.snd_wnd = seg.win;
+            self.snd_wnd = tiwin;
             self.snd_wl1 = seg.seq;
             self.snd_wl2 = seg.ack;
             if self.snd_wnd > self.max_sndwnd {
@@ -605,24 +835,78 @@ impl Tcb {
         wake
     }
 
+    /// The options of the peer's SYN: what both ends agreed on.
+    fn syn_options(&mut self, seg: &Segment) {
+        if self.policy.window_scaling {
+            self.requested_s_scale = seg.wscale.map(|s| s.min(TCP_MAX_WINSHIFT));
+        }
+        self.sack_ok = self.policy.sack && seg.sack_permitted;
+        self.ts_ok = self.policy.timestamps && seg.ts.is_some();
+        if let (true, Some(ts)) = (self.ts_ok, seg.ts) {
+            self.ts_recent = ts.val;
+        }
+    }
+
+    /// RFC 7323 2.2: scaling only when both SYNs carried the option.
+    fn start_scaling(&mut self) {
+        if let Some(s) = self.requested_s_scale {
+            self.snd_scale = s;
+            self.rcv_scale = self.request_r_scale;
+        }
+    }
+
     fn apply_mss(&mut self, offered: Option<u32>) {
-        // tcp_mss: the smaller of the peer's offer and our interface's MSS.
-        let mss = offered.unwrap_or(536).min(self.if_mss);
+        // tcp_mss: the smaller of the peer's offer and our interface's MSS,
+        // less the timestamp option every segment will carry.
+        let mut mss = offered.unwrap_or(536).min(self.if_mss);
+        if self.ts_ok {
+            mss -= TCPOLEN_TSTAMP_APPA;
+        }
         self.t_maxseg = mss;
-        // Slow start from one segment.
-        self.snd_cwnd = mss;
+        // Slow start from the initial window.
+        self.snd_cwnd = self.initial_window();
+    }
+
+    fn initial_window(&self) -> u32 {
+        let mss = self.t_maxseg;
+        if self.policy.initial_window_rfc6928 {
+            (10 * mss).min((2 * mss).max(14_600))
+        } else {
+            mss
+        }
+    }
+
+    /// Feed the RTT estimator from an ACK of new data: the echoed timestamp
+    /// (RFC 7323 RTTM) when there is one, else the timed segment (Karn).
+    fn rtt_sample(&mut self, seg: &Segment) {
+        if let (true, Some(ts)) = (self.ts_ok, seg.ts) {
+            let rtt = self.ts_now().wrapping_sub(ts.ecr) as i32;
+            if ts.ecr != 0 && rtt >= 0 {
+                // 4.4BSD: tcp_xmit_timer(tp, tcp_now − tsecr + 1).
+                self.xmit_timer(rtt as u32 + 1);
+                return;
+            }
+        }
+        if self.t_rtt != 0 && (seg.ack.gt(self.t_rtseq) || !self.state.have_rcvd_syn()) {
+            self.xmit_timer(self.ticks_to_units(self.t_rtt));
+        }
     }
 
     fn process_ack(
         &mut self,
         seg: &Segment,
+        tiwin: u32,
         needoutput: &mut bool,
         wake: &mut Wakeups,
         out: &mut Vec<Segment>,
     ) {
+        if self.sack_ok && !seg.sack.is_empty() {
+            self.scoreboard
+                .update(&seg.sack, self.snd_una, self.snd_max);
+        }
         if seg.ack.le(self.snd_una) {
             // Possibly a duplicate ACK.
-            if seg.len == 0 && seg.win == self.snd_wnd && !seg.flags.fin {
+            if seg.len == 0 && tiwin == self.snd_wnd && !seg.flags.fin {
                 self.stats.dup_acks += 1;
                 self.duplicate_ack(seg, out);
             } else {
@@ -635,18 +919,20 @@ impl Tcb {
             self.ack_now = true;
             return;
         }
-        // Leaving fast recovery: deflate the window.
-        if let Some(th) = self.policy.dupack_threshold {
-            if self.t_dupacks >= th && self.snd_cwnd > self.snd_ssthresh {
-                self.snd_cwnd = self.snd_ssthresh;
+        if self.policy.recovery == Recovery::Reno {
+            // Leaving Reno fast recovery: deflate the window. 4.4BSD tests
+            // t_dupacks > tcprexmtthresh, so after exactly the threshold of
+            // duplicates the window stays inflated by it.
+            if let Some(th) = self.policy.dupack_threshold {
+                if self.t_dupacks > th && self.snd_cwnd > self.snd_ssthresh {
+                    self.snd_cwnd = self.snd_ssthresh;
+                }
             }
         }
         self.t_dupacks = 0;
         let mut acked = (seg.ack - self.snd_una) as u32;
 
-        if self.t_rtt != 0 && seg.ack.gt(self.t_rtseq) {
-            self.xmit_timer(self.t_rtt);
-        }
+        self.rtt_sample(seg);
         if seg.ack == self.snd_max {
             self.timers.rexmt = 0;
             *needoutput = true;
@@ -654,16 +940,19 @@ impl Tcb {
             self.timers.rexmt = self.t_rxtcur;
         }
 
-        // Open the congestion window: slow start below ssthresh, linear above.
-        let cw = self.snd_cwnd;
-        let mut incr = self.t_maxseg;
-        if cw > self.snd_ssthresh {
-            incr = incr * incr / cw;
-            if self.policy.ca_increment_eighth {
-                incr += self.t_maxseg / 8;
+        // Open the congestion window: slow start below ssthresh, linear above
+        // (not during NewReno/SACK recovery, which sets it on its own).
+        if !self.in_recovery {
+            let cw = self.snd_cwnd;
+            let mut incr = self.t_maxseg;
+            if cw > self.snd_ssthresh {
+                incr = incr * incr / cw;
+                if self.policy.ca_increment_eighth {
+                    incr += self.t_maxseg / 8;
+                }
             }
+            self.snd_cwnd = (cw + incr).min(TCP_MAXWIN << self.snd_scale);
         }
-        self.snd_cwnd = (cw + incr).min(TCP_MAXWIN);
 
         let fin_acked;
         if acked > self.snd.cc {
@@ -679,9 +968,16 @@ impl Tcb {
         if acked > 0 {
             wake.writable = true;
         }
+        let newly_acked = (seg.ack - self.snd_una) as u32;
         self.snd_una = seg.ack;
         if self.snd_nxt.lt(self.snd_una) {
             self.snd_nxt = self.snd_una;
+        }
+        if self.sack_ok {
+            self.scoreboard.advance(self.snd_una);
+        }
+        if self.in_recovery {
+            self.recovery_ack(newly_acked, out);
         }
 
         match self.state {
@@ -702,6 +998,58 @@ impl Tcb {
         }
     }
 
+    /// A new ACK during NewReno/SACK recovery (snd_una already advanced).
+    fn recovery_ack(&mut self, acked: u32, out: &mut Vec<Segment>) {
+        if self.snd_una.lt(self.recover) {
+            // Partial ACK: the next hole is lost too. With SACK the pipe
+            // loop of tcp_output resends it; NewReno resends it now, deflates
+            // the window by what was acked and adds back one segment (RFC 6582 3.2).
+            if !self.sack_ok {
+                self.retransmit_one(out);
+                self.snd_cwnd = self.snd_cwnd.saturating_sub(acked);
+                if acked >= self.t_maxseg {
+                    self.snd_cwnd += self.t_maxseg;
+                }
+            }
+            return;
+        }
+        // Full ACK: recovery is over; cwnd to min(ssthresh, FlightSize + MSS).
+        self.in_recovery = false;
+        let flight = self.outstanding();
+        self.snd_cwnd = self
+            .snd_ssthresh
+            .min(flight.max(self.t_maxseg) + self.t_maxseg);
+    }
+
+    /// Resend the segment at snd_una alone (BSD's kludge: snd_nxt pulled back,
+    /// cwnd one segment for one tcp_output call).
+    fn retransmit_one(&mut self, out: &mut Vec<Segment>) {
+        let onxt = self.snd_nxt;
+        let ocwnd = self.snd_cwnd;
+        self.timers.rexmt = 0;
+        self.t_rtt = 0;
+        self.snd_nxt = self.snd_una;
+        self.snd_cwnd = self.t_maxseg;
+        self.output(SendReason::Retransmit, out);
+        self.snd_cwnd = ocwnd;
+        if onxt.gt(self.snd_nxt) {
+            self.snd_nxt = onxt;
+        }
+    }
+
+    /// ssthresh after a loss.
+    fn loss_ssthresh(&self) -> u32 {
+        let mss = self.t_maxseg.max(1);
+        if self.policy.ssthresh_from_flight {
+            // RFC 5681 (4): max(FlightSize / 2, 2 × SMSS).
+            (self.outstanding() / 2).max(2 * mss)
+        } else {
+            // 4.3BSD: half the window, in whole segments, at least two.
+            let win = (self.snd_wnd.min(self.snd_cwnd) / 2 / mss).max(2);
+            win * mss
+        }
+    }
+
     fn duplicate_ack(&mut self, seg: &Segment, out: &mut Vec<Segment>) {
         let Some(threshold) = self.policy.dupack_threshold else {
             return;
@@ -710,25 +1058,53 @@ impl Tcb {
             self.t_dupacks = 0;
             return;
         }
+        if self.in_recovery {
+            // NewReno: each duplicate means a segment left the network. With
+            // SACK the scoreboard has already shrunk the pipe.
+            if !self.sack_ok {
+                self.snd_cwnd += self.t_maxseg;
+            }
+            self.output(SendReason::FullMss, out);
+            return;
+        }
         self.t_dupacks += 1;
         if self.t_dupacks == threshold {
-            // Fast retransmit of the segment the receiver is missing.
-            let onxt = self.snd_nxt;
-            let win = (self.snd_wnd.min(self.snd_cwnd) / 2 / self.t_maxseg).max(2);
-            self.snd_ssthresh = win * self.t_maxseg;
-            self.timers.rexmt = 0;
-            self.t_rtt = 0;
-            self.snd_nxt = seg.ack;
-            self.snd_cwnd = self.t_maxseg;
+            if self.policy.recovery == Recovery::NewReno {
+                // RFC 6582 3.2 (2): not for losses from before the last
+                // recovery or timeout.
+                if !seg.ack.gt(self.recover) {
+                    return;
+                }
+                self.stats.fast_retransmits += 1;
+                self.snd_ssthresh = self.loss_ssthresh();
+                self.recover = self.snd_max;
+                self.in_recovery = true;
+                if self.sack_ok {
+                    // RFC 6675 (4): resend the first segment, then let pipe rule.
+                    self.snd_cwnd = self.snd_ssthresh;
+                    self.scoreboard.high_rxt = self.snd_una;
+                    self.timers.rexmt = 0;
+                    self.t_rtt = 0;
+                    let len = self.t_maxseg.min(self.snd.cc);
+                    if len > 0 {
+                        self.send_hole(self.snd_una, len, out);
+                    }
+                    self.output(SendReason::FullMss, out);
+                } else {
+                    self.retransmit_one(out);
+                    self.snd_cwnd = self.snd_ssthresh + threshold * self.t_maxseg;
+                }
+                return;
+            }
+            // 4.3BSD-Reno: fast retransmit of the segment the receiver is missing.
+            self.snd_ssthresh = self.loss_ssthresh();
             self.stats.fast_retransmits += 1;
-            self.output(SendReason::Retransmit, out);
-            if self.policy.fast_recovery {
+            self.retransmit_one(out);
+            self.snd_cwnd = self.t_maxseg;
+            if self.policy.recovery == Recovery::Reno {
                 self.snd_cwnd = self.snd_ssthresh + self.t_maxseg * self.t_dupacks;
             }
-            if onxt.gt(self.snd_nxt) {
-                self.snd_nxt = onxt;
-            }
-        } else if self.t_dupacks > threshold && self.policy.fast_recovery {
+        } else if self.t_dupacks > threshold && self.policy.recovery == Recovery::Reno {
             self.snd_cwnd += self.t_maxseg;
             self.output(SendReason::FullMss, out);
         }
@@ -766,9 +1142,20 @@ impl Tcb {
         }
 
         if seq == self.rcv_nxt && self.reass.is_empty() {
-            // TCP_REASS fast path: in order, nothing queued: ACK is only delayed.
+            // TCP_REASS fast path: in order, nothing queued: the ACK is
+            // delayed, unless the flavour ACKs every second segment.
             if len > 0 {
-                self.del_ack = true;
+                let second = match self.policy.ack {
+                    AckPolicy::Delayed => false,
+                    AckPolicy::SecondFullSegment => self.del_ack && self.delack_full,
+                    AckPolicy::SecondSegment => self.del_ack,
+                };
+                if second {
+                    self.ack_now = true;
+                } else {
+                    self.del_ack = true;
+                    self.delack_full |= len >= self.t_maxseg;
+                }
                 self.rcv_nxt = self.rcv_nxt + len;
                 self.rcv.cc += len;
                 wake.readable = true;
@@ -777,11 +1164,18 @@ impl Tcb {
             // Out of order (or filling a hole): queue, and ACK at once.
             self.stats.out_of_order += 1;
             self.reass_insert(seq, len);
+            if self.sack_ok {
+                let run = self.reass_run(seq);
+                self.rcv_sack.record(run);
+            }
             self.ack_now = true;
             let before = self.rcv.cc;
             self.reass_pull();
             if self.rcv.cc > before {
                 wake.readable = true;
+            }
+            if self.sack_ok {
+                self.rcv_sack.prune(self.rcv_nxt);
             }
             // A FIN beyond a hole is not yet in order: the peer will resend it.
             if fin && (seq + len) != self.rcv_nxt {
@@ -819,6 +1213,20 @@ impl Tcb {
         self.reass.insert(pos, (seq, len));
     }
 
+    /// The contiguous run of queued data that contains `seq`.
+    fn reass_run(&self, seq: Seq) -> (Seq, Seq) {
+        let mut run: Option<(Seq, Seq)> = None;
+        for &(s, l) in &self.reass {
+            let e = s + l;
+            run = match run {
+                Some((a, b)) if s.le(b) => Some((a, b.max(e))),
+                Some((a, b)) if seq.ge(a) && seq.lt(b) => return (a, b),
+                _ => Some((s, e)),
+            };
+        }
+        run.unwrap_or((seq, seq))
+    }
+
     /// Move now-contiguous queued segments into the receive buffer.
     fn reass_pull(&mut self) {
         while let Some(&(s, l)) = self.reass.first() {
@@ -837,7 +1245,7 @@ impl Tcb {
 
     // ----- timers --------------------------------------------------------
 
-    /// tcp_fasttimo: the global 200 ms tick sends a pending delayed ACK.
+    /// tcp_fasttimo: the fast timer's tick sends a pending delayed ACK.
     pub fn fast_timer(&mut self, out: &mut Vec<Segment>) {
         if self.del_ack {
             self.del_ack = false;
@@ -850,6 +1258,7 @@ impl Tcb {
     /// and counts the round trip being timed.
     pub fn slow_timer(&mut self, out: &mut Vec<Segment>) -> Wakeups {
         let mut wake = Wakeups::default();
+        self.t_idle = self.t_idle.saturating_add(1);
         if self.t_rtt != 0 {
             self.t_rtt += 1;
         }
@@ -886,21 +1295,26 @@ impl Tcb {
             return;
         }
         self.stats.timeouts += 1;
-        let rexmt = self.rexmtval() * TCP_BACKOFF[self.t_rxtshift as usize];
+        let rexmt = self.units_to_ticks(self.rexmtval()) * TCP_BACKOFF[self.t_rxtshift as usize];
         self.t_rxtcur = rexmt.clamp(TCPTV_MIN, TCPTV_REXMTMAX);
         self.timers.rexmt = self.t_rxtcur;
         self.snd_nxt = self.snd_una;
         // Karn: don't time a retransmitted segment.
         self.t_rtt = 0;
         // Slow-start from one segment; remember half the window as ssthresh.
-        let win = (self.snd_wnd.min(self.snd_cwnd) / 2 / self.t_maxseg.max(1)).max(2);
+        let ssthresh = self.loss_ssthresh();
         self.snd_cwnd = self.t_maxseg;
-        self.snd_ssthresh = win * self.t_maxseg;
+        self.snd_ssthresh = ssthresh;
         self.t_dupacks = 0;
+        // Recovery is abandoned; no fast retransmit for what was sent before
+        // now (RFC 6582 4.2), and SACK information is not trusted (RFC 2018 8).
+        self.in_recovery = false;
+        self.recover = self.snd_max;
+        self.scoreboard.clear(self.snd_una);
         self.output(SendReason::Retransmit, out);
     }
 
-    /// Jacobson's estimator in ticks: srtt scaled by 8, rttvar by 4.
+    /// Jacobson's estimator in RTT units: srtt scaled by 8, rttvar by 4.
     fn xmit_timer(&mut self, rtt: u32) {
         let rtt = rtt as i32;
         if self.t_srtt != 0 {
@@ -923,18 +1337,30 @@ impl Tcb {
         }
         self.t_rtt = 0;
         self.t_rxtshift = 0;
-        self.t_rxtcur = self.rexmtval().clamp(TCPTV_MIN, TCPTV_REXMTMAX);
+        self.t_rxtcur = self
+            .units_to_ticks(self.rexmtval())
+            .clamp(TCPTV_MIN, TCPTV_REXMTMAX);
     }
 
-    /// TCP_REXMTVAL: srtt + 4 × mean deviation, in ticks.
+    /// TCP_REXMTVAL: srtt + 4 × mean deviation, in RTT units.
     fn rexmtval(&self) -> u32 {
         (((self.t_srtt >> 3) + self.t_rttvar).max(0) as u32).max(1)
+    }
+
+    /// RTT units to slow ticks, rounded up (the identity for the BSD flavours).
+    fn units_to_ticks(&self, units: u32) -> u32 {
+        (units as u64 * self.policy.rtt_unit.0).div_ceil(SLOW_TICK.0) as u32
+    }
+
+    fn ticks_to_units(&self, ticks: u32) -> u32 {
+        (ticks as u64 * SLOW_TICK.0 / self.policy.rtt_unit.0.max(1)) as u32
     }
 
     /// tcp_setpersist: back off the persist interval with the RTO estimate.
     fn set_persist(&mut self) {
         let t = ((self.t_srtt >> 2) + self.t_rttvar) >> 1;
-        let v = (t.max(1) as u32) * TCP_BACKOFF[self.t_rxtshift.min(12) as usize];
+        let v =
+            self.units_to_ticks(t.max(1) as u32) * TCP_BACKOFF[self.t_rxtshift.min(12) as usize];
         self.timers.persist = v.clamp(TCPTV_PERSMIN, TCPTV_PERSMAX);
         if self.t_rxtshift < TCP_MAXRXTSHIFT {
             self.t_rxtshift += 1;

@@ -1,0 +1,584 @@
+//! The flavours over pairs of control blocks: segments are handed from one to
+//! the other by hand (or through the small lossy path at the bottom), so each
+//! test sees exactly which segments a mechanism sends.
+
+use super::flavour::{Flavour, SLOW_TICK};
+use super::segment::{Segment, SendReason};
+use super::seq::Seq;
+use super::tcb::{Tcb, TCP_MAXWIN};
+use crate::time::SimTime;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+const MSS: u32 = 1460;
+
+/// Connect `a` (active) to `b` (passive) at time 0.
+fn open(fa: Flavour, fb: Flavour, sndbuf: u32, rcvbuf: u32) -> (Tcb, Tcb) {
+    let (a, b, _) = open_timed(fa, fb, sndbuf, rcvbuf, SimTime::ZERO);
+    (a, b)
+}
+
+/// Connect over a path of `one_way` delay starting at time 0; returns the
+/// time the passive end became established.
+fn open_timed(
+    fa: Flavour,
+    fb: Flavour,
+    sndbuf: u32,
+    rcvbuf: u32,
+    one_way: SimTime,
+) -> (Tcb, Tcb, SimTime) {
+    let mut a = Tcb::new(fa, MSS, sndbuf, rcvbuf, Seq(1000));
+    let mut b = Tcb::new(fb, MSS, sndbuf, rcvbuf, Seq(5000));
+    let mut out = Vec::new();
+    b.listen();
+    a.connect(&mut out);
+    let syn = out.pop().unwrap();
+    b.set_now(one_way);
+    b.input(&syn, &mut out);
+    let synack = out.pop().unwrap();
+    assert!(synack.flags.syn && synack.flags.ack);
+    a.set_now(one_way + one_way);
+    assert!(a.input(&synack, &mut out).established);
+    let ack = out.pop().unwrap();
+    let t = one_way + one_way + one_way;
+    b.set_now(t);
+    assert!(b.input(&ack, &mut out).established);
+    assert!(out.is_empty());
+    (a, b, t)
+}
+
+/// Sender has `n` full segments in flight (window opened wide by hand).
+fn send_segments(a: &mut Tcb, n: u32) -> Vec<Segment> {
+    a.snd_cwnd = n * a.t_maxseg;
+    let mut out = Vec::new();
+    a.append(n * a.t_maxseg, &mut out);
+    assert_eq!(out.len(), n as usize);
+    assert!(out.iter().all(|s| s.len == a.t_maxseg));
+    out
+}
+
+/// Feed segments to a control block; return everything it sent.
+fn feed(t: &mut Tcb, segs: &[Segment]) -> Vec<Segment> {
+    let mut out = Vec::new();
+    for s in segs {
+        t.input(s, &mut out);
+    }
+    out
+}
+
+fn retransmitted(segs: &[Segment]) -> Vec<Seq> {
+    segs.iter()
+        .filter(|s| s.reason == SendReason::Retransmit && s.len > 0)
+        .map(|s| s.seq)
+        .collect()
+}
+
+#[test]
+fn fast_retransmit_after_three_dup_acks_reno_not_sunos411() {
+    for flavour in [Flavour::Sunos411, Flavour::Reno, Flavour::Rfc1122] {
+        let (mut a, mut b) = open(flavour, flavour, 52_428, 52_428);
+        let data = send_segments(&mut a, 6);
+        // Segment 0 is lost; 1..=4 arrive out of order and are each ACKed at once.
+        let dups = feed(&mut b, &data[1..5]);
+        assert_eq!(dups.len(), 4);
+        assert!(dups.iter().all(|d| d.ack == data[0].seq && d.len == 0));
+        let sent = feed(&mut a, &dups[..2]);
+        assert!(sent.is_empty(), "{flavour}: two duplicates are not enough");
+        let sent = feed(&mut a, &dups[2..3]);
+        if flavour == Flavour::Sunos411 {
+            assert!(sent.is_empty(), "sunos411 waits for the timeout");
+            assert_eq!(a.stats.fast_retransmits, 0);
+            assert_eq!(a.stats.dup_acks, 3);
+        } else {
+            assert_eq!(retransmitted(&sent), vec![data[0].seq], "{flavour}");
+            assert_eq!(a.stats.fast_retransmits, 1);
+            // ssthresh: half of min(snd_wnd, cwnd = 6 MSS), in whole segments.
+            assert_eq!(a.snd_ssthresh, 3 * MSS);
+        }
+    }
+}
+
+#[test]
+fn reno_fast_recovery_inflates_then_deflates() {
+    let (mut a, mut b) = open(Flavour::Reno, Flavour::Reno, 52_428, 52_428);
+    let data = send_segments(&mut a, 8);
+    let dups = feed(&mut b, &data[1..8]);
+    assert_eq!(dups.len(), 7);
+    let sent = feed(&mut a, &dups[..3]);
+    assert_eq!(retransmitted(&sent), vec![data[0].seq]);
+    let ssthresh = a.snd_ssthresh;
+    assert_eq!(ssthresh, 4 * MSS);
+    // Inflated by the three segments the receiver holds.
+    assert_eq!(a.snd_cwnd, ssthresh + 3 * MSS);
+    // Each further duplicate adds a segment; the window (7 MSS) is still
+    // below the 8 outstanding, so nothing new goes out until it exceeds them.
+    feed(&mut a, &dups[3..4]);
+    assert_eq!(a.snd_cwnd, ssthresh + 4 * MSS);
+    let mut out = Vec::new();
+    a.append(4 * MSS, &mut out);
+    assert!(out.is_empty());
+    let sent = feed(&mut a, &dups[4..7]);
+    assert_eq!(a.snd_cwnd, ssthresh + 7 * MSS);
+    // cwnd 11 MSS against 8 outstanding: 3 new segments.
+    assert_eq!(sent.iter().filter(|s| s.len > 0).count(), 3);
+    assert!(retransmitted(&sent).is_empty());
+    // The retransmission fills the hole: the new ACK deflates to ssthresh and
+    // congestion avoidance adds maxseg²/cwnd + maxseg/8 (4.3BSD-Reno).
+    let ack = feed(&mut b, &retransmitted_segments(&data, &[0]));
+    let ack: Vec<Segment> = ack.into_iter().filter(|s| s.len == 0).collect();
+    assert_eq!(ack.last().unwrap().ack, data[7].seq + MSS);
+    feed(&mut a, &ack);
+    // At cwnd == ssthresh BSD is still in slow start (cw > ssthresh is false).
+    assert_eq!(a.snd_cwnd, ssthresh + MSS);
+    assert_eq!(a.t_dupacks, 0);
+}
+
+#[test]
+fn reno_keeps_the_window_inflated_after_exactly_three_duplicates() {
+    // 4.4BSD tcp_input deflates only when t_dupacks > tcprexmtthresh.
+    let (mut a, mut b) = open(Flavour::Reno, Flavour::Reno, 52_428, 52_428);
+    let data = send_segments(&mut a, 4);
+    let dups = feed(&mut b, &data[1..4]);
+    feed(&mut a, &dups);
+    let ssthresh = a.snd_ssthresh;
+    let acks = feed(&mut b, &data[..1]);
+    feed(&mut a, &acks);
+    let cw = ssthresh + 3 * MSS;
+    assert_eq!(a.snd_cwnd, cw + MSS * MSS / cw + MSS / 8);
+}
+
+/// The first transmission of the given segments, as a retransmission would carry them.
+fn retransmitted_segments(data: &[Segment], idx: &[usize]) -> Vec<Segment> {
+    idx.iter().map(|&i| data[i]).collect()
+}
+
+#[test]
+fn newreno_partial_ack_retransmits_next_hole_without_leaving_recovery() {
+    // A modern sender facing a reno receiver: no SACK, so NewReno recovery.
+    let (mut a, mut b) = open(Flavour::Modern, Flavour::Reno, 52_428, 52_428);
+    assert!(!a.sack_ok && !a.ts_ok && a.snd_scale == 0);
+    let data = send_segments(&mut a, 10);
+    // Segments 0 and 3 are lost.
+    let arrive: Vec<Segment> = [1, 2, 4, 5, 6, 7, 8, 9].iter().map(|&i| data[i]).collect();
+    let dups = feed(&mut b, &arrive);
+    assert_eq!(dups.len(), 8);
+    let sent = feed(&mut a, &dups[..3]);
+    assert_eq!(retransmitted(&sent), vec![data[0].seq]);
+    assert!(a.in_recovery());
+    // RFC 5681: ssthresh = FlightSize / 2.
+    let ssthresh = a.snd_ssthresh;
+    assert_eq!(ssthresh, 5 * MSS);
+    assert_eq!(a.snd_cwnd, ssthresh + 3 * MSS);
+    let sent = feed(&mut a, &dups[3..]);
+    assert!(retransmitted(&sent).is_empty());
+    // Segment 0 arrives: the ACK covers 0..=2, a partial ACK.
+    let partial = feed(&mut b, &data[..1]);
+    assert_eq!(partial.last().unwrap().ack, data[3].seq);
+    let cwnd_before = a.snd_cwnd;
+    let sent = feed(&mut a, &partial);
+    assert_eq!(retransmitted(&sent), vec![data[3].seq]);
+    assert!(a.in_recovery(), "a partial ACK does not end recovery");
+    // Deflated by the 3 segments acked, one added back.
+    assert_eq!(a.snd_cwnd, cwnd_before - 3 * MSS + MSS);
+    // Segment 3 arrives: everything up to `recover` is acknowledged.
+    let full = feed(&mut b, &data[3..4]);
+    feed(&mut a, &full);
+    assert!(!a.in_recovery());
+    assert!(a.snd_cwnd <= ssthresh);
+    assert_eq!(a.stats.fast_retransmits, 1);
+    assert_eq!(a.stats.timeouts, 0);
+}
+
+#[test]
+fn sack_blocks_report_holes_and_only_missing_segments_are_resent() {
+    let (mut a, mut b) = open(Flavour::Modern, Flavour::Modern, 52_428, 52_428);
+    assert!(a.sack_ok && b.sack_ok && a.ts_ok);
+    let mss = a.t_maxseg;
+    assert_eq!(mss, MSS - 12, "timestamps take 12 bytes of every segment");
+    let data = send_segments(&mut a, 12);
+    let s = |i: usize| data[i].seq;
+    let e = |i: usize| data[i].seq + mss;
+    // Segments 2 and 5 are lost.
+    let mut acks = Vec::new();
+    for i in [0, 1, 3, 4, 6, 7, 8, 9, 10, 11] {
+        acks.extend(feed(&mut b, &data[i..i + 1]));
+    }
+    // 0 delays its ACK, 1 is the second segment: ACKed at once without blocks.
+    assert_eq!((acks[0].ack, acks[0].sack.len()), (s(2), 0));
+    // 3: one block; 4 extends it; 6 opens a second block, reported first.
+    assert_eq!(acks[1].sack.as_slice(), &[(s(3), e(3))]);
+    assert_eq!(acks[2].sack.as_slice(), &[(s(3), e(4))]);
+    assert_eq!(acks[3].sack.as_slice(), &[(s(6), e(6)), (s(3), e(4))]);
+    assert_eq!(
+        acks.last().unwrap().sack.as_slice(),
+        &[(s(6), e(11)), (s(3), e(4))]
+    );
+    assert!(acks.iter().all(|a| a.ack == s(2)));
+    // Every ACK's IP datagram: 40 + 12 timestamps + 4 + 8 per block.
+    assert_eq!(acks[3].ip_len(), 40 + 12 + 4 + 16);
+
+    let sent = feed(&mut a, &acks);
+    assert_eq!(a.sacked(), &[(s(3), e(4)), (s(6), e(11))]);
+    // The third duplicate starts recovery: segment 2, then segment 5 (more
+    // than 2 MSS SACKed above it), and nothing that arrived.
+    assert_eq!(retransmitted(&sent), vec![s(2), s(5)]);
+    assert_eq!(a.stats.fast_retransmits, 1);
+    let fin_acks = feed(&mut b, &retransmitted_segments(&data, &[2, 5]));
+    assert_eq!(fin_acks.last().unwrap().ack, e(11));
+    assert!(fin_acks.last().unwrap().sack.is_empty());
+    let sent = feed(&mut a, &fin_acks);
+    assert!(retransmitted(&sent).is_empty());
+    assert!(!a.in_recovery());
+    assert_eq!(a.stats.segs_retransmitted, 2);
+    assert_eq!(a.outstanding(), 0);
+}
+
+#[test]
+fn window_scaling_only_when_both_sides_offer_it() {
+    let big = 1 << 20;
+    // Both modern: the SYN offers shift 5 (65535 << 5 covers 1 MB).
+    let mut a = Tcb::new(Flavour::Modern, MSS, big, big, Seq(1000));
+    let mut b = Tcb::new(Flavour::Modern, MSS, big, big, Seq(5000));
+    let mut out = Vec::new();
+    b.listen();
+    a.connect(&mut out);
+    let syn = out.pop().unwrap();
+    assert_eq!(syn.wscale, Some(5));
+    assert_eq!(syn.win, TCP_MAXWIN, "a SYN's window is never scaled");
+    b.input(&syn, &mut out);
+    let synack = out.pop().unwrap();
+    assert_eq!(synack.wscale, Some(5));
+    a.input(&synack, &mut out);
+    let ack = out.pop().unwrap();
+    b.input(&ack, &mut out);
+    assert_eq!(
+        (a.snd_scale, a.rcv_scale, b.snd_scale, b.rcv_scale),
+        (5, 5, 5, 5)
+    );
+    // The field carries the window >> 5; the peer reads it back << 5.
+    assert_eq!(ack.win, big >> 5);
+    assert_eq!(b.snd_wnd, big);
+    // The active end has only seen the SYN-ACK's unscaled window so far.
+    assert_eq!(a.snd_wnd, TCP_MAXWIN);
+    let mss = a.t_maxseg;
+    a.append(mss, &mut out);
+    assert_eq!(out.len(), 1);
+    b.input(&out.pop().unwrap(), &mut out);
+    b.fast_timer(&mut out);
+    let ack = out.pop().unwrap();
+    // The window less the unread segment, in units of 32 bytes.
+    assert_eq!(ack.win, (big - mss) >> 5);
+    a.input(&ack, &mut out);
+    assert_eq!(a.snd_wnd, ((big - mss) >> 5) << 5);
+    assert!(a.max_sndwnd > TCP_MAXWIN);
+    // More than 64 KB in flight.
+    a.snd_cwnd = big;
+    a.append(200_000, &mut out);
+    assert!(a.outstanding() > 150_000, "{}", a.outstanding());
+
+    // Modern to reno: reno does not answer the option: no scaling either way.
+    let mut a = Tcb::new(Flavour::Modern, MSS, big, big, Seq(1000));
+    let mut b = Tcb::new(Flavour::Reno, MSS, 52_428, 52_428, Seq(5000));
+    let mut out = Vec::new();
+    b.listen();
+    a.connect(&mut out);
+    b.input(&out.pop().unwrap(), &mut out);
+    let synack = out.pop().unwrap();
+    assert_eq!(synack.wscale, None);
+    assert!(!synack.sack_permitted && synack.ts.is_none());
+    a.input(&synack, &mut out);
+    let ack = out.pop().unwrap();
+    assert_eq!((a.snd_scale, a.rcv_scale), (0, 0));
+    // A 1 MB buffer can only advertise the 16-bit maximum.
+    assert_eq!(ack.win, TCP_MAXWIN);
+    assert!(ack.ts.is_none() && a.t_maxseg == MSS);
+}
+
+#[test]
+fn timestamps_are_echoed_and_measure_the_rtt() {
+    let one_way = SimTime::from_ms(30);
+    let (mut a, mut b, mut t) =
+        open_timed(Flavour::Modern, Flavour::Modern, 52_428, 52_428, one_way);
+    // The SYN exchange was the first sample: 60 ms.
+    let ms = a.srtt().unwrap().as_secs_f64() * 1e3;
+    assert!((60.0..=62.0).contains(&ms), "{ms}");
+    a.set_now(t);
+    let data = send_segments(&mut a, 2);
+    let tsval = data[0].ts.unwrap().val;
+    assert_eq!(
+        data[0].ip_len(),
+        MSS + 40,
+        "a full segment fills the MTU exactly"
+    );
+    t += one_way;
+    b.set_now(t);
+    let acks = feed(&mut b, &data);
+    assert_eq!(acks.len(), 1);
+    // The ACK of both echoes the first one's timestamp (Last.ACK.sent rule).
+    assert_eq!(acks[0].ts.unwrap().ecr, tsval);
+    t += one_way;
+    a.set_now(t);
+    feed(&mut a, &acks);
+    let srtt = a.srtt().unwrap();
+    let ms = srtt.as_secs_f64() * 1e3;
+    assert!((60.0..=62.0).contains(&ms), "{ms}");
+    // A second round at 100 ms one way moves the estimate towards 200 ms.
+    let data = send_segments(&mut a, 2);
+    t += SimTime::from_ms(100);
+    b.set_now(t);
+    let acks = feed(&mut b, &data);
+    t += SimTime::from_ms(100);
+    a.set_now(t);
+    feed(&mut a, &acks);
+    let ms2 = a.srtt().unwrap().as_secs_f64() * 1e3;
+    assert!(ms2 > ms + 10.0 && ms2 < 200.0, "{ms2}");
+    // sunos411 has no timestamps: the SYN exchange measured nothing finer than ticks.
+    let (s, _) = open(Flavour::Sunos411, Flavour::Sunos411, 52_428, 52_428);
+    assert!(!s.ts_ok && s.srtt().is_none_or(|r| r.0 % SLOW_TICK.0 == 0));
+}
+
+/// Two segments arrive in order; which ACKs go out at once.
+fn immediate_acks(flavour: Flavour, lens: &[u32]) -> Vec<Segment> {
+    let (mut a, mut b) = open(flavour, flavour, 52_428, 52_428);
+    a.nodelay = true;
+    a.snd_cwnd = 52_428;
+    let mut out = Vec::new();
+    for &n in lens {
+        a.append(n, &mut out);
+    }
+    assert_eq!(out.len(), lens.len());
+    feed(&mut b, &out)
+}
+
+#[test]
+fn rfc1122_acks_every_second_full_segment() {
+    let full = Flavour::Rfc1122.policy();
+    assert_eq!(full.delack_interval, SimTime::from_ms(200));
+    let acks = immediate_acks(Flavour::Rfc1122, &[MSS, MSS, MSS, MSS]);
+    assert_eq!(acks.len(), 2);
+    assert!(acks.iter().all(|a| a.reason == SendReason::AckNow));
+    // Short segments: only the timer ACKs them.
+    assert!(immediate_acks(Flavour::Rfc1122, &[500, 500, 500]).is_empty());
+    // Reno (4.4BSD) delays every in-order ACK.
+    assert!(immediate_acks(Flavour::Reno, &[MSS, MSS, MSS, MSS]).is_empty());
+}
+
+#[test]
+fn modern_acks_every_second_segment() {
+    let acks = immediate_acks(Flavour::Modern, &[500, 500, 500, 500, 500]);
+    assert_eq!(acks.len(), 2);
+    assert_eq!(acks[1].ack, acks[0].ack + 1000);
+}
+
+#[test]
+fn bsd44_window_update_needs_no_empty_buffer() {
+    // Receive buffer 52428, MSS 1460: reading 2 MSS while 3 MSS stay queued
+    // re-opens the window by 2 MSS (5.6% of the buffer): 4.4BSD sends the
+    // update, Tahoe (buffer not empty, < 35%) does not.
+    for (flavour, expect) in [(Flavour::Reno, true), (Flavour::Sunos411, false)] {
+        let (mut a, mut b) = open(flavour, flavour, 52_428, 52_428);
+        let data = send_segments(&mut a, 5);
+        feed(&mut b, &data);
+        let mut out = Vec::new();
+        b.fast_timer(&mut out);
+        assert_eq!(out.len(), 1);
+        out.clear();
+        b.read(2 * MSS, &mut out);
+        let update = out.iter().any(|s| s.reason == SendReason::WindowUpdate);
+        assert_eq!(update, expect, "{flavour}");
+    }
+}
+
+// ----- a small lossy path ------------------------------------------------
+
+/// One transfer over a path of `rate_bps` and `one_way` delay in each
+/// direction with no other loss than the first transmissions of the listed
+/// data segments (counted from 0). Hosts tick their fast timers every
+/// `delack_interval` and their slow timers every 500 ms.
+struct LossyPath {
+    now: SimTime,
+    tcb: [Tcb; 2],
+    /// (arrival, tiebreak, destination, segment index).
+    events: BinaryHeap<Reverse<(SimTime, u64, usize, usize)>>,
+    segs: Vec<Segment>,
+    link_free: [SimTime; 2],
+    next: u64,
+    rate_bps: u64,
+    one_way: SimTime,
+    drop: Vec<u64>,
+    data_sent: u64,
+    to_write: u64,
+    delivered: u64,
+}
+
+/// What one run measured.
+#[derive(Debug)]
+struct Outcome {
+    done_at: SimTime,
+    retransmitted: u64,
+    timeouts: u64,
+    fast_retransmits: u64,
+}
+
+const TIMER: usize = usize::MAX;
+
+impl LossyPath {
+    fn run(flavour: Flavour, nbytes: u64, drop: &[u64]) -> Outcome {
+        let buf = 52_428;
+        let (a, b) = open(flavour, flavour, buf, buf);
+        let mut p = LossyPath {
+            now: SimTime::ZERO,
+            tcb: [a, b],
+            events: BinaryHeap::new(),
+            segs: Vec::new(),
+            link_free: [SimTime::ZERO; 2],
+            next: 0,
+            rate_bps: 10_000_000,
+            one_way: SimTime::from_ms(10),
+            drop: drop.to_vec(),
+            data_sent: 0,
+            to_write: nbytes,
+            delivered: 0,
+        };
+        let fast = flavour.policy().delack_interval;
+        // Timer ticks are events for destination TIMER, index 0 fast, 1 slow.
+        p.schedule(fast, TIMER, 0);
+        p.schedule(SimTime::from_ms(123), TIMER, 1);
+        p.write();
+        while p.delivered < nbytes {
+            let Reverse((at, _, dst, idx)) = p.events.pop().expect("stalled");
+            assert!(at < SimTime::from_secs(120), "{flavour}: no progress");
+            p.now = at;
+            for t in &mut p.tcb {
+                t.set_now(at);
+            }
+            let mut out = Vec::new();
+            if dst == TIMER {
+                for side in 0..2 {
+                    if idx == 0 {
+                        p.tcb[side].fast_timer(&mut out);
+                    } else {
+                        p.tcb[side].slow_timer(&mut out);
+                    }
+                    p.transmit(side, &mut out);
+                }
+                let period = if idx == 0 { fast } else { SLOW_TICK };
+                p.schedule(at + period, TIMER, idx);
+            } else {
+                let seg = p.segs[idx];
+                p.tcb[dst].input(&seg, &mut out);
+                p.transmit(dst, &mut out);
+                if dst == 1 && p.tcb[1].rcv.cc > 0 {
+                    // The sink reads everything at once.
+                    let n = p.tcb[1].rcv.cc;
+                    p.delivered += n as u64;
+                    p.tcb[1].read(n, &mut out);
+                    p.transmit(1, &mut out);
+                }
+            }
+            p.write();
+        }
+        let s = p.tcb[0].stats;
+        Outcome {
+            done_at: p.now,
+            retransmitted: s.segs_retransmitted,
+            timeouts: s.timeouts,
+            fast_retransmits: s.fast_retransmits,
+        }
+    }
+
+    fn schedule(&mut self, at: SimTime, dst: usize, idx: usize) {
+        self.next += 1;
+        self.events.push(Reverse((at, self.next, dst, idx)));
+    }
+
+    /// The source keeps the send buffer full.
+    fn write(&mut self) {
+        let n = (self.tcb[0].snd.space() as u64).min(self.to_write) as u32;
+        if n > 0 {
+            self.to_write -= n as u64;
+            let mut out = Vec::new();
+            self.tcb[0].append(n, &mut out);
+            self.transmit(0, &mut out);
+        }
+    }
+
+    fn transmit(&mut self, from: usize, out: &mut Vec<Segment>) {
+        for seg in out.drain(..) {
+            let bits = seg.ip_len() as u64 * 8;
+            let start = self.link_free[from].max(self.now);
+            let done = start + SimTime(bits * 1_000_000_000_000 / self.rate_bps);
+            self.link_free[from] = done;
+            if from == 0 && seg.len > 0 && seg.reason != SendReason::Retransmit {
+                let k = self.data_sent;
+                self.data_sent += 1;
+                if self.drop.contains(&k) {
+                    continue;
+                }
+            }
+            self.segs.push(seg);
+            let idx = self.segs.len() - 1;
+            self.schedule(done + self.one_way, 1 - from, idx);
+        }
+    }
+}
+
+#[test]
+fn loss_recovery_timeout_vs_fast_retransmit_vs_sack() {
+    let nbytes = 1 << 20;
+    let clean: Vec<Outcome> = [Flavour::Sunos411, Flavour::Reno, Flavour::Modern]
+        .into_iter()
+        .map(|f| LossyPath::run(f, nbytes, &[]))
+        .collect();
+    for (f, o) in [Flavour::Sunos411, Flavour::Reno, Flavour::Modern]
+        .into_iter()
+        .zip(&clean)
+    {
+        assert_eq!((o.retransmitted, o.timeouts), (0, 0), "{f}: {o:?}");
+    }
+    let lost_time = |f: Flavour, i: usize, drop: &[u64]| {
+        let o = LossyPath::run(f, nbytes, drop);
+        let extra = o.done_at.saturating_sub(clean[i].done_at);
+        (o, extra.as_secs_f64())
+    };
+
+    // One segment lost in the middle of the transfer.
+    let (s, s_extra) = lost_time(Flavour::Sunos411, 0, &[300]);
+    let (r, r_extra) = lost_time(Flavour::Reno, 1, &[300]);
+    let (m, m_extra) = lost_time(Flavour::Modern, 2, &[300]);
+    // sunos411 waits for the retransmit timer (at least 2 slow ticks, the
+    // first of which may come at once), then slow-starts.
+    assert_eq!((s.timeouts, s.fast_retransmits), (1, 0), "{s:?}");
+    assert!(s_extra > 0.4, "sunos411 lost only {s_extra} s");
+    // reno and modern resend the one segment after three duplicates.
+    assert_eq!(
+        (r.timeouts, r.fast_retransmits, r.retransmitted),
+        (0, 1, 1),
+        "{r:?}"
+    );
+    assert_eq!(
+        (m.timeouts, m.fast_retransmits, m.retransmitted),
+        (0, 1, 1),
+        "{m:?}"
+    );
+    assert!(r_extra < 0.25 && m_extra < 0.25, "{r_extra} {m_extra}");
+    assert!(s_extra > 3.0 * r_extra.max(m_extra));
+
+    // Three segments lost from one window: SACK resends exactly those in one
+    // recovery; Reno's first new ACK ends its recovery early.
+    let drop = [300, 303, 306];
+    let (s, s_extra) = lost_time(Flavour::Sunos411, 0, &drop);
+    let (r, r_extra) = lost_time(Flavour::Reno, 1, &drop);
+    let (m, m_extra) = lost_time(Flavour::Modern, 2, &drop);
+    assert!(s.timeouts >= 1, "{s:?}");
+    assert_eq!(
+        (m.timeouts, m.fast_retransmits, m.retransmitted),
+        (0, 1, 3),
+        "{m:?}"
+    );
+    assert!(
+        m_extra < r_extra && m_extra < s_extra,
+        "{s_extra} {r_extra} {m_extra}"
+    );
+    assert!(r.retransmitted >= 3, "{r:?}");
+}
