@@ -194,17 +194,9 @@ def test_numbers_comments_strings():
         ),
         (
             "cluster {\n"
-            + pair(0, tx="burst (blocksize=uniform(1K, 8K), period=1000, duration=1)")
+            + pair(0, tx="burst (blocksize=8K, period=1000, duration=uniform(1, 2))")
             + "}",
-            "x.netspec:2:35: not implemented: random-rate traffic (blocksize = uniform(min=1024, max=8192)): "
-            "the simulator takes fixed block sizes and periods for now",
-        ),
-        (
-            "cluster {\n"
-            + pair(0, tx="burst (blocksize=8K, period=exponential(mean=500), duration=1)")
-            + "}",
-            "x.netspec:2:46: not implemented: random-rate traffic (period = exponential(mean=500)): "
-            "the simulator takes fixed block sizes and periods for now",
+            "x.netspec:2:61: not implemented: a random duration (only blocksize and period)",
         ),
         (
             "cluster {\n"

@@ -133,26 +133,22 @@ def test_format_versions(tmp_path):
         e.value
     )
     assert main(["show", str(out)]) == 2
-    # Version 1: what `cellbench reproduce --out` writes, still read.
+    # Version 1 (what `cellbench reproduce --out` wrote before it became an
+    # experiment run): result.json + runs.csv, still read.
     old = tmp_path / "old"
-    rc = main(
-        [
-            "reproduce",
-            "lan-buffers",
-            "--send-buffer",
-            "16384",
-            "--recv-buffer",
-            "20480",
-            "--replications",
-            "2",
-            "--nbytes",
-            "1000000",
-            "--out",
-            str(old),
-            "--json",
-        ]
-    )
-    assert rc == 0
+    old.mkdir()
+    v1 = {"format": "cellbench-result", "format_version": 1, "cellbench_version": "0.1.0",
+          "study": "lan-buffers", "seed": 1, "replications": 2}  # fmt: skip
+    (old / "result.json").write_text(json.dumps(v1))
+    pd.DataFrame(
+        {
+            "send_buffer": [16384, 16384],
+            "recv_buffer": [20480, 20480],
+            "seed": [1, 1],
+            "replication": [0, 1],
+            "throughput_mbit_ttcp": [12.0, 12.1],
+        }  # fmt: skip
+    ).to_csv(old / "runs.csv", index=False)
     r1 = results.load(old)
     assert r1.meta["format_version"] == 1 and len(r1.to_pandas()) == 2
     assert set(r1.to_pandas().rcvbuf) == {20480}
@@ -229,3 +225,33 @@ def test_udp_connection_loses_datagrams_to_a_slow_receiver():
     # The SPARCstation IPC cannot keep up: datagrams are dropped at its receive buffer.
     assert 0 < row.datagrams_received < 128
     assert row.datagrams_received + row.datagrams_dropped_no_buffer == 128
+
+
+RANDOM_RATE = """
+cluster {
+    test src {
+        type = burstq (blocksize=uniform(1K, 7K), period=exponential(10000), duration=20);
+        protocol = tcp (window=32K);
+        own = a.atm:5000;
+        peer = b.atm:5000;
+    }
+    test dst {
+        type = sink (blocksize=8K);
+        protocol = tcp (window=32K);
+        own = b.atm:5000;
+        peer = a.atm:5000;
+    }
+}
+"""
+
+
+def test_random_rate_traffic_runs_and_stores_the_means():
+    """NetSpec random-rate traffic: block sizes uniform on [1K, 7K], inter-block
+    times exponential with mean 10 ms, drawn per block from the run's own stream."""
+    df = cellbench.run(RANDOM_RATE, replications=2).to_pandas()
+    assert list(df.blocksize) == [4096, 4096] and list(df.period_us) == [10000.0, 10000.0]
+    # Offered load is the mean block over the mean period: 4096 B / 10 ms.
+    assert df.offered_bps.iloc[0] == pytest.approx(4096 * 8 / 0.01)
+    # About 2000 blocks of 4 KB on average in 20 s, each replication its own draws.
+    assert df.bytes.between(0.9 * 2000 * 4096, 1.1 * 2000 * 4096).all(), list(df.bytes)
+    assert df.bytes.iloc[0] != df.bytes.iloc[1]

@@ -90,6 +90,18 @@ class Distribution:
     def __str__(self) -> str:
         return f"{self.kind}(" + ", ".join(f"{k}={v:g}" for k, v in self.params.items()) + ")"
 
+    @property
+    def mean(self) -> float:
+        if self.kind == "uniform":
+            return (self.params["min"] + self.params["max"]) / 2
+        return self.params["mean"]
+
+    def to_spec(self):
+        """The simulator's form: drawn anew for every block."""
+        if self.kind == "uniform":
+            return {"uniform": [self.params["min"], self.params["max"]]}
+        return {"exponential": self.params["mean"]}
+
 
 @dataclass
 class Traffic:
@@ -101,7 +113,13 @@ class Traffic:
     random: dict[str, Distribution] = field(default_factory=dict)
 
     def to_spec(self) -> dict:
-        d: dict = {"type": self.type, "blocksize": self.blocksize}
+        """Fixed values as numbers; random ones (``random``) as their law. The
+        stored ``blocksize``/``period_us`` of a random parameter is its mean."""
+
+        def value(key: str, fixed):
+            return self.random[key].to_spec() if key in self.random else fixed
+
+        d: dict = {"type": self.type, "blocksize": value("blocksize", self.blocksize)}
         if self.type == "full":
             d.update(
                 {"nbytes": self.nbytes}
@@ -109,7 +127,7 @@ class Traffic:
                 else {"duration_s": self.duration_s}
             )
         else:
-            d.update({"period_us": self.period_us, "duration_s": self.duration_s})
+            d.update({"period_us": value("period", self.period_us), "duration_s": self.duration_s})
         return d
 
 
@@ -304,6 +322,14 @@ def _traffic(s: Setting) -> Traffic:
             dist = _distribution(
                 a.value if isinstance(a.value, Call) else Call(a.value.text, [], a.value.pos), a.key
             )
+            if a.key == "blocksize":
+                t.blocksize = max(1, round(dist.mean))
+            elif a.key == "period":
+                t.period_us = dist.mean
+            else:
+                raise ExperimentError(
+                    dist.pos, f"not implemented: a random {a.key} (only blocksize and period)"
+                )
             t.random[a.key] = dist
             continue
         if a.key == "blocksize":
@@ -318,13 +344,6 @@ def _traffic(s: Setting) -> Traffic:
             t.period_us = float(_number(a.value, "period (µs)", lo=0, integer=False))
             if t.period_us <= 0:
                 raise expected(a.value.pos, render(a.value), "a period > 0 µs")
-    if t.random:
-        key, dist = next(iter(t.random.items()))
-        raise ExperimentError(
-            dist.pos,
-            f"not implemented: random-rate traffic ({key} = {dist}): the simulator takes "
-            "fixed block sizes and periods for now",
-        )
     if call.name == "full" and (t.nbytes is None) == (t.duration_s is None):
         raise expected(
             call.pos, render(call), "full() with exactly one of duration= (s) or nbytes= (bytes)"

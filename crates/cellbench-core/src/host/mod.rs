@@ -1,5 +1,6 @@
 //! Hosts: the socket layer, applications and processing-cost profiles.
 
+pub mod dist;
 pub mod profile;
 pub mod socket;
 pub mod ttcp;

@@ -4,10 +4,13 @@
 //! ttcp -t times from just before the first write to just after the last write
 //! returns, so its figure counts data still in the send buffer.
 
+use super::dist::Dist;
 use super::socket::next_append;
 use super::udp::UdpSock;
 use crate::tcp::{Segment, Tcb};
 use crate::time::SimTime;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 
 /// ttcp's default buffer length (-l).
 pub const DEFAULT_BUFLEN: u32 = 8192;
@@ -41,19 +44,25 @@ pub enum Limit {
 }
 
 /// How a source spaces its writes.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Pace {
     /// As fast as the socket takes data (ttcp, NetSpec `full`).
     Full,
-    /// One block every `period` (NetSpec `burst`: a block falling due while a
-    /// write is still pending is skipped; `burstq`: it is queued).
-    Every { period: SimTime, queue: bool },
+    /// One block every `period` µs, drawn anew for each block when it is a
+    /// distribution (NetSpec `burst`: a block falling due while a write is
+    /// still pending is skipped; `burstq`: it is queued).
+    Every { period_us: Dist, queue: bool },
 }
 
 /// A sending application: ttcp -t, netperf's stream, NetSpec's `full`/`burst`/`burstq`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Source {
+    /// Bytes per write; with `size`, the largest a drawn size may be.
     pub buflen: u32,
+    /// A block size drawn anew for every write (random-rate traffic).
+    pub size: Option<Dist>,
+    /// Draws block sizes and inter-block times.
+    rng: ChaCha8Rng,
     pub limit: Limit,
     pub pace: Pace,
     /// Bytes accepted into the send buffer so far.
@@ -82,6 +91,8 @@ impl Source {
     pub fn new(buflen: u32, limit: Limit, pace: Pace) -> Source {
         Source {
             buflen,
+            size: None,
+            rng: ChaCha8Rng::seed_from_u64(0),
             limit,
             pace,
             written: 0,
@@ -103,6 +114,22 @@ impl Source {
         if std::mem::take(&mut self.completed_write) {
             self.last_return = Some(t);
         }
+    }
+
+    /// Random-rate traffic: sizes drawn from `size` (bytes) with `rng`.
+    pub fn with_random(mut self, size: Option<Dist>, rng: ChaCha8Rng) -> Source {
+        self.size = size;
+        self.rng = rng;
+        self
+    }
+
+    /// The time until the next paced block falls due (drawn anew each time).
+    pub fn next_period(&mut self) -> Option<SimTime> {
+        let Pace::Every { period_us, .. } = self.pace else {
+            return None;
+        };
+        // At least a picosecond, so that time moves on.
+        Some(SimTime::from_us_f64(period_us.sample(&mut self.rng)).max(SimTime(1)))
     }
 
     /// A paced block falls due: queue it, skip it, or report that the
@@ -154,7 +181,11 @@ impl Source {
         if self.started.is_none() {
             self.started = Some(*t);
         }
-        self.resid = remaining.min(self.buflen as u64) as u32;
+        let block = match self.size {
+            Some(d) => (d.sample(&mut self.rng).round() as u32).clamp(1, self.buflen),
+            None => self.buflen,
+        };
+        self.resid = remaining.min(block as u64) as u32;
         self.writes += 1;
         *t += costs.syscall;
         None

@@ -27,6 +27,10 @@ pub mod ids {
     pub fn host_timers(h: usize) -> u64 {
         0x1000 + h as u64
     }
+    /// Transfer `t`'s application draws (random block sizes and intervals).
+    pub fn app(t: usize) -> u64 {
+        0x3000 + t as u64
+    }
     /// Host `h`'s processing-time jitter.
     pub fn host_jitter(h: usize) -> u64 {
         0x2000 + h as u64

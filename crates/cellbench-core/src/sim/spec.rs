@@ -9,6 +9,7 @@ use super::net::{
 use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN};
 use super::world::{run, Protocol, RunResult, Scenario, ScenarioError, TransferSpec};
 use crate::atm::phy::{Framing, Phy};
+use crate::host::dist::Dist;
 use crate::host::profile::{HostProfile, UnknownProfile};
 use crate::host::ttcp::{Limit, Pace};
 use crate::tcp::Flavour;
@@ -108,7 +109,7 @@ pub enum Traffic {
     /// As fast as possible: ttcp's "full blast".
     Full {
         #[serde(default = "default_block")]
-        blocksize: u32,
+        blocksize: Param,
         #[serde(default)]
         nbytes: Option<u64>,
         #[serde(default)]
@@ -116,17 +117,49 @@ pub enum Traffic {
     },
     /// A block every period (constant rate); a block due while a write is pending is skipped.
     Burst {
-        blocksize: u32,
-        period_us: f64,
+        blocksize: Param,
+        period_us: Param,
         duration_s: f64,
     },
     /// As `burst`, but a block due while a write is pending is queued.
     Burstq {
-        blocksize: u32,
-        period_us: f64,
+        blocksize: Param,
+        period_us: Param,
         duration_s: f64,
     },
 }
+
+/// A traffic parameter: a number, or a law it is drawn from anew for every block
+/// (NetSpec's random-rate traffic): `{"uniform": [min, max]}`, `{"exponential": mean}`.
+#[derive(Copy, Clone, Debug, Deserialize)]
+#[serde(
+    untagged,
+    expecting = "a number, {\"uniform\": [min, max]} or {\"exponential\": mean}"
+)]
+pub enum Param {
+    Value(f64),
+    Law(Law),
+}
+
+#[derive(Copy, Clone, Debug, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum Law {
+    Uniform([f64; 2]),
+    Exponential(f64),
+}
+
+impl Param {
+    fn dist(self) -> Dist {
+        match self {
+            Param::Value(v) => Dist::Fixed(v),
+            Param::Law(Law::Uniform([lo, hi])) => Dist::Uniform(lo, hi),
+            Param::Law(Law::Exponential(mean)) => Dist::Exponential(mean),
+        }
+    }
+}
+
+/// The largest write a drawn block size may ask for (TCP); UDP datagrams stop at 65507.
+const MAX_BLOCK: f64 = 1_048_576.0;
 
 /// Per-connection results.
 #[derive(Clone, Debug, Serialize)]
@@ -213,8 +246,8 @@ fn vc_mux() -> String {
 fn max_buf() -> u32 {
     52_428
 }
-fn default_block() -> u32 {
-    8192
+fn default_block() -> Param {
+    Param::Value(8192.0)
 }
 
 fn err(msg: String) -> ScenarioError {
@@ -370,7 +403,7 @@ impl RunSpec {
                     vci: vci + 1,
                 }],
             });
-            let (buflen, limit, pace) = match c.traffic {
+            let (blocksize, limit, pace) = match c.traffic {
                 Traffic::Full {
                     blocksize,
                     nbytes,
@@ -399,10 +432,30 @@ impl RunSpec {
                     duration_s,
                 } => {
                     let queue = matches!(c.traffic, Traffic::Burstq { .. });
-                    let period = seconds(&format!("{what}: period"), period_us / 1e6, true)?;
                     let d = seconds(&format!("{what}: duration"), duration_s, true)?;
-                    (blocksize, Limit::Duration(d), Pace::Every { period, queue })
+                    (
+                        blocksize,
+                        Limit::Duration(d),
+                        Pace::Every {
+                            period_us: period_us.dist(),
+                            queue,
+                        },
+                    )
                 }
+            };
+            // A fixed block size is the write size; a drawn one is capped by it.
+            let max_block = if protocol == Protocol::Udp {
+                65_507.0
+            } else {
+                MAX_BLOCK
+            };
+            let size = blocksize.dist();
+            size.check(&format!("{what}: blocksize"), max_block)
+                .map_err(|e| err(e.to_string()))?;
+            let (buflen, block_size) = match size {
+                Dist::Fixed(v) => (v.round() as u32, None),
+                Dist::Uniform(_, hi) => (hi.round() as u32, Some(size)),
+                Dist::Exponential(_) => (max_block as u32, Some(size)),
             };
             transfers.push(TransferSpec {
                 protocol,
@@ -420,6 +473,7 @@ impl RunSpec {
                 read_size: c.receiver_blocksize.unwrap_or(buflen),
                 limit,
                 pace,
+                block_size,
                 start: seconds(&format!("{what}: start"), c.start_s, false)?,
             });
         }
@@ -558,6 +612,35 @@ mod test {
         // with a delayed first ACK fills the 52428-byte buffer in the first 80 ms.
         let b = paced("burst");
         assert!(b.writes < q.writes && b.writes > 190, "{}", b.writes);
+    }
+
+    #[test]
+    fn random_rate_traffic_draws_sizes_and_gaps_from_its_laws() {
+        let traffic = r#"{"type": "burstq", "blocksize": {"uniform": [1024, 7168]},
+            "period_us": {"exponential": 10000}, "duration_s": 20}"#;
+        let text = TWO_HOSTS.replace(r#"{"type": "full", "nbytes": 1048576}"#, traffic);
+        let spec = RunSpec::from_json(&text).unwrap();
+        let c = spec.run().unwrap().connections[0].clone();
+        // About 20 s / 10 ms = 2000 blocks; the count of a Poisson process has sd ~45.
+        assert!((1800..=2200).contains(&c.writes), "{}", c.writes);
+        let mean = c.bytes as f64 / c.writes as f64;
+        assert!((mean - 4096.0).abs() < 150.0, "{mean}");
+        // Same seed, same draws; another replication, other draws.
+        assert_eq!(spec.run().unwrap().connections[0].bytes, c.bytes);
+        let other = RunSpec {
+            replication: 1,
+            ..spec.clone()
+        };
+        assert_ne!(other.run().unwrap().connections[0].bytes, c.bytes);
+        // A law that makes no sense is refused.
+        let bad = text.replace("[1024, 7168]", "[7168, 1024]");
+        let e = RunSpec::from_json(&bad).unwrap().scenario().unwrap_err();
+        assert!(
+            e.to_string().contains("blocksize uniform(7168, 1024)"),
+            "{e}"
+        );
+        let bad = text.replace(r#"{"exponential": 10000}"#, r#"{"pareto": 3}"#);
+        assert!(RunSpec::from_json(&bad).is_err());
     }
 
     #[test]

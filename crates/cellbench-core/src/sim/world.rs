@@ -14,6 +14,7 @@ use super::net::{
     CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, PortCounters, Topology,
 };
 use super::rng;
+use crate::host::dist::Dist;
 use crate::host::profile::HostProfile;
 use crate::host::ttcp::{Costs, Limit, Pace, Source, Step, TtcpSink};
 use crate::host::udp::{UdpSock, UdpStats, MAX_DATAGRAM};
@@ -49,6 +50,8 @@ pub struct TransferSpec {
     pub limit: Limit,
     /// How it spaces its writes.
     pub pace: Pace,
+    /// Random-rate traffic: each write's size drawn from this law (at most `buflen`).
+    pub block_size: Option<Dist>,
     /// When the transmitter connects.
     pub start: SimTime,
 }
@@ -175,7 +178,7 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 enum App {
-    Source(Source),
+    Source(Box<Source>),
     Sink(TtcpSink),
 }
 
@@ -357,7 +360,10 @@ pub fn run_with_clock(
             tcb.nodelay = t.nodelay;
             let udp = (t.protocol == Protocol::Udp).then(|| UdpSock::new(t.rcvbuf));
             let app = if is_sender {
-                App::Source(Source::new(t.buflen, t.limit, t.pace))
+                let draws = rng::stream(scenario.seed, scenario.replication, rng::ids::app(i));
+                App::Source(Box::new(
+                    Source::new(t.buflen, t.limit, t.pace).with_random(t.block_size, draws),
+                ))
             } else {
                 if udp.is_none() {
                     tcb.listen();
@@ -456,14 +462,16 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             }
             _ => {}
         }
-        if let Pace::Every {
-            period: SimTime::ZERO,
-            ..
-        } = t.pace
-        {
-            return Err(ScenarioError(format!(
-                "transfer {i}: block period 0: must be > 0"
-            )));
+        if let Pace::Every { period_us, .. } = t.pace {
+            let what = format!("transfer {i}: block period (µs)");
+            period_us
+                .check(&what, 1e12)
+                .map_err(|e| ScenarioError(e.to_string()))?;
+        }
+        if let Some(size) = t.block_size {
+            let what = format!("transfer {i}: block size (bytes)");
+            size.check(&what, t.buflen as f64)
+                .map_err(|e| ScenarioError(e.to_string()))?;
         }
         if !(576..=65_535 - 8 - t.encap_header).contains(&t.mtu) {
             return Err(ScenarioError(format!(
@@ -545,13 +553,11 @@ impl World {
                     let h = self.eps[ep].host;
                     self.eps[ep].started = true;
                     self.eps[ep].app_queued = true;
-                    if let App::Source(Source {
-                        pace: Pace::Every { period, .. },
-                        ..
-                    }) = self.eps[ep].app
-                    {
-                        self.events
-                            .schedule(self.now + period, Event::BlockDue { ep });
+                    if let App::Source(s) = &mut self.eps[ep].app {
+                        if let Some(period) = s.next_period() {
+                            self.events
+                                .schedule(self.now + period, Event::BlockDue { ep });
+                        }
                     }
                     self.enqueue(h, Job::App { ep }, false);
                 }
@@ -839,12 +845,12 @@ impl World {
     fn block_due(&mut self, ep: usize) {
         let e = &mut self.eps[ep];
         let App::Source(s) = &mut e.app else { return };
-        let Pace::Every { period, .. } = s.pace else {
-            return;
-        };
         if e.app_done {
             return;
         }
+        let Some(period) = s.next_period() else {
+            return;
+        };
         if s.block_due() && e.app_sleeping {
             e.app_sleeping = false;
             e.app_queued = true;
