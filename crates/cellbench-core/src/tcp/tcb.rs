@@ -856,9 +856,10 @@ impl Tcb {
     }
 
     fn apply_mss(&mut self, offered: Option<u32>) {
-        // tcp_mss: the smaller of the peer's offer and our interface's MSS,
-        // less the timestamp option every segment will carry.
-        let mut mss = offered.unwrap_or(536).min(self.if_mss);
+        // tcp_mss: the smaller of the peer's offer and our interface's MSS
+        // (never under 32 bytes: 4.4BSD's sanity bound), less the timestamp
+        // option every segment will carry.
+        let mut mss = offered.unwrap_or(536).min(self.if_mss).max(32);
         if self.ts_ok {
             mss -= TCPOLEN_TSTAMP_APPA;
         }
@@ -881,7 +882,9 @@ impl Tcb {
     fn rtt_sample(&mut self, seg: &Segment) {
         if let (true, Some(ts)) = (self.ts_ok, seg.ts) {
             let rtt = self.ts_now().wrapping_sub(ts.ecr) as i32;
-            if ts.ecr != 0 && rtt >= 0 {
+            // An echo older than the longest RTO is not a round trip.
+            let longest = self.ticks_to_units(TCPTV_REXMTMAX) as i32;
+            if ts.ecr != 0 && (0..=longest).contains(&rtt) {
                 // 4.4BSD: tcp_xmit_timer(tp, tcp_now − tsecr + 1).
                 self.xmit_timer(rtt as u32 + 1);
                 return;
