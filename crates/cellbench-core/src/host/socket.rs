@@ -8,10 +8,42 @@ pub const CLUSTER: u32 = 4096;
 /// The smaller unit sosend falls back to.
 pub const SMALL_UNIT: u32 = 1024;
 
-/// How many bytes sosend appends next, given the send buffer's free space and
-/// the user data still to copy; `None` means the writer must block until an
-/// ACK frees space.
-pub fn next_append(space: u32, resid: u32) -> Option<u32> {
+/// 4.4BSD's mbuf cluster (MCLBYTES) and default send low-water mark.
+pub const BSD_CLUSTER: u32 = 2048;
+
+/// Which kernel's sosend moves user data into the send buffer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AppendRule {
+    /// SunOS 4.1.1: 4 KB clusters, else whole 1 KB pieces (see [`sunos_append`]).
+    SunOs,
+    /// 4.4BSD: block while the free space is below the low-water mark
+    /// (2048, or the buffer if smaller) and the write does not fit; then one
+    /// cluster (or what fits) per tcp_output call.
+    Bsd44,
+}
+
+impl AppendRule {
+    /// How many bytes sosend appends next, given the send buffer's size and free
+    /// space and the user data still to copy; `None`: the writer blocks until
+    /// an ACK frees space.
+    pub fn next(self, hiwat: u32, space: u32, resid: u32) -> Option<u32> {
+        match self {
+            AppendRule::SunOs => sunos_append(space, resid),
+            AppendRule::Bsd44 => {
+                let lowat = BSD_CLUSTER.min(hiwat);
+                if resid == 0 || (space < resid && space < lowat) {
+                    return None;
+                }
+                Some(space.min(resid).min(BSD_CLUSTER))
+            }
+        }
+    }
+}
+
+/// SunOS 4.1.1's sosend: how many bytes it appends next, given the send
+/// buffer's free space and the user data still to copy; `None` means the
+/// writer must block until an ACK frees space.
+pub fn sunos_append(space: u32, resid: u32) -> Option<u32> {
     if resid == 0 {
         return None;
     }
@@ -30,16 +62,27 @@ mod test {
     use super::*;
 
     #[test]
-    fn clusters_first_then_whole_kilobytes_then_the_tail() {
-        assert_eq!(next_append(16384, 8192), Some(4096));
+    fn sunos_clusters_first_then_whole_kilobytes_then_the_tail() {
+        assert_eq!(sunos_append(16384, 8192), Some(4096));
         // Free space 3 KB: three 1 KB pieces at once.
-        assert_eq!(next_append(3 * 1024 + 100, 8192), Some(3072));
+        assert_eq!(sunos_append(3 * 1024 + 100, 8192), Some(3072));
         // Remaining user data 3.5 KB with room: whole kilobytes, then the 512-byte tail.
-        assert_eq!(next_append(16384, 3584), Some(3072));
-        assert_eq!(next_append(16384, 512), Some(512));
+        assert_eq!(sunos_append(16384, 3584), Some(3072));
+        assert_eq!(sunos_append(16384, 512), Some(512));
         // Blocks when no piece fits.
-        assert_eq!(next_append(1000, 8192), None);
-        assert_eq!(next_append(300, 512), None);
-        assert_eq!(next_append(16384, 0), None);
+        assert_eq!(sunos_append(1000, 8192), None);
+        assert_eq!(sunos_append(300, 512), None);
+        assert_eq!(sunos_append(16384, 0), None);
+    }
+
+    #[test]
+    fn bsd_appends_a_cluster_at_a_time_above_the_low_water_mark() {
+        let bsd = AppendRule::Bsd44;
+        assert_eq!(bsd.next(65536, 65536, 8192), Some(2048));
+        assert_eq!(bsd.next(65536, 1500, 8192), None); // below the low-water mark
+        assert_eq!(bsd.next(65536, 1500, 1000), Some(1000)); // the write fits
+                                                             // A buffer smaller than a cluster: the low-water mark is the buffer.
+        assert_eq!(bsd.next(512, 512, 65536), Some(512));
+        assert_eq!(bsd.next(512, 100, 65536), None);
     }
 }

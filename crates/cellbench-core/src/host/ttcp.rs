@@ -5,7 +5,7 @@
 //! returns, so its figure counts data still in the send buffer.
 
 use super::dist::Dist;
-use super::socket::next_append;
+use super::socket::AppendRule;
 use super::udp::UdpSock;
 use crate::tcp::{Segment, Tcb};
 use crate::time::SimTime;
@@ -32,6 +32,8 @@ pub enum Step {
 pub struct Costs {
     pub syscall: SimTime,
     pub copy_ps_per_byte: u64,
+    /// The kernel's socket layer.
+    pub append: AppendRule,
 }
 
 /// When a source stops writing.
@@ -222,7 +224,10 @@ impl Source {
         if let Some(stop) = self.start_write(costs, t) {
             return stop;
         }
-        let Some(n) = next_append(tcb.snd.space(), self.resid) else {
+        let Some(n) = costs
+            .append
+            .next(tcb.snd.hiwat, tcb.snd.space(), self.resid)
+        else {
             return Step::Blocked;
         };
         *t += SimTime(costs.copy_ps_per_byte * n as u64);

@@ -36,7 +36,23 @@ pub struct RunSpec {
     #[serde(default)]
     pub switch: SwitchSpec,
     pub hosts: Vec<HostSpec>,
+    /// Links between sites' switches (none: every host on one switch).
+    #[serde(default)]
+    pub trunks: Vec<TrunkSpec>,
     pub connections: Vec<ConnSpec>,
+}
+
+/// A link between two sites' switches, both directions, each an output port
+/// with the site switch's buffer and policy.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrunkSpec {
+    pub from: String,
+    pub to: String,
+    #[serde(default = "oc3c")]
+    pub phy: String,
+    /// One-way propagation delay.
+    pub delay_ms: f64,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -64,6 +80,9 @@ impl Default for SwitchSpec {
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
     pub name: String,
+    /// The site (switch) the host is attached to.
+    #[serde(default = "lan")]
+    pub site: String,
     #[serde(default = "ipc")]
     pub profile: String,
     #[serde(default = "taxi100")]
@@ -161,6 +180,44 @@ impl Param {
 /// The largest write a drawn block size may ask for (TCP); UDP datagrams stop at 65507.
 const MAX_BLOCK: f64 = 1_048_576.0;
 
+/// Trunk ports between sites: (from site, to site, output port at `from`).
+struct Routes {
+    links: Vec<(String, String, usize)>,
+}
+
+impl Routes {
+    /// The trunk ports a cell crosses from site `a` to site `b`: the fewest
+    /// trunks, ties broken by trunk order (breadth-first search).
+    fn path(&self, a: &str, b: &str) -> Option<Vec<usize>> {
+        let mut came: Vec<(String, Option<usize>)> = vec![(a.to_string(), None)];
+        let mut frontier = 0;
+        while frontier < came.len() {
+            let here = came[frontier].0.clone();
+            if here == b {
+                let mut ports = Vec::new();
+                let mut at = frontier;
+                while let Some(link) = came[at].1 {
+                    let (from, _, port) = &self.links[link];
+                    ports.push(*port);
+                    at = came
+                        .iter()
+                        .position(|(site, _)| site == from)
+                        .expect("visited");
+                }
+                ports.reverse();
+                return Some(ports);
+            }
+            for (i, (from, to, _)) in self.links.iter().enumerate() {
+                if *from == here && !came.iter().any(|(site, _)| site == to) {
+                    came.push((to.clone(), Some(i)));
+                }
+            }
+            frontier += 1;
+        }
+        None
+    }
+}
+
 /// Per-connection results.
 #[derive(Clone, Debug, Serialize)]
 pub struct ConnResult {
@@ -224,6 +281,12 @@ fn tail_drop() -> String {
 }
 fn ipc() -> String {
     "sparc-ipc".into()
+}
+fn lan() -> String {
+    "lan".into()
+}
+fn oc3c() -> String {
+    "oc3c".into()
 }
 fn taxi100() -> String {
     "taxi100".into()
@@ -349,6 +412,7 @@ impl RunSpec {
             })?;
             profiles.push(profile);
         }
+        let routes = self.trunk_ports(&mut ports, policy)?;
         let mut circuits = Vec::new();
         let mut transfers = Vec::new();
         for (i, c) in self.connections.iter().enumerate() {
@@ -381,28 +445,24 @@ impl RunSpec {
             // Each connection gets its own VCI pair on every link.
             let vci = 100 + 2 * i as u16;
             let fwd = circuits.len();
-            circuits.push(CircuitSpec {
-                src,
-                dst,
-                vpi: 0,
-                vci,
-                hops: vec![Hop {
-                    port: dst,
+            for (from, to, vci) in [(src, dst, vci), (dst, src, vci + 1)] {
+                let (a, b) = (&self.hosts[from].site, &self.hosts[to].site);
+                let path = routes.path(a, b).ok_or_else(|| {
+                    err(format!("{what}: no trunk joins site {a:?} to site {b:?}"))
+                })?;
+                let hops = path
+                    .iter()
+                    .chain(std::iter::once(&to))
+                    .map(|&port| Hop { port, vpi: 0, vci })
+                    .collect();
+                circuits.push(CircuitSpec {
+                    src: from,
+                    dst: to,
                     vpi: 0,
                     vci,
-                }],
-            });
-            circuits.push(CircuitSpec {
-                src: dst,
-                dst: src,
-                vpi: 0,
-                vci: vci + 1,
-                hops: vec![Hop {
-                    port: src,
-                    vpi: 0,
-                    vci: vci + 1,
-                }],
-            });
+                    hops,
+                });
+            }
             let (blocksize, limit, pace) = match c.traffic {
                 Traffic::Full {
                     blocksize,
@@ -497,6 +557,49 @@ impl RunSpec {
         })
     }
 
+    /// One output port per trunk direction (after the hosts' ports); the
+    /// routes between sites over them.
+    fn trunk_ports(
+        &self,
+        ports: &mut Vec<PortSpec>,
+        policy: DropPolicy,
+    ) -> Result<Routes, ScenarioError> {
+        let mut sites: Vec<String> = Vec::new();
+        for h in &self.hosts {
+            if !sites.contains(&h.site) {
+                sites.push(h.site.clone());
+            }
+        }
+        let mut links = Vec::new();
+        for (i, t) in self.trunks.iter().enumerate() {
+            let what = format!("trunk {i} ({} -> {})", t.from, t.to);
+            for end in [&t.from, &t.to] {
+                if !sites.contains(end) {
+                    return Err(err(format!(
+                        "{what}: site {end:?} has no hosts: expected one of {}",
+                        sites.join(", ")
+                    )));
+                }
+            }
+            if t.from == t.to {
+                return Err(err(format!("{what}: a trunk joins two different sites")));
+            }
+            let phy: Phy = t.phy.parse().map_err(|e| err(format!("{what}: {e}")))?;
+            let rate = phy.cell_rate(Framing::Modelled);
+            let delay = seconds(&format!("{what}: delay"), t.delay_ms / 1e3, false)?;
+            for (from, to) in [(&t.from, &t.to), (&t.to, &t.from)] {
+                links.push((from.clone(), to.clone(), ports.len()));
+                ports.push(PortSpec {
+                    rate,
+                    delay,
+                    buffer_cells: self.switch.buffer_cells,
+                    policy,
+                });
+            }
+        }
+        Ok(Routes { links })
+    }
+
     /// Check, build and run; results per connection and per switch port.
     pub fn run(&self) -> Result<SpecResult, ScenarioError> {
         let scenario = self.scenario()?;
@@ -557,7 +660,18 @@ impl RunSpec {
             .enumerate()
             .map(|(p, c)| PortResult {
                 port: p,
-                host: self.hosts[p].name.clone(),
+                host: match self.hosts.get(p) {
+                    Some(h) => h.name.clone(),
+                    None => {
+                        let t = &self.trunks[(p - self.hosts.len()) / 2];
+                        let (a, b) = if (p - self.hosts.len()).is_multiple_of(2) {
+                            (&t.from, &t.to)
+                        } else {
+                            (&t.to, &t.from)
+                        };
+                        format!("trunk {a}->{b}")
+                    }
+                },
                 cells_in: c.cells_in,
                 cells_out: c.cells_out,
                 cells_lost: c.cells_lost.total(),

@@ -16,6 +16,7 @@ use super::net::{
 use super::rng;
 use crate::host::dist::Dist;
 use crate::host::profile::HostProfile;
+use crate::host::socket::AppendRule;
 use crate::host::ttcp::{Costs, Limit, Pace, Source, Step, TtcpSink};
 use crate::host::udp::{UdpSock, UdpStats, MAX_DATAGRAM};
 use crate::tcp::{Flavour, Segment, SendReason, Seq, State, Tcb, TcpStats};
@@ -630,6 +631,10 @@ impl World {
         } else {
             1000
         };
+        // TCP clocks (timestamps, fine-grained RTT) read the time the work starts.
+        for &ep in &self.hosts[h].endpoints {
+            self.eps[ep].tcb.set_now(self.now);
+        }
         let mut t = self.now;
         let mut out = std::mem::take(&mut self.scratch);
         match job {
@@ -724,6 +729,11 @@ impl World {
         let costs = Costs {
             syscall: self.scaled(p.syscall),
             copy_ps_per_byte: p.copy_ps_per_byte * self.job_scale / 1000,
+            // The socket layer goes with the kernel: SunOS's for sunos411, 4.4BSD's otherwise.
+            append: match self.eps[ep].tcb.flavour {
+                Flavour::Sunos411 => AppendRule::SunOs,
+                _ => AppendRule::Bsd44,
+            },
         };
         if self.eps[ep].udp.is_some() {
             self.run_udp_app(h, ep, t, &costs);
