@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Regenerate docs/figures: one figure of each kind cellbench plots, from small
+# runs of the examples (a minute or two on 2 cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=docs/figures
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The lan-buffers grid (10 replications of every cell).
+cellbench reproduce lan-buffers --replications 10 --out "$tmp/lan" > /dev/null
+cellbench plot "$tmp/lan" --kind buffer-grid -o $out/buffer-grid.png
+cellbench plot "$tmp/lan" --kind buffer-surface -o $out/buffer-surface.png
+
+# Throughput against window (send = receive buffer), and against message size.
+cellbench run examples/window.netspec --out "$tmp/win" > /dev/null
+cellbench plot "$tmp/win" --kind window -o $out/window.png
+cellbench run examples/lan-buffers.netspec --set snd=52428 --set rcv=52428 --set nbytes=4M \
+    --set sender.type.blocksize=1K,2K,4K,8K,16K,32K,64K --replications 2 --out "$tmp/msg" > /dev/null
+cellbench plot "$tmp/msg" --kind message-size -o $out/message-size.png
+
+# Carried against offered load: three constant-rate streams into one port.
+cellbench run examples/offered-load.netspec --out "$tmp/load" > /dev/null
+cellbench plot "$tmp/load" --kind offered-load -o $out/offered-load.png
+
+# A lock-step, seen as a time-sequence graph (16K send, 24K receive buffers).
+cellbench run examples/lan-buffers.netspec --set snd=16K --set rcv=24K --set nbytes=2M \
+    --replications 1 --trace --out "$tmp/ts" > /dev/null
+cellbench plot "$tmp/ts" --kind time-sequence -o $out/time-sequence.png
