@@ -156,8 +156,26 @@ def window_bound(
     }
 
 
+def window_model(window_bytes: int, mss: int, rtt_ms: float, rate_mbps: float) -> dict[str, Any]:
+    """The simple model of TCP over a policed VP: for each ACK policy the usable
+    window (the whole window up to 2 MSS; beyond it whole segments only, an even
+    number when every second segment is ACKed) and min(rate, usable / RTT)."""
+    rows = _native.calc_window_model(window_bytes, mss, rtt_ms, rate_mbps)
+    return {
+        "window_bytes": window_bytes,
+        "mss": mss,
+        "rtt_ms": rtt_ms,
+        "rate_mbps": rate_mbps,
+        "policies": [
+            {"ack": name, "usable_window_bytes": usable, "throughput_mbps": mbps, "limited_by": lim}
+            for name, usable, mbps, lim in rows
+        ],
+    }
+
+
 __all__ = [
     "LAYERS",
+    "window_model",
     "buffer_burst",
     "gcra_burst",
     "layer_table",

@@ -167,7 +167,35 @@ fn calc_window(
     Ok((mbps(b.window_rate), mbps(b.throughput), limit, b.bdp_bytes))
 }
 
+/// The simple window model: per ACK policy (name, usable window bytes,
+/// throughput Mb/s, limited by).
+#[pyfunction]
+fn calc_window_model(
+    window_bytes: i128,
+    mss: i128,
+    rtt_ms: f64,
+    rate_mbps: f64,
+) -> PyResult<Vec<(&'static str, u64, f64, &'static str)>> {
+    let w = whole("window", window_bytes, "must be >= 1 byte")?;
+    let mss = whole("MSS", mss, "must be >= 1 byte")?;
+    let rtt = calc::time_from_f64("round-trip time", rtt_ms, PS_PER_MS, "ms", false)
+        .map_err(value_error)?;
+    let rate = calc::rate_from_mbps("rate", rate_mbps).map_err(value_error)?;
+    let rows = calc::window_model(w, mss, rtt, rate).map_err(value_error)?;
+    Ok(rows
+        .into_iter()
+        .map(|(p, usable, b)| {
+            let limit = match b.limited_by {
+                calc::Limit::Window => "window",
+                calc::Limit::Link => "rate",
+            };
+            (p.name(), usable, mbps(b.throughput), limit)
+        })
+        .collect())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(calc_window_model, m)?)?;
     m.add_function(wrap_pyfunction!(calc_phy, m)?)?;
     m.add_function(wrap_pyfunction!(calc_layers, m)?)?;
     m.add_function(wrap_pyfunction!(calc_buffer_burst, m)?)?;

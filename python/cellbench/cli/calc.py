@@ -192,6 +192,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     _json_arg(win)
     win.set_defaults(func=_window)
 
+    wm = csub.add_parser(
+        "window-model",
+        help="usable window and throughput bound per ACK policy (TCP over a policed VP)",
+        description="The simple model: the whole window is usable up to 2 x MSS; beyond it "
+        "only whole MSS-sized segments (an even number when every second segment is "
+        "ACKed; the whole window when one ACK covers it); throughput <= min(rate, usable / RTT).",
+    )
+    wm.add_argument("--rtt-ms", type=positive_float("--rtt-ms"), required=True, metavar="R")
+    wm.add_argument(
+        "--rate-mbps", type=positive_float("--rate-mbps"), required=True, metavar="V",
+        help="VP or link rate, Mb/s (10^6 bit/s)",
+    )  # fmt: skip
+    wm.add_argument("--mss", type=positive_int("--mss"), required=True, metavar="M")
+    wm.add_argument("--window", type=positive_int("--window"), required=True, metavar="W")
+    _json_arg(wm)
+    wm.set_defaults(func=_window_model)
+
 
 def _phy_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--phy", required=True, help=f"physical layer: {_PHYS}")
@@ -330,6 +347,25 @@ def _train(args: argparse.Namespace) -> int:
         if not r["steady_state_conforming"]:
             print(f"; first failure {_failure_text(r['steady_state_first_failure'])}", end="")
         print()
+    return 0
+
+
+def _window_model(args: argparse.Namespace) -> int:
+    r = calc.window_model(args.window, args.mss, args.rtt_ms, args.rate_mbps)
+    if args.json:
+        print_json(r)
+        return 0
+    print(
+        f"window {args.window} B, MSS {args.mss} B, RTT {args.rtt_ms:g} ms, "
+        f"rate {args.rate_mbps:g} Mb/s"
+    )
+    print(f"{'ACK policy':<18} {'usable window':>14} {'bound':>12}  limited by")
+    for p in r["policies"]:
+        print(
+            f"{p['ack']:<18} {p['usable_window_bytes']:>12} B {p['throughput_mbps']:>7.3f} Mb/s"
+            f"  {p['limited_by']}"
+        )
+    print("(Mb/s = 10^6 bit/s)")
     return 0
 
 

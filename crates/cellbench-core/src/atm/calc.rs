@@ -603,9 +603,98 @@ pub fn window_bound(
     })
 }
 
+/// How often the receiver acknowledges, in the simple window model.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AckPolicy {
+    /// One ACK for the whole window: every ACK finds the sender idle, so it
+    /// sends the whole window, a short last segment included.
+    PerWindow,
+    /// An ACK per segment: beyond 2 MSS the sender's silly-window avoidance
+    /// holds back a short segment, so only whole MSS-sized segments move.
+    PerSegment,
+    /// An ACK per two segments (RFC 1122, and SunOS's rule at these windows):
+    /// beyond 2 MSS only an even number of whole segments moves, the odd one
+    /// waiting for the delayed-ACK timer.
+    PerTwoSegments,
+}
+
+impl AckPolicy {
+    pub const ALL: [AckPolicy; 3] = [
+        AckPolicy::PerWindow,
+        AckPolicy::PerSegment,
+        AckPolicy::PerTwoSegments,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AckPolicy::PerWindow => "per-window",
+            AckPolicy::PerSegment => "per-segment",
+            AckPolicy::PerTwoSegments => "per-two-segments",
+        }
+    }
+
+    /// The part of a `window` that TCP keeps in flight with segments of `mss` bytes.
+    pub fn usable_window(self, window: u64, mss: u64) -> u64 {
+        if window <= 2 * mss {
+            return window;
+        }
+        match self {
+            AckPolicy::PerWindow => window,
+            AckPolicy::PerSegment => window / mss * mss,
+            AckPolicy::PerTwoSegments => window / (2 * mss) * 2 * mss,
+        }
+    }
+}
+
+/// The simple model of TCP over a policed VP (or any rate-limited path):
+/// per ACK policy, the usable window and the bound min(rate, usable / RTT).
+pub fn window_model(
+    window_bytes: u64,
+    mss: u64,
+    rtt: SimTime,
+    rate: BitRate,
+) -> Result<Vec<(AckPolicy, u64, WindowBound)>, CalcError> {
+    if mss == 0 {
+        return Err(CalcError::ZeroCount {
+            what: "MSS in bytes",
+        });
+    }
+    AckPolicy::ALL
+        .iter()
+        .map(|&p| {
+            let usable = p.usable_window(window_bytes, mss);
+            window_bound(usable, rtt, Some(rate)).map(|b| (p, usable, b))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn window_model_by_hand() {
+        // 48 KB window, MSS 9140, 8 ms RTT, a 23.42 Mb/s VP (europe-vp).
+        let rtt = SimTime::from_ms(8);
+        let vp = BitRate(23_420_000);
+        let m = window_model(49_152, 9140, rtt, vp).unwrap();
+        // Per window: all 49152 bytes; 49152 × 8 / 8 ms = 49.152 Mb/s > VP: the VP limits.
+        assert_eq!((m[0].1, m[0].2.limited_by), (49_152, Limit::Link));
+        // Per segment: 5 whole segments = 45700 bytes → 45.7 Mb/s, still the VP.
+        assert_eq!(m[1].1, 45_700);
+        // Per two segments: 4 segments = 36560 bytes → 36.56 Mb/s.
+        assert_eq!(m[2].1, 36_560);
+        // A 16 KB window (< 2 MSS) is usable whole under every policy: 16.384 Mb/s.
+        let small = window_model(16_384, 9140, rtt, vp).unwrap();
+        for (_, usable, b) in &small {
+            assert_eq!(*usable, 16_384);
+            assert_eq!(
+                (b.throughput.bps(), b.limited_by),
+                (16_384_000, Limit::Window)
+            );
+        }
+        assert!(window_model(16_384, 0, rtt, vp).is_err());
+    }
     use crate::atm::gcra::LeakyBucket;
     use proptest::prelude::*;
     use std::path::PathBuf;
