@@ -52,3 +52,29 @@ def calc_window(
 ) -> tuple[float, float, str, int | None]: ...
 
 # --- end calc ---
+def calc_window_model(
+    window_bytes: int, mss: int, rtt_ms: float, rate_mbps: float
+) -> list[tuple[str, int, float, str]]: ...
+
+# --- simulator (crates/cellbench-py/src/sim.rs) ---
+def lan_buffers(
+    send_buffer: int,
+    recv_buffer: int,
+    *,
+    replications: int = 1,
+    seed: int = 1,
+    first_replication: int = 0,
+    trace: bool = False,
+    workers: int = 0,
+    buflen: int = 8192,
+    nbytes: int = 33554432,
+    profile: str = "sparc-ipc",
+    nodelay: bool = False,
+    mtu: int = 9188,
+    flavour: str = "sunos411",
+    port_buffer_cells: int = 256,
+) -> list[dict[str, Any]]: ...
+def simulate(spec: dict[str, Any] | str) -> dict[str, Any]: ...
+def simulate_many(
+    specs: list[dict[str, Any] | str], *, workers: int = 0
+) -> list[dict[str, Any]]: ...
