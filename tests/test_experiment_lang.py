@@ -4,6 +4,7 @@ exact position, the model (pairing, buffers, timing), testbeds and sweeps. No si
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -408,3 +409,45 @@ def test_text_is_never_executed(tmp_path):
     with pytest.raises(ExperimentError):
         build(text)
     assert not marker.exists()
+
+
+WAN_TESTBED = """
+testbed {
+    defaults { profile = alpha-3000; phy = oc3c; flavour = reno; }
+    host w { site = west; }
+    host e { site = east; }
+    trunk { from = west; to = east; phy = ds3; delay_ms = 4.4; }
+}
+cluster {
+    test tx { type = full (blocksize=64K, nbytes=1M); protocol = tcp (window=16K);
+              own = w:5001; peer = e:5001; }
+    test rx { type = sink (blocksize=64K); protocol = tcp (window=16K);
+              own = e:5001; peer = w:5001; }
+}
+"""
+
+
+def test_testbed_sites_and_trunks_reach_the_simulator():
+    import cellbench
+
+    exp = model.build(lang.parse(WAN_TESTBED, "wan.netspec"))
+    spec = exp.spec(0, 1, 0)
+    assert [h["site"] for h in spec["hosts"]] == ["west", "east"]
+    assert spec["trunks"] == [{"from": "west", "to": "east", "phy": "ds3", "delay_ms": 4.4}]
+    df = cellbench.run(WAN_TESTBED).to_pandas()
+    # 16 KB per 8.8 ms round trip at most: the WAN delay is in the path.
+    assert 0 < df.throughput_bps.iloc[0] < 16384 * 8 / 0.0088
+
+
+@pytest.mark.parametrize(
+    "trunk, message",
+    [
+        ("trunk { from = a; to = b; colour = 1; }", "found key 'colour', expected a trunk key"),
+        ("trunk { from = a; to = a; delay_ms = 1; }", "found trunk from a to itself"),
+        ("trunk { from = a; delay_ms = 1; }", "expected a trunk with to = ..."),
+    ],
+)
+def test_bad_trunks(trunk, message):
+    text = "testbed { " + trunk + " }\ncluster { }\n"
+    with pytest.raises(lang.ExperimentError, match=re.escape(message)):
+        model.build(lang.parse(text, "x.netspec"))

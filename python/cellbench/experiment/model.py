@@ -222,10 +222,12 @@ class Experiment:
                     "distance_m": h.distance_m,
                     "pdu_gap_us": h.pdu_gap_us,
                     "flavour": h.flavour,
+                    "site": h.site,
                 }
                 for h in self.hosts
                 if h.name in used
             ],
+            "trunks": [dict(t) for t in self.testbed.trunks],
             "connections": [c.to_spec(self.testbed) for c in conns],
         }
 

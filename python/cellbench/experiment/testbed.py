@@ -7,11 +7,12 @@ Written as a block, in the experiment file or a file of its own::
         encap = vc-mux;                 # vc-mux | llc-snap
         switch { buffer_cells = 256; policy = tail-drop; epd_threshold_cells = 200; }
         defaults { profile = sparc-ipc; phy = taxi100; flavour = sunos411; }   # any other host
-        host roadrunner.atm { profile = sparc-10; distance_m = 20; pdu_gap_us = 52; }
+        host roadrunner.atm { profile = sparc-10; distance_m = 20; pdu_gap_us = 52; site = west; }
+        trunk { from = west; to = east; phy = oc3c; delay_ms = 4.4; }   # a WAN link, both ways
     }
 
-Every host hangs off the one switch (a star), as the simulator's generic runner
-takes it. A host name the testbed does not list takes ``defaults`` when there is
+Every host hangs off its site's switch (site ``lan`` unless it says otherwise);
+trunks join sites' switches, and connections follow the fewest trunks. A host name the testbed does not list takes ``defaults`` when there is
 one, else it is an error. Unknown keys are errors, with their position.
 """
 
@@ -60,6 +61,8 @@ class HostSpec:
     distance_m: float = 20.0
     pdu_gap_us: float = 52.0
     flavour: str = "sunos411"
+    #: The site (one switch) the host hangs off; sites are joined by trunks.
+    site: str = "lan"
 
 
 @dataclass
@@ -74,6 +77,8 @@ class Testbed:
     )
     hosts: dict[str, HostSpec] = field(default_factory=dict)
     defaults: HostSpec | None = None
+    #: Links between sites' switches: {"from", "to", "phy", "delay_ms"}.
+    trunks: list[dict] = field(default_factory=list)
     mtu: int = 9188
     encap: str = "vc-mux"
     #: None when the simulator can run it; else why not (a preset waiting for a feature).
@@ -104,6 +109,7 @@ class Testbed:
             "encap": self.encap,
             "switch": dict(self.switch),
             "hosts": [asdict(self.host(n, None)) for n in names],
+            "trunks": [dict(t) for t in self.trunks],
         }
 
 
@@ -173,7 +179,36 @@ def _unknown(s: Setting, where: str, keys) -> ExperimentError:
     return expected(s.pos, f"key '{s.key}'", f"a {where} key: {', '.join(keys)}")
 
 
-HOST_KEYS = ("profile", "phy", "distance_m", "pdu_gap_us", "flavour")
+HOST_KEYS = ("profile", "phy", "distance_m", "pdu_gap_us", "flavour", "site")
+TRUNK_KEYS = ("from", "to", "phy", "delay_ms")
+
+
+def _site(s: Setting) -> str:
+    v = s.value
+    if not isinstance(v, (Name, String)):
+        raise expected(v.pos, render(v), "a site name")
+    return v.text
+
+
+def _trunk(block: Block) -> dict:
+    """``trunk { from = west; to = east; phy = oc3c; delay_ms = 4.4; }``: a link
+    between two sites' switches (an output port each way)."""
+    t: dict = {"phy": "oc3c"}
+    for s in block.settings():
+        if s.key in ("from", "to"):
+            t[s.key] = _site(s)
+        elif s.key == "phy":
+            t["phy"] = _choice(s, "a physical layer", PHYS)
+        elif s.key == "delay_ms":
+            t["delay_ms"] = float(_number(s, "the one-way delay in ms", 0, 1e6, integer=False))
+        else:
+            raise _unknown(s, "trunk", TRUNK_KEYS)
+    for key in ("from", "to", "delay_ms"):
+        if key not in t:
+            raise expected(block.pos, "trunk { }", f"a trunk with {key} = ...")
+    if t["from"] == t["to"]:
+        raise expected(block.pos, f"trunk from {t['from']} to itself", "two different sites")
+    return t
 
 
 def _host(block: Block, h: HostSpec) -> HostSpec:
@@ -188,6 +223,8 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
             h.pdu_gap_us = float(_number(s, "the adapter's gap between PDUs in µs", 0, 1e6, False))
         elif s.key == "flavour":
             h.flavour = _choice(s, "a TCP flavour", tuple(FLAVOUR_MAX_SOCKBUF))
+        elif s.key == "site":
+            h.site = _site(s)
         else:
             raise _unknown(s, "host", HOST_KEYS)
     return h
@@ -221,6 +258,8 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
                     )
                 else:
                     raise _unknown(s, "switch", ("buffer_cells", "policy", "epd_threshold_cells"))
+        elif b.kind == "trunk":
+            tb.trunks.append(_trunk(b))
         elif b.kind == "defaults":
             tb.defaults = _host(b, copy.copy(tb.defaults) if tb.defaults else HostSpec(name="*"))
         elif b.kind == "host":
