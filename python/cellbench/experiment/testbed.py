@@ -12,8 +12,9 @@ Written as a block, in the experiment file or a file of its own::
     }
 
 Every host hangs off its site's switch (site ``lan`` unless it says otherwise);
-trunks join sites' switches, and connections follow the fewest trunks. A host name the testbed does not list takes ``defaults`` when there is
-one, else it is an error. Unknown keys are errors, with their position.
+trunks join sites' switches, and connections follow the fewest trunks. A host
+name the testbed does not list takes ``defaults`` when there is one, else it is
+an error. Unknown keys are errors, with their position.
 """
 
 from __future__ import annotations
