@@ -4,12 +4,18 @@
 //! back through a second port for every second data PDU; the sender keeps 8 PDUs
 //! in flight and sends two more per ACK (as a window-limited TCP would).
 //! The others congest: two OC-3c senders into one TAXI port (tail drop, PPD, EPD 128).
+//! The WAN ones are the europe-vp setup: an OC-3c adapter with cell-level spacing
+//! (16.01 µs requested, 52 µs PDU gap) into an E3 link over 600 km, a public
+//! switch that polices the VP at GCRA(16.39 µs, 101 µs) before the receiver, ACKs
+//! back over E3: `wan-stall` with the SBus stall (conforming), `wan-policed`
+//! without it (6 of 7 PDUs lose a cell at the policer).
 //!
-//! `cargo bench --bench net` prints wall time, PDUs/s and ns per PDU per hop.
+//! `cargo bench --bench net` prints wall time, PDUs/s, events/s and ns per PDU per hop.
 
+use cellbench_core::atm::gcra::{Action, CellRate, Contract};
 use cellbench_core::sim::net::{
-    AdapterSpec, CircuitSpec, Delivery, DropPolicy, Fidelity, Hop, Network, PortSpec, Topology,
-    TxSpacing,
+    AdapterSpec, CircuitSpec, Delivery, DropPolicy, Fidelity, Hop, Network, PolicerSpec, PortSpec,
+    Topology, TxSpacing,
 };
 use cellbench_core::{BitRate, SimTime};
 use std::hint::black_box;
@@ -73,6 +79,7 @@ fn transfer(fidelity: Fidelity) -> Figures {
             port(taxi, DropPolicy::TailDrop),
         ],
         circuits: vec![vc(0, 1, 0, 32), vc(1, 0, 1, 33)],
+        ..Default::default()
     };
     let mut net = Network::new(topo, fidelity).expect("valid");
     let start = Instant::now();
@@ -140,6 +147,7 @@ fn congested(fidelity: Fidelity, policy: DropPolicy) -> Figures {
         adapters: vec![adapter(oc3), adapter(oc3), adapter(taxi)],
         ports: vec![port(taxi, policy)],
         circuits: vec![vc(0, 2, 0, 32), vc(1, 2, 0, 33)],
+        ..Default::default()
     };
     let mut net = Network::new(topo, fidelity).expect("valid");
     let start = Instant::now();
@@ -180,6 +188,105 @@ fn congested(fidelity: Fidelity, policy: DropPolicy) -> Figures {
     }
 }
 
+fn wan_stall(fidelity: Fidelity) -> Figures {
+    wan(fidelity, true)
+}
+
+fn wan_policed(fidelity: Fidelity) -> Figures {
+    wan(fidelity, false)
+}
+
+/// Host 0 → port 0 (E3, 600 km, VPI 5) → port 1 (E3, VP 5 policed) → host 1;
+/// ACKs host 1 → port 2 (E3, 600 km) → host 0. Host 0 offers a full PDU a
+/// little faster than the spaced adapter sends them (3300 µs with the stalls,
+/// 3100 µs without), so the adapter is never idle; host 1 ACKs every second PDU
+/// it receives.
+fn wan(fidelity: Fidelity, stall: bool) -> Figures {
+    let oc3 = BitRate(149_760_000);
+    let e3 = BitRate(33_920_000);
+    let (tx, _) =
+        TxSpacing::cell_level(oc3, SimTime::from_us_f64(16.01), stall).expect("coarser than OC-3c");
+    let mut sender = adapter(oc3);
+    sender.tx = tx;
+    sender.pdu_gap = SimTime::from_us(52);
+    let long = |rate| PortSpec {
+        delay: SimTime::from_ms(3),
+        ..port(rate, DropPolicy::Ppd)
+    };
+    let vp = |src, dst, vci, hops: &[(usize, u16)]| CircuitSpec {
+        src,
+        dst,
+        vpi: 0,
+        vci,
+        hops: hops
+            .iter()
+            .map(|&(port, vpi)| Hop { port, vpi, vci })
+            .collect(),
+    };
+    let contract = Contract::Cbr {
+        pcr: CellRate::from_interval(SimTime(16_390_000)).expect("> 0"),
+        cdvt: SimTime::from_us(101),
+    };
+    let topo = Topology {
+        adapters: vec![sender, adapter(e3)],
+        ports: vec![long(e3), port(e3, DropPolicy::Ppd), long(e3)],
+        circuits: vec![vp(0, 1, 32, &[(0, 5), (1, 9)]), vp(1, 0, 33, &[(2, 0)])],
+        policers: vec![PolicerSpec {
+            port: 1,
+            vpi: 5,
+            vci: None,
+            contract,
+            action: Action::Discard,
+        }],
+        ..Default::default()
+    };
+    let mut net = Network::new(topo, fidelity).expect("valid");
+    let start = Instant::now();
+    let mut out: Vec<Delivery> = Vec::new();
+    let (mut sent, mut data_in, mut acks) = (0u64, 0u64, 0u64);
+    let mut now = SimTime::ZERO;
+    let period = if stall { 3300 } else { 3100 };
+    let due = |n: u64| SimTime::from_us(period * n);
+    loop {
+        if sent < DATA_PDUS && now >= due(sent) {
+            assert!(
+                net.send(now, 0, FULL, sent),
+                "the interface queue never fills"
+            );
+            sent += 1;
+        }
+        let next_send = (sent < DATA_PDUS).then(|| due(sent));
+        let next = match (net.poll_at(), next_send) {
+            (None, None) => break,
+            (a, b) => a.into_iter().chain(b).min().expect("some"),
+        };
+        now = next.max(now);
+        out.clear();
+        net.poll(now, &mut out);
+        for d in &out {
+            if d.circuit == 0 {
+                data_in += 1;
+                if data_in % 2 == 0 {
+                    net.send(now, 1, ACK, data_in);
+                    acks += 1;
+                }
+            }
+        }
+    }
+    let wall_s = start.elapsed().as_secs_f64();
+    if stall {
+        assert_eq!(data_in, DATA_PDUS, "a conforming stream loses nothing");
+    } else {
+        assert!(data_in < DATA_PDUS / 2, "the policer sinks most PDUs");
+    }
+    Figures {
+        wall_s,
+        pdus: sent + acks,
+        events: net.events_processed(),
+        delivered: data_in,
+    }
+}
+
 fn best(f: Scenario, fidelity: Fidelity) -> Figures {
     let mut best: Option<Figures> = None;
     for _ in 0..RUNS {
@@ -195,14 +302,24 @@ fn main() {
     // `cargo bench` passes --bench; a filter argument selects nothing here.
     println!("cell network, best of {RUNS} runs (hops per PDU: 2 links and 1 switch port)");
     println!(
-        "{:<12} {:<8} {:>10} {:>12} {:>9} {:>10} {:>14} {:>12}",
-        "scenario", "mode", "wall ms", "PDUs/s", "PDUs", "events", "ns/PDU/hop(2)", "delivered"
+        "{:<12} {:<8} {:>10} {:>12} {:>9} {:>10} {:>12} {:>14} {:>10}",
+        "scenario",
+        "mode",
+        "wall ms",
+        "PDUs/s",
+        "PDUs",
+        "events",
+        "events/s",
+        "ns/PDU/hop(2)",
+        "delivered"
     );
-    let scenarios: [(&str, Scenario); 4] = [
+    let scenarios: [(&str, Scenario); 6] = [
         ("transfer", transfer),
         ("cong-tail", congested_tail),
         ("cong-ppd", congested_ppd),
         ("cong-epd", congested_epd),
+        ("wan-stall", wan_stall),
+        ("wan-policed", wan_policed),
     ];
     for (name, f) in scenarios {
         let mut walls = vec![];
@@ -210,13 +327,14 @@ fn main() {
             let r = best(f, fidelity);
             walls.push(r.wall_s);
             println!(
-                "{:<12} {:<8} {:>10.3} {:>12.0} {:>9} {:>10} {:>14.1} {:>12}",
+                "{:<12} {:<8} {:>10.3} {:>12.0} {:>9} {:>10} {:>12.0} {:>14.1} {:>10}",
                 name,
                 format!("{fidelity:?}"),
                 r.wall_s * 1e3,
                 r.pdus as f64 / r.wall_s,
                 r.pdus,
                 r.events,
+                r.events as f64 / r.wall_s,
                 r.wall_s * 1e9 / r.pdus as f64 / 2.0,
                 r.delivered
             );

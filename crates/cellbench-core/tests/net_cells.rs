@@ -1,162 +1,16 @@
 //! The cell network: hand-checked cases, and the fast Train mode against the
 //! PerCell reference (every cell's departure time and fate, every delivery).
 
+use cellbench_core::atm::gcra::{Action, CellRate, Contract};
 use cellbench_core::sim::net::{
-    aal5_cells, AdapterSpec, CellFate, CellRecord, CircuitCounters, CircuitId, CircuitSpec,
-    Delivery, DropPolicy, Fidelity, Hop, LossCause, Network, Place, PortCounters, PortSpec,
-    Topology, TopologyError, TxSpacing,
+    aal5_cells, CircuitId, Delivery, DropPolicy, Fidelity, Hop, LossCause, Network, Place,
+    PolicerSpec, Topology, TopologyError, TxSpacing, VcPacing,
 };
 use cellbench_core::{BitRate, SimTime};
 use proptest::prelude::*;
 
-const OC3: BitRate = BitRate(149_760_000);
-const TAXI: BitRate = BitRate(100_000_000);
-/// 424 bits at 149.76 Mb/s, rounded down to the picosecond.
-const C_OC3: u64 = 2_831_196;
-/// 424 bits at 100 Mb/s.
-const C_TAXI: u64 = 4_240_000;
-/// The payload of a full Classical-IP PDU: 9180-byte MTU + 8-byte LLC/SNAP = 192 cells.
-const FULL: u32 = 9188;
-
-fn adapter(rate: BitRate) -> AdapterSpec {
-    AdapterSpec {
-        rate,
-        delay: SimTime::from_us(1),
-        tx: TxSpacing::None,
-        pdu_gap: SimTime::ZERO,
-        tx_queue_pdus: 50,
-    }
-}
-
-fn port(rate: BitRate, buffer_cells: u32, policy: DropPolicy) -> PortSpec {
-    PortSpec {
-        rate,
-        delay: SimTime::from_us(2),
-        buffer_cells,
-        policy,
-    }
-}
-
-fn circuit(src: usize, dst: usize, vci: u16, ports: &[usize]) -> CircuitSpec {
-    CircuitSpec {
-        src,
-        dst,
-        vpi: 0,
-        vci,
-        hops: ports
-            .iter()
-            .map(|&p| Hop {
-                port: p,
-                vpi: 1,
-                vci: vci + 100,
-            })
-            .collect(),
-    }
-}
-
-/// A host's reaction to a delivery: (circuit, payload) to send back at once.
-type React<'a> = &'a dyn Fn(&Delivery) -> Option<(CircuitId, u32)>;
-
-#[derive(Debug, PartialEq)]
-struct Outcome {
-    deliveries: Vec<Delivery>,
-    log: Vec<CellRecord>,
-    ports: Vec<PortCounters>,
-    circuits: Vec<CircuitCounters>,
-    refused: usize,
-}
-
-/// Drives a network the way the host side does: poll up to the next instant
-/// something happens, then hand over the PDUs due then.
-fn run(
-    topo: &Topology,
-    fidelity: Fidelity,
-    sends: &[(u64, CircuitId, u32)],
-    react: React,
-) -> (Outcome, u64) {
-    let mut net = Network::new(topo.clone(), fidelity).expect("valid topology");
-    net.set_cell_log(true);
-    let mut sends: Vec<(SimTime, CircuitId, u32)> =
-        sends.iter().map(|&(t, c, l)| (SimTime(t), c, l)).collect();
-    sends.sort_by_key(|s| s.0);
-    let mut pending = std::collections::VecDeque::from(sends);
-    let mut deliveries = Vec::new();
-    let mut token = 0u64;
-    let mut refused = 0;
-    loop {
-        let t = match (pending.front().map(|s| s.0), net.poll_at()) {
-            (None, None) => break,
-            (a, b) => a.into_iter().chain(b).min().expect("one is some"),
-        };
-        let before = deliveries.len();
-        net.poll(t, &mut deliveries);
-        for d in &deliveries[before..] {
-            assert_eq!(d.at, t, "a delivery is handed over at its own time");
-            if let Some((c, len)) = react(d) {
-                pending.push_front((t, c, len));
-            }
-        }
-        while pending.front().is_some_and(|s| s.0 == t) {
-            let (_, c, len) = pending.pop_front().expect("front");
-            token += 1;
-            if !net.send(t, c, len, token) {
-                refused += 1;
-            }
-        }
-    }
-    let mut log = net.cell_log().to_vec();
-    log.sort();
-    let outcome = Outcome {
-        deliveries,
-        log,
-        ports: (0..topo.ports.len())
-            .map(|p| net.port_counters(p))
-            .collect(),
-        circuits: (0..topo.circuits.len())
-            .map(|c| net.circuit_counters(c))
-            .collect(),
-        refused,
-    };
-    (outcome, net.events_processed())
-}
-
-fn no_reaction(_: &Delivery) -> Option<(CircuitId, u32)> {
-    None
-}
-
-/// Runs both fidelities and insists on the same outcome; returns it.
-fn equivalent(topo: &Topology, sends: &[(u64, CircuitId, u32)], react: React) -> Outcome {
-    let (train, train_events) = run(topo, Fidelity::Train, sends, react);
-    let (reference, cell_events) = run(topo, Fidelity::PerCell, sends, react);
-    assert_eq!(train.deliveries, reference.deliveries, "deliveries differ");
-    assert_eq!(
-        train.log.len(),
-        reference.log.len(),
-        "cell log sizes differ"
-    );
-    for (a, b) in train.log.iter().zip(&reference.log) {
-        assert_eq!(a, b, "first differing cell record (train, reference)");
-    }
-    assert_eq!(train.ports, reference.ports, "port counters differ");
-    assert_eq!(
-        train.circuits, reference.circuits,
-        "circuit counters differ"
-    );
-    assert_eq!(train.refused, reference.refused);
-    assert!(
-        train_events <= cell_events,
-        "train {train_events} events > per-cell {cell_events}"
-    );
-    train
-}
-
-fn lost(o: &Outcome, p: usize, cause: LossCause) -> Vec<(CircuitId, u64, u32)> {
-    o.log
-        .iter()
-        .filter(|r| r.place == Place::Port(p) && r.fate == CellFate::Lost(cause))
-        .map(|r| (r.circuit, r.token, r.cell))
-        .collect()
-}
+mod net_harness;
+use net_harness::*;
 
 /// Two OC-3c hosts into one TAXI port to host 2.
 fn two_into_taxi(buffer: u32, policy: DropPolicy) -> Topology {
@@ -164,6 +18,7 @@ fn two_into_taxi(buffer: u32, policy: DropPolicy) -> Topology {
         adapters: vec![adapter(OC3), adapter(OC3), adapter(TAXI)],
         ports: vec![port(TAXI, buffer, policy)],
         circuits: vec![circuit(0, 2, 32, &[0]), circuit(1, 2, 33, &[0])],
+        ..Default::default()
     }
 }
 
@@ -466,6 +321,7 @@ fn acks_topology(policy: DropPolicy) -> Topology {
             circuit(1, 0, 41, &[0]),
             circuit(2, 0, 42, &[0]),
         ],
+        ..Default::default()
     }
 }
 
@@ -518,6 +374,7 @@ fn two_switches(rates: [BitRate; 4], buffers: [u32; 2], policy: DropPolicy) -> T
             circuit(3, 2, 52, &[0, 1]),
             circuit(2, 0, 53, &[2]),
         ],
+        ..Default::default()
     }
 }
 
@@ -606,5 +463,102 @@ proptest! {
     fn train_equals_per_cell((topo, sends) in scenario()) {
         let react = |d: &Delivery| (d.circuit == 0).then_some((3, 40));
         equivalent(&topo, &sends, &react);
+    }
+}
+
+/// A transmission mode for an adapter of cell time `cell`, from random numbers.
+fn tx_mode(kind: u8, a: u64, b: u32, stall: bool, rate: BitRate) -> TxSpacing {
+    let cell = rate.time_for_bits(424);
+    match kind {
+        0 => TxSpacing::None,
+        1 => TxSpacing::PeakCellRate {
+            interval: SimTime(cell.as_ps() * (1 + a % 4) + a * 997),
+        },
+        2 => TxSpacing::Packet {
+            interval: SimTime(a * 20_000_000),
+        },
+        3 => TxSpacing::Cell {
+            idle_units: b,
+            host_buffer_stall: stall,
+        },
+        4 => TxSpacing::cell_burst(rate, SimTime(cell.as_ps() * (1 + a % 5) + a * 1234))
+            .expect("slower than the line"),
+        _ => {
+            let burst = 1 + b % 12;
+            TxSpacing::CellBurst {
+                burst,
+                period: SimTime(cell.as_ps() * burst as u64 + a * 1000),
+            }
+        }
+    }
+}
+
+prop_compose! {
+    fn contract()(
+        t_us in 2u64..40,
+        extra_ps in 0u64..1_000_000,
+        cdvt in 0u64..300_000_000,
+        vbr in proptest::option::of((1u64..5, 0u64..600_000_000)),
+    ) -> Contract {
+        let pcr = CellRate::from_interval(SimTime(t_us * 1_000_000 + extra_ps)).expect("> 0");
+        match vbr {
+            None => Contract::Cbr { pcr, cdvt: SimTime(cdvt) },
+            Some((k, bt)) => Contract::Vbr {
+                pcr,
+                cdvt: SimTime(cdvt),
+                scr: CellRate::from_interval(pcr.interval().times(k)).expect("> 0"),
+                bt: SimTime(bt),
+            },
+        }
+    }
+}
+
+prop_compose! {
+    /// The two-switch scenario with adapter transmission modes, per-VC pacing of
+    /// circuit 2, and a policer: on the VP arriving at port 0 from two adapters
+    /// (circuits 0 and 2, shared across input links), on the VP arriving at port
+    /// 1 from port 0 (circuits 0 and 2), or on circuit 1's VC at port 1.
+    fn wan_scenario()(
+        (mut topo, sends) in scenario(),
+        modes in proptest::array::uniform3((0u8..6, 1u64..40, 0u32..40, any::<bool>())),
+        pace in proptest::option::of(1u64..6),
+        place in 0usize..4,
+        contract in contract(),
+        tag in any::<bool>(),
+    ) -> (Topology, Vec<(u64, CircuitId, u32)>) {
+        for (&h, &(kind, a, b, stall)) in [0usize, 1, 3].iter().zip(&modes) {
+            topo.adapters[h].tx = tx_mode(kind, a, b, stall, topo.adapters[h].rate);
+        }
+        if let Some(k) = pace {
+            let cell = topo.adapters[3].rate.time_for_bits(424);
+            topo.pacing.push(VcPacing { circuit: 2, interval: SimTime(cell.as_ps() * k + 77) });
+        }
+        let action = if tag { Action::Tag } else { Action::Discard };
+        let (port, vpi, vci) = match place {
+            0 => (0, 0, None),
+            1 => (1, 1, None),
+            2 => (1, 0, Some(51)),
+            _ => (usize::MAX, 0, None),
+        };
+        if port != usize::MAX {
+            topo.policers.push(PolicerSpec { port, vpi, vci, contract, action });
+        }
+        (topo, sends)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #[test]
+    fn train_equals_per_cell_wan((topo, sends) in wan_scenario()) {
+        let react = |d: &Delivery| (d.circuit == 0).then_some((3, 40));
+        let o = equivalent(&topo, &sends, &react);
+        // Every cell is accounted for, per port and per circuit.
+        for p in &o.ports {
+            prop_assert_eq!(p.cells_in, p.cells_out + p.cells_lost.total());
+        }
+        for c in &o.circuits {
+            prop_assert_eq!(c.cells_lost, c.lost_by_cause.total());
+        }
     }
 }

@@ -542,6 +542,7 @@ impl RunSpec {
                 adapters,
                 ports,
                 circuits,
+                ..Default::default()
             },
             hosts: profiles,
             transfers,

@@ -103,6 +103,7 @@ impl LanBuffers {
                     }],
                 },
             ],
+            ..Default::default()
         };
         Ok(Scenario {
             topology,
@@ -174,6 +175,7 @@ pub fn loopback(profile: &HostProfile, nbytes: u64, seed: u64) -> Scenario {
             adapters: vec![lo],
             ports: vec![],
             circuits: vec![circuit(1), circuit(2)],
+            ..Default::default()
         },
         hosts: vec![host],
         transfers: vec![TransferSpec {

@@ -7,8 +7,8 @@
 //!
 //! ```text
 //!  host ─send()─▶ adapter ══access link══▶ port ══link══▶ port ══link══▶ adapter ─poll()─▶ host
-//!                 (SAR, ifq,              (output buffer,                (reassembly)
-//!                  spacing, PDU gap)       drop policy)
+//!                 (SAR, ifq, spacing,     (policer, output               (reassembly)
+//!                  pacing, PDU gap)        buffer, drop policy)
 //! ```
 //!
 //! # Conventions (both fidelities obey every one of them)
@@ -22,12 +22,27 @@
 //! - **Link timing.** A cell whose transmission starts at `s` on a link with cell
 //!   time `C` and propagation delay `d` is fully received at the far end at
 //!   `s + C + d`: that is its *arrival* at the next port or adapter.
-//! - **Adapter (transmit).** PDUs are segmented in FIFO order. A PDU handed over
-//!   at `now` starts at `max(now, end of the previous PDU's last cell + pdu_gap)`;
-//!   its cell `k` starts at `start + k·I` with `I = C` (no spacing) or
-//!   `I = interval` (peak cell rate). The interface queue holds the PDUs that have
-//!   not started yet (the PDU being segmented is not counted); a PDU handed over
-//!   when `tx_queue_pdus` PDUs are waiting is dropped and counted.
+//! - **Adapter (transmit).** PDUs are segmented one at a time in FIFO order. A
+//!   PDU handed over at `now` starts at the latest of `now`, the end of the
+//!   previous PDU's last cell + `pdu_gap`, and what the spacing mode (or the
+//!   circuit's pacing) asks of the previous PDU on the same footing; its cells
+//!   start at the offsets of its [`TxSpacing`] mode (back to back, a peak cell
+//!   rate, cell-level spacing with the 1 KB host-buffer stalls, cell bursts) or
+//!   of its circuit's [`VcPacing`]. `adapter.rs` gives every rule exactly. The
+//!   interface queue holds the PDUs that have not started yet (the PDU being
+//!   segmented is not counted); a PDU handed over when `tx_queue_pdus` PDUs are
+//!   waiting is dropped and counted.
+//! - **Policing** (UPC/NPC, `upc.rs`). A [`PolicerSpec`] at a port matches the
+//!   cells that arrive there with its VPI (a VP) or VPI/VCI (a VC), labelled as
+//!   on the link they arrive by. Each is checked by the contract's GCRA at its
+//!   arrival, in the port's arrival order (ties as below), before the output
+//!   buffer: a discarded cell is lost (cause `Policing`) and never reaches the
+//!   buffer or its drop policy; a tagged one goes on with CLP = 1 (carried and
+//!   logged; nothing discards on CLP). At most one policer per circuit per port.
+//! - **VP cross-connects.** A [`VpCrossConnect`] marks an output VPI of a port
+//!   as one VP switched whole: its circuits keep their VCI there and all come
+//!   from one incoming VP (checked). Cells are still switched per circuit; the
+//!   mark changes no fate, it makes the labels and VP policing right.
 //! - **Switch output port.** Output-buffered FIFO served at one cell per `C`. The
 //!   *occupancy* counts every accepted cell from its arrival until the end of its
 //!   transmission (the cell on the wire counts; a cell whose transmission ends
@@ -63,15 +78,21 @@
 //! closed form (see `train.rs` for why this is exact); it gives the same
 //! departure time and fate for every cell, and the same deliveries.
 
+use crate::atm::gcra::{Action, Contract, ContractError};
+use crate::atm::phy::CELL_BITS;
 use crate::time::{BitRate, SimTime};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 
+mod adapter;
 mod percell;
 mod port;
 mod topology;
 mod train;
+mod upc;
+
+pub use adapter::{SpacingError, CELL_SPACING_UNIT, HOST_BUFFER_BYTES};
 
 use port::VcState;
 use train::Seg;
@@ -103,12 +124,71 @@ pub fn aal5_cells(payload_len: u32) -> u32 {
     (payload_len as u64 + AAL5_TRAILER).div_ceil(CELL_PAYLOAD) as u32
 }
 
-/// The whole network: one adapter per host, the switch output ports, the circuits.
+/// The whole network: one adapter per host, the switch output ports, the
+/// circuits, and what the wide-area part adds (UPC/NPC, VP cross-connects,
+/// per-VC pacing). Build it with `..Default::default()` so that fields added
+/// later default to "none".
 #[derive(Clone, Debug, Default)]
 pub struct Topology {
     pub adapters: Vec<AdapterSpec>,
     pub ports: Vec<PortSpec>,
     pub circuits: Vec<CircuitSpec>,
+    /// Usage/network parameter control functions at switch ports.
+    pub policers: Vec<PolicerSpec>,
+    /// Output VPIs of ports that are switched as whole virtual paths.
+    pub vp_cross_connects: Vec<VpCrossConnect>,
+    /// Circuits whose adapter paces their cells at a rate of their own.
+    pub pacing: Vec<VcPacing>,
+}
+
+/// UPC/NPC at a switch port: cells that arrive at port `port` labelled `vpi`
+/// (and `vci`, for a VC; `None` polices the whole VP) are checked against
+/// `contract` on arrival, before the output buffer. The label is the one on the
+/// link the cell arrives by (the previous hop's, or the source adapter's).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PolicerSpec {
+    pub port: usize,
+    pub vpi: u16,
+    pub vci: Option<u16>,
+    pub contract: Contract,
+    pub action: Action,
+}
+
+/// Port `port` switches the virtual path that leaves it labelled `vpi` as a
+/// whole (a VP cross-connect): every circuit leaving `port` with that VPI keeps
+/// the VCI it arrived with, and all of them arrive by the same link with the
+/// same VPI (one VP in, one VP out).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct VpCrossConnect {
+    pub port: usize,
+    pub vpi: u16,
+}
+
+/// Per-VC pacing in the source adapter: the circuit's cells start `interval`
+/// apart (start to start), in a PDU and across its PDUs; the adapter's own
+/// [`TxSpacing`] does not apply to them.
+///
+/// The adapter still segments one PDU at a time, FIFO over all its circuits:
+/// two paced circuits of one adapter take turns PDU by PDU, their cells do not
+/// interleave on the link.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct VcPacing {
+    pub circuit: CircuitId,
+    pub interval: SimTime,
+}
+
+impl VcPacing {
+    /// Pacing at a cell-carrying bit rate: one 53-byte cell every
+    /// `424 / rate` (rounded down to the picosecond, like a link's cell time).
+    pub fn at_rate(circuit: CircuitId, rate: BitRate) -> Result<VcPacing, SpacingError> {
+        if rate.bps() == 0 {
+            return Err(SpacingError::ZeroRate);
+        }
+        Ok(VcPacing {
+            circuit,
+            interval: rate.time_for_bits(CELL_BITS),
+        })
+    }
 }
 
 /// A host's adapter; its transmit side drives the host's access link.
@@ -125,13 +205,29 @@ pub struct AdapterSpec {
     pub tx_queue_pdus: usize,
 }
 
-/// How an adapter spaces the cells of a PDU.
+/// How an adapter spaces the cells of its PDUs (SPEC §5). `C` is the access
+/// link's cell time; offsets are from the start of the PDU's first cell. See
+/// `adapter.rs` for the exact schedule of each mode.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum TxSpacing {
     /// Cells back to back at the line rate.
     None,
-    /// One cell every `interval` (at least one cell time): a peak cell rate.
+    /// One cell every `interval` (>= C): a peak cell rate, exact to the picosecond.
     PeakCellRate { interval: SimTime },
+    /// Packet-level spacing (by software): PDUs start at least `interval` apart
+    /// (start to start); cells back to back.
+    Packet { interval: SimTime },
+    /// Cell-level spacing: `idle_units` × 0.492 µs of idle time after every cell,
+    /// so one cell every `C + idle_units·0.492 µs`. With `host_buffer_stall`
+    /// the SBus adapter's pipeline also stalls 7 or 8 cell times at each 1 KB
+    /// host-buffer boundary ([`TxSpacing::cell_level`] builds it from an interval).
+    Cell {
+        idle_units: u32,
+        host_buffer_stall: bool,
+    },
+    /// Cell-burst spacing: bursts of `burst` cells back to back, burst starts
+    /// `period` apart ([`TxSpacing::cell_burst`] picks them from a rate).
+    CellBurst { burst: u32, period: SimTime },
 }
 
 /// A switch output port and the link it drives.
@@ -193,6 +289,56 @@ pub enum TopologyError {
         host: HostId,
         interval: SimTime,
         cell_time: SimTime,
+    },
+    /// Cell-burst spacing with an empty burst, or bursts closer than they last.
+    BadBurst {
+        host: HostId,
+        burst: u32,
+        period: SimTime,
+        cell_time: SimTime,
+    },
+    /// Per-VC pacing faster than the source adapter's link, or of a circuit
+    /// that does not exist, or paced twice.
+    BadPacing {
+        circuit: CircuitId,
+        interval: SimTime,
+        cell_time: SimTime,
+    },
+    /// A policer at a port that does not exist.
+    PolicerPort { policer: usize, port: usize },
+    /// A policer whose contract is refused.
+    BadContract {
+        policer: usize,
+        error: ContractError,
+    },
+    /// A policer whose label no circuit arrives with at its port.
+    PolicerMatchesNothing {
+        policer: usize,
+        port: usize,
+        vpi: u16,
+        vci: Option<u16>,
+    },
+    /// Two policers match the same circuit at the same port.
+    PolicerOverlap {
+        port: usize,
+        circuit: CircuitId,
+        policers: (usize, usize),
+    },
+    /// A VP cross-connect at a port that does not exist, or that no circuit uses.
+    VpCrossConnectUnused { port: usize, vpi: u16 },
+    /// A circuit through a VP cross-connect that changes its VCI there.
+    VpChangesVci {
+        circuit: CircuitId,
+        port: usize,
+        vci_in: u16,
+        vci_out: u16,
+    },
+    /// Circuits leaving a VP cross-connect on one VPI that arrive on different
+    /// links or VPIs (a cross-connect maps one VP to one VP).
+    VpMerge {
+        port: usize,
+        vpi: u16,
+        circuits: (CircuitId, CircuitId),
     },
     /// A port with no buffer.
     ZeroBuffer { port: usize },
@@ -267,6 +413,83 @@ impl fmt::Display for TopologyError {
                 interval.as_ps(),
                 cell_time.as_ps()
             ),
+            BadBurst {
+                host,
+                burst,
+                period,
+                cell_time,
+            } => write!(
+                f,
+                "adapter of host {host}: cell bursts of {burst} cells every {} ps not allowed: \
+                 at least 1 cell, and a period of at least burst × cell time {} ps",
+                period.as_ps(),
+                cell_time.as_ps()
+            ),
+            BadPacing {
+                circuit,
+                interval,
+                cell_time,
+            } => write!(
+                f,
+                "circuit {circuit}: pacing interval {} ps not allowed: one pacing per existing \
+                 circuit, at least its adapter's cell time {} ps",
+                interval.as_ps(),
+                cell_time.as_ps()
+            ),
+            PolicerPort { policer, port } => {
+                write!(f, "policer {policer}: port {port} does not exist")
+            }
+            BadContract { policer, error } => write!(f, "policer {policer}: {error}"),
+            PolicerMatchesNothing {
+                policer,
+                port,
+                vpi,
+                vci,
+            } => match vci {
+                Some(vci) => write!(
+                    f,
+                    "policer {policer}: no circuit arrives at port {port} with VPI/VCI \
+                     {vpi}/{vci}: police a label that a circuit uses"
+                ),
+                None => write!(
+                    f,
+                    "policer {policer}: no circuit arrives at port {port} with VPI {vpi}: \
+                     police a label that a circuit uses"
+                ),
+            },
+            PolicerOverlap {
+                port,
+                circuit,
+                policers: (a, b),
+            } => write!(
+                f,
+                "port {port}: policers {a} and {b} both police circuit {circuit}: at most one \
+                 policer per circuit per port"
+            ),
+            VpCrossConnectUnused { port, vpi } => write!(
+                f,
+                "VP cross-connect at port {port}, VPI {vpi}: no circuit leaves that port with \
+                 that VPI"
+            ),
+            VpChangesVci {
+                circuit,
+                port,
+                vci_in,
+                vci_out,
+            } => write!(
+                f,
+                "circuit {circuit}: VCI {vci_in} becomes {vci_out} at port {port}, a VP \
+                 cross-connect: a VP switch keeps the VCI"
+            ),
+            VpMerge {
+                port,
+                vpi,
+                circuits: (a, b),
+            } => write!(
+                f,
+                "port {port}: circuits {a} and {b} leave on VP {vpi} of a VP cross-connect but \
+                 arrive on different links or VPIs: a cross-connect maps one VP to one VP"
+            ),
             ZeroBuffer { port } => {
                 write!(f, "port {port}: buffer of 0 cells not allowed: at least 1")
             }
@@ -337,6 +560,8 @@ pub enum LossCause {
     Ppd,
     /// Early Packet Discard: the PDU was refused at its first cell.
     Epd,
+    /// A policer (UPC/NPC) discarded a non-conforming cell.
+    Policing,
 }
 
 /// Cells a port dropped, by cause.
@@ -345,17 +570,20 @@ pub struct CellLoss {
     pub overflow: u64,
     pub ppd: u64,
     pub epd: u64,
+    /// Non-conforming cells a policer discarded.
+    pub policing: u64,
 }
 
 impl CellLoss {
     pub fn total(&self) -> u64 {
-        self.overflow + self.ppd + self.epd
+        self.overflow + self.ppd + self.epd + self.policing
     }
     fn add(&mut self, cause: LossCause, n: u64) {
         match cause {
             LossCause::Overflow => self.overflow += n,
             LossCause::Ppd => self.ppd += n,
             LossCause::Epd => self.epd += n,
+            LossCause::Policing => self.policing += n,
         }
     }
 }
@@ -363,10 +591,13 @@ impl CellLoss {
 /// Per-port counters.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct PortCounters {
+    /// Cells that arrived (`cells_out + cells_lost.total()`).
     pub cells_in: u64,
     /// Cells accepted (each is transmitted).
     pub cells_out: u64,
     pub cells_lost: CellLoss,
+    /// Non-conforming cells a policer here passed with CLP = 1.
+    pub cells_tagged: u64,
     /// PDUs of which this port dropped at least one cell (EPD refusals included).
     pub pdus_damaged: u64,
     /// The largest occupancy seen, in cells (counted just after an accepted arrival).
@@ -382,10 +613,30 @@ pub struct CircuitCounters {
     /// PDUs that failed reassembly (a lost cell, or glued to a predecessor's remainder).
     pub pdus_lost: u64,
     pub cells_sent: u64,
-    /// Cells dropped at ports.
+    /// Cells dropped at ports (the sum of `lost_by_cause`).
     pub cells_lost: u64,
+    pub lost_by_cause: CellLoss,
+    /// Cells tagged CLP = 1 by policers.
+    pub cells_tagged: u64,
     /// PDUs refused because the interface queue was full.
     pub adapter_queue_drops: u64,
+}
+
+/// Counters of one policer.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct PolicerCounters {
+    pub cells_in: u64,
+    pub conforming: u64,
+    /// Non-conforming cells discarded.
+    pub discarded: u64,
+    /// Non-conforming cells passed with CLP = 1.
+    pub tagged: u64,
+}
+
+impl PolicerCounters {
+    pub fn non_conforming(&self) -> u64 {
+        self.discarded + self.tagged
+    }
 }
 
 /// Where a cell record was taken.
@@ -422,6 +673,8 @@ pub struct CellRecord {
     /// VPI/VCI on the link the cell leaves by (at a receiver: arrived by).
     pub vpi: u16,
     pub vci: u16,
+    /// The CLP bit the cell leaves with (dropped or received: arrived with).
+    pub clp: bool,
     pub fate: CellFate,
 }
 
@@ -431,14 +684,15 @@ pub struct CellRecord {
 struct AdapterRt {
     cell: SimTime,
     delay: SimTime,
-    /// Start-to-start spacing of a PDU's cells.
-    interval: SimTime,
+    tx: TxSpacing,
     gap: SimTime,
     queue_max: usize,
     /// Start times of accepted PDUs that have not started yet.
     waiting: VecDeque<SimTime>,
     /// Earliest start of the next PDU (last cell's end + gap).
     free_at: SimTime,
+    /// Earliest start of the next unpaced PDU that the spacing mode allows.
+    spacing_free: SimTime,
 }
 
 struct PortRt {
@@ -486,6 +740,8 @@ struct StageRt {
     vc: VcState,
     /// Serial + 1 of the last PDU counted damaged here (0: none).
     last_damaged: u64,
+    /// The policer that checks the cells arriving at this stage's port.
+    policer: Option<u32>,
 }
 
 struct CircuitRt {
@@ -497,6 +753,9 @@ struct CircuitRt {
     /// Reassembler: serial + 1 of the PDU whose cells arrive now.
     rx_cur: u64,
     counters: CircuitCounters,
+    /// Per-VC pacing interval, and the earliest start it allows the next PDU.
+    pace: Option<SimTime>,
+    pace_free: SimTime,
 }
 
 /// A PDU in flight.
@@ -519,7 +778,12 @@ enum Ev {
     /// Hand a PDU to its destination host.
     Deliver(u32),
     /// PerCell: a cell arrives at a stage's port (or the receiver when `stage` = stages).
-    Cell { pdu: u32, cell: u32, stage: u16 },
+    Cell {
+        pdu: u32,
+        cell: u32,
+        stage: u16,
+        clp: bool,
+    },
 }
 
 /// The network's events, keyed (time, circuit or port, insertion): the second key
@@ -549,6 +813,7 @@ pub struct Network {
     adapters: Vec<AdapterRt>,
     ports: Vec<PortRt>,
     circuits: Vec<CircuitRt>,
+    policers: Vec<upc::PolicerRt>,
     pdus: Vec<PduRec>,
     free_pdus: Vec<u32>,
     next_serial: u64,
@@ -561,6 +826,8 @@ pub struct Network {
     dirty: Vec<usize>,
     /// Train: ports whose `sweep_at` may need an event.
     sweep: Vec<usize>,
+    /// Scratch: the runs of the PDU being placed on an access link.
+    tx_runs: Vec<adapter::TxRun>,
 }
 
 impl Network {
@@ -578,7 +845,8 @@ impl Network {
         let Some(c) = self.circuits.get(circuit) else {
             return false;
         };
-        let ad = &mut self.adapters[c.src];
+        let (src, pace, pace_free) = (c.src, c.pace, c.pace_free);
+        let ad = &mut self.adapters[src];
         while ad.waiting.front().is_some_and(|&s| s <= now) {
             ad.waiting.pop_front();
         }
@@ -587,50 +855,68 @@ impl Network {
             return false;
         }
         let ncells = aal5_cells(payload_len);
-        let start = now.max(ad.free_at);
+        let mut runs = std::mem::take(&mut self.tx_runs);
+        let (start, next) = ad.place(
+            now,
+            ncells,
+            payload_len,
+            pace.map(|i| (i, pace_free)),
+            &mut runs,
+        );
         if start > now {
             ad.waiting.push_back(start);
         }
-        let last_start = start + ad.interval.times(ncells as u64 - 1);
-        ad.free_at = last_start + ad.cell + ad.gap;
-        let (interval, first_arrival) = (ad.interval, start + ad.cell + ad.delay);
+        let hop = ad.cell + ad.delay;
 
         let c = &mut self.circuits[circuit];
+        if pace.is_some() {
+            c.pace_free = next;
+        }
         c.counters.pdus_sent += 1;
         c.counters.cells_sent += ncells as u64;
-        let (src, vpi, vci) = (c.src, c.stages[0].vpi, c.stages[0].vci);
+        let (vpi, vci) = (c.stages[0].vpi, c.stages[0].vci);
         let pdu = self.alloc_pdu(circuit, token, ncells);
         if self.log_on {
-            for k in 0..ncells {
-                self.log.push(CellRecord {
-                    place: Place::Adapter(src),
-                    at: start + interval.times(k as u64),
-                    circuit,
-                    token,
-                    cell: k,
-                    vpi,
-                    vci,
-                    fate: CellFate::Sent,
-                });
+            for r in &runs {
+                for k in 0..r.count {
+                    self.log.push(CellRecord {
+                        place: Place::Adapter(src),
+                        at: start + r.offset + r.step.times(k as u64),
+                        circuit,
+                        token,
+                        cell: r.first + k,
+                        vpi,
+                        vci,
+                        clp: false,
+                        fate: CellFate::Sent,
+                    });
+                }
             }
         }
         match self.fidelity {
             Fidelity::Train => {
-                self.emit(circuit, 0, pdu, 0, ncells, first_arrival, interval);
+                for r in &runs {
+                    let t0 = start + r.offset + hop;
+                    self.emit(circuit, 0, pdu, r.first, r.count, t0, r.step, false);
+                }
                 self.drain();
             }
             Fidelity::PerCell => {
-                for k in 0..ncells {
-                    let at = first_arrival + interval.times(k as u64);
-                    let ev = Ev::Cell {
-                        pdu,
-                        cell: k,
-                        stage: 1,
-                    };
-                    self.agenda.schedule(at, circuit as u32, ev);
+                for r in &runs {
+                    for k in 0..r.count {
+                        let at = start + r.offset + r.step.times(k as u64) + hop;
+                        let ev = Ev::Cell {
+                            pdu,
+                            cell: r.first + k,
+                            stage: 1,
+                            clp: false,
+                        };
+                        self.agenda.schedule(at, circuit as u32, ev);
+                    }
                 }
             }
         }
+        self.tx_runs = runs;
         true
     }
 
@@ -655,7 +941,12 @@ impl Network {
                     self.pull(port as usize, at);
                     self.drain();
                 }
-                Ev::Cell { pdu, cell, stage } => self.cell_arrives(at, pdu, cell, stage as usize),
+                Ev::Cell {
+                    pdu,
+                    cell,
+                    stage,
+                    clp,
+                } => self.cell_arrives(at, pdu, cell, stage as usize, clp),
             }
         }
         delivered[first..].sort_by_key(|d| (d.at, d.circuit));
@@ -669,6 +960,14 @@ impl Network {
     /// Counters of a circuit (all zero for a circuit that does not exist).
     pub fn circuit_counters(&self, c: CircuitId) -> CircuitCounters {
         self.circuits.get(c).map(|c| c.counters).unwrap_or_default()
+    }
+
+    /// Counters of a policer (all zero for a policer that does not exist).
+    pub fn policer_counters(&self, policer: usize) -> PolicerCounters {
+        self.policers
+            .get(policer)
+            .map(|p| p.counters)
+            .unwrap_or_default()
     }
 
     /// Internal events handled so far.
@@ -763,6 +1062,7 @@ impl Network {
 
     /// Cells `first..first+count` of a PDU reach the destination adapter, the k-th
     /// at `t0 + k·step`, in order on their VC.
+    #[allow(clippy::too_many_arguments)]
     fn reassemble(
         &mut self,
         circuit: usize,
@@ -771,6 +1071,7 @@ impl Network {
         count: u32,
         t0: SimTime,
         step: SimTime,
+        clp: bool,
     ) {
         let rec = &mut self.pdus[pdu as usize];
         let c = &mut self.circuits[circuit];
@@ -799,6 +1100,7 @@ impl Network {
                     cell: first + k,
                     vpi: s.vpi,
                     vci: s.vci,
+                    clp,
                     fate: CellFate::Received,
                 });
             }
@@ -827,6 +1129,7 @@ impl Network {
         t0: SimTime,
         step: SimTime,
         cause: LossCause,
+        clp: bool,
     ) {
         let (serial, token) = {
             let r = &self.pdus[pdu as usize];
@@ -835,6 +1138,10 @@ impl Network {
         let pc = &mut self.ports[port].counters;
         pc.cells_in += n as u64;
         pc.cells_lost.add(cause, n as u64);
+        self.circuits[circuit]
+            .counters
+            .lost_by_cause
+            .add(cause, n as u64);
         let st = &mut self.circuits[circuit].stages[stage];
         if st.last_damaged != serial + 1 {
             st.last_damaged = serial + 1;
@@ -851,6 +1158,7 @@ impl Network {
                     cell: first + k,
                     vpi,
                     vci,
+                    clp,
                     fate: CellFate::Lost(cause),
                 });
             }
@@ -859,6 +1167,7 @@ impl Network {
     }
 
     /// Log cells `first..` of a PDU starting transmission at a port at the given times.
+    #[allow(clippy::too_many_arguments)]
     fn log_sent(
         &mut self,
         port: usize,
@@ -867,6 +1176,7 @@ impl Network {
         pdu: u32,
         first: u32,
         starts: impl Iterator<Item = SimTime>,
+        clp: bool,
     ) {
         let token = self.pdus[pdu as usize].token;
         let st = &self.circuits[circuit].stages[stage];
@@ -880,6 +1190,7 @@ impl Network {
                 cell: first + k as u32,
                 vpi,
                 vci,
+                clp,
                 fate: CellFate::Sent,
             });
         }

@@ -2,20 +2,49 @@
 //! literal FIFO of the end times of the cells it holds.
 
 use super::port::{self, Verdict};
-use super::{Ev, Network};
+use super::{upc, Ev, Network};
+use crate::atm::gcra;
 use crate::time::SimTime;
 
 impl Network {
     /// Cell `cell` of a PDU arrives at `stage` (a port, or the receiver past the last).
-    pub(super) fn cell_arrives(&mut self, a: SimTime, pdu: u32, cell: u32, stage: usize) {
+    pub(super) fn cell_arrives(
+        &mut self,
+        a: SimTime,
+        pdu: u32,
+        cell: u32,
+        stage: usize,
+        mut clp: bool,
+    ) {
         let (c, eom) = {
             let r = &self.pdus[pdu as usize];
             (r.circuit as usize, cell + 1 == r.ncells)
         };
         if stage == self.circuits[c].stages.len() {
-            return self.reassemble(c, pdu, cell, 1, a, SimTime::ZERO);
+            return self.reassemble(c, pdu, cell, 1, a, SimTime::ZERO, clp);
         }
         let p = self.circuits[c].stages[stage].port;
+        if let Some(pol) = self.circuits[c].stages[stage].policer {
+            match self.police(pol, p, c, a) {
+                gcra::Verdict::Conforming => {}
+                gcra::Verdict::Tagged => clp = true,
+                gcra::Verdict::Discarded => {
+                    let cell_time = self.ports[p].cell;
+                    return self.count_dropped(
+                        p,
+                        c,
+                        stage,
+                        pdu,
+                        cell,
+                        1,
+                        a,
+                        cell_time,
+                        upc::POLICED,
+                        clp,
+                    );
+                }
+            }
+        }
         let port = &mut self.ports[p];
         // Cells whose transmission has ended by now have left the buffer.
         while port.ends.front().is_some_and(|&e| e <= a) {
@@ -36,18 +65,19 @@ impl Network {
                 self.ports[p].ends.push_back(start + cell_time);
                 self.count_accepted(p, 1, occ + 1);
                 if self.log_on {
-                    self.log_sent(p, c, stage, pdu, cell, std::iter::once(start));
+                    self.log_sent(p, c, stage, pdu, cell, std::iter::once(start), clp);
                 }
                 let next = Ev::Cell {
                     pdu,
                     cell,
                     stage: stage as u16 + 1,
+                    clp,
                 };
                 self.agenda
                     .schedule(start + cell_time + delay, c as u32, next);
             }
             Verdict::Drop(cause) => {
-                self.count_dropped(p, c, stage, pdu, cell, 1, a, cell_time, cause)
+                self.count_dropped(p, c, stage, pdu, cell, 1, a, cell_time, cause, clp)
             }
         }
     }

@@ -1,9 +1,11 @@
 //! Checking a [`Topology`] and wiring it into the runtime tables.
 
+use super::upc::PolicerRt;
 use super::{
-    AdapterRt, Agenda, CircuitCounters, CircuitRt, Element, Fidelity, Network, Next, PortCounters,
-    PortRt, StageRt, Topology, TopologyError, TxSpacing, VcState,
+    AdapterRt, Agenda, CircuitCounters, CircuitId, CircuitRt, Element, Fidelity, Network, Next,
+    PolicerCounters, PortCounters, PortRt, StageRt, Topology, TopologyError, TxSpacing, VcState,
 };
+use crate::atm::gcra::Policer;
 use crate::atm::phy::CELL_BITS;
 use crate::time::{BitRate, SimTime};
 use std::collections::{BTreeMap, VecDeque};
@@ -46,25 +48,35 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
     let mut adapters = Vec::with_capacity(t.adapters.len());
     for (h, a) in t.adapters.iter().enumerate() {
         let cell = cell_time(Element::Adapter(h), a.rate)?;
-        let interval = match a.tx {
-            TxSpacing::None => cell,
-            TxSpacing::PeakCellRate { interval } if interval >= cell => interval,
-            TxSpacing::PeakCellRate { interval } => {
+        match a.tx {
+            TxSpacing::PeakCellRate { interval } if interval < cell => {
                 return Err(SpacingTooShort {
                     host: h,
                     interval,
                     cell_time: cell,
                 })
             }
-        };
+            TxSpacing::CellBurst { burst, period }
+                if burst == 0 || period < cell.times(burst as u64) =>
+            {
+                return Err(BadBurst {
+                    host: h,
+                    burst,
+                    period,
+                    cell_time: cell,
+                })
+            }
+            _ => {}
+        }
         adapters.push(AdapterRt {
             cell,
             delay: a.delay,
-            interval,
+            tx: a.tx,
             gap: a.pdu_gap,
             queue_max: a.tx_queue_pdus,
             waiting: VecDeque::new(),
             free_at: SimTime::ZERO,
+            spacing_free: SimTime::ZERO,
         });
     }
     let mut ports = Vec::with_capacity(t.ports.len());
@@ -159,6 +171,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
             vci: c.vci,
             vc: VcState::Idle,
             last_damaged: 0,
+            policer: None,
         });
         for (i, h) in c.hops.iter().enumerate() {
             let src = if i == 0 {
@@ -179,6 +192,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
                 vci: h.vci,
                 vc: VcState::Idle,
                 last_damaged: 0,
+                policer: None,
             });
         }
         circuits.push(CircuitRt {
@@ -188,8 +202,27 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
             rx_open: false,
             rx_cur: 0,
             counters: CircuitCounters::default(),
+            pace: None,
+            pace_free: SimTime::ZERO,
         });
     }
+    for pc in &t.pacing {
+        let bad = |cell_time| BadPacing {
+            circuit: pc.circuit,
+            interval: pc.interval,
+            cell_time,
+        };
+        let Some(c) = circuits.get_mut(pc.circuit) else {
+            return Err(bad(SimTime::ZERO));
+        };
+        let cell = adapters[c.src].cell;
+        if pc.interval < cell || c.pace.is_some() {
+            return Err(bad(cell));
+        }
+        c.pace = Some(pc.interval);
+    }
+    check_vp_cross_connects(&t, &circuits)?;
+    let policers = attach_policers(&t, ports.len(), &mut circuits)?;
 
     for (p, list) in sources.iter().enumerate() {
         let upstream: Vec<(usize, SimTime)> = list
@@ -211,6 +244,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         adapters,
         ports,
         circuits,
+        policers,
         pdus: Vec::new(),
         free_pdus: Vec::new(),
         next_serial: 0,
@@ -221,7 +255,116 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         log: Vec::new(),
         dirty: Vec::new(),
         sweep: Vec::new(),
+        tx_runs: Vec::new(),
     })
+}
+
+/// The label a circuit's cells arrive with at stage `s` (>= 1): the one the
+/// previous stage sends them with.
+fn arrival_label(c: &CircuitRt, s: usize) -> (u16, u16) {
+    (c.stages[s - 1].vpi, c.stages[s - 1].vci)
+}
+
+/// Each policer finds the circuits arriving at its port with its label.
+fn attach_policers(
+    t: &Topology,
+    nports: usize,
+    circuits: &mut [CircuitRt],
+) -> Result<Vec<PolicerRt>, TopologyError> {
+    use TopologyError::*;
+    let mut policers = Vec::with_capacity(t.policers.len());
+    for (i, ps) in t.policers.iter().enumerate() {
+        if ps.port >= nports {
+            return Err(PolicerPort {
+                policer: i,
+                port: ps.port,
+            });
+        }
+        let policer = Policer::new(&ps.contract, ps.action)
+            .map_err(|error| BadContract { policer: i, error })?;
+        let mut matched = false;
+        for (ci, c) in circuits.iter_mut().enumerate() {
+            for s in 1..c.stages.len() {
+                let (vpi, vci) = arrival_label(c, s);
+                let st = &mut c.stages[s];
+                if st.port != ps.port || vpi != ps.vpi || ps.vci.is_some_and(|v| v != vci) {
+                    continue;
+                }
+                if let Some(other) = st.policer {
+                    return Err(PolicerOverlap {
+                        port: ps.port,
+                        circuit: ci,
+                        policers: (other as usize, i),
+                    });
+                }
+                st.policer = Some(i as u32);
+                matched = true;
+            }
+        }
+        if !matched {
+            return Err(PolicerMatchesNothing {
+                policer: i,
+                port: ps.port,
+                vpi: ps.vpi,
+                vci: ps.vci,
+            });
+        }
+        policers.push(PolicerRt {
+            policer,
+            counters: PolicerCounters::default(),
+        });
+    }
+    Ok(policers)
+}
+
+/// A VP cross-connect keeps each VCI and maps one incoming VP (link and VPI)
+/// onto its outgoing VPI.
+fn check_vp_cross_connects(t: &Topology, circuits: &[CircuitRt]) -> Result<(), TopologyError> {
+    use TopologyError::*;
+    for x in &t.vp_cross_connects {
+        // (circuit, incoming link, incoming VPI) of the first circuit in the VP.
+        let mut first: Option<(CircuitId, Source, u16)> = None;
+        for (ci, c) in circuits.iter().enumerate() {
+            for s in 1..c.stages.len() {
+                let st = &c.stages[s];
+                if st.port != x.port || st.vpi != x.vpi {
+                    continue;
+                }
+                let (vpi_in, vci_in) = arrival_label(c, s);
+                if vci_in != st.vci {
+                    return Err(VpChangesVci {
+                        circuit: ci,
+                        port: x.port,
+                        vci_in,
+                        vci_out: st.vci,
+                    });
+                }
+                let link = if s == 1 {
+                    Source::Adapter(c.src)
+                } else {
+                    Source::Port(c.stages[s - 1].port)
+                };
+                match first {
+                    None => first = Some((ci, link, vpi_in)),
+                    Some((_, l, v)) if l == link && v == vpi_in => {}
+                    Some((other, _, _)) => {
+                        return Err(VpMerge {
+                            port: x.port,
+                            vpi: x.vpi,
+                            circuits: (other, ci),
+                        })
+                    }
+                }
+            }
+        }
+        if first.is_none() {
+            return Err(VpCrossConnectUnused {
+                port: x.port,
+                vpi: x.vpi,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Train mode resolves a port after pulling its upstream ports; a loop of ports

@@ -33,7 +33,7 @@
 //! is scheduled before its time. The port graph must be loop-free (checked).
 
 use super::port::{self, VcState, Verdict};
-use super::{DropPolicy, Ev, LossCause, Network, Next};
+use super::{upc, DropPolicy, Ev, LossCause, Network, Next};
 use crate::time::SimTime;
 
 /// Cells `first..first+count` of one PDU arriving at a stage, the k-th at `t0 + k·step`.
@@ -47,6 +47,8 @@ pub(super) struct Seg {
     pub count: u32,
     pub t0: SimTime,
     pub step: SimTime,
+    /// The cells' CLP bit (a policer that tags splits a train where it changes).
+    pub clp: bool,
 }
 
 impl Seg {
@@ -81,9 +83,10 @@ impl Network {
         count: u32,
         t0: SimTime,
         step: SimTime,
+        clp: bool,
     ) {
         let (port, slot) = match self.circuits[circuit].stages[stage].next {
-            Next::Receiver => return self.reassemble(circuit, pdu, first, count, t0, step),
+            Next::Receiver => return self.reassemble(circuit, pdu, first, count, t0, step, clp),
             Next::Port { port, slot } => (port, slot),
         };
         let seg = Seg {
@@ -94,6 +97,7 @@ impl Network {
             count,
             t0,
             step,
+            clp,
         };
         let eom = first + count == self.pdus[pdu as usize].ncells;
         let now = self.now;
@@ -204,8 +208,15 @@ impl Network {
             let mut m = seg.count_upto(limit);
             // Cells a VC discards (PPD before the PDU's last cell, EPD) neither
             // depend on nor change the port's state: no need to interleave them
-            // with the other inputs' cells.
-            match self.circuits[seg.circuit as usize].stages[seg.stage as usize].vc {
+            // with the other inputs' cells. Unless they pass a policer first,
+            // whose state they change.
+            let stage = &self.circuits[seg.circuit as usize].stages[seg.stage as usize];
+            let vc = if stage.policer.is_some() {
+                VcState::Idle
+            } else {
+                stage.vc
+            };
+            match vc {
                 VcState::Refusing => m = seg.count_upto(horizon),
                 VcState::Discarding => {
                     let all = seg.count_upto(horizon);
@@ -219,7 +230,7 @@ impl Network {
                 }
                 VcState::Idle | VcState::Accepting => {}
             }
-            self.process(p, &seg, m);
+            self.police_then_process(p, &seg, m);
             let Some(front) = inputs[best].front_mut() else {
                 break;
             };
@@ -232,6 +243,58 @@ impl Network {
             }
         }
         self.ports[p].inputs = inputs;
+    }
+
+    /// The first `m` cells of `seg` pass the port's policer, if their stage has
+    /// one (cell by cell, no event), and the runs it lets through go on to the
+    /// buffer (see `upc.rs`).
+    fn police_then_process(&mut self, p: usize, seg: &Seg, m: u32) {
+        let (c, s) = (seg.circuit as usize, seg.stage as usize);
+        let Some(pol) = self.circuits[c].stages[s].policer else {
+            return self.process(p, seg, m);
+        };
+        // Runs of equal verdicts go on as they close: the policer's state and
+        // the buffer's are independent, so policing ahead of the buffer is exact.
+        let mut run_start = 0;
+        let mut run_verdict = self.police(pol, p, c, seg.t0);
+        for j in 1..=m {
+            let v = if j < m {
+                let v = self.police(pol, p, c, seg.time(j));
+                if v == run_verdict {
+                    continue;
+                }
+                Some(v)
+            } else {
+                None
+            };
+            let run = Seg {
+                first: seg.first + run_start,
+                count: j - run_start,
+                t0: seg.time(run_start),
+                clp: run_verdict.clp(seg.clp),
+                ..*seg
+            };
+            if run_verdict.passes() {
+                self.process(p, &run, run.count);
+            } else {
+                self.count_dropped(
+                    p,
+                    c,
+                    s,
+                    seg.pdu,
+                    run.first,
+                    run.count,
+                    run.t0,
+                    seg.step,
+                    upc::POLICED,
+                    seg.clp,
+                );
+            }
+            if let Some(v) = v {
+                run_start = j;
+                run_verdict = v;
+            }
+        }
     }
 
     /// Decides the first `m` cells of `seg` at port `p`, in bulk where the
@@ -260,6 +323,7 @@ impl Network {
                         a,
                         seg.step,
                         LossCause::Epd,
+                        seg.clp,
                     );
                     if ends_pdu {
                         self.circuits[c].stages[s].vc = VcState::Idle;
@@ -279,6 +343,7 @@ impl Network {
                         a,
                         seg.step,
                         LossCause::Ppd,
+                        seg.clp,
                     );
                     j = k;
                 }
@@ -324,7 +389,7 @@ impl Network {
         };
         if self.log_on {
             let starts = (0..run.n).map(|k| run.start(k, a0, seg.step, cell));
-            self.log_sent(p, c, s, seg.pdu, seg.first + j, starts);
+            self.log_sent(p, c, s, seg.pdu, seg.first + j, starts, seg.clp);
         }
         let hop = cell + delay;
         if run.knee > 0 {
@@ -336,6 +401,7 @@ impl Network {
                 run.knee,
                 run.start0 + hop,
                 cell,
+                seg.clp,
             );
         }
         if run.knee < run.n {
@@ -348,6 +414,7 @@ impl Network {
                 run.n - run.knee,
                 t0,
                 seg.step,
+                seg.clp,
             );
         }
     }
@@ -369,11 +436,13 @@ impl Network {
                 self.ports[p].end = start + cell;
                 self.count_accepted(p, 1, occ + 1);
                 if self.log_on {
-                    self.log_sent(p, c, s, seg.pdu, idx, std::iter::once(start));
+                    self.log_sent(p, c, s, seg.pdu, idx, std::iter::once(start), seg.clp);
                 }
-                self.emit(c, s, seg.pdu, idx, 1, start + cell + delay, cell);
+                self.emit(c, s, seg.pdu, idx, 1, start + cell + delay, cell, seg.clp);
             }
-            Verdict::Drop(cause) => self.count_dropped(p, c, s, seg.pdu, idx, 1, a, cell, cause),
+            Verdict::Drop(cause) => {
+                self.count_dropped(p, c, s, seg.pdu, idx, 1, a, cell, cause, seg.clp)
+            }
         }
     }
 }
@@ -381,6 +450,9 @@ impl Network {
 /// Appends `seg` to `back` (the next cells of the same PDU) if the arrivals stay
 /// an arithmetic progression.
 fn coalesce(back: &mut Seg, seg: &Seg) -> bool {
+    if back.clp != seg.clp {
+        return false;
+    }
     let Some(gap) = seg.t0.0.checked_sub(back.last().0) else {
         return false;
     };
