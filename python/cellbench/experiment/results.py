@@ -73,6 +73,8 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("delayed_acks", "int64"),
     ("window_updates", "int64"),
     ("cells_lost", "int64"),
+    ("data_pdus_sent", "int64"),
+    ("data_pdus_lost", "int64"),
     ("pdus_dropped_at_adapter", "int64"),
     ("datagrams_sent", "int64"),
     ("datagrams_received", "int64"),

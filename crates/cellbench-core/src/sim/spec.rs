@@ -242,6 +242,10 @@ pub struct ConnResult {
     pub window_updates: u64,
     pub pdus_dropped_at_adapter: u64,
     pub cells_lost: u64,
+    /// PDUs of the data direction: sent by the adapter, and lost in the
+    /// network (a cell dropped or policed); their ratio is the segment loss rate.
+    pub data_pdus_sent: u64,
+    pub data_pdus_lost: u64,
     /// UDP only: datagrams sent, received, dropped for want of receive buffer.
     pub datagrams_sent: Option<u64>,
     pub datagrams_received: Option<u64>,
@@ -648,6 +652,8 @@ impl RunSpec {
                     pdus_dropped_at_adapter: t.pdus_dropped_at_adapter,
                     cells_lost: r.circuits[scenario.transfers[i].circuit].cells_lost
                         + r.circuits[scenario.transfers[i].return_circuit].cells_lost,
+                    data_pdus_sent: r.circuits[scenario.transfers[i].circuit].pdus_sent,
+                    data_pdus_lost: r.circuits[scenario.transfers[i].circuit].pdus_lost,
                     datagrams_sent: t.udp.map(|u| u.datagrams_sent),
                     datagrams_received: t.udp.map(|u| u.datagrams_received),
                     datagrams_dropped_no_buffer: t.udp.map(|u| u.dropped_no_buffer),
