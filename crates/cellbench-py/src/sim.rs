@@ -15,7 +15,17 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lan_buffers, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_many, m)?)?;
+    m.add_function(wrap_pyfunction!(tcp_flavours, m)?)?;
     Ok(())
+}
+
+/// The TCP flavours and the largest socket buffer each accepts, in bytes.
+#[pyfunction]
+fn tcp_flavours() -> Vec<(&'static str, u32)> {
+    Flavour::ALL
+        .iter()
+        .map(|f| (f.name(), f.policy().max_sockbuf))
+        .collect()
 }
 
 /// A spec as JSON text: a str is taken as it is, anything else through json.dumps.

@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 from dataclasses import asdict, dataclass, field
 
+from cellbench import _native
 from cellbench.experiment.lang import (
     Block,
     Document,
@@ -49,7 +50,7 @@ PROFILES = (
 )
 PHYS = ("oc3c", "oc12c", "taxi100", "taxi140", "e3", "ds3")
 #: TCP flavours of SPEC §6.1 and the largest socket buffer each kernel accepts.
-FLAVOUR_MAX_SOCKBUF = {"sunos411": 52428, "reno": 52428, "rfc1122": 52428, "modern": 1 << 30}
+FLAVOUR_MAX_SOCKBUF = dict(_native.tcp_flavours())
 ENCAPS = ("vc-mux", "llc-snap")
 POLICIES = ("tail-drop", "ppd", "epd")
 

@@ -18,14 +18,18 @@ pub enum Flavour {
     /// scaling and timestamps (RFC 7323), ACK every second segment, 40 ms
     /// delayed-ACK timer, RFC 6928 initial window.
     Modern,
+    /// DEC OSF/1, as on the MAGIC testbed's Alphas: `reno` with the RFC 1323
+    /// extensions (window scaling, timestamps) for windows beyond 64 KB.
+    Osf1,
 }
 
 impl Flavour {
-    pub const ALL: [Flavour; 4] = [
+    pub const ALL: [Flavour; 5] = [
         Flavour::Sunos411,
         Flavour::Reno,
         Flavour::Rfc1122,
         Flavour::Modern,
+        Flavour::Osf1,
     ];
 
     pub fn name(self) -> &'static str {
@@ -34,6 +38,7 @@ impl Flavour {
             Flavour::Reno => "reno",
             Flavour::Rfc1122 => "rfc1122",
             Flavour::Modern => "modern",
+            Flavour::Osf1 => "osf1",
         }
     }
 
@@ -72,6 +77,12 @@ impl Flavour {
             Flavour::Reno => reno,
             Flavour::Rfc1122 => Policy {
                 ack: AckPolicy::SecondFullSegment,
+                ..reno
+            },
+            Flavour::Osf1 => Policy {
+                max_sockbuf: 1 << 20,
+                window_scaling: true,
+                timestamps: true,
                 ..reno
             },
             Flavour::Modern => Policy {
@@ -214,7 +225,7 @@ mod test {
         let e = "vegas".parse::<Flavour>().unwrap_err().to_string();
         assert_eq!(
             e,
-            "unknown TCP flavour \"vegas\": expected one of sunos411, reno, rfc1122, modern"
+            "unknown TCP flavour \"vegas\": expected one of sunos411, reno, rfc1122, modern, osf1"
         );
     }
 
@@ -240,5 +251,16 @@ mod test {
         assert_eq!(m.delack_interval, SimTime::from_ms(40));
         assert!(m.window_scaling && m.timestamps && m.sack);
         assert!(!r.window_scaling && !r.timestamps && !r.sack);
+        // OSF/1: Reno plus RFC 1323, nothing else.
+        let o = Flavour::Osf1.policy();
+        assert_eq!(
+            o,
+            Policy {
+                max_sockbuf: 1 << 20,
+                window_scaling: true,
+                timestamps: true,
+                ..r
+            }
+        );
     }
 }
