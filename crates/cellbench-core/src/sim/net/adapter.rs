@@ -176,6 +176,7 @@ pub(super) struct TxRun {
 /// The runs of a PDU of `ncells` cells carrying `payload_len` CPCS payload
 /// bytes under `tx` (or at `paced` when the circuit is paced). Returns the
 /// offset from the PDU's start before which the spacing lets no next PDU start.
+#[inline]
 pub(super) fn schedule(
     tx: TxSpacing,
     paced: Option<SimTime>,
@@ -262,6 +263,7 @@ impl AdapterRt {
     /// returns the start of its first cell and the end of its spacing
     /// constraint for the next PDU on the same footing (see the module doc).
     /// `paced` is the circuit's pacing interval and the earliest start it allows.
+    #[inline]
     pub(super) fn place(
         &mut self,
         now: SimTime,
