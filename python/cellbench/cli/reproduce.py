@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from cellbench.cli.common import UsageError, positive_int, print_json
-from cellbench.reproduce import STUDIES, lan_buffers
+from cellbench.reproduce import STUDIES, lan_buffers, wan
 from cellbench.reproduce.published import size_label
 
 
@@ -16,7 +16,64 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run a classic TCP-over-ATM study and compare with the published result",
         description="Run a classic testbed (see TESTBEDS.md) on the simulator.",
     )
-    p.add_argument("name", choices=sorted(STUDIES), help="the study")
+    studies = p.add_subparsers(dest="name", metavar="STUDY")
+    studies.required = True
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--seed", type=int, default=1, help="master seed (default 1)")
+    common.add_argument(
+        "--workers", type=int, default=0, help="worker threads (default: all cores)"
+    )
+    common.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    _lan_buffers(studies, common)
+    for name, doc in WAN_STUDIES.items():
+        w = studies.add_parser(name, parents=[common], help=doc, description=doc)
+        w.add_argument(
+            "--replications",
+            type=positive_int("--replications"),
+            default=1,
+            help="runs per configuration (default 1)",
+        )
+        if name == "europe-vp":
+            w.add_argument(
+                "--no-stall",
+                dest="stall",
+                action="store_false",
+                help="without the adapter's 7-8-slot stall at each 1 KB host buffer",
+            )
+        w.set_defaults(func=wan_main)
+
+
+#: The WAN studies (cellbench.reproduce.wan) and what each is.
+WAN_STUDIES = {
+    "wan-window": "MAGIC WAN: throughput against window, two DEC Alphas on OC-3c, 8.8 ms RTT",
+    "wan-mismatch": "MAGIC WAN: OC-3c senders into a TAXI receiver, with and without pacing",
+    "europe-vp": "two LANs joined by a policed 23.42 Mb/s VP: adapter cell spacing against UPC",
+}
+
+
+def wan_main(args: argparse.Namespace) -> int:
+    if args.workers < 0:
+        raise UsageError(f"--workers {args.workers}: must be 0 (all cores) or more")
+    options = {"stall": args.stall} if args.name == "europe-vp" else {}
+    df = wan.run(
+        args.name, replications=args.replications, seed=args.seed, workers=args.workers, **options
+    )
+    if args.json:
+        rows = df.astype(object).where(df.notna(), None).to_dict(orient="records")
+        print_json({"study": args.name, "rows": rows})
+    else:
+        print(wan.report(args.name, df))
+    return 0
+
+
+def _lan_buffers(studies: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = studies.add_parser(
+        "lan-buffers",
+        parents=[common],
+        help="the ATM LAN send x receive buffer sweep (SunOS 4.1.1, the lock-steps)",
+        description="Two SPARCstation IPCs on 100 Mb/s TAXI: ttcp 32 MB for every send x "
+        "receive buffer pair, beside the published grid.",
+    )
     p.add_argument(
         "--replications",
         type=positive_int("--replications"),
@@ -24,9 +81,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="transfers per configuration "
         f"(default: the study's, {lan_buffers.DEFAULT_REPLICATIONS})",
     )
-    p.add_argument("--seed", type=int, default=1, help="master seed (default 1)")
-    p.add_argument("--workers", type=int, default=0, help="worker threads (default: all cores)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of the grids")
     p.add_argument("--out", type=Path, help="store the result there (cellbench show/plot read it)")
     p.add_argument("--resume", action="store_true", help="finish an interrupted --out result")
     p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask distributed scheduler")

@@ -75,6 +75,7 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("cells_lost", "int64"),
     ("data_pdus_sent", "int64"),
     ("data_pdus_lost", "int64"),
+    ("cells_policed", "int64"),
     ("pdus_dropped_at_adapter", "int64"),
     ("datagrams_sent", "int64"),
     ("datagrams_received", "int64"),

@@ -51,3 +51,9 @@ LAN_ANOMALOUS = (
     | {(20 * 1024, r) for r in [40 * 1024, 44 * 1024, 48 * 1024, 52428]}
     | {(24 * 1024, r) for r in [48 * 1024, 52428]}
 )
+
+
+def wan_window_table() -> dict[int, float]:
+    """Window bytes -> published throughput in bits/s (the table gives 10^6 bit/s)."""
+    rows = _rows("wan_window_table.csv")
+    return {int(w): float(v) * 1e6 for w, v in rows[1:]}

@@ -4,15 +4,18 @@
 //! unknown keys are errors, and every value is checked before anything runs.
 
 use super::net::{
-    AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PortSpec, Topology, TxSpacing,
+    AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PolicerSpec, PortSpec, Topology,
+    TxSpacing, VcPacing,
 };
 use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN};
 use super::world::{run, Protocol, RunResult, Scenario, ScenarioError, TransferSpec};
+use crate::atm::gcra::{Action, CellRate, Contract};
 use crate::atm::phy::{Framing, Phy};
 use crate::host::dist::Dist;
 use crate::host::profile::{HostProfile, UnknownProfile};
 use crate::host::ttcp::{Limit, Pace};
 use crate::tcp::Flavour;
+use crate::time::BitRate;
 use crate::time::SimTime;
 use crate::wire::llc_snap::Encap;
 use serde::{Deserialize, Serialize};
@@ -53,6 +56,29 @@ pub struct TrunkSpec {
     pub phy: String,
     /// One-way propagation delay.
     pub delay_ms: f64,
+    /// Usage parameter control on the from→to direction: every cell of VP 0
+    /// (where connections run) entering that port is policed.
+    #[serde(default)]
+    pub upc: Option<UpcSpec>,
+}
+
+impl UpcSpec {
+    fn contract(&self, what: &str) -> Result<Contract, ScenarioError> {
+        let t = seconds(&format!("{what}: UPC T"), self.t_us / 1e6, true)?;
+        let tau = seconds(&format!("{what}: UPC tau"), self.tau_us / 1e6, false)?;
+        let pcr = CellRate::from_interval(t).map_err(|e| err(format!("{what}: {e}")))?;
+        Ok(Contract::Cbr { pcr, cdvt: tau })
+    }
+}
+
+/// A CBR contract GCRA(T, τ) and what to do with non-conforming cells.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpcSpec {
+    pub t_us: f64,
+    pub tau_us: f64,
+    #[serde(default = "discard")]
+    pub action: String,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -93,6 +119,14 @@ pub struct HostSpec {
     pub pdu_gap_us: f64,
     #[serde(default = "sunos411")]
     pub flavour: String,
+    /// Adapter cell-level spacing: one cell every this many µs (rounded to the
+    /// adapter's 0.492 µs idle-time grid, counted from the unframed line cell time).
+    #[serde(default)]
+    pub spacing_us: Option<f64>,
+    /// With cell-level spacing, the SBus adapter's 7–8-slot stall at each 1 KB
+    /// host-buffer boundary.
+    #[serde(default = "yes")]
+    pub stall: bool,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -117,6 +151,9 @@ pub struct ConnSpec {
     pub traffic: Traffic,
     #[serde(default)]
     pub receiver_blocksize: Option<u32>,
+    /// The transmitter's adapter paces this connection's cells at this rate (Mb/s).
+    #[serde(default)]
+    pub pacing_mbps: Option<f64>,
     #[serde(default)]
     pub start_s: f64,
 }
@@ -246,6 +283,8 @@ pub struct ConnResult {
     /// network (a cell dropped or policed); their ratio is the segment loss rate.
     pub data_pdus_sent: u64,
     pub data_pdus_lost: u64,
+    /// Cells of this connection discarded by usage parameter control.
+    pub cells_policed: u64,
     /// UDP only: datagrams sent, received, dropped for want of receive buffer.
     pub datagrams_sent: Option<u64>,
     pub datagrams_received: Option<u64>,
@@ -263,10 +302,21 @@ pub struct PortResult {
     pub peak_occupancy: u32,
 }
 
+/// A UPC policer's verdicts: did the stream meet its contract?
+#[derive(Clone, Debug, Serialize)]
+pub struct PolicerResult {
+    pub trunk: String,
+    pub cells_in: u64,
+    pub conforming: u64,
+    pub non_conforming: u64,
+    pub met_contract: bool,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct SpecResult {
     pub connections: Vec<ConnResult>,
     pub ports: Vec<PortResult>,
+    pub policers: Vec<PolicerResult>,
     pub events: u64,
     pub sim_seconds: f64,
 }
@@ -285,6 +335,12 @@ fn tail_drop() -> String {
 }
 fn ipc() -> String {
     "sparc-ipc".into()
+}
+fn discard() -> String {
+    "discard".into()
+}
+fn yes() -> bool {
+    true
 }
 fn lan() -> String {
     "lan".into()
@@ -394,10 +450,28 @@ impl RunSpec {
                 h.pdu_gap_us / 1e6,
                 false,
             )?;
+            let tx = match h.spacing_us {
+                None => TxSpacing::None,
+                Some(us) => {
+                    let requested =
+                        seconds(&format!("host {:?}: spacing", h.name), us / 1e6, true)?;
+                    // The adapter's clock counts cell slots and its 0.492 µs idle
+                    // units from the unframed cell time (so 27 units give the
+                    // published 16.01 µs); the framer only jitters cells by a slot.
+                    let grid = phy.cell_rate(Framing::Neglected);
+                    TxSpacing::cell_level(grid, requested, h.stall)
+                        .map_err(|e| err(format!("host {:?}: {e}", h.name)))?
+                        .0
+                }
+            };
+            let adapter_rate = match h.spacing_us {
+                Some(_) => phy.cell_rate(Framing::Neglected),
+                None => rate,
+            };
             adapters.push(AdapterSpec {
-                rate,
+                rate: adapter_rate,
                 delay,
-                tx: TxSpacing::None,
+                tx,
                 pdu_gap: gap,
                 tx_queue_pdus: IFQ_MAXLEN,
             });
@@ -416,7 +490,9 @@ impl RunSpec {
             })?;
             profiles.push(profile);
         }
-        let routes = self.trunk_ports(&mut ports, policy)?;
+        let mut policers = Vec::new();
+        let routes = self.trunk_ports(&mut ports, &mut policers, policy)?;
+        let mut pacing = Vec::new();
         let mut circuits = Vec::new();
         let mut transfers = Vec::new();
         for (i, c) in self.connections.iter().enumerate() {
@@ -466,6 +542,12 @@ impl RunSpec {
                     vci,
                     hops,
                 });
+            }
+            if let Some(mbps) = c.pacing_mbps {
+                let rate = (mbps.is_finite() && mbps > 0.0 && mbps <= 1e5)
+                    .then(|| BitRate((mbps * 1e6).round() as u64))
+                    .ok_or_else(|| err(format!("{what}: pacing {mbps} Mb/s: must be > 0")))?;
+                pacing.push(VcPacing::at_rate(fwd, rate).map_err(|e| err(format!("{what}: {e}")))?);
             }
             let (blocksize, limit, pace) = match c.traffic {
                 Traffic::Full {
@@ -546,6 +628,8 @@ impl RunSpec {
                 adapters,
                 ports,
                 circuits,
+                policers,
+                pacing,
                 ..Default::default()
             },
             hosts: profiles,
@@ -567,31 +651,36 @@ impl RunSpec {
     fn trunk_ports(
         &self,
         ports: &mut Vec<PortSpec>,
+        policers: &mut Vec<PolicerSpec>,
         policy: DropPolicy,
     ) -> Result<Routes, ScenarioError> {
-        let mut sites: Vec<String> = Vec::new();
-        for h in &self.hosts {
-            if !sites.contains(&h.site) {
-                sites.push(h.site.clone());
-            }
-        }
+        // A site without hosts is a transit switch (a public network's).
         let mut links = Vec::new();
         for (i, t) in self.trunks.iter().enumerate() {
             let what = format!("trunk {i} ({} -> {})", t.from, t.to);
-            for end in [&t.from, &t.to] {
-                if !sites.contains(end) {
-                    return Err(err(format!(
-                        "{what}: site {end:?} has no hosts: expected one of {}",
-                        sites.join(", ")
-                    )));
-                }
-            }
             if t.from == t.to {
                 return Err(err(format!("{what}: a trunk joins two different sites")));
             }
             let phy: Phy = t.phy.parse().map_err(|e| err(format!("{what}: {e}")))?;
             let rate = phy.cell_rate(Framing::Modelled);
             let delay = seconds(&format!("{what}: delay"), t.delay_ms / 1e3, false)?;
+            if let Some(u) = &t.upc {
+                policers.push(PolicerSpec {
+                    port: ports.len(),
+                    vpi: 0,
+                    vci: None,
+                    contract: u.contract(&what)?,
+                    action: match u.action.as_str() {
+                        "discard" => Action::Discard,
+                        "tag" => Action::Tag,
+                        other => {
+                            return Err(err(format!(
+                                "{what}: UPC action {other:?}: expected discard or tag"
+                            )))
+                        }
+                    },
+                });
+            }
             for (from, to) in [(&t.from, &t.to), (&t.to, &t.from)] {
                 links.push((from.clone(), to.clone(), ports.len()));
                 ports.push(PortSpec {
@@ -654,6 +743,9 @@ impl RunSpec {
                         + r.circuits[scenario.transfers[i].return_circuit].cells_lost,
                     data_pdus_sent: r.circuits[scenario.transfers[i].circuit].pdus_sent,
                     data_pdus_lost: r.circuits[scenario.transfers[i].circuit].pdus_lost,
+                    cells_policed: r.circuits[scenario.transfers[i].circuit]
+                        .lost_by_cause
+                        .policing,
                     datagrams_sent: t.udp.map(|u| u.datagrams_sent),
                     datagrams_received: t.udp.map(|u| u.datagrams_received),
                     datagrams_dropped_no_buffer: t.udp.map(|u| u.dropped_no_buffer),
@@ -685,9 +777,23 @@ impl RunSpec {
                 peak_occupancy: c.peak_occupancy,
             })
             .collect();
+        let policed: Vec<&TrunkSpec> = self.trunks.iter().filter(|t| t.upc.is_some()).collect();
+        let policers = r
+            .policers
+            .iter()
+            .zip(policed)
+            .map(|(p, t)| PolicerResult {
+                trunk: format!("{}->{}", t.from, t.to),
+                cells_in: p.cells_in,
+                conforming: p.conforming,
+                non_conforming: p.non_conforming(),
+                met_contract: p.non_conforming() == 0,
+            })
+            .collect();
         SpecResult {
             connections,
             ports,
+            policers,
             events: r.events,
             sim_seconds: r.end_time.as_secs_f64(),
         }

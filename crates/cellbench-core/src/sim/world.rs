@@ -11,7 +11,8 @@
 use super::clock::{Clock, FlatOut};
 use super::event::EventQueue;
 use super::net::{
-    CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, PortCounters, Topology,
+    CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, PolicerCounters, PortCounters,
+    Topology,
 };
 use super::rng;
 use crate::host::dist::Dist;
@@ -161,6 +162,8 @@ pub struct RunResult {
     pub ports: Vec<PortCounters>,
     /// Per circuit, at the end of the run.
     pub circuits: Vec<CircuitCounters>,
+    /// Per usage-parameter-control policer, at the end of the run.
+    pub policers: Vec<PolicerCounters>,
     pub end_time: SimTime,
     pub events: u64,
     pub trace: Vec<TraceRecord>,
@@ -961,6 +964,9 @@ impl World {
             transfers,
             ports: (0..scenario.topology.ports.len())
                 .map(|p| self.net.port_counters(p))
+                .collect(),
+            policers: (0..scenario.topology.policers.len())
+                .map(|p| self.net.policer_counters(p))
                 .collect(),
             circuits: (0..scenario.topology.circuits.len())
                 .map(|c| self.net.circuit_counters(c))
