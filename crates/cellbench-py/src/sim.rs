@@ -16,7 +16,14 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_many, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_flavours, m)?)?;
+    m.add_function(wrap_pyfunction!(host_profiles, m)?)?;
     Ok(())
+}
+
+/// The host profiles the simulator knows (SPEC §6.3).
+#[pyfunction]
+fn host_profiles() -> Vec<&'static str> {
+    cellbench_core::host::HostProfile::names()
 }
 
 /// The TCP flavours and the largest socket buffer each accepts, in bytes.

@@ -37,17 +37,8 @@ from cellbench.experiment.lang import (
     render,
 )
 
-#: Host profiles of SPEC §6.3 (crates/cellbench-core/src/host/profile.rs).
-PROFILES = (
-    "sparc-ipc",
-    "pentium-90",
-    "sparc-10",
-    "pentium-100",
-    "power-challenge",
-    "sparc-20",
-    "ultra-1",
-    "alpha-3000",
-)
+#: Host profiles of SPEC §6.3, as the core knows them.
+PROFILES = tuple(_native.host_profiles())
 PHYS = ("oc3c", "oc12c", "taxi100", "taxi140", "e3", "ds3")
 #: TCP flavours of SPEC §6.1 and the largest socket buffer each kernel accepts.
 FLAVOUR_MAX_SOCKBUF = dict(_native.tcp_flavours())
