@@ -451,3 +451,50 @@ def test_bad_trunks(trunk, message):
     text = "testbed { " + trunk + " }\ncluster { }\n"
     with pytest.raises(lang.ExperimentError, match=re.escape(message)):
         model.build(lang.parse(text, "x.netspec"))
+
+
+POLICED_VP = """
+testbed {
+    defaults { profile = sparc-10; phy = oc3c; }
+    host tx { site = lan-a; spacing_us = 19.45; stall = 0; }
+    host rx { site = lan-b; phy = taxi100; }
+    trunk { from = lan-a; to = public; phy = e3; delay_ms = 0.05; }
+    trunk { from = public; to = lan-b; phy = e3; delay_ms = 3.95;
+            upc_t_us = 16.39; upc_tau_us = 101; upc_action = tag; }
+}
+cluster {
+    test t { type = full (blocksize=8K, nbytes=1M); protocol = tcp (window=48K, pacing=$pace);
+             own = tx:5001; peer = rx:5001; }
+    test r { type = sink (blocksize=8K); protocol = tcp (window=48K); own = rx:5001; peer = tx:5001; }
+}
+sweep { pace = [20, 30]; }
+"""
+
+
+def test_spacing_pacing_and_upc_are_data():
+    import cellbench
+
+    exp = model.build(lang.parse(POLICED_VP.replace("$pace", "20"), "vp.netspec"))
+    spec = exp.spec(0, 1, 0)
+    assert spec["hosts"][0]["spacing_us"] == 19.45 and spec["hosts"][0]["stall"] is False
+    assert spec["trunks"][1]["upc"] == {"t_us": 16.39, "tau_us": 101.0, "action": "tag"}
+    assert spec["connections"][0]["pacing_mbps"] == 20.0
+    df = cellbench.run(POLICED_VP).to_pandas().set_index("pace")
+    # Paced below the VP's 23.42 Mb/s nothing is policed. Above it the UPC only
+    # tags (CLP = 1) the excess: no cell is discarded, and the faster pace wins.
+    for pace in (20.0, 30.0):
+        assert df.loc[pace, "cells_policed"] == 0 and df.loc[pace, "cells_lost"] == 0
+    assert df.loc[30.0, "throughput_bps"] > df.loc[20.0, "throughput_bps"] > 10e6
+
+
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ("upc_t_us = 16.39;", "expected both upc_t_us and upc_tau_us for a UPC"),
+        ("upc_t_us = 16.39; upc_tau_us = 101; upc_action = drop;", "expected a UPC action"),
+    ],
+)
+def test_bad_upc(setting, message):
+    text = "testbed { trunk { from = a; to = b; delay_ms = 1; " + setting + " } }\ncluster { }\n"
+    with pytest.raises(lang.ExperimentError, match=re.escape(message)):
+        model.build(lang.parse(text, "x.netspec"))

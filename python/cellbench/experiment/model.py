@@ -54,7 +54,7 @@ TRAFFIC_KEYS = {
 }
 #: NetSpec parameters cellbench knows but does not run yet.
 TRAFFIC_LATER = ("repeats", "buffer")
-PROTOCOL_KEYS = ("window", "sndbuf", "rcvbuf", "nodelay")
+PROTOCOL_KEYS = ("window", "sndbuf", "rcvbuf", "nodelay", "pacing")
 TEST_KEYS = ("type", "protocol", "own", "peer")
 #: NetSpec's application models (tcplib-derived), lower-cased.
 APP_MODELS = {
@@ -149,6 +149,8 @@ class Endpoint:
     peer: HostPort
     start: float = 0.0
     stage: int = 0
+    #: The adapter paces this connection's cells at this rate (Mb/s).
+    pacing_mbps: float | None = None
 
     @property
     def is_sink(self) -> bool:
@@ -170,6 +172,7 @@ class Connection:
     start_s: float
     stage: int
     pos: Pos
+    pacing_mbps: float | None = None
 
     def to_spec(self, tb: tbmod.Testbed) -> dict:
         return {
@@ -185,6 +188,7 @@ class Connection:
             "traffic": self.traffic.to_spec(),
             "receiver_blocksize": self.receiver_blocksize,
             "start_s": self.start_s,
+            "pacing_mbps": self.pacing_mbps,
         }
 
 
@@ -223,6 +227,8 @@ class Experiment:
                     "pdu_gap_us": h.pdu_gap_us,
                     "flavour": h.flavour,
                     "site": h.site,
+                    "spacing_us": h.spacing_us,
+                    "stall": h.stall,
                 }
                 for h in self.hosts
                 if h.name in used
@@ -374,7 +380,7 @@ def _endpoint(b: Block) -> Endpoint:
             raise ExperimentError(where, f"test {name}: found no '{k}', expected '{k} = ...;'")
     traffic = _traffic(got["type"])
     proto = got.get("protocol")
-    pname, window, sndbuf, rcvbuf, nodelay = "tcp", None, None, None, False
+    pname, window, sndbuf, rcvbuf, nodelay, pacing = "tcp", None, None, None, False, None
     ppos = proto.value.pos if proto else b.pos
     if proto is not None:
         v = proto.value
@@ -388,6 +394,10 @@ def _endpoint(b: Block) -> Endpoint:
                 raise expected(a.pos, shown, f"a {call.name}() key: {', '.join(PROTOCOL_KEYS)}")
             if a.key == "nodelay":
                 nodelay = _flag(a.value, "nodelay")
+            elif a.key == "pacing":
+                pacing = float(_number(a.value, "pacing (Mb/s)", lo=0, integer=False))
+                if pacing <= 0:
+                    raise expected(a.value.pos, render(a.value), "a pacing rate > 0 Mb/s")
             else:
                 n = int(_number(a.value, f"{a.key} (bytes)", lo=1, integer=True))
                 window, sndbuf, rcvbuf = (
@@ -413,6 +423,7 @@ def _endpoint(b: Block) -> Endpoint:
         rcvbuf,
         nodelay,
         *addrs,
+        pacing_mbps=pacing,
     )
 
 
@@ -603,6 +614,7 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 start_s=ep.start,
                 stage=ep.stage,
                 pos=ep.pos,
+                pacing_mbps=ep.pacing_mbps,
             )
         )
     for ep in ordered:

@@ -56,6 +56,10 @@ class HostSpec:
     flavour: str = "sunos411"
     #: The site (one switch) the host hangs off; sites are joined by trunks.
     site: str = "lan"
+    #: Adapter cell-level spacing: one cell every this many µs (None: back to back).
+    spacing_us: float | None = None
+    #: With spacing, the SBus adapter's stall at each 1 KB host buffer.
+    stall: bool = True
 
 
 @dataclass
@@ -172,8 +176,8 @@ def _unknown(s: Setting, where: str, keys) -> ExperimentError:
     return expected(s.pos, f"key '{s.key}'", f"a {where} key: {', '.join(keys)}")
 
 
-HOST_KEYS = ("profile", "phy", "distance_m", "pdu_gap_us", "flavour", "site")
-TRUNK_KEYS = ("from", "to", "phy", "delay_ms")
+HOST_KEYS = ("profile", "phy", "distance_m", "pdu_gap_us", "flavour", "site", "spacing_us", "stall")
+TRUNK_KEYS = ("from", "to", "phy", "delay_ms", "upc_t_us", "upc_tau_us", "upc_action")
 
 
 def _site(s: Setting) -> str:
@@ -187,6 +191,7 @@ def _trunk(block: Block) -> dict:
     """``trunk { from = west; to = east; phy = oc3c; delay_ms = 4.4; }``: a link
     between two sites' switches (an output port each way)."""
     t: dict = {"phy": "oc3c"}
+    upc: dict = {}
     for s in block.settings():
         if s.key in ("from", "to"):
             t[s.key] = _site(s)
@@ -194,8 +199,21 @@ def _trunk(block: Block) -> dict:
             t["phy"] = _choice(s, "a physical layer", PHYS)
         elif s.key == "delay_ms":
             t["delay_ms"] = float(_number(s, "the one-way delay in ms", 0, 1e6, integer=False))
+        elif s.key in ("upc_t_us", "upc_tau_us"):
+            what = (
+                "the UPC's GCRA increment T in µs"
+                if s.key == "upc_t_us"
+                else "its tolerance τ in µs"
+            )
+            upc[s.key[4:]] = float(_number(s, what, 0, 1e9, integer=False))
+        elif s.key == "upc_action":
+            upc["action"] = _choice(s, "a UPC action", ("discard", "tag"))
         else:
             raise _unknown(s, "trunk", TRUNK_KEYS)
+    if upc:
+        if "t_us" not in upc or "tau_us" not in upc:
+            raise expected(block.pos, "trunk { }", "both upc_t_us and upc_tau_us for a UPC")
+        t["upc"] = upc
     for key in ("from", "to", "delay_ms"):
         if key not in t:
             raise expected(block.pos, "trunk { }", f"a trunk with {key} = ...")
@@ -218,6 +236,10 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
             h.flavour = _choice(s, "a TCP flavour", tuple(FLAVOUR_MAX_SOCKBUF))
         elif s.key == "site":
             h.site = _site(s)
+        elif s.key == "spacing_us":
+            h.spacing_us = float(_number(s, "the adapter's cell spacing in µs", 0.1, 1e6, False))
+        elif s.key == "stall":
+            h.stall = bool(_number(s, "stall (0 or 1)", 0, 1))
         else:
             raise _unknown(s, "host", HOST_KEYS)
     return h
