@@ -445,6 +445,15 @@ def test_testbed_sites_and_trunks_reach_the_simulator():
         ("trunk { from = a; to = b; colour = 1; }", "found key 'colour', expected a trunk key"),
         ("trunk { from = a; to = a; delay_ms = 1; }", "found trunk from a to itself"),
         ("trunk { from = a; delay_ms = 1; }", "expected a trunk with to = ..."),
+        (
+            "trunk { from = a; to = b; delay_ms = 1; upc_t_us = 16.39; }",
+            "expected both upc_t_us and upc_tau_us for a UPC",
+        ),
+        (
+            "trunk { from = a; to = b; delay_ms = 1; upc_t_us = 16.39; upc_tau_us = 101; "
+            "upc_action = drop; }",
+            "expected a UPC action",
+        ),
     ],
 )
 def test_bad_trunks(trunk, message):
@@ -485,16 +494,3 @@ def test_spacing_pacing_and_upc_are_data():
     for pace in (20.0, 30.0):
         assert df.loc[pace, "cells_policed"] == 0 and df.loc[pace, "cells_lost"] == 0
     assert df.loc[30.0, "throughput_bps"] > df.loc[20.0, "throughput_bps"] > 10e6
-
-
-@pytest.mark.parametrize(
-    "setting, message",
-    [
-        ("upc_t_us = 16.39;", "expected both upc_t_us and upc_tau_us for a UPC"),
-        ("upc_t_us = 16.39; upc_tau_us = 101; upc_action = drop;", "expected a UPC action"),
-    ],
-)
-def test_bad_upc(setting, message):
-    text = "testbed { trunk { from = a; to = b; delay_ms = 1; " + setting + " } }\ncluster { }\n"
-    with pytest.raises(lang.ExperimentError, match=re.escape(message)):
-        model.build(lang.parse(text, "x.netspec"))
