@@ -93,3 +93,32 @@ def test_bad_input():
     r = cli("wan-window", "--replications", "0")
     assert r.returncode == 2 and "--replications must be >= 1" in r.stderr
     assert r.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda s: s["hosts"][0].update(spacing_us=1.0), "at least the line's cell time"),
+        (
+            lambda s: s["hosts"][0].update(spacing_us=-5),
+            "spacing -5 µs: must be a finite number > 0",
+        ),
+        (lambda s: s["trunks"][0].update(upc={"t_us": 16.39, "tau_us": -1}), "UPC tau -1 µs"),
+        (
+            lambda s: s["connections"][0].update(pacing_mbps=500),
+            "pacing 500 Mb/s: must be > 0 and at most the adapter's cell rate, 149.76 Mb/s",
+        ),
+        (lambda s: s["trunks"][0].update(delay_ms=-3), "delay -3 ms: must be a finite number >= 0"),
+    ],
+)
+def test_wan_bad_values_name_the_value(edit, message):
+    from cellbench import _native
+
+    spec = {
+        "hosts": [{"name": "a", "site": "x", "phy": "oc3c"}, {"name": "b", "site": "y"}],
+        "trunks": [{"from": "x", "to": "y", "phy": "e3", "delay_ms": 1}],
+        "connections": [{"transmitter": "a", "receiver": "b", "traffic": {"type": "full"}}],
+    }
+    edit(spec)
+    with pytest.raises(ValueError, match=message):
+        _native.simulate(spec)

@@ -64,8 +64,8 @@ pub struct TrunkSpec {
 
 impl UpcSpec {
     fn contract(&self, what: &str) -> Result<Contract, ScenarioError> {
-        let t = seconds(&format!("{what}: UPC T"), self.t_us / 1e6, true)?;
-        let tau = seconds(&format!("{what}: UPC tau"), self.tau_us / 1e6, false)?;
+        let t = time_in(&format!("{what}: UPC T"), self.t_us, 1e6, "µs", true)?;
+        let tau = time_in(&format!("{what}: UPC tau"), self.tau_us, 1e6, "µs", false)?;
         let pcr = CellRate::from_interval(t).map_err(|e| err(format!("{what}: {e}")))?;
         Ok(Contract::Cbr { pcr, cdvt: tau })
     }
@@ -379,13 +379,26 @@ fn err(msg: String) -> ScenarioError {
 
 /// A time in seconds from the user: finite and >= 0 (or > 0 when `positive`).
 fn seconds(what: &str, v: f64, positive: bool) -> Result<SimTime, ScenarioError> {
-    if !v.is_finite() || v < 0.0 || (positive && v == 0.0) || v > 1e6 {
+    time_in(what, v, 1.0, "s", positive)
+}
+
+/// A time the user gave in `unit` (`per_second` of them make a second), checked
+/// finite and >= 0 (> 0 when `positive`), at most 10^6 s; errors speak its unit.
+fn time_in(
+    what: &str,
+    v: f64,
+    per_second: f64,
+    unit: &str,
+    positive: bool,
+) -> Result<SimTime, ScenarioError> {
+    let secs = v / per_second;
+    if !v.is_finite() || v < 0.0 || (positive && v == 0.0) || secs > 1e6 {
         let want = if positive { "> 0" } else { ">= 0" };
         return Err(err(format!(
-            "{what} {v}: must be a finite number of seconds {want} (at most 1e6)"
+            "{what} {v} {unit}: must be a finite number {want}"
         )));
     }
-    Ok(SimTime::from_secs_f64(v))
+    Ok(SimTime::from_secs_f64(secs))
 }
 
 impl RunSpec {
@@ -445,16 +458,18 @@ impl RunSpec {
                 )));
             }
             let delay = SimTime((h.distance_m * FIBRE_PS_PER_M as f64).round() as u64);
-            let gap = seconds(
+            let gap = time_in(
                 &format!("host {:?}: PDU gap", h.name),
-                h.pdu_gap_us / 1e6,
+                h.pdu_gap_us,
+                1e6,
+                "µs",
                 false,
             )?;
             let tx = match h.spacing_us {
                 None => TxSpacing::None,
                 Some(us) => {
                     let requested =
-                        seconds(&format!("host {:?}: spacing", h.name), us / 1e6, true)?;
+                        time_in(&format!("host {:?}: spacing", h.name), us, 1e6, "µs", true)?;
                     // The adapter's clock counts cell slots and its 0.492 µs idle
                     // units from the unframed cell time (so 27 units give the
                     // published 16.01 µs); the framer only jitters cells by a slot.
@@ -544,9 +559,16 @@ impl RunSpec {
                 });
             }
             if let Some(mbps) = c.pacing_mbps {
-                let rate = (mbps.is_finite() && mbps > 0.0 && mbps <= 1e5)
+                // At most what the transmitter's adapter puts on its link.
+                let link = adapters[src].rate.mbps();
+                let rate = (mbps.is_finite() && mbps > 0.0 && mbps <= link)
                     .then(|| BitRate((mbps * 1e6).round() as u64))
-                    .ok_or_else(|| err(format!("{what}: pacing {mbps} Mb/s: must be > 0")))?;
+                    .ok_or_else(|| {
+                        err(format!(
+                            "{what}: pacing {mbps} Mb/s: must be > 0 and at most the adapter's \
+                             cell rate, {link} Mb/s"
+                        ))
+                    })?;
                 pacing.push(VcPacing::at_rate(fwd, rate).map_err(|e| err(format!("{what}: {e}")))?);
             }
             let (blocksize, limit, pace) = match c.traffic {
@@ -663,7 +685,7 @@ impl RunSpec {
             }
             let phy: Phy = t.phy.parse().map_err(|e| err(format!("{what}: {e}")))?;
             let rate = phy.cell_rate(Framing::Modelled);
-            let delay = seconds(&format!("{what}: delay"), t.delay_ms / 1e3, false)?;
+            let delay = time_in(&format!("{what}: delay"), t.delay_ms, 1e3, "ms", false)?;
             if let Some(u) = &t.upc {
                 policers.push(PolicerSpec {
                     port: ports.len(),
