@@ -7,7 +7,7 @@ use super::net::{
     AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PolicerSpec, PortSpec, Topology,
     TxSpacing, VcPacing,
 };
-use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN};
+use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN, MACHINE_ROOM_DELAY, SBUS_PDU_GAP};
 use super::world::{run, Protocol, RunResult, Scenario, ScenarioError, TransferSpec};
 use crate::atm::gcra::{Action, CellRate, Contract};
 use crate::atm::phy::{Framing, Phy};
@@ -352,10 +352,11 @@ fn taxi100() -> String {
     "taxi100".into()
 }
 fn machine_room() -> f64 {
-    20.0
+    // The lan-buffers testbed's fibre, in metres.
+    (MACHINE_ROOM_DELAY.0 / FIBRE_PS_PER_M) as f64
 }
 fn sbus_gap() -> f64 {
-    52.0
+    SBUS_PDU_GAP.as_us_f64()
 }
 fn sunos411() -> String {
     "sunos411".into()

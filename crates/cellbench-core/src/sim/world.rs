@@ -11,8 +11,8 @@
 use super::clock::{Clock, FlatOut};
 use super::event::EventQueue;
 use super::net::{
-    CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, PolicerCounters, PortCounters,
-    Topology,
+    aal5_cells, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, PolicerCounters,
+    PortCounters, Topology,
 };
 use super::rng;
 use crate::host::dist::Dist;
@@ -645,7 +645,7 @@ impl World {
                 let packet = self.segs[token].1;
                 self.free_tokens.push(token);
                 let ip_len = packet.ip_len();
-                let cells = cells_for(ip_len + self.eps[ep].encap_header);
+                let cells = aal5_cells(ip_len + self.eps[ep].encap_header);
                 match packet {
                     Packet::Tcp(seg) => {
                         let cost = self.hosts[h].profile.receive_cost(seg.len, ip_len, cells);
@@ -820,7 +820,7 @@ impl World {
                     for (i, &ip_len) in frags.iter().enumerate() {
                         // The checksum pass covers the datagram's data once.
                         let sum = if i == 0 { len } else { 0 };
-                        let cells = cells_for(ip_len + self.eps[ep].encap_header);
+                        let cells = aal5_cells(ip_len + self.eps[ep].encap_header);
                         let cost = self.hosts[h].profile.send_cost(sum, ip_len, cells);
                         *t += self.scaled(cost);
                         self.emit(
@@ -893,7 +893,7 @@ impl World {
             let ip_len = seg.ip_len();
             let cost = self.hosts[h]
                 .profile
-                .send_cost(seg.len, ip_len, cells_for(ip_len + encap));
+                .send_cost(seg.len, ip_len, aal5_cells(ip_len + encap));
             *t += self.scaled(cost);
             if let Some(trace) = &mut self.trace {
                 let e = &self.eps[ep];
@@ -976,11 +976,6 @@ impl World {
             trace: self.trace.take().unwrap_or_default(),
         }
     }
-}
-
-/// Cells of the AAL5 PDU carrying `payload` bytes.
-fn cells_for(payload: u32) -> u32 {
-    (payload + 8).div_ceil(48)
 }
 
 /// Used by reports: why a segment was sent, for a whole trace.

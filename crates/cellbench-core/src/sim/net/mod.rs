@@ -113,15 +113,10 @@ pub struct Delivery {
     pub token: u64,
 }
 
-/// Bytes of the AAL5 CPCS-PDU trailer.
-const AAL5_TRAILER: u64 = 8;
-/// Payload bytes per cell.
-const CELL_PAYLOAD: u64 = 48;
-
 /// Cells of an AAL5 CPCS-PDU carrying `payload_len` bytes (payload + 8-byte
-/// trailer, padded to 48). Local until `wire::aal5` offers the same count.
+/// trailer, padded to 48): the wire layer's count.
 pub fn aal5_cells(payload_len: u32) -> u32 {
-    (payload_len as u64 + AAL5_TRAILER).div_ceil(CELL_PAYLOAD) as u32
+    crate::wire::aal5::cells_for(payload_len as usize) as u32
 }
 
 /// The whole network: one adapter per host, the switch output ports, the
