@@ -19,7 +19,9 @@ pub enum Flavour {
     /// delayed-ACK timer, RFC 6928 initial window.
     Modern,
     /// DEC OSF/1, as on the MAGIC testbed's Alphas: `reno` with the RFC 1323
-    /// extensions (window scaling, timestamps) for windows beyond 64 KB.
+    /// extensions (window scaling, timestamps) for windows beyond 64 KB; its
+    /// tcp_mss leaves room for the timestamp option so that segments still
+    /// carry whole mbuf clusters of data.
     Osf1,
 }
 
@@ -58,6 +60,9 @@ impl Flavour {
             rtt_unit: SLOW_TICK,
             idle_restart: false,
             initial_window_rfc6928: false,
+            // SunOS 4.1.x keeps MSS = MTU − 40 (9148 on Fore IP, as the LAN study saw).
+            mss_cluster: None,
+            tstamp_within_mtu: false,
         };
         // 4.3BSD-Reno tcp_input/tcp_output as kept in 4.4BSD-Lite.
         let reno = Policy {
@@ -70,6 +75,9 @@ impl Flavour {
             ca_increment_eighth: true,
             // tcp_output: idle for an RTO with nothing outstanding → slow start.
             idle_restart: true,
+            // tcp_mss: an MSS above MCLBYTES (2048 on 4.4BSD) is rounded down to
+            // a multiple of it "to utilize large mbufs": MTU 9180 gives 8192.
+            mss_cluster: Some(2048),
             ..sunos411
         };
         match self {
@@ -83,6 +91,7 @@ impl Flavour {
                 max_sockbuf: 1 << 20,
                 window_scaling: true,
                 timestamps: true,
+                tstamp_within_mtu: true,
                 ..reno
             },
             Flavour::Modern => Policy {
@@ -97,6 +106,8 @@ impl Flavour {
                 timestamps: true,
                 rtt_unit: SimTime::from_ms(1),
                 initial_window_rfc6928: true,
+                // Linux: MSS = MTU − 40, no rounding.
+                mss_cluster: None,
                 ..reno
             },
         }
@@ -211,6 +222,23 @@ pub struct Policy {
     pub idle_restart: bool,
     /// Initial window min(10 MSS, max(2 MSS, 14600)) (RFC 6928) instead of 1 MSS.
     pub initial_window_rfc6928: bool,
+    /// MCLBYTES, when tcp_mss rounds an MSS larger than one mbuf cluster down
+    /// to a whole number of clusters (4.3BSD-Reno, 4.4BSD and OSF/1 do).
+    pub mss_cluster: Option<u32>,
+    /// OSF/1's tcp_mss: with RFC 1323 on, the MSS grows by the 12-byte
+    /// timestamp option when the MTU has room, so that data segments stay a
+    /// whole number of clusters (otherwise the option eats 12 bytes of each).
+    pub tstamp_within_mtu: bool,
+}
+
+impl Policy {
+    /// The MSS this kernel derives from an interface's MTU − 40.
+    pub fn interface_mss(&self, mtu_mss: u32) -> u32 {
+        match self.mss_cluster {
+            Some(cl) if mtu_mss > cl => mtu_mss / cl * cl,
+            _ => mtu_mss,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -259,8 +287,22 @@ mod test {
                 max_sockbuf: 1 << 20,
                 window_scaling: true,
                 timestamps: true,
+                tstamp_within_mtu: true,
                 ..r
             }
         );
+    }
+
+    #[test]
+    fn bsd_kernels_round_a_large_mss_to_whole_clusters() {
+        // Classical IP's MTU 9180: 9140 → 8192 on the 4.4BSD line, kept by SunOS and Linux.
+        for f in [Flavour::Reno, Flavour::Rfc1122, Flavour::Osf1] {
+            assert_eq!(f.policy().interface_mss(9140), 8192, "{f}");
+            assert_eq!(f.policy().interface_mss(1460), 1460, "{f}: under a cluster");
+            assert_eq!(f.policy().interface_mss(2048), 2048, "{f}: one cluster");
+        }
+        for f in [Flavour::Sunos411, Flavour::Modern] {
+            assert_eq!(f.policy().interface_mss(9148), 9148, "{f}");
+        }
     }
 }

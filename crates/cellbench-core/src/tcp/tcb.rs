@@ -118,6 +118,8 @@ pub struct Tcb {
     pub t_maxseg: u32,
     /// MSS our interface allows (offered in our SYN).
     pub if_mss: u32,
+    /// The interface MTU less 40, before any rounding.
+    mtu_mss: u32,
     pub nodelay: bool,
 
     pub snd: SockBuf,
@@ -195,8 +197,10 @@ pub struct Tcb {
 }
 
 impl Tcb {
-    pub fn new(flavour: Flavour, if_mss: u32, sndbuf: u32, rcvbuf: u32, iss: Seq) -> Tcb {
+    /// `mtu_mss` is the interface MTU less 40; the flavour's tcp_mss may round it.
+    pub fn new(flavour: Flavour, mtu_mss: u32, sndbuf: u32, rcvbuf: u32, iss: Seq) -> Tcb {
         let policy = flavour.policy();
+        let if_mss = policy.interface_mss(mtu_mss);
         // tcp_newtcpcb/tcp_connect: the least shift whose window covers the buffer.
         let mut request_r_scale = 0;
         if policy.window_scaling {
@@ -216,6 +220,7 @@ impl Tcb {
             // Until the peer's MSS is known: tcp_mss's default.
             t_maxseg: 512.min(if_mss),
             if_mss,
+            mtu_mss,
             nodelay: false,
             snd: SockBuf::new(sndbuf),
             rcv: SockBuf::new(rcvbuf),
@@ -860,7 +865,8 @@ impl Tcb {
         // (never under 32 bytes: 4.4BSD's sanity bound), less the timestamp
         // option every segment will carry.
         let mut mss = offered.unwrap_or(536).min(self.if_mss).max(32);
-        if self.ts_ok {
+        let option_fits = mss + TCPOLEN_TSTAMP_APPA <= self.mtu_mss;
+        if self.ts_ok && !(self.policy.tstamp_within_mtu && option_fits) {
             mss -= TCPOLEN_TSTAMP_APPA;
         }
         self.t_maxseg = mss;

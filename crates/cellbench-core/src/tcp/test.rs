@@ -729,3 +729,35 @@ fn every_flavour_recovers_from_any_loss_pattern() {
         }
     }
 }
+
+/// Connect two control blocks of one flavour over interfaces of `mtu_mss`.
+fn handshake(f: Flavour, mtu_mss: u32) -> (Tcb, Tcb) {
+    let mut a = Tcb::new(f, mtu_mss, 65_536, 65_536, Seq(1000));
+    let mut b = Tcb::new(f, mtu_mss, 65_536, 65_536, Seq(5000));
+    let mut out = Vec::new();
+    b.listen();
+    a.connect(&mut out);
+    b.input(&out.pop().unwrap(), &mut out);
+    a.input(&out.pop().unwrap(), &mut out);
+    b.input(&out.pop().unwrap(), &mut out);
+    (a, b)
+}
+
+#[test]
+fn segment_data_size_follows_each_kernels_tcp_mss() {
+    // Classical IP (MTU 9180): 4.4BSD rounds 9140 to whole 2 KB clusters; OSF/1
+    // also keeps the timestamp option out of the data, so segments carry 8 KB;
+    // a modern stack pays the option out of MTU − 40.
+    for (f, data) in [
+        (Flavour::Sunos411, 9140),
+        (Flavour::Reno, 8192),
+        (Flavour::Osf1, 8192),
+        (Flavour::Modern, 9140 - 12),
+    ] {
+        let (a, b) = handshake(f, 9140);
+        assert_eq!((a.t_maxseg, b.t_maxseg), (data, data), "{f}");
+    }
+    // An MTU with no room for the option beside whole clusters: OSF/1 pays it too.
+    let (a, _) = handshake(Flavour::Osf1, 8192);
+    assert_eq!(a.t_maxseg, 8192 - 12);
+}
