@@ -8,18 +8,15 @@ pub const CLUSTER: u32 = 4096;
 /// The smaller unit sosend falls back to.
 pub const SMALL_UNIT: u32 = 1024;
 
-/// 4.4BSD's mbuf cluster (MCLBYTES) and default send low-water mark.
-pub const BSD_CLUSTER: u32 = 2048;
-
 /// Which kernel's sosend moves user data into the send buffer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum AppendRule {
     /// SunOS 4.1.1: 4 KB clusters, else whole 1 KB pieces (see [`sunos_append`]).
     SunOs,
-    /// 4.4BSD: block while the free space is below the low-water mark
-    /// (2048, or the buffer if smaller) and the write does not fit; then one
-    /// cluster (or what fits) per tcp_output call.
-    Bsd44,
+    /// 4.4BSD: block while the free space is below the low-water mark (one
+    /// mbuf cluster, or the buffer if smaller) and the write does not fit; then
+    /// one cluster (or what fits) per tcp_output call. Carries MCLBYTES.
+    Bsd44 { mclbytes: u32 },
 }
 
 impl AppendRule {
@@ -29,12 +26,12 @@ impl AppendRule {
     pub fn next(self, hiwat: u32, space: u32, resid: u32) -> Option<u32> {
         match self {
             AppendRule::SunOs => sunos_append(space, resid),
-            AppendRule::Bsd44 => {
-                let lowat = BSD_CLUSTER.min(hiwat);
+            AppendRule::Bsd44 { mclbytes } => {
+                let lowat = mclbytes.min(hiwat);
                 if resid == 0 || (space < resid && space < lowat) {
                     return None;
                 }
-                Some(space.min(resid).min(BSD_CLUSTER))
+                Some(space.min(resid).min(mclbytes))
             }
         }
     }
@@ -77,8 +74,11 @@ mod test {
 
     #[test]
     fn bsd_appends_a_cluster_at_a_time_above_the_low_water_mark() {
-        let bsd = AppendRule::Bsd44;
+        let bsd = AppendRule::Bsd44 { mclbytes: 2048 };
         assert_eq!(bsd.next(65536, 65536, 8192), Some(2048));
+        let alpha = AppendRule::Bsd44 { mclbytes: 8192 };
+        assert_eq!(alpha.next(65536, 65536, 65536), Some(8192));
+        assert_eq!(alpha.next(65536, 6000, 65536), None);
         assert_eq!(bsd.next(65536, 1500, 8192), None); // below the low-water mark
         assert_eq!(bsd.next(65536, 1500, 1000), Some(1000)); // the write fits
                                                              // A buffer smaller than a cluster: the low-water mark is the buffer.

@@ -735,7 +735,9 @@ impl World {
             // The socket layer goes with the kernel: SunOS's for sunos411, 4.4BSD's otherwise.
             append: match self.eps[ep].tcb.flavour {
                 Flavour::Sunos411 => AppendRule::SunOs,
-                _ => AppendRule::Bsd44,
+                _ => AppendRule::Bsd44 {
+                    mclbytes: self.eps[ep].tcb.policy().mclbytes,
+                },
             },
         };
         if self.eps[ep].udp.is_some() {

@@ -60,8 +60,10 @@ impl Flavour {
             rtt_unit: SLOW_TICK,
             idle_restart: false,
             initial_window_rfc6928: false,
-            // SunOS 4.1.x keeps MSS = MTU − 40 (9148 on Fore IP, as the LAN study saw).
-            mss_cluster: None,
+            // SunOS 4.1.x keeps MSS = MTU − 40 (9148 on Fore IP, as the LAN
+            // study saw); its socket layer has its own append rule.
+            mclbytes: 4096,
+            mss_in_clusters: false,
             tstamp_within_mtu: false,
         };
         // 4.3BSD-Reno tcp_input/tcp_output as kept in 4.4BSD-Lite.
@@ -77,7 +79,8 @@ impl Flavour {
             idle_restart: true,
             // tcp_mss: an MSS above MCLBYTES (2048 on 4.4BSD) is rounded down to
             // a multiple of it "to utilize large mbufs": MTU 9180 gives 8192.
-            mss_cluster: Some(2048),
+            mclbytes: 2048,
+            mss_in_clusters: true,
             ..sunos411
         };
         match self {
@@ -92,6 +95,10 @@ impl Flavour {
                 window_scaling: true,
                 timestamps: true,
                 tstamp_within_mtu: true,
+                // The Alpha port's mbuf cluster is its 8 KB page (an assumption:
+                // MCLBYTES may not exceed the page size, and 8 KB clusters keep
+                // sosend's appends whole segments).
+                mclbytes: 8192,
                 ..reno
             },
             Flavour::Modern => Policy {
@@ -107,7 +114,7 @@ impl Flavour {
                 rtt_unit: SimTime::from_ms(1),
                 initial_window_rfc6928: true,
                 // Linux: MSS = MTU − 40, no rounding.
-                mss_cluster: None,
+                mss_in_clusters: false,
                 ..reno
             },
         }
@@ -222,9 +229,12 @@ pub struct Policy {
     pub idle_restart: bool,
     /// Initial window min(10 MSS, max(2 MSS, 14600)) (RFC 6928) instead of 1 MSS.
     pub initial_window_rfc6928: bool,
-    /// MCLBYTES, when tcp_mss rounds an MSS larger than one mbuf cluster down
-    /// to a whole number of clusters (4.3BSD-Reno, 4.4BSD and OSF/1 do).
-    pub mss_cluster: Option<u32>,
+    /// The mbuf cluster (MCLBYTES): the unit sosend appends in and its
+    /// low-water mark (the BSD socket layer).
+    pub mclbytes: u32,
+    /// tcp_mss rounds an MSS larger than one cluster down to a whole number of
+    /// clusters (4.3BSD-Reno, 4.4BSD and OSF/1 do).
+    pub mss_in_clusters: bool,
     /// OSF/1's tcp_mss: with RFC 1323 on, the MSS grows by the 12-byte
     /// timestamp option when the MTU has room, so that data segments stay a
     /// whole number of clusters (otherwise the option eats 12 bytes of each).
@@ -234,9 +244,11 @@ pub struct Policy {
 impl Policy {
     /// The MSS this kernel derives from an interface's MTU − 40.
     pub fn interface_mss(&self, mtu_mss: u32) -> u32 {
-        match self.mss_cluster {
-            Some(cl) if mtu_mss > cl => mtu_mss / cl * cl,
-            _ => mtu_mss,
+        let cl = self.mclbytes;
+        if self.mss_in_clusters && mtu_mss > cl {
+            mtu_mss / cl * cl
+        } else {
+            mtu_mss
         }
     }
 }
@@ -288,6 +300,7 @@ mod test {
                 window_scaling: true,
                 timestamps: true,
                 tstamp_within_mtu: true,
+                mclbytes: 8192,
                 ..r
             }
         );
