@@ -102,16 +102,55 @@ def test_known_deviations(grid: pd.DataFrame, key: tuple[int, int]) -> None:
 def test_lockstep_rate_is_what_the_mechanism_releases_per_tick(key: tuple[int, int]) -> None:
     """In the lock-step, throughput = data released per 200 ms timer tick."""
     snd, rcv = key
-    [run] = cellbench._native.lan_buffers(
-        snd, rcv, replications=1, seed=1, trace=True, nbytes=8 << 20
-    )
+    spec = cellbench._native.lan_buffers_spec(snd, rcv, seed=1, trace=True, nbytes=8 << 20)
+    [run] = cellbench._native.simulate(spec)["connections"]
     assert run["lockstep"]
-    assert run["cycle_pattern"][0] == "B 0 [delack-timer]"
-    assert abs(run["cycle_period_s"] - 0.200) < 0.001
+    cycle = run["lockstep_cycle"]
+    assert cycle["pattern"][0] == "B 0 [delack-timer]"
+    assert abs(cycle["period_s"] - 0.200) < 0.001
     measured = run["throughput_bps"]
-    assert abs(measured - run["cycle_predicted_bps"]) / run["cycle_predicted_bps"] < 0.05
+    assert abs(measured - cycle["predicted_bps"]) / cycle["predicted_bps"] < 0.05
     # The sender's held-back data goes only when the timer ACK comes: the circular wait.
     assert run["circular_wait_seconds"] > 0.8 * run["sender_seconds"]
+
+
+def test_traced_runs_are_the_studys_runs() -> None:
+    """--trace runs the study's spec on the simulator directly; the numbers are the
+    untraced study's (the experiment file), and the evidence is there only where it locks."""
+    options = dict(send_buffers=[16384, 52428], recv_buffers=[24576], replications=2, seed=3)
+    plain = lan_buffers.run(nbytes=2 << 20, workers=1, **options)
+    traced = lan_buffers.run(nbytes=2 << 20, workers=2, trace=True, **options)
+    keys = ["send_buffer", "recv_buffer", "replication", "bytes", "lockstep"]
+    assert plain[keys].to_numpy().tolist() == traced[keys].to_numpy().tolist()
+    assert plain.throughput_mbit_ttcp.tolist() == traced.throughput_mbit_ttcp.tolist()
+    assert plain.events.tolist() == traced.events.tolist()
+    for row in traced.itertuples():
+        assert row.trace and row.trace[0].startswith("0.")
+        if row.lockstep:
+            assert row.cycle_pattern[0] == "B 0 [delack-timer]" and row.cycle_repeats > 1
+        else:
+            assert row.cycle_pattern is None and pd.isna(row.cycle_period_s)
+    # A stored traced run keeps the same evidence in its cycle_* columns.
+    stored = cellbench.run(
+        lan_buffers.EXPERIMENT,
+        snd=16384,
+        rcv=24576,
+        nbytes=2 << 20,
+        replications=1,
+        seed=3,
+        trace=True,
+    ).to_pandas()
+    assert stored.cycle_pattern[0] == " -> ".join(traced.cycle_pattern[0])
+    assert stored.cycle_period_s[0] == traced.cycle_period_s[0]
+
+
+def test_the_study_spec_refuses_what_the_simulator_refuses() -> None:
+    with pytest.raises(ValueError, match="send buffer 60000 bytes is out of range"):
+        cellbench._native.lan_buffers_spec(60000, 16384)
+    with pytest.raises(ValueError, match='unknown TCP flavour "vegas"'):
+        cellbench._native.lan_buffers_spec(16384, 16384, flavour="vegas")
+    with pytest.raises(ValueError, match="buffer_cells 0"):
+        cellbench._native.lan_buffers_spec(16384, 16384, port_buffer_cells=0)
 
 
 def test_three_mss_send_buffer_prevents_the_lockstep() -> None:

@@ -57,15 +57,13 @@ def calc_window_model(
 ) -> list[tuple[str, int, float, str]]: ...
 
 # --- simulator (crates/cellbench-py/src/sim.rs) ---
-def lan_buffers(
+def lan_buffers_spec(
     send_buffer: int,
     recv_buffer: int,
     *,
-    replications: int = 1,
     seed: int = 1,
-    first_replication: int = 0,
+    replication: int = 0,
     trace: bool = False,
-    workers: int = 0,
     buflen: int = 8192,
     nbytes: int = 33554432,
     profile: str = "sparc-ipc",
@@ -73,7 +71,7 @@ def lan_buffers(
     mtu: int = 9188,
     flavour: str = "sunos411",
     port_buffer_cells: int = 256,
-) -> list[dict[str, Any]]: ...
+) -> dict[str, Any]: ...
 def simulate(spec: dict[str, Any] | str) -> dict[str, Any]: ...
 def simulate_many(
     specs: list[dict[str, Any] | str], *, workers: int = 0

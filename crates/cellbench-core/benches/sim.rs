@@ -6,18 +6,18 @@
 //! Run: `cargo bench -p cellbench-core --bench sim`. Prints wall time per
 //! transfer and events per second; ratios side by side.
 
-use cellbench_core::sim::net::Fidelity;
 use cellbench_core::sim::testbeds::LanBuffers;
 use cellbench_core::sim::world::run;
 use std::time::Instant;
 
-fn time_transfer(study: &LanBuffers, fidelity: Fidelity, reps: u32) -> (f64, u64, f64) {
+fn time_transfer(study: &LanBuffers, per_cell: bool, reps: u32) -> (f64, u64, f64) {
     let mut events = 0;
     let mut mbit = 0.0;
     let start = Instant::now();
     for rep in 0..reps {
-        let mut s = study.scenario(1, rep, false).expect("valid");
-        s.fidelity = fidelity;
+        let mut spec = study.spec(1, rep, false);
+        spec.per_cell = per_cell;
+        let s = spec.scenario().expect("valid");
         let r = run(&s).expect("runs");
         events += r.events;
         mbit += r.transfers[0].mbit_ttcp();
@@ -44,11 +44,8 @@ fn main() {
     );
     for (name, study) in &cases {
         let mut train_wall = 0.0;
-        for (mode, fidelity, reps) in [
-            ("train", Fidelity::Train, 5),
-            ("per-cell", Fidelity::PerCell, 5),
-        ] {
-            let (wall, events, mbit) = time_transfer(study, fidelity, reps);
+        for (mode, per_cell, reps) in [("train", false, 5), ("per-cell", true, 5)] {
+            let (wall, events, mbit) = time_transfer(study, per_cell, reps);
             let ratio = if mode == "train" {
                 train_wall = wall;
                 String::new()

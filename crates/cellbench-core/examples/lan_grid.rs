@@ -40,7 +40,7 @@ fn main() {
             rcvbuf: sizes[cfg % 10],
             ..LanBuffers::default()
         };
-        let mut sc = study.scenario(seed, rep as u32, false).unwrap();
+        let mut sc = study.spec(seed, rep as u32, false).scenario().unwrap();
         for h in sc.hosts.iter_mut() {
             let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
             if let Some(v) = env("CB_COPY") {

@@ -15,7 +15,7 @@ fn main() {
         rcvbuf: rcv,
         ..LanBuffers::default()
     };
-    let s = study.scenario(seed, 0, true).unwrap();
+    let s = study.spec(seed, 0, true).scenario().unwrap();
     let t0 = std::time::Instant::now();
     let r = run(&s).unwrap();
     let wall = t0.elapsed();

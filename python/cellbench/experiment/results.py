@@ -87,6 +87,21 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("cycle_predicted_bps", "float64"),
     ("cycle_pattern", "string"),
 ]
+
+
+def cycle_columns(connection: dict) -> dict:
+    """A simulated connection's lock-step evidence (its ``lockstep_cycle``, kept with a
+    trace) as flat ``cycle_*`` values; None where the trace shows no timer-paced cycle."""
+    cycle = connection.get("lockstep_cycle") or {}
+    return {
+        "cycle_bytes_per_tick": cycle.get("bytes_per_tick"),
+        "cycle_period_s": cycle.get("period_s"),
+        "cycle_predicted_bps": cycle.get("predicted_bps"),
+        "cycle_pattern": cycle.get("pattern"),
+        "cycle_repeats": cycle.get("pattern_repeats"),
+    }
+
+
 PORT_COLUMNS = [
     ("run", "int64"),
     ("point", "int64"),

@@ -164,9 +164,10 @@ def _rows(plan: Plan, task: Task, stages: list[dict]) -> tuple[list[dict], list[
                 "events": out.get("events"),
                 "sim_seconds": out.get("sim_seconds"),
             }
+            measures = {**r, **results.cycle_columns(r)}
             for name, _ in results.ROW_COLUMNS:
-                if name not in row and name in r:
-                    row[name] = r[name]
+                if name not in row and name in measures:
+                    row[name] = measures[name]
             if isinstance(row.get("cycle_pattern"), list):
                 row["cycle_pattern"] = " -> ".join(row["cycle_pattern"])
             for k, v in params.items():

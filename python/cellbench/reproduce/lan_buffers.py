@@ -14,6 +14,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from cellbench import _native
+from cellbench.experiment.results import cycle_columns
 from cellbench.reproduce.published import LAN_ANOMALOUS, lan_buffer_table, size_label
 
 #: The study's buffer sizes: 16K, 20K, ... 48K and 51K (52428, SunOS 4.1.1's largest).
@@ -49,8 +50,10 @@ def run(
     The study is an experiment like any other (``lan-buffers.netspec`` beside
     this module, run by ``cellbench.run``): ``out``/``resume``/``dask``/``workers``
     mean what they mean there, and a stored result can be shown and plotted.
-    With ``trace`` each transfer runs on its own and keeps its segment trace and
-    the lock-step evidence (``cycle_*`` columns).
+    With ``trace`` the transfers run straight on the simulator, each from the
+    study's run spec (``_native.lan_buffers_spec``, run by ``_native.simulate_many``),
+    and keep their segment trace (``trace``) and the lock-step evidence: the steady
+    timer-driven cycle (``cycle_*`` columns; None where timer ACKs do not pace it).
     """
     if replications < 1:
         raise ValueError(f"replications {replications}: must be at least 1")
@@ -60,10 +63,10 @@ def run(
         nodelay=nodelay, port_buffer_cells=port_buffer_cells,
     )  # fmt: skip
     # Check every configuration with the simulator's own rules before anything runs
-    # (zero replications: validation only).
+    # (the experiment would clamp a buffer the TCP flavour refuses; the study refuses it).
     for snd in sends:
         for rcv in recvs:
-            _native.lan_buffers(snd, rcv, replications=0, seed=seed, **options)
+            _native.lan_buffers_spec(snd, rcv, seed=seed, **options)
     if trace:
         return _traced(sends, recvs, replications, seed, workers, **options)
     from cellbench.experiment.runner import run as run_experiment
@@ -100,20 +103,36 @@ def run(
 
 def _traced(sends, recvs, replications, seed, workers, **options) -> pd.DataFrame:
     rows = []
+    # One batch per configuration: only its traces are held twice (as results and rows).
     for snd in sends:
         for rcv in recvs:
-            runs = _native.lan_buffers(
-                snd,
-                rcv,
-                replications=replications,
-                seed=seed,
-                workers=workers,
-                trace=True,
-                **options,
-            )
-            for r in runs:
-                rows.append({"send_buffer": snd, "recv_buffer": rcv, "seed": seed, **r})
+            specs = [
+                _native.lan_buffers_spec(
+                    snd, rcv, seed=seed, replication=rep, trace=True, **options
+                )
+                for rep in range(replications)
+            ]
+            for rep, out in enumerate(_native.simulate_many(specs, workers=workers)):
+                [conn] = out["connections"]
+                measures = {k: v for k, v in conn.items() if k not in _NOT_COLUMNS}
+                rows.append(
+                    {
+                        "send_buffer": snd,
+                        "recv_buffer": rcv,
+                        "seed": seed,
+                        "replication": rep,
+                        **measures,
+                        "events": out["events"],
+                        "sim_seconds": out["sim_seconds"],
+                        **cycle_columns(conn),
+                    }
+                )
     return pd.DataFrame(rows)
+
+
+#: Keys of a simulated connection that are not columns of the traced rows: the
+#: ends (always A and B here) and the cycle, flattened into ``cycle_*``.
+_NOT_COLUMNS = {"transmitter", "receiver", "lockstep_cycle"}
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:

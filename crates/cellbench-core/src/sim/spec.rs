@@ -3,12 +3,15 @@
 //! the experiment language and the front ends hand to the simulator, as JSON;
 //! unknown keys are errors, and every value is checked before anything runs.
 
+use super::explain::{lockstep_cycle, LockstepCycle};
 use super::net::{
     AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PolicerSpec, PortSpec, Topology,
     TxSpacing, VcPacing,
 };
 use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN, MACHINE_ROOM_DELAY, SBUS_PDU_GAP};
-use super::world::{run, Protocol, RunResult, Scenario, ScenarioError, TransferSpec};
+use super::world::{
+    run, validate, Protocol, RunResult, Scenario, ScenarioError, TraceRecord, TransferSpec,
+};
 use crate::atm::gcra::{Action, CellRate, Contract};
 use crate::atm::phy::{Framing, Phy};
 use crate::host::dist::Dist;
@@ -23,7 +26,7 @@ use serde::{Deserialize, Serialize};
 /// Propagation in fibre: 5 µs per km.
 const FIBRE_PS_PER_M: u64 = 5_000;
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunSpec {
     #[serde(default = "one")]
@@ -47,7 +50,7 @@ pub struct RunSpec {
 
 /// A link between two sites' switches, both directions, each an output port
 /// with the site switch's buffer and policy.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrunkSpec {
     pub from: String,
@@ -72,7 +75,7 @@ impl UpcSpec {
 }
 
 /// A CBR contract GCRA(T, τ) and what to do with non-conforming cells.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpcSpec {
     pub t_us: f64,
@@ -81,7 +84,7 @@ pub struct UpcSpec {
     pub action: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchSpec {
     #[serde(default = "default_buffer")]
@@ -102,7 +105,7 @@ impl Default for SwitchSpec {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
     pub name: String,
@@ -129,7 +132,25 @@ pub struct HostSpec {
     pub stall: bool,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+impl HostSpec {
+    /// A host with every default (what `{"name": name}` reads as): a SPARCstation
+    /// IPC with SunOS 4.1.1 on 100 Mb/s TAXI, a machine room from the switch.
+    pub fn named(name: &str) -> HostSpec {
+        HostSpec {
+            name: name.to_string(),
+            site: lan(),
+            profile: ipc(),
+            phy: taxi100(),
+            distance_m: machine_room(),
+            pdu_gap_us: sbus_gap(),
+            flavour: sunos411(),
+            spacing_us: None,
+            stall: yes(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConnSpec {
     pub transmitter: String,
@@ -158,8 +179,30 @@ pub struct ConnSpec {
     pub start_s: f64,
 }
 
+impl ConnSpec {
+    /// A connection with every default but its ends and traffic: TCP of the
+    /// transmitter's flavour, VC-mux at its MTU, the largest SunOS buffers.
+    pub fn new(transmitter: &str, receiver: &str, traffic: Traffic) -> ConnSpec {
+        ConnSpec {
+            transmitter: transmitter.to_string(),
+            receiver: receiver.to_string(),
+            protocol: tcp(),
+            flavour: None,
+            mtu: None,
+            encap: vc_mux(),
+            sndbuf: max_buf(),
+            rcvbuf: max_buf(),
+            nodelay: false,
+            traffic,
+            receiver_blocksize: None,
+            pacing_mbps: None,
+            start_s: 0.0,
+        }
+    }
+}
+
 /// NetSpec traffic types (the sink side is implied by the connection).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Traffic {
     /// As fast as possible: ttcp's "full blast".
@@ -187,7 +230,7 @@ pub enum Traffic {
 
 /// A traffic parameter: a number, or a law it is drawn from anew for every block
 /// (NetSpec's random-rate traffic): `{"uniform": [min, max]}`, `{"exponential": mean}`.
-#[derive(Copy, Clone, Debug, Deserialize)]
+#[derive(Copy, Clone, Debug, Deserialize, Serialize)]
 #[serde(
     untagged,
     expecting = "a number, {\"uniform\": [min, max]} or {\"exponential\": mean}"
@@ -197,7 +240,7 @@ pub enum Param {
     Law(Law),
 }
 
-#[derive(Copy, Clone, Debug, Deserialize)]
+#[derive(Copy, Clone, Debug, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum Law {
     Uniform([f64; 2]),
@@ -290,6 +333,39 @@ pub struct ConnResult {
     pub datagrams_received: Option<u64>,
     pub datagrams_dropped_no_buffer: Option<u64>,
     pub trace: Vec<String>,
+    /// The lock-step's evidence in the trace: the steady timer-driven cycle
+    /// (`sim::explain`). Null without a trace, or when timer ACKs do not pace the transfer.
+    pub lockstep_cycle: Option<CycleResult>,
+}
+
+/// A delayed-ACK lock-step cycle as the trace shows it (`sim::explain::LockstepCycle`).
+#[derive(Clone, Debug, Serialize)]
+pub struct CycleResult {
+    /// Timer-released ACKs in the steady part (the second half) of the trace.
+    pub ticks: usize,
+    /// Data bytes the transmitter released, on average, per timer ACK.
+    pub bytes_per_tick: f64,
+    /// Mean time between timer-released ACKs.
+    pub period_s: f64,
+    /// The throughput the cycle sustains: bytes per tick over the period.
+    pub predicted_bps: f64,
+    /// The most common pattern between two timer ACKs: `"A 8192 [idle]"`, ...
+    pub pattern: Vec<String>,
+    /// How many cycles showed exactly that pattern.
+    pub pattern_repeats: usize,
+}
+
+impl From<LockstepCycle> for CycleResult {
+    fn from(c: LockstepCycle) -> CycleResult {
+        CycleResult {
+            ticks: c.ticks,
+            bytes_per_tick: c.bytes_per_tick,
+            period_s: c.mean_period.as_secs_f64(),
+            predicted_bps: c.predicted_bps(),
+            pattern: c.pattern,
+            pattern_repeats: c.pattern_repeats,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -403,15 +479,37 @@ fn time_in(
 }
 
 impl RunSpec {
+    /// A spec with every default but its hosts and connections: seed 1,
+    /// replication 0, no trace, an hour's limit, one 256-cell tail-drop switch.
+    pub fn new(hosts: Vec<HostSpec>, connections: Vec<ConnSpec>) -> RunSpec {
+        RunSpec {
+            seed: one(),
+            replication: 0,
+            trace: false,
+            time_limit_s: an_hour(),
+            per_cell: false,
+            switch: SwitchSpec::default(),
+            hosts,
+            trunks: Vec::new(),
+            connections,
+        }
+    }
+
     /// Parse a JSON spec; the message of a bad one names the key and what was expected.
     pub fn from_json(text: &str) -> Result<RunSpec, ScenarioError> {
         serde_json::from_str(text).map_err(|e| err(format!("run spec: {e}")))
     }
 
     /// Build the simulator's scenario: one switch, port h leading to host h.
+    /// Every value the simulator would refuse is refused here, before anything runs.
     pub fn scenario(&self) -> Result<Scenario, ScenarioError> {
         if self.hosts.is_empty() {
             return Err(err("hosts: at least one host is needed".into()));
+        }
+        if self.switch.buffer_cells == 0 {
+            return Err(err(
+                "switch buffer_cells 0: every output port needs at least 1 cell".into(),
+            ));
         }
         let host_index = |name: &str, what: &str| {
             self.hosts
@@ -646,7 +744,7 @@ impl RunSpec {
                 start: seconds(&format!("{what}: start"), c.start_s, false)?,
             });
         }
-        Ok(Scenario {
+        let scenario = Scenario {
             topology: Topology {
                 adapters,
                 ports,
@@ -666,7 +764,9 @@ impl RunSpec {
             },
             trace: self.trace,
             time_limit: seconds("time_limit_s", self.time_limit_s, true)?,
-        })
+        };
+        validate(&scenario)?;
+        Ok(scenario)
     }
 
     /// One output port per trunk direction (after the hosts' ports); the
@@ -731,11 +831,11 @@ impl RunSpec {
             .enumerate()
             .map(|(i, t)| {
                 let c = &self.connections[i];
-                let trace = r
+                let records: Vec<TraceRecord> = r
                     .trace
                     .iter()
                     .filter(|x| x.transfer == i)
-                    .map(|x| x.line())
+                    .copied()
                     .collect();
                 ConnResult {
                     transmitter: c.transmitter.clone(),
@@ -772,7 +872,8 @@ impl RunSpec {
                     datagrams_sent: t.udp.map(|u| u.datagrams_sent),
                     datagrams_received: t.udp.map(|u| u.datagrams_received),
                     datagrams_dropped_no_buffer: t.udp.map(|u| u.dropped_no_buffer),
-                    trace,
+                    trace: records.iter().map(|x| x.line()).collect(),
+                    lockstep_cycle: lockstep_cycle(&records).map(CycleResult::from),
                 }
             })
             .collect();
@@ -826,6 +927,7 @@ impl RunSpec {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::sim::testbeds::LanBuffers;
 
     const TWO_HOSTS: &str = r#"{"hosts": [{"name": "a"}, {"name": "b"}], "connections": [
         {"transmitter": "a", "receiver": "b", "traffic": {"type": "full", "nbytes": 1048576}}]}"#;
@@ -930,6 +1032,69 @@ mod test {
     }
 
     #[test]
+    fn constructors_give_what_json_defaults_give() {
+        // One set of defaults: the presets' constructors and a spec's omitted keys.
+        let text = r#"{"hosts": [{"name": "a"}, {"name": "b"}], "connections": [
+            {"transmitter": "a", "receiver": "b", "traffic": {"type": "full"}}]}"#;
+        let traffic = Traffic::Full {
+            blocksize: default_block(),
+            nbytes: None,
+            duration_s: None,
+        };
+        let built = RunSpec::new(
+            vec![HostSpec::named("a"), HostSpec::named("b")],
+            vec![ConnSpec::new("a", "b", traffic)],
+        );
+        let parsed = RunSpec::from_json(text).unwrap();
+        assert_eq!(format!("{built:?}"), format!("{parsed:?}"));
+    }
+
+    #[test]
+    fn a_spec_reads_back_from_its_json() {
+        let spec = LanBuffers {
+            sndbuf: 20_480,
+            nodelay: true,
+            ..LanBuffers::default()
+        }
+        .spec(3, 2, true);
+        let text = serde_json::to_string(&spec).unwrap();
+        let back = RunSpec::from_json(&text).unwrap();
+        assert_eq!(format!("{spec:?}"), format!("{back:?}"));
+        assert!(text.contains(r#""sndbuf":20480"#), "{text}");
+    }
+
+    #[test]
+    fn a_trace_carries_the_lockstep_cycle() {
+        // 16K send, 24K receive: 8 KB released per 200 ms timer tick.
+        let study = LanBuffers {
+            sndbuf: 16_384,
+            rcvbuf: 24_576,
+            nbytes: 2 << 20,
+            ..LanBuffers::default()
+        };
+        let traced = study.spec(1, 0, true).run().unwrap().connections[0].clone();
+        assert!(traced.lockstep && !traced.trace.is_empty());
+        let cycle = traced.lockstep_cycle.clone().expect("a timer-paced cycle");
+        assert_eq!(cycle.pattern, ["B 0 [delack-timer]", "A 8192 [idle]"]);
+        assert_eq!(cycle.bytes_per_tick, 8192.0);
+        assert!((cycle.period_s - 0.2).abs() < 1e-4, "{}", cycle.period_s);
+        assert!(cycle.pattern_repeats > 0 && cycle.pattern_repeats < cycle.ticks);
+        let json = serde_json::to_string(&traced).unwrap();
+        assert!(json.contains(r#""lockstep_cycle":{"ticks":"#), "{json}");
+        // The evidence is read from the trace: none without one, nor without a lock-step.
+        let untraced = study.spec(1, 0, false).run().unwrap().connections[0].clone();
+        assert!(untraced.lockstep && untraced.lockstep_cycle.is_none());
+        assert_eq!(untraced.throughput_bps, traced.throughput_bps);
+        let free = LanBuffers {
+            sndbuf: 52_428,
+            ..study
+        };
+        assert!(free.spec(1, 0, true).run().unwrap().connections[0]
+            .lockstep_cycle
+            .is_none());
+    }
+
+    #[test]
     fn bad_specs_name_the_value() {
         let e = RunSpec::from_json(r#"{"hosts": [], "connections": [], "sed": 1}"#).unwrap_err();
         assert!(e.to_string().contains("unknown field `sed`"), "{e}");
@@ -944,5 +1109,20 @@ mod test {
                 .scenario()
                 .unwrap_err();
         assert!(e.to_string().contains("same host"), "{e}");
+        // What the simulator itself would refuse is refused with the spec.
+        let e =
+            RunSpec::from_json(&TWO_HOSTS.replace("\"traffic\"", "\"sndbuf\": 60000, \"traffic\""))
+                .unwrap()
+                .scenario()
+                .unwrap_err();
+        assert!(e.to_string().contains("send buffer 60000"), "{e}");
+        let e = RunSpec::from_json(&TWO_HOSTS.replace(
+            "{\"hosts\"",
+            "{\"switch\": {\"buffer_cells\": 0}, \"hosts\"",
+        ))
+        .unwrap()
+        .scenario()
+        .unwrap_err();
+        assert!(e.to_string().contains("buffer_cells 0"), "{e}");
     }
 }

@@ -1,10 +1,9 @@
 //! The classic testbeds as ready scenarios (../shared/reference/TESTBEDS.md).
 
-use super::net::{
-    AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PortSpec, Topology, TxSpacing,
-};
+use super::net::{AdapterSpec, CircuitSpec, Fidelity, Topology, TxSpacing};
+use super::spec::{ConnSpec, HostSpec, Param, RunSpec, SwitchSpec, Traffic};
 use super::world::{Protocol, Scenario, TransferSpec};
-use crate::host::profile::{HostProfile, UnknownProfile};
+use crate::host::profile::HostProfile;
 use crate::host::ttcp::{Limit, Pace};
 use crate::tcp::Flavour;
 use crate::time::{BitRate, SimTime};
@@ -18,7 +17,9 @@ pub const IFQ_MAXLEN: usize = 50;
 /// A few metres of fibre in a machine room: 20 m at 5 ns/m.
 pub const MACHINE_ROOM_DELAY: SimTime = SimTime::from_ns(100);
 
-/// Parameters of one lan-buffers transfer (TESTBEDS.md "lan-buffers").
+/// The lan-buffers study (TESTBEDS.md) as a preset: the parameters of one
+/// transfer, turned into a [`RunSpec`] by [`LanBuffers::spec`]; the spec builds
+/// the testbed, as it does every other run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LanBuffers {
     pub sndbuf: u32,
@@ -52,88 +53,37 @@ impl Default for LanBuffers {
 }
 
 impl LanBuffers {
-    /// Two hosts, each on a 100 Mb/s TAXI link to one output-buffered switch.
-    pub fn scenario(
-        &self,
-        seed: u64,
-        replication: u32,
-        trace: bool,
-    ) -> Result<Scenario, UnknownProfile> {
-        let profile = HostProfile::by_name(&self.profile)
-            .ok_or_else(|| UnknownProfile(self.profile.clone()))?;
-        let taxi = BitRate(100_000_000);
-        let adapter = AdapterSpec {
-            rate: taxi,
-            delay: MACHINE_ROOM_DELAY,
-            tx: TxSpacing::None,
-            pdu_gap: SBUS_PDU_GAP,
-            tx_queue_pdus: IFQ_MAXLEN,
+    /// The study as a run spec: two hosts, A (ttcp -t) and B (ttcp -r), each on
+    /// a 100 Mb/s TAXI link a machine room from one output-buffered switch (the
+    /// spec's defaults), and one transfer from A to B. `spec.scenario()` checks it.
+    pub fn spec(&self, seed: u64, replication: u32, trace: bool) -> RunSpec {
+        let host = |name: &str| HostSpec {
+            profile: self.profile.clone(),
+            flavour: self.flavour.name().to_string(),
+            ..HostSpec::named(name)
         };
-        let port = PortSpec {
-            rate: taxi,
-            delay: MACHINE_ROOM_DELAY,
-            buffer_cells: self.port_buffer_cells,
-            policy: DropPolicy::TailDrop,
+        let traffic = Traffic::Full {
+            blocksize: Param::Value(self.buflen as f64),
+            nbytes: Some(self.nbytes),
+            duration_s: None,
         };
-        // Port 0 leads to host 0, port 1 to host 1.
-        let topology = Topology {
-            adapters: vec![adapter, adapter],
-            ports: vec![port, port],
-            circuits: vec![
-                CircuitSpec {
-                    src: 0,
-                    dst: 1,
-                    vpi: 0,
-                    vci: 100,
-                    hops: vec![Hop {
-                        port: 1,
-                        vpi: 0,
-                        vci: 200,
-                    }],
-                },
-                CircuitSpec {
-                    src: 1,
-                    dst: 0,
-                    vpi: 0,
-                    vci: 100,
-                    hops: vec![Hop {
-                        port: 0,
-                        vpi: 0,
-                        vci: 200,
-                    }],
-                },
-            ],
-            ..Default::default()
+        let transfer = ConnSpec {
+            mtu: Some(self.mtu),
+            sndbuf: self.sndbuf,
+            rcvbuf: self.rcvbuf,
+            nodelay: self.nodelay,
+            ..ConnSpec::new("A", "B", traffic)
         };
-        Ok(Scenario {
-            topology,
-            hosts: vec![profile.clone(), profile],
-            transfers: vec![TransferSpec {
-                protocol: Protocol::Tcp,
-                sender: 0,
-                receiver: 1,
-                circuit: 0,
-                return_circuit: 1,
-                flavour: self.flavour,
-                mtu: self.mtu,
-                encap_header: 0,
-                sndbuf: self.sndbuf,
-                rcvbuf: self.rcvbuf,
-                nodelay: self.nodelay,
-                buflen: self.buflen,
-                read_size: self.buflen,
-                limit: Limit::Bytes(self.nbytes),
-                pace: Pace::Full,
-                block_size: None,
-                start: SimTime::ZERO,
-            }],
+        RunSpec {
             seed,
             replication,
-            fidelity: Fidelity::Train,
             trace,
-            // Even the slowest lock-step (8 KB per 200 ms) moves 32 MB in under 15 minutes.
-            time_limit: SimTime::from_secs(3600),
-        })
+            switch: SwitchSpec {
+                buffer_cells: self.port_buffer_cells,
+                ..SwitchSpec::default()
+            },
+            ..RunSpec::new(vec![host("A"), host("B")], vec![transfer])
+        }
     }
 }
 

@@ -1008,8 +1008,12 @@ mod test {
         }
     }
 
+    fn lan_scenario(study: &LanBuffers, seed: u64, trace: bool) -> Scenario {
+        study.spec(seed, 0, trace).scenario().unwrap()
+    }
+
     fn run_lan(study: &LanBuffers, seed: u64, trace: bool) -> RunResult {
-        run(&study.scenario(seed, 0, trace).unwrap()).unwrap()
+        run(&lan_scenario(study, seed, trace)).unwrap()
     }
 
     #[test]
@@ -1073,7 +1077,7 @@ mod test {
     #[test]
     fn per_cell_reference_gives_the_same_transfer() {
         let study = lan(24_576, 32_768, 1 << 20);
-        let mut s = study.scenario(3, 0, true).unwrap();
+        let mut s = lan_scenario(&study, 3, true);
         let train = run(&s).unwrap();
         s.fidelity = Fidelity::PerCell;
         let cell = run(&s).unwrap();
@@ -1086,29 +1090,33 @@ mod test {
 
     #[test]
     fn bad_values_are_refused_before_running() {
+        let refused =
+            |study: &LanBuffers| study.spec(1, 0, false).scenario().unwrap_err().to_string();
         let mut study = lan(60_000, 16_384, 1 << 20);
-        let err = run(&study.scenario(1, 0, false).unwrap())
-            .unwrap_err()
-            .to_string();
+        let err = refused(&study);
         assert!(
             err.contains("send buffer 60000") && err.contains("1..=52428"),
             "{err}"
         );
+        // run() checks a scenario built by hand just as well.
+        let mut s = lan_scenario(&lan(16_384, 16_384, 1 << 20), 1, false);
+        s.transfers[0].sndbuf = 60_000;
+        assert_eq!(run(&s).unwrap_err().to_string(), err);
+        s.transfers[0].sndbuf = 16_384;
+        s.transfers[0].buflen = 0;
+        let err = run(&s).unwrap_err().to_string();
+        assert!(err.contains("write size 0"), "{err}");
         study.sndbuf = 16_384;
         study.buflen = 0;
-        let err = run(&study.scenario(1, 0, false).unwrap())
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("write size 0"), "{err}");
+        let err = refused(&study);
+        assert!(err.contains("blocksize 0"), "{err}");
         study.buflen = 8192;
         study.mtu = 500;
-        let err = run(&study.scenario(1, 0, false).unwrap())
-            .unwrap_err()
-            .to_string();
+        let err = refused(&study);
         assert!(err.contains("MTU 500") && err.contains("576"), "{err}");
         study.mtu = 9188;
         study.profile = "cray-2".into();
-        let err = study.scenario(1, 0, false).unwrap_err().to_string();
+        let err = refused(&study);
         assert!(err.contains("cray-2") && err.contains("sparc-ipc"), "{err}");
     }
 }

@@ -597,7 +597,7 @@ fn every_flavour_completes_a_lan_transfer_through_the_simulator() {
                 flavour,
                 ..LanBuffers::default()
             };
-            let r = run(&study.scenario(1, 0, false).unwrap()).unwrap();
+            let r = run(&study.spec(1, 0, false).scenario().unwrap()).unwrap();
             let t = &r.transfers[0];
             assert!(t.completed, "{flavour} {buf}");
             assert_eq!(t.bytes, 2 << 20);
