@@ -43,6 +43,7 @@ fn port(rate: BitRate, policy: DropPolicy) -> PortSpec {
         delay: SimTime::from_us(1),
         buffer_cells: 256,
         policy,
+        clp1_threshold_cells: None,
     }
 }
 

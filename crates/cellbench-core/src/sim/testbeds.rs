@@ -74,6 +74,7 @@ impl LanBuffers {
             delay: MACHINE_ROOM_DELAY,
             buffer_cells: self.port_buffer_cells,
             policy: DropPolicy::TailDrop,
+            clp1_threshold_cells: None,
         };
         // Port 0 leads to host 0, port 1 to host 1.
         let topology = Topology {
