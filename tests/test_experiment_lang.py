@@ -494,3 +494,70 @@ def test_spacing_pacing_and_upc_are_data():
     for pace in (20.0, 30.0):
         assert df.loc[pace, "cells_policed"] == 0 and df.loc[pace, "cells_lost"] == 0
     assert df.loc[30.0, "throughput_bps"] > df.loc[20.0, "throughput_bps"] > 10e6
+
+
+TAGGED_AND_CLEAN = """
+testbed {
+    defaults { profile = alpha-3000; phy = oc3c; }
+    host a { site = west; }
+    host b { site = east; }
+    host r { site = east; phy = taxi100; }
+    switch { clp1_threshold_cells = $clp1; }
+    trunk { from = west; to = east; delay_ms = 0.1;
+            upc_t_us = 21.2; upc_tau_us = 0; upc_action = tag; }
+}
+cluster {
+    test ta { type = full (blocksize=8K, nbytes=4M); protocol = udp; own = a:5001; peer = r:5001; }
+    test sa { type = sink (blocksize=8K); protocol = udp; own = r:5001; peer = a:5001; }
+    test tb { type = full (blocksize=8K, nbytes=4M); protocol = udp (pacing=60);
+              own = b:5002; peer = r:5002; }
+    test sb { type = sink (blocksize=8K); protocol = udp; own = r:5002; peer = b:5002; }
+}
+"""
+
+
+def test_clp1_threshold_spares_the_conforming_vc():
+    import cellbench
+
+    # a's UDP blast crosses a trunk whose UPC tags all but 20 Mb/s of it; b's
+    # 60 Mb/s stays CLP = 0; both meet at r's 100 Mb/s TAXI port.
+    exp = model.build(lang.parse(TAGGED_AND_CLEAN.replace("$clp1", "64"), "clp.netspec"))
+    assert exp.spec(0, 1, 0)["switch"]["clp1_threshold_cells"] == 64
+    off = model.build(lang.parse(TAGGED_AND_CLEAN.replace("$clp1", "off"), "clp.netspec"))
+    assert off.spec(0, 1, 0)["switch"]["clp1_threshold_cells"] is None
+    res = cellbench.run(TAGGED_AND_CLEAN, clp1=["off", 64])
+    df = res.to_pandas().set_index(["clp1", "transmitter"])
+    # Without the threshold the overflowing port takes cells from both.
+    assert df.loc[("off", "a"), "cells_lost"] > 0 and df.loc[("off", "b"), "cells_lost"] > 0
+    assert df.loc[("off", "a"), "cells_lost_clp"] == 0
+    # With it only a's tagged cells go (cause clp); b loses nothing.
+    assert df.loc[("64", "b"), "cells_lost"] == 0 and df.loc[("64", "b"), "data_pdus_lost"] == 0
+    a = df.loc[("64", "a")]
+    assert a["cells_tagged"] > 0 and a["cells_lost_clp"] == a["cells_lost"] > 0
+    ports = res.ports()
+    to_r = ports[(ports.host == "r")].set_index("run")
+    assert to_r["cells_lost_clp"].tolist()[1] == to_r["cells_lost"].tolist()[1] > 0
+
+
+@pytest.mark.parametrize(
+    "switch, message",
+    [
+        (
+            "switch { buffer_cells = 128; epd_threshold_cells = 64; clp1_threshold_cells = 200; }",
+            "x.netspec:1:89: found switch clp1_threshold_cells 200, expected 1..128 "
+            "(at most buffer_cells) or off",
+        ),
+        (
+            "switch { clp1_threshold_cells = 0; }",
+            "x.netspec:1:43: found 0, expected a CLP-1 threshold in cells (a whole number >= 1) "
+            "or off",
+        ),
+        (
+            "switch { clp1_threshold_cells = on; }",
+            "x.netspec:1:43: found on, expected a CLP-1 threshold in cells (a whole number >= 1) "
+            "or off",
+        ),
+    ],
+)
+def test_bad_clp1_thresholds(switch, message):
+    assert error("testbed { " + switch + " } cluster { }") == message

@@ -3,7 +3,9 @@
 //! one switch output port (TAXI, 256 cells) to host 1, with a 1-cell ACK PDU
 //! back through a second port for every second data PDU; the sender keeps 8 PDUs
 //! in flight and sends two more per ACK (as a window-limited TCP would).
-//! The others congest: two OC-3c senders into one TAXI port (tail drop, PPD, EPD 128).
+//! The others congest: two OC-3c senders into one TAXI port (tail drop, PPD, EPD 128;
+//! `cong-clp`: PPD, host 0's VC policed at GCRA(5 µs, 0) with tagging, so most of
+//! its cells carry CLP = 1, and a CLP-1 threshold of 128 cells).
 //! The WAN ones are the europe-vp setup: an OC-3c adapter with cell-level spacing
 //! (16.01 µs requested, 52 µs PDU gap) into an E3 link over 600 km, a public
 //! switch that polices the VP at GCRA(16.39 µs, 101 µs) before the receiver, ACKs
@@ -43,6 +45,7 @@ fn port(rate: BitRate, policy: DropPolicy) -> PortSpec {
         delay: SimTime::from_us(1),
         buffer_cells: 256,
         policy,
+        clp1_threshold_cells: None,
     }
 }
 
@@ -130,6 +133,14 @@ fn congested_tail(fidelity: Fidelity) -> Figures {
     congested(fidelity, DropPolicy::TailDrop)
 }
 
+fn congested_clp(fidelity: Fidelity) -> Figures {
+    let contract = Contract::Cbr {
+        pcr: CellRate::from_interval(SimTime::from_us(5)).expect("> 0"),
+        cdvt: SimTime::ZERO,
+    };
+    congested_with(fidelity, DropPolicy::Ppd, Some((contract, 128)))
+}
+
 fn congested_epd(fidelity: Fidelity) -> Figures {
     congested(
         fidelity,
@@ -139,16 +150,35 @@ fn congested_epd(fidelity: Fidelity) -> Figures {
     )
 }
 
-/// Two OC-3c hosts each send 1850 full PDUs into one TAXI port.
 fn congested(fidelity: Fidelity, policy: DropPolicy) -> Figures {
+    congested_with(fidelity, policy, None)
+}
+
+/// Two OC-3c hosts each send 1850 full PDUs into one TAXI port; optionally
+/// host 0's VC is policed with tagging and the port has a CLP-1 threshold.
+fn congested_with(
+    fidelity: Fidelity,
+    policy: DropPolicy,
+    tagged: Option<(Contract, u32)>,
+) -> Figures {
     let oc3 = BitRate(149_760_000);
     let taxi = BitRate(100_000_000);
-    let topo = Topology {
+    let mut topo = Topology {
         adapters: vec![adapter(oc3), adapter(oc3), adapter(taxi)],
         ports: vec![port(taxi, policy)],
         circuits: vec![vc(0, 2, 0, 32), vc(1, 2, 0, 33)],
         ..Default::default()
     };
+    if let Some((contract, threshold)) = tagged {
+        topo.ports[0].clp1_threshold_cells = Some(threshold);
+        topo.policers.push(PolicerSpec {
+            port: 0,
+            vpi: 0,
+            vci: Some(32),
+            contract,
+            action: Action::Tag,
+        });
+    }
     let mut net = Network::new(topo, fidelity).expect("valid");
     let start = Instant::now();
     let mut out: Vec<Delivery> = Vec::new();
@@ -313,11 +343,12 @@ fn main() {
         "ns/PDU/hop(2)",
         "delivered"
     );
-    let scenarios: [(&str, Scenario); 6] = [
+    let scenarios: [(&str, Scenario); 7] = [
         ("transfer", transfer),
         ("cong-tail", congested_tail),
         ("cong-ppd", congested_ppd),
         ("cong-epd", congested_epd),
+        ("cong-clp", congested_clp),
         ("wan-stall", wan_stall),
         ("wan-policed", wan_policed),
     ];

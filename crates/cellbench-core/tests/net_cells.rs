@@ -3,8 +3,8 @@
 
 use cellbench_core::atm::gcra::{Action, CellRate, Contract};
 use cellbench_core::sim::net::{
-    aal5_cells, CircuitId, Delivery, DropPolicy, Fidelity, Hop, LossCause, Network, Place,
-    PolicerSpec, Topology, TopologyError, TxSpacing, VcPacing,
+    aal5_cells, CellFate, CircuitId, Delivery, DropPolicy, Fidelity, Hop, LossCause, Network,
+    Place, PolicerSpec, Topology, TopologyError, TxSpacing, VcPacing,
 };
 use cellbench_core::{BitRate, SimTime};
 use proptest::prelude::*;
@@ -204,6 +204,20 @@ fn bad_topologies_are_refused_by_name() {
         .expect("refused");
     assert!(err.to_string().contains("threshold 11"), "{err}");
     topo.ports[0].policy = DropPolicy::Ppd;
+    for bad in [0, 11] {
+        topo.ports[0].clp1_threshold_cells = Some(bad);
+        let err = Network::new(topo.clone(), Fidelity::Train)
+            .err()
+            .expect("refused");
+        assert_eq!(
+            err.to_string(),
+            format!("port 0: CLP-1 threshold {bad} cells not allowed: 1 to the buffer size 10")
+        );
+    }
+    topo.ports[0].clp1_threshold_cells = Some(10);
+    Network::new(topo.clone(), Fidelity::Train)
+        .expect("a threshold of the whole buffer is allowed");
+    topo.ports[0].clp1_threshold_cells = None;
     topo.circuits[1].hops[0].vci = topo.circuits[0].hops[0].vci;
     let err = Network::new(topo.clone(), Fidelity::Train)
         .err()
@@ -525,6 +539,7 @@ prop_compose! {
         place in 0usize..4,
         contract in contract(),
         tag in any::<bool>(),
+        clp1 in proptest::array::uniform3(proptest::option::of(1u32..120)),
     ) -> (Topology, Vec<(u64, CircuitId, u32)>) {
         for (&h, &(kind, a, b, stall)) in [0usize, 1, 3].iter().zip(&modes) {
             topo.adapters[h].tx = tx_mode(kind, a, b, stall, topo.adapters[h].rate);
@@ -543,6 +558,28 @@ prop_compose! {
         if port != usize::MAX {
             topo.policers.push(PolicerSpec { port, vpi, vci, contract, action });
         }
+        for (p, t) in topo.ports.iter_mut().zip(clp1) {
+            p.clp1_threshold_cells = t.map(|t| t.min(p.buffer_cells));
+        }
+        (topo, sends)
+    }
+}
+
+prop_compose! {
+    /// The WAN scenario with tagging always on and a CLP-1 threshold at every
+    /// port: tagged cells meet thresholds at the policing port and downstream
+    /// of it, mixed with CLP = 0 cells, under every drop policy.
+    fn clp_scenario()(
+        (mut topo, sends) in wan_scenario(),
+        place in 0usize..3,
+        contract in contract(),
+        clp1 in proptest::array::uniform3(1u32..120),
+    ) -> (Topology, Vec<(u64, CircuitId, u32)>) {
+        let (port, vpi, vci) = [(0, 0, None), (1, 1, None), (1, 0, Some(51))][place];
+        topo.policers = vec![PolicerSpec { port, vpi, vci, contract, action: Action::Tag }];
+        for (p, t) in topo.ports.iter_mut().zip(clp1) {
+            p.clp1_threshold_cells = Some(t.min(p.buffer_cells));
+        }
         (topo, sends)
     }
 }
@@ -559,6 +596,23 @@ proptest! {
         }
         for c in &o.circuits {
             prop_assert_eq!(c.cells_lost, c.lost_by_cause.total());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #[test]
+    fn train_equals_per_cell_clp((topo, sends) in clp_scenario()) {
+        let react = |d: &Delivery| (d.circuit == 0).then_some((3, 40));
+        let o = equivalent(&topo, &sends, &react);
+        for p in &o.ports {
+            prop_assert_eq!(p.cells_in, p.cells_out + p.cells_lost.total());
+        }
+        // Only tagged cells are refused for their CLP bit.
+        let clp_lost = o.log.iter().filter(|r| r.fate == CellFate::Lost(LossCause::Clp));
+        for r in clp_lost {
+            prop_assert!(r.clp);
         }
     }
 }

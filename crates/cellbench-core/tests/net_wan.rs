@@ -129,7 +129,7 @@ fn tagging_passes_every_cell_with_clp_set() {
     assert_eq!(o.ports[0].cells_tagged, 152);
     assert_eq!(o.circuits[0].cells_tagged, 152);
     assert_eq!(o.ports[0].cells_lost.total(), 0);
-    // No CLP-selective discard: a tagged PDU is delivered.
+    // No CLP-1 threshold at the port: a tagged PDU is delivered.
     assert_eq!(o.deliveries.len(), 1);
 }
 
@@ -174,6 +174,122 @@ fn a_policed_last_cell_sinks_the_next_pdu_too() {
     let delivered: Vec<u64> = o.deliveries.iter().map(|d| d.token).collect();
     assert_eq!(delivered, vec![4]);
     assert_eq!(o.circuits[0].pdus_lost, 3);
+}
+
+// ---------------------------------------------------------------------------
+// CLP-selective discard: tagged cells give way at a port's CLP-1 threshold.
+
+/// Host 0 (OC-3c, VC 32, policed with `contract` on arrival at port 0, action
+/// tag) and host 1 (`rate1`, VC 33, not policed) → port 0 (TAXI, 256 cells,
+/// CLP-1 threshold `clp1`) → host 2.
+fn tagged_and_clean(
+    contract: Contract,
+    rate1: BitRate,
+    clp1: Option<u32>,
+    policy: DropPolicy,
+) -> Topology {
+    let mut p = port(TAXI, 256, policy);
+    p.clp1_threshold_cells = clp1;
+    Topology {
+        adapters: vec![adapter(OC3), adapter(rate1), adapter(TAXI)],
+        ports: vec![p],
+        circuits: vec![circuit(0, 2, 32, &[0]), circuit(1, 2, 33, &[0])],
+        policers: vec![policer(0, 0, Some(32), contract, Action::Tag)],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn tagged_cells_give_way_at_the_clp1_threshold() {
+    // One PDU back to back at OC-3c into TAXI; GCRA(1 s, 0) passes only cell 0,
+    // the other 191 go on tagged. While all are accepted cell j finds
+    // ⌈j·(C_o − C_i)/C_o⌉ = ⌈j·1,408,804/4,240,000⌉ cells: 9 for j = 27, 10 for
+    // j = 28, the first to reach the threshold of 10: lost, cause CLP. Under PPD
+    // cells 29..190 follow it (PPD); the last cell (j = 191, 540.8 µs) finds the
+    // port idle (28 cells left by 1 µs + 29·C_o ≈ 124 µs) and is kept.
+    let contract = cbr(1_000_000_000_000, 0);
+    let topo = tagged_and_clean(contract, OC3, Some(10), DropPolicy::Ppd);
+    let o = equivalent(&topo, &[(0, 0, FULL)], &no_reaction);
+    assert_eq!(
+        cells_at(&o, Place::Port(0), CellFate::Lost(LossCause::Clp)),
+        vec![28]
+    );
+    let l = o.ports[0].cells_lost;
+    assert_eq!((l.clp, l.ppd, l.overflow), (1, 162, 0));
+    assert_eq!(o.circuits[0].lost_by_cause.clp, 1);
+    assert_eq!(o.ports[0].peak_occupancy, 10);
+    assert_eq!(
+        cells_at(&o, Place::Port(0), CellFate::Sent),
+        (0..28).chain([191]).collect::<Vec<u64>>()
+    );
+    assert!(o.deliveries.is_empty());
+    // Tail drop goes on taking tagged cells whenever the queue is below 10, so
+    // it holds 9 or 10 cells from cell 28 on: about C_i/C_o of the rest pass.
+    let topo = tagged_and_clean(contract, OC3, Some(10), DropPolicy::TailDrop);
+    let o = equivalent(&topo, &[(0, 0, FULL)], &no_reaction);
+    let lost = cells_at(&o, Place::Port(0), CellFate::Lost(LossCause::Clp));
+    assert_eq!(lost[0], 28);
+    assert!((50..=60).contains(&lost.len()), "{}", lost.len());
+    assert_eq!(o.ports[0].cells_lost.total(), lost.len() as u64);
+    assert_eq!(o.ports[0].peak_occupancy, 10);
+    // CLP = 0 cells ignore the threshold: untagged, nothing is lost.
+    let topo = tagged_and_clean(cbr(C_OC3, 0), OC3, Some(10), DropPolicy::TailDrop);
+    let o = equivalent(&topo, &[(0, 0, FULL)], &no_reaction);
+    assert_eq!(o.ports[0].cells_lost.total(), 0);
+    assert_eq!(o.ports[0].peak_occupancy, 65);
+}
+
+#[test]
+fn a_tagged_vc_loses_its_excess_and_spares_a_conforming_one() {
+    // VC 32 sends 20 PDUs back to back at OC-3c (150 Mb/s) under a contract of
+    // one cell per 20 µs: of every 8 arrivals (22.6 µs) one conforms, 19 Mb/s
+    // of CLP = 0, the rest is tagged. VC 33 sends 20 PDUs at 75 Mb/s, all
+    // CLP = 0. The TAXI port carries 100 Mb/s: 225 Mb/s offered overflows its
+    // 256 cells and both VCs lose; with a CLP-1 threshold of 64 only tagged
+    // cells are refused, the CLP = 0 load (94 Mb/s) fits, and VC 33 loses nothing.
+    let contract = cbr(20_000_000, 0);
+    let slower = BitRate(75_000_000);
+    let sends: Vec<_> = (0..20).flat_map(|_| [(0, 0, FULL), (0, 1, FULL)]).collect();
+    for policy in [
+        DropPolicy::TailDrop,
+        DropPolicy::Ppd,
+        DropPolicy::Epd {
+            threshold_cells: 200,
+        },
+    ] {
+        let without = equivalent(
+            &tagged_and_clean(contract, slower, None, policy),
+            &sends,
+            &no_reaction,
+        );
+        assert!(without.circuits[0].cells_lost > 0, "{policy:?}");
+        assert!(without.circuits[1].cells_lost > 0, "{policy:?}");
+        assert_eq!(without.ports[0].cells_lost.clp, 0);
+
+        let with = equivalent(
+            &tagged_and_clean(contract, slower, Some(64), policy),
+            &sends,
+            &no_reaction,
+        );
+        let (tagged, clean) = (with.circuits[0], with.circuits[1]);
+        assert_eq!(clean.cells_lost, 0, "{policy:?}");
+        assert_eq!(clean.pdus_delivered, 20, "{policy:?}");
+        assert!(tagged.lost_by_cause.clp > 0, "{policy:?}");
+        // Only the threshold (and the PPD/EPD that follow it) discard cells.
+        assert_eq!(tagged.lost_by_cause.overflow, 0, "{policy:?}");
+        assert_eq!(with.ports[0].cells_lost.overflow, 0, "{policy:?}");
+        assert!(with.ports[0].peak_occupancy < 256, "{policy:?}");
+        assert!(
+            tagged.cells_tagged > 0 && tagged.pdus_lost > 0,
+            "{policy:?}"
+        );
+        // Every cell dropped for its CLP bit carried CLP = 1.
+        assert!(with
+            .log
+            .iter()
+            .filter(|r| r.fate == CellFate::Lost(LossCause::Clp))
+            .all(|r| r.clp && r.circuit == 0));
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -8,7 +8,8 @@
                            sweep, notes, complete (false while runs are missing)
       experiment.netspec   the experiment text, as run (the same text as in result.json)
       runs/part-NNNNNN.parquet    one row per connection per run, one file per run
-      ports/part-NNNNNN.parquet   one row per switch output port per run (cells in/out/lost, peak)
+      ports/part-NNNNNN.parquet   one row per switch output port per run (cells in/out/lost, peak,
+                                  CLP=1 cells lost at the CLP-1 threshold, cells tagged by a UPC)
       traces/part-NNNNNN.parquet  (--trace) one row per trace line: run, stage, connection, line
 
 A run is one point of the sweep × one replication (run = point × replications +
@@ -76,6 +77,8 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("data_pdus_sent", "int64"),
     ("data_pdus_lost", "int64"),
     ("cells_policed", "int64"),
+    ("cells_tagged", "int64"),
+    ("cells_lost_clp", "int64"),
     ("pdus_dropped_at_adapter", "int64"),
     ("datagrams_sent", "int64"),
     ("datagrams_received", "int64"),
@@ -113,6 +116,8 @@ PORT_COLUMNS = [
     ("cells_out", "int64"),
     ("cells_lost", "int64"),
     ("peak_occupancy", "int64"),
+    ("cells_lost_clp", "int64"),
+    ("cells_tagged", "int64"),
 ]
 TRACE_COLUMNS = [
     ("run", "int64"),

@@ -61,12 +61,25 @@ class Plan:
 
     def _params(self) -> list[dict]:
         return [
-            {"key": p.key, "values": [sweep.column_value(v) for v in p.values]}
+            {"key": p.key, "values": [self._column_value(p.key, v) for v in p.values]}
             for p in self.sweep.params
         ]
 
+    @functools.cached_property
+    def _text_params(self) -> set[str]:
+        """Parameters whose values mix words and numbers (``off, 64``): a text column."""
+        return {
+            p.key
+            for p in self.sweep.params
+            if any(isinstance(sweep.column_value(v), str) for v in p.values)
+        }
+
+    def _column_value(self, key: str, v) -> Any:
+        x = sweep.column_value(v)
+        return str(x) if key in self._text_params else x
+
     def param_values(self, point: int) -> dict[str, Any]:
-        return {k: sweep.column_value(v) for k, v in self.points[point].items()}
+        return {k: self._column_value(k, v) for k, v in self.points[point].items()}
 
     def tasks(self) -> Iterable[Task]:
         for p, exp in enumerate(self.experiments):

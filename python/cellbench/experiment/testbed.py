@@ -5,7 +5,8 @@ Written as a block, in the experiment file or a file of its own::
     testbed lan-buffers {              # start from a preset (default lan-buffers), then override
         mtu = 9188;                     # IP MTU, bytes
         encap = vc-mux;                 # vc-mux | llc-snap
-        switch { buffer_cells = 256; policy = tail-drop; epd_threshold_cells = 200; }
+        switch { buffer_cells = 256; policy = tail-drop; epd_threshold_cells = 200;
+                 clp1_threshold_cells = 192; }  # tagged (CLP=1) cells go from 192 queued; off
         defaults { profile = sparc-ipc; phy = taxi100; flavour = sunos411; }   # any other host
         host roadrunner.atm { profile = sparc-10; distance_m = 20; pdu_gap_us = 52; site = west; }
         trunk { from = west; to = east; phy = oc3c; delay_ms = 4.4; }   # a WAN link, both ways
@@ -44,6 +45,7 @@ PHYS = ("oc3c", "oc12c", "taxi100", "taxi140", "e3", "ds3")
 FLAVOUR_MAX_SOCKBUF = dict(_native.tcp_flavours())
 ENCAPS = ("vc-mux", "llc-snap")
 POLICIES = ("tail-drop", "ppd", "epd")
+SWITCH_KEYS = ("buffer_cells", "policy", "epd_threshold_cells", "clp1_threshold_cells")
 
 
 @dataclass
@@ -70,6 +72,8 @@ class Testbed:
             "buffer_cells": 256,
             "policy": "tail-drop",
             "epd_threshold_cells": 200,
+            # CLP-selective discard: None (off) or 1..buffer_cells.
+            "clp1_threshold_cells": None,
         }
     )
     hosts: dict[str, HostSpec] = field(default_factory=dict)
@@ -172,6 +176,16 @@ def _choice(s: Setting, what: str, choices: tuple[str, ...]) -> str:
     return text  # type: ignore[return-value]
 
 
+def _clp1_threshold(s: Setting) -> int | None:
+    """``clp1_threshold_cells = N;`` (CLP=1 cells dropped from N queued) or ``off``."""
+    v = s.value
+    if isinstance(v, Name) and v.text == "off":
+        return None
+    if isinstance(v, Number) and isinstance(v.value, int) and v.value >= 1:
+        return v.value
+    raise expected(v.pos, render(v), "a CLP-1 threshold in cells (a whole number >= 1) or off")
+
+
 def _unknown(s: Setting, where: str, keys) -> ExperimentError:
     return expected(s.pos, f"key '{s.key}'", f"a {where} key: {', '.join(keys)}")
 
@@ -260,6 +274,7 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             tb.encap = _choice(s, "an encapsulation", ENCAPS)
         else:
             raise _unknown(s, "testbed", ("mtu", "encap") + ("switch { }", "host NAME { }"))
+    clp1_pos = block.pos
     for b in block.blocks():
         if b.kind == "switch":
             for s in b.settings():
@@ -271,8 +286,11 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
                     tb.switch["epd_threshold_cells"] = int(
                         _number(s, "the EPD threshold in cells", 1, 1 << 24)
                     )
+                elif s.key == "clp1_threshold_cells":
+                    tb.switch["clp1_threshold_cells"] = _clp1_threshold(s)
+                    clp1_pos = s.value.pos
                 else:
-                    raise _unknown(s, "switch", ("buffer_cells", "policy", "epd_threshold_cells"))
+                    raise _unknown(s, "switch", SWITCH_KEYS)
         elif b.kind == "trunk":
             tb.trunks.append(_trunk(b))
         elif b.kind == "defaults":
@@ -290,6 +308,13 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             block.pos,
             f"switch epd_threshold_cells {tb.switch['epd_threshold_cells']} exceeds "
             f"buffer_cells {tb.switch['buffer_cells']}: the threshold must fit in the buffer",
+        )
+    clp1 = tb.switch.get("clp1_threshold_cells")
+    if clp1 is not None and clp1 > tb.switch["buffer_cells"]:
+        raise expected(
+            clp1_pos,
+            f"switch clp1_threshold_cells {clp1}",
+            f"1..{tb.switch['buffer_cells']} (at most buffer_cells) or off",
         )
     return tb
 

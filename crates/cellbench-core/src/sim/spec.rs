@@ -93,6 +93,10 @@ pub struct SwitchSpec {
     pub policy: String,
     #[serde(default)]
     pub epd_threshold_cells: Option<u32>,
+    /// CLP-selective discard at every output port: cells with CLP = 1 (tagged
+    /// by a UPC) that find this many cells queued are dropped (None: off).
+    #[serde(default)]
+    pub clp1_threshold_cells: Option<u32>,
 }
 
 impl Default for SwitchSpec {
@@ -101,6 +105,7 @@ impl Default for SwitchSpec {
             buffer_cells: DEFAULT_PORT_BUFFER_CELLS,
             policy: tail_drop(),
             epd_threshold_cells: None,
+            clp1_threshold_cells: None,
         }
     }
 }
@@ -328,6 +333,11 @@ pub struct ConnResult {
     pub data_pdus_lost: u64,
     /// Cells of this connection discarded by usage parameter control.
     pub cells_policed: u64,
+    /// Cells of this connection tagged CLP = 1 by usage parameter control.
+    pub cells_tagged: u64,
+    /// Cells of this connection with CLP = 1 dropped at a switch's CLP-1
+    /// threshold (CLP-selective discard). Like `cells_policed`, the data direction.
+    pub cells_lost_clp: u64,
     /// UDP only: datagrams sent, received, dropped for want of receive buffer.
     pub datagrams_sent: Option<u64>,
     pub datagrams_received: Option<u64>,
@@ -376,6 +386,10 @@ pub struct PortResult {
     pub cells_out: u64,
     pub cells_lost: u64,
     pub peak_occupancy: u32,
+    /// Of `cells_lost`, CLP = 1 cells refused at the CLP-1 threshold.
+    pub cells_lost_clp: u64,
+    /// Cells a UPC at this port tagged CLP = 1.
+    pub cells_tagged: u64,
 }
 
 /// A UPC policer's verdicts: did the stream meet its contract?
@@ -541,6 +555,14 @@ impl RunSpec {
                 )))
             }
         };
+        let buffer = self.switch.buffer_cells;
+        if let Some(t) = self.switch.clp1_threshold_cells {
+            if t == 0 || t > buffer {
+                return Err(err(format!(
+                    "switch clp1_threshold_cells {t}: must be 1 to buffer_cells ({buffer})"
+                )));
+            }
+        }
         let mut adapters = Vec::new();
         let mut ports = Vec::new();
         let mut profiles = Vec::new();
@@ -594,6 +616,7 @@ impl RunSpec {
                 delay,
                 buffer_cells: self.switch.buffer_cells,
                 policy,
+                clp1_threshold_cells: self.switch.clp1_threshold_cells,
             });
             let profile = HostProfile::by_name(&h.profile).ok_or_else(|| {
                 err(format!(
@@ -811,6 +834,7 @@ impl RunSpec {
                     delay,
                     buffer_cells: self.switch.buffer_cells,
                     policy,
+                    clp1_threshold_cells: self.switch.clp1_threshold_cells,
                 });
             }
         }
@@ -869,6 +893,8 @@ impl RunSpec {
                     cells_policed: r.circuits[scenario.transfers[i].circuit]
                         .lost_by_cause
                         .policing,
+                    cells_tagged: r.circuits[scenario.transfers[i].circuit].cells_tagged,
+                    cells_lost_clp: r.circuits[scenario.transfers[i].circuit].lost_by_cause.clp,
                     datagrams_sent: t.udp.map(|u| u.datagrams_sent),
                     datagrams_received: t.udp.map(|u| u.datagrams_received),
                     datagrams_dropped_no_buffer: t.udp.map(|u| u.dropped_no_buffer),
@@ -899,6 +925,8 @@ impl RunSpec {
                 cells_out: c.cells_out,
                 cells_lost: c.cells_lost.total(),
                 peak_occupancy: c.peak_occupancy,
+                cells_lost_clp: c.cells_lost.clp,
+                cells_tagged: c.cells_tagged,
             })
             .collect();
         let policed: Vec<&TrunkSpec> = self.trunks.iter().filter(|t| t.upc.is_some()).collect();
@@ -1029,6 +1057,86 @@ mod test {
         // 20000-byte datagrams leave as three IP fragments (three PDUs) each.
         let frag = udp("sparc-10", 20_000);
         assert_eq!(frag.datagrams_received, frag.datagrams_sent);
+    }
+
+    /// Host a (west, OC-3c) and host b (east, OC-3c, paced at 60 Mb/s) blast
+    /// UDP at host r (east, TAXI); the trunk west -> east polices VP 0 at one
+    /// cell per 21.2 µs (20 Mb/s) and tags the excess. The port to r carries
+    /// 100 Mb/s; the CLP = 0 load is 80 Mb/s.
+    fn tagged_and_clean(clp1: Option<u32>, per_cell: bool) -> SpecResult {
+        let switch = match clp1 {
+            Some(t) => format!(r#"{{"clp1_threshold_cells": {t}}}"#),
+            None => "{}".into(),
+        };
+        let text = format!(
+            r#"{{"switch": {switch}, "per_cell": {per_cell},
+            "hosts": [{{"name": "a", "site": "west", "phy": "oc3c", "profile": "alpha-3000"}},
+                      {{"name": "b", "site": "east", "phy": "oc3c", "profile": "alpha-3000"}},
+                      {{"name": "r", "site": "east", "profile": "alpha-3000"}}],
+            "trunks": [{{"from": "west", "to": "east", "delay_ms": 0.1,
+                         "upc": {{"t_us": 21.2, "tau_us": 0, "action": "tag"}}}}],
+            "connections": [
+              {{"transmitter": "a", "receiver": "r", "protocol": "udp",
+                "traffic": {{"type": "full", "nbytes": 4194304}}}},
+              {{"transmitter": "b", "receiver": "r", "protocol": "udp", "pacing_mbps": 60,
+                "traffic": {{"type": "full", "nbytes": 4194304}}}}]}}"#
+        );
+        RunSpec::from_json(&text).unwrap().run().unwrap()
+    }
+
+    #[test]
+    fn a_clp1_threshold_sacrifices_tagged_cells_to_spare_conforming_ones() {
+        let without = tagged_and_clean(None, false);
+        let (a, b) = (&without.connections[0], &without.connections[1]);
+        assert!(a.cells_tagged > 0 && a.cells_lost > 0, "{a:?}");
+        assert!(b.cells_lost > 0 && b.cells_tagged == 0, "{b:?}");
+        assert_eq!(a.cells_lost_clp + b.cells_lost_clp, 0);
+
+        let with = tagged_and_clean(Some(64), false);
+        let (a, b) = (&with.connections[0], &with.connections[1]);
+        assert_eq!(b.cells_lost, 0, "{b:?}");
+        // (The 60 Mb/s pacing holds b's datagrams back: its interface queue
+        // drops the excess before the network sees it.)
+        assert_eq!(b.data_pdus_lost, 0);
+        assert_eq!(b.datagrams_received, Some(b.data_pdus_sent));
+        assert!(
+            a.cells_lost_clp > 0 && a.cells_lost_clp == a.cells_lost,
+            "{a:?}"
+        );
+        let to_r = &with.ports[2];
+        assert_eq!(to_r.host, "r");
+        assert_eq!(to_r.cells_lost_clp, to_r.cells_lost);
+        assert!(to_r.peak_occupancy < 256, "{to_r:?}");
+        // The tags are counted where the UPC is: the trunk port west -> east.
+        let trunk = with.ports.iter().find(|p| p.host == "trunk west->east");
+        assert_eq!(trunk.map(|p| p.cells_tagged), Some(a.cells_tagged));
+        // The per-cell reference agrees on every count.
+        let reference = tagged_and_clean(Some(64), true);
+        let json = |r: &SpecResult| serde_json::to_string(&(&r.connections, &r.ports)).unwrap();
+        assert_eq!(json(&reference), json(&with));
+    }
+
+    #[test]
+    fn a_clp1_threshold_outside_the_buffer_is_refused() {
+        for (bad, buffer) in [(0, 256), (257, 256), (101, 100)] {
+            let text = TWO_HOSTS.replace(
+                r#"{"hosts""#,
+                &format!(
+                    r#"{{"switch": {{"buffer_cells": {buffer}, "clp1_threshold_cells": {bad}}}, "hosts""#
+                ),
+            );
+            let e = RunSpec::from_json(&text).unwrap().scenario().unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("switch clp1_threshold_cells {bad}: must be 1 to buffer_cells ({buffer})")
+            );
+        }
+        let ok = TWO_HOSTS.replace(
+            r#"{"hosts""#,
+            r#"{"switch": {"clp1_threshold_cells": 256}, "hosts""#,
+        );
+        let r = RunSpec::from_json(&ok).unwrap().run().unwrap();
+        assert!(r.connections[0].completed);
     }
 
     #[test]

@@ -24,6 +24,11 @@ pub const TRAILER_LEN: usize = 8;
 pub const MAX_PAYLOAD: usize = 65535;
 /// Cells in the largest CPCS-PDU: (65535 + 8) bytes rounded up to cells = 1366.
 pub const MAX_CELLS: usize = (MAX_PAYLOAD + TRAILER_LEN).div_ceil(PAYLOAD_LEN);
+/// Reassembly contexts a [`Reassembler`] keeps by default: VCs with a PDU under
+/// way at once, sized like a host adapter's VC table. Each holds at most
+/// [`MAX_CELLS`] cells, so a reassembler holds at most about 67 MB whatever it
+/// is fed (a UNI header alone names 2^24 VCs).
+pub const DEFAULT_MAX_OPEN_VCS: usize = 1024;
 
 mod field {
     // Offsets from the end of the PDU.
@@ -275,6 +280,10 @@ pub enum ReassemblyError {
     Oversize { cells: usize },
     /// The caller reported cells of this PDU lost (see [`Reassembler::note_lost`]).
     LostCells { lost: usize, received: usize },
+    /// A cell that would start a PDU on one more VC while `max` VCs already have
+    /// one under way: it is dropped (as an adapter drops cells on a VC it has no
+    /// reassembly context for), and the rest of its PDU fails as cells lost.
+    TooManyVcs { max: usize },
 }
 
 impl fmt::Display for ReassemblyError {
@@ -298,6 +307,11 @@ impl fmt::Display for ReassemblyError {
             ReassemblyError::LostCells { lost, received } => {
                 write!(f, "AAL5 PDU lost {lost} cells ({received} received); dropped")
             }
+            ReassemblyError::TooManyVcs { max } => write!(
+                f,
+                "cell would open a PDU on one VC more than the {max} the reassembler keeps \
+                 under way at once; dropped"
+            ),
         }
     }
 }
@@ -361,10 +375,20 @@ pub struct ReceivedCell {
     pub pdu: Option<Reassembled>,
 }
 
-/// AAL5 reassembly, one buffer per VC (a BTreeMap: deterministic order).
-#[derive(Clone, Debug, Default)]
+/// AAL5 reassembly, one buffer per VC (a BTreeMap: deterministic order), for
+/// at most `max_open_vcs` VCs at once: hostile or garbled input (random
+/// VPI/VCI) cannot make it grow without bound.
+#[derive(Clone, Debug)]
 pub struct Reassembler {
+    /// VCs with a PDU under way, or discarding up to an end-of-PDU cell.
     partial: BTreeMap<Vc, Partial>,
+    max_open_vcs: usize,
+}
+
+impl Default for Reassembler {
+    fn default() -> Reassembler {
+        Reassembler::with_max_open_vcs(DEFAULT_MAX_OPEN_VCS)
+    }
 }
 
 /// Why a raw cell could not be fed to reassembly.
@@ -390,6 +414,41 @@ impl Reassembler {
         Reassembler::default()
     }
 
+    /// A reassembler that keeps PDUs under way on at most `max` VCs at once (at
+    /// least 1; 0 is taken as 1). A cell that would open one more is refused
+    /// with [`ReassemblyError::TooManyVcs`]; a single-cell PDU needs no context
+    /// and is always reassembled.
+    pub fn with_max_open_vcs(max: usize) -> Reassembler {
+        Reassembler {
+            partial: BTreeMap::new(),
+            max_open_vcs: max.max(1),
+        }
+    }
+
+    pub fn max_open_vcs(&self) -> usize {
+        self.max_open_vcs
+    }
+
+    /// VCs holding reassembly state now (a PDU under way, or discarding the
+    /// rest of an oversize one): at most [`Reassembler::max_open_vcs`].
+    pub fn open_vcs(&self) -> usize {
+        self.partial.len()
+    }
+
+    /// Whether a cell of `vc` that does not end a PDU may be taken: its VC
+    /// already has a context, or there is room for one more. `Some` is the
+    /// refusal to report.
+    fn refuse_new_vc(&self, vc: Vc) -> Option<Reassembled> {
+        (!self.partial.contains_key(&vc) && self.partial.len() >= self.max_open_vcs).then_some(
+            Reassembled {
+                vc,
+                result: Err(ReassemblyError::TooManyVcs {
+                    max: self.max_open_vcs,
+                }),
+            },
+        )
+    }
+
     /// Accept one cell whose header was already checked. Returns the PDU it ends, if
     /// it is a user-data cell with AUU set (or an Oversize error when the buffer
     /// overflows). OAM and RM cells are not part of AAL5 and are ignored.
@@ -406,10 +465,24 @@ impl Reassembler {
             vci: header.vci,
         };
         let end = header.pti.auu();
+        if end && !self.partial.contains_key(&vc) {
+            // A single-cell PDU: checked at once, no context needed.
+            let p = Partial {
+                bytes: payload.to_vec(),
+                ..Partial::default()
+            };
+            return Some(Reassembled {
+                vc,
+                result: finish(p),
+            });
+        }
+        if let Some(refused) = self.refuse_new_vc(vc) {
+            return Some(refused);
+        }
         let p = self.partial.entry(vc).or_default();
         if p.discarding {
             if end {
-                p.discarding = false;
+                self.partial.remove(&vc);
             }
             return None;
         }
@@ -470,10 +543,15 @@ impl Reassembler {
     /// one). The PDU under way is dropped with `LostCells` when it ends; if the lost
     /// cell was itself the end-of-PDU cell, it ends now.
     pub fn note_lost(&mut self, vc: Vc, end_of_pdu: bool) -> Option<Reassembled> {
+        if !end_of_pdu {
+            if let Some(refused) = self.refuse_new_vc(vc) {
+                return Some(refused);
+            }
+        }
         let p = self.partial.entry(vc).or_default();
         if p.discarding {
             if end_of_pdu {
-                p.discarding = false;
+                self.partial.remove(&vc);
             }
             return None;
         }
@@ -844,6 +922,77 @@ mod test {
     }
 
     #[test]
+    fn test_too_many_vcs_refuses_one_more() {
+        let two_cells =
+            |vci: u16| segment(&CellHeader::uni(0, vci, false), &[vci as u8; 60]).unwrap();
+        let (a, b, c) = (two_cells(1), two_cells(2), two_cells(3));
+        let mut r = Reassembler::with_max_open_vcs(2);
+        assert_eq!(feed(&mut r, &[a[0], b[0]]), vec![]);
+        assert_eq!(r.open_vcs(), 2);
+        let refused = Reassembled {
+            vc: Vc { vpi: 0, vci: 3 },
+            result: Err(ReassemblyError::TooManyVcs { max: 2 }),
+        };
+        assert_eq!(feed(&mut r, &[c[0]]), vec![refused.clone()]);
+        assert_eq!(
+            r.note_lost(Vc { vpi: 0, vci: 3 }, false),
+            Some(refused.clone())
+        );
+        assert_eq!(r.open_vcs(), 2);
+        // A single-cell PDU needs no context: it passes even with the table full.
+        let one = segment(&CellHeader::uni(0, 4, false), &[4u8; 40]).unwrap();
+        assert_eq!(feed(&mut r, &one)[0].result, Ok(vec![4u8; 40]));
+        // VC 1's PDU ends and frees its context; VC 3's last cell then arrives
+        // alone: a PDU that lost its first cell.
+        assert_eq!(feed(&mut r, &[a[1]])[0].result, Ok(vec![1u8; 60]));
+        assert_eq!(r.open_vcs(), 1);
+        let out = feed(&mut r, &[c[1]]);
+        assert!(
+            matches!(
+                out[0].result,
+                Err(ReassemblyError::BadLength {
+                    length: 60,
+                    cells: 1
+                })
+            ),
+            "{out:?}"
+        );
+        // Room again: VC 3's next PDU reassembles.
+        assert_eq!(feed(&mut r, &c)[0].result, Ok(vec![3u8; 60]));
+        assert_eq!(feed(&mut r, &[b[1]])[0].result, Ok(vec![2u8; 60]));
+        assert_eq!(r.open_vcs(), 0);
+        assert_eq!(Reassembler::new().max_open_vcs(), DEFAULT_MAX_OPEN_VCS);
+        assert_eq!(
+            ReassemblyError::TooManyVcs { max: 2 }.to_string(),
+            "cell would open a PDU on one VC more than the 2 the reassembler keeps under way \
+             at once; dropped"
+        );
+    }
+
+    #[test]
+    fn test_discarding_after_oversize_frees_the_context() {
+        let h = CellHeader::uni(0, 9, false);
+        let mut r = Reassembler::with_max_open_vcs(1);
+        let middle = h.cell(&[0u8; PAYLOAD_LEN]).unwrap();
+        let out = feed(&mut r, &vec![middle; MAX_CELLS]);
+        assert_eq!(
+            out[0].result,
+            Err(ReassemblyError::Oversize { cells: MAX_CELLS })
+        );
+        assert_eq!(r.open_vcs(), 1, "discarding up to the next end-of-PDU cell");
+        let end = CellHeader {
+            pti: Pti::user_data(false, true),
+            ..h
+        };
+        assert_eq!(
+            feed(&mut r, &[end.cell(&[0u8; PAYLOAD_LEN]).unwrap()]),
+            vec![]
+        );
+        assert_eq!(r.open_vcs(), 0);
+        assert_eq!(r.pending().count(), 0);
+    }
+
+    #[test]
     fn test_error_messages() {
         let e = ReassemblyError::BadLength {
             length: 200,
@@ -913,6 +1062,48 @@ mod test {
                 let _ = r.note_lost(Vc::default(), c.first() == Some(&0));
             }
             let _ = r.pending().count();
+        }
+
+        #[test]
+        fn reassembler_keeps_at_most_max_open_vcs(
+            cells in proptest::collection::vec(
+                (
+                    // Random VPI/VCI, or one of a few VCs whose PDUs do complete.
+                    prop_oneof![(0u16..256, any::<u16>()), (0u16..2, 0u16..4)],
+                    any::<bool>(),
+                    any::<u8>(),
+                    0u8..8,
+                ),
+                0..400,
+            ),
+            max in 1usize..12,
+        ) {
+            let mut r = Reassembler::with_max_open_vcs(max);
+            for ((vpi, vci), end, fill, lost) in cells {
+                let vc = Vc { vpi, vci };
+                // (No PDU here reaches oversize: every context is a pending one.)
+                let had_context = r.pending().any(|(v, _)| v == vc);
+                let open = r.open_vcs();
+                let out = if lost == 0 {
+                    r.note_lost(vc, end)
+                } else {
+                    let h = CellHeader { pti: Pti::user_data(false, end), ..CellHeader::uni(vpi, vci, false) };
+                    let rx = r.push_cell(&h.cell(&[fill; PAYLOAD_LEN]).unwrap(), HeaderFormat::Uni).unwrap();
+                    prop_assert_eq!(rx.header.vci, vci);
+                    rx.pdu
+                };
+                prop_assert!(r.open_vcs() <= max, "{} open, max {}", r.open_vcs(), max);
+                // Refused exactly the cells that needed one context more than allowed.
+                let refused = matches!(
+                    out,
+                    Some(Reassembled { vc: v, result: Err(ReassemblyError::TooManyVcs { max: m }) })
+                        if v == vc && m == max
+                );
+                prop_assert_eq!(refused, !end && !had_context && open == max);
+                if refused {
+                    prop_assert_eq!(r.open_vcs(), open);
+                }
+            }
         }
     }
 }

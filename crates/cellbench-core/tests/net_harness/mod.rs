@@ -34,6 +34,7 @@ pub fn port(rate: BitRate, buffer_cells: u32, policy: DropPolicy) -> PortSpec {
         delay: SimTime::from_us(2),
         buffer_cells,
         policy,
+        clp1_threshold_cells: None,
     }
 }
 

@@ -37,8 +37,9 @@
 //!   on the link they arrive by. Each is checked by the contract's GCRA at its
 //!   arrival, in the port's arrival order (ties as below), before the output
 //!   buffer: a discarded cell is lost (cause `Policing`) and never reaches the
-//!   buffer or its drop policy; a tagged one goes on with CLP = 1 (carried and
-//!   logged; nothing discards on CLP). At most one policer per circuit per port.
+//!   buffer or its drop policy; a tagged one goes on with CLP = 1 (carried,
+//!   logged, and refused first by ports with a CLP-1 threshold, below). At most
+//!   one policer per circuit per port.
 //! - **VP cross-connects.** A [`VpCrossConnect`] marks an output VPI of a port
 //!   as one VP switched whole: its circuits keep their VCI there and all come
 //!   from one incoming VP (checked). Cells are still switched per circuit; the
@@ -47,7 +48,9 @@
 //!   *occupancy* counts every accepted cell from its arrival until the end of its
 //!   transmission (the cell on the wire counts; a cell whose transmission ends
 //!   exactly when another arrives has left). A cell is accepted iff the occupancy
-//!   just before it is `< buffer_cells`; it starts transmission at
+//!   just before it is `< buffer_cells` (for a CLP = 1 cell at a port with
+//!   `clp1_threshold_cells = Some(t)`: `< t`; one refused below `buffer_cells`
+//!   is lost with cause `Clp`, CLP-selective discard); it starts transmission at
 //!   `max(arrival, end of the previous accepted cell)`. There is no switching
 //!   latency: a cell arrives in the output buffer when it is fully received.
 //! - **Ties.** Cells arriving at one port at the same instant (from different
@@ -56,9 +59,10 @@
 //!   increasing `CircuitId`.
 //! - **Drop policies** (per port, state per VC, the PDU boundary being the AUU
 //!   bit of the last cell the port *saw* on that VC):
-//!   - tail drop: drop a cell iff the buffer is full;
-//!   - PPD: once a cell of a PDU is dropped, drop the rest of it on that VC except
-//!     its last cell, which is kept if there is room (so the reassembler resyncs);
+//!   - tail drop: drop a cell iff the buffer is full (or, CLP = 1, at the threshold);
+//!   - PPD: once a cell of a PDU is dropped (a CLP drop included), drop the rest
+//!     of it on that VC except its last cell, which is kept if there is room for
+//!     it (for its CLP), so the reassembler resyncs;
 //!   - EPD(threshold): a PDU whose first cell finds occupancy `>= threshold` is
 //!     refused whole, its last cell included; otherwise as PPD.
 //!   - VPI/VCI are translated per hop; they are logged, they never decide a fate.
@@ -234,6 +238,10 @@ pub struct PortSpec {
     /// Buffer in cells (the cell in transmission included); the era's switches: 256.
     pub buffer_cells: u32,
     pub policy: DropPolicy,
+    /// CLP-selective discard: a cell with CLP = 1 that finds this many cells or
+    /// more in the buffer is dropped (cause `Clp`); CLP = 0 cells are lost only
+    /// to a full buffer. 1..=`buffer_cells`; `None`: off.
+    pub clp1_threshold_cells: Option<u32>,
 }
 
 /// What a port does with cells when its buffer fills.
@@ -339,6 +347,12 @@ pub enum TopologyError {
     ZeroBuffer { port: usize },
     /// An EPD threshold outside 1..=buffer_cells.
     EpdThreshold {
+        port: usize,
+        threshold: u32,
+        buffer: u32,
+    },
+    /// A CLP-1 threshold outside 1..=buffer_cells.
+    Clp1Threshold {
         port: usize,
         threshold: u32,
         buffer: u32,
@@ -497,6 +511,15 @@ impl fmt::Display for TopologyError {
                 "port {port}: EPD threshold {threshold} cells not allowed: 1 to the buffer \
                  size {buffer}"
             ),
+            Clp1Threshold {
+                port,
+                threshold,
+                buffer,
+            } => write!(
+                f,
+                "port {port}: CLP-1 threshold {threshold} cells not allowed: 1 to the buffer \
+                 size {buffer}"
+            ),
             NoSuchHost {
                 circuit,
                 host,
@@ -557,6 +580,9 @@ pub enum LossCause {
     Epd,
     /// A policer (UPC/NPC) discarded a non-conforming cell.
     Policing,
+    /// CLP-selective discard: a CLP = 1 cell found the buffer at or above the
+    /// port's CLP-1 threshold (but not full).
+    Clp,
 }
 
 /// Cells a port dropped, by cause.
@@ -567,11 +593,13 @@ pub struct CellLoss {
     pub epd: u64,
     /// Non-conforming cells a policer discarded.
     pub policing: u64,
+    /// CLP = 1 cells refused at a CLP-1 threshold.
+    pub clp: u64,
 }
 
 impl CellLoss {
     pub fn total(&self) -> u64 {
-        self.overflow + self.ppd + self.epd + self.policing
+        self.overflow + self.ppd + self.epd + self.policing + self.clp
     }
     fn add(&mut self, cause: LossCause, n: u64) {
         match cause {
@@ -579,6 +607,7 @@ impl CellLoss {
             LossCause::Ppd => self.ppd += n,
             LossCause::Epd => self.epd += n,
             LossCause::Policing => self.policing += n,
+            LossCause::Clp => self.clp += n,
         }
     }
 }
@@ -693,7 +722,7 @@ struct AdapterRt {
 struct PortRt {
     cell: SimTime,
     delay: SimTime,
-    buffer: u32,
+    buffer: port::Buffer,
     policy: DropPolicy,
     counters: PortCounters,
     /// Train: end of transmission of the last accepted cell.

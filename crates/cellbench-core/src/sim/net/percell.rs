@@ -59,6 +59,7 @@ impl Network {
             &mut self.circuits[c].stages[stage].vc,
             occ,
             eom,
+            clp,
         ) {
             Verdict::Accept => {
                 let start = a.max(free);

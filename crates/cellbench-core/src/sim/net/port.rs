@@ -28,18 +28,56 @@ pub(super) enum Verdict {
     Drop(LossCause),
 }
 
-/// The fate of a cell that finds `occ` cells in a buffer of `buffer`; `eom`
-/// marks the last cell of its PDU.
+/// A port's buffer as its admission sees it: its size, and the occupancy from
+/// which cells with CLP = 1 are refused (CLP-selective discard: low-priority
+/// cells give way before the buffer is full, SPEC §3's "tag" made to matter).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) struct Buffer {
+    /// Cells the buffer holds, the one in transmission included.
+    pub cells: u32,
+    /// A CLP = 1 cell is admitted only if it finds fewer cells than this
+    /// (`None`: CLP = 1 cells are admitted like the others).
+    pub clp1_threshold: Option<u32>,
+}
+
+impl Buffer {
+    /// The occupancy from which a cell with this CLP bit finds no room: the
+    /// buffer size for CLP = 0, the threshold (at most the size) for CLP = 1.
+    pub fn limit(&self, clp: bool) -> u32 {
+        match self.clp1_threshold {
+            Some(t) if clp => t.min(self.cells),
+            _ => self.cells,
+        }
+    }
+
+    /// Why a cell that found no room at occupancy `occ` is lost: the buffer
+    /// was full, or it had room but not for a CLP = 1 cell.
+    fn no_room(&self, occ: u32) -> LossCause {
+        if occ >= self.cells {
+            LossCause::Overflow
+        } else {
+            LossCause::Clp
+        }
+    }
+}
+
+/// The fate of a cell with CLP bit `clp` that finds `occ` cells in `buffer`;
+/// `eom` marks the last cell of its PDU. A CLP = 1 cell refused at the CLP-1
+/// threshold is a lost cell of its PDU like any other: PPD and EPD then
+/// discard the rest of the PDU (why carry cells the reassembler will throw
+/// away?), and PPD keeps the last cell only if there is room *for its CLP*.
 pub(super) fn offer(
     policy: DropPolicy,
-    buffer: u32,
+    buffer: Buffer,
     state: &mut VcState,
     occ: u32,
     eom: bool,
+    clp: bool,
 ) -> Verdict {
-    let room = occ < buffer;
-    // On overflow, PPD and EPD discard the rest of the PDU; tail drop carries on.
-    let after_overflow = match policy {
+    let room = occ < buffer.limit(clp);
+    let no_room = buffer.no_room(occ);
+    // On a loss, PPD and EPD discard the rest of the PDU; tail drop carries on.
+    let after_loss = match policy {
         DropPolicy::TailDrop => VcState::Accepting,
         DropPolicy::Ppd | DropPolicy::Epd { .. } => VcState::Discarding,
     };
@@ -54,18 +92,18 @@ pub(super) fn offer(
                 Verdict::Accept
             }
             _ => {
-                *state = after_overflow;
-                Verdict::Drop(LossCause::Overflow)
+                *state = after_loss;
+                Verdict::Drop(no_room)
             }
         },
         VcState::Accepting if room => Verdict::Accept,
         VcState::Accepting => {
-            *state = after_overflow;
-            Verdict::Drop(LossCause::Overflow)
+            *state = after_loss;
+            Verdict::Drop(no_room)
         }
         // PPD keeps the last cell so that the reassembler finds the PDU boundary.
         VcState::Discarding if eom && room => Verdict::Accept,
-        VcState::Discarding if eom => Verdict::Drop(LossCause::Overflow),
+        VcState::Discarding if eom => Verdict::Drop(no_room),
         VcState::Discarding => Verdict::Drop(LossCause::Ppd),
         VcState::Refusing => Verdict::Drop(LossCause::Epd),
     };
@@ -181,6 +219,13 @@ mod test {
     const TAXI: SimTime = SimTime(4_240_000);
     const OC3: SimTime = SimTime(2_831_196);
 
+    fn buf(cells: u32) -> Buffer {
+        Buffer {
+            cells,
+            clp1_threshold: None,
+        }
+    }
+
     /// The reference: the Lindley recursion cell by cell.
     fn by_cell(
         mut end: SimTime,
@@ -254,32 +299,35 @@ mod test {
     fn test_ppd_keeps_last_cell_epd_refuses_it() {
         let mut st = VcState::Idle;
         let ppd = DropPolicy::Ppd;
-        assert_eq!(offer(ppd, 4, &mut st, 0, false), Verdict::Accept);
         assert_eq!(
-            offer(ppd, 4, &mut st, 4, false),
+            offer(ppd, buf(4), &mut st, 0, false, false),
+            Verdict::Accept
+        );
+        assert_eq!(
+            offer(ppd, buf(4), &mut st, 4, false, false),
             Verdict::Drop(LossCause::Overflow)
         );
         assert_eq!(
-            offer(ppd, 4, &mut st, 0, false),
+            offer(ppd, buf(4), &mut st, 0, false, false),
             Verdict::Drop(LossCause::Ppd)
         );
-        assert_eq!(offer(ppd, 4, &mut st, 0, true), Verdict::Accept);
+        assert_eq!(offer(ppd, buf(4), &mut st, 0, true, false), Verdict::Accept);
         assert_eq!(st, VcState::Idle);
 
         let epd = DropPolicy::Epd { threshold_cells: 2 };
         assert_eq!(
-            offer(epd, 4, &mut st, 2, false),
+            offer(epd, buf(4), &mut st, 2, false, false),
             Verdict::Drop(LossCause::Epd)
         );
         assert_eq!(
-            offer(epd, 4, &mut st, 0, false),
+            offer(epd, buf(4), &mut st, 0, false, false),
             Verdict::Drop(LossCause::Epd)
         );
         assert_eq!(
-            offer(epd, 4, &mut st, 0, true),
+            offer(epd, buf(4), &mut st, 0, true, false),
             Verdict::Drop(LossCause::Epd)
         );
-        assert_eq!(offer(epd, 4, &mut st, 1, true), Verdict::Accept);
+        assert_eq!(offer(epd, buf(4), &mut st, 1, true, false), Verdict::Accept);
     }
 
     #[test]
@@ -287,9 +335,62 @@ mod test {
         let mut st = VcState::Idle;
         let td = DropPolicy::TailDrop;
         assert_eq!(
-            offer(td, 1, &mut st, 1, false),
+            offer(td, buf(1), &mut st, 1, false, false),
             Verdict::Drop(LossCause::Overflow)
         );
-        assert_eq!(offer(td, 1, &mut st, 0, false), Verdict::Accept);
+        assert_eq!(offer(td, buf(1), &mut st, 0, false, false), Verdict::Accept);
+    }
+
+    #[test]
+    fn test_clp1_cells_give_way_at_the_threshold() {
+        let b = Buffer {
+            cells: 8,
+            clp1_threshold: Some(3),
+        };
+        assert_eq!((b.limit(false), b.limit(true)), (8, 3));
+        // Tail drop: a CLP = 1 cell at the threshold goes (cause CLP), a CLP = 0
+        // one is kept until the buffer is full; the VC carries on.
+        let td = DropPolicy::TailDrop;
+        let mut st = VcState::Idle;
+        assert_eq!(offer(td, b, &mut st, 2, false, true), Verdict::Accept);
+        assert_eq!(
+            offer(td, b, &mut st, 3, false, true),
+            Verdict::Drop(LossCause::Clp)
+        );
+        assert_eq!(offer(td, b, &mut st, 7, false, false), Verdict::Accept);
+        assert_eq!(
+            offer(td, b, &mut st, 8, false, true),
+            Verdict::Drop(LossCause::Overflow)
+        );
+        assert_eq!(offer(td, b, &mut st, 0, true, true), Verdict::Accept);
+        // PPD: the CLP drop is a lost cell of the PDU; the rest goes but the
+        // last cell, kept only if there is room for its CLP.
+        let ppd = DropPolicy::Ppd;
+        assert_eq!(offer(ppd, b, &mut st, 0, false, false), Verdict::Accept);
+        assert_eq!(
+            offer(ppd, b, &mut st, 5, false, true),
+            Verdict::Drop(LossCause::Clp)
+        );
+        assert_eq!(
+            offer(ppd, b, &mut st, 0, false, false),
+            Verdict::Drop(LossCause::Ppd)
+        );
+        assert_eq!(
+            offer(ppd, b, &mut st, 4, true, true),
+            Verdict::Drop(LossCause::Clp)
+        );
+        assert_eq!(st, VcState::Idle);
+        assert_eq!(offer(ppd, b, &mut st, 0, false, true), Verdict::Accept);
+        assert_eq!(
+            offer(ppd, b, &mut st, 3, false, true),
+            Verdict::Drop(LossCause::Clp)
+        );
+        assert_eq!(offer(ppd, b, &mut st, 4, true, false), Verdict::Accept);
+        // EPD decides a PDU's first cell before the CLP threshold does.
+        let epd = DropPolicy::Epd { threshold_cells: 2 };
+        assert_eq!(
+            offer(epd, b, &mut st, 2, false, true),
+            Verdict::Drop(LossCause::Epd)
+        );
     }
 }

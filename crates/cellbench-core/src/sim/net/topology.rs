@@ -94,10 +94,22 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
                 });
             }
         }
+        if let Some(threshold) = p.clp1_threshold_cells {
+            if threshold == 0 || threshold > p.buffer_cells {
+                return Err(Clp1Threshold {
+                    port: i,
+                    threshold,
+                    buffer: p.buffer_cells,
+                });
+            }
+        }
         ports.push(PortRt {
             cell,
             delay: p.delay,
-            buffer: p.buffer_cells,
+            buffer: super::port::Buffer {
+                cells: p.buffer_cells,
+                clp1_threshold: p.clp1_threshold_cells,
+            },
             policy: p.policy,
             counters: PortCounters::default(),
             end: SimTime::ZERO,

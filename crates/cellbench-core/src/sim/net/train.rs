@@ -14,7 +14,10 @@
 //! (arrival, circuit) order and decides the cells arriving at or before T, taking
 //! whole runs at a time (`port::accept_run` gives the departures of a run in
 //! closed form; drops under PPD/EPD are counted in bulk), and pushes the
-//! survivors downstream as new segments (coalesced when still regular). Cells a
+//! survivors downstream as new segments (coalesced when still regular). A
+//! segment's cells share one CLP bit (trains split where a policer tags), so a
+//! CLP = 1 run is the same closed form with the port's CLP-1 threshold as its
+//! buffer size: admission `occ < limit` is all that differs. Cells a
 //! VC discards (PPD before the last cell, EPD) neither read nor change the port's
 //! state, so they are taken in bulk even where other inputs interleave.
 //!
@@ -357,7 +360,8 @@ impl Network {
                 }
                 VcState::Idle | VcState::Accepting => {
                     let end = self.ports[p].end;
-                    match port::accept_run(end, a, seg.step, m - j, cell, buffer) {
+                    let limit = buffer.limit(seg.clp);
+                    match port::accept_run(end, a, seg.step, m - j, cell, limit) {
                         Some(run) => {
                             self.accept_run(p, seg, j, &run, ends_pdu && j + run.n == m);
                             j += run.n;
@@ -430,7 +434,8 @@ impl Network {
         let (cell, delay, buffer, policy, end) =
             (port.cell, port.delay, port.buffer, port.policy, port.end);
         let occ = port::occupancy(end, a, cell);
-        match port::offer(policy, buffer, &mut self.circuits[c].stages[s].vc, occ, eom) {
+        let vc = &mut self.circuits[c].stages[s].vc;
+        match port::offer(policy, buffer, vc, occ, eom, seg.clp) {
             Verdict::Accept => {
                 let start = a.max(end);
                 self.ports[p].end = start + cell;

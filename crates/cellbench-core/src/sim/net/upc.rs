@@ -14,8 +14,9 @@
 //!   never see it, so a discarded last cell leaves the PDU boundary unseen
 //!   there, as in a real switch, and the reassembler glues the remainder to the
 //!   next PDU.
-//! - Tagged: the cell goes on with CLP = 1. Nothing downstream treats CLP = 1
-//!   cells differently (no CLP-selective discard); the bit is carried and logged.
+//! - Tagged: the cell goes on with CLP = 1, carried and logged; this port's
+//!   buffer and every one downstream with a CLP-1 threshold refuse it first
+//!   (CLP-selective discard, `port::Buffer`); elsewhere it is a cell like any other.
 
 use super::{LossCause, Network, PolicerCounters};
 use crate::atm::gcra::{Policer, Verdict};
