@@ -2,7 +2,7 @@
 //! applications, and the cell network between them.
 //!
 //! A host's CPU is a serial resource with two levels: interrupt work (segment
-//! arrivals, timer ticks) is taken before process work (application reads and
+//! arrivals, timers) is taken before process work (application reads and
 //! writes) whenever the CPU comes free; a piece of work is not preempted. A
 //! piece's state changes happen when it starts; the CPU is then busy for its
 //! cost, and each segment it sends leaves the host when the CPU has paid for
@@ -20,7 +20,8 @@ use crate::host::profile::HostProfile;
 use crate::host::socket::AppendRule;
 use crate::host::ttcp::{Costs, Limit, Pace, Source, Step, TtcpSink};
 use crate::host::udp::{UdpSock, UdpStats, MAX_DATAGRAM};
-use crate::tcp::{Flavour, Segment, SendReason, Seq, State, Tcb, TcpStats};
+use crate::tcp::flavour::SLOW_TICK;
+use crate::tcp::{Flavour, Segment, SendReason, Seq, State, Tcb, TcpStats, TimerModel};
 use crate::time::SimTime;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -206,6 +207,12 @@ struct Endpoint {
     app_sleeping: bool,
     app_done: bool,
     started: bool,
+    /// The connection's own timers (`TimerModel::PerConnection`): the time of
+    /// the one live `Event::ConnTimer`, its generation (older events are
+    /// stale), and whether its work waits for the CPU.
+    timer_at: Option<SimTime>,
+    timer_gen: u64,
+    timer_queued: bool,
 }
 
 /// What a PDU carries: a TCP segment or one IP fragment of a UDP datagram.
@@ -234,14 +241,16 @@ enum Job {
     Input { ep: usize, token: usize },
     FastTick,
     SlowTick,
+    ConnTimer { ep: usize },
     App { ep: usize },
 }
 
 struct Host {
     profile: HostProfile,
-    /// Period of the host's fast (delayed-ACK) timer: its TCP flavour's
-    /// (the shortest, should connections of several flavours share the host).
-    fast_interval: SimTime,
+    /// Period of the host's fast (delayed-ACK) timer: its slow-tick TCP
+    /// flavour's (the shortest, should connections of several flavours share
+    /// the host). None: no connection counts slow ticks, the host has no ticks.
+    fast_interval: Option<SimTime>,
     /// Draws the variation of each piece of work's cost.
     jitter: ChaCha8Rng,
     busy: bool,
@@ -255,6 +264,11 @@ enum Event {
     CpuFree(HostId),
     FastTick(HostId),
     SlowTick(HostId),
+    /// An endpoint's timer deadline, as armed in generation `gen`.
+    ConnTimer {
+        ep: usize,
+        gen: u64,
+    },
     Transmit {
         ep: usize,
         token: usize,
@@ -322,9 +336,10 @@ pub fn run_with_clock(
                     .transfers
                     .iter()
                     .filter(|t| t.sender == h || t.receiver == h)
-                    .map(|t| t.flavour.policy().delack_interval)
-                    .min()
-                    .unwrap_or(SimTime::from_ms(200)),
+                    .map(|t| t.flavour.policy())
+                    .filter(|p| p.timers == TimerModel::SlowTick)
+                    .map(|p| p.delack_interval)
+                    .min(),
                 jitter: rng::stream(
                     scenario.seed,
                     scenario.replication,
@@ -396,6 +411,9 @@ pub fn run_with_clock(
                 app_sleeping: false,
                 app_done: false,
                 started: !is_sender,
+                timer_at: None,
+                timer_gen: 0,
+                timer_queued: false,
             });
             world.hosts[host].endpoints.push(ep);
             if is_sender {
@@ -405,15 +423,19 @@ pub fn run_with_clock(
     }
 
     // The global timers of each host start at a random phase: a delayed ACK
-    // waits anywhere from 0 to 200 ms.
+    // waits anywhere from 0 to 200 ms. A host whose connections all keep
+    // timers of their own has none.
     for h in 0..world.hosts.len() {
+        let Some(fast_interval) = world.hosts[h].fast_interval else {
+            continue;
+        };
         let mut r = rng::stream(
             scenario.seed,
             scenario.replication,
             rng::ids::host_timers(h),
         );
-        let fast = SimTime(r.gen_range(0..world.hosts[h].fast_interval.0));
-        let slow = SimTime(r.gen_range(0..SimTime::from_ms(500).0));
+        let fast = SimTime(r.gen_range(0..fast_interval.0));
+        let slow = SimTime(r.gen_range(0..SLOW_TICK.0));
         world.events.schedule(fast, Event::FastTick(h));
         world.events.schedule(slow, Event::SlowTick(h));
     }
@@ -530,16 +552,18 @@ impl World {
                     self.dispatch(h);
                 }
                 Event::FastTick(h) => {
-                    let interval = self.hosts[h].fast_interval;
-                    self.events
-                        .schedule(self.now + interval, Event::FastTick(h));
-                    self.enqueue(h, Job::FastTick, true);
+                    if let Some(interval) = self.hosts[h].fast_interval {
+                        self.events
+                            .schedule(self.now + interval, Event::FastTick(h));
+                        self.enqueue(h, Job::FastTick, true);
+                    }
                 }
                 Event::SlowTick(h) => {
                     self.events
-                        .schedule(self.now + SimTime::from_ms(500), Event::SlowTick(h));
+                        .schedule(self.now + SLOW_TICK, Event::SlowTick(h));
                     self.enqueue(h, Job::SlowTick, true);
                 }
+                Event::ConnTimer { ep, gen } => self.conn_timer(ep, gen),
                 Event::Transmit { ep, token } => {
                     let (circuit, payload) = {
                         let e = &self.eps[ep];
@@ -575,6 +599,51 @@ impl World {
                 }
             }
         }
+    }
+
+    /// An endpoint's timer event. A deadline that moved later meanwhile gets
+    /// one new event (not one per change: an ACK restarting the retransmit
+    /// timer costs nothing until the old deadline comes); one that came due
+    /// is interrupt work for the host's CPU.
+    fn conn_timer(&mut self, ep: usize, gen: u64) {
+        let e = &mut self.eps[ep];
+        if gen != e.timer_gen {
+            // Superseded by an earlier deadline armed since.
+            return;
+        }
+        e.timer_at = None;
+        match e.tcb.next_timer() {
+            Some(due) if due <= self.now => {
+                e.timer_queued = true;
+                let h = e.host;
+                self.enqueue(h, Job::ConnTimer { ep }, true);
+            }
+            Some(_) => self.arm_conn_timer(ep),
+            None => {}
+        }
+    }
+
+    /// Make sure an event comes by the endpoint's earliest timer deadline:
+    /// schedule one unless an event no later than it is live already.
+    fn arm_conn_timer(&mut self, ep: usize) {
+        let e = &mut self.eps[ep];
+        if e.timer_queued {
+            // The timer's work is queued; it arms the next deadline when done.
+            return;
+        }
+        let Some(due) = e.tcb.next_timer() else {
+            return;
+        };
+        if e.timer_at.is_some_and(|at| at <= due) {
+            return;
+        }
+        e.timer_gen += 1;
+        e.timer_at = Some(due);
+        let event = Event::ConnTimer {
+            ep,
+            gen: e.timer_gen,
+        };
+        self.events.schedule(due.max(self.now), event);
     }
 
     fn all_done(&self) -> bool {
@@ -692,6 +761,16 @@ impl World {
                     }
                 }
             }
+            Job::ConnTimer { ep } => {
+                // One timer routine's run, as a tick costs.
+                self.eps[ep].timer_queued = false;
+                t += self.scaled(self.hosts[h].profile.timer_tick);
+                let wake = self.eps[ep].tcb.expire_timers(&mut out);
+                self.charge_and_send(ep, &mut t, &mut out);
+                if wake.closed {
+                    self.wake_app(ep);
+                }
+            }
             Job::App { ep } => {
                 self.eps[ep].app_queued = false;
                 self.run_app(h, ep, &mut t, &mut out);
@@ -699,8 +778,10 @@ impl World {
         }
         self.scratch = out;
         for i in 0..self.hosts[h].endpoints.len() {
-            let tr = self.eps[self.hosts[h].endpoints[i]].transfer;
-            self.track_circular_wait(tr);
+            let ep = self.hosts[h].endpoints[i];
+            // The work may have armed, moved or stopped the connection's timers.
+            self.arm_conn_timer(ep);
+            self.track_circular_wait(self.eps[ep].transfer);
         }
         t
     }
@@ -1063,6 +1144,40 @@ mod test {
         let predicted = cycle.predicted_bps() / 1_048_576.0;
         assert!((predicted - 0.3125).abs() < 1e-3);
         assert!((t.mbit_ttcp() - predicted).abs() / predicted < 0.05);
+    }
+
+    #[test]
+    fn modern_delays_each_ack_40ms_from_the_segment_not_on_a_grid() {
+        // The lock-step buffers with `modern`: one segment at a time waits
+        // for the delayed ACK, which the receiver's own timer sends 40 ms
+        // after the segment arrived (a global 40 ms tick would send it after
+        // 0–40 ms, 20 ms on average).
+        let study = LanBuffers {
+            flavour: Flavour::Modern,
+            ..lan(16_384, 24_576, 1 << 20)
+        };
+        let r = run_lan(&study, 1, true);
+        assert!(r.transfers[0].completed);
+        let mut last_data = None;
+        let mut delays = Vec::new();
+        for rec in &r.trace {
+            if rec.from_sender && rec.seg.len > 0 {
+                last_data = Some(rec.at);
+            } else if !rec.from_sender && rec.seg.reason == SendReason::DelayedAck {
+                delays.push(rec.at - last_data.expect("data before its ACK"));
+            }
+        }
+        assert!(delays.len() > 50, "{}", delays.len());
+        // 40 ms, plus the segment's time on the wire and both hosts' work.
+        for d in &delays {
+            assert!(
+                (SimTime::from_ms(40)..SimTime::from_ms(43)).contains(d),
+                "{d}"
+            );
+        }
+        let cycle = lockstep_cycle(&r.trace).expect("a timer-paced cycle");
+        let period_ms = cycle.mean_period.as_secs_f64() * 1e3;
+        assert!((41.0..43.0).contains(&period_ms), "{period_ms}");
     }
 
     #[test]

@@ -16,7 +16,8 @@ pub enum Flavour {
     Rfc1122,
     /// NewReno (RFC 6582) with SACK (RFC 2018, RFC 6675 loss recovery), window
     /// scaling and timestamps (RFC 7323), ACK every second segment, 40 ms
-    /// delayed-ACK timer, RFC 6928 initial window.
+    /// delayed-ACK timer, RFC 6928 initial window; timers of each connection's
+    /// own, as Linux keeps them (RFC 6298 RTO, at least 200 ms).
     Modern,
     /// DEC OSF/1, as on the MAGIC testbed's Alphas: `reno` with the RFC 1323
     /// extensions (window scaling, timestamps) for windows beyond 64 KB; its
@@ -55,6 +56,7 @@ impl Flavour {
             ssthresh_from_flight: false,
             ack: AckPolicy::Delayed,
             delack_interval: SimTime::from_ms(200),
+            timers: TimerModel::SlowTick,
             window_scaling: false,
             timestamps: false,
             rtt_unit: SLOW_TICK,
@@ -108,7 +110,9 @@ impl Flavour {
                 ca_increment_eighth: false,
                 ssthresh_from_flight: true,
                 ack: AckPolicy::SecondSegment,
+                // Linux's ATO minimum, on a timer of the connection's own.
                 delack_interval: SimTime::from_ms(40),
+                timers: TimerModel::PerConnection,
                 window_scaling: true,
                 timestamps: true,
                 rtt_unit: SimTime::from_ms(1),
@@ -122,7 +126,7 @@ impl Flavour {
 }
 
 /// The period of the 4.3BSD slow timer (retransmit, persist, 2MSL), in which
-/// every flavour here counts its timers.
+/// the BSD flavours count their timers.
 pub const SLOW_TICK: SimTime = SimTime::from_ms(500);
 
 impl fmt::Display for Flavour {
@@ -196,6 +200,21 @@ pub enum AckPolicy {
     SecondSegment,
 }
 
+/// How a flavour keeps its retransmit, persist, 2MSL and delayed-ACK timers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TimerModel {
+    /// 4.3BSD: counters decremented by the host's 500 ms slow tick (an RTO of
+    /// whole ticks, 1 s to 64 s) and a pending delayed ACK sent at the next
+    /// tick of the host's fast timer, every `delack_interval` on a global grid.
+    SlowTick,
+    /// Linux-like: deadlines of the connection's own. RFC 6298's RTO =
+    /// SRTT + max(G, 4·RTTVAR) within [200 ms, 120 s] (Linux's TCP_RTO_MIN and
+    /// TCP_RTO_MAX), 1 s before the first sample, doubled per timeout; persist
+    /// probes at the same backed-off interval; a delayed ACK falls due
+    /// `delack_interval` after the first segment it covers.
+    PerConnection,
+}
+
 /// The policy differences between flavours.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Policy {
@@ -216,8 +235,12 @@ pub struct Policy {
     pub ssthresh_from_flight: bool,
     /// When in-order data is ACKed.
     pub ack: AckPolicy,
-    /// Period of the fast timer that sends delayed ACKs.
+    /// How long an ACK may be delayed: the fast timer's period under
+    /// `TimerModel::SlowTick`, the delay from the first unacknowledged segment
+    /// under `TimerModel::PerConnection`.
     pub delack_interval: SimTime,
+    /// Global ticks (4.3BSD) or per-connection deadlines (Linux).
+    pub timers: TimerModel,
     /// Offer the RFC 7323 window-scale option (scaling is used when both ends offer it).
     pub window_scaling: bool,
     /// Offer RFC 7323 timestamps (RTTM on every ACK; 12 header bytes per segment).
@@ -289,6 +312,10 @@ mod test {
         );
         assert_eq!(s.dupack_threshold, None);
         assert_eq!(m.delack_interval, SimTime::from_ms(40));
+        assert_eq!(m.timers, TimerModel::PerConnection);
+        for f in [s, r, c, Flavour::Osf1.policy()] {
+            assert_eq!(f.timers, TimerModel::SlowTick);
+        }
         assert!(m.window_scaling && m.timestamps && m.sack);
         assert!(!r.window_scaling && !r.timestamps && !r.sack);
         // OSF/1: Reno plus RFC 1323, nothing else.

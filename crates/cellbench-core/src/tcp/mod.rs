@@ -10,7 +10,9 @@ pub mod tcb;
 #[cfg(test)]
 mod test;
 
-pub use flavour::{AckPolicy, Flavour, Policy, Recovery, UnknownFlavour, WindowUpdateRule};
+pub use flavour::{
+    AckPolicy, Flavour, Policy, Recovery, TimerModel, UnknownFlavour, WindowUpdateRule,
+};
 pub use segment::{Flags, SackBlocks, Segment, SendReason, Timestamps, TCPIP_HEADER};
 pub use seq::Seq;
 pub use tcb::{SockBuf, State, Tcb, TcpStats, Wakeups};

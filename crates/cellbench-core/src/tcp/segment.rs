@@ -85,7 +85,8 @@ pub enum SendReason {
     Persist,
     /// Receive window can be re-advertised by enough (2 MSS with an empty buffer, or 35%).
     WindowUpdate,
-    /// The 200 ms fast timer found a delayed ACK pending.
+    /// The delayed-ACK timer sent a pending ACK (the host's fast tick, or
+    /// the connection's own deadline).
     DelayedAck,
     /// An ACK owed at once (out-of-order data, SYN, FIN, every second segment).
     AckNow,

@@ -5,11 +5,14 @@
 //! RFC 6675), window scaling and timestamps (RFC 7323), ACK every second segment.
 //!
 //! Sans-IO: every entry point takes the socket's state and pushes the segments
-//! it sends into `out`; the caller owns time, hosts and the network. Timers are
-//! counted in slow-timer ticks as in 4.3BSD; the caller tells the time with
-//! [`Tcb::set_now`] for the timestamp clock.
+//! it sends into `out`; the caller owns time, hosts and the network, and tells
+//! the time with [`Tcb::set_now`]. The BSD flavours count their timers in the
+//! host's slow ticks ([`Tcb::slow_timer`], [`Tcb::fast_timer`]); `modern` keeps
+//! deadlines of its own ([`Tcb::next_timer`], [`Tcb::expire_timers`]).
 
-use super::flavour::{AckPolicy, Flavour, Policy, Recovery, WindowUpdateRule, SLOW_TICK};
+use super::flavour::{
+    AckPolicy, Flavour, Policy, Recovery, TimerModel, WindowUpdateRule, SLOW_TICK,
+};
 use super::sack::{ReceivedBlocks, Scoreboard};
 use super::segment::{
     Flags, SackBlocks, Segment, SendReason, Timestamps, MAX_SACK_BLOCKS, TCPOLEN_SACK_APPA,
@@ -27,6 +30,12 @@ const TCPTV_PERSMAX: u32 = 120; // 60 s
 const TCPTV_MSL: u32 = 60; // 30 s
 const TCP_MAXRXTSHIFT: u32 = 12;
 const TCP_BACKOFF: [u32; 13] = [1, 2, 4, 8, 16, 32, 64, 64, 64, 64, 64, 64, 64];
+/// Linux (include/net/tcp.h), for `TimerModel::PerConnection`: RTO bounds,
+/// the RTO before any RTT sample (RFC 6298 2.1), TIME_WAIT's length.
+const TCP_RTO_MIN: SimTime = SimTime::from_ms(200);
+const TCP_RTO_MAX: SimTime = SimTime::from_secs(120);
+const TCP_TIMEOUT_INIT: SimTime = SimTime::from_secs(1);
+const TCP_TIMEWAIT_LEN: SimTime = SimTime::from_secs(60);
 /// Largest unscaled window (16-bit field).
 pub const TCP_MAXWIN: u32 = 65_535;
 
@@ -72,12 +81,21 @@ impl SockBuf {
     }
 }
 
-/// Timers in slow ticks; 0 = off.
+/// Timers in slow ticks; 0 = off (`TimerModel::SlowTick`).
 #[derive(Copy, Clone, Debug, Default)]
 struct Timers {
     rexmt: u32,
     persist: u32,
     msl2: u32,
+}
+
+/// When each timer falls due; None = off (`TimerModel::PerConnection`).
+#[derive(Copy, Clone, Debug, Default)]
+struct Deadlines {
+    rexmt: Option<SimTime>,
+    persist: Option<SimTime>,
+    msl2: Option<SimTime>,
+    delack: Option<SimTime>,
 }
 
 /// What an input or timer did that the socket layer must hear about
@@ -161,8 +179,10 @@ pub struct Tcb {
     last_ack_sent: Seq,
     /// The caller's clock, for the timestamp option.
     now: SimTime,
-    /// Slow ticks since a segment last arrived (t_idle).
+    /// Slow ticks since a segment last arrived (t_idle; `TimerModel::SlowTick`).
     t_idle: u32,
+    /// When a segment last arrived (`TimerModel::PerConnection`).
+    t_rcvtime: SimTime,
 
     /// NewReno/SACK loss recovery in progress, and its end: recovery lasts
     /// until `recover` (snd_max when it began) is acknowledged (RFC 6582).
@@ -185,13 +205,18 @@ pub struct Tcb {
     holding: bool,
 
     timers: Timers,
+    deadlines: Deadlines,
+    /// A segment is being timed: slow ticks since it was sent, plus one (0: none).
     t_rtt: u32,
     t_rtseq: Seq,
+    /// When the timed segment was sent (`TimerModel::PerConnection`).
+    t_rtt_start: SimTime,
     /// Jacobson's estimator in units of `Policy::rtt_unit`: srtt × 8, rttvar × 4.
     t_srtt: i32,
     t_rttvar: i32,
     t_rxtshift: u32,
-    t_rxtcur: u32,
+    /// The current retransmit timeout, backed off (whole slow ticks for BSD).
+    t_rxtcur: SimTime,
 
     pub stats: TcpStats,
 }
@@ -249,6 +274,7 @@ impl Tcb {
             last_ack_sent: Seq(0),
             now: SimTime::ZERO,
             t_idle: 0,
+            t_rcvtime: SimTime::ZERO,
             in_recovery: false,
             recover: iss,
             scoreboard: Scoreboard::default(),
@@ -261,12 +287,19 @@ impl Tcb {
             user_closed: false,
             holding: false,
             timers: Timers::default(),
+            deadlines: Deadlines::default(),
             t_rtt: 0,
             t_rtseq: iss,
+            t_rtt_start: SimTime::ZERO,
             t_srtt: 0,
             t_rttvar: 0,
             t_rxtshift: 0,
-            t_rxtcur: ((TCPTV_SRTTDFLT << 2) >> 1).clamp(TCPTV_MIN, TCPTV_REXMTMAX),
+            t_rxtcur: match policy.timers {
+                TimerModel::SlowTick => {
+                    ticks_time(((TCPTV_SRTTDFLT << 2) >> 1).clamp(TCPTV_MIN, TCPTV_REXMTMAX))
+                }
+                TimerModel::PerConnection => TCP_TIMEOUT_INIT,
+            },
             stats: TcpStats::default(),
         };
         // tcp_newtcpcb: rttvar such that the first RTO is about 6 s.
@@ -363,7 +396,7 @@ impl Tcb {
     pub fn output(&mut self, hint: SendReason, out: &mut Vec<Segment>) {
         // `idle` is decided once per call and holds for every segment it sends.
         let idle = self.snd_max == self.snd_una;
-        if idle && self.policy.idle_restart && self.t_idle >= self.t_rxtcur {
+        if idle && self.policy.idle_restart && self.idle_time() >= self.t_rxtcur {
             // 4.3BSD-Reno: idle for an RTO, no ACKs will clock data out: slow start.
             self.snd_cwnd = self.initial_window();
         }
@@ -392,7 +425,7 @@ impl Tcb {
                 if win == 0 {
                     win = 1;
                 } else {
-                    self.timers.persist = 0;
+                    self.stop_persist();
                     self.t_rxtshift = 0;
                 }
             }
@@ -404,7 +437,7 @@ impl Tcb {
                 // Window shrank after we sent into it (or FIN sent, unacked).
                 len = 0;
                 if win == 0 {
-                    self.timers.rexmt = 0;
+                    self.stop_rexmt();
                     self.snd_nxt = self.snd_una;
                 }
             }
@@ -433,7 +466,7 @@ impl Tcb {
                     }
                 }
                 // Nothing to send: arm the persist timer if data waits on a closed window.
-                if self.snd.cc > 0 && self.timers.rexmt == 0 && self.timers.persist == 0 {
+                if self.snd.cc > 0 && !self.rexmt_running() && !self.persist_running() {
                     self.t_rxtshift = 0;
                     self.set_persist();
                 }
@@ -631,7 +664,7 @@ impl Tcb {
         }
 
         // Advance snd_nxt/snd_max, time the segment, arm the retransmit timer.
-        if !self.force || self.timers.persist == 0 {
+        if !self.force || !self.persist_running() {
             let startseq = self.snd_nxt;
             if syn {
                 self.snd_nxt = self.snd_nxt + 1;
@@ -647,12 +680,14 @@ impl Tcb {
                 if self.t_rtt == 0 {
                     self.t_rtt = 1;
                     self.t_rtseq = startseq;
+                    self.t_rtt_start = self.now;
                 }
             }
-            if self.timers.rexmt == 0 && self.snd_nxt != self.snd_una {
-                self.timers.rexmt = self.t_rxtcur;
-                if self.timers.persist != 0 {
-                    self.timers.persist = 0;
+            // RFC 6298 5.1: data sent, timer not running: start it.
+            if !self.rexmt_running() && self.snd_nxt != self.snd_una {
+                self.start_rexmt();
+                if self.persist_running() {
+                    self.stop_persist();
                     self.t_rxtshift = 0;
                 }
             }
@@ -669,6 +704,7 @@ impl Tcb {
         }
         self.ack_now = false;
         self.del_ack = false;
+        self.deadlines.delack = None;
         self.delack_full = false;
         out.push(seg);
     }
@@ -715,6 +751,7 @@ impl Tcb {
         let mut wake = Wakeups::default();
         self.stats.segs_received += 1;
         self.t_idle = 0;
+        self.t_rcvtime = self.now;
         match self.state {
             State::Closed => return wake,
             State::Listen => {
@@ -746,7 +783,7 @@ impl Tcb {
                 if self.snd_nxt.lt(self.snd_una) {
                     self.snd_nxt = self.snd_una;
                 }
-                self.timers.rexmt = 0;
+                self.stop_rexmt();
                 self.syn_options(seg);
                 self.start_scaling();
                 self.apply_mss(seg.mss);
@@ -797,7 +834,7 @@ impl Tcb {
                 wake.writable = true;
                 self.snd_una = self.snd_una + 1; // our SYN
                 self.snd_wl1 = seg.seq.max(self.snd_wl1);
-                self.timers.rexmt = 0;
+                self.stop_rexmt();
                 self.rtt_sample(seg);
                 // Both SYNs are through: windows are scaled from now on.
                 self.start_scaling();
@@ -889,7 +926,7 @@ impl Tcb {
         if let (true, Some(ts)) = (self.ts_ok, seg.ts) {
             let rtt = self.ts_now().wrapping_sub(ts.ecr) as i32;
             // An echo older than the longest RTO is not a round trip.
-            let longest = self.ticks_to_units(TCPTV_REXMTMAX) as i32;
+            let longest = (self.rto_max().0 / self.policy.rtt_unit.0.max(1)) as i32;
             if ts.ecr != 0 && (0..=longest).contains(&rtt) {
                 // 4.4BSD: tcp_xmit_timer(tp, tcp_now − tsecr + 1).
                 self.xmit_timer(rtt as u32 + 1);
@@ -897,7 +934,16 @@ impl Tcb {
             }
         }
         if self.t_rtt != 0 && (seg.ack.gt(self.t_rtseq) || !self.state.have_rcvd_syn()) {
-            self.xmit_timer(self.ticks_to_units(self.t_rtt));
+            let rtt = match self.policy.timers {
+                TimerModel::SlowTick => self.ticks_to_units(self.t_rtt),
+                // As the slow-tick count, one more than the whole units elapsed.
+                TimerModel::PerConnection => {
+                    let units =
+                        self.now.saturating_sub(self.t_rtt_start).0 / self.policy.rtt_unit.0.max(1);
+                    u32::try_from(units).unwrap_or(u32::MAX - 1) + 1
+                }
+            };
+            self.xmit_timer(rtt);
         }
     }
 
@@ -942,11 +988,12 @@ impl Tcb {
         let mut acked = (seg.ack - self.snd_una) as u32;
 
         self.rtt_sample(seg);
+        // RFC 6298 5.2, 5.3: all acknowledged: stop the timer; else restart it.
         if seg.ack == self.snd_max {
-            self.timers.rexmt = 0;
+            self.stop_rexmt();
             *needoutput = true;
-        } else if self.timers.persist == 0 {
-            self.timers.rexmt = self.t_rxtcur;
+        } else if !self.persist_running() {
+            self.start_rexmt();
         }
 
         // Open the congestion window: slow start below ssthresh, linear above
@@ -993,10 +1040,7 @@ impl Tcb {
             State::FinWait1 if fin_acked => self.state = State::FinWait2,
             State::Closing if fin_acked => {
                 self.state = State::TimeWait;
-                self.timers = Timers {
-                    msl2: 2 * TCPTV_MSL,
-                    ..Timers::default()
-                };
+                self.start_2msl();
                 wake.closed = true;
             }
             State::LastAck if fin_acked => {
@@ -1035,7 +1079,7 @@ impl Tcb {
     fn retransmit_one(&mut self, out: &mut Vec<Segment>) {
         let onxt = self.snd_nxt;
         let ocwnd = self.snd_cwnd;
-        self.timers.rexmt = 0;
+        self.stop_rexmt();
         self.t_rtt = 0;
         self.snd_nxt = self.snd_una;
         self.snd_cwnd = self.t_maxseg;
@@ -1063,7 +1107,7 @@ impl Tcb {
         let Some(threshold) = self.policy.dupack_threshold else {
             return;
         };
-        if self.timers.rexmt == 0 || seg.ack != self.snd_una {
+        if !self.rexmt_running() || seg.ack != self.snd_una {
             self.t_dupacks = 0;
             return;
         }
@@ -1092,7 +1136,7 @@ impl Tcb {
                     // RFC 6675 (4): resend the first segment, then let pipe rule.
                     self.snd_cwnd = self.snd_ssthresh;
                     self.scoreboard.high_rxt = self.snd_una;
-                    self.timers.rexmt = 0;
+                    self.stop_rexmt();
                     self.t_rtt = 0;
                     let len = self.t_maxseg.min(self.snd.cc);
                     if len > 0 {
@@ -1162,7 +1206,13 @@ impl Tcb {
                 if second {
                     self.ack_now = true;
                 } else {
-                    self.del_ack = true;
+                    if !self.del_ack {
+                        // The first segment left unacknowledged starts the delay.
+                        if self.policy.timers == TimerModel::PerConnection {
+                            self.deadlines.delack = Some(self.now + self.policy.delack_interval);
+                        }
+                        self.del_ack = true;
+                    }
                     self.delack_full |= len >= self.t_maxseg;
                 }
                 self.rcv_nxt = self.rcv_nxt + len;
@@ -1201,10 +1251,7 @@ impl Tcb {
                 State::SynReceived | State::Established => State::CloseWait,
                 State::FinWait1 => State::Closing,
                 State::FinWait2 => {
-                    self.timers = Timers {
-                        msl2: 2 * TCPTV_MSL,
-                        ..Timers::default()
-                    };
+                    self.start_2msl();
                     wake.closed = true;
                     State::TimeWait
                 }
@@ -1254,19 +1301,22 @@ impl Tcb {
 
     // ----- timers --------------------------------------------------------
 
-    /// tcp_fasttimo: the fast timer's tick sends a pending delayed ACK.
+    /// tcp_fasttimo: the fast timer's tick sends a pending delayed ACK
+    /// (`TimerModel::SlowTick`; a no-op for per-connection timers).
     pub fn fast_timer(&mut self, out: &mut Vec<Segment>) {
-        if self.del_ack {
-            self.del_ack = false;
-            self.ack_now = true;
-            self.output(SendReason::DelayedAck, out);
+        if self.policy.timers == TimerModel::SlowTick {
+            self.delack_timeout(out);
         }
     }
 
     /// tcp_slowtimo: the 500 ms tick runs the retransmit, persist and 2MSL timers
-    /// and counts the round trip being timed.
+    /// and counts the round trip being timed (`TimerModel::SlowTick`; a no-op
+    /// for per-connection timers).
     pub fn slow_timer(&mut self, out: &mut Vec<Segment>) -> Wakeups {
         let mut wake = Wakeups::default();
+        if self.policy.timers != TimerModel::SlowTick {
+            return wake;
+        }
         self.t_idle = self.t_idle.saturating_add(1);
         if self.t_rtt != 0 {
             self.t_rtt += 1;
@@ -1280,20 +1330,70 @@ impl Tcb {
         if self.timers.persist != 0 {
             self.timers.persist -= 1;
             if self.timers.persist == 0 {
-                self.set_persist();
-                self.force = true;
-                self.output(SendReason::Persist, out);
-                self.force = false;
+                self.persist_timeout(out);
             }
         }
         if self.timers.msl2 != 0 {
             self.timers.msl2 -= 1;
             if self.timers.msl2 == 0 {
-                self.state = State::Closed;
-                wake.closed = true;
+                self.msl2_timeout(&mut wake);
             }
         }
         wake
+    }
+
+    /// The earliest deadline of the connection's own timers (retransmit,
+    /// persist, 2MSL, delayed ACK), if any runs (`TimerModel::PerConnection`;
+    /// always None under slow ticks). The caller calls [`Tcb::expire_timers`] then.
+    pub fn next_timer(&self) -> Option<SimTime> {
+        let d = &self.deadlines;
+        [d.rexmt, d.persist, d.msl2, d.delack]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Run the connection's timers whose deadline has come by the time last
+    /// told with [`Tcb::set_now`]: retransmit, persist, 2MSL, then the delayed
+    /// ACK (which a retransmission has usually carried already).
+    pub fn expire_timers(&mut self, out: &mut Vec<Segment>) -> Wakeups {
+        let mut wake = Wakeups::default();
+        let now = self.now;
+        let due = |d: &mut Option<SimTime>| d.take_if(|at| *at <= now).is_some();
+        if due(&mut self.deadlines.rexmt) {
+            self.retransmit_timeout(out);
+        }
+        if due(&mut self.deadlines.persist) {
+            self.persist_timeout(out);
+        }
+        if due(&mut self.deadlines.msl2) {
+            self.msl2_timeout(&mut wake);
+        }
+        if due(&mut self.deadlines.delack) {
+            self.delack_timeout(out);
+        }
+        wake
+    }
+
+    fn delack_timeout(&mut self, out: &mut Vec<Segment>) {
+        if self.del_ack {
+            self.del_ack = false;
+            self.ack_now = true;
+            self.output(SendReason::DelayedAck, out);
+        }
+    }
+
+    /// The persist timer: probe the closed window with one byte, back off.
+    fn persist_timeout(&mut self, out: &mut Vec<Segment>) {
+        self.set_persist();
+        self.force = true;
+        self.output(SendReason::Persist, out);
+        self.force = false;
+    }
+
+    fn msl2_timeout(&mut self, wake: &mut Wakeups) {
+        self.state = State::Closed;
+        wake.closed = true;
     }
 
     fn retransmit_timeout(&mut self, out: &mut Vec<Segment>) {
@@ -1304,9 +1404,9 @@ impl Tcb {
             return;
         }
         self.stats.timeouts += 1;
-        let rexmt = self.units_to_ticks(self.rexmtval()) * TCP_BACKOFF[self.t_rxtshift as usize];
-        self.t_rxtcur = rexmt.clamp(TCPTV_MIN, TCPTV_REXMTMAX);
-        self.timers.rexmt = self.t_rxtcur;
+        // RFC 6298 5.5, 5.6: back off the timer and start it again.
+        self.t_rxtcur = self.rto_backed_off();
+        self.start_rexmt();
         self.snd_nxt = self.snd_una;
         // Karn: don't time a retransmitted segment.
         self.t_rtt = 0;
@@ -1323,12 +1423,13 @@ impl Tcb {
         self.output(SendReason::Retransmit, out);
     }
 
-    /// Jacobson's estimator in RTT units: srtt scaled by 8, rttvar by 4.
+    /// Jacobson's estimator in RTT units: srtt scaled by 8, rttvar by 4. `rtt`
+    /// is one more than the units measured (4.3BSD's t_rtt starts at 1).
     fn xmit_timer(&mut self, rtt: u32) {
-        let rtt = rtt as i32;
+        let rtt = rtt.min(i32::MAX as u32) as i32;
         if self.t_srtt != 0 {
             let mut delta = rtt - 1 - (self.t_srtt >> 3);
-            self.t_srtt += delta;
+            self.t_srtt = self.t_srtt.saturating_add(delta);
             if self.t_srtt <= 0 {
                 self.t_srtt = 1;
             }
@@ -1336,19 +1437,51 @@ impl Tcb {
                 delta = -delta;
             }
             delta -= self.t_rttvar >> 2;
-            self.t_rttvar += delta;
+            self.t_rttvar = self.t_rttvar.saturating_add(delta);
             if self.t_rttvar <= 0 {
                 self.t_rttvar = 1;
             }
         } else {
-            self.t_srtt = rtt << 3;
-            self.t_rttvar = rtt << 1;
+            self.t_srtt = rtt.saturating_mul(8);
+            self.t_rttvar = rtt.saturating_mul(2);
         }
         self.t_rtt = 0;
         self.t_rxtshift = 0;
-        self.t_rxtcur = self
-            .units_to_ticks(self.rexmtval())
-            .clamp(TCPTV_MIN, TCPTV_REXMTMAX);
+        self.t_rxtcur = self.rto_backed_off();
+    }
+
+    /// The retransmit timeout from the estimator, backed off by t_rxtshift.
+    fn rto_backed_off(&self) -> SimTime {
+        match self.policy.timers {
+            TimerModel::SlowTick => {
+                // TCPT_RANGESET(TCP_REXMTVAL × tcp_backoff[shift], TCPTV_MIN, TCPTV_REXMTMAX).
+                let backoff = TCP_BACKOFF[(self.t_rxtshift as usize).min(TCP_BACKOFF.len() - 1)];
+                let ticks = self.units_to_ticks(self.rexmtval()).saturating_mul(backoff);
+                ticks_time(ticks.clamp(TCPTV_MIN, TCPTV_REXMTMAX))
+            }
+            TimerModel::PerConnection => {
+                // RFC 6298: SRTT + max(G, 4·RTTVAR) (1 s before any sample),
+                // bounded as Linux does, then doubled per timeout up to the maximum.
+                let base = if self.t_srtt == 0 {
+                    TCP_TIMEOUT_INIT
+                } else {
+                    let unit = self.policy.rtt_unit.0;
+                    let srtt = self.t_srtt as u64 * unit / 8;
+                    let var4 = (self.t_rttvar as u64 * unit).max(unit);
+                    SimTime(srtt + var4).clamp(TCP_RTO_MIN, TCP_RTO_MAX)
+                };
+                let backoff = 1u64 << self.t_rxtshift.min(TCP_MAXRXTSHIFT);
+                SimTime(base.0.saturating_mul(backoff)).min(TCP_RTO_MAX)
+            }
+        }
+    }
+
+    /// The longest retransmit timeout.
+    fn rto_max(&self) -> SimTime {
+        match self.policy.timers {
+            TimerModel::SlowTick => ticks_time(TCPTV_REXMTMAX),
+            TimerModel::PerConnection => TCP_RTO_MAX,
+        }
     }
 
     /// TCP_REXMTVAL: srtt + 4 × mean deviation, in RTT units.
@@ -1367,19 +1500,85 @@ impl Tcb {
 
     /// tcp_setpersist: back off the persist interval with the RTO estimate.
     fn set_persist(&mut self) {
-        let t = ((self.t_srtt >> 2) + self.t_rttvar) >> 1;
-        let v =
-            self.units_to_ticks(t.max(1) as u32) * TCP_BACKOFF[self.t_rxtshift.min(12) as usize];
-        self.timers.persist = v.clamp(TCPTV_PERSMIN, TCPTV_PERSMAX);
+        match self.policy.timers {
+            TimerModel::SlowTick => {
+                let t = ((self.t_srtt >> 2) + self.t_rttvar) >> 1;
+                let v = self.units_to_ticks(t.max(1) as u32)
+                    * TCP_BACKOFF[self.t_rxtshift.min(12) as usize];
+                self.timers.persist = v.clamp(TCPTV_PERSMIN, TCPTV_PERSMAX);
+            }
+            // Linux tcp_probe0_when: the RTO backed off, within [200 ms, 120 s].
+            TimerModel::PerConnection => {
+                self.deadlines.persist = Some(self.now + self.rto_backed_off());
+            }
+        }
         if self.t_rxtshift < TCP_MAXRXTSHIFT {
             self.t_rxtshift += 1;
         }
     }
 
-    /// Current retransmit timeout in slow ticks (for reports and tests).
-    pub fn rto_ticks(&self) -> u32 {
+    /// Time since a segment last arrived (4.3BSD t_idle).
+    fn idle_time(&self) -> SimTime {
+        match self.policy.timers {
+            TimerModel::SlowTick => SimTime(SLOW_TICK.0.saturating_mul(self.t_idle as u64)),
+            TimerModel::PerConnection => self.now.saturating_sub(self.t_rcvtime),
+        }
+    }
+
+    /// Start the retransmit timer at the current timeout.
+    fn start_rexmt(&mut self) {
+        match self.policy.timers {
+            TimerModel::SlowTick => self.timers.rexmt = (self.t_rxtcur.0 / SLOW_TICK.0) as u32,
+            TimerModel::PerConnection => self.deadlines.rexmt = Some(self.now + self.t_rxtcur),
+        }
+    }
+
+    fn stop_rexmt(&mut self) {
+        self.timers.rexmt = 0;
+        self.deadlines.rexmt = None;
+    }
+
+    fn rexmt_running(&self) -> bool {
+        self.timers.rexmt != 0 || self.deadlines.rexmt.is_some()
+    }
+
+    fn stop_persist(&mut self) {
+        self.timers.persist = 0;
+        self.deadlines.persist = None;
+    }
+
+    fn persist_running(&self) -> bool {
+        self.timers.persist != 0 || self.deadlines.persist.is_some()
+    }
+
+    /// TIME_WAIT: every other timer off, 2MSL started.
+    fn start_2msl(&mut self) {
+        match self.policy.timers {
+            TimerModel::SlowTick => {
+                self.timers = Timers {
+                    msl2: 2 * TCPTV_MSL,
+                    ..Timers::default()
+                }
+            }
+            TimerModel::PerConnection => {
+                self.deadlines = Deadlines {
+                    msl2: Some(self.now + TCP_TIMEWAIT_LEN),
+                    delack: self.deadlines.delack,
+                    ..Deadlines::default()
+                }
+            }
+        }
+    }
+
+    /// The current retransmit timeout, backed off (for reports and tests).
+    pub fn rto(&self) -> SimTime {
         self.t_rxtcur
     }
+}
+
+/// Slow ticks as time.
+fn ticks_time(ticks: u32) -> SimTime {
+    SLOW_TICK.times(ticks as u64)
 }
 
 #[cfg(test)]

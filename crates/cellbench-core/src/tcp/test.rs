@@ -2,7 +2,7 @@
 //! the other by hand (or through the small lossy path at the bottom), so each
 //! test sees exactly which segments a mechanism sends.
 
-use super::flavour::{Flavour, SLOW_TICK};
+use super::flavour::{Flavour, TimerModel, SLOW_TICK};
 use super::segment::{Segment, SendReason};
 use super::seq::Seq;
 use super::tcb::{Tcb, TCP_MAXWIN};
@@ -64,6 +64,16 @@ fn feed(t: &mut Tcb, segs: &[Segment]) -> Vec<Segment> {
         t.input(s, &mut out);
     }
     out
+}
+
+/// Let a receiver's delayed ACK go: the host's fast tick for the BSD
+/// flavours, the connection's own deadline for `modern`.
+fn delayed_ack(t: &mut Tcb, out: &mut Vec<Segment>) {
+    t.fast_timer(out);
+    if let Some(due) = t.next_timer() {
+        t.set_now(due);
+        t.expire_timers(out);
+    }
 }
 
 fn retransmitted(segs: &[Segment]) -> Vec<Seq> {
@@ -264,7 +274,7 @@ fn window_scaling_only_when_both_sides_offer_it() {
     a.append(mss, &mut out);
     assert_eq!(out.len(), 1);
     b.input(&out.pop().unwrap(), &mut out);
-    b.fast_timer(&mut out);
+    delayed_ack(&mut b, &mut out);
     let ack = out.pop().unwrap();
     // The window less the unread segment, in units of 32 bytes.
     assert_eq!(ack.win, (big - mss) >> 5);
@@ -389,12 +399,201 @@ fn bsd44_window_update_needs_no_empty_buffer() {
     }
 }
 
+// ----- modern's per-connection timers ------------------------------------
+
+const fn ms(n: u64) -> SimTime {
+    SimTime::from_ms(n)
+}
+
+#[test]
+fn modern_resends_a_lost_syn_after_one_second_then_backs_off() {
+    // RFC 6298 2.1: 1 s before any RTT sample; 5.5: doubled per timeout.
+    let mut a = Tcb::new(Flavour::Modern, MSS, 52_428, 52_428, Seq(1000));
+    let mut out = Vec::new();
+    a.connect(&mut out);
+    assert!(out.pop().unwrap().flags.syn);
+    assert_eq!(a.next_timer(), Some(SimTime::from_secs(1)));
+    a.set_now(SimTime::from_secs(1));
+    a.expire_timers(&mut out);
+    let syn = out.pop().unwrap();
+    assert!(syn.flags.syn && out.is_empty());
+    assert_eq!(a.stats.timeouts, 1);
+    assert_eq!(a.next_timer(), Some(SimTime::from_secs(3)));
+}
+
+#[test]
+fn modern_retransmits_after_the_rto_not_whole_slow_ticks_and_backs_off() {
+    // A 1 ms path: the SYN exchange measured 2 ms, so SRTT + 4·RTTVAR is far
+    // under the floor and the RTO is TCP_RTO_MIN.
+    let (mut a, mut b, t) = open_timed(Flavour::Modern, Flavour::Modern, 52_428, 52_428, ms(1));
+    assert_eq!(a.rto(), ms(200));
+    a.set_now(t);
+    let lost = send_segments(&mut a, 2);
+    // RFC 6298 5.1: the first data sent starts the timer.
+    assert_eq!(a.next_timer(), Some(t + ms(200)));
+    let mut out = Vec::new();
+    a.set_now(t + ms(200) - SimTime(1));
+    a.expire_timers(&mut out);
+    assert!(out.is_empty(), "not a picosecond early");
+    // 5.4–5.6: the first unacknowledged segment again, slow start from one
+    // segment, the timer backed off to 400 ms and started again.
+    a.set_now(t + ms(200));
+    a.expire_timers(&mut out);
+    assert_eq!(retransmitted(&out), vec![lost[0].seq]);
+    assert_eq!(out.len(), 1);
+    assert_eq!((a.stats.timeouts, a.snd_cwnd), (1, a.t_maxseg));
+    assert_eq!(a.rto(), ms(400));
+    assert_eq!(a.next_timer(), Some(t + ms(600)));
+    // Lost again: 800 ms.
+    out.clear();
+    a.set_now(t + ms(600));
+    a.expire_timers(&mut out);
+    assert_eq!(retransmitted(&out), vec![lost[0].seq]);
+    assert_eq!(a.rto(), ms(800));
+    assert_eq!(a.next_timer(), Some(t + ms(1400)));
+    // This one arrives; the receiver delays its ACK 40 ms. The ACK's echoed
+    // timestamp is a valid sample (RFC 7323): the backoff is over, and the
+    // timer restarts for the second segment, resent now (5.3).
+    let rexmt = out.pop().unwrap();
+    b.set_now(t + ms(601));
+    feed(&mut b, &[rexmt]);
+    let mut acks = Vec::new();
+    delayed_ack(&mut b, &mut acks);
+    assert_eq!(acks.len(), 1);
+    let t_ack = t + ms(642);
+    a.set_now(t_ack);
+    let sent = feed(&mut a, &acks);
+    assert_eq!(retransmitted(&sent), vec![lost[1].seq]);
+    assert_eq!(a.rto(), ms(200));
+    assert_eq!(a.next_timer(), Some(t_ack + ms(200)));
+    // 5.2: all acknowledged: the timer stops.
+    b.set_now(t_ack + ms(1));
+    let acks = feed(&mut b, &sent);
+    let acks = if acks.is_empty() {
+        let mut v = Vec::new();
+        delayed_ack(&mut b, &mut v);
+        v
+    } else {
+        acks
+    };
+    a.set_now(t_ack + ms(50));
+    feed(&mut a, &acks);
+    assert_eq!(a.outstanding(), 0);
+    assert_eq!(a.next_timer(), None);
+
+    // reno on the same path: no deadline of its own; its slow ticks need at
+    // least two (TCPTV_MIN, 1 s) before the first retransmission.
+    let (mut r, _, t) = open_timed(Flavour::Reno, Flavour::Reno, 52_428, 52_428, ms(1));
+    let rto = r.rto();
+    assert!(rto >= SimTime::from_secs(1), "{rto}");
+    r.set_now(t);
+    let lost = send_segments(&mut r, 2);
+    assert_eq!(r.next_timer(), None);
+    let mut out = Vec::new();
+    let mut ticks = 0;
+    while out.is_empty() {
+        r.slow_timer(&mut out);
+        r.expire_timers(&mut out);
+        ticks += 1;
+        assert!(ticks < 100);
+    }
+    assert_eq!(retransmitted(&out), vec![lost[0].seq]);
+    // The counter runs out on the RTO's last tick (the first tick may come
+    // at once after the send: 0.5 s to 1 s at least).
+    assert_eq!(SLOW_TICK.times(ticks), rto);
+}
+
+#[test]
+fn modern_delays_an_ack_40ms_after_the_first_unacked_segment() {
+    let (mut a, mut b) = open(Flavour::Modern, Flavour::Modern, 52_428, 52_428);
+    a.nodelay = true;
+    a.snd_cwnd = 52_428;
+    let mut segs = Vec::new();
+    for _ in 0..3 {
+        a.append(500, &mut segs);
+    }
+    assert_eq!(segs.len(), 3);
+    let mut out = Vec::new();
+    // The first segment at 5 ms: no ACK yet; one falls due 40 ms later.
+    b.set_now(ms(5));
+    b.input(&segs[0], &mut out);
+    assert!(out.is_empty() && b.delack_pending());
+    assert_eq!(b.next_timer(), Some(ms(45)));
+    // The second at 17 ms is ACKed at once: nothing is delayed any more.
+    b.set_now(ms(17));
+    b.input(&segs[1], &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].reason, SendReason::AckNow);
+    assert_eq!(b.next_timer(), None);
+    out.clear();
+    // The third at 30 ms gets its own 40 ms (no global grid, no stale deadline).
+    b.set_now(ms(30));
+    b.input(&segs[2], &mut out);
+    assert!(out.is_empty());
+    assert_eq!(b.next_timer(), Some(ms(70)));
+    b.set_now(ms(45));
+    b.expire_timers(&mut out);
+    b.fast_timer(&mut out);
+    assert!(out.is_empty(), "the first segment's deadline is gone");
+    b.set_now(ms(70));
+    b.expire_timers(&mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(
+        (out[0].reason, out[0].ack),
+        (SendReason::DelayedAck, segs[2].seq + 500)
+    );
+    assert_eq!(b.stats.delayed_acks, 1);
+    assert!(b.next_timer().is_none() && !b.delack_pending());
+
+    // rfc1122 (200 ms, BSD): no deadline; the host's next fast tick sends it.
+    let (mut a, mut b) = open(Flavour::Rfc1122, Flavour::Rfc1122, 52_428, 52_428);
+    a.nodelay = true;
+    let mut segs = Vec::new();
+    a.append(500, &mut segs);
+    let mut out = Vec::new();
+    b.input(&segs[0], &mut out);
+    assert!(out.is_empty() && b.delack_pending() && b.next_timer().is_none());
+    b.fast_timer(&mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].reason, SendReason::DelayedAck);
+}
+
+#[test]
+fn modern_probes_a_closed_window_at_the_backed_off_rto() {
+    // A receive buffer of exactly four segments (of MSS less the timestamps).
+    let rcvbuf = 4 * (MSS - 12);
+    let (mut a, mut b, t) = open_timed(Flavour::Modern, Flavour::Modern, 52_428, rcvbuf, ms(1));
+    a.set_now(t);
+    b.set_now(t);
+    let mss = a.t_maxseg;
+    a.snd_cwnd = 52_428;
+    let mut out = Vec::new();
+    a.append(8 * mss, &mut out);
+    // The receiver does not read: its window closes.
+    let acks = feed(&mut b, &out);
+    assert_eq!(acks.last().unwrap().win, 0, "{acks:?}");
+    let t1 = t + ms(2);
+    a.set_now(t1);
+    feed(&mut a, &acks);
+    assert_eq!((a.outstanding(), a.snd_wnd), (0, 0));
+    // The retransmit timer stopped; the persist timer runs at the RTO (the floor).
+    assert_eq!(a.next_timer(), Some(t1 + ms(200)));
+    let mut out = Vec::new();
+    a.set_now(t1 + ms(200));
+    a.expire_timers(&mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].reason, out[0].len), (SendReason::Persist, 1));
+    // Backed off: 400 ms to the next probe.
+    assert_eq!(a.next_timer(), Some(t1 + ms(600)));
+}
+
 // ----- a small lossy path ------------------------------------------------
 
 /// One transfer over a path of `rate_bps` and `one_way` delay in each
 /// direction with no other loss than the first transmissions of the listed
-/// data segments (counted from 0). Hosts tick their fast timers every
-/// `delack_interval` and their slow timers every 500 ms.
+/// data segments (counted from 0). The BSD flavours' hosts tick their fast
+/// timers every `delack_interval` and their slow timers every 500 ms; `modern`
+/// runs each connection's timers at their deadlines.
 struct LossyPath {
     now: SimTime,
     tcb: [Tcb; 2],
@@ -441,11 +640,31 @@ impl LossyPath {
             delivered: 0,
         };
         let fast = flavour.policy().delack_interval;
-        // Timer ticks are events for destination TIMER, index 0 fast, 1 slow.
-        p.schedule(fast, TIMER, 0);
-        p.schedule(SimTime::from_ms(123), TIMER, 1);
+        if flavour.policy().timers == TimerModel::SlowTick {
+            // Timer ticks are events for destination TIMER, index 0 fast, 1 slow.
+            p.schedule(fast, TIMER, 0);
+            p.schedule(SimTime::from_ms(123), TIMER, 1);
+        }
         p.write();
         while p.delivered < nbytes {
+            // A connection's own timer, if it falls due before the next event.
+            let next_event = p.events.peek().map(|Reverse((at, ..))| *at);
+            let due = (0..2)
+                .filter_map(|side| p.tcb[side].next_timer().map(|at| (at, side)))
+                .min()
+                .filter(|&(at, _)| next_event.is_none_or(|e| at <= e));
+            if let Some((at, side)) = due {
+                assert!(at < SimTime::from_secs(120), "{flavour}: no progress");
+                p.now = at;
+                for t in &mut p.tcb {
+                    t.set_now(at);
+                }
+                let mut out = Vec::new();
+                p.tcb[side].expire_timers(&mut out);
+                p.transmit(side, &mut out);
+                p.write();
+                continue;
+            }
             let Reverse((at, _, dst, idx)) = p.events.pop().expect("stalled");
             assert!(at < SimTime::from_secs(120), "{flavour}: no progress");
             p.now = at;
@@ -687,7 +906,12 @@ mod arbitrary_input {
                 b.input(s, &mut out);
                 match ticks[i] {
                     0 => { a.slow_timer(&mut out); b.slow_timer(&mut out); }
-                    1 => { a.fast_timer(&mut out); b.fast_timer(&mut out); }
+                    1 => {
+                        a.fast_timer(&mut out);
+                        b.fast_timer(&mut out);
+                        a.expire_timers(&mut out);
+                        b.expire_timers(&mut out);
+                    }
                     2 => { let n = b.rcv.cc; b.read(n, &mut out); }
                     _ => { let n = a.snd.space().min(5000); a.append(n, &mut out); }
                 }
