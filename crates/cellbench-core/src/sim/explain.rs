@@ -111,14 +111,14 @@ pub enum LimitedBy {
     /// The window in flight over the round trip (the smaller socket buffer, or
     /// the offered or congestion window).
     Window,
-    /// The sender holding back a short segment for an ACK (Nagle, sender SWS
-    /// avoidance) without the receiver's timer pacing it.
-    Nagle,
     /// Cells discarded by usage parameter control, and TCP's recovery from it.
     Policing,
     /// Cells lost where a buffer overflowed (a switch port, the interface
     /// queue), and TCP's recovery from it.
     CellLoss,
+    /// The sender holding back a short segment for an ACK (Nagle, sender SWS
+    /// avoidance) without the receiver's timer pacing it.
+    Nagle,
     /// No rule applied; the evidence gives how close each bound came.
     Undetermined,
 }
@@ -130,9 +130,9 @@ impl LimitedBy {
         LimitedBy::Link,
         LimitedBy::HostCpu,
         LimitedBy::Window,
-        LimitedBy::Nagle,
         LimitedBy::Policing,
         LimitedBy::CellLoss,
+        LimitedBy::Nagle,
         LimitedBy::Undetermined,
     ];
 
@@ -272,22 +272,33 @@ fn pct(x: f64) -> String {
 ///    transfer. Before the window: a saturated CPU stretches the round trip,
 ///    which would make the window look like the limit.
 /// 5. `window`: throughput >= [`WINDOW_SHARE`] of peak flight / minimum RTT.
-/// 6. `nagle`: the sender held back data its window allowed for >= [`NAGLE_HOLD`]
+/// 6. `policing`: the UPC discarded cells of this connection and data PDUs were lost.
+/// 7. `cell-loss`: cells lost in switch buffers (or PDUs at the interface
+///    queue), and TCP retransmitted or timed out.
+/// 8. `nagle`: the sender held back data its window allowed for >= [`NAGLE_HOLD`]
 ///    of the transfer (a window that is not whole segments, a receiver that
 ///    ACKs late): measured like the circular wait, but not timer-paced.
-/// 7. `policing`: the UPC discarded cells of this connection and data PDUs were lost.
-/// 8. `cell-loss`: cells lost in switch buffers (or PDUs at the interface
-///    queue), and TCP retransmitted or timed out.
 ///
 /// Losses come after the bounds: a transfer that still reached a bound lost
 /// too little to matter; one that reached none was held back by recovering
-/// from its losses (timeouts, slow start). Nagle before them: holding data
-/// back most of the time is a direct observation, as the lock-step is, while a
-/// few losses may cost little. Policing before buffer loss: when both happen,
-/// the contract decides. Otherwise `undetermined`, with how near each bound came.
+/// from its losses (timeouts, slow start). Policing before buffer loss: when
+/// both happen, the contract decides. Nagle after the losses: a sender
+/// recovering from loss also holds back the odd piece of its shrunken
+/// congestion window. Otherwise `undetermined`, with how near each bound came.
+/// Shares of the transfer's time need its interval: a transfer whose last
+/// write never returned has none, and is judged by its losses alone.
 pub fn classify(f: &Facts) -> Explanation {
     let measured = f.throughput_bps;
     let share = |bound: f64| if bound > 0.0 { measured / bound } else { 0.0 };
+    // A share of ttcp -t's interval (none if it never closed).
+    let of_transfer = |secs: f64| {
+        if f.sender_seconds > 0.0 {
+            (secs / f.sender_seconds).min(1.0)
+        } else {
+            0.0
+        }
+    };
+    let held = of_transfer(f.holding_seconds);
     let done = |limited_by: LimitedBy, evidence: String| Explanation {
         limited_by,
         evidence,
@@ -332,7 +343,7 @@ pub fn classify(f: &Facts) -> Explanation {
                 "Nagle/delayed-ACK circular wait {:.2} s of {:.2} s ({}); measured {}",
                 f.circular_wait_seconds,
                 f.sender_seconds,
-                pct(f.circular_wait_seconds / f.sender_seconds.max(f64::MIN_POSITIVE)),
+                pct(of_transfer(f.circular_wait_seconds)),
                 mbps(measured)
             ),
         );
@@ -409,11 +420,27 @@ pub fn classify(f: &Facts) -> Explanation {
             );
         }
     }
-    let held = f.holding_seconds / f.sender_seconds.max(f64::MIN_POSITIVE);
+    if f.tcp && f.cells_policed > 0 && f.data_pdus_lost > 0 {
+        return done(
+            LimitedBy::Policing,
+            format!("UPC discarded {} cells; {}", f.cells_policed, losses()),
+        );
+    }
+    let buffer_loss = f.cells_lost_in_buffers > 0 || f.pdus_dropped_at_adapter > 0;
+    if f.tcp && buffer_loss && (f.retransmitted_segments > 0 || f.timeouts > 0) {
+        let mut s = format!("{} cells lost in switch buffers", f.cells_lost_in_buffers);
+        if f.pdus_dropped_at_adapter > 0 {
+            s += &format!(
+                ", {} PDUs at the sender's interface queue",
+                f.pdus_dropped_at_adapter
+            );
+        }
+        return done(LimitedBy::CellLoss, format!("{s}; {}", losses()));
+    }
     if f.tcp && held >= NAGLE_HOLD {
         let mut s = format!(
             "sender held back a short segment for an ACK (Nagle/sender SWS avoidance) {} of the transfer",
-            pct(held.min(1.0))
+            pct(held)
         );
         if let (Some(w), Some(p)) = (&f.window, &f.path) {
             let window = w.sndbuf.min(w.rcvbuf);
@@ -431,23 +458,6 @@ pub fn classify(f: &Facts) -> Explanation {
             LimitedBy::Nagle,
             format!("{s}; measured {}", mbps(measured)),
         );
-    }
-    if f.tcp && f.cells_policed > 0 && f.data_pdus_lost > 0 {
-        return done(
-            LimitedBy::Policing,
-            format!("UPC discarded {} cells; {}", f.cells_policed, losses()),
-        );
-    }
-    let buffer_loss = f.cells_lost_in_buffers > 0 || f.pdus_dropped_at_adapter > 0;
-    if f.tcp && buffer_loss && (f.retransmitted_segments > 0 || f.timeouts > 0) {
-        let mut s = format!("{} cells lost in switch buffers", f.cells_lost_in_buffers);
-        if f.pdus_dropped_at_adapter > 0 {
-            s += &format!(
-                ", {} PDUs at the sender's interface queue",
-                f.pdus_dropped_at_adapter
-            );
-        }
-        return done(LimitedBy::CellLoss, format!("{s}; {}", losses()));
     }
     let mut near = Vec::new();
     if let Some(p) = &f.path {
@@ -472,12 +482,12 @@ pub fn classify(f: &Facts) -> Explanation {
         ));
     }
     if f.tcp && f.holding_seconds > 0.0 {
-        near.push(format!("sender holding {}", pct(held.min(1.0))));
+        near.push(format!("sender holding {}", pct(held)));
     }
     if f.tcp && f.circular_wait_seconds > 0.0 {
         near.push(format!(
             "circular wait {}",
-            pct(f.circular_wait_seconds / f.sender_seconds.max(f64::MIN_POSITIVE))
+            pct(of_transfer(f.circular_wait_seconds))
         ));
     }
     let near = if near.is_empty() {
@@ -854,6 +864,16 @@ mod test {
             e.evidence
         );
         f.holding_seconds = 4.9;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+        // Recovering from losses, a sender holds back pieces of its congestion window.
+        f.holding_seconds = 9.0;
+        f.cells_lost_in_buffers = 300;
+        f.timeouts = 4;
+        assert_eq!(limit(&f), LimitedBy::CellLoss);
+        // A transfer whose interval never closed has no shares of it.
+        f.cells_lost_in_buffers = 0;
+        f.sender_seconds = 0.0;
+        f.throughput_bps = 0.0;
         assert_eq!(limit(&f), LimitedBy::Undetermined);
     }
 

@@ -143,9 +143,11 @@ pub struct TransferResult {
 /// ttcp -t's interval, never anything per cell.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProbeResult {
-    /// The shortest round trip TCP saw: a new data segment leaving the
-    /// sender's host to the start of the sender's processing of the ACK that
-    /// covers it (timed one segment at a time; Karn: none that was resent).
+    /// The shortest round trip TCP saw for a segment of the largest size sent:
+    /// a new data segment leaving the sender's host to the start of the
+    /// sender's processing of the ACK that covers it (timed one segment at a
+    /// time; Karn: none that was resent). Only the largest count, since a
+    /// segment's time on a slow or spaced link is part of its round trip.
     pub min_rtt: Option<SimTime>,
     /// The most data in flight (snd_max − snd_una) after the sender sent.
     pub peak_flight: u32,
@@ -343,11 +345,13 @@ struct World {
 struct Probe {
     /// The sender's and the receiver's host.
     hosts: [HostId; 2],
-    /// The end of the data segment being timed, and when it left the host.
-    timed: Option<(Seq, SimTime)>,
+    /// The end of the data segment being timed, when it left the host, its length.
+    timed: Option<(Seq, SimTime, u32)>,
     /// The highest sequence number sent so far (None before the first data).
     sent_hi: Option<Seq>,
+    /// The shortest round trip of a segment of `min_rtt_len` bytes, the largest timed.
     min_rtt: Option<SimTime>,
+    min_rtt_len: u32,
     peak_flight: u32,
     largest_segment: Option<(u32, u32)>,
     /// Both CPUs' busy time at the start of ttcp -t's interval.
@@ -1082,8 +1086,8 @@ impl World {
         let end = seg.seq + seg.len;
         let new = p.sent_hi.is_none_or(|hi| end.gt(hi));
         match p.timed {
-            Some((timed_end, _)) if seg.seq.lt(timed_end) && !new => p.timed = None,
-            None if new => p.timed = Some((end, at)),
+            Some((timed_end, _, _)) if seg.seq.lt(timed_end) && !new => p.timed = None,
+            None if new => p.timed = Some((end, at, seg.len)),
             _ => {}
         }
         if new {
@@ -1097,13 +1101,18 @@ impl World {
     }
 
     /// The sender starts processing an ACK: a round-trip sample if it covers
-    /// the timed segment.
+    /// the timed segment (kept if that is the largest timed so far).
     fn probe_ack(&mut self, transfer: usize, ack: Seq) {
         let p = &mut self.probes[transfer];
-        if let Some((end, sent)) = p.timed {
+        if let Some((end, sent, len)) = p.timed {
             if ack.ge(end) {
                 let rtt = self.now.saturating_sub(sent);
-                p.min_rtt = Some(p.min_rtt.map_or(rtt, |m| m.min(rtt)));
+                if len > p.min_rtt_len {
+                    p.min_rtt_len = len;
+                    p.min_rtt = Some(rtt);
+                } else if len == p.min_rtt_len {
+                    p.min_rtt = Some(p.min_rtt.map_or(rtt, |m| m.min(rtt)));
+                }
                 p.timed = None;
             }
         }
