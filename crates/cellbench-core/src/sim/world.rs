@@ -1062,7 +1062,7 @@ impl World {
                 .send_cost(seg.len, ip_len, aal5_cells(ip_len + encap));
             *t += self.scaled(cost);
             if self.eps[ep].is_sender && seg.len > 0 {
-                self.probe_segment(ep, &seg, *t);
+                self.probe_segment(ep, &seg, ip_len, *t);
             }
             if let Some(trace) = &mut self.trace {
                 let e = &self.eps[ep];
@@ -1080,7 +1080,7 @@ impl World {
     /// A data segment left the sender's host at `at`: time it if it is new
     /// and none is being timed (one at a time, as BSD does); forget the timing
     /// if it resends what is timed (Karn); note the window in flight.
-    fn probe_segment(&mut self, ep: usize, seg: &Segment, at: SimTime) {
+    fn probe_segment(&mut self, ep: usize, seg: &Segment, ip_len: u32, at: SimTime) {
         let e = &self.eps[ep];
         let p = &mut self.probes[e.transfer];
         let end = seg.seq + seg.len;
@@ -1096,7 +1096,7 @@ impl World {
         let flight = (end - e.tcb.snd_una).max(0) as u32;
         p.peak_flight = p.peak_flight.max(flight);
         if p.largest_segment.is_none_or(|(len, _)| seg.len > len) {
-            p.largest_segment = Some((seg.len, seg.ip_len()));
+            p.largest_segment = Some((seg.len, ip_len));
         }
     }
 

@@ -176,7 +176,8 @@ pub(super) struct TxRun {
 /// The runs of a PDU of `ncells` cells carrying `payload_len` CPCS payload
 /// bytes under `tx` (or at `paced` when the circuit is paced). Returns the
 /// offset from the PDU's start before which the spacing lets no next PDU start.
-#[inline]
+/// (Always inlined into `place`, the per-PDU path, whatever else calls it.)
+#[inline(always)]
 pub(super) fn schedule(
     tx: TxSpacing,
     paced: Option<SimTime>,
