@@ -948,6 +948,7 @@ mod test {
             delay: SimTime::ZERO,
             buffer_cells: 256,
             policy: DropPolicy::TailDrop,
+            clp1_threshold_cells: None,
         };
         Topology {
             adapters: vec![adapter, adapter],
