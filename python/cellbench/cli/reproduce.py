@@ -162,7 +162,8 @@ def main(args: argparse.Namespace) -> int:
             print(
                 f"# send {size_label(row.send_buffer)} recv {size_label(row.recv_buffer)} "
                 f"replication {row.replication}: {row.throughput_mbit_ttcp:.3f} Mbit/s (2^20), "
-                f"{'lock-step' if row.lockstep else 'no lock-step'}"
+                f"{'lock-step' if row.lockstep else 'no lock-step'}; "
+                f"limited by {row.limited_by}: {row.limit_evidence}"
             )
             for line in row.trace:
                 print(line)

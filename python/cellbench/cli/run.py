@@ -144,7 +144,32 @@ def _print_summary(result, fmt: str) -> None:
     if summary.empty:
         print("(no runs)")
         return
-    print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    table = summary.drop(columns=["limit_evidence"])
+    print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    _print_limits(result, summary)
+
+
+#: Up to this many summary rows, `show` prints each row's limit evidence.
+MAX_EXPLAINED_ROWS = 20
+
+
+def _print_limits(result, summary) -> None:
+    """One line per summary row: what bound it, with the evidence."""
+    rows = summary[summary["limit_evidence"].notna()]
+    if rows.empty:
+        return
+    if len(rows) > MAX_EXPLAINED_ROWS:
+        print(
+            f"# limit evidence of every run: cellbench show {result.path or 'RESULT'} "
+            "--format csv (columns limited_by, limit_evidence)"
+        )
+        return
+    print("# limited by (most runs' limit; the evidence of the first such run):")
+    for _, row in rows.iterrows():
+        point = ", ".join(f"{p}={row[p]}" for p in result.params if p in row)
+        where = f"{row['test']} ({row['transmitter']} -> {row['receiver']})"
+        where += f" [{point}]" if point else ""
+        print(f"#   {where}: {row['limited_by']}: {row['limit_evidence']}")
 
 
 def show_main(args: argparse.Namespace) -> int:

@@ -3,7 +3,7 @@
 Both are thin: they build one run (a testbed preset, two hosts, one
 connection) for the simulator and print what the real tool would have printed,
 in its own units: ttcp's KB = 1024 bytes and Mbit = 2^20 bits; netperf's
-throughput in 10^6 bits/s.
+throughput in 10^6 bits/s. A last comment line says what bound the transfer.
 """
 
 from __future__ import annotations
@@ -150,7 +150,13 @@ def ttcp(args: argparse.Namespace) -> int:
             f"calls/sec = {calls / secs:.2f}",
             file=out,
         )
+    print(_limit_line(c), file=out)
     return 0
+
+
+def _limit_line(c: dict) -> str:
+    """What bound the transfer, after the tool's own report (a comment line)."""
+    return f"# limited by {c['limited_by']}: {c['limit_evidence']}"
 
 
 def _netperf_options(words: list[str]) -> dict[str, int]:
@@ -204,4 +210,6 @@ def netperf(args: argparse.Namespace) -> int:
     print()
     mbps = c["throughput_bps"] / 1e6
     print(f"{rcvbuf:6d} {sndbuf:6d} {send_size:6d}    {c['sender_seconds']:5.2f}   {mbps:8.2f}")
+    print()
+    print(_limit_line(c))
     return 0

@@ -21,6 +21,9 @@ parts have one fixed schema, so ``pandas.read_parquet("RESULT/runs")``,
 
 ``format_version`` 1 is what ``cellbench reproduce --out`` wrote (result.json and
 runs.csv); it is still read. A newer version than ``FORMAT_VERSION`` is refused.
+Adding a column to ``ROW_COLUMNS`` keeps the version: readers fill a column that
+older parts lack with nulls (``limited_by`` and ``limit_evidence``, what bound
+each connection, came so), and older readers carry a newer column along.
 """
 
 from __future__ import annotations
@@ -89,6 +92,10 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("cycle_period_s", "float64"),
     ("cycle_predicted_bps", "float64"),
     ("cycle_pattern", "string"),
+    # What bound the connection (application, lockstep, link, host-cpu, window,
+    # policing, cell-loss, nagle, undetermined) and the evidence, in one sentence.
+    ("limited_by", "string"),
+    ("limit_evidence", "string"),
 ]
 
 
@@ -321,7 +328,8 @@ class Result:
         return [c[0] for c in self.meta.get("param_columns", [])]
 
     def summary(self) -> pd.DataFrame:
-        """Per sweep point and connection: throughput over the replications."""
+        """Per sweep point and connection: throughput over the replications, and
+        the limit most of them had (``limited_by``) with its evidence."""
         df = self._rows
         if df.empty:
             return df
@@ -338,6 +346,9 @@ class Result:
             retransmits=("retransmitted_segments", "mean"),
             lockstep=("lockstep", "mean"),
         ).reset_index()
+        limits = [most_common_limit(rows) for _, rows in g]
+        out["limited_by"] = [lim for lim, _ in limits]
+        out["limit_evidence"] = [why for _, why in limits]
         return out
 
     def __repr__(self) -> str:
@@ -358,6 +369,18 @@ class Result:
             None,
             _frame(ports, PORT_COLUMNS),
         )
+
+
+def most_common_limit(rows: pd.DataFrame) -> tuple[str | None, str | None]:
+    """The limit most of the runs of one point had (ties: the first run's), and
+    the evidence of the first run that had it."""
+    known = rows[rows["limited_by"].notna()]
+    if known.empty:
+        return None, None
+    counts = known["limited_by"].value_counts(sort=False)
+    top = counts[counts == counts.max()].index
+    first = known[known["limited_by"].isin(top)].iloc[0]
+    return first["limited_by"], first["limit_evidence"]
 
 
 def _read_parts(folder: Path, columns) -> pd.DataFrame:
@@ -393,6 +416,9 @@ def load(path: str | Path) -> Result:
         meta.setdefault("runs_total", len(rows))
         return Result(meta, rows, _frame([], TRACE_COLUMNS), path)
     rows = _read_parts(path / "runs", ROW_COLUMNS + [tuple(c) for c in meta["param_columns"]])
+    for name, _ in ROW_COLUMNS:
+        if name not in rows:
+            rows[name] = None  # a column added since this result was written
     if not rows.empty:
         rows = rows.sort_values(["run", "stage", "connection"], kind="stable").reset_index(
             drop=True

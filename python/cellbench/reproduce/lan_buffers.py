@@ -14,7 +14,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from cellbench import _native
-from cellbench.experiment.results import cycle_columns
+from cellbench.experiment.results import cycle_columns, most_common_limit
 from cellbench.reproduce.published import LAN_ANOMALOUS, lan_buffer_table, size_label
 
 #: The study's buffer sizes: 16K, 20K, ... 48K and 51K (52428, SunOS 4.1.1's largest).
@@ -147,6 +147,8 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
         replications=("replication", "count"),
     ).reset_index()
     out["lockstep"] = out["lockstep_fraction"] > 0.5
+    # What bound most of a cell's transfers (ties: the first replication's).
+    out["limited_by"] = [most_common_limit(rows)[0] for _, rows in g]
     out["published"] = [
         published.get((int(s), int(r))) for s, r in zip(out.send_buffer, out.recv_buffer)
     ]
@@ -158,7 +160,8 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
 
 def to_json(summary: pd.DataFrame) -> dict:
     """The issue's contract: {"cells": [{send_buffer, recv_buffer, throughput_mbit_ttcp,
-    published, lockstep}, ...]} (bytes; throughput is the mean over replications)."""
+    published, lockstep}, ...]} (bytes; throughput is the mean over replications),
+    and what bound most of each cell's transfers (``limited_by``)."""
     cells = []
     for row in summary.itertuples(index=False):
         cells.append(
@@ -170,6 +173,7 @@ def to_json(summary: pd.DataFrame) -> dict:
                 "lockstep": bool(row.lockstep),
                 "lockstep_fraction": round(float(row.lockstep_fraction), 4),
                 "replications": int(row.replications),
+                "limited_by": row.limited_by,
             }
         )
     return {"unit": "Mbit/s (2^20 bit/s, as ttcp prints)", "cells": cells}
@@ -228,4 +232,7 @@ def report(summary: pd.DataFrame, replications: int, seed: int) -> str:
     extra = summary[summary.lockstep & ~summary.published_anomalous]
     if len(extra):
         out.append(f"lock-steps not in the published table: {len(extra)}")
+    limits = summary.limited_by.value_counts()
+    if len(limits):
+        out.append("limited by (cells): " + ", ".join(f"{name} {n}" for name, n in limits.items()))
     return "\n".join(out)

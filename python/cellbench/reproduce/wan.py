@@ -189,6 +189,8 @@ def run(
                 "cells_policed": c["cells_policed"],
                 "retransmitted_segments": c["retransmitted_segments"],
                 "timeouts": c["timeouts"],
+                "limited_by": c["limited_by"],
+                "limit_evidence": c["limit_evidence"],
             }
             if policers:
                 row["met_contract"] = all(x["met_contract"] for x in policers)
@@ -217,9 +219,12 @@ def report(name: str, df: pd.DataFrame) -> str:
     if "met_contract" in show:
         show["contract"] = show.met_contract.map({True: "met", False: "VIOLATED"})
         cols += ["contract"]
+    show["limited by"] = show.limited_by
+    cols += ["limited by"]
     if "pacing_mbps" in show:
         show["pacing_mbps"] = show.pacing_mbps.map(lambda x: "none" if pd.isna(x) else f"{x:g}")
     if "spacing_us" in show:
         show["spacing_us"] = show.spacing_us.map(lambda x: "none" if pd.isna(x) else f"{x:g}")
     head = f"{name}: throughput in Mb/s (10^6 bit/s); segment loss = data PDUs lost / sent"
-    return head + "\n" + show[cols].to_string(index=False)
+    foot = "limited by: what bound each connection (--json: limited_by, limit_evidence)"
+    return head + "\n" + show[cols].to_string(index=False) + "\n" + foot

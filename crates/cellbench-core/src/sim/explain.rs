@@ -1,14 +1,22 @@
-//! Evidence for what bound a transfer, read from its segment trace.
+//! What bound a transfer (SPEC §8), and the evidence.
 //!
-//! The delayed-ACK lock-step shows itself as a cycle: the receiver's 200 ms
-//! timer releases an ACK, the sender answers with the data it had been holding
-//! back (Nagle and sender silly-window avoidance), and nothing else moves until
-//! the next tick. [`lockstep_cycle`] finds that cycle in the steady part of a
-//! trace and measures the data released per tick.
+//! [`classify`] names the limit of one connection from facts measured while
+//! it ran ([`Facts`], gathered by [`Facts::gather`]): one of [`LimitedBy`], with
+//! a sentence giving the numbers.
+//!
+//! The delayed-ACK lock-step also shows itself in a trace as a cycle: the
+//! receiver's 200 ms timer releases an ACK, the sender answers with the data it
+//! had been holding back (Nagle and sender silly-window avoidance), and nothing
+//! else moves until the next tick. [`lockstep_cycle`] finds that cycle in the
+//! steady part of a trace and measures the data released per tick.
 
-use super::world::TraceRecord;
+use super::net::{aal5_cells, CircuitId, Topology};
+use super::world::{Protocol, RunResult, Scenario, TraceRecord};
+use crate::atm::phy::CELL_BITS;
+use crate::host::ttcp::Pace;
 use crate::tcp::SendReason;
 use crate::time::SimTime;
+use std::fmt;
 
 /// One steady lock-step cycle, as seen in a trace.
 #[derive(Clone, Debug, PartialEq)]
@@ -86,4 +94,924 @@ pub fn lockstep_cycle(trace: &[TraceRecord]) -> Option<LockstepCycle> {
         pattern,
         pattern_repeats,
     })
+}
+
+/// What bound a connection, in the order [`classify`] tries them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LimitedBy {
+    /// A paced source (constant- or random-rate traffic) got the load it offered.
+    Application,
+    /// The Nagle/delayed-ACK circular wait: data released by the receiver's timer.
+    Lockstep,
+    /// The cell rate of the path: the slowest link, or the adapter's pacing,
+    /// cell spacing and PDU gap; alone or shared with other connections.
+    Link,
+    /// The sender's or the receiver's CPU.
+    HostCpu,
+    /// The window in flight over the round trip (the smaller socket buffer, or
+    /// the offered or congestion window).
+    Window,
+    /// Cells discarded by usage parameter control, and TCP's recovery from it.
+    Policing,
+    /// Cells lost where a buffer overflowed (a switch port, the interface
+    /// queue), and TCP's recovery from it.
+    CellLoss,
+    /// The sender holding back a short segment for an ACK (Nagle, sender SWS
+    /// avoidance) without the receiver's timer pacing it.
+    Nagle,
+    /// No rule applied; the evidence gives how close each bound came.
+    Undetermined,
+}
+
+impl LimitedBy {
+    pub const ALL: [LimitedBy; 9] = [
+        LimitedBy::Application,
+        LimitedBy::Lockstep,
+        LimitedBy::Link,
+        LimitedBy::HostCpu,
+        LimitedBy::Window,
+        LimitedBy::Policing,
+        LimitedBy::CellLoss,
+        LimitedBy::Nagle,
+        LimitedBy::Undetermined,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LimitedBy::Application => "application",
+            LimitedBy::Lockstep => "lockstep",
+            LimitedBy::Link => "link",
+            LimitedBy::HostCpu => "host-cpu",
+            LimitedBy::Window => "window",
+            LimitedBy::Nagle => "nagle",
+            LimitedBy::Policing => "policing",
+            LimitedBy::CellLoss => "cell-loss",
+            LimitedBy::Undetermined => "undetermined",
+        }
+    }
+}
+
+impl fmt::Display for LimitedBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A paced source got at least this share of its offered load: the network
+/// kept up, the application set the rate.
+pub const APPLICATION_SHARE: f64 = 0.90;
+/// At least this share of what the path carries: the link is full (framing,
+/// headers and the PDU gap are already counted in the path's rate, so the rest
+/// is start-up and ACK-clocking slack).
+pub const LINK_SHARE: f64 = 0.85;
+/// A CPU busy at least this share of the transfer has no time left to give
+/// (the jitter of each piece of work and the timer ticks take the rest).
+pub const CPU_BUSY: f64 = 0.90;
+/// At least this share of window / round trip: the window is what holds the
+/// sender back (the delayed or every-second-segment ACK costs up to a segment's
+/// time per round trip, which is why the share is not nearer 1).
+pub const WINDOW_SHARE: f64 = 0.80;
+/// The sender held back data its window allowed for at least this share of
+/// the transfer: for most of it, Nagle's rule, not the window, kept data back
+/// (as the circular wait's share makes a lock-step).
+pub const NAGLE_HOLD: f64 = 0.50;
+
+/// The rate of a connection's path for its largest PDUs (or datagrams).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathRate {
+    /// Payload (TCP data or UDP data) the path carries at most, bit/s.
+    pub payload_bps: f64,
+    /// Data bytes per PDU (per datagram for UDP) it is reckoned for, and its cells.
+    pub unit_bytes: u32,
+    pub unit_cells: u32,
+    /// What sets it: "the adapter paced at 70 Mb/s", "the link trunk west->east (OC-3c)".
+    pub bottleneck: String,
+}
+
+/// Parallel connections sharing the slowest switch port on this one's path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedLink {
+    pub port: String,
+    /// Connections crossing it (this one included), and their throughputs summed, bit/s.
+    pub connections: usize,
+    pub total_bps: f64,
+    /// What the port carries at most in this connection's PDUs, bit/s.
+    pub capacity_bps: f64,
+}
+
+/// The window a TCP connection used and the round trip it saw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowFacts {
+    /// The most data in flight at once, bytes.
+    pub peak_flight: u32,
+    pub min_rtt: SimTime,
+    pub sndbuf: u32,
+    pub rcvbuf: u32,
+}
+
+/// Everything [`classify`] looks at, for one connection. Plain data: tests
+/// build it by hand.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Facts {
+    pub tcp: bool,
+    /// Throughput as ttcp -t reports it, bit/s, over `sender_seconds`.
+    pub throughput_bps: f64,
+    pub sender_seconds: f64,
+    /// A paced source's mean offered load, bit/s.
+    pub offered_bps: Option<f64>,
+    /// Time in the Nagle/delayed-ACK circular wait, and whether it was most of the transfer.
+    pub circular_wait_seconds: f64,
+    pub lockstep: bool,
+    /// Time the sender held back data its window allowed (Nagle, sender SWS avoidance).
+    pub holding_seconds: f64,
+    pub path: Option<PathRate>,
+    pub shared: Option<SharedLink>,
+    /// Busy share of the transfer of the sender's and the receiver's CPU, and their profiles.
+    pub cpu_busy: Option<[f64; 2]>,
+    pub cpu_profiles: [String; 2],
+    pub window: Option<WindowFacts>,
+    pub cells_policed: u64,
+    /// Cells dropped at switch buffers (tail drop, PPD, EPD, CLP-1 threshold), both directions.
+    pub cells_lost_in_buffers: u64,
+    /// PDUs refused by the sender's full interface queue.
+    pub pdus_dropped_at_adapter: u64,
+    pub data_pdus_sent: u64,
+    pub data_pdus_lost: u64,
+    pub retransmitted_segments: u64,
+    pub timeouts: u64,
+}
+
+/// A connection's limit and the evidence for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explanation {
+    pub limited_by: LimitedBy,
+    pub evidence: String,
+}
+
+fn mbps(bps: f64) -> String {
+    format!("{:.2} Mb/s", bps / 1e6)
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", 100.0 * x)
+}
+
+/// Name the limit of one connection.
+///
+/// The rules, tried in this order (the first that holds wins):
+/// 1. `application`: a paced source got >= [`APPLICATION_SHARE`] of its offered
+///    load. First, because a source that gets what it asks for was bound by
+///    nothing else (its writes may well wait in the circular wait, harmlessly).
+/// 2. `lockstep`: the circular wait took most of the transfer. It paces the
+///    transfer at one release per timer tick, far below every other bound.
+/// 3. `link`: throughput >= [`LINK_SHARE`] of the path's rate; or parallel
+///    connections through the path's slowest port together carry that share of
+///    it. A full link is the hard ceiling; before the CPU, since a host that
+///    keeps a link full may be busy doing so.
+/// 4. `host-cpu`: the sender's or receiver's CPU busy >= [`CPU_BUSY`] of the
+///    transfer. Before the window: a saturated CPU stretches the round trip,
+///    which would make the window look like the limit.
+/// 5. `window`: throughput >= [`WINDOW_SHARE`] of peak flight / minimum RTT.
+/// 6. `policing`: the UPC discarded cells of this connection and data PDUs were lost.
+/// 7. `cell-loss`: cells lost in switch buffers (or PDUs at the interface
+///    queue), and TCP retransmitted or timed out.
+/// 8. `nagle`: the sender held back data its window allowed for >= [`NAGLE_HOLD`]
+///    of the transfer (a window that is not whole segments, a receiver that
+///    ACKs late): measured like the circular wait, but not timer-paced.
+///
+/// Losses come after the bounds: a transfer that still reached a bound lost
+/// too little to matter; one that reached none was held back by recovering
+/// from its losses (timeouts, slow start). Policing before buffer loss: when
+/// both happen, the contract decides. Nagle after the losses: a sender
+/// recovering from loss also holds back the odd piece of its shrunken
+/// congestion window. Otherwise `undetermined`, with how near each bound came.
+/// Shares of the transfer's time need its interval: a transfer whose last
+/// write never returned has none, and is judged by its losses alone.
+pub fn classify(f: &Facts) -> Explanation {
+    let measured = f.throughput_bps;
+    let share = |bound: f64| if bound > 0.0 { measured / bound } else { 0.0 };
+    // A share of ttcp -t's interval (none if it never closed).
+    let of_transfer = |secs: f64| {
+        if f.sender_seconds > 0.0 {
+            (secs / f.sender_seconds).min(1.0)
+        } else {
+            0.0
+        }
+    };
+    let held = of_transfer(f.holding_seconds);
+    let done = |limited_by: LimitedBy, evidence: String| Explanation {
+        limited_by,
+        evidence,
+    };
+    let losses = || {
+        let mut s = format!(
+            "{} of {} data PDUs lost ({:.1}%)",
+            f.data_pdus_lost,
+            f.data_pdus_sent,
+            if f.data_pdus_sent > 0 {
+                100.0 * f.data_pdus_lost as f64 / f.data_pdus_sent as f64
+            } else {
+                0.0
+            }
+        );
+        if f.tcp {
+            s += &format!(
+                "; {} retransmitted, {} timeouts",
+                f.retransmitted_segments, f.timeouts
+            );
+        }
+        s + &format!("; measured {}", mbps(measured))
+    };
+
+    if let Some(offered) = f.offered_bps {
+        if share(offered) >= APPLICATION_SHARE {
+            return done(
+                LimitedBy::Application,
+                format!(
+                    "paced source offers {}; measured {} ({})",
+                    mbps(offered),
+                    mbps(measured),
+                    pct(share(offered))
+                ),
+            );
+        }
+    }
+    if f.tcp && f.lockstep {
+        return done(
+            LimitedBy::Lockstep,
+            format!(
+                "Nagle/delayed-ACK circular wait {:.2} s of {:.2} s ({}); measured {}",
+                f.circular_wait_seconds,
+                f.sender_seconds,
+                pct(of_transfer(f.circular_wait_seconds)),
+                mbps(measured)
+            ),
+        );
+    }
+    if let Some(p) = &f.path {
+        if share(p.payload_bps) >= LINK_SHARE {
+            return done(
+                LimitedBy::Link,
+                format!(
+                    "{} carries at most {} in {}-byte {} ({} cells); measured {} ({})",
+                    p.bottleneck,
+                    mbps(p.payload_bps),
+                    p.unit_bytes,
+                    if f.tcp { "segments" } else { "datagrams" },
+                    p.unit_cells,
+                    mbps(measured),
+                    pct(share(p.payload_bps))
+                ),
+            );
+        }
+    }
+    if let Some(s) = &f.shared {
+        if s.connections > 1 && s.total_bps >= LINK_SHARE * s.capacity_bps {
+            return done(
+                LimitedBy::Link,
+                format!(
+                    "{} connections share {} (at most {}): together {} ({}); this one {}",
+                    s.connections,
+                    s.port,
+                    mbps(s.capacity_bps),
+                    mbps(s.total_bps),
+                    pct(s.total_bps / s.capacity_bps),
+                    mbps(measured)
+                ),
+            );
+        }
+    }
+    if let Some(busy) = f.cpu_busy {
+        let side = if busy[1] >= busy[0] { 1 } else { 0 };
+        if busy[side] >= CPU_BUSY {
+            let names = ["sender", "receiver"];
+            return done(
+                LimitedBy::HostCpu,
+                format!(
+                    "{} CPU ({}) busy {} of the transfer ({} {}); measured {}",
+                    names[side],
+                    f.cpu_profiles[side],
+                    pct(busy[side]),
+                    names[1 - side],
+                    pct(busy[1 - side]),
+                    mbps(measured)
+                ),
+            );
+        }
+    }
+    let window_bound = f.window.as_ref().and_then(|w| {
+        let secs = w.min_rtt.as_secs_f64();
+        (secs > 0.0 && w.peak_flight > 0).then(|| (w, w.peak_flight as f64 * 8.0 / secs))
+    });
+    if let Some((w, bound)) = window_bound {
+        if f.tcp && share(bound) >= WINDOW_SHARE {
+            return done(
+                LimitedBy::Window,
+                format!(
+                    "window {} B in flight (sndbuf {}, rcvbuf {}) / RTT {:.2} ms = {}; measured {} ({})",
+                    w.peak_flight,
+                    w.sndbuf,
+                    w.rcvbuf,
+                    w.min_rtt.as_secs_f64() * 1e3,
+                    mbps(bound),
+                    mbps(measured),
+                    pct(share(bound))
+                ),
+            );
+        }
+    }
+    if f.tcp && f.cells_policed > 0 && f.data_pdus_lost > 0 {
+        return done(
+            LimitedBy::Policing,
+            format!("UPC discarded {} cells; {}", f.cells_policed, losses()),
+        );
+    }
+    let buffer_loss = f.cells_lost_in_buffers > 0 || f.pdus_dropped_at_adapter > 0;
+    if f.tcp && buffer_loss && (f.retransmitted_segments > 0 || f.timeouts > 0) {
+        let mut s = format!("{} cells lost in switch buffers", f.cells_lost_in_buffers);
+        if f.pdus_dropped_at_adapter > 0 {
+            s += &format!(
+                ", {} PDUs at the sender's interface queue",
+                f.pdus_dropped_at_adapter
+            );
+        }
+        return done(LimitedBy::CellLoss, format!("{s}; {}", losses()));
+    }
+    if f.tcp && held >= NAGLE_HOLD {
+        let mut s = format!(
+            "sender held back a short segment for an ACK (Nagle/sender SWS avoidance) {} of the transfer",
+            pct(held)
+        );
+        if let (Some(w), Some(p)) = (&f.window, &f.path) {
+            let window = w.sndbuf.min(w.rcvbuf);
+            let mss = p.unit_bytes.max(1);
+            s += &format!(
+                "; window {window} B = {} x {mss} B segments + {} B",
+                window / mss,
+                window % mss
+            );
+        }
+        if let Some(b) = f.cpu_busy {
+            s += &format!("; CPU busy {} sender, {} receiver", pct(b[0]), pct(b[1]));
+        }
+        return done(
+            LimitedBy::Nagle,
+            format!("{s}; measured {}", mbps(measured)),
+        );
+    }
+    let mut near = Vec::new();
+    if let Some(p) = &f.path {
+        near.push(format!(
+            "{} of the path's {}",
+            pct(share(p.payload_bps)),
+            mbps(p.payload_bps)
+        ));
+    }
+    if let Some((_, bound)) = window_bound {
+        near.push(format!(
+            "{} of window/RTT {}",
+            pct(share(bound)),
+            mbps(bound)
+        ));
+    }
+    if let Some(b) = f.cpu_busy {
+        near.push(format!(
+            "CPU busy {} sender, {} receiver",
+            pct(b[0]),
+            pct(b[1])
+        ));
+    }
+    if f.tcp && f.holding_seconds > 0.0 {
+        near.push(format!("sender holding {}", pct(held)));
+    }
+    if f.tcp && f.circular_wait_seconds > 0.0 {
+        near.push(format!(
+            "circular wait {}",
+            pct(of_transfer(f.circular_wait_seconds))
+        ));
+    }
+    let near = if near.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", near.join(", "))
+    };
+    done(
+        LimitedBy::Undetermined,
+        format!("no bound reached{near}; measured {}", mbps(measured)),
+    )
+}
+
+impl Facts {
+    /// The facts of transfer `i` of a run. `port_name` names a switch output
+    /// port for the evidence ("the trunk west->east", "the port to sparc10").
+    pub fn gather(
+        scenario: &Scenario,
+        run: &RunResult,
+        i: usize,
+        port_name: &dyn Fn(usize) -> String,
+    ) -> Facts {
+        let spec = &scenario.transfers[i];
+        let t = &run.transfers[i];
+        let tcp = spec.protocol == Protocol::Tcp;
+        let data = run.circuits.get(spec.circuit).copied().unwrap_or_default();
+        let back = run
+            .circuits
+            .get(spec.return_circuit)
+            .copied()
+            .unwrap_or_default();
+        let buffer_loss =
+            |c: &super::net::CircuitCounters| c.lost_by_cause.total() - c.lost_by_cause.policing;
+        let offered_bps = match spec.pace {
+            Pace::Full => None,
+            Pace::Every { period_us, .. } => {
+                let block = spec.block_size.map_or(spec.buflen as f64, |d| d.mean());
+                let period = period_us.mean() * 1e-6;
+                (period > 0.0).then(|| block * 8.0 / period)
+            }
+        };
+        // The PDUs that carry one unit of data: the largest TCP segment seen (the
+        // MSS, once options are counted), or one datagram's IP fragments.
+        let unit: Option<(u32, Vec<u32>)> = if tcp {
+            t.probe
+                .largest_segment
+                .map(|(len, ip_len)| (len, vec![ip_len + spec.encap_header]))
+        } else {
+            let frags = crate::host::udp::fragments(spec.buflen, spec.mtu);
+            Some((
+                spec.buflen,
+                frags.iter().map(|l| l + spec.encap_header).collect(),
+            ))
+        };
+        let path = unit.as_ref().and_then(|(bytes, pdus)| {
+            path_rate(&scenario.topology, spec.circuit, *bytes, pdus, port_name)
+        });
+        let shared = unit.as_ref().and_then(|(bytes, pdus)| {
+            let topo = &scenario.topology;
+            let hops = &topo.circuits.get(spec.circuit)?.hops;
+            let slowest = hops
+                .iter()
+                .map(|h| h.port)
+                .max_by_key(|&p| topo.ports[p].rate.time_for_bits(CELL_BITS))?;
+            let cells: u32 = pdus.iter().map(|&l| aal5_cells(l)).sum();
+            let time = topo.ports[slowest]
+                .rate
+                .time_for_bits(CELL_BITS)
+                .times(cells as u64);
+            let sharing: Vec<usize> = (0..scenario.transfers.len())
+                .filter(|&j| {
+                    topo.circuits
+                        .get(scenario.transfers[j].circuit)
+                        .is_some_and(|c| c.hops.iter().any(|h| h.port == slowest))
+                })
+                .collect();
+            Some(SharedLink {
+                port: port_name(slowest),
+                connections: sharing.len(),
+                total_bps: sharing
+                    .iter()
+                    .map(|&j| run.transfers[j].throughput_bps())
+                    .sum(),
+                capacity_bps: *bytes as f64 * 8.0 / time.as_secs_f64().max(f64::MIN_POSITIVE),
+            })
+        });
+        let window = match (tcp, t.probe.min_rtt) {
+            (true, Some(min_rtt)) => Some(WindowFacts {
+                peak_flight: t.probe.peak_flight,
+                min_rtt,
+                sndbuf: spec.sndbuf,
+                rcvbuf: spec.rcvbuf,
+            }),
+            _ => None,
+        };
+        Facts {
+            tcp,
+            throughput_bps: t.throughput_bps(),
+            sender_seconds: t.sender_seconds,
+            offered_bps,
+            circular_wait_seconds: t.circular_wait_seconds,
+            lockstep: t.lockstep(),
+            holding_seconds: t.probe.holding_seconds,
+            path,
+            shared,
+            cpu_busy: t.probe.cpu_busy,
+            cpu_profiles: [spec.sender, spec.receiver]
+                .map(|h| scenario.hosts.get(h).map_or("?", |p| p.name).to_string()),
+            window,
+            cells_policed: data.lost_by_cause.policing,
+            cells_lost_in_buffers: buffer_loss(&data) + buffer_loss(&back),
+            pdus_dropped_at_adapter: t.pdus_dropped_at_adapter,
+            data_pdus_sent: data.pdus_sent,
+            data_pdus_lost: data.pdus_lost,
+            retransmitted_segments: t.sender.segs_retransmitted,
+            timeouts: t.sender.timeouts,
+        }
+    }
+}
+
+/// What circuit `c` carries at most: `bytes` of data in PDUs of the given
+/// CPCS payload lengths, through the sender's adapter (its pacing or spacing
+/// and PDU gap) and every switch port on the way; the slowest of them decides.
+pub fn path_rate(
+    topo: &Topology,
+    c: CircuitId,
+    bytes: u32,
+    pdus: &[u32],
+    port_name: &dyn Fn(usize) -> String,
+) -> Option<PathRate> {
+    let circuit = topo.circuits.get(c)?;
+    let adapter = topo.adapters.get(circuit.src)?;
+    let paced = topo
+        .pacing
+        .iter()
+        .find(|p| p.circuit == c)
+        .map(|p| p.interval);
+    let cells: Vec<u32> = pdus.iter().map(|&l| aal5_cells(l)).collect();
+    let total_cells: u32 = cells.iter().sum();
+    let at_adapter: SimTime = pdus
+        .iter()
+        .zip(&cells)
+        .map(|(&len, &n)| adapter.pdu_period(paced, n, len))
+        .fold(SimTime::ZERO, |a, b| a + b);
+    let adapter_what = match (paced, adapter.tx) {
+        (Some(i), _) => format!(
+            "the adapter paced at {:.2} Mb/s",
+            CELL_BITS as f64 / i.as_secs_f64() / 1e6
+        ),
+        (None, super::net::TxSpacing::None) => format!(
+            "the sender's adapter ({:.2} Mb/s of cells, {:.0} µs between PDUs)",
+            adapter.rate.mbps(),
+            adapter.pdu_gap.as_us_f64()
+        ),
+        (None, tx) => format!(
+            "the adapter spacing cells {:.2} µs apart",
+            tx.mean_interval(adapter.rate.time_for_bits(CELL_BITS))
+                .as_us_f64()
+        ),
+    };
+    let mut slowest = (at_adapter, adapter_what);
+    for h in &circuit.hops {
+        let port = topo.ports.get(h.port)?;
+        let time = port.rate.time_for_bits(CELL_BITS).times(total_cells as u64);
+        if time > slowest.0 {
+            slowest = (
+                time,
+                format!(
+                    "{} ({:.2} Mb/s of cells)",
+                    port_name(h.port),
+                    port.rate.mbps()
+                ),
+            );
+        }
+    }
+    let secs = slowest.0.as_secs_f64();
+    (secs > 0.0).then(|| PathRate {
+        payload_bps: bytes as f64 * 8.0 / secs,
+        unit_bytes: bytes,
+        unit_cells: total_cells,
+        bottleneck: slowest.1,
+    })
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::sim::net::{
+        AdapterSpec, CircuitSpec, DropPolicy, Hop, PortSpec, TxSpacing, VcPacing,
+    };
+    use crate::time::BitRate;
+
+    /// A 10 s TCP transfer at 10 Mb/s that reached no bound.
+    fn plain() -> Facts {
+        Facts {
+            tcp: true,
+            throughput_bps: 10e6,
+            sender_seconds: 10.0,
+            offered_bps: None,
+            circular_wait_seconds: 0.0,
+            lockstep: false,
+            holding_seconds: 0.0,
+            path: Some(PathRate {
+                payload_bps: 100e6,
+                unit_bytes: 9148,
+                unit_cells: 192,
+                bottleneck: "the port to b (100.00 Mb/s of cells)".into(),
+            }),
+            shared: None,
+            cpu_busy: Some([0.3, 0.4]),
+            cpu_profiles: ["sparc-10".into(), "sparc-ipc".into()],
+            window: Some(WindowFacts {
+                peak_flight: 32768,
+                min_rtt: SimTime::from_ms(10),
+                sndbuf: 32768,
+                rcvbuf: 65536,
+            }),
+            cells_policed: 0,
+            cells_lost_in_buffers: 0,
+            pdus_dropped_at_adapter: 0,
+            data_pdus_sent: 1000,
+            data_pdus_lost: 0,
+            retransmitted_segments: 0,
+            timeouts: 0,
+        }
+    }
+
+    fn limit(f: &Facts) -> LimitedBy {
+        classify(f).limited_by
+    }
+
+    #[test]
+    fn nothing_reached_is_undetermined_with_the_distances() {
+        let e = classify(&plain());
+        assert_eq!(e.limited_by, LimitedBy::Undetermined);
+        // window 32768 B / 10 ms = 26.2 Mb/s; 10 Mb/s is 38% of it.
+        assert!(
+            e.evidence.contains("38% of window/RTT 26.21 Mb/s"),
+            "{}",
+            e.evidence
+        );
+        assert!(
+            e.evidence.contains("10% of the path's 100.00 Mb/s"),
+            "{}",
+            e.evidence
+        );
+    }
+
+    #[test]
+    fn window_over_rtt_at_its_threshold() {
+        let mut f = plain();
+        f.throughput_bps = 0.80 * 32768.0 * 8.0 / 0.010;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Window);
+        assert!(
+            e.evidence.starts_with("window 32768 B in flight (sndbuf 32768, rcvbuf 65536) / RTT 10.00 ms = 26.21 Mb/s; measured 20.97 Mb/s (80%)"),
+            "{}",
+            e.evidence
+        );
+        f.throughput_bps *= 0.99;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+        // UDP has no window.
+        f.throughput_bps = 25e6;
+        f.tcp = false;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+    }
+
+    #[test]
+    fn a_full_path_is_the_link_even_with_losses() {
+        let mut f = plain();
+        f.throughput_bps = 86e6;
+        f.window.as_mut().unwrap().peak_flight = 200_000;
+        f.cells_lost_in_buffers = 40;
+        f.retransmitted_segments = 1;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Link);
+        assert!(e.evidence.starts_with("the port to b (100.00 Mb/s of cells) carries at most 100.00 Mb/s in 9148-byte segments (192 cells); measured 86.00 Mb/s (86%)"), "{}", e.evidence);
+        f.throughput_bps = 84e6;
+        assert_eq!(limit(&f), LimitedBy::CellLoss);
+    }
+
+    #[test]
+    fn a_shared_port_full_of_parallel_connections_is_the_link() {
+        let mut f = plain();
+        f.shared = Some(SharedLink {
+            port: "the trunk a->b".into(),
+            connections: 3,
+            total_bps: 90e6,
+            capacity_bps: 100e6,
+        });
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Link);
+        assert!(
+            e.evidence.starts_with("3 connections share the trunk a->b"),
+            "{}",
+            e.evidence
+        );
+        // Alone on the port, the same numbers say nothing.
+        f.shared.as_mut().unwrap().connections = 1;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+    }
+
+    #[test]
+    fn a_busy_cpu_comes_before_the_window() {
+        let mut f = plain();
+        f.throughput_bps = 25e6; // 95% of window/RTT too
+        f.cpu_busy = Some([0.7, 0.93]);
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::HostCpu);
+        assert_eq!(
+            e.evidence,
+            "receiver CPU (sparc-ipc) busy 93% of the transfer (sender 70%); measured 25.00 Mb/s"
+        );
+        f.cpu_busy = Some([0.90, 0.5]);
+        assert!(classify(&f)
+            .evidence
+            .starts_with("sender CPU (sparc-10) busy 90%"));
+        f.cpu_busy = Some([0.89, 0.89]);
+        assert_eq!(limit(&f), LimitedBy::Window);
+        f.cpu_busy = None;
+        assert_eq!(limit(&f), LimitedBy::Window);
+    }
+
+    #[test]
+    fn the_lockstep_comes_before_every_bound_but_the_application() {
+        let mut f = plain();
+        f.throughput_bps = 0.33e6;
+        f.lockstep = true;
+        f.circular_wait_seconds = 9.8;
+        f.holding_seconds = 9.9;
+        f.cells_lost_in_buffers = 5;
+        f.timeouts = 1;
+        f.cpu_busy = Some([0.95, 0.95]);
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Lockstep);
+        assert!(
+            e.evidence
+                .starts_with("Nagle/delayed-ACK circular wait 9.80 s of 10.00 s (98%)"),
+            "{}",
+            e.evidence
+        );
+        // A paced source that gets what it offers was not held back by it.
+        f.offered_bps = Some(0.35e6);
+        assert_eq!(limit(&f), LimitedBy::Application);
+        f.offered_bps = Some(1e6);
+        assert_eq!(limit(&f), LimitedBy::Lockstep);
+    }
+
+    #[test]
+    fn a_paced_source_that_gets_its_load_is_the_application() {
+        let mut f = plain();
+        f.offered_bps = Some(11e6);
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Application);
+        assert_eq!(
+            e.evidence,
+            "paced source offers 11.00 Mb/s; measured 10.00 Mb/s (91%)"
+        );
+        f.offered_bps = Some(12e6);
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+    }
+
+    #[test]
+    fn nagle_needs_most_of_the_transfer_held() {
+        let mut f = plain();
+        f.holding_seconds = 5.0;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Nagle);
+        // min(sndbuf, rcvbuf) = 32768 = 3 x 9148 + 5324.
+        assert!(
+            e.evidence
+                .contains("50% of the transfer; window 32768 B = 3 x 9148 B segments + 5324 B"),
+            "{}",
+            e.evidence
+        );
+        f.holding_seconds = 4.9;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+        // Recovering from losses, a sender holds back pieces of its congestion window.
+        f.holding_seconds = 9.0;
+        f.cells_lost_in_buffers = 300;
+        f.timeouts = 4;
+        assert_eq!(limit(&f), LimitedBy::CellLoss);
+        // A transfer whose interval never closed has no shares of it.
+        f.cells_lost_in_buffers = 0;
+        f.sender_seconds = 0.0;
+        f.throughput_bps = 0.0;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+    }
+
+    #[test]
+    fn policing_comes_before_buffer_loss_and_needs_lost_pdus() {
+        let mut f = plain();
+        f.throughput_bps = 1e3;
+        f.cells_policed = 495;
+        f.cells_lost_in_buffers = 10;
+        f.data_pdus_sent = 15;
+        f.data_pdus_lost = 13;
+        f.retransmitted_segments = 12;
+        f.timeouts = 12;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Policing);
+        assert_eq!(
+            e.evidence,
+            "UPC discarded 495 cells; 13 of 15 data PDUs lost (86.7%); 12 retransmitted, 12 timeouts; measured 0.00 Mb/s"
+        );
+        // Tagged, not discarded: nothing lost to the UPC.
+        f.cells_policed = 0;
+        assert_eq!(limit(&f), LimitedBy::CellLoss);
+        // Losses TCP never had to recover from explain nothing.
+        f.retransmitted_segments = 0;
+        f.timeouts = 0;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+        // A full interface queue is a buffer too.
+        f.cells_lost_in_buffers = 0;
+        f.pdus_dropped_at_adapter = 3;
+        f.timeouts = 1;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::CellLoss);
+        assert!(
+            e.evidence
+                .contains("3 PDUs at the sender's interface queue"),
+            "{}",
+            e.evidence
+        );
+        // UDP does not slow down for losses.
+        f.tcp = false;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+    }
+
+    #[test]
+    fn nothing_measured_is_still_an_answer() {
+        let f = Facts {
+            path: None,
+            window: None,
+            cpu_busy: None,
+            throughput_bps: 0.0,
+            sender_seconds: 0.0,
+            ..plain()
+        };
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Undetermined);
+        assert_eq!(e.evidence, "no bound reached; measured 0.00 Mb/s");
+        let names: Vec<&str> = LimitedBy::ALL.iter().map(|l| l.as_str()).collect();
+        assert_eq!(names.len(), 9);
+        assert!(names.iter().all(|n| !n.is_empty()));
+    }
+
+    fn two_hosts(adapter_tx: TxSpacing, port_mbps: u64, pacing: Option<u64>) -> Topology {
+        let adapter = AdapterSpec {
+            rate: BitRate(149_760_000),
+            delay: SimTime::ZERO,
+            tx: adapter_tx,
+            pdu_gap: SimTime::from_us(52),
+            tx_queue_pdus: 50,
+        };
+        let port = |mbps: u64| PortSpec {
+            rate: BitRate(mbps * 1_000_000),
+            delay: SimTime::ZERO,
+            buffer_cells: 256,
+            policy: DropPolicy::TailDrop,
+            clp1_threshold_cells: None,
+        };
+        Topology {
+            adapters: vec![adapter, adapter],
+            ports: vec![port(150), port(port_mbps)],
+            circuits: vec![CircuitSpec {
+                src: 0,
+                dst: 1,
+                vpi: 0,
+                vci: 100,
+                hops: vec![Hop {
+                    port: 1,
+                    vpi: 0,
+                    vci: 100,
+                }],
+            }],
+            pacing: pacing
+                .map(|mbps| vec![VcPacing::at_rate(0, BitRate(mbps * 1_000_000)).unwrap()])
+                .unwrap_or_default(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_path_rate_is_its_slowest_element() {
+        let name = |p: usize| format!("port {p}");
+        // 9188 bytes (vc-mux) = 192 cells; at 100 Mb/s a cell takes 4.24 µs.
+        let topo = two_hosts(TxSpacing::None, 100, None);
+        let p = path_rate(&topo, 0, 9148, &[9188], &name).unwrap();
+        assert_eq!(p.unit_cells, 192);
+        let expect = 9148.0 * 8.0 / (192.0 * 4.24e-6);
+        assert!(
+            (p.payload_bps - expect).abs() < 1.0,
+            "{} {expect}",
+            p.payload_bps
+        );
+        assert_eq!(p.bottleneck, "port 1 (100.00 Mb/s of cells)");
+        // At OC-3c the adapter's 52 µs PDU gap is the slower: 191 cell slots + 1 + gap.
+        let topo = two_hosts(TxSpacing::None, 150, None);
+        let p = path_rate(&topo, 0, 9148, &[9188], &name).unwrap();
+        let cell = 424.0 / 149.76e6;
+        let expect = 9148.0 * 8.0 / (192.0 * cell + 52e-6);
+        assert!(
+            (p.payload_bps - expect).abs() / expect < 1e-6,
+            "{} {expect}",
+            p.payload_bps
+        );
+        assert!(
+            p.bottleneck.starts_with("the sender's adapter"),
+            "{}",
+            p.bottleneck
+        );
+        // Paced at 70 Mb/s: one cell every 6.06 µs, then the gap after the last.
+        let topo = two_hosts(TxSpacing::None, 150, Some(70));
+        let p = path_rate(&topo, 0, 9148, &[9188], &name).unwrap();
+        let paced = 424.0 / 70e6;
+        let expect = 9148.0 * 8.0 / (191.0 * paced + cell + 52e-6);
+        assert!(
+            (p.payload_bps - expect).abs() / expect < 1e-6,
+            "{} {expect}",
+            p.payload_bps
+        );
+        assert_eq!(p.bottleneck, "the adapter paced at 70.00 Mb/s");
+        // No such circuit: no rate.
+        assert!(path_rate(&topo, 5, 9148, &[9188], &name).is_none());
+    }
 }

@@ -3,7 +3,7 @@
 //! the experiment language and the front ends hand to the simulator, as JSON;
 //! unknown keys are errors, and every value is checked before anything runs.
 
-use super::explain::{lockstep_cycle, LockstepCycle};
+use super::explain::{classify, lockstep_cycle, Facts, LockstepCycle};
 use super::net::{
     AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PolicerSpec, PortSpec, Topology,
     TxSpacing, VcPacing,
@@ -346,6 +346,19 @@ pub struct ConnResult {
     /// The lock-step's evidence in the trace: the steady timer-driven cycle
     /// (`sim::explain`). Null without a trace, or when timer ACKs do not pace the transfer.
     pub lockstep_cycle: Option<CycleResult>,
+    /// What bound the connection (`sim::explain::LimitedBy`: application,
+    /// lockstep, link, host-cpu, window, policing, cell-loss, nagle, undetermined)
+    /// and one sentence of evidence with the numbers.
+    pub limited_by: &'static str,
+    pub limit_evidence: String,
+    /// The facts behind it: the shortest round trip TCP saw (s), the most data
+    /// in flight (bytes), the share of the transfer each CPU was busy, and the
+    /// most TCP (UDP) payload the path carries in the largest segments (datagrams) sent, bit/s.
+    pub min_rtt_s: Option<f64>,
+    pub peak_flight_bytes: u32,
+    pub sender_cpu_busy: Option<f64>,
+    pub receiver_cpu_busy: Option<f64>,
+    pub path_payload_bps: Option<f64>,
 }
 
 /// A delayed-ACK lock-step cycle as the trace shows it (`sim::explain::LockstepCycle`).
@@ -848,6 +861,24 @@ impl RunSpec {
         Ok(self.results(&scenario, &r))
     }
 
+    /// What a switch output port leads to: its host's name, or "trunk a->b".
+    fn port_label(&self, p: usize) -> String {
+        match self.hosts.get(p) {
+            Some(h) => h.name.clone(),
+            None => {
+                let Some(t) = self.trunks.get((p - self.hosts.len()) / 2) else {
+                    return format!("port {p}");
+                };
+                let (a, b) = if (p - self.hosts.len()).is_multiple_of(2) {
+                    (&t.from, &t.to)
+                } else {
+                    (&t.to, &t.from)
+                };
+                format!("trunk {a}->{b}")
+            }
+        }
+    }
+
     fn results(&self, scenario: &Scenario, r: &RunResult) -> SpecResult {
         let connections = r
             .transfers
@@ -861,6 +892,11 @@ impl RunSpec {
                     .filter(|x| x.transfer == i)
                     .copied()
                     .collect();
+                let facts = Facts::gather(scenario, r, i, &|p| match self.hosts.get(p) {
+                    Some(h) => format!("the port to {}", h.name),
+                    None => format!("the {}", self.port_label(p)),
+                });
+                let why = classify(&facts);
                 ConnResult {
                     transmitter: c.transmitter.clone(),
                     receiver: c.receiver.clone(),
@@ -900,6 +936,13 @@ impl RunSpec {
                     datagrams_dropped_no_buffer: t.udp.map(|u| u.dropped_no_buffer),
                     trace: records.iter().map(|x| x.line()).collect(),
                     lockstep_cycle: lockstep_cycle(&records).map(CycleResult::from),
+                    limited_by: why.limited_by.as_str(),
+                    limit_evidence: why.evidence,
+                    min_rtt_s: t.probe.min_rtt.map(|x| x.as_secs_f64()),
+                    peak_flight_bytes: t.probe.peak_flight,
+                    sender_cpu_busy: t.probe.cpu_busy.map(|b| b[0]),
+                    receiver_cpu_busy: t.probe.cpu_busy.map(|b| b[1]),
+                    path_payload_bps: facts.path.as_ref().map(|p| p.payload_bps),
                 }
             })
             .collect();
@@ -909,18 +952,7 @@ impl RunSpec {
             .enumerate()
             .map(|(p, c)| PortResult {
                 port: p,
-                host: match self.hosts.get(p) {
-                    Some(h) => h.name.clone(),
-                    None => {
-                        let t = &self.trunks[(p - self.hosts.len()) / 2];
-                        let (a, b) = if (p - self.hosts.len()).is_multiple_of(2) {
-                            (&t.from, &t.to)
-                        } else {
-                            (&t.to, &t.from)
-                        };
-                        format!("trunk {a}->{b}")
-                    }
-                },
+                host: self.port_label(p),
                 cells_in: c.cells_in,
                 cells_out: c.cells_out,
                 cells_lost: c.cells_lost.total(),

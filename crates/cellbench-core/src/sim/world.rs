@@ -134,6 +134,32 @@ pub struct TransferResult {
     pub circular_wait_seconds: f64,
     /// For UDP transfers: datagram counts at the transmitter (sent) and receiver.
     pub udp: Option<UdpStats>,
+    /// What `sim::explain` needs to say what bound the transfer.
+    pub probe: ProbeResult,
+}
+
+/// Facts about a transfer gathered while it ran, for `sim::explain`: a few
+/// comparisons per segment and a snapshot of two CPUs at the start and end of
+/// ttcp -t's interval, never anything per cell.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProbeResult {
+    /// The shortest round trip TCP saw for a segment of the largest size sent:
+    /// a new data segment leaving the sender's host to the start of the
+    /// sender's processing of the ACK that covers it (timed one segment at a
+    /// time; Karn: none that was resent). Only the largest count, since a
+    /// segment's time on a slow or spaced link is part of its round trip.
+    pub min_rtt: Option<SimTime>,
+    /// The most data in flight (snd_max − snd_una) after the sender sent.
+    pub peak_flight: u32,
+    /// The largest data segment sent: data bytes and IP datagram bytes.
+    pub largest_segment: Option<(u32, u32)>,
+    /// Fraction of ttcp -t's interval each CPU was busy: the sender's host and the
+    /// receiver's (None when the interval never closed).
+    pub cpu_busy: Option<[f64; 2]>,
+    /// Time the sender held back data its usable window allowed (a sub-MSS
+    /// segment waiting for an ACK: Nagle or sender SWS avoidance), until its
+    /// application finished.
+    pub holding_seconds: f64,
 }
 
 impl TransferResult {
@@ -254,6 +280,9 @@ struct Host {
     /// Draws the variation of each piece of work's cost.
     jitter: ChaCha8Rng,
     busy: bool,
+    /// Total length of the pieces of work started so far, and when the last ends.
+    busy_total: SimTime,
+    busy_until: SimTime,
     interrupts: VecDeque<Job>,
     processes: VecDeque<Job>,
     endpoints: Vec<usize>,
@@ -306,7 +335,31 @@ struct World {
     /// Per transfer: when the circular wait began (if it holds now), and its total.
     wait_since: Vec<Option<SimTime>>,
     wait_total: Vec<SimTime>,
+    /// Per transfer: facts for the explanation of its limit.
+    probes: Vec<Probe>,
     events_handled: u64,
+}
+
+/// A transfer's probe while it runs (see [`ProbeResult`]).
+#[derive(Clone, Debug, Default)]
+struct Probe {
+    /// The sender's and the receiver's host.
+    hosts: [HostId; 2],
+    /// The end of the data segment being timed, when it left the host, its length.
+    timed: Option<(Seq, SimTime, u32)>,
+    /// The highest sequence number sent so far (None before the first data).
+    sent_hi: Option<Seq>,
+    /// The shortest round trip of a segment of `min_rtt_len` bytes, the largest timed.
+    min_rtt: Option<SimTime>,
+    min_rtt_len: u32,
+    peak_flight: u32,
+    largest_segment: Option<(u32, u32)>,
+    /// Both CPUs' busy time at the start of ttcp -t's interval.
+    cpu_at_start: Option<[SimTime; 2]>,
+    cpu_busy: Option<[f64; 2]>,
+    /// Since when the sender holds back data (Nagle, sender SWS avoidance), and the total.
+    hold_since: Option<SimTime>,
+    hold_total: SimTime,
 }
 
 /// Run a scenario to the end of all transfers (or the time limit), flat out.
@@ -346,6 +399,8 @@ pub fn run_with_clock(
                     rng::ids::host_jitter(h),
                 ),
                 busy: false,
+                busy_total: SimTime::ZERO,
+                busy_until: SimTime::ZERO,
                 interrupts: VecDeque::new(),
                 processes: VecDeque::new(),
                 endpoints: Vec::new(),
@@ -362,6 +417,14 @@ pub fn run_with_clock(
         adapter_drops: vec![0; scenario.transfers.len()],
         wait_since: vec![None; scenario.transfers.len()],
         wait_total: vec![SimTime::ZERO; scenario.transfers.len()],
+        probes: scenario
+            .transfers
+            .iter()
+            .map(|t| Probe {
+                hosts: [t.sender, t.receiver],
+                ..Probe::default()
+            })
+            .collect(),
         events_handled: 0,
     };
 
@@ -688,6 +751,9 @@ impl World {
         };
         host.busy = true;
         let end = self.execute(h, job);
+        let host = &mut self.hosts[h];
+        host.busy_total += end - self.now;
+        host.busy_until = end;
         self.events.schedule(end, Event::CpuFree(h));
     }
 
@@ -719,6 +785,9 @@ impl World {
                     Packet::Tcp(seg) => {
                         let cost = self.hosts[h].profile.receive_cost(seg.len, ip_len, cells);
                         t += self.scaled(cost);
+                        if self.eps[ep].is_sender && seg.flags.ack {
+                            self.probe_ack(self.eps[ep].transfer, seg.ack);
+                        }
                         let wake = self.eps[ep].tcb.input(&seg, &mut out);
                         self.charge_and_send(ep, &mut t, &mut out);
                         if wake.writable || wake.readable || wake.established {
@@ -791,9 +860,22 @@ impl World {
         SimTime((cost.0 as u128 * self.job_scale as u128 / 1000) as u64)
     }
 
-    /// Account the time a transfer spends in the Nagle/delayed-ACK circular wait.
+    /// Account the time a transfer spends in the Nagle/delayed-ACK circular
+    /// wait, and (for explanations) the time its sender holds back data.
     fn track_circular_wait(&mut self, transfer: usize) {
         let (s, r) = (&self.eps[2 * transfer].tcb, &self.eps[2 * transfer + 1].tcb);
+        let p = &mut self.probes[transfer];
+        match (
+            s.holding() && !self.eps[2 * transfer].app_done,
+            p.hold_since,
+        ) {
+            (true, None) => p.hold_since = Some(self.now),
+            (false, Some(since)) => {
+                p.hold_total += self.now - since;
+                p.hold_since = None;
+            }
+            _ => {}
+        }
         let waiting = s.holding() && r.delack_pending() && r.rcv.cc == 0 && s.snd_max == r.rcv_nxt;
         match (waiting, self.wait_since[transfer]) {
             (true, None) => self.wait_since[transfer] = Some(self.now),
@@ -865,6 +947,7 @@ impl World {
     /// Schedule what an application step asked for: run again, sleep until a
     /// wakeup, or finish (true). ttcp -t stops its clock when the last write returns.
     fn settle_step(&mut self, h: HostId, ep: usize, step: Step) -> bool {
+        self.probe_interval(ep, matches!(step, Step::Done));
         let e = &mut self.eps[ep];
         match step {
             Step::Continue => {
@@ -978,6 +1061,9 @@ impl World {
                 .profile
                 .send_cost(seg.len, ip_len, aal5_cells(ip_len + encap));
             *t += self.scaled(cost);
+            if self.eps[ep].is_sender && seg.len > 0 {
+                self.probe_segment(ep, &seg, ip_len, *t);
+            }
             if let Some(trace) = &mut self.trace {
                 let e = &self.eps[ep];
                 trace.push(TraceRecord {
@@ -988,6 +1074,84 @@ impl World {
                 });
             }
             self.emit(ep, *t, Packet::Tcp(seg));
+        }
+    }
+
+    /// A data segment left the sender's host at `at`: time it if it is new
+    /// and none is being timed (one at a time, as BSD does); forget the timing
+    /// if it resends what is timed (Karn); note the window in flight.
+    fn probe_segment(&mut self, ep: usize, seg: &Segment, ip_len: u32, at: SimTime) {
+        let e = &self.eps[ep];
+        let p = &mut self.probes[e.transfer];
+        let end = seg.seq + seg.len;
+        let new = p.sent_hi.is_none_or(|hi| end.gt(hi));
+        match p.timed {
+            Some((timed_end, _, _)) if seg.seq.lt(timed_end) && !new => p.timed = None,
+            None if new => p.timed = Some((end, at, seg.len)),
+            _ => {}
+        }
+        if new {
+            p.sent_hi = Some(end);
+        }
+        let flight = (end - e.tcb.snd_una).max(0) as u32;
+        p.peak_flight = p.peak_flight.max(flight);
+        if p.largest_segment.is_none_or(|(len, _)| seg.len > len) {
+            p.largest_segment = Some((seg.len, ip_len));
+        }
+    }
+
+    /// The sender starts processing an ACK: a round-trip sample if it covers
+    /// the timed segment (kept if that is the largest timed so far).
+    fn probe_ack(&mut self, transfer: usize, ack: Seq) {
+        let p = &mut self.probes[transfer];
+        if let Some((end, sent, len)) = p.timed {
+            if ack.ge(end) {
+                let rtt = self.now.saturating_sub(sent);
+                if len > p.min_rtt_len {
+                    p.min_rtt_len = len;
+                    p.min_rtt = Some(rtt);
+                } else if len == p.min_rtt_len {
+                    p.min_rtt = Some(p.min_rtt.map_or(rtt, |m| m.min(rtt)));
+                }
+                p.timed = None;
+            }
+        }
+    }
+
+    /// A host's CPU busy time up to `at`: the work started so far, less what the
+    /// last piece still has to run after `at`. (Read inside a piece of work on
+    /// the same host it leaves that piece out: an error of at most one piece.)
+    fn cpu_busy_at(&self, h: HostId, at: SimTime) -> SimTime {
+        let host = &self.hosts[h];
+        host.busy_total
+            .saturating_sub(host.busy_until.saturating_sub(at))
+    }
+
+    /// After a step of the sender's application: note both CPUs' busy time when
+    /// ttcp -t's interval opens (the first write) and, when it `done`, the
+    /// fraction of the interval each was busy.
+    fn probe_interval(&mut self, ep: usize, done: bool) {
+        let e = &self.eps[ep];
+        let App::Source(src) = &e.app else { return };
+        let (started, finished) = (src.started, src.last_return);
+        let p = &self.probes[e.transfer];
+        let hosts = p.hosts;
+        let busy = |at| hosts.map(|h| self.cpu_busy_at(h, at));
+        let start = match (p.cpu_at_start, started) {
+            (Some(b), _) => b,
+            (None, Some(at)) => busy(at),
+            (None, None) => return,
+        };
+        let end = match (done, started, finished) {
+            (true, Some(a), Some(b)) if b > a => Some((busy(b), (b - a).as_secs_f64())),
+            _ => None,
+        };
+        let p = &mut self.probes[e.transfer];
+        p.cpu_at_start = Some(start);
+        if let Some((b, secs)) = end {
+            // The snapshots may each be off by one piece of work: keep it a fraction.
+            p.cpu_busy =
+                Some([0, 1].map(|i| (b[i].saturating_sub(start[i]).as_secs_f64() / secs).min(1.0)));
         }
     }
 
@@ -1036,6 +1200,16 @@ impl World {
                 receiver: r.tcb.stats,
                 pdus_dropped_at_adapter: self.adapter_drops[i],
                 circular_wait_seconds: self.wait_total[i].as_secs_f64(),
+                probe: {
+                    let p = &self.probes[i];
+                    ProbeResult {
+                        min_rtt: p.min_rtt,
+                        peak_flight: p.peak_flight,
+                        largest_segment: p.largest_segment,
+                        cpu_busy: p.cpu_busy,
+                        holding_seconds: p.hold_total.as_secs_f64(),
+                    }
+                },
                 udp: s.udp.as_ref().map(|u| UdpStats {
                     datagrams_received: r.udp.as_ref().map_or(0, |v| v.stats.datagrams_received),
                     dropped_no_buffer: r.udp.as_ref().map_or(0, |v| v.stats.dropped_no_buffer),
@@ -1178,6 +1352,33 @@ mod test {
         let cycle = lockstep_cycle(&r.trace).expect("a timer-paced cycle");
         let period_ms = cycle.mean_period.as_secs_f64() * 1e3;
         assert!((41.0..43.0).contains(&period_ms), "{period_ms}");
+    }
+
+    #[test]
+    fn the_probe_sees_the_cpus_the_round_trip_and_the_window() {
+        // Big buffers: the IPC receiver's CPU is the limit (receiving costs more).
+        let r = run_lan(&lan(52_428, 52_428, 8 << 20), 1, false);
+        let p = &r.transfers[0].probe;
+        let [snd, rcv] = p.cpu_busy.expect("the interval closed");
+        assert!(rcv > 0.95 && snd < rcv, "{snd} {rcv}");
+        // Every segment full: 9188 - 40 data bytes, no options after the SYN.
+        assert_eq!(p.largest_segment, Some((9148, 9188)));
+        assert!(
+            p.peak_flight >= 3 * 9148 && p.peak_flight <= 52_428,
+            "{}",
+            p.peak_flight
+        );
+        // A round trip: a 192-cell PDU at 100 Mb/s each way through the switch (2 x
+        // 0.8 ms), the receiver's processing; well under the 200 ms timer.
+        let rtt = p.min_rtt.expect("timed").as_secs_f64();
+        assert!(rtt > 1.6e-3 && rtt < 10e-3, "{rtt}");
+        // In the lock-step the sender holds its 8 KB nearly all the time.
+        let r = run_lan(&lan(16_384, 24_576, 1 << 20), 1, false);
+        let t = &r.transfers[0];
+        assert!(t.probe.holding_seconds > 0.9 * t.sender_seconds);
+        assert!(t.probe.holding_seconds >= t.circular_wait_seconds);
+        let [snd, rcv] = t.probe.cpu_busy.unwrap();
+        assert!(snd < 0.05 && rcv < 0.05, "{snd} {rcv}");
     }
 
     #[test]

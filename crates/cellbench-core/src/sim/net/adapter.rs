@@ -41,7 +41,7 @@
 //!
 //! So a spaced or paced stream keeps its rate across PDU boundaries too.
 
-use super::{AdapterRt, TxSpacing, CELL_BITS};
+use super::{AdapterRt, AdapterSpec, TxSpacing, CELL_BITS};
 use crate::time::{BitRate, SimTime};
 use std::fmt;
 
@@ -176,7 +176,8 @@ pub(super) struct TxRun {
 /// The runs of a PDU of `ncells` cells carrying `payload_len` CPCS payload
 /// bytes under `tx` (or at `paced` when the circuit is paced). Returns the
 /// offset from the PDU's start before which the spacing lets no next PDU start.
-#[inline]
+/// (Always inlined into `place`, the per-PDU path, whatever else calls it.)
+#[inline(always)]
 pub(super) fn schedule(
     tx: TxSpacing,
     paced: Option<SimTime>,
@@ -255,6 +256,27 @@ pub(super) fn schedule(
             }
             offset
         }
+    }
+}
+
+impl AdapterSpec {
+    /// The shortest start-to-start time of back-to-back PDUs of `ncells` cells
+    /// (`payload_len` CPCS payload bytes) from this adapter, its cells paced at
+    /// `paced` or under its own spacing: what [`AdapterRt::place`] allows (the
+    /// spacing's constraint and the last cell's end plus the PDU gap), for
+    /// explanations of what bound a transfer.
+    pub fn pdu_period(&self, paced: Option<SimTime>, ncells: u32, payload_len: u32) -> SimTime {
+        let Ok(cell) = cell_time_of(self.rate) else {
+            return SimTime::ZERO;
+        };
+        if ncells == 0 {
+            return SimTime::ZERO;
+        }
+        let mut runs = Vec::new();
+        let next = schedule(self.tx, paced, cell, ncells, payload_len, &mut runs);
+        let last = runs.last().expect("a PDU has a cell");
+        let last_start = last.offset + last.step.times(last.count as u64 - 1);
+        next.max(last_start + cell + self.pdu_gap)
     }
 }
 

@@ -1,0 +1,205 @@
+"""What bound a transfer (SPEC §8): the simulator's `limited_by` and `limit_evidence`
+on the classic studies, where the mechanism is known, and in every front end."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pyarrow.parquet as pq
+import pytest
+
+import cellbench
+from cellbench import _native
+from cellbench.experiment import results
+from cellbench.reproduce import lan_buffers, wan
+
+LIMITS = {
+    "application", "lockstep", "link", "host-cpu", "window", "policing", "cell-loss", "nagle",
+    "undetermined",
+}  # fmt: skip
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "cellbench", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.fixture(scope="module")
+def window_rows():
+    return wan.run("wan-window").set_index("window")
+
+
+@pytest.mark.parametrize("window", [512, 2048, 8192, 32768, 65536])
+def test_wan_window_small_windows_are_window_bound(window_rows, window):
+    row = window_rows.loc[window]
+    assert row.limited_by == "window", row.limit_evidence
+    # The evidence is the window/RTT arithmetic: the bound it names is the window over
+    # a round trip a little above the path's 8.8 ms, and the measured rate is near it.
+    m = re.match(
+        rf"window {window} B in flight .* / RTT ([\d.]+) ms = ([\d.]+) Mb/s; "
+        r"measured ([\d.]+) Mb/s \((\d+)%\)",
+        row.limit_evidence,
+    )
+    assert m, row.limit_evidence
+    rtt_ms, bound, measured = float(m[1]), float(m[2]), float(m[3])
+    assert 8.8 < rtt_ms < 10.0
+    assert bound == pytest.approx(window * 8 / rtt_ms / 1e3, rel=0.01)
+    assert measured == pytest.approx(row.throughput_bps / 1e6, abs=0.01)
+    assert int(m[4]) >= 80
+
+
+def test_wan_mismatch_case_1_loses_cells_unpaced_and_is_bound_by_rate_paced():
+    df = wan.run("wan-mismatch")
+    case1 = df[df.case == 1]
+    unpaced = case1[case1.pacing_mbps.isna()].iloc[0]
+    paced = case1[case1.pacing_mbps == 70.0].iloc[0]
+    assert unpaced.limited_by == "cell-loss", unpaced.limit_evidence
+    assert unpaced.limit_evidence.startswith(f"{unpaced.cells_lost} cells lost in switch buffers")
+    assert paced.limited_by in ("window", "link"), paced.limit_evidence
+    # Paced at 70 Mb/s of cells: at most 70 * 48/53 of payload, less headers and the PDU gap.
+    assert "the adapter paced at 70.00 Mb/s" in paced.limit_evidence
+    assert set(df.limited_by) <= LIMITS
+
+
+def test_europe_vp_unspaced_is_policed_and_spaced_is_rate_bound():
+    df = wan.run(
+        "europe-vp", spacings=[None, 19.45], windows=[49152], writes=[8192], nbytes=4 << 20
+    ).set_index("spacing_us", drop=False)
+    unspaced = df[df.spacing_us.isna()].iloc[0]
+    spaced = df[df.spacing_us == 19.45].iloc[0]
+    assert unspaced.limited_by == "policing", unspaced.limit_evidence
+    assert unspaced.limit_evidence.startswith(f"UPC discarded {unspaced.cells_policed} cells")
+    assert spaced.limited_by == "link", spaced.limit_evidence
+    assert spaced.limit_evidence.startswith("the adapter spacing cells 19.45 µs apart")
+
+
+def test_lan_lockstep_cell_is_the_lockstep():
+    df = lan_buffers.run(send_buffers=[16384], recv_buffers=[24576], replications=1, nbytes=1 << 20)
+    row = df.iloc[0]
+    assert row.lockstep and row.limited_by == "lockstep", row.limit_evidence
+    assert row.limit_evidence.startswith("Nagle/delayed-ACK circular wait")
+    summary = lan_buffers.summarize(df)
+    assert lan_buffers.to_json(summary)["cells"][0]["limited_by"] == "lockstep"
+
+
+def test_big_buffers_on_the_slow_ipc_are_host_cpu_bound():
+    spec = {
+        "hosts": [{"name": "a", "profile": "sparc-ipc"}, {"name": "b", "profile": "sparc-ipc"}],
+        "connections": [
+            {"transmitter": "a", "receiver": "b", "sndbuf": 52428, "rcvbuf": 52428,
+             "traffic": {"type": "full", "nbytes": 8 << 20}}
+        ],
+    }  # fmt: skip
+    c = _native.simulate(spec)["connections"][0]
+    assert c["limited_by"] == "host-cpu", c["limit_evidence"]
+    # Receiving costs the IPC more than sending: its receiver is the one that saturates.
+    assert c["receiver_cpu_busy"] >= 0.9 > c["sender_cpu_busy"]
+    assert c["limit_evidence"].startswith("receiver CPU (sparc-ipc) busy")
+    # The same transfer between two fast hosts is not CPU-bound.
+    for h in spec["hosts"]:
+        h["profile"] = "ultra-1"
+    fast = _native.simulate(spec)["connections"][0]
+    assert fast["limited_by"] != "host-cpu", fast["limit_evidence"]
+    assert fast["receiver_cpu_busy"] < 0.9
+
+
+def test_a_paced_source_that_gets_its_rate_is_the_application():
+    spec = {
+        "hosts": [{"name": "a"}, {"name": "b"}],
+        "connections": [
+            {"transmitter": "a", "receiver": "b",
+             "traffic": {"type": "burstq", "blocksize": 4096, "period_us": 10000,
+                         "duration_s": 2}}
+        ],
+    }  # fmt: skip
+    c = _native.simulate(spec)["connections"][0]
+    assert c["limited_by"] == "application", c["limit_evidence"]
+    # 4096 B every 10 ms: 3.28 Mb/s offered.
+    assert c["limit_evidence"].startswith("paced source offers 3.28 Mb/s")
+
+
+def test_the_facts_behind_the_explanation_are_results_too():
+    spec = {
+        "hosts": [{"name": "a"}, {"name": "b"}],
+        "connections": [
+            {"transmitter": "a", "receiver": "b", "protocol": "udp",
+             "traffic": {"type": "full", "nbytes": 1 << 20}}
+        ],
+    }  # fmt: skip
+    c = _native.simulate(spec)["connections"][0]
+    assert c["limited_by"] in LIMITS
+    # UDP: no round trip, no flight; the path's rate is reckoned per datagram.
+    assert c["min_rtt_s"] is None and c["peak_flight_bytes"] == 0
+    assert 50e6 < c["path_payload_bps"] < 100e6
+
+
+def test_wan_table_and_json_say_what_bound_each_row():
+    r = cli("reproduce", "wan-mismatch")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[1].split()[-2:] == ["limited", "by"]
+    assert lines[2].split()[-1] == "cell-loss"
+    rows = json.loads(cli("reproduce", "wan-mismatch", "--json").stdout)["rows"]
+    assert all(x["limited_by"] in LIMITS and x["limit_evidence"] for x in rows)
+
+
+def test_ttcp_and_netperf_print_the_explanation_last():
+    r = cli("ttcp", "-t", "-s", "-n", "512", "-l", "8192", "-f", "m")
+    assert r.returncode == 0, r.stderr
+    last = r.stdout.splitlines()[-1]
+    assert last.startswith("# limited by host-cpu: receiver CPU (sparc-ipc) busy"), last
+    r = cli("ttcp", "-r", "-s", "-n", "256", "-f", "m", "--sndbuf", "16384", "-b", "24576")
+    assert r.stdout.splitlines()[-1].startswith("# limited by lockstep: "), r.stdout
+    r = cli("netperf", "-l", "2", "--", "-s", "16384", "-S", "24576", "-m", "8192")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1].startswith("# limited by lockstep: "), r.stdout
+
+
+EXPERIMENT = """
+testbed lan-buffers { }
+cluster {
+    test sender {
+        type = full (blocksize=8K, nbytes=1M);
+        protocol = tcp (sndbuf=$snd);
+        own = a:5001;
+        peer = b:5001;
+    }
+    test receiver {
+        type = sink (blocksize=8K);
+        protocol = tcp (rcvbuf=24K);
+        own = b:5001;
+        peer = a:5001;
+    }
+}
+"""
+
+
+def test_stored_results_keep_the_limit_and_show_prints_it(tmp_path):
+    out = tmp_path / "r.result"
+    res = cellbench.run(EXPERIMENT, out=out, snd=[16384, 52428], workers=1)
+    df = res.to_pandas()
+    # 16K send buffer: the lock-step; 52428: the 24K window is 2 segments + 6280 B,
+    # which Nagle holds back.
+    assert list(df.limited_by) == ["lockstep", "nagle"], list(df.limit_evidence)
+    assert "window 24576 B = 2 x 9148 B segments + 6280 B" in df.limit_evidence.iloc[1]
+    assert df.limit_evidence.notna().all()
+    summary = res.summary()
+    assert list(summary.limited_by) == list(df.limited_by)
+    r = cli("show", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "limited_by" in r.stdout.splitlines()[2]
+    explained = [x for x in r.stdout.splitlines() if x.startswith("#   sender (a -> b) [snd=")]
+    assert len(explained) == 2 and ": lockstep: Nagle/delayed-ACK" in explained[0], r.stdout
+    # A result written before the columns existed still loads: the limit is unknown.
+    for part in (out / "runs").glob("*.parquet"):
+        table = pq.read_table(part)
+        pq.write_table(table.drop(["limited_by", "limit_evidence"]), part)
+    old = results.load(out)
+    assert old.to_pandas().limited_by.isna().all()
+    assert old.summary().limited_by.isna().all()
+    r = cli("show", str(out))
+    assert r.returncode == 0 and "# limited by" not in r.stdout, r.stdout + r.stderr
