@@ -126,7 +126,8 @@ def _europe_vp_sets(
     nbytes: int | None = None,
     stall: bool = True,
 ) -> dict:
-    sets: dict[str, Any] = {"testbed.host.sparc10-a.stall": int(stall)}
+    # Only a change is a --set: the default run's result names the file's parameters alone.
+    sets: dict[str, Any] = {} if stall else {"testbed.host.sparc10-a.stall": 0}
     if spacings is not None:
         sets["spacing_us"] = ["off" if x is None else x for x in spacings]
     if windows is not None:
