@@ -230,3 +230,20 @@ def test_cli_wan_window_out_resume_and_show(tmp_path):
     # --resume without --out is a usage error.
     bad = cli("europe-vp", "--resume")
     assert bad.returncode == 2 and "--resume needs --out DIR" in bad.stderr
+
+
+def test_spacing_off_and_bad_spacing_in_the_language():
+    from cellbench.experiment import lang
+    from cellbench.experiment import testbed as tbmod
+
+    text = "testbed {\n  host a { phy = oc3c; spacing_us = %s; }\n}\n"
+    tb = tbmod.from_document(lang.parse(text % "off", "t.netspec"))
+    assert tb.hosts["a"].spacing_us is None
+    assert (
+        tbmod.from_document(lang.parse(text % "19.45", "t.netspec")).hosts["a"].spacing_us == 19.45
+    )
+    with pytest.raises(
+        lang.ExperimentError,
+        match=r"t\.netspec:2:37: found none, expected .*spacing in µs .* or off",
+    ):
+        tbmod.from_document(lang.parse(text % "none", "t.netspec"))
