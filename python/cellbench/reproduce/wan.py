@@ -16,8 +16,11 @@ configuration and replication, parameters named as in the experiment language.
 ``wan-window`` and ``europe-vp`` are experiments like any other (wan-window.netspec,
 europe-vp.netspec beside this module, run by ``reproduce.study``), so they store,
 resume and run on Dask as ``cellbench run`` does. ``wan-mismatch`` runs its
-specs straight on the simulator: its cases change which connections exist and
-pair each case with its own pacing rate, which one sweep cannot say.
+specs straight on the simulator, for three things the language cannot say yet:
+its cases change which connections exist (the runner refuses a sweep that does),
+each case pairs with its own pacing rate (a sweep is a product), and its hosts run
+senders first, where an experiment orders hosts as its tests name them (own, then
+peer) -- and the simulator's results depend on that order.
 """
 
 from __future__ import annotations
