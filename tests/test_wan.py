@@ -139,3 +139,111 @@ def test_wan_bad_values_name_the_value(edit, message):
     edit(spec)
     with pytest.raises(ValueError, match=message):
         _native.simulate(spec)
+
+
+# --- the studies as experiment files (reproduce/*.netspec, run by the experiment runner) ---
+
+
+@pytest.mark.parametrize(
+    "name, params",
+    [("wan-window", ["window"]), ("europe-vp", ["spacing_us", "window", "write_size"])],
+)
+def test_study_files_parse_and_name_the_parameters_as_the_rows(name, params):
+    from cellbench.experiment import runner
+    from cellbench.reproduce import study
+
+    plan = runner.make_plan(study.experiment_file(name))
+    assert wan.EXPERIMENTS[name] == params
+    # The file's sweep parameters are the rows' (plus fixed values a row does not carry).
+    swept = [p.key for p in plan.sweep.params if len(p.values) > 1]
+    assert swept == params
+    assert plan.experiments[0].notes == []  # no socket buffer clamped
+
+
+def test_wan_mismatch_rows_name_its_parameters():
+    df = wan.run("wan-mismatch", seconds=0.2)
+    assert list(df.columns[:6]) == [
+        "case",
+        "pacing_mbps",
+        "window",
+        "write_size",
+        "replication",
+        "seed",
+    ]
+
+
+SMALL_VP = ["--replications", "2", "--workers", "1"]
+
+
+def test_europe_vp_out_is_a_result_show_reads_and_equals_the_json(tmp_path, monkeypatch):
+    from cellbench.experiment import results, runner
+
+    # A small europe-vp: the file's setup, fewer configurations and bytes.
+    real_run = wan.study.run
+
+    def small(name, **kw):
+        kw |= {"spacing_us": ["off", 19.45], "window": [16384], "write_size": [8192]}
+        return real_run(name, **kw | {"nbytes": 1 << 20})
+
+    monkeypatch.setattr(wan.study, "run", small)
+    out = tmp_path / "vp"
+    df = wan.run("europe-vp", replications=2, out=str(out), workers=1)
+    assert len(df) == 4 and list(df.replication) == [0, 0, 1, 1]
+    assert [x is None or x != x for x in df.spacing_us] == [True, False, True, False]
+    stored = wan.rows("europe-vp", results.load(out))
+    shown = df.astype(object).where(df.notna(), None).to_dict(orient="records")
+    assert stored == shown
+    assert {r["met_contract"] for r in stored} == {False, True}
+    # --resume of a complete result runs nothing.
+    calls = []
+    monkeypatch.setattr(runner, "execute", lambda specs: calls.append(specs) or [])
+    again = wan.run("europe-vp", replications=2, out=str(out), resume=True, workers=1)
+    assert calls == [] and again.equals(df)
+
+
+def test_cli_wan_window_out_resume_and_show(tmp_path):
+    from cellbench.experiment import results
+
+    out = tmp_path / "ww"
+    args = ["wan-window", "--json", *SMALL_VP, "--out", str(out)]
+    r = cli(*args)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["rows"]
+    assert len(rows) == 2 * 9 and [x["window"] for x in rows[:2]] == [512, 1024]
+    meta = json.loads((out / "result.json").read_text())
+    assert meta["complete"] and "wan-window" in meta["experiment"]["text"]
+    shown = subprocess.run(
+        [sys.executable, "-m", "cellbench", "show", str(out), "--format", "csv"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert shown.returncode == 0, shown.stderr
+    header, *lines = shown.stdout.splitlines()
+    assert "window" in header.split(",") and len(lines) == 2 * 9
+    stored = wan.frame("wan-window", wan.rows("wan-window", results.load(out)))
+    assert stored.astype(object).where(stored.notna(), None).to_dict(orient="records") == rows
+    # --resume of the complete result runs nothing and prints the same rows.
+    again = cli(*args, "--resume")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == r.stdout
+    # --resume without --out is a usage error.
+    bad = cli("europe-vp", "--resume")
+    assert bad.returncode == 2 and "--resume needs --out DIR" in bad.stderr
+
+
+def test_spacing_off_and_bad_spacing_in_the_language():
+    from cellbench.experiment import lang
+    from cellbench.experiment import testbed as tbmod
+
+    text = "testbed {\n  host a { phy = oc3c; spacing_us = %s; }\n}\n"
+    tb = tbmod.from_document(lang.parse(text % "off", "t.netspec"))
+    assert tb.hosts["a"].spacing_us is None
+    assert (
+        tbmod.from_document(lang.parse(text % "19.45", "t.netspec")).hosts["a"].spacing_us == 19.45
+    )
+    with pytest.raises(
+        lang.ExperimentError,
+        match=r"t\.netspec:2:37: found none, expected .*spacing in µs .* or off",
+    ):
+        tbmod.from_document(lang.parse(text % "none", "t.netspec"))

@@ -27,12 +27,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     _lan_buffers(studies, common)
     for name, doc in WAN_STUDIES.items():
         w = studies.add_parser(name, parents=[common], help=doc, description=doc)
-        w.add_argument(
-            "--replications",
-            type=positive_int("--replications"),
-            default=1,
-            help="runs per configuration (default 1)",
-        )
+        if name in wan.EXPERIMENTS:
+            _experiment_options(w, "runs per configuration (default 1)")
+        else:
+            w.add_argument(
+                "--replications",
+                type=positive_int("--replications"),
+                default=1,
+                help="runs per configuration (default 1)",
+            )
         if name == "europe-vp":
             w.add_argument(
                 "--no-stall",
@@ -41,6 +44,26 @@ def register(sub: argparse._SubParsersAction) -> None:
                 help="without the adapter's 7-8-slot stall at each 1 KB host buffer",
             )
         w.set_defaults(func=wan_main)
+
+
+def _experiment_options(p: argparse.ArgumentParser, replications_help: str) -> None:
+    """The options of a study that is an experiment file (reproduce.study)."""
+    p.add_argument(
+        "--replications",
+        type=positive_int("--replications"),
+        default=None,
+        help=replications_help,
+    )
+    p.add_argument("--out", type=Path, help="store the result there (cellbench show/plot read it)")
+    p.add_argument("--resume", action="store_true", help="finish an interrupted --out result")
+    p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask distributed scheduler")
+
+
+def _check_experiment_args(args: argparse.Namespace) -> None:
+    if args.workers < 0:
+        raise UsageError(f"--workers {args.workers}: must be 0 (all cores) or more")
+    if getattr(args, "resume", False) and args.out is None:
+        raise UsageError("--resume needs --out DIR (the result to finish)")
 
 
 #: The WAN studies (cellbench.reproduce.wan) and what each is.
@@ -52,11 +75,16 @@ WAN_STUDIES = {
 
 
 def wan_main(args: argparse.Namespace) -> int:
-    if args.workers < 0:
-        raise UsageError(f"--workers {args.workers}: must be 0 (all cores) or more")
+    _check_experiment_args(args)
     options = {"stall": args.stall} if args.name == "europe-vp" else {}
+    if args.name in wan.EXPERIMENTS:
+        options |= {"out": args.out, "resume": args.resume, "dask": args.dask, "progress": True}
     df = wan.run(
-        args.name, replications=args.replications, seed=args.seed, workers=args.workers, **options
+        args.name,
+        replications=args.replications or 1,
+        seed=args.seed,
+        workers=args.workers,
+        **options,
     )
     if args.json:
         rows = df.astype(object).where(df.notna(), None).to_dict(orient="records")
@@ -74,16 +102,10 @@ def _lan_buffers(studies: argparse._SubParsersAction, common: argparse.ArgumentP
         description="Two SPARCstation IPCs on 100 Mb/s TAXI: ttcp 32 MB for every send x "
         "receive buffer pair, beside the published grid.",
     )
-    p.add_argument(
-        "--replications",
-        type=positive_int("--replications"),
-        default=None,
-        help="transfers per configuration "
-        f"(default: the study's, {lan_buffers.DEFAULT_REPLICATIONS})",
+    _experiment_options(
+        p,
+        f"transfers per configuration (default: the study's, {lan_buffers.DEFAULT_REPLICATIONS})",
     )
-    p.add_argument("--out", type=Path, help="store the result there (cellbench show/plot read it)")
-    p.add_argument("--resume", action="store_true", help="finish an interrupted --out result")
-    p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask distributed scheduler")
     p.add_argument(
         "--send-buffer",
         type=positive_int("--send-buffer"),
@@ -128,16 +150,13 @@ def _lan_buffers(studies: argparse._SubParsersAction, common: argparse.ArgumentP
 def main(args: argparse.Namespace) -> int:
     study = STUDIES[args.name]
     replications = args.replications or study.DEFAULT_REPLICATIONS
-    if args.workers < 0:
-        raise UsageError(f"--workers {args.workers}: must be 0 (all cores) or more")
     sends = args.send_buffer or study.SIZES
     recvs = args.recv_buffer or study.SIZES
     if args.trace and (args.out or args.resume or args.dask):
         raise UsageError(
             "--trace prints the transfers; it does not combine with --out/--resume/--dask"
         )
-    if args.resume and args.out is None:
-        raise UsageError("--resume needs --out DIR (the result to finish)")
+    _check_experiment_args(args)
     df = study.run(
         send_buffers=sends,
         recv_buffers=recvs,

@@ -96,6 +96,8 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     # policing, cell-loss, nagle, undetermined) and the evidence, in one sentence.
     ("limited_by", "string"),
     ("limit_evidence", "string"),
+    # Whether every UPC of the run's path saw a conforming cell stream (null: no UPC).
+    ("met_contract", "bool"),
 ]
 
 

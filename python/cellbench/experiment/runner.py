@@ -177,7 +177,10 @@ def _rows(plan: Plan, task: Task, stages: list[dict]) -> tuple[list[dict], list[
                 "events": out.get("events"),
                 "sim_seconds": out.get("sim_seconds"),
             }
+            policers = out.get("policers") or []
             measures = {**r, **results.cycle_columns(r)}
+            if policers:
+                measures["met_contract"] = all(x["met_contract"] for x in policers)
             for name, _ in results.ROW_COLUMNS:
                 if name not in row and name in measures:
                     row[name] = measures[name]

@@ -9,6 +9,7 @@ Written as a block, in the experiment file or a file of its own::
                  clp1_threshold_cells = 192; }  # tagged (CLP=1) cells go from 192 queued; off
         defaults { profile = sparc-ipc; phy = taxi100; flavour = sunos411; }   # any other host
         host roadrunner.atm { profile = sparc-10; distance_m = 20; pdu_gap_us = 52; site = west; }
+        host sparc10.atm { phy = oc3c; spacing_us = 19.45; stall = 1; }  # cells 19.45 µs apart; off
         trunk { from = west; to = east; phy = oc3c; delay_ms = 4.4; }   # a WAN link, both ways
     }
 
@@ -186,6 +187,17 @@ def _clp1_threshold(s: Setting) -> int | None:
     raise expected(v.pos, render(v), "a CLP-1 threshold in cells (a whole number >= 1) or off")
 
 
+def _spacing(s: Setting) -> float | None:
+    """``spacing_us = N;`` (one cell every N µs) or ``off`` (back to back), so a
+    sweep can hold the unspaced adapter beside the spacings."""
+    v = s.value
+    if isinstance(v, Name) and v.text == "off":
+        return None
+    if isinstance(v, Number) and 0.1 <= v.value <= 1e6:
+        return float(v.value)
+    raise expected(v.pos, render(v), "the adapter's cell spacing in µs (0.1..1e+06) or off")
+
+
 def _unknown(s: Setting, where: str, keys) -> ExperimentError:
     return expected(s.pos, f"key '{s.key}'", f"a {where} key: {', '.join(keys)}")
 
@@ -251,7 +263,7 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
         elif s.key == "site":
             h.site = _site(s)
         elif s.key == "spacing_us":
-            h.spacing_us = float(_number(s, "the adapter's cell spacing in µs", 0.1, 1e6, False))
+            h.spacing_us = _spacing(s)
         elif s.key == "stall":
             h.stall = bool(_number(s, "stall (0 or 1)", 0, 1))
         else:

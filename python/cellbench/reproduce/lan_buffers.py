@@ -8,13 +8,13 @@ and 51K. Compared with the published grid (ttcp's Mbit/s, 2^20 bit/s).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
 
 from cellbench import _native
 from cellbench.experiment.results import cycle_columns, most_common_limit
+from cellbench.reproduce import study
 from cellbench.reproduce.published import LAN_ANOMALOUS, lan_buffer_table, size_label
 
 #: The study's buffer sizes: 16K, 20K, ... 48K and 51K (52428, SunOS 4.1.1's largest).
@@ -22,7 +22,7 @@ SIZES = [k * 1024 for k in range(16, 49, 4)] + [52428]
 DEFAULT_REPLICATIONS = 50
 TRANSFER_BYTES = 32 * 1024 * 1024
 #: The study as an experiment file.
-EXPERIMENT = Path(__file__).with_name("lan-buffers.netspec")
+EXPERIMENT = study.experiment_file("lan-buffers")
 
 
 def run(
@@ -69,14 +69,12 @@ def run(
             _native.lan_buffers_spec(snd, rcv, seed=seed, **options)
     if trace:
         return _traced(sends, recvs, replications, seed, workers, **options)
-    from cellbench.experiment.runner import run as run_experiment
-
-    result = run_experiment(
-        str(EXPERIMENT),
+    result = study.run(
+        "lan-buffers",
         out=out,
         resume=resume,
         dask=dask,
-        workers=workers or None,
+        workers=workers,
         replications=replications,
         seed=seed,
         progress=bool(progress),

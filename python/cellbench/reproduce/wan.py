@@ -12,17 +12,27 @@
 Every parameter comes from the setup and the physical facts; nothing is
 tuned to a published number. Each study returns one row per connection per
 configuration and replication, parameters named as in the experiment language.
+
+``wan-window`` and ``europe-vp`` are experiments like any other (wan-window.netspec,
+europe-vp.netspec beside this module, run by ``reproduce.study``), so they store,
+resume and run on Dask as ``cellbench run`` does. ``wan-mismatch`` runs its
+specs straight on the simulator, for three things the language cannot say yet:
+its cases change which connections exist (the runner refuses a sweep that does),
+each case pairs with its own pacing rate (a sweep is a product), and its hosts run
+senders first, where an experiment orders hosts as its tests name them (own, then
+peer) -- and the simulator's results depend on that order.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import pandas as pd
 
 from cellbench import _native
+from cellbench.experiment.results import Result
+from cellbench.reproduce import study
 from cellbench.reproduce.published import wan_window_table
 
 #: One-way delay of 600 km of fibre (5 µs/km).
@@ -48,22 +58,6 @@ def _tcp(tx: str, rx: str, window: int, write: int, seconds: float, **extra: Any
         "rcvbuf": window,
         "traffic": {"type": "full", "blocksize": write, "duration_s": seconds},
     } | extra
-
-
-# --- wan-window -----------------------------------------------------------------------------
-
-WAN_WINDOWS = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
-
-
-def wan_window_configs(windows: Iterable[int] = WAN_WINDOWS, seconds: float = 10.0):
-    for w in windows:
-        spec = {
-            "hosts": [_alpha("alpha-west", "west"), _alpha("alpha-east", "east")],
-            # The 8.8 ms round trip is the path's: the trunk carries all of it.
-            "trunks": [{"from": "west", "to": "east", "phy": "oc3c", "delay_ms": 4.4}],
-            "connections": [_tcp("alpha-west", "alpha-east", w, 65536, seconds)],
-        }
-        yield {"window": w}, spec
 
 
 # --- wan-mismatch ---------------------------------------------------------------------------
@@ -106,66 +100,162 @@ def wan_mismatch_configs(seconds: float = 10.0):
             yield {"case": case, "pacing_mbps": pacing, "window": w, "write_size": write}, spec
 
 
-# --- europe-vp ------------------------------------------------------------------------------
-
-EUROPE_SPACINGS: list[float | None] = [None, 19.45, 17.98, 16.50, 16.01]
-EUROPE_WINDOWS = [16384, 32768, 49152]
-EUROPE_WRITES = [4096, 8192, 16384, 32768, 65536]
-#: The VP: 61,000 cells/s, GCRA(T = 16.39 µs, τ = 101 µs).
-VP_T_US, VP_TAU_US = 16.39, 101.0
+#: The study that runs its specs on the simulator directly.
+STUDIES: dict[str, Callable[..., Iterable]] = {"wan-mismatch": wan_mismatch_configs}
 
 
-def europe_vp_configs(
-    spacings: Iterable[float | None] = EUROPE_SPACINGS,
-    windows: Iterable[int] = EUROPE_WINDOWS,
-    writes: Iterable[int] = EUROPE_WRITES,
-    nbytes: int = 16 << 20,
-    stall: bool = True,
-):
-    for spacing, window, write in itertools.product(spacings, windows, writes):
-        sender = {"name": "sparc10-a", "site": "lan-a", "profile": "sparc-10", "phy": "oc3c",
-                  "spacing_us": spacing, "stall": stall}  # fmt: skip
-        receiver = {"name": "sparc10-b", "site": "lan-b", "profile": "sparc-10", "phy": "taxi100"}
-        spec = {
-            "hosts": [sender, receiver],
-            # 400 km: 2 ms of fibre each way; the 8 ms ping RTT leaves 2 ms each way
-            # to the public network's equipment, put on the long hop.
-            "trunks": [
-                {"from": "lan-a", "to": "public", "phy": "e3", "delay_ms": 0.05},
-                {
-                    "from": "public",
-                    "to": "lan-b",
-                    "phy": "e3",
-                    "delay_ms": 3.95,
-                    "upc": {"t_us": VP_T_US, "tau_us": VP_TAU_US, "action": "discard"},
-                },  # fmt: skip
-            ],
-            "connections": [
-                {
-                    "transmitter": "sparc10-a",
-                    "receiver": "sparc10-b",
-                    "sndbuf": window,
-                    "rcvbuf": window,
-                    "traffic": {"type": "full", "blocksize": write, "nbytes": nbytes},
-                }
-            ],  # fmt: skip
-        }
-        yield {"spacing_us": spacing, "window": window, "write_size": write}, spec
+# --- the studies as experiments -----------------------------------------------------------
 
-
-STUDIES: dict[str, Callable[..., Iterable]] = {
-    "wan-window": wan_window_configs,
-    "wan-mismatch": wan_mismatch_configs,
-    "europe-vp": europe_vp_configs,
+#: Study -> its sweep parameters, in the rows' order (named as the JSON rows name them).
+EXPERIMENTS = {
+    "wan-window": ["window"],
+    "europe-vp": ["spacing_us", "window", "write_size"],
 }
 
 
+def _wan_window_sets(windows: Iterable[int] | None = None, seconds: float | None = None) -> dict:
+    sets: dict[str, Any] = {}
+    if windows is not None:
+        sets["window"] = list(windows)
+    if seconds is not None:
+        sets["seconds"] = seconds
+    return sets
+
+
+def _europe_vp_sets(
+    spacings: Iterable[float | None] | None = None,
+    windows: Iterable[int] | None = None,
+    writes: Iterable[int] | None = None,
+    nbytes: int | None = None,
+    stall: bool = True,
+) -> dict:
+    # Only a change is a --set: the default run's result names the file's parameters alone.
+    sets: dict[str, Any] = {} if stall else {"testbed.host.sparc10-a.stall": 0}
+    if spacings is not None:
+        sets["spacing_us"] = ["off" if x is None else x for x in spacings]
+    if windows is not None:
+        sets["window"] = list(windows)
+    if writes is not None:
+        sets["write_size"] = list(writes)
+    if nbytes is not None:
+        sets["nbytes"] = nbytes
+    return sets
+
+
+#: Study -> its options (the Python API's names) as --set values of its experiment file.
+_SETS: dict[str, Callable[..., dict]] = {
+    "wan-window": _wan_window_sets,
+    "europe-vp": _europe_vp_sets,
+}
+
+
+def _param(key: str, value: Any) -> Any:
+    """A stored sweep value as the rows give it: spacing ``off`` is None (back to back)."""
+    if key == "spacing_us":
+        return None if value == "off" else float(value)
+    return int(value)
+
+
+def rows(name: str, result: Result) -> list[dict]:
+    """A WAN experiment's stored (or in-memory) result as the study's rows: one per
+    connection per configuration and replication, replications outermost."""
+    df = result.to_pandas().sort_values(["replication", "point", "connection"], kind="stable")
+    out = []
+    for r in df.to_dict(orient="records"):
+        p = {k: _param(k, r[k]) for k in EXPERIMENTS[name]}
+        out.append(
+            _row(
+                p | {"replication": int(r["replication"]), "seed": int(r["seed"])},
+                {k: r[k] for k in _MEASURES},
+                None if pd.isna(r["met_contract"]) else bool(r["met_contract"]),
+            )
+        )
+    return out
+
+
+#: The simulator's per-connection values a row carries (with their Python types).
+_MEASURES = {
+    "transmitter": str,
+    "receiver": str,
+    "completed": bool,
+    "bytes": int,
+    "throughput_bps": float,
+    "data_pdus_sent": int,
+    "data_pdus_lost": int,
+    "cells_lost": int,
+    "cells_policed": int,
+    "retransmitted_segments": int,
+    "timeouts": int,
+    "limited_by": str,
+    "limit_evidence": str,
+}
+
+
+def _row(params: dict, c: dict, met_contract: bool | None) -> dict:
+    # Stored rows come back as numpy values: make them the simulator's own types.
+    c = {k: None if c[k] is None else kind(c[k]) for k, kind in _MEASURES.items()}
+    sent = c["data_pdus_sent"]
+    row = params | {
+        "transmitter": c["transmitter"],
+        "receiver": c["receiver"],
+        "completed": c["completed"],
+        "bytes": c["bytes"],
+        "throughput_bps": c["throughput_bps"],
+        "segment_loss_rate": c["data_pdus_lost"] / sent if sent else 0.0,
+        "cells_lost": c["cells_lost"],
+        "cells_policed": c["cells_policed"],
+        "retransmitted_segments": c["retransmitted_segments"],
+        "timeouts": c["timeouts"],
+        "limited_by": c["limited_by"],
+        "limit_evidence": c["limit_evidence"],
+    }
+    if met_contract is not None:
+        row["met_contract"] = met_contract
+    return row
+
+
+def frame(name: str, rows: list[dict]) -> pd.DataFrame:
+    """The study's rows as a DataFrame (wan-window: beside the published throughput)."""
+    df = pd.DataFrame(rows)
+    if name == "wan-window":
+        published = wan_window_table()
+        df["published_bps"] = [published.get(int(w)) for w in df.window]
+    return df
+
+
 def run(
-    name: str, *, replications: int = 1, seed: int = 1, workers: int = 0, **options
+    name: str,
+    *,
+    replications: int = 1,
+    seed: int = 1,
+    workers: int = 0,
+    out: str | None = None,
+    resume: bool = False,
+    dask: str | None = None,
+    progress: bool = False,
+    **options,
 ) -> pd.DataFrame:
-    """Run a WAN study; one row per connection per configuration and replication."""
+    """Run a WAN study; one row per connection per configuration and replication.
+
+    ``out``/``resume``/``dask`` (wan-window and europe-vp) mean what they mean for
+    ``cellbench run``; the stored result gives the same rows (``rows``)."""
     if replications < 1:
         raise ValueError(f"replications {replications}: must be at least 1")
+    if name in EXPERIMENTS:
+        result = study.run(
+            name,
+            replications=replications,
+            seed=seed,
+            workers=workers,
+            out=out,
+            resume=resume,
+            dask=dask,
+            progress=progress,
+            **_SETS[name](**options),
+        )
+        return frame(name, rows(name, result))
+    if out is not None or resume or dask is not None:
+        raise ValueError(f"{name} runs on the simulator directly: it has no out, resume or dask")
     configs = list(STUDIES[name](**options))
     specs, params = [], []
     for rep in range(replications):
@@ -173,33 +263,12 @@ def run(
             specs.append(spec | {"seed": seed, "replication": rep})
             params.append(p | {"replication": rep, "seed": seed})
     results = _native.simulate_many(specs, workers=workers)
-    rows = []
+    out_rows = []
     for p, r in zip(params, results):
         policers = r["policers"]
-        for c in r["connections"]:
-            sent = c["data_pdus_sent"]
-            row = p | {
-                "transmitter": c["transmitter"],
-                "receiver": c["receiver"],
-                "completed": c["completed"],
-                "bytes": c["bytes"],
-                "throughput_bps": c["throughput_bps"],
-                "segment_loss_rate": c["data_pdus_lost"] / sent if sent else 0.0,
-                "cells_lost": c["cells_lost"],
-                "cells_policed": c["cells_policed"],
-                "retransmitted_segments": c["retransmitted_segments"],
-                "timeouts": c["timeouts"],
-                "limited_by": c["limited_by"],
-                "limit_evidence": c["limit_evidence"],
-            }
-            if policers:
-                row["met_contract"] = all(x["met_contract"] for x in policers)
-            rows.append(row)
-    df = pd.DataFrame(rows)
-    if name == "wan-window":
-        published = wan_window_table()
-        df["published_bps"] = [published.get(int(w)) for w in df.window]
-    return df
+        met = all(x["met_contract"] for x in policers) if policers else None
+        out_rows.extend(_row(p, c, met) for c in r["connections"])
+    return frame(name, out_rows)
 
 
 def report(name: str, df: pd.DataFrame) -> str:
