@@ -259,9 +259,14 @@ def test_numbers_comments_strings():
             "x.netspec:1:30: found vax, expected a host profile: one of sparc-ipc, pentium-90, sparc-10, pentium-100, power-challenge, sparc-20, ultra-1, alpha-3000",
         ),
         (
+            "testbed hetero-lan { }\ncluster {\n" + pair(0) + "}",
+            "x.netspec:1:9: testbed preset 'hetero-lan' is not yet simulable (its hosts' TCPs "
+            "(Windows NT 3.51, IRIX 6, Solaris 2) have no flavour yet)",
+        ),
+        (
             "testbed wan-window { }\ncluster {\n" + pair(0) + "}",
-            "x.netspec:1:9: testbed preset 'wan-window' is not yet simulable (its WAN links, policing "
-            "and multi-switch paths arrive with issue 4)",
+            "x.netspec:3:56: host 'a0.atm' is not in testbed 'wan-window' (hosts: alpha-east, "
+            "alpha-west; no defaults)",
         ),
         # sweeps
         (
@@ -346,6 +351,16 @@ def test_testbed_block_and_presets():
     assert (fast.profile, fast.phy, fast.distance_m) == ("alpha-3000", "oc3c", 600000.0)
     assert (other.name, other.profile, other.flavour) == ("other.atm", "ultra-1", "reno")
     assert set(tb.PRESETS) >= {"lan-buffers", "wan-window", "europe-vp", "hetero-lan"}
+    # The WAN presets are written in the language: their hosts only, sites and trunks.
+    vp = tb.preset("europe-vp")
+    assert vp.not_simulable is None and vp.defaults is None
+    assert [(h.name, h.phy, h.site) for h in vp.hosts.values()] == [
+        ("sparc10-a", "oc3c", "lan-a"),
+        ("sparc10-b", "taxi100", "lan-b"),
+    ]
+    assert vp.trunks[1]["upc"] == {"t_us": 16.39, "tau_us": 101.0, "action": "discard"}
+    with pytest.raises(ExperimentError, match="host 'A' is not in testbed 'europe-vp'"):
+        vp.host("A", None)
     with pytest.raises(ExperimentError, match="neither a preset"):
         tb.load("/nonexistent/testbed.netspec")
 

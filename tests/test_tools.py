@@ -65,7 +65,8 @@ def test_netperf_tcp_stream_table() -> None:
         (["netperf", "-l", "2", "--", "-x", "1"], "netperf test option '-x'"),
         (["netperf", "-t", "UDP_RR"], "only TCP_STREAM"),
         (["ttcp", "-l", "0"], "-l must be >= 1"),
-        (["ttcp", "--testbed", "europe-vp"], "not yet simulable"),
+        (["ttcp", "--testbed", "hetero-lan"], "not yet simulable"),
+        (["netperf", "--testbed", "wan-window", "-H", "B"], "host 'B' is not in testbed"),
         (["ttcp", "--testbed", "nowhere"], "expected one of"),
     ],
 )
@@ -73,3 +74,20 @@ def test_bad_input(args: list[str], message: str) -> None:
     r = cli(*args)
     assert r.returncode == 2
     assert message in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_the_wan_presets_run_between_their_own_hosts() -> None:
+    """A WAN preset's pair: the Alphas 600 km apart, with the trunk's 8.8 ms round trip."""
+    r = cli("ttcp", "-t", "-s", "-n", "64", "-l", "65536", "--sndbuf", "131072",
+            "--rcvbuf", "131072", "--testbed", "wan-window", "-f", "m")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0].endswith("tcp  -> alpha-east")
+    last = r.stdout.splitlines()[-1]
+    assert last.startswith("# limited by window:")
+    rtt_ms = float(re.search(r"RTT ([\d.]+) ms", last)[1])
+    assert 8.8 < rtt_ms < 10.0
+    # europe-vp, unspaced: the policed VP lets nothing through (netperf names the receiver).
+    r = cli("netperf", "-l", "2", "--testbed", "europe-vp")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("TCP STREAM TEST to sparc10-b (simulated: testbed europe-vp)")
+    assert "# limited by policing" in r.stdout

@@ -62,7 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     n.add_argument("-t", dest="test", default="TCP_STREAM", help="test name (TCP_STREAM)")
     n.add_argument("-l", dest="seconds", type=float, default=10.0, help="test length, s (10)")
-    n.add_argument("-H", dest="remote", default="B", help="remote host name (B)")
+    n.add_argument(
+        "-H", dest="remote", help="remote host (default: the testbed's receiver, B on a LAN)"
+    )
     n.add_argument("options", nargs=argparse.REMAINDER, help="-- -s N -S N -m N -M N")
     _common(n)
     n.set_defaults(func=netperf)
@@ -73,17 +75,19 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed (1)")
 
 
-def _spec(testbed: str, seed: int, connection: dict) -> dict:
+def _spec(testbed: str, seed: int, connection: dict, remote: str | None = None) -> dict:
+    """One transfer on a preset, from its transmitter to `remote` (default its receiver)."""
     try:
         tb = preset(testbed)
+        local, peer = tb.pair[0], remote or tb.pair[1]
+        bed = tb.to_dict([local, peer])
     except ExperimentError as e:
         raise UsageError(str(e)) from None
     if tb.not_simulable:
         raise UsageError(tb.not_simulable)
-    bed = tb.to_dict(["A", "B"])
     connection = {
-        "transmitter": "A",
-        "receiver": "B",
+        "transmitter": local,
+        "receiver": peer,
         "mtu": tb.mtu,
         "encap": tb.encap,
         **connection,
@@ -92,6 +96,7 @@ def _spec(testbed: str, seed: int, connection: dict) -> dict:
         "seed": seed,
         "switch": bed["switch"],
         "hosts": bed["hosts"],
+        "trunks": bed["trunks"],
         "connections": [connection],
     }
 
@@ -128,7 +133,7 @@ def ttcp(args: argparse.Namespace) -> int:
         end="",
         file=out,
     )
-    print("  -> B" if not receiver else "", file=out)
+    print(f"  -> {c['receiver']}" if not receiver else "", file=out)
     print(f"{tag}: socket", file=out)
     if receiver:
         nbytes_seen, secs, calls = c["bytes_received"], c["receiver_seconds"], None
@@ -200,9 +205,10 @@ def netperf(args: argparse.Namespace) -> int:
             "receiver_blocksize": o.get("recv_size", send_size),
             "traffic": {"type": "full", "blocksize": send_size, "duration_s": args.seconds},
         },
+        args.remote,
     )
     c = _native.simulate(spec)["connections"][0]
-    print(f"TCP STREAM TEST to {args.remote} (simulated: testbed {args.testbed})")
+    print(f"TCP STREAM TEST to {c['receiver']} (simulated: testbed {args.testbed})")
     print("Recv   Send    Send")
     print("Socket Socket  Message  Elapsed")
     print("Size   Size    Size     Time     Throughput")

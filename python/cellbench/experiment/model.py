@@ -218,24 +218,25 @@ class Experiment:
             "trace": trace,
             "time_limit_s": TIME_LIMIT_S,
             "switch": dict(self.testbed.switch),
-            "hosts": [
-                {
-                    "name": h.name,
-                    "profile": h.profile,
-                    "phy": h.phy,
-                    "distance_m": h.distance_m,
-                    "pdu_gap_us": h.pdu_gap_us,
-                    "flavour": h.flavour,
-                    "site": h.site,
-                    "spacing_us": h.spacing_us,
-                    "stall": h.stall,
-                }
-                for h in self.hosts
-                if h.name in used
-            ],
+            "hosts": [host_spec(h) for h in self.hosts if h.name in used],
             "trunks": [dict(t) for t in self.testbed.trunks],
             "connections": [c.to_spec(self.testbed) for c in conns],
         }
+
+
+def host_spec(h: tbmod.HostSpec) -> dict:
+    """A testbed host as the simulator's run spec names it."""
+    return {
+        "name": h.name,
+        "profile": h.profile,
+        "phy": h.phy,
+        "distance_m": h.distance_m,
+        "pdu_gap_us": h.pdu_gap_us,
+        "flavour": h.flavour,
+        "site": h.site,
+        "spacing_us": h.spacing_us,
+        "stall": h.stall,
+    }
 
 
 # --- checking values --------------------------------------------------------------------------

@@ -85,6 +85,8 @@ class Testbed:
     encap: str = "vc-mux"
     #: None when the simulator can run it; else why not (a preset waiting for a feature).
     not_simulable: str | None = None
+    #: The transmitter and receiver the ttcp/netperf front ends use.
+    pair: tuple[str, str] = ("A", "B")
     description: str = ""
     #: Where the file names this testbed (for errors), when it comes from a file.
     pos: Pos | None = None
@@ -124,27 +126,80 @@ def _lan_buffers() -> Testbed:
     )
 
 
-def _later(name: str, description: str) -> Testbed:
+def _later(name: str, description: str, why: str) -> Testbed:
     return Testbed(
         name=name,
         description=description,
         defaults=HostSpec(name="*"),
-        not_simulable=f"testbed preset {name!r} is not yet simulable "
-        "(its WAN links, policing and multi-switch paths arrive with issue 4)",
+        not_simulable=f"testbed preset {name!r} is not yet simulable ({why})",
     )
 
+
+def _written(name: str, description: str, pair: tuple[str, str], text: str) -> Testbed:
+    """A preset written in the testbed language itself: only the hosts it names."""
+    doc = parse(f"testbed {{\n{text}\n}}", f"<testbed preset {name}>")
+    return from_block(doc.blocks[0], Testbed(name=name, description=description, pair=pair))
+
+
+#: TESTBEDS.md's WAN setups, as the reproductions build them.
+_WAN_WINDOW = """
+    encap = llc-snap; mtu = 9180;
+    host alpha-west { profile = alpha-3000; phy = oc3c; flavour = osf1; site = west; }
+    host alpha-east { profile = alpha-3000; phy = oc3c; flavour = osf1; site = east; }
+    # The 8.8 ms round trip is the path's: the trunk carries all of it.
+    trunk { from = west; to = east; phy = oc3c; delay_ms = 4.4; }
+"""
+_WAN_MISMATCH = """
+    encap = llc-snap; mtu = 9180;
+    host alpha1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = west; }
+    host alpha2 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = west; }
+    host taxi-sender { profile = sparc-10; phy = taxi100; flavour = osf1; site = west; }
+    host sparc10 { profile = sparc-10; phy = taxi100; flavour = osf1; site = east; }
+    # 600 km of fibre, 5 us/km; the 256-cell port where OC-3c meets TAXI is east's.
+    trunk { from = west; to = east; phy = oc3c; delay_ms = 3.0; }
+"""
+_EUROPE_VP = """
+    host sparc10-a { profile = sparc-10; phy = oc3c; site = lan-a; }
+    host sparc10-b { profile = sparc-10; phy = taxi100; site = lan-b; }
+    # 400 km: 2 ms of fibre each way; the 8 ms ping RTT leaves 2 ms each way to the
+    # public network's equipment, put on the long hop, whose switch polices the VP.
+    trunk { from = lan-a; to = public; phy = e3; delay_ms = 0.05; }
+    trunk { from = public; to = lan-b; phy = e3; delay_ms = 3.95;
+            upc_t_us = 16.39; upc_tau_us = 101; upc_action = discard; }
+"""
 
 #: Named presets: the classic testbeds of TESTBEDS.md. ``lan`` is lan-buffers' hardware.
 PRESETS = {
     "lan-buffers": _lan_buffers,
     "lan": _lan_buffers,
-    "wan-window": lambda: _later("wan-window", "MAGIC WAN: two DEC Alphas, OC-3c, 600 km"),
-    "wan-mismatch": lambda: _later(
-        "wan-mismatch", "MAGIC WAN: OC-3c sender into a TAXI receiver, pacing"
+    "wan-window": lambda: _written(
+        "wan-window",
+        "MAGIC WAN: two DEC Alphas (OSF/1), OC-3c, 600 km, 8.8 ms RTT",
+        ("alpha-west", "alpha-east"),
+        _WAN_WINDOW,
     ),
-    "europe-vp": lambda: _later("europe-vp", "two ATM LANs joined by a policed 23.42 Mb/s VP"),
-    "hetero-lan": lambda: _later("hetero-lan", "host pairs of SPEC §6.3 on OC-3c"),
-    "wan-contention": lambda: _later("wan-contention", "several transfers sharing WAN links"),
+    "wan-mismatch": lambda: _written(
+        "wan-mismatch",
+        "MAGIC WAN: OC-3c (and TAXI) senders into a TAXI receiver 600 km away",
+        ("alpha1", "sparc10"),
+        _WAN_MISMATCH,
+    ),
+    "europe-vp": lambda: _written(
+        "europe-vp",
+        "two ATM LANs joined by a 23.42 Mb/s VP policed by GCRA(16.39, 101)",
+        ("sparc10-a", "sparc10-b"),
+        _EUROPE_VP,
+    ),
+    "hetero-lan": lambda: _later(
+        "hetero-lan",
+        "host pairs of SPEC §6.3 on OC-3c",
+        "its hosts' TCPs (Windows NT 3.51, IRIX 6, Solaris 2) have no flavour yet",
+    ),
+    "wan-contention": lambda: _later(
+        "wan-contention",
+        "several transfers sharing WAN links",
+        "TESTBEDS.md leaves its hosts and sites unspecified",
+    ),
 }
 
 

@@ -15,12 +15,13 @@ configuration and replication, parameters named as in the experiment language.
 
 ``wan-window`` and ``europe-vp`` are experiments like any other (wan-window.netspec,
 europe-vp.netspec beside this module, run by ``reproduce.study``), so they store,
-resume and run on Dask as ``cellbench run`` does. ``wan-mismatch`` runs its
-specs straight on the simulator, for three things the language cannot say yet:
-its cases change which connections exist (the runner refuses a sweep that does),
-each case pairs with its own pacing rate (a sweep is a product), and its hosts run
-senders first, where an experiment orders hosts as its tests name them (own, then
-peer) -- and the simulator's results depend on that order.
+resume and run on Dask as ``cellbench run`` does. ``wan-mismatch`` runs specs
+built from its testbed preset straight on the simulator, for three things the
+language cannot say yet: its cases change which connections exist (the runner
+refuses a sweep that does), each case pairs with its own pacing rate (a sweep is
+a product), and its hosts run senders first, where an experiment orders hosts as
+its tests name them (own, then peer) -- and the simulator's results depend on
+that order.
 """
 
 from __future__ import annotations
@@ -31,72 +32,53 @@ from typing import Any
 import pandas as pd
 
 from cellbench import _native
+from cellbench.experiment import testbed
+from cellbench.experiment.model import host_spec
 from cellbench.experiment.results import Result
 from cellbench.reproduce import study
 from cellbench.reproduce.published import wan_window_table
-
-#: One-way delay of 600 km of fibre (5 µs/km).
-FIBRE_600KM_MS = 3.0
-
-
-def _alpha(name: str, site: str, **extra: Any) -> dict:
-    return {
-        "name": name,
-        "site": site,
-        "profile": "alpha-3000",
-        "phy": "oc3c",
-        "flavour": "osf1",
-    } | extra
-
-
-def _tcp(tx: str, rx: str, window: int, write: int, seconds: float, **extra: Any) -> dict:
-    return {
-        "transmitter": tx,
-        "receiver": rx,
-        "encap": "llc-snap",
-        "sndbuf": window,
-        "rcvbuf": window,
-        "traffic": {"type": "full", "blocksize": write, "duration_s": seconds},
-    } | extra
-
 
 # --- wan-mismatch ---------------------------------------------------------------------------
 
 
 def wan_mismatch_configs(seconds: float = 10.0):
-    receiver = {"name": "sparc10", "site": "east", "profile": "sparc-10", "phy": "taxi100",
-                "flavour": "osf1"}  # fmt: skip
-    trunk = [{"from": "west", "to": "east", "phy": "oc3c", "delay_ms": FIBRE_600KM_MS}]
+    """The cases on the wan-mismatch testbed preset: senders at west, the TAXI
+    receiver at east; 128 KB windows, 64 KB writes, each sender paced or not."""
+    tb = testbed.preset("wan-mismatch")
+    receiver = host_spec(tb.hosts["sparc10"])
     w, write = 131072, 65536
     cases = {
         # case 1: one OC-3c sender; unpaced, or paced at 70 Mb/s.
-        1: ([_alpha("alpha1", "west")], [None, 70.0]),
+        1: (["alpha1"], [None, 70.0]),
         # case 2: two OC-3c senders at one site; unpaced, or each paced at 35 Mb/s.
-        2: ([_alpha("alpha1", "west"), _alpha("alpha2", "west")], [None, 35.0]),
+        2: (["alpha1", "alpha2"], [None, 35.0]),
         # case 3: a sender that cannot pace (TAXI adapter) beside an OC-3c one
         # that paces at 35 Mb/s (or does not).
-        3: (
-            [
-                {
-                    "name": "taxi-sender",
-                    "site": "west",
-                    "profile": "sparc-10",
-                    "phy": "taxi100",
-                    "flavour": "osf1",
-                },
-                _alpha("alpha1", "west"),
-            ],  # fmt: skip
-            [None, 35.0],
-        ),
+        3: (["taxi-sender", "alpha1"], [None, 35.0]),
     }
-    for case, (senders, pacings) in cases.items():
+    for case, (names, pacings) in cases.items():
+        senders = [host_spec(tb.hosts[n]) for n in names]
         for pacing in pacings:
             conns = []
             for s in senders:
                 can_pace = s["phy"] == "oc3c"
-                extra = {"pacing_mbps": pacing} if pacing and can_pace else {}
-                conns.append(_tcp(s["name"], "sparc10", w, write, seconds, **extra))
-            spec = {"hosts": [*senders, receiver], "trunks": trunk, "connections": conns}
+                conns.append(
+                    {
+                        "transmitter": s["name"],
+                        "receiver": receiver["name"],
+                        "encap": tb.encap,
+                        "mtu": tb.mtu,
+                        "sndbuf": w,
+                        "rcvbuf": w,
+                        "traffic": {"type": "full", "blocksize": write, "duration_s": seconds},
+                    }
+                    | ({"pacing_mbps": pacing} if pacing and can_pace else {})
+                )
+            spec = {
+                "hosts": [*senders, receiver],
+                "trunks": [dict(t) for t in tb.trunks],
+                "connections": conns,
+            }
             yield {"case": case, "pacing_mbps": pacing, "window": w, "write_size": write}, spec
 
 
