@@ -35,6 +35,10 @@ pub struct RunSpec {
     pub replication: u32,
     #[serde(default)]
     pub trace: bool,
+    /// Time series: per connection its sender's cwnd, ssthresh and flight; per
+    /// port its occupancy (`cwnd_series`, `queue_series` in the results).
+    #[serde(default)]
+    pub series: bool,
     #[serde(default = "an_hour")]
     pub time_limit_s: f64,
     #[serde(default)]
@@ -359,6 +363,11 @@ pub struct ConnResult {
     pub sender_cpu_busy: Option<f64>,
     pub receiver_cpu_busy: Option<f64>,
     pub path_payload_bps: Option<f64>,
+    /// With `series`: `[t_s, cwnd, ssthresh, flight]` (bytes), a sample
+    /// whenever one changed, from the connection's establishment. Absent
+    /// without `series`; empty for UDP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwnd_series: Option<Vec<(f64, u32, u32, u32)>>,
 }
 
 /// A delayed-ACK lock-step cycle as the trace shows it (`sim::explain::LockstepCycle`).
@@ -403,6 +412,11 @@ pub struct PortResult {
     pub cells_lost_clp: u64,
     /// Cells a UPC at this port tagged CLP = 1.
     pub cells_tagged: u64,
+    /// With `series`: `[t_s, cells]`, the occupancy just after accepted
+    /// arrivals and 0 when the buffer empties (resolution:
+    /// `Network::set_queue_series`). Absent without `series`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_series: Option<Vec<(f64, u32)>>,
 }
 
 /// A UPC policer's verdicts: did the stream meet its contract?
@@ -513,6 +527,7 @@ impl RunSpec {
             seed: one(),
             replication: 0,
             trace: false,
+            series: false,
             time_limit_s: an_hour(),
             per_cell: false,
             switch: SwitchSpec::default(),
@@ -799,6 +814,7 @@ impl RunSpec {
                 Fidelity::Train
             },
             trace: self.trace,
+            series: self.series,
             time_limit: seconds("time_limit_s", self.time_limit_s, true)?,
         };
         validate(&scenario)?;
@@ -943,6 +959,11 @@ impl RunSpec {
                     sender_cpu_busy: t.probe.cpu_busy.map(|b| b[0]),
                     receiver_cpu_busy: t.probe.cpu_busy.map(|b| b[1]),
                     path_payload_bps: facts.path.as_ref().map(|p| p.payload_bps),
+                    cwnd_series: r.cwnd_series.get(i).filter(|_| self.series).map(|s| {
+                        s.iter()
+                            .map(|x| (x.at.as_secs_f64(), x.cwnd, x.ssthresh, x.flight))
+                            .collect()
+                    }),
                 }
             })
             .collect();
@@ -959,6 +980,9 @@ impl RunSpec {
                 peak_occupancy: c.peak_occupancy,
                 cells_lost_clp: c.cells_lost.clp,
                 cells_tagged: c.cells_tagged,
+                queue_series: r.queue_series.get(p).filter(|_| self.series).map(|s| {
+                    s.iter().map(|&(t, n)| (t.as_secs_f64(), n)).collect()
+                }),
             })
             .collect();
         let policed: Vec<&TrunkSpec> = self.trunks.iter().filter(|t| t.upc.is_some()).collect();
