@@ -1297,7 +1297,7 @@ impl World {
             cwnd_series: self.cwnd_series.take().unwrap_or_default(),
             queue_series: if scenario.series {
                 (0..scenario.topology.ports.len())
-                    .map(|p| self.net.queue_series(p).to_vec())
+                    .map(|p| self.net.queue_series(p, self.now))
                     .collect()
             } else {
                 Vec::new()

@@ -1037,12 +1037,24 @@ impl Network {
         });
     }
 
-    /// A port's occupancy samples, in time order (empty when the series is off).
-    pub fn queue_series(&self, port: usize) -> &[(SimTime, u32)] {
-        self.queue_series
-            .as_ref()
-            .and_then(|q| q.get(port))
-            .map_or(&[], |q| &q.samples)
+    /// A port's occupancy samples up to `until`, in time order (empty when the
+    /// series is off), closed by the buffer's emptying if that came by then.
+    /// Train decides cells ahead of time; cut at the run's end, both fidelities
+    /// have seen the same arrivals.
+    pub fn queue_series(&self, port: usize, until: SimTime) -> Vec<(SimTime, u32)> {
+        let Some(q) = self.queue_series.as_ref().and_then(|q| q.get(port)) else {
+            return Vec::new();
+        };
+        let mut v: Vec<(SimTime, u32)> = q
+            .samples
+            .iter()
+            .take_while(|x| x.0 <= until)
+            .copied()
+            .collect();
+        if v.len() == q.samples.len() && q.end <= until && v.last().is_some_and(|x| x.1 > 0) {
+            v.push((q.end, 0));
+        }
+        v
     }
 
     pub fn fidelity(&self) -> Fidelity {

@@ -273,7 +273,10 @@ mod test {
                 assert_eq!(run.end, e);
                 // The occupancy after each arrival is monotone over the run, so
                 // its first and last values (what queue series sample) are its extremes.
-                assert_eq!((run.occ_first, run.occ_last), (occs[0], occs[n as usize - 1]));
+                assert_eq!(
+                    (run.occ_first, run.occ_last),
+                    (occs[0], occs[n as usize - 1])
+                );
                 let ascending = occs.windows(2).all(|w| w[0] <= w[1]);
                 let descending = occs.windows(2).all(|w| w[0] >= w[1]);
                 assert!(ascending || descending, "{occs:?}");
