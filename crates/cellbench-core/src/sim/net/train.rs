@@ -386,9 +386,12 @@ impl Network {
             (port.cell, port.delay)
         };
         self.count_accepted(p, run.n, run.peak());
-        self.sample_queue(p, a0, run.occ_first, run.end);
-        if run.n > 1 {
-            self.sample_queue(p, seg.time(j + run.n - 1), run.occ_last, run.end);
+        if self.queue_series.is_some() {
+            // A run's occupancy is monotone: its first and last arrivals bound it.
+            self.sample_queue(p, a0, run.occ_first, run.end);
+            if run.n > 1 {
+                self.sample_queue(p, seg.time(j + run.n - 1), run.occ_last, run.end);
+            }
         }
         self.circuits[c].stages[s].vc = if has_eom {
             VcState::Idle
