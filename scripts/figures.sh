@@ -27,3 +27,9 @@ cellbench plot "$tmp/load" --kind offered-load -o $out/offered-load.png
 cellbench run examples/lan-buffers.netspec --set snd=16K --set rcv=24K --set nbytes=2M \
     --replications 1 --trace --out "$tmp/ts" > /dev/null
 cellbench plot "$tmp/ts" --kind time-sequence -o $out/time-sequence.png
+
+# Time series (--series): three streams overloading one port; cwnd of the first, the queue.
+cellbench run examples/offered-load.netspec --set period=1000 --replications 1 --series \
+    --out "$tmp/series" > /dev/null
+cellbench plot "$tmp/series" --kind cwnd -o $out/cwnd.png
+cellbench plot "$tmp/series" --kind queue -o $out/queue.png

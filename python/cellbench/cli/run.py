@@ -40,6 +40,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=0, help="parallel runs (default: all cores)")
     p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask distributed scheduler")
     p.add_argument("--trace", action="store_true", help="store every connection's segment trace")
+    p.add_argument(
+        "--series",
+        action="store_true",
+        help="store time series: each TCP sender's cwnd/ssthresh/flight, each port's queue",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--check", action="store_true", help="only parse and check the file")
     p.set_defaults(func=run_main)
@@ -62,8 +67,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("result", type=Path, help="a result directory")
     q.add_argument("--kind", required=True, choices=KINDS, help="the figure kind")
     q.add_argument("-o", "--output", type=Path, required=True, help="FILE.png, .svg or .pdf")
-    q.add_argument("--run", type=int, help="time-sequence: the run (default: the first traced)")
-    q.add_argument("--connection", type=int, default=None, help="time-sequence: the connection")
+    q.add_argument(
+        "--run", type=int, help="time-sequence, cwnd, queue: the run (default: the first recorded)"
+    )
+    q.add_argument(
+        "--connection", type=int, default=None, help="time-sequence, cwnd: the connection"
+    )
+    q.add_argument(
+        "--port", type=int, default=None, help="queue: one port (default: all that queued)"
+    )
     q.set_defaults(func=plot_main)
 
 
@@ -79,6 +91,7 @@ def run_main(args: argparse.Namespace) -> int:
         seed=args.seed,
         testbed=args.testbed,
         trace=args.trace,
+        series=args.series,
         file=args.file,
     )
     for note in sorted({n for e in plan.experiments for n in e.notes}):
@@ -192,6 +205,8 @@ def plot_main(args: argparse.Namespace) -> int:
     if suffix not in (".png", ".svg", ".pdf"):
         raise UsageError(f"-o {args.output}: expected a .png, .svg or .pdf file name")
     result = _load(args.result)
-    plots.plot(result, args.kind, args.output, run=args.run, connection=args.connection)
+    plots.plot(
+        result, args.kind, args.output, run=args.run, connection=args.connection, port=args.port
+    )
     print(f"cellbench: wrote {args.output}", file=sys.stderr)
     return 0

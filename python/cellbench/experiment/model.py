@@ -208,7 +208,9 @@ class Experiment:
     def replication_number(self, replication: int, stage: int) -> int:
         return replication if self.stages == 1 else replication * self.stages + stage
 
-    def spec(self, stage: int, seed: int, replication: int, trace: bool = False) -> dict:
+    def spec(
+        self, stage: int, seed: int, replication: int, trace: bool = False, series: bool = False
+    ) -> dict:
         """The simulator's input for one stage of one replication (simulate-contract)."""
         conns = self.stage_connections(stage)
         used = {c.transmitter for c in conns} | {c.receiver for c in conns}
@@ -216,6 +218,7 @@ class Experiment:
             "seed": seed,
             "replication": self.replication_number(replication, stage),
             "trace": trace,
+            "series": series,
             "time_limit_s": TIME_LIMIT_S,
             "switch": dict(self.testbed.switch),
             "hosts": [host_spec(h) for h in self.hosts if h.name in used],

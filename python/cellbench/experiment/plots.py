@@ -9,6 +9,10 @@
   lossless point (the highest load carried whole, nothing retransmitted or lost)
   and the peak marked.
 - ``time-sequence``: a traced connection's data segments and ACKs over time.
+- ``cwnd``: a connection's congestion window, ssthresh and data in flight over time.
+- ``queue``: switch output ports' occupancy (cells) over time.
+
+The last two need a result run with ``--series`` (``series=True``).
 
 matplotlib's Agg backend (files only, no display); rates in Mb/s = 10^6 bit/s.
 """
@@ -21,7 +25,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-KINDS = ("buffer-grid", "buffer-surface", "window", "message-size", "offered-load", "time-sequence")
+KINDS = (
+    "buffer-grid",
+    "buffer-surface",
+    "window",
+    "message-size",
+    "offered-load",
+    "time-sequence",
+    "cwnd",
+    "queue",
+)
 MBPS = "throughput (Mb/s, 10^6 bit/s)"
 
 
@@ -307,8 +320,101 @@ def time_sequence(result, fig, run: int | None = None, connection: int | None = 
     )
 
 
+def _pick_run(df: pd.DataFrame, run: int | None, what: str) -> tuple[int, pd.DataFrame]:
+    """The samples of one run (default: the first that has any)."""
+    if run is None:
+        run = int(df["run"].iloc[0])
+    sel = df[df["run"] == run]
+    if sel.empty:
+        runs = sorted(int(r) for r in df["run"].unique())
+        raise PlotError(f"no {what} for run {run}: the result has it for runs {_few(runs)}")
+    return run, sel
+
+
+def _few(values: list[int]) -> str:
+    return ", ".join(map(str, values[:10])) + (", ..." if len(values) > 10 else "")
+
+
+def cwnd(result, fig, run: int | None = None, connection: int | None = None) -> None:
+    df = result.cwnd_series()
+    if df.empty:
+        raise PlotError("the result holds no cwnd series: run it with --series")
+    run, sel = _pick_run(df, run, "cwnd series")
+    if connection is None:
+        connection = int(sel["connection"].iloc[0])
+    sel = sel[sel["connection"] == connection].sort_values("t_s", kind="stable")
+    if sel.empty:
+        have = sorted(int(c) for c in df[df["run"] == run]["connection"].unique())
+        raise PlotError(
+            f"no cwnd series for run {run} connection {connection}: "
+            f"it has connections {_few(have)} (UDP has none)"
+        )
+    t = sel["t_s"].to_numpy(float)
+    kb = {k: sel[k].to_numpy(float) / 1024 for k in ("cwnd", "ssthresh", "flight")}
+    ax = fig.add_subplot()
+    ax.step(t, kb["cwnd"], where="post", color="tab:blue", label="cwnd")
+    ax.step(t, kb["flight"], where="post", color="tab:green", linewidth=0.8, label="in flight")
+    # Before the first loss ssthresh is "infinite" (a gigabyte or so): draw it only
+    # where it is on the scale of the window.
+    top = max(kb["cwnd"].max(), kb["flight"].max()) * 1.15
+    thresh = np.where(kb["ssthresh"] <= top, kb["ssthresh"], np.nan)
+    ax.step(t, thresh, where="post", color="tab:red", linestyle="--", label="ssthresh")
+    ax.set_ylim(0, top or 1)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("bytes (KB, 1024 bytes)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(
+        f"Congestion window: run {run}, connection {connection}{_who(result, run, connection)}\n"
+        + _subtitle(result),
+        fontsize=10,
+    )
+
+
+def _who(result, run: int, connection: int) -> str:
+    rows = result.to_pandas()
+    row = rows[(rows["run"] == run) & (rows["connection"] == connection)]
+    return f" ({row['transmitter'].iloc[0]} → {row['receiver'].iloc[0]})" if len(row) else ""
+
+
+def queue(result, fig, run: int | None = None, port: int | None = None) -> None:
+    df = result.queue_series()
+    if df.empty:
+        raise PlotError("the result holds no queue series: run it with --series")
+    run, sel = _pick_run(df, run, "queue series")
+    if port is not None:
+        sel = sel[sel["port"] == port]
+        if sel.empty:
+            have = sorted(int(p) for p in df[df["run"] == run]["port"].unique())
+            raise PlotError(f"no queue series for run {run} port {port}: it has ports {_few(have)}")
+    ax = fig.add_subplot()
+    drawn = 0
+    for (stage, p), part in sel.groupby(["stage", "port"], sort=True):
+        part = part.sort_values("t_s", kind="stable")
+        peak = int(part["cells"].max())
+        if port is None and peak <= 1:
+            continue  # a port that never queued: a flat line at 0–1 cells
+        where = f"port {p} to {part['host'].iloc[0]}" + (f", stage {stage}" if stage else "")
+        ax.step(part["t_s"], part["cells"], where="post", label=f"{where} (peak {peak})")
+        drawn += 1
+    if drawn == 0:
+        ax.plot([], [], " ", label="no port ever held more than one cell")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("occupancy (cells)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(f"Switch output queues: run {run}\n" + _subtitle(result), fontsize=10)
+
+
 def plot(
-    result, kind: str, output: str | Path, *, run: int | None = None, connection: int | None = None
+    result,
+    kind: str,
+    output: str | Path,
+    *,
+    run: int | None = None,
+    connection: int | None = None,
+    port: int | None = None,
 ) -> Path:
     """Draw ``kind`` from ``result`` into ``output`` (.png, .svg or .pdf)."""
     if kind not in KINDS:
@@ -325,6 +431,10 @@ def plot(
         message_size(result, fig)
     elif kind == "offered-load":
         offered_load(result, fig)
+    elif kind == "cwnd":
+        cwnd(result, fig, run, connection)
+    elif kind == "queue":
+        queue(result, fig, run, port)
     else:
         time_sequence(result, fig, run, connection)
     # No dates in the file: the same result draws the same bytes.

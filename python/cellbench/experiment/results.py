@@ -11,6 +11,12 @@
       ports/part-NNNNNN.parquet   one row per switch output port per run (cells in/out/lost, peak,
                                   CLP=1 cells lost at the CLP-1 threshold, cells tagged by a UPC)
       traces/part-NNNNNN.parquet  (--trace) one row per trace line: run, stage, connection, line
+      cwnd/part-NNNNNN.parquet    (--series) one row per sample of a TCP sender's congestion
+                                  state: run, stage, connection, t_s, cwnd, ssthresh, flight
+                                  (bytes; a sample whenever one of them changed)
+      queue/part-NNNNNN.parquet   (--series) one row per sample of a switch port's occupancy:
+                                  run, stage, port, host, t_s, cells (just after accepted
+                                  arrivals, and 0 when the buffer empties)
 
 A run is one point of the sweep × one replication (run = point × replications +
 replication). Each run's rows are written, atomically, as soon as it finishes, so
@@ -138,6 +144,30 @@ TRACE_COLUMNS = [
     ("line", "string"),
 ]
 
+_SERIES_IDENT = [("run", "int64"), ("point", "int64"), ("replication", "int64"), ("stage", "int64")]
+CWND_COLUMNS = [
+    *_SERIES_IDENT,
+    ("connection", "int64"),
+    ("t_s", "float64"),
+    ("cwnd", "int64"),
+    ("ssthresh", "int64"),
+    ("flight", "int64"),
+]
+QUEUE_COLUMNS = [
+    *_SERIES_IDENT,
+    ("port", "int64"),
+    ("host", "string"),
+    ("t_s", "float64"),
+    ("cells", "int64"),
+]
+#: The per-run tables besides ``runs``: folder -> columns.
+PARTS = {
+    "ports": PORT_COLUMNS,
+    "traces": TRACE_COLUMNS,
+    "cwnd": CWND_COLUMNS,
+    "queue": QUEUE_COLUMNS,
+}
+
 
 class ResultError(ValueError):
     """A result directory that cannot be read or extended."""
@@ -213,12 +243,12 @@ class ResultDir:
                     f"{self.path} exists and is not a cellbench result: not overwriting"
                 )
             else:
-                for sub in ("runs", "ports", "traces"):
+                for sub in ("runs", *PARTS):
                     for f in (self.path / sub).glob("*"):
                         f.unlink()
         (self.path / "runs").mkdir(parents=True, exist_ok=True)
-        (self.path / "ports").mkdir(exist_ok=True)
-        (self.path / "traces").mkdir(exist_ok=True)
+        for sub in PARTS:
+            (self.path / sub).mkdir(exist_ok=True)
         (self.path / "experiment.netspec").write_text(meta["experiment"]["text"])
         self._write_meta(complete=False)
 
@@ -231,12 +261,19 @@ class ResultDir:
     def done(self) -> set[int]:
         return {int(p.stem.split("-")[1]) for p in (self.path / "runs").glob("part-*.parquet")}
 
-    def write_run(self, run: int, rows: list[dict], traces: list[dict], ports: list[dict]) -> None:
-        # Traces and ports first: a run counts as done once its rows exist.
-        if traces:
-            _write_table(self.path / "traces" / f"part-{run:06d}.parquet", traces, TRACE_COLUMNS)
-        if ports:
-            _write_table(self.path / "ports" / f"part-{run:06d}.parquet", ports, PORT_COLUMNS)
+    def write_run(
+        self,
+        run: int,
+        rows: list[dict],
+        traces: list[dict],
+        ports: list[dict],
+        cwnd: list[dict] = (),
+        queue: list[dict] = (),
+    ) -> None:
+        # The other tables first: a run counts as done once its rows exist.
+        for sub, part in (("traces", traces), ("ports", ports), ("cwnd", cwnd), ("queue", queue)):
+            if part:
+                _write_table(self.path / sub / f"part-{run:06d}.parquet", part, PARTS[sub])
         _write_table(self.path / "runs" / f"part-{run:06d}.parquet", rows, self.columns)
 
     def finish(self) -> None:
@@ -253,14 +290,26 @@ class MemoryResult:
         self.rows: dict[int, list[dict]] = {}
         self.traces: dict[int, list[dict]] = {}
         self.ports: dict[int, list[dict]] = {}
+        self.cwnd: dict[int, list[dict]] = {}
+        self.queue: dict[int, list[dict]] = {}
 
     def done(self) -> set[int]:
         return set(self.rows)
 
-    def write_run(self, run: int, rows: list[dict], traces: list[dict], ports: list[dict]) -> None:
+    def write_run(
+        self,
+        run: int,
+        rows: list[dict],
+        traces: list[dict],
+        ports: list[dict],
+        cwnd: list[dict] = (),
+        queue: list[dict] = (),
+    ) -> None:
         self.rows[run] = rows
         self.traces[run] = traces
         self.ports[run] = ports
+        self.cwnd[run] = list(cwnd)
+        self.queue[run] = list(queue)
 
     def finish(self) -> None:
         self.meta["complete"] = True
@@ -306,11 +355,15 @@ class Result:
         traces: pd.DataFrame,
         path: Path | None,
         ports: pd.DataFrame | None = None,
+        cwnd: pd.DataFrame | None = None,
+        queue: pd.DataFrame | None = None,
     ):
         self.meta = meta
         self._rows = rows
         self._traces = traces
         self._ports = ports if ports is not None else _frame([], PORT_COLUMNS)
+        self._cwnd = cwnd if cwnd is not None else _frame([], CWND_COLUMNS)
+        self._queue = queue if queue is not None else _frame([], QUEUE_COLUMNS)
         self.path = path
 
     def to_pandas(self) -> pd.DataFrame:
@@ -324,6 +377,16 @@ class Result:
     def ports(self) -> pd.DataFrame:
         """One row per switch output port per run: cells in, out, lost; peak occupancy."""
         return self._ports.copy()
+
+    def cwnd_series(self) -> pd.DataFrame:
+        """One row per sample of a TCP sender's cwnd, ssthresh and flight (bytes) over
+        time (runs made with series=True / --series)."""
+        return self._cwnd.copy()
+
+    def queue_series(self) -> pd.DataFrame:
+        """One row per sample of a switch port's occupancy in cells over time (runs
+        made with series=True / --series)."""
+        return self._queue.copy()
 
     @property
     def params(self) -> list[str]:
@@ -364,12 +427,16 @@ class Result:
         rows = [r for run in sorted(mem.rows) for r in mem.rows[run]]
         traces = [t for run in sorted(mem.traces) for t in mem.traces[run]]
         ports = [p for run in sorted(mem.ports) for p in mem.ports[run]]
+        cwnd = [x for run in sorted(mem.cwnd) for x in mem.cwnd[run]]
+        queue = [x for run in sorted(mem.queue) for x in mem.queue[run]]
         return cls(
             mem.meta,
             _frame(rows, mem.columns),
             _frame(traces, TRACE_COLUMNS),
             None,
             _frame(ports, PORT_COLUMNS),
+            _frame(cwnd, CWND_COLUMNS),
+            _frame(queue, QUEUE_COLUMNS),
         )
 
 
@@ -427,4 +494,6 @@ def load(path: str | Path) -> Result:
         )
     traces = _read_parts(path / "traces", TRACE_COLUMNS)
     ports = _read_parts(path / "ports", PORT_COLUMNS)
-    return Result(meta, rows, traces, path, ports)
+    cwnd = _read_parts(path / "cwnd", CWND_COLUMNS)
+    queue = _read_parts(path / "queue", QUEUE_COLUMNS)
+    return Result(meta, rows, traces, path, ports, cwnd, queue)

@@ -47,6 +47,7 @@ class Plan:
     seed: int
     trace: bool
     testbed_arg: str | None
+    series: bool = False
 
     @property
     def runs_total(self) -> int:
@@ -84,7 +85,9 @@ class Plan:
     def tasks(self) -> Iterable[Task]:
         for p, exp in enumerate(self.experiments):
             for r in range(self.replications):
-                specs = [exp.spec(s, self.seed, r, self.trace) for s in range(exp.stages)]
+                specs = [
+                    exp.spec(s, self.seed, r, self.trace, self.series) for s in range(exp.stages)
+                ]
                 yield Task(p * self.replications + r, p, r, specs)
 
     def meta(self) -> dict:
@@ -100,6 +103,8 @@ class Plan:
             "replications": self.replications,
             "trace": self.trace,
             "testbed_arg": self.testbed_arg,
+            # Only when on: a result without series keeps the digest it always had.
+            **({"series": True} if self.series else {}),
         }
         digest = hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()
         return {
@@ -145,11 +150,12 @@ def execute(specs: list[dict]) -> list[dict]:
     return [native.simulate(spec) for spec in specs]
 
 
-def _rows(plan: Plan, task: Task, stages: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
-    """The stored rows of one run: per connection, per trace line, per switch port."""
+def _rows(plan: Plan, task: Task, stages: list[dict]) -> tuple[list[dict], ...]:
+    """The stored rows of one run: per connection, per trace line, per switch port,
+    per cwnd sample and per queue sample (the last two with --series)."""
     exp = plan.experiments[task.point]
     params = plan.param_values(task.point)
-    rows, traces, ports = [], [], []
+    rows, traces, ports, cwnd, queue = [], [], [], [], []
     for s, out in enumerate(stages):
         ident = {"run": task.run, "point": task.point, "replication": task.replication}
         for c, r in zip(exp.stage_connections(s), out["connections"]):
@@ -193,9 +199,20 @@ def _rows(plan: Plan, task: Task, stages: list[dict]) -> tuple[list[dict], list[
                 traces.append(
                     {**ident, "stage": s, "connection": c.index, "line_no": i, "line": line}
                 )
+            for t_s, w, thresh, flight in r.get("cwnd_series") or []:
+                cwnd.append(
+                    {**ident, "stage": s, "connection": c.index, "t_s": t_s, "cwnd": w}
+                    | {"ssthresh": thresh, "flight": flight}
+                )
         for p in out.get("ports", []):
+            p = dict(p)
+            for t_s, cells in p.pop("queue_series", None) or []:
+                queue.append(
+                    {**ident, "stage": s, "port": p["port"], "host": p["host"]}
+                    | {"t_s": t_s, "cells": cells}
+                )
             ports.append({**ident, "stage": s, **p})
-    return rows, traces, ports
+    return rows, traces, ports, cwnd, queue
 
 
 def make_plan(
@@ -206,6 +223,7 @@ def make_plan(
     seed: int | None = None,
     testbed: str | None = None,
     trace: bool = False,
+    series: bool = False,
     file: str | None = None,
 ) -> Plan:
     """Parse, apply every sweep point, build and check every experiment. Nothing runs."""
@@ -228,7 +246,7 @@ def make_plan(
                 None, "the sweep changes which connections exist: it may change values only"
             )
     check_engine()
-    return Plan(name, text, sets, sw, points, experiments, reps, seed, trace, testbed)
+    return Plan(name, text, sets, sw, points, experiments, reps, seed, trace, testbed, series)
 
 
 def _source(source: str | os.PathLike, file: str | None) -> tuple[str, str]:
@@ -351,6 +369,7 @@ def run(
     seed: int | None = None,
     testbed: str | None = None,
     trace: bool = False,
+    series: bool = False,
     workers: int | None = None,
     resume: bool = False,
     overwrite: bool = False,
@@ -363,10 +382,18 @@ def run(
     ``overrides`` and ``set`` are --set values: ``window=65536``,
     ``snd=[16384, 32768]`` (a sweep), or ``set={"sender.type.blocksize": 4096}``.
     With ``out``, the result is stored there (and ``resume`` finishes a started one).
+    ``trace`` keeps every connection's segment trace; ``series`` its sender's cwnd,
+    ssthresh and flight over time and every switch port's queue occupancy.
     """
     sets = _as_sets(set) + _as_sets(overrides)
     plan = make_plan(
-        source, sets=sets, replications=replications, seed=seed, testbed=testbed, trace=trace
+        source,
+        sets=sets,
+        replications=replications,
+        seed=seed,
+        testbed=testbed,
+        trace=trace,
+        series=series,
     )
     meta = plan.meta()
     if out is not None:

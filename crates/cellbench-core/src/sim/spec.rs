@@ -35,6 +35,10 @@ pub struct RunSpec {
     pub replication: u32,
     #[serde(default)]
     pub trace: bool,
+    /// Time series: per connection its sender's cwnd, ssthresh and flight; per
+    /// port its occupancy (`cwnd_series`, `queue_series` in the results).
+    #[serde(default)]
+    pub series: bool,
     #[serde(default = "an_hour")]
     pub time_limit_s: f64,
     #[serde(default)]
@@ -359,6 +363,11 @@ pub struct ConnResult {
     pub sender_cpu_busy: Option<f64>,
     pub receiver_cpu_busy: Option<f64>,
     pub path_payload_bps: Option<f64>,
+    /// With `series`: `[t_s, cwnd, ssthresh, flight]` (bytes), a sample
+    /// whenever one changed, from the connection's establishment. Absent
+    /// without `series`; empty for UDP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwnd_series: Option<Vec<(f64, u32, u32, u32)>>,
 }
 
 /// A delayed-ACK lock-step cycle as the trace shows it (`sim::explain::LockstepCycle`).
@@ -403,6 +412,11 @@ pub struct PortResult {
     pub cells_lost_clp: u64,
     /// Cells a UPC at this port tagged CLP = 1.
     pub cells_tagged: u64,
+    /// With `series`: `[t_s, cells]`, the occupancy just after accepted
+    /// arrivals and 0 when the buffer empties (resolution:
+    /// `Network::set_queue_series`). Absent without `series`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_series: Option<Vec<(f64, u32)>>,
 }
 
 /// A UPC policer's verdicts: did the stream meet its contract?
@@ -513,6 +527,7 @@ impl RunSpec {
             seed: one(),
             replication: 0,
             trace: false,
+            series: false,
             time_limit_s: an_hour(),
             per_cell: false,
             switch: SwitchSpec::default(),
@@ -799,6 +814,7 @@ impl RunSpec {
                 Fidelity::Train
             },
             trace: self.trace,
+            series: self.series,
             time_limit: seconds("time_limit_s", self.time_limit_s, true)?,
         };
         validate(&scenario)?;
@@ -943,6 +959,11 @@ impl RunSpec {
                     sender_cpu_busy: t.probe.cpu_busy.map(|b| b[0]),
                     receiver_cpu_busy: t.probe.cpu_busy.map(|b| b[1]),
                     path_payload_bps: facts.path.as_ref().map(|p| p.payload_bps),
+                    cwnd_series: r.cwnd_series.get(i).filter(|_| self.series).map(|s| {
+                        s.iter()
+                            .map(|x| (x.at.as_secs_f64(), x.cwnd, x.ssthresh, x.flight))
+                            .collect()
+                    }),
                 }
             })
             .collect();
@@ -959,6 +980,11 @@ impl RunSpec {
                 peak_occupancy: c.peak_occupancy,
                 cells_lost_clp: c.cells_lost.clp,
                 cells_tagged: c.cells_tagged,
+                queue_series: r
+                    .queue_series
+                    .get(p)
+                    .filter(|_| self.series)
+                    .map(|s| s.iter().map(|&(t, n)| (t.as_secs_f64(), n)).collect()),
             })
             .collect();
         let policed: Vec<&TrunkSpec> = self.trunks.iter().filter(|t| t.upc.is_some()).collect();
@@ -1264,5 +1290,109 @@ mod test {
         .scenario()
         .unwrap_err();
         assert!(e.to_string().contains("buffer_cells 0"), "{e}");
+    }
+
+    /// An OC-3c sender 600 km from a TAXI receiver: cells pile up and are lost
+    /// at the receiver's port (the wan-mismatch setup, case 1, unpaced).
+    fn mismatch(series: bool, per_cell: bool) -> SpecResult {
+        let j = r#"{"hosts": [
+            {"name": "alpha1", "site": "west", "profile": "alpha-3000", "phy": "oc3c", "flavour": "osf1"},
+            {"name": "sparc10", "site": "east", "profile": "sparc-10", "phy": "taxi100", "flavour": "osf1"}],
+          "trunks": [{"from": "west", "to": "east", "phy": "oc3c", "delay_ms": 3.0}],
+          "connections": [{"transmitter": "alpha1", "receiver": "sparc10", "encap": "llc-snap",
+            "sndbuf": 131072, "rcvbuf": 131072,
+            "traffic": {"type": "full", "blocksize": 65536, "duration_s": 2.0}}]}"#;
+        let mut spec = RunSpec::from_json(j).unwrap();
+        spec.series = series;
+        spec.per_cell = per_cell;
+        spec.run().unwrap()
+    }
+
+    #[test]
+    fn a_cwnd_series_shows_slow_start_then_the_loss_halving() {
+        let r = mismatch(true, false);
+        let c = &r.connections[0];
+        assert!(c.cells_lost > 0 && c.retransmitted_segments > 0, "{c:?}");
+        let s = c.cwnd_series.as_ref().expect("series on");
+        let mss = s[0].1;
+        assert!(s.windows(2).all(|w| w[0].0 <= w[1].0), "time order");
+        // Slow start: from one segment, one more per ACK (so the window doubles
+        // each round trip) while ssthresh stays at its initial, huge value.
+        let first_cut = s
+            .iter()
+            .position(|x| x.2 != s[0].2)
+            .expect("a loss cuts ssthresh");
+        let slow = &s[..first_cut];
+        assert!(s[0].2 > 1 << 20, "initial ssthresh {}", s[0].2);
+        assert!(slow
+            .windows(2)
+            .all(|w| w[1].1 == w[0].1 || w[1].1 == w[0].1 + mss));
+        let top = slow.last().unwrap();
+        assert!(top.1 >= 8 * mss, "slow start reached {} bytes", top.1);
+        // The loss: ssthresh becomes half the window in flight (in whole segments).
+        let cut = s[first_cut].2;
+        let flight = slow.iter().map(|x| x.3).max().unwrap();
+        assert!(
+            cut <= flight / 2 && cut + mss > flight / 2,
+            "{cut} from {flight}"
+        );
+        assert!(s[first_cut].1 < top.1, "cwnd falls too");
+        // A retransmit timeout later sends cwnd back to one segment.
+        assert!(s[first_cut..].iter().any(|x| x.1 == mss));
+    }
+
+    #[test]
+    fn a_queue_series_peaks_at_the_buffer_and_at_the_peak_counter() {
+        let train = mismatch(true, false);
+        let cell = mismatch(true, true);
+        for r in [&train, &cell] {
+            let p = r.ports.iter().find(|p| p.host == "sparc10").unwrap();
+            let q = p.queue_series.as_ref().expect("series on");
+            assert!(p.cells_lost > 0);
+            assert_eq!(p.peak_occupancy, DEFAULT_PORT_BUFFER_CELLS);
+            for p in &r.ports {
+                let q = p.queue_series.as_ref().unwrap();
+                let top = q.iter().map(|x| x.1).max().unwrap_or(0);
+                assert_eq!(top, p.peak_occupancy, "port {}", p.host);
+                assert!(q.windows(2).all(|w| w[0].0 <= w[1].0), "time order");
+            }
+            // It empties between bursts.
+            assert!(q.iter().any(|x| x.1 == 0));
+        }
+        // Train samples fewer points, but each of them is a PerCell point.
+        for (a, b) in train.ports.iter().zip(&cell.ports) {
+            let (qa, qb) = (
+                a.queue_series.as_ref().unwrap(),
+                b.queue_series.as_ref().unwrap(),
+            );
+            assert!(qa.len() <= qb.len());
+            let mut it = qb.iter();
+            for x in qa {
+                assert!(
+                    it.any(|y| y == x),
+                    "port {}: {x:?} not in the PerCell series",
+                    a.host
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn series_change_nothing_else_and_repeat_exactly() {
+        let on = mismatch(true, false);
+        let off = mismatch(false, false);
+        let json = |r: &SpecResult| serde_json::to_string(r).unwrap();
+        assert!(!json(&off).contains("series"));
+        let mut stripped = on.clone();
+        for c in &mut stripped.connections {
+            c.cwnd_series = None;
+        }
+        for p in &mut stripped.ports {
+            p.queue_series = None;
+        }
+        assert_eq!(json(&stripped), json(&off));
+        assert_eq!(json(&on), json(&mismatch(true, false)));
+        assert!(json(&on).contains("\"cwnd_series\":[["));
+        assert!(json(&on).contains("\"queue_series\":[["));
     }
 }

@@ -151,6 +151,7 @@ pub fn loopback(profile: &HostProfile, nbytes: u64, seed: u64) -> Scenario {
         replication: 0,
         fidelity: Fidelity::Train,
         trace: false,
+        series: false,
         time_limit: SimTime::from_secs(3600),
     }
 }

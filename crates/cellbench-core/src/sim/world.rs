@@ -80,6 +80,9 @@ pub struct Scenario {
     pub replication: u32,
     pub fidelity: Fidelity,
     pub trace: bool,
+    /// Record time series: each TCP sender's congestion window, and each
+    /// switch port's occupancy ([`RunResult::cwnd_series`], [`RunResult::queue_series`]).
+    pub series: bool,
     /// Give up (and report the transfer incomplete) at this simulated time.
     pub time_limit: SimTime,
 }
@@ -92,6 +95,16 @@ pub struct TraceRecord {
     /// true when the transmitter (data side) sent it.
     pub from_sender: bool,
     pub seg: Segment,
+}
+
+/// A TCP sender's congestion state at a time: a sample of a cwnd series.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CwndSample {
+    pub at: SimTime,
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    /// Data sent and not yet acknowledged: snd_max − snd_una.
+    pub flight: u32,
 }
 
 impl TraceRecord {
@@ -194,6 +207,12 @@ pub struct RunResult {
     pub end_time: SimTime,
     pub events: u64,
     pub trace: Vec<TraceRecord>,
+    /// With `Scenario::series`, per transfer: its sender's cwnd, ssthresh and
+    /// flight, a sample whenever one of them changed (empty for UDP).
+    pub cwnd_series: Vec<Vec<CwndSample>>,
+    /// With `Scenario::series`, per switch output port: `(t, cells)` occupancy
+    /// samples (resolution: `Network::set_queue_series`).
+    pub queue_series: Vec<Vec<(SimTime, u32)>>,
 }
 
 /// A scenario that cannot run.
@@ -327,6 +346,8 @@ struct World {
     next_dgram: u64,
     free_tokens: Vec<usize>,
     trace: Option<Vec<TraceRecord>>,
+    /// Per transfer, its sender's cwnd series (None: series off).
+    cwnd_series: Option<Vec<Vec<CwndSample>>>,
     scratch: Vec<Segment>,
     /// The jitter factor of the piece of work being executed, per mille.
     job_scale: u64,
@@ -373,8 +394,11 @@ pub fn run_with_clock(
     clock: &mut dyn Clock,
 ) -> Result<RunResult, ScenarioError> {
     validate(scenario)?;
-    let net = Network::new(scenario.topology.clone(), scenario.fidelity)
+    let mut net = Network::new(scenario.topology.clone(), scenario.fidelity)
         .map_err(|e| ScenarioError(format!("topology: {e}")))?;
+    if scenario.series {
+        net.set_queue_series(true);
+    }
     let mut world = World {
         now: SimTime::ZERO,
         events: EventQueue::new(),
@@ -411,6 +435,9 @@ pub fn run_with_clock(
         next_dgram: 0,
         free_tokens: Vec::new(),
         trace: scenario.trace.then(Vec::new),
+        cwnd_series: scenario
+            .series
+            .then(|| vec![Vec::new(); scenario.transfers.len()]),
         scratch: Vec::new(),
         job_scale: 1000,
         deliveries: Vec::new(),
@@ -851,8 +878,44 @@ impl World {
             // The work may have armed, moved or stopped the connection's timers.
             self.arm_conn_timer(ep);
             self.track_circular_wait(self.eps[ep].transfer);
+            if self.cwnd_series.is_some() {
+                self.sample_cwnd(ep);
+            }
         }
         t
+    }
+
+    /// Series: after a piece of work, a sample of a TCP sender's congestion
+    /// state if it changed. The work's state changes happen when it starts
+    /// (see the module's head), so the sample carries that time.
+    fn sample_cwnd(&mut self, ep: usize) {
+        let e = &self.eps[ep];
+        let Some(series) = &mut self.cwnd_series else {
+            return;
+        };
+        if !e.is_sender
+            || e.udp.is_some()
+            || matches!(
+                e.tcb.state,
+                State::Closed | State::Listen | State::SynSent | State::SynReceived
+            )
+        {
+            return;
+        }
+        let tcb = &e.tcb;
+        let sample = CwndSample {
+            at: self.now,
+            cwnd: tcb.snd_cwnd,
+            ssthresh: tcb.snd_ssthresh,
+            flight: (tcb.snd_max - tcb.snd_una).max(0) as u32,
+        };
+        let s = &mut series[e.transfer];
+        let same = |x: &CwndSample| {
+            (x.cwnd, x.ssthresh, x.flight) == (sample.cwnd, sample.ssthresh, sample.flight)
+        };
+        if !s.last().is_some_and(same) {
+            s.push(sample);
+        }
     }
 
     /// A cost of the piece of work being executed, with its jitter.
@@ -1231,6 +1294,14 @@ impl World {
             end_time: self.now,
             events: self.events_handled + self.net.events_processed(),
             trace: self.trace.take().unwrap_or_default(),
+            cwnd_series: self.cwnd_series.take().unwrap_or_default(),
+            queue_series: if scenario.series {
+                (0..scenario.topology.ports.len())
+                    .map(|p| self.net.queue_series(p, self.now))
+                    .collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 }

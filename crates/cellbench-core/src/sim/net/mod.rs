@@ -719,6 +719,13 @@ struct AdapterRt {
     spacing_free: SimTime,
 }
 
+/// One port's occupancy samples, and the end of its last accepted cell.
+#[derive(Default)]
+struct QueueSeries {
+    samples: Vec<(SimTime, u32)>,
+    end: SimTime,
+}
+
 struct PortRt {
     cell: SimTime,
     delay: SimTime,
@@ -846,6 +853,8 @@ pub struct Network {
     events: u64,
     log_on: bool,
     log: Vec<CellRecord>,
+    /// Per port, its occupancy over time (see [`Network::set_queue_series`]); None: off.
+    queue_series: Option<Vec<QueueSeries>>,
     /// Train: eager ports with pushed, unresolved cells.
     dirty: Vec<usize>,
     /// Train: ports whose `sweep_at` may need an event.
@@ -1010,6 +1019,44 @@ impl Network {
         &self.log
     }
 
+    /// When on, record each port's occupancy over time: `(t, cells)` just
+    /// after accepted arrivals, and `(t, 0)` when the buffer empties. It reads
+    /// what admission computes anyway and never changes a cell's fate or time.
+    ///
+    /// Resolution. PerCell: every accepted cell, and every emptying. Train: the
+    /// first and the last arrival of each run of cells a port accepts together
+    /// (the occupancy is monotone over a run, `port::Run`, so these are its
+    /// extremes), every cell decided on its own, and the emptying seen at the
+    /// next run's arrival; so a Train series is a subset of the PerCell one
+    /// with the same peaks. Drops leave the occupancy as it was: not sampled.
+    pub fn set_queue_series(&mut self, on: bool) {
+        self.queue_series = on.then(|| {
+            (0..self.ports.len())
+                .map(|_| QueueSeries::default())
+                .collect()
+        });
+    }
+
+    /// A port's occupancy samples up to `until`, in time order (empty when the
+    /// series is off), closed by the buffer's emptying if that came by then.
+    /// Train decides cells ahead of time; cut at the run's end, both fidelities
+    /// have seen the same arrivals.
+    pub fn queue_series(&self, port: usize, until: SimTime) -> Vec<(SimTime, u32)> {
+        let Some(q) = self.queue_series.as_ref().and_then(|q| q.get(port)) else {
+            return Vec::new();
+        };
+        let mut v: Vec<(SimTime, u32)> = q
+            .samples
+            .iter()
+            .take_while(|x| x.0 <= until)
+            .copied()
+            .collect();
+        if v.len() == q.samples.len() && q.end <= until && v.last().is_some_and(|x| x.1 > 0) {
+            v.push((q.end, 0));
+        }
+        v
+    }
+
     pub fn fidelity(&self) -> Fidelity {
         self.fidelity
     }
@@ -1130,6 +1177,21 @@ impl Network {
             }
         }
         self.cells_done(pdu, count, false);
+    }
+
+    /// Queue series: a port accepted a cell arriving at `a`, after which it
+    /// holds `occ` cells and its last accepted cell ends at `end`.
+    #[inline]
+    fn sample_queue(&mut self, port: usize, a: SimTime, occ: u32, end: SimTime) {
+        if let Some(series) = &mut self.queue_series {
+            let q = &mut series[port];
+            if q.end <= a && q.samples.last().is_some_and(|&(_, o)| o > 0) {
+                // The buffer emptied when its last cell went, before this arrival.
+                q.samples.push((q.end, 0));
+            }
+            q.samples.push((a, occ));
+            q.end = end;
+        }
     }
 
     /// A port accepted a cell that found `occ_before` cells in the buffer.

@@ -65,6 +65,7 @@ impl Network {
                 let start = a.max(free);
                 self.ports[p].ends.push_back(start + cell_time);
                 self.count_accepted(p, 1, occ + 1);
+                self.sample_queue(p, a, occ + 1, start + cell_time);
                 if self.log_on {
                     self.log_sent(p, c, stage, pdu, cell, std::iter::once(start), clp);
                 }

@@ -136,11 +136,18 @@ pub(super) struct Run {
     pub start0: SimTime,
     /// End of transmission of the run's last cell (the port's new `end`).
     pub end: SimTime,
-    /// The largest occupancy just after one of the run's arrivals.
-    pub peak: u32,
+    /// The occupancy just after the run's first and just after its last
+    /// arrival. In between it is monotone (the work ahead of each cell grows
+    /// by `C − step` per cell, or never grows), so these are its extremes.
+    pub occ_first: u32,
+    pub occ_last: u32,
 }
 
 impl Run {
+    /// The largest occupancy just after one of the run's arrivals.
+    pub fn peak(&self) -> u32 {
+        self.occ_first.max(self.occ_last)
+    }
     pub fn start(&self, j: u32, a0: SimTime, step: SimTime, cell: SimTime) -> SimTime {
         if j < self.knee {
             self.start0 + cell.times(j as u64)
@@ -197,17 +204,21 @@ pub(super) fn accept_run(
         knee,
         start0,
         end: SimTime::ZERO,
-        peak: 0,
+        occ_first: 0,
+        occ_last: 0,
     };
     let last = run.start(n - 1, a0, step, cell);
-    let mut peak = occupancy(end, a0, cell) + 1;
-    if n >= 2 {
+    let occ_first = occupancy(end, a0, cell) + 1;
+    let occ_last = if n >= 2 {
         let before_last = run.start(n - 2, a0, step, cell) + cell;
-        peak = peak.max(occupancy(before_last, a0 + step.times(n as u64 - 1), cell) + 1);
-    }
+        occupancy(before_last, a0 + step.times(n as u64 - 1), cell) + 1
+    } else {
+        occ_first
+    };
     Some(Run {
         end: last + cell,
-        peak,
+        occ_first,
+        occ_last,
         ..run
     })
 }
@@ -234,25 +245,25 @@ mod test {
         m: u32,
         cell: SimTime,
         buffer: u32,
-    ) -> (u32, Vec<SimTime>, SimTime, u32) {
+    ) -> (u32, Vec<SimTime>, SimTime, Vec<u32>) {
         let mut starts = vec![];
-        let mut peak = 0;
+        let mut occs = vec![];
         for j in 0..m {
             let a = a0 + step.times(j as u64);
             let occ = occupancy(end, a, cell);
             if occ >= buffer {
                 break;
             }
-            peak = peak.max(occ + 1);
+            occs.push(occ + 1);
             let s = a.max(end);
             starts.push(s);
             end = s + cell;
         }
-        (starts.len() as u32, starts, end, peak)
+        (starts.len() as u32, starts, end, occs)
     }
 
     fn check(end: SimTime, a0: SimTime, step: SimTime, m: u32, cell: SimTime, buffer: u32) {
-        let (n, starts, e, peak) = by_cell(end, a0, step, m, cell, buffer);
+        let (n, starts, e, occs) = by_cell(end, a0, step, m, cell, buffer);
         match accept_run(end, a0, step, m, cell, buffer) {
             None => assert_eq!(n, 0),
             Some(run) => {
@@ -260,7 +271,16 @@ mod test {
                 let got: Vec<SimTime> = (0..n).map(|j| run.start(j, a0, step, cell)).collect();
                 assert_eq!(got, starts);
                 assert_eq!(run.end, e);
-                assert_eq!(run.peak, peak);
+                // The occupancy after each arrival is monotone over the run, so
+                // its first and last values (what queue series sample) are its extremes.
+                assert_eq!(
+                    (run.occ_first, run.occ_last),
+                    (occs[0], occs[n as usize - 1])
+                );
+                let ascending = occs.windows(2).all(|w| w[0] <= w[1]);
+                let descending = occs.windows(2).all(|w| w[0] >= w[1]);
+                assert!(ascending || descending, "{occs:?}");
+                assert_eq!(run.peak(), *occs.iter().max().unwrap());
             }
         }
     }

@@ -265,6 +265,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         events: 0,
         log_on: false,
         log: Vec::new(),
+        queue_series: None,
         dirty: Vec::new(),
         sweep: Vec::new(),
         tx_runs: Vec::new(),

@@ -385,7 +385,14 @@ impl Network {
             port.end = run.end;
             (port.cell, port.delay)
         };
-        self.count_accepted(p, run.n, run.peak);
+        self.count_accepted(p, run.n, run.peak());
+        if self.queue_series.is_some() {
+            // A run's occupancy is monotone: its first and last arrivals bound it.
+            self.sample_queue(p, a0, run.occ_first, run.end);
+            if run.n > 1 {
+                self.sample_queue(p, seg.time(j + run.n - 1), run.occ_last, run.end);
+            }
+        }
         self.circuits[c].stages[s].vc = if has_eom {
             VcState::Idle
         } else {
@@ -440,6 +447,7 @@ impl Network {
                 let start = a.max(end);
                 self.ports[p].end = start + cell;
                 self.count_accepted(p, 1, occ + 1);
+                self.sample_queue(p, a, occ + 1, start + cell);
                 if self.log_on {
                     self.log_sent(p, c, s, seg.pdu, idx, std::iter::once(start), seg.clp);
                 }
