@@ -4,6 +4,8 @@ stored with a result (--series) and drawn from it (cwnd, queue) without re-runni
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -139,3 +141,21 @@ def test_plot_errors_name_what_is_missing(stored, plain, tmp_path, capsys):
     assert "no queue series for run 4: the result has it for runs 0" in capsys.readouterr().err
     assert main(["plot", str(stored), "--kind", "queue", "--port", "9", "-o", png]) == 2
     assert "no queue series for run 0 port 9: it has ports 0, 1, 2" in capsys.readouterr().err
+
+
+def test_reproductions_store_series_with_out(tmp_path) -> None:
+    """`reproduce ... --series --out DIR`: the study's result carries the series to plot."""
+    out = tmp_path / "ww"
+    cmd = [sys.executable, "-m", "cellbench"]
+    r = subprocess.run([*cmd, "reproduce", "wan-window", "--series", "--out", str(out)],
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    png = tmp_path / "cwnd.png"
+    r = subprocess.run([*cmd, "plot", str(out), "--kind", "cwnd", "--run", "8", "-o", str(png)],
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert png.stat().st_size > 0
+    # Series live only in a stored result.
+    r = subprocess.run([*cmd, "reproduce", "europe-vp", "--series"],
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 2 and "--series needs --out" in r.stderr

@@ -57,6 +57,11 @@ def _experiment_options(p: argparse.ArgumentParser, replications_help: str) -> N
     p.add_argument("--out", type=Path, help="store the result there (cellbench show/plot read it)")
     p.add_argument("--resume", action="store_true", help="finish an interrupted --out result")
     p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask distributed scheduler")
+    p.add_argument(
+        "--series",
+        action="store_true",
+        help="store cwnd and queue-occupancy time series with --out (plot --kind cwnd|queue)",
+    )
 
 
 def _check_experiment_args(args: argparse.Namespace) -> None:
@@ -64,6 +69,8 @@ def _check_experiment_args(args: argparse.Namespace) -> None:
         raise UsageError(f"--workers {args.workers}: must be 0 (all cores) or more")
     if getattr(args, "resume", False) and args.out is None:
         raise UsageError("--resume needs --out DIR (the result to finish)")
+    if getattr(args, "series", False) and args.out is None:
+        raise UsageError("--series needs --out DIR (the series are stored with the result)")
 
 
 #: The WAN studies (cellbench.reproduce.wan) and what each is.
@@ -78,7 +85,8 @@ def wan_main(args: argparse.Namespace) -> int:
     _check_experiment_args(args)
     options = {"stall": args.stall} if args.name == "europe-vp" else {}
     if args.name in wan.EXPERIMENTS:
-        options |= {"out": args.out, "resume": args.resume, "dask": args.dask, "progress": True}
+        options |= {"out": args.out, "resume": args.resume, "dask": args.dask, "progress": True,
+                    "series": args.series}  # fmt: skip
     df = wan.run(
         args.name,
         replications=args.replications or 1,
@@ -167,6 +175,7 @@ def main(args: argparse.Namespace) -> int:
         resume=args.resume,
         dask=args.dask,
         trace=args.trace,
+        series=args.series,
         progress=True,
         buflen=args.buflen,
         nbytes=args.nbytes,

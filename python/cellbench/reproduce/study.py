@@ -33,11 +33,13 @@ def run(
     resume: bool = False,
     dask: str | None = None,
     progress: bool = False,
+    series: bool = False,
     set: dict[str, Any] | None = None,  # noqa: A002 - the runner's word
     **overrides: Any,
 ) -> Result:
     """Run study ``name``'s experiment file; ``overrides``/``set`` are --set values
-    (``window=[512, 1024]``, ``set={"testbed.mtu": 9180}``)."""
+    (``window=[512, 1024]``, ``set={"testbed.mtu": 9180}``); ``series`` stores the
+    cwnd and queue-occupancy time series with the result."""
     if replications is not None and replications < 1:
         raise ValueError(f"replications {replications}: must be at least 1")
     if resume and out is None:
@@ -53,6 +55,7 @@ def run(
         replications=replications,
         seed=seed,
         progress=progress,
+        series=series,
         set=set,
         **overrides,
     )

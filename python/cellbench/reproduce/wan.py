@@ -215,6 +215,7 @@ def run(
     resume: bool = False,
     dask: str | None = None,
     progress: bool = False,
+    series: bool = False,
     **options,
 ) -> pd.DataFrame:
     """Run a WAN study; one row per connection per configuration and replication.
@@ -233,11 +234,14 @@ def run(
             resume=resume,
             dask=dask,
             progress=progress,
+            series=series,
             **_SETS[name](**options),
         )
         return frame(name, rows(name, result))
-    if out is not None or resume or dask is not None:
-        raise ValueError(f"{name} runs on the simulator directly: it has no out, resume or dask")
+    if out is not None or resume or dask is not None or series:
+        raise ValueError(
+            f"{name} runs on the simulator directly: it has no out, resume, dask or series"
+        )
     configs = list(STUDIES[name](**options))
     specs, params = [], []
     for rep in range(replications):
