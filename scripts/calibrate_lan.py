@@ -16,16 +16,16 @@ Prints each improvement; put the result into HostProfile::sparc_ipc, then rerun
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import os
 import random
 import subprocess
 from pathlib import Path
 
+from cellbench.reproduce.published import lan_buffer_table
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "target/release/examples/lan_grid"
-TABLE = ROOT.parent / "shared/reference/lan_buffer_table.csv"
 #: The profile's costs as lan_grid names them (ps/byte or µs), starting values.
 START = {"CB_SYS": 113, "CB_COPY": 166_000, "CB_CKSUM": 58_000, "CB_DTX": 21_000,
          "CB_DRX": 71_000, "CB_SOUT": 181, "CB_SIN": 434}  # fmt: skip
@@ -33,8 +33,10 @@ ALWAYS_LOCKS = (1, 5)  # row 20K, column 36K
 
 
 def published() -> list[list[float]]:
-    rows = [r for r in csv.reader(line for line in TABLE.open() if not line.startswith("#"))]
-    return [[float(x) for x in r[1:]] for r in rows[1:]]
+    """The published grid in lan_grid's order: rows send buffer, columns receive buffer."""
+    table = lan_buffer_table()
+    sizes = sorted({snd for snd, _ in table})
+    return [[table[(snd, rcv)] for rcv in sizes] for snd in sizes]
 
 
 def score(costs: dict[str, float], reps: int, seed: int, table) -> tuple:
