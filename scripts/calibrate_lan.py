@@ -3,11 +3,13 @@
 A random local search over the profile's seven costs, each evaluation a whole
 lan-buffers grid from the `lan_grid` example (its CB_* variables override the
 costs). The score, compared in order: anomalous cells that fail to lock (x10)
-plus un-anomalous cells outside +-25% or under 10 Mbit/s; the worst error; the
-mean error. 20K x 36K is left out: the model locks there whatever the costs.
+plus un-anomalous cells outside +-25% or under 10 Mbit/s; then the worst error
+and the mean error (--objective mean: the mean first).
 
     cargo build --release -p cellbench-core --example lan_grid
     python3 scripts/calibrate_lan.py [--seed S] [--iterations N] [--reps R]
+
+CB_LAN_GRID=PATH runs another lan_grid binary (a copy, to go on building while it searches).
 
 Prints each improvement; put the result into HostProfile::sparc_ipc, then rerun
 `cargo run --release --example calibrate_loopback` for the other profiles.
@@ -25,11 +27,10 @@ from pathlib import Path
 from cellbench.reproduce.published import lan_buffer_table
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = ROOT / "target/release/examples/lan_grid"
+BIN = Path(os.environ.get("CB_LAN_GRID", ROOT / "target/release/examples/lan_grid"))
 #: The profile's costs as lan_grid names them (ps/byte or µs), starting values.
-START = {"CB_SYS": 113, "CB_COPY": 166_000, "CB_CKSUM": 58_000, "CB_DTX": 21_000,
-         "CB_DRX": 71_000, "CB_SOUT": 181, "CB_SIN": 434}  # fmt: skip
-ALWAYS_LOCKS = (1, 5)  # row 20K, column 36K
+START = {"CB_SYS": 127, "CB_COPY": 207_279, "CB_CKSUM": 36_581, "CB_DTX": 21_620,
+         "CB_DRX": 76_866, "CB_SOUT": 195, "CB_SIN": 303}  # fmt: skip
 
 
 def published() -> list[list[float]]:
@@ -39,7 +40,7 @@ def published() -> list[list[float]]:
     return [[table[(snd, rcv)] for rcv in sizes] for snd in sizes]
 
 
-def score(costs: dict[str, float], reps: int, seed: int, table) -> tuple:
+def score(costs: dict[str, float], reps: int, seed: int, table, objective: str) -> tuple:
     env = os.environ | {k: str(round(v)) for k, v in costs.items()}
     out = subprocess.run([BIN, str(reps), str(seed)], env=env, capture_output=True, text=True)
     grid = [[float(x.rstrip("!")) for x in line.split()] for line in out.stdout.splitlines()[:10]]
@@ -50,11 +51,16 @@ def score(costs: dict[str, float], reps: int, seed: int, table) -> tuple:
             got = grid[s][r]
             if pub < 2:
                 unlocked += got >= 2
-            elif (s, r) != ALWAYS_LOCKS:
+            else:
                 err = abs(got - pub) / pub
                 errors.append(err)
                 bad += err > 0.25 or got < 10
-    return (10 * unlocked + bad, max(errors), sum(errors) / len(errors))
+    worst, mean = max(errors), sum(errors) / len(errors)
+    return (
+        (10 * unlocked + bad, worst, mean)
+        if objective == "worst"
+        else (10 * unlocked + bad, mean, worst)
+    )
 
 
 def main() -> None:
@@ -63,16 +69,22 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=200)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--step", type=float, default=0.25, help="log-normal step size")
+    ap.add_argument(
+        "--objective",
+        choices=["worst", "mean"],
+        default="worst",
+        help="which error decides once no cell is out of tolerance",
+    )
     a = ap.parse_args()
     rng, table = random.Random(a.seed), published()
     cur = dict(START)
-    best = score(cur, a.reps, 1, table)
+    best = score(cur, a.reps, 1, table, a.objective)
     print("start", best, flush=True)
     for it in range(a.iterations):
         cand = dict(cur)
         for k in rng.sample(list(cur), rng.choice([1, 2, 3])):
             cand[k] = max(1.0, cur[k] * math.exp(rng.gauss(0, a.step)))
-        s = score(cand, a.reps, 1, table)
+        s = score(cand, a.reps, 1, table, a.objective)
         if s < best:
             best, cur = s, cand
             print(it, best, {k: round(v) for k, v in cur.items()}, flush=True)

@@ -55,12 +55,13 @@ fn modern_recovers_from_a_timeout_in_its_rto_not_in_slow_ticks() {
         assert!(m.sender.timeouts >= 1, "seed {seed}: {:?}", m.sender);
         assert_eq!(bs.len() as u64, b.sender.timeouts, "seed {seed}: {bs:?}");
         assert_eq!(ms.len() as u64, m.sender.timeouts, "seed {seed}: {ms:?}");
-        // modern: at most its 200 ms floor (the timer restarts on the last
+        // modern: about its RTO, the 200 ms floor or a little more when the
+        // RTT samples vary (srtt + 4 rttvar; the timer restarts on the last
         // ACK, a little before the last segment went); the BSD timer needs
         // at least two slow ticks.
         for s in &ms {
             assert!(
-                (SimTime::from_ms(100)..=SimTime::from_ms(200)).contains(s),
+                (SimTime::from_ms(100)..=SimTime::from_ms(250)).contains(s),
                 "seed {seed}: modern stalled {s} s: {ms:?}"
             );
         }
@@ -70,12 +71,14 @@ fn modern_recovers_from_a_timeout_in_its_rto_not_in_slow_ticks() {
                 "seed {seed}: osf1 stalled {s} s"
             );
         }
-        let total = |v: &[SimTime]| v.iter().map(|s| s.as_secs_f64()).sum::<f64>();
+        // A timeout costs modern a fifth of what it costs the BSD flavour or
+        // less (how many timeouts each takes depends on the losses).
+        let mean = |v: &[SimTime]| v.iter().map(|s| s.as_secs_f64()).sum::<f64>() / v.len() as f64;
         assert!(
-            5.0 * total(&ms) < total(&bs),
-            "seed {seed}: stalled {} s (modern) vs {} s (osf1)",
-            total(&ms),
-            total(&bs)
+            5.0 * mean(&ms) < mean(&bs),
+            "seed {seed}: {} s per timeout (modern) vs {} s (osf1)",
+            mean(&ms),
+            mean(&bs)
         );
     }
 }

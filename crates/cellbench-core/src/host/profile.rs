@@ -100,14 +100,14 @@ impl HostProfile {
         HostProfile {
             name: "sparc-ipc",
             os: "SunOS 4.1.1",
-            syscall: SimTime::from_us(113),
-            copy_ps_per_byte: 166_000,
-            checksum_ps_per_byte: 58_000,
-            driver_tx_ps_per_byte: 21_000,
+            syscall: SimTime::from_us(127),
+            copy_ps_per_byte: 207_279,
+            checksum_ps_per_byte: 36_581,
+            driver_tx_ps_per_byte: 21_620,
             // Reading the adapter's FIFO costs more than writing it.
-            driver_rx_ps_per_byte: 71_000,
-            segment_out: SimTime::from_us(181),
-            segment_in: SimTime::from_us(434),
+            driver_rx_ps_per_byte: 76_866,
+            segment_out: SimTime::from_us(195),
+            segment_in: SimTime::from_us(303),
             sar_per_cell: SimTime::ZERO,
             timer_tick: SimTime::from_us(20),
             jitter_permille: 100,
@@ -124,15 +124,15 @@ impl HostProfile {
         let ipc = HostProfile::sparc_ipc();
         // (name, OS, published loopback Mb/s, speed relative to the IPC)
         let table: [(&'static str, &'static str, f64, f64); 7] = [
-            ("pentium-90", "Windows NT 3.51", 36.27, 2.7968),
-            ("sparc-10", "SunOS 4.1.3", 43.55, 3.3929),
-            ("pentium-100", "Windows NT 3.51", 49.30, 3.8680),
-            ("power-challenge", "IRIX 6.0.1", 135.80, 12.1119),
-            ("sparc-20", "Solaris 2.4", 230.94, 24.2814),
-            ("ultra-1", "Solaris 2.5", 335.89, 43.9677),
+            ("pentium-90", "Windows NT 3.51", 36.27, 2.8988),
+            ("sparc-10", "SunOS 4.1.3", 43.55, 3.5149),
+            ("pentium-100", "Windows NT 3.51", 49.30, 4.0113),
+            ("power-challenge", "IRIX 6.0.1", 135.80, 12.5650),
+            ("sparc-20", "Solaris 2.4", 230.94, 25.1934),
+            ("ultra-1", "Solaris 2.5", 335.89, 45.5838),
             // Not in the published table: fast enough to fill OC-3c both ways
             // (taken as 400 Mb/s loopback).
-            ("alpha-3000", "OSF/1", 400.0, 61.5841),
+            ("alpha-3000", "OSF/1", 400.0, 63.8666),
         ];
         if name == ipc.name {
             return Some(ipc);

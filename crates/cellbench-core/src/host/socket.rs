@@ -2,6 +2,11 @@
 //! buffer. SunOS 4.1.1 copies into 4 KB clusters while it can, otherwise in
 //! whole 1 KB pieces; a last piece under 1 KB goes in whole. tcp_output runs
 //! after each piece, which is why the amounts TCP sees are multiples of 1 KB.
+//! Each piece is a turn of 4.3BSD's sosend loop, so the test at its top comes
+//! before each: while a cluster or more of the write remains, a piece goes in
+//! only when a whole cluster is free (or the buffer holds less than one). A
+//! writer woken by an ACK that freed a few hundred bytes sleeps on instead of
+//! trickling in a kilobyte.
 
 /// One cluster (MCLBYTES on the era's Sun kernels with 4 KB pages).
 pub const CLUSTER: u32 = 4096;
@@ -25,7 +30,12 @@ impl AppendRule {
     /// an ACK frees space.
     pub fn next(self, hiwat: u32, space: u32, resid: u32) -> Option<u32> {
         match self {
-            AppendRule::SunOs => sunos_append(space, resid),
+            AppendRule::SunOs => {
+                if sunos_waits_for_a_cluster(hiwat.saturating_sub(space), space, resid) {
+                    return None;
+                }
+                sunos_append(space, resid)
+            }
             AppendRule::Bsd44 { mclbytes } => {
                 let lowat = mclbytes.min(hiwat);
                 if resid == 0 || (space < resid && space < lowat) {
@@ -37,9 +47,21 @@ impl AppendRule {
     }
 }
 
-/// SunOS 4.1.1's sosend: how many bytes it appends next, given the send
-/// buffer's free space and the user data still to copy; `None` means the
-/// writer must block until an ACK frees space.
+/// The test at the top of 4.3BSD's sosend loop (uipc_socket.c): the writer
+/// sleeps while at least a cluster of the write remains, the buffer holds a
+/// cluster or more and less than a cluster is free.
+///
+/// It decides part of the lan-buffers grid. A writer that topped up a 20 KB
+/// buffer kilobyte by kilobyte after each small ACK would leave a 36 KB
+/// receiver's window updates just short of 35% and lock it into the
+/// delayed-ACK cycle, which the published study does not show.
+pub fn sunos_waits_for_a_cluster(cc: u32, space: u32, resid: u32) -> bool {
+    resid >= CLUSTER && space < CLUSTER && cc >= CLUSTER
+}
+
+/// SunOS 4.1.1's sosend past that test: how many bytes it appends next, given
+/// the send buffer's free space and the user data still to copy; `None` means
+/// the writer must block until an ACK frees space.
 pub fn sunos_append(space: u32, resid: u32) -> Option<u32> {
     if resid == 0 {
         return None;
@@ -70,6 +92,17 @@ mod test {
         assert_eq!(sunos_append(1000, 8192), None);
         assert_eq!(sunos_append(300, 512), None);
         assert_eq!(sunos_append(16384, 0), None);
+    }
+
+    #[test]
+    fn sunos_bulk_writer_waits_for_a_whole_cluster() {
+        let sunos = AppendRule::SunOs;
+        // 3 KB free in a 20 KB buffer, 8 KB to write: the writer sleeps ...
+        assert_eq!(sunos.next(20480, 3072, 8192), None);
+        assert_eq!(sunos.next(20480, 4096, 8192), Some(4096));
+        // ... but a write's rest under a cluster, or a nearly empty buffer, goes in.
+        assert_eq!(sunos.next(20480, 3072, 3000), Some(2048));
+        assert_eq!(sunos.next(4096, 3072, 8192), Some(3072));
     }
 
     #[test]
