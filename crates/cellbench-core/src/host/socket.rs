@@ -25,13 +25,14 @@ pub enum AppendRule {
 }
 
 impl AppendRule {
-    /// How many bytes sosend appends next, given the send buffer's size and free
-    /// space and the user data still to copy; `None`: the writer blocks until
-    /// an ACK frees space.
-    pub fn next(self, hiwat: u32, space: u32, resid: u32) -> Option<u32> {
+    /// How many bytes sosend appends next, given the send buffer's size and the
+    /// bytes it holds and the user data still to copy; `None`: the writer
+    /// blocks until an ACK frees space.
+    pub fn next(self, hiwat: u32, cc: u32, resid: u32) -> Option<u32> {
+        let space = hiwat.saturating_sub(cc);
         match self {
             AppendRule::SunOs => {
-                if sunos_waits_for_a_cluster(hiwat.saturating_sub(space), space, resid) {
+                if sunos_waits_for_a_cluster(cc, space, resid) {
                     return None;
                 }
                 sunos_append(space, resid)
@@ -98,24 +99,26 @@ mod test {
     fn sunos_bulk_writer_waits_for_a_whole_cluster() {
         let sunos = AppendRule::SunOs;
         // 3 KB free in a 20 KB buffer, 8 KB to write: the writer sleeps ...
-        assert_eq!(sunos.next(20480, 3072, 8192), None);
-        assert_eq!(sunos.next(20480, 4096, 8192), Some(4096));
+        assert_eq!(sunos.next(20480, 17408, 8192), None);
+        assert_eq!(sunos.next(20480, 16384, 8192), Some(4096));
         // ... but a write's rest under a cluster, or a nearly empty buffer, goes in.
-        assert_eq!(sunos.next(20480, 3072, 3000), Some(2048));
-        assert_eq!(sunos.next(4096, 3072, 8192), Some(3072));
+        assert_eq!(sunos.next(20480, 17408, 3000), Some(2048));
+        assert_eq!(sunos.next(4096, 1024, 8192), Some(3072));
     }
 
     #[test]
     fn bsd_appends_a_cluster_at_a_time_above_the_low_water_mark() {
         let bsd = AppendRule::Bsd44 { mclbytes: 2048 };
-        assert_eq!(bsd.next(65536, 65536, 8192), Some(2048));
+        assert_eq!(bsd.next(65536, 0, 8192), Some(2048));
         let alpha = AppendRule::Bsd44 { mclbytes: 8192 };
-        assert_eq!(alpha.next(65536, 65536, 65536), Some(8192));
-        assert_eq!(alpha.next(65536, 6000, 65536), None);
-        assert_eq!(bsd.next(65536, 1500, 8192), None); // below the low-water mark
-        assert_eq!(bsd.next(65536, 1500, 1000), Some(1000)); // the write fits
-                                                             // A buffer smaller than a cluster: the low-water mark is the buffer.
-        assert_eq!(bsd.next(512, 512, 65536), Some(512));
-        assert_eq!(bsd.next(512, 100, 65536), None);
+        assert_eq!(alpha.next(65536, 0, 65536), Some(8192));
+        assert_eq!(alpha.next(65536, 59536, 65536), None);
+        // Below the low-water mark ...
+        assert_eq!(bsd.next(65536, 64036, 8192), None);
+        // ... unless the write fits.
+        assert_eq!(bsd.next(65536, 64036, 1000), Some(1000));
+        // A buffer smaller than a cluster: the low-water mark is the buffer.
+        assert_eq!(bsd.next(512, 0, 65536), Some(512));
+        assert_eq!(bsd.next(512, 412, 65536), None);
     }
 }

@@ -224,10 +224,7 @@ impl Source {
         if let Some(stop) = self.start_write(costs, t) {
             return stop;
         }
-        let Some(n) = costs
-            .append
-            .next(tcb.snd.hiwat, tcb.snd.space(), self.resid)
-        else {
+        let Some(n) = costs.append.next(tcb.snd.hiwat, tcb.snd.cc, self.resid) else {
             return Step::Blocked;
         };
         *t += SimTime(costs.copy_ps_per_byte * n as u64);
