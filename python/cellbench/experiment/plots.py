@@ -265,14 +265,7 @@ def time_sequence(result, fig, run: int | None = None, connection: int | None = 
     tr = result.traces()
     if tr.empty:
         raise PlotError("the result holds no trace: run it with --trace")
-    if run is None:
-        run = int(tr["run"].iloc[0])
-    sel = tr[tr["run"] == run]
-    if connection is None and not sel.empty:
-        connection = int(sel["connection"].iloc[0])
-    sel = sel[sel["connection"] == connection]
-    if sel.empty:
-        raise PlotError(f"no trace for run {run} connection {connection}")
+    run, connection, sel = _pick_connection(tr, run, connection, "trace")
     d, a = parse_trace(list(sel["line"]))
     if d.empty:
         raise PlotError(f"the trace of run {run} connection {connection} has no data segments")
@@ -306,15 +299,12 @@ def time_sequence(result, fig, run: int | None = None, connection: int | None = 
             linewidth=1,
             label="cumulative ACK",
         )
-    rows = result.to_pandas()
-    row = rows[(rows["run"] == run) & (rows["connection"] == connection)]
-    who = f"{row['transmitter'].iloc[0]} → {row['receiver'].iloc[0]}, " if len(row) else ""
     ax.set_xlabel("time (s)")
     ax.set_ylabel("relative sequence number (KB, 1024 bytes)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(
-        f"Time–sequence graph: run {run}, connection {connection} ({who.rstrip(', ')})\n"
+        f"Time–sequence graph: run {run}, connection {connection}{_who(result, run, connection)}\n"
         + _subtitle(result),
         fontsize=10,
     )
@@ -331,6 +321,23 @@ def _pick_run(df: pd.DataFrame, run: int | None, what: str) -> tuple[int, pd.Dat
     return run, sel
 
 
+def _pick_connection(
+    df: pd.DataFrame, run: int | None, connection: int | None, what: str, none_note: str = ""
+) -> tuple[int, int, pd.DataFrame]:
+    """The samples of one connection of one run (default: the first of each that has any)."""
+    run, sel = _pick_run(df, run, what)
+    if connection is None:
+        connection = int(sel["connection"].iloc[0])
+    part = sel[sel["connection"] == connection]
+    if part.empty:
+        have = sorted(int(c) for c in sel["connection"].unique())
+        raise PlotError(
+            f"no {what} for run {run} connection {connection}: "
+            f"it has connections {_few(have)}{none_note}"
+        )
+    return run, connection, part
+
+
 def _few(values: list[int]) -> str:
     return ", ".join(map(str, values[:10])) + (", ..." if len(values) > 10 else "")
 
@@ -339,16 +346,8 @@ def cwnd(result, fig, run: int | None = None, connection: int | None = None) -> 
     df = result.cwnd_series()
     if df.empty:
         raise PlotError("the result holds no cwnd series: run it with --series")
-    run, sel = _pick_run(df, run, "cwnd series")
-    if connection is None:
-        connection = int(sel["connection"].iloc[0])
-    sel = sel[sel["connection"] == connection].sort_values("t_s", kind="stable")
-    if sel.empty:
-        have = sorted(int(c) for c in df[df["run"] == run]["connection"].unique())
-        raise PlotError(
-            f"no cwnd series for run {run} connection {connection}: "
-            f"it has connections {_few(have)} (UDP has none)"
-        )
+    run, connection, sel = _pick_connection(df, run, connection, "cwnd series", " (UDP has none)")
+    sel = sel.sort_values("t_s", kind="stable")
     t = sel["t_s"].to_numpy(float)
     kb = {k: sel[k].to_numpy(float) / 1024 for k in ("cwnd", "ssthresh", "flight")}
     ax = fig.add_subplot()
