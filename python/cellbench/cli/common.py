@@ -44,6 +44,12 @@ def positive_int(what: str):
     return parse
 
 
+def check_workers(workers: int) -> None:
+    """--workers: 0 means all cores; fewer is a usage error."""
+    if workers < 0:
+        raise UsageError(f"--workers {workers}: must be 0 (all cores) or more")
+
+
 def print_json(obj: Any) -> None:
     json.dump(obj, sys.stdout, indent=2)
     sys.stdout.write("\n")

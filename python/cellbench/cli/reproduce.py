@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cellbench.cli.common import UsageError, positive_int, print_json
+from cellbench.cli.common import UsageError, check_workers, positive_int, print_json
 from cellbench.reproduce import STUDIES, lan_buffers, wan
 from cellbench.reproduce.published import size_label
 
@@ -65,8 +65,7 @@ def _experiment_options(p: argparse.ArgumentParser, replications_help: str) -> N
 
 
 def _check_experiment_args(args: argparse.Namespace) -> None:
-    if args.workers < 0:
-        raise UsageError(f"--workers {args.workers}: must be 0 (all cores) or more")
+    check_workers(args.workers)
     if getattr(args, "resume", False) and args.out is None:
         raise UsageError("--resume needs --out DIR (the result to finish)")
     if getattr(args, "series", False) and args.out is None:

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from cellbench.cli.common import UsageError, positive_int, print_json
+from cellbench.cli.common import UsageError, check_workers, positive_int, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -82,8 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_main(args: argparse.Namespace) -> int:
     from cellbench.experiment import results, runner
 
-    if args.workers < 0:
-        raise UsageError(f"--workers {args.workers}: must be 0 (all cores) or more")
+    check_workers(args.workers)
     plan = runner.make_plan(
         Path(args.file),
         sets=args.sets,
