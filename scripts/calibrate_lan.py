@@ -76,6 +76,8 @@ def main() -> None:
         help="which error decides once no cell is out of tolerance",
     )
     a = ap.parse_args()
+    if not BIN.is_file():
+        ap.error(f"{BIN}: no lan_grid binary (build it as above, or set CB_LAN_GRID to one)")
     rng, table = random.Random(a.seed), published()
     cur = dict(START)
     best = score(cur, a.reps, 1, table, a.objective)
