@@ -4,6 +4,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# tshark decodes the pcap files cellbench writes (tests/test_pcap_tshark.py, README's
+# example); the tests require it rather than skip.
+if ! command -v tshark >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "== install tshark (Debian package)"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null
+    else
+        echo "scripts/test.sh: tshark is required: install Debian's tshark (or run as root)" >&2
+        exit 2
+    fi
+fi
+
 echo "== install (editable, with test extras)"
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 

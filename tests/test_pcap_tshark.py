@@ -12,9 +12,13 @@ import pytest
 from cellbench import wire
 
 TSHARK = shutil.which("tshark")
-pytestmark = pytest.mark.skipif(
-    TSHARK is None, reason="tshark not installed (Debian package tshark; .ci/run installs it)"
-)
+
+
+@pytest.fixture(autouse=True)
+def _needs_tshark() -> None:
+    # A requirement, not a skip: scripts/test.sh installs it (Debian package tshark).
+    assert TSHARK is not None, "tshark not found: install Debian's tshark (scripts/test.sh does)"
+
 
 SRC, DST = "10.1.2.3", "192.168.40.7"
 SPORT, DPORT = 40000, 5001

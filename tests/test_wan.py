@@ -1,6 +1,6 @@
 """The wide-area reproductions (issue 4): wan-window, wan-mismatch, europe-vp.
 
-Published numbers exist only for wan-window (../shared/reference/wan_window_table.csv,
+Published numbers exist only for wan-window (python/cellbench/data/wan_window_table.csv,
 tolerance +-5%); for the other two the tests assert the mechanisms the studies
 describe: rate-mismatch loss cured by pacing, policing collapse cured by spacing.
 """

@@ -7,11 +7,11 @@ use cellbench_core::sim::batch::run_indexed;
 use cellbench_core::sim::testbeds::{lan_buffer_sizes, LanBuffers};
 use cellbench_core::sim::world::run;
 
-/// The published grid, read from ../shared/reference (rows: send buffer, columns: receive buffer).
+/// The published grid the project carries (rows: send buffer, columns: receive buffer).
 fn published() -> Vec<Vec<f64>> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/reference/lan_buffer_table.csv"
+        "/../../python/cellbench/data/lan_buffer_table.csv"
     );
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     text.lines()

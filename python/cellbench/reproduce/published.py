@@ -1,4 +1,8 @@
-"""The published results shipped with cellbench (copies of ../shared/reference)."""
+"""The published results cellbench carries and tests against (python/cellbench/data).
+
+Each CSV is a study's published table as the study reported it, with a header comment
+saying what was measured and on what setup; the setups are the classic testbeds the
+simulator's presets describe (testbeds.rs, reproduce/*.netspec)."""
 
 from __future__ import annotations
 
