@@ -848,6 +848,8 @@ def resume_command(meta: dict, path: Path | str) -> str | None:
     exp = meta.get("experiment")
     if not isinstance(exp, dict) or not isinstance(exp.get("file"), str):
         return None
+    if not Path(exp["file"]).is_file():
+        return None  # run from text (cellbench.run("cluster { ... }")): no command to give
     cmd = ["cellbench", "run", exp["file"]]
     for s in meta.get("set") or []:
         cmd += ["--set", str(s)]
@@ -1000,7 +1002,7 @@ def _read_checked(path: Path, meta: dict, manifest: dict, table: str) -> pd.Data
                 meta,
                 [Damage(f"{table}/{f['name']} differs from its SHA-256 in the manifest ({runs})")],
             )
-        t = pq.read_table(pa.BufferReader(data))
+        t = pq.ParquetFile(pa.BufferReader(data)).read()  # read_table: pyarrow.dataset too
         if t.num_rows != f["rows"]:
             raise _damage_error(
                 path,
