@@ -3,6 +3,7 @@ on the classic studies, where the mechanism is known, and in every front end."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -195,9 +196,14 @@ def test_stored_results_keep_the_limit_and_show_prints_it(tmp_path):
     explained = [x for x in r.stdout.splitlines() if x.startswith("#   sender (a -> b) [snd=")]
     assert len(explained) == 2 and ": lockstep: Nagle/delayed-ACK" in explained[0], r.stdout
     # A result written before the columns existed still loads: the limit is unknown.
-    for part in (out / "runs").glob("*.parquet"):
-        table = pq.read_table(part)
-        pq.write_table(table.drop(["limited_by", "limit_evidence"]), part)
+    manifest = json.loads((out / "manifest.json").read_text())
+    for p in manifest["parts"]:
+        entry = p["files"]["runs"]
+        part = out / "runs" / entry["name"]
+        pq.write_table(pq.read_table(part).drop(["limited_by", "limit_evidence"]), part)
+        data = part.read_bytes()
+        entry.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+    (out / "manifest.json").write_text(json.dumps(manifest))
     old = results.load(out)
     assert old.to_pandas().limited_by.isna().all()
     assert old.summary().limited_by.isna().all()

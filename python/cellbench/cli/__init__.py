@@ -43,6 +43,8 @@ def _version() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # As typed: an interrupted command prints itself back with --resume.
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return int(args.func(args) or 0)
     except (UsageError, ValueError) as e:

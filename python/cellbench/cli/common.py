@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -53,3 +55,31 @@ def check_workers(workers: int) -> None:
 def print_json(obj: Any) -> None:
     json.dump(obj, sys.stdout, indent=2)
     sys.stdout.write("\n")
+
+
+def resume_command(args: argparse.Namespace) -> str:
+    """The command as it was typed (``args.argv``), to finish what it started:
+    with --resume, without --overwrite."""
+    words = ["cellbench", *args.argv]
+    if getattr(args, "overwrite", False):
+        # argparse takes any unambiguous prefix of --overwrite.
+        words = [w for w in words if not (w.startswith("--ov") and "--overwrite".startswith(w))]
+    if not getattr(args, "resume", False):
+        words.append("--resume")
+    return shlex.join(words)
+
+
+def interrupted(args: argparse.Namespace, out: Path) -> int:
+    """Ctrl-C with a result directory: what was kept, and the command that finishes it."""
+    from cellbench.experiment import results
+
+    try:
+        total = results.read_meta(out).get("runs_total", "?")
+    except results.ResultError:
+        total = "?"
+    print(
+        f"cellbench: interrupted: {results.stored_runs(out)}/{total} runs kept in {out}; "
+        f"finish with: {resume_command(args)}",
+        file=sys.stderr,
+    )
+    return 130

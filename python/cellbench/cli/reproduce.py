@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cellbench.cli.common import UsageError, check_workers, positive_int, print_json
+from cellbench.cli.common import (
+    UsageError,
+    check_workers,
+    interrupted,
+    positive_int,
+    print_json,
+)
+from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
 from cellbench.reproduce import STUDIES, lan_buffers, wan
 from cellbench.reproduce.published import size_label
 
@@ -48,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _experiment_options(p: argparse.ArgumentParser, replications_help: str) -> None:
     """The options of a study that is an experiment file (reproduce.study)."""
+    p.epilog = LOOKAHEAD_HELP
     p.add_argument(
         "--replications",
         type=positive_int("--replications"),
@@ -56,7 +64,12 @@ def _experiment_options(p: argparse.ArgumentParser, replications_help: str) -> N
     )
     p.add_argument("--out", type=Path, help="store the result there (cellbench show/plot read it)")
     p.add_argument("--resume", action="store_true", help="finish an interrupted --out result")
-    p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask distributed scheduler")
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a Dask distributed scheduler (an error if it does not answer within "
+        f"{DASK_TIMEOUT_S} s)",
+    )
     p.add_argument(
         "--series",
         action="store_true",
@@ -86,13 +99,18 @@ def wan_main(args: argparse.Namespace) -> int:
     if args.name in wan.EXPERIMENTS:
         options |= {"out": args.out, "resume": args.resume, "dask": args.dask, "progress": True,
                     "series": args.series}  # fmt: skip
-    df = wan.run(
-        args.name,
-        replications=args.replications or 1,
-        seed=args.seed,
-        workers=args.workers,
-        **options,
-    )
+    try:
+        df = wan.run(
+            args.name,
+            replications=args.replications or 1,
+            seed=args.seed,
+            workers=args.workers,
+            **options,
+        )
+    except KeyboardInterrupt:
+        if getattr(args, "out", None) is None:
+            raise
+        return interrupted(args, args.out)
     if args.json:
         rows = df.astype(object).where(df.notna(), None).to_dict(orient="records")
         print_json({"study": args.name, "rows": rows})
@@ -164,25 +182,30 @@ def main(args: argparse.Namespace) -> int:
             "--trace prints the transfers; it does not combine with --out/--resume/--dask"
         )
     _check_experiment_args(args)
-    df = study.run(
-        send_buffers=sends,
-        recv_buffers=recvs,
-        replications=replications,
-        seed=args.seed,
-        workers=args.workers,
-        out=args.out,
-        resume=args.resume,
-        dask=args.dask,
-        trace=args.trace,
-        series=args.series,
-        progress=True,
-        buflen=args.buflen,
-        nbytes=args.nbytes,
-        mtu=args.mtu,
-        profile=args.profile,
-        flavour=args.flavour,
-        nodelay=args.nodelay,
-    )
+    try:
+        df = study.run(
+            send_buffers=sends,
+            recv_buffers=recvs,
+            replications=replications,
+            seed=args.seed,
+            workers=args.workers,
+            out=args.out,
+            resume=args.resume,
+            dask=args.dask,
+            trace=args.trace,
+            series=args.series,
+            progress=True,
+            buflen=args.buflen,
+            nbytes=args.nbytes,
+            mtu=args.mtu,
+            profile=args.profile,
+            flavour=args.flavour,
+            nodelay=args.nodelay,
+        )
+    except KeyboardInterrupt:
+        if args.out is None:
+            raise
+        return interrupted(args, args.out)
     summary = study.summarize(df)
     if args.trace:
         for row in df.itertuples(index=False):

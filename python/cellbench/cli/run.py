@@ -7,7 +7,14 @@ import json
 import sys
 from pathlib import Path
 
-from cellbench.cli.common import UsageError, check_workers, positive_int, print_json
+from cellbench.cli.common import (
+    UsageError,
+    check_workers,
+    interrupted,
+    positive_int,
+    print_json,
+)
+from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run",
         help="run an experiment file (NetSpec-style) on the simulator and store the result",
         description="Run every sweep point x replication of an experiment file; each finished "
-        "run is stored at once in the result directory (--out).",
+        "run is stored at once in the result directory (--out). " + LOOKAHEAD_HELP,
     )
     p.add_argument("file", help="the experiment file")
     p.add_argument(
@@ -38,7 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", action="store_true", help="finish an interrupted result in --out")
     p.add_argument("--overwrite", action="store_true", help="replace an existing result in --out")
     p.add_argument("--workers", type=int, default=0, help="parallel runs (default: all cores)")
-    p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask distributed scheduler")
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a Dask distributed scheduler (an error if it does not answer within "
+        f"{DASK_TIMEOUT_S} s)",
+    )
     p.add_argument("--trace", action="store_true", help="store every connection's segment trace")
     p.add_argument(
         "--series",
@@ -93,7 +105,7 @@ def run_main(args: argparse.Namespace) -> int:
         series=args.series,
         file=args.file,
     )
-    for note in sorted({n for e in plan.experiments for n in e.notes}):
+    for note in plan.notes:
         print(f"cellbench: note: {note}", file=sys.stderr)
     if args.check:
         e = plan.experiments[0]
@@ -104,19 +116,20 @@ def run_main(args: argparse.Namespace) -> int:
         )
         return 0
     out = args.out or Path(Path(args.file).stem + ".result")
-    store = results.ResultDir(out, plan.meta(), resume=args.resume, overwrite=args.overwrite)
+    # The scheduler first: an unreachable one leaves nothing written.
+    client = runner.dask_client(args.dask) if args.dask else None
     try:
-        runner.execute_plan(
-            plan, store, workers=args.workers or None, progress=True, dask=args.dask
-        )
-    except KeyboardInterrupt:
-        done = len(store.done())
-        print(
-            f"cellbench: interrupted: {done}/{plan.runs_total} runs kept in {out}; "
-            f"finish with: cellbench run {args.file} --out {out} --resume",
-            file=sys.stderr,
-        )
-        return 130
+        store = results.ResultDir(out, plan.meta(), resume=args.resume, overwrite=args.overwrite)
+        store.print_repairs()
+        try:
+            runner.execute_plan(
+                plan, store, workers=args.workers or None, progress=True, dask=client
+            )
+        except KeyboardInterrupt:
+            return interrupted(args, out)
+    finally:
+        if client is not None:
+            client.close()
     result = results.load(out)
     print(f"cellbench: result in {out} ({len(result.to_pandas())} rows)", file=sys.stderr)
     _print_summary(result, "json" if args.json else "table")

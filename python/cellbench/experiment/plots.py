@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 KINDS = (
     "buffer-grid",
@@ -75,6 +76,9 @@ def _rows(result) -> pd.DataFrame:
 
 
 def _grid(result):
+    import numpy as np
+    import pandas as pd
+
     df = _rows(result)
     g = df.groupby(["sndbuf", "rcvbuf"]).agg(mbps=("mbps", "mean"), lock=("lockstep", "mean"))
     snd = sorted(df["sndbuf"].dropna().unique())
@@ -90,6 +94,7 @@ def _grid(result):
 
 
 def buffer_grid(result, fig) -> None:
+    import numpy as np
     from matplotlib.patches import Patch
 
     snd, rcv, z, lock = _grid(result)
@@ -119,6 +124,7 @@ def buffer_grid(result, fig) -> None:
 
 def buffer_surface(result, fig) -> None:
     import mpl_toolkits.mplot3d  # noqa: F401 - registers the 3-D projection
+    import numpy as np
 
     snd, rcv, z, _ = _grid(result)
     if len(snd) < 2 or len(rcv) < 2:
@@ -145,6 +151,8 @@ def _series(df: pd.DataFrame, x: str, by: str, label) -> list[tuple[str, pd.Data
 
 
 def _lines(ax, series, x: str) -> None:
+    import numpy as np
+
     for label, g in series:
         err = np.vstack([g["mean"] - g["min"], g["max"] - g["mean"]])
         ax.errorbar(g[x], g["mean"], yerr=err, marker="o", capsize=3, label=label)
@@ -155,6 +163,8 @@ def _lines(ax, series, x: str) -> None:
 
 
 def window(result, fig) -> None:
+    import numpy as np
+
     df = _rows(result)
     df = df.assign(window=np.minimum(df["sndbuf"], df["rcvbuf"]))
     ax = fig.add_subplot()
@@ -164,6 +174,8 @@ def window(result, fig) -> None:
 
 
 def message_size(result, fig) -> None:
+    import numpy as np
+
     df = _rows(result)
     df = df.assign(window=np.minimum(df["sndbuf"], df["rcvbuf"]))
     ax = fig.add_subplot()
@@ -238,6 +250,8 @@ _SEG = re.compile(
 
 def parse_trace(lines: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(data segments: time, start, end, retransmit), (ACKs: time, ack) from a segment trace."""
+    import pandas as pd
+
     data, acks = [], []
     sender = None
     for line in lines:
@@ -325,6 +339,7 @@ def _pick_connection(
     df: pd.DataFrame, run: int | None, connection: int | None, what: str, none_note: str = ""
 ) -> tuple[int, int, pd.DataFrame]:
     """The samples of one connection of one run (default: the first of each that has any)."""
+
     run, sel = _pick_run(df, run, what)
     if connection is None:
         connection = int(sel["connection"].iloc[0])
@@ -343,6 +358,8 @@ def _few(values: list[int]) -> str:
 
 
 def cwnd(result, fig, run: int | None = None, connection: int | None = None) -> None:
+    import numpy as np
+
     df = result.cwnd_series()
     if df.empty:
         raise PlotError("the result holds no cwnd series: run it with --series")

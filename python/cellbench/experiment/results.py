@@ -1,4 +1,4 @@
-"""The result of a run: one self-describing directory.
+"""The result of a run: one self-describing directory that checks itself.
 
 ::
 
@@ -7,41 +7,67 @@
                            the --set values, seed, replications, the resolved testbed, the
                            sweep, notes, complete (false while runs are missing)
       experiment.netspec   the experiment text, as run (the same text as in result.json)
-      runs/part-NNNNNN.parquet    one row per connection per run, one file per run
-      ports/part-NNNNNN.parquet   one row per switch output port per run (cells in/out/lost, peak,
-                                  CLP=1 cells lost at the CLP-1 threshold, cells tagged by a UPC)
-      traces/part-NNNNNN.parquet  (--trace) one row per trace line: run, stage, connection, line
-      cwnd/part-NNNNNN.parquet    (--series) one row per sample of a TCP sender's congestion
-                                  state: run, stage, connection, t_s, cwnd, ssthresh, flight
-                                  (bytes; a sample whenever one of them changed)
-      queue/part-NNNNNN.parquet   (--series) one row per sample of a switch port's occupancy:
-                                  run, stage, port, host, t_s, cells (just after accepted
-                                  arrivals, and 0 when the buffer empties)
+      manifest.json        every part: the runs it holds, and per table its file, rows,
+                           bytes and SHA-256 (checked on every read)
+      runs/part-FIRST-LAST.parquet    one row per connection per run, runs FIRST..LAST
+      ports/part-FIRST-LAST.parquet   one row per switch output port per run (cells in/out/
+                                      lost, peak, CLP=1 cells lost at the CLP-1 threshold,
+                                      cells tagged by a UPC)
+      traces/...           (--trace) one row per trace line: run, stage, connection, line
+      cwnd/...             (--series) one row per sample of a TCP sender's congestion state:
+                           run, stage, connection, t_s, cwnd, ssthresh, flight (bytes; a
+                           sample whenever one of them changed)
+      queue/...            (--series) one row per sample of a switch port's occupancy: run,
+                           stage, port, host, t_s, cells (just after accepted arrivals, and
+                           0 when the buffer empties)
+      .incoming/           where a part is written before it is renamed into place, and the
+                           journal of finished runs not yet in a part; no reader looks here
 
 A run is one point of the sweep × one replication (run = point × replications +
-replication). Each run's rows are written, atomically, as soon as it finishes, so
-an interrupted sweep keeps every finished run and ``--resume`` runs the rest. The
-parts have one fixed schema, so ``pandas.read_parquet("RESULT/runs")``,
-``polars.read_parquet("RESULT/runs/*.parquet")`` and DuckDB's
-``read_parquet('RESULT/runs/*.parquet')`` read them as one table.
+replication). Runs are gathered in run order into parts of up to ``PART_RUNS`` runs
+or ``PART_ROWS`` rows (whichever comes first, so the cut depends only on the
+results: the same seed gives the same files at any worker count). Each finished run
+is appended at once to the journal, so a killed sweep loses no finished run; an
+interrupted one (Ctrl-C, an error) puts every finished run in parts before it
+exits. ``--resume`` reads the journal back, checks every part against the manifest,
+sets aside whatever is damaged or does not belong (into ``.damaged/``) and re-runs
+exactly the runs that are missing. The parts have one fixed schema, so
+``pandas.read_parquet("RESULT/runs")``, ``polars.read_parquet("RESULT/runs/*.parquet")``
+and DuckDB's ``read_parquet('RESULT/runs/*.parquet')`` read them as one table.
 
-``format_version`` 1 is what ``cellbench reproduce --out`` wrote (result.json and
-runs.csv); it is still read. A newer version than ``FORMAT_VERSION`` is refused.
-Adding a column to ``ROW_COLUMNS`` keeps the version: readers fill a column that
-older parts lack with nulls (``limited_by`` and ``limit_evidence``, what bound
-each connection, came so), and older readers carry a newer column along.
+``format_version`` 1 is what ``cellbench reproduce --out`` once wrote (result.json
+and runs.csv), 2 a part per run without a manifest; both are still read (not
+resumed). A newer version than ``FORMAT_VERSION`` is refused. Adding a column to
+``ROW_COLUMNS`` keeps the version: readers fill a column that older parts lack with
+nulls (``limited_by`` and ``limit_evidence``, what bound each connection, came so),
+and older readers carry a newer column along.
 """
 
 from __future__ import annotations
 
+import bisect
+import hashlib
 import json
 import os
+import re
+import shlex
+import shutil
+import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMAT = "cellbench-result"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+MANIFEST_FORMAT = "cellbench-manifest"
+
+#: A part is cut after this many runs...
+PART_RUNS = 1000
+#: ... or once its tables hold this many rows together (traces and series are long).
+PART_ROWS = 200_000
 
 #: Columns of every row, in order: identity and configuration, then the simulator's measures.
 #: (name, arrow type name); a measure the engine does not report is null.
@@ -167,10 +193,20 @@ PARTS = {
     "cwnd": CWND_COLUMNS,
     "queue": QUEUE_COLUMNS,
 }
+#: Every table, in the order a run hands them over (``write_run``).
+TABLES = ("runs", "traces", "ports", "cwnd", "queue")
+
+INCOMING = ".incoming"
+DAMAGED = ".damaged"
+_PART_NAME = re.compile(r"part-(\d+)-(\d+)\.parquet\Z")
 
 
 class ResultError(ValueError):
     """A result directory that cannot be read or extended."""
+
+
+class ResultDamage(ResultError):
+    """A result directory whose files do not match its manifest."""
 
 
 def _arrow():
@@ -208,122 +244,487 @@ def _schema(columns: list[tuple[str, str]]):
     return pa.schema([(n, types[t]) for n, t in columns])
 
 
-def _write_table(path: Path, rows: list[dict], columns: list[tuple[str, str]]) -> None:
-    """Write atomically: a reader (or --resume) never sees half a part."""
-    pa, pq = _arrow()
+def _columns(meta: dict) -> dict[str, list[tuple[str, str]]]:
+    """Each table's columns; the runs table ends with one column per sweep parameter."""
+    return {"runs": ROW_COLUMNS + [tuple(c) for c in meta["param_columns"]], **PARTS}
+
+
+def _table(rows: list[list], columns: list[tuple[str, str]]):
+    """An Arrow table of rows given as lists in column order."""
+    pa, _ = _arrow()
     schema = _schema(columns)
-    table = pa.Table.from_pylist([{n: r.get(n) for n, _ in columns} for r in rows], schema=schema)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    pq.write_table(table, tmp)
+    data = list(zip(*rows)) if rows else [[] for _ in columns]
+    return pa.Table.from_arrays(
+        [pa.array(col, type=f.type) for col, f in zip(data, schema)], schema=schema
+    )
+
+
+def _empty(columns) -> pd.DataFrame:
+    return _schema(columns).empty_table().to_pandas()
+
+
+# --- gathering finished runs into parts ------------------------------------------------------
+
+
+class RunSet:
+    """Run numbers as sorted, disjoint ranges ``[first, last]``: a sweep of a million
+    runs costs a few ranges, not a million set entries."""
+
+    def __init__(self, ranges: Iterable[tuple[int, int]] = ()):
+        self._firsts: list[int] = []
+        self._lasts: list[int] = []
+        for first, last in sorted(ranges):
+            self.add(first, last)
+
+    def add(self, first: int, last: int) -> None:
+        i = bisect.bisect_left(self._firsts, first)
+        self._firsts.insert(i, first)
+        self._lasts.insert(i, last)
+        # Merge with touching neighbours so the lists stay short.
+        j = max(i - 1, 0)
+        while j + 1 < len(self._firsts):
+            if self._lasts[j] + 1 >= self._firsts[j + 1]:
+                self._lasts[j] = max(self._lasts[j], self._lasts[j + 1])
+                del self._firsts[j + 1], self._lasts[j + 1]
+            elif j >= i:
+                break
+            else:
+                j += 1
+
+    def __contains__(self, run: int) -> bool:
+        i = bisect.bisect_right(self._firsts, run) - 1
+        return i >= 0 and run <= self._lasts[i]
+
+    def __len__(self) -> int:
+        return sum(b - a + 1 for a, b in zip(self._firsts, self._lasts))
+
+    def ranges(self) -> list[tuple[int, int]]:
+        return list(zip(self._firsts, self._lasts))
+
+
+class _Gatherer:
+    """Puts finished runs in run order and cuts them into parts.
+
+    A run finished early waits in ``ready`` until every run before it is in;
+    the runner submits at most its look-ahead past the oldest unfinished run,
+    so ``ready`` stays that small. ``seal(first, last, tables)`` stores a part.
+    """
+
+    def __init__(self, sealed: Iterable[tuple[int, int]], seal, part_runs: int, part_rows: int):
+        self.sealed_at = dict(sealed)  # first run of a stored part -> its last
+        self.seal = seal
+        self.part_runs, self.part_rows = part_runs, part_rows
+        self.ready: dict[int, tuple[dict, bytes | None]] = {}
+        self.open: list[tuple[int, dict]] = []
+        self.open_rows = 0
+        self.next = self._skip(0)
+
+    def _skip(self, run: int) -> int:
+        while run in self.sealed_at:
+            run = self.sealed_at[run] + 1
+        return run
+
+    def add(self, run: int, tables: dict, journal_line: bytes | None = None) -> None:
+        self.ready[run] = (tables, journal_line)
+        while self.next in self.ready:
+            tables, _ = self.ready.pop(self.next)
+            self.open.append((self.next, tables))
+            self.open_rows += sum(len(t) for t in tables.values())
+            after = self._skip(self.next + 1)
+            # A part ends at the thresholds, or where a part stored earlier begins.
+            if (
+                after != self.next + 1
+                or len(self.open) >= self.part_runs
+                or self.open_rows >= self.part_rows
+            ):
+                self._seal_open()
+            self.next = after
+
+    def _seal_open(self) -> None:
+        if not self.open:
+            return
+        first, last = self.open[0][0], self.open[-1][0]
+        tables = {t: [row for _, run in self.open for row in run.get(t, ())] for t in TABLES}
+        self.open, self.open_rows = [], 0
+        self.seal(first, last, tables)
+        self.sealed_at[first] = last
+
+    def flush(self) -> None:
+        """Put every finished run in a part: the open one, then each unbroken
+        stretch of runs that finished ahead of a missing one."""
+        self._seal_open()
+        for run in sorted(self.ready):
+            tables, _ = self.ready.pop(run)
+            if self.open and self.open[-1][0] != run - 1:
+                self._seal_open()
+            self.open.append((run, tables))
+            self.open_rows += sum(len(t) for t in tables.values())
+            if len(self.open) >= self.part_runs or self.open_rows >= self.part_rows:
+                self._seal_open()
+        self._seal_open()
+
+    def pending_lines(self) -> list[bytes]:
+        """The journal lines of finished runs not yet in a part."""
+        return [line for _, line in self.ready.values() if line is not None]
+
+    def done(self) -> RunSet:
+        runs = RunSet(self.sealed_at.items())
+        for run, _ in self.open:
+            runs.add(run, run)
+        for run in self.ready:
+            runs.add(run, run)
+        return runs
+
+
+def _as_lists(rows: list[dict], columns: list[tuple[str, str]]) -> list[list]:
+    return [[r.get(n) for n, _ in columns] for r in rows]
+
+
+class _Store:
+    """What ResultDir and MemoryResult share: a run's tables in, parts out."""
+
+    def _start(self, meta: dict, sealed) -> None:
+        self.meta = meta
+        self.columns = _columns(meta)
+        self.gatherer = _Gatherer(sealed, self._seal, PART_RUNS, PART_ROWS)
+
+    def done(self) -> RunSet:
+        """The runs finished (in a part, or waiting for an earlier run)."""
+        return self.gatherer.done()
+
+    def write_run(
+        self,
+        run: int,
+        rows: list[dict],
+        traces: list[dict] = (),
+        ports: list[dict] = (),
+        cwnd: list[dict] = (),
+        queue: list[dict] = (),
+    ) -> None:
+        given = dict(zip(TABLES, (rows, traces, ports, cwnd, queue)))
+        tables = {t: _as_lists(v, self.columns[t]) for t, v in given.items() if v}
+        self.gatherer.add(run, tables, self._journal(run, tables))
+
+    def _journal(self, run: int, tables: dict) -> bytes | None:
+        return None
+
+    def _seal(self, first: int, last: int, tables: dict) -> None:
+        raise NotImplementedError
+
+
+class MemoryResult(_Store):
+    """The same interface, kept in memory (``cellbench.run`` without ``out``): parts
+    are Arrow tables, a tenth of the memory of the rows as Python objects."""
+
+    def __init__(self, meta: dict):
+        self.path = None
+        self.parts: dict[str, list] = {t: [] for t in TABLES}
+        self._start(meta, ())
+
+    def _seal(self, first: int, last: int, tables: dict) -> None:
+        for t, rows in tables.items():
+            if rows:
+                self.parts[t].append(_table(rows, self.columns[t]))
+
+    def close(self) -> None:
+        self.gatherer.flush()
+
+    def finish(self) -> None:
+        self.gatherer.flush()
+        self.meta["complete"] = True
+
+
+def _digest(data) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write_json(path: Path, obj: dict, tmp_dir: Path) -> None:
+    """Atomically: write beside, then rename over."""
+    tmp = tmp_dir / (path.name + f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(obj, indent=2) + "\n")
     os.replace(tmp, path)
 
 
-class ResultDir:
-    """Writes a result directory run by run; ``resume`` picks up a started one."""
+class ResultDir(_Store):
+    """Writes a result directory as runs finish; ``resume`` checks, repairs and
+    extends a started one (``repairs`` says what it set aside)."""
 
-    def __init__(self, path: Path, meta: dict, *, resume: bool, overwrite: bool = False):
+    def __init__(
+        self,
+        path: Path,
+        meta: dict,
+        *,
+        resume: bool,
+        overwrite: bool = False,
+    ):
         self.path = Path(path)
-        self.meta = meta
-        self.columns = ROW_COLUMNS + [tuple(c) for c in meta["param_columns"]]
-        info = self.path / "result.json"
-        if self.path.exists() and any(self.path.iterdir()):
-            if resume:
-                old = read_meta(self.path)
-                if old.get("plan_digest") != meta["plan_digest"]:
-                    raise ResultError(
-                        f"{self.path}: was started with a different experiment, --set, seed, "
-                        "replications or testbed: it cannot be resumed with these"
-                    )
-            elif not overwrite:
-                raise ResultError(
-                    f"{self.path} exists: --resume to finish it, or --out another path"
-                )
-            elif not info.exists():
+        self.repairs: list[str] = []
+        self._fd: int | None = None
+        started = self.path.exists() and (not self.path.is_dir() or any(self.path.iterdir()))
+        if started and self.path.is_file():
+            raise ResultError(f"{self.path} is a file, not a result directory")
+        manifest: dict | None = None
+        if started and resume:
+            manifest = self._check_resumable(meta)
+        elif started and not overwrite:
+            raise ResultError(f"{self.path} exists: --resume to finish it, or --out another path")
+        elif started:
+            if not (self.path / "result.json").exists():
                 raise ResultError(
                     f"{self.path} exists and is not a cellbench result: not overwriting"
                 )
-            else:
-                for sub in ("runs", *PARTS):
-                    for f in (self.path / sub).glob("*"):
-                        f.unlink()
-        (self.path / "runs").mkdir(parents=True, exist_ok=True)
-        for sub in PARTS:
-            (self.path / sub).mkdir(exist_ok=True)
+            self._clear()
+        self.incoming = self.path / INCOMING
+        self.incoming.mkdir(parents=True, exist_ok=True)
+        for t in TABLES:
+            (self.path / t).mkdir(exist_ok=True)
+        self.manifest = manifest or {
+            "format": MANIFEST_FORMAT,
+            "plan_digest": meta["plan_digest"],
+            "parts": [],
+        }
+        self._start(meta, [(p["first_run"], p["last_run"]) for p in self.manifest["parts"]])
+        recovered = self._recover_journal() if manifest is not None else []
+        for f in self.incoming.iterdir():
+            f.unlink()  # a part or a journal a killed run left half written
         (self.path / "experiment.netspec").write_text(meta["experiment"]["text"])
-        self._write_meta(complete=False)
+        self.meta["complete"] = False
+        self._write_meta()
+        _write_json(self.path / "manifest.json", self.manifest, self.incoming)
+        # The journal of runs finished but not in a part; appended once per run.
+        self._fd = os.open(self.incoming / "journal", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        for run, tables, line in recovered:
+            if run not in self.gatherer.done():
+                os.write(self._fd, line)
+                self.gatherer.add(run, tables, line)
 
-    def _write_meta(self, complete: bool) -> None:
-        self.meta["complete"] = complete
-        tmp = self.path / "result.json.tmp"
-        tmp.write_text(json.dumps(self.meta, indent=2, sort_keys=False) + "\n")
-        os.replace(tmp, self.path / "result.json")
+    def print_repairs(self) -> None:
+        """What --resume found damaged and set aside, one line each on stderr."""
+        for note in self.repairs:
+            print(f"cellbench: repair: {self.path}: {note}", file=sys.stderr)
 
-    def done(self) -> set[int]:
-        return {int(p.stem.split("-")[1]) for p in (self.path / "runs").glob("part-*.parquet")}
+    # --- starting over, resuming -------------------------------------------------------------
 
-    def write_run(
-        self,
-        run: int,
-        rows: list[dict],
-        traces: list[dict],
-        ports: list[dict],
-        cwnd: list[dict] = (),
-        queue: list[dict] = (),
-    ) -> None:
-        # The other tables first: a run counts as done once its rows exist.
-        for sub, part in (("traces", traces), ("ports", ports), ("cwnd", cwnd), ("queue", queue)):
-            if part:
-                _write_table(self.path / sub / f"part-{run:06d}.parquet", part, PARTS[sub])
-        _write_table(self.path / "runs" / f"part-{run:06d}.parquet", rows, self.columns)
+    def _clear(self) -> None:
+        for name in (*TABLES, INCOMING, "manifest.json"):
+            f = self.path / name
+            if f.is_dir():
+                shutil.rmtree(f)
+            elif f.exists():
+                f.unlink()
+
+    def _check_resumable(self, meta: dict) -> dict:
+        """The manifest of a started result made from the same plan, with every part
+        that does not check out set aside (``repairs`` says which)."""
+        old, why = _read_json(self.path / "result.json")
+        manifest, mwhy = _read_json(self.path / "manifest.json")
+        if isinstance(old, dict) and old.get("format") == FORMAT:
+            version = old.get("format_version")
+            if version in (1, 2):
+                raise ResultError(
+                    f"{self.path}: written by an older cellbench (format_version {version}, "
+                    "read but not extended by this one): run it again into a new --out"
+                )
+        digests = {
+            d
+            for d in (
+                old.get("plan_digest") if isinstance(old, dict) else None,
+                manifest.get("plan_digest") if isinstance(manifest, dict) else None,
+            )
+            if d is not None
+        }
+        if not digests:
+            raise ResultError(
+                f"{self.path}: cannot tell what it was run with (result.json: {why or 'no plan'}; "
+                f"manifest.json: {mwhy or 'no plan'}): --overwrite to start it again"
+            )
+        if not isinstance(old, dict) and why is None:
+            why = "not a JSON object"
+        if digests != {meta["plan_digest"]}:
+            raise ResultError(
+                f"{self.path}: was started with a different experiment, --set, seed, "
+                "replications or testbed: it cannot be resumed with these"
+            )
+        if why:
+            self.repairs.append(f"result.json: {why}: written again")
+        problems = _meta_problems(old) if isinstance(old, dict) else []
+        self.repairs += [f"result.json: {p}: written again" for p in problems]
+        if not isinstance(manifest, dict) or not _manifest_ok(manifest):
+            self.repairs.append(
+                f"manifest.json: {mwhy or 'not a manifest of parts'}: every part set aside"
+            )
+            manifest = {"format": MANIFEST_FORMAT, "plan_digest": meta["plan_digest"], "parts": []}
+        good, damage = _verify(self.path, manifest, _columns(meta), digests=True)
+        for d in damage:
+            self._set_aside(d)
+        manifest["parts"] = good
+        return manifest
+
+    def _set_aside(self, d: Damage) -> None:
+        """Move a damaged or foreign file out of the way (never delete what may be
+        someone's data); its runs, if any, run again."""
+        self.repairs.append(f"{d.message}: {d.repair}")
+        if d.file is None or not d.file.exists():
+            return
+        aside = self.path / DAMAGED
+        aside.mkdir(exist_ok=True)
+        target = aside / d.file.relative_to(self.path).as_posix().replace("/", "-")
+        n = 1
+        while target.exists():
+            target = target.with_name(f"{target.name}.{n}")
+            n += 1
+        os.replace(d.file, target)
+
+    def _recover_journal(self) -> list[tuple[int, dict, bytes]]:
+        """The runs a killed process finished but had not put in a part yet."""
+        journal = self.path / INCOMING / "journal"
+        out = []
+        if not journal.is_file():
+            return out
+        with journal.open("rb") as f:
+            for line in f:
+                try:
+                    run, tables = json.loads(line)
+                    ok = (
+                        line.endswith(b"\n")
+                        and isinstance(run, int)
+                        and isinstance(tables, dict)
+                        and all(
+                            t in self.columns and all(len(r) == len(self.columns[t]) for r in rows)
+                            for t, rows in tables.items()
+                        )
+                    )
+                except (ValueError, TypeError):
+                    ok = False  # the line a kill cut short: that run runs again
+                if ok and 0 <= run < self.meta["runs_total"]:
+                    out.append((run, tables, line))
+        if out:
+            self.repairs.append(f"{len(out)} finished run(s) recovered from the journal")
+        return out
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def _write_meta(self) -> None:
+        _write_json(self.path / "result.json", self.meta, self.incoming)
+
+    def _journal(self, run: int, tables: dict) -> bytes:
+        line = json.dumps([run, tables], separators=(",", ":")).encode() + b"\n"
+        os.write(self._fd, line)  # one write per run: a kill leaves whole lines and a torn tail
+        return line
+
+    def _seal(self, first: int, last: int, tables: dict) -> None:
+        _, pq = _arrow()
+        pa, _ = _arrow()
+        name = f"part-{first:06d}-{last:06d}.parquet"
+        files = {}
+        for t in TABLES:
+            rows = tables.get(t)
+            if not rows:
+                continue
+            sink = pa.BufferOutputStream()
+            pq.write_table(_table(rows, self.columns[t]), sink)
+            data = sink.getvalue()
+            tmp = self.incoming / f"{t}-{name}"
+            tmp.write_bytes(data)
+            os.replace(tmp, self.path / t / name)
+            files[t] = {
+                "name": name,
+                "rows": len(rows),
+                "bytes": data.size,
+                "sha256": _digest(data),
+            }
+        # The manifest last: a kill before it leaves a part the manifest does not list,
+        # which --resume sets aside (its runs are still in the journal).
+        self.manifest["parts"].append({"first_run": first, "last_run": last, "files": files})
+        self.manifest["parts"].sort(key=lambda p: p["first_run"])
+        _write_json(self.path / "manifest.json", self.manifest, self.incoming)
+        self._rotate_journal()
+
+    def _rotate_journal(self) -> None:
+        """Keep in the journal only the runs not yet in a part."""
+        if self._fd is None:
+            return
+        tmp = self.incoming / "journal.new"
+        tmp.write_bytes(b"".join(self.gatherer.pending_lines()))
+        os.close(self._fd)
+        os.replace(tmp, self.incoming / "journal")
+        self._fd = os.open(self.incoming / "journal", os.O_WRONLY | os.O_APPEND)
+
+    def stored_runs(self) -> int:
+        return len(self.done())
+
+    def close(self) -> None:
+        """After an interruption: every finished run into a part; the rest stays missing."""
+        self.gatherer.flush()
+        self._close_journal()
+
+    def _close_journal(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        (self.incoming / "journal").unlink(missing_ok=True)
 
     def finish(self) -> None:
-        self._write_meta(complete=True)
+        self.gatherer.flush()
+        self._close_journal()
+        self.meta["complete"] = len(self.done()) == self.meta["runs_total"]
+        self._write_meta()
+        if self.meta["complete"]:
+            for f in self.incoming.iterdir():
+                f.unlink()
+            self.incoming.rmdir()
 
 
-class MemoryResult:
-    """The same interface, kept in memory (``cellbench.run`` without ``out``)."""
+# --- reading and checking --------------------------------------------------------------------
 
-    def __init__(self, meta: dict):
-        self.meta = meta
-        self.path = None
-        self.columns = ROW_COLUMNS + [tuple(c) for c in meta["param_columns"]]
-        self.rows: dict[int, list[dict]] = {}
-        self.traces: dict[int, list[dict]] = {}
-        self.ports: dict[int, list[dict]] = {}
-        self.cwnd: dict[int, list[dict]] = {}
-        self.queue: dict[int, list[dict]] = {}
 
-    def done(self) -> set[int]:
-        return set(self.rows)
+class Damage:
+    """One thing wrong with a stored result: what (``message``), the file to set aside
+    (if any) and what --resume does about it (``repair``)."""
 
-    def write_run(
-        self,
-        run: int,
-        rows: list[dict],
-        traces: list[dict],
-        ports: list[dict],
-        cwnd: list[dict] = (),
-        queue: list[dict] = (),
-    ) -> None:
-        self.rows[run] = rows
-        self.traces[run] = traces
-        self.ports[run] = ports
-        self.cwnd[run] = list(cwnd)
-        self.queue[run] = list(queue)
+    def __init__(self, message: str, file: Path | None = None, repair: str = "set aside"):
+        self.message, self.file, self.repair = message, file, repair
 
-    def finish(self) -> None:
-        self.meta["complete"] = True
+
+def _read_json(path: Path) -> tuple[Any, str | None]:
+    """(the JSON value, None), or (None, why it could not be read)."""
+    try:
+        return json.loads(path.read_text()), None
+    except FileNotFoundError:
+        return None, "missing"
+    except (OSError, UnicodeDecodeError) as e:
+        return None, f"unreadable ({e})"
+    except json.JSONDecodeError as e:
+        return None, f"not valid JSON ({e.msg} at line {e.lineno})"
+
+
+def _meta_problems(meta: dict) -> list[str]:
+    """The keys a reader needs, present and of the right shape."""
+    out = []
+    cols = meta.get("param_columns")
+    if cols is None:
+        out.append("'param_columns' (the sweep's columns) is missing")
+    elif not (
+        isinstance(cols, list)
+        and all(
+            isinstance(c, list) and len(c) == 2 and c[1] in ("int64", "float64", "string", "bool")
+            for c in cols
+        )
+    ):
+        out.append("'param_columns' is not a list of [name, type] pairs")
+    if not isinstance(meta.get("runs_total"), int):
+        out.append("'runs_total' is missing or not a whole number")
+    return out
 
 
 def read_meta(path: Path) -> dict:
     path = Path(path)
     info = path / "result.json" if path.is_dir() else path
-    try:
-        meta = json.loads(info.read_text())
-    except FileNotFoundError:
-        raise ResultError(f"{path}: no result.json: not a cellbench result") from None
-    except json.JSONDecodeError as e:
-        raise ResultError(f"{info}: not valid JSON ({e.msg} at line {e.lineno})") from None
+    meta, why = _read_json(info)
+    if why == "missing":
+        raise ResultError(f"{path}: no result.json: not a cellbench result")
+    if why:
+        raise ResultError(f"{info}: {why}")
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ResultError(f"{info}: format is not {FORMAT!r}: not a cellbench result")
     version = meta.get("format_version")
@@ -337,34 +738,165 @@ def read_meta(path: Path) -> dict:
     return meta
 
 
-def _frame(rows: list[dict], columns) -> pd.DataFrame:
-    pa, _ = _arrow()
-    table = pa.Table.from_pylist(
-        [{n: r.get(n) for n, _ in columns} for r in rows], schema=_schema(columns)
+def _manifest_ok(manifest: dict) -> bool:
+    parts = manifest.get("parts")
+    if manifest.get("format") != MANIFEST_FORMAT or not isinstance(parts, list):
+        return False
+    for p in parts:
+        if not (
+            isinstance(p, dict)
+            and isinstance(p.get("first_run"), int)
+            and isinstance(p.get("last_run"), int)
+            and isinstance(p.get("files"), dict)
+            and all(
+                isinstance(f, dict)
+                and {"name", "rows", "bytes", "sha256"} <= f.keys()
+                and _PART_NAME.match(str(f["name"]))
+                for f in p["files"].values()
+            )
+        ):
+            return False
+    return True
+
+
+def _runs_label(first: int, last: int) -> str:
+    return f"run {first}" if first == last else f"runs {first}-{last}"
+
+
+def _verify(
+    path: Path, manifest: dict, columns: dict, *, digests: bool
+) -> tuple[list[dict], list[Damage]]:
+    """The manifest's parts that check out, and what is wrong: a part missing, of
+    the wrong size or digest (``digests``: read and hash every file), a file the
+    manifest does not list, a table folder that is not a folder."""
+    damage: list[Damage] = []
+    bad_parts: set[int] = set()
+    listed: dict[str, dict[str, tuple[int, dict]]] = {t: {} for t in TABLES}
+    for i, p in enumerate(manifest["parts"]):
+        for t, f in p["files"].items():
+            if t not in listed:
+                bad_parts.add(i)
+                damage.append(Damage(f"manifest.json: a part of an unknown table {t!r}"))
+                continue
+            listed[t][f["name"]] = (i, f)
+    by_digest = {f["sha256"]: f"{t}/{n}" for t in TABLES for n, (_, f) in listed[t].items()}
+    for t in TABLES:
+        folder = path / t
+        if not folder.is_dir():
+            again = "; its runs run again" if listed[t] else ""
+            if folder.exists():
+                damage.append(
+                    Damage(f"{t} is a file where the folder of {t} parts belongs", folder,
+                           "set aside" + again)
+                )  # fmt: skip
+            elif listed[t]:
+                damage.append(
+                    Damage(f"{t}/ is missing ({len(listed[t])} part(s))", None, again[2:])
+                )
+            for i, _ in listed[t].values():
+                bad_parts.add(i)
+            continue
+        present = {f.name: f for f in folder.iterdir()}
+        for name, (i, f) in sorted(listed[t].items()):
+            p = manifest["parts"][i]
+            runs = _runs_label(p["first_run"], p["last_run"])
+            file = present.get(name)
+            if file is None:
+                damage.append(Damage(f"{t}/{name} is missing ({runs})", None, "its runs run again"))
+                bad_parts.add(i)
+                continue
+            size = file.stat().st_size
+            if size != f["bytes"]:
+                cut = " (truncated)" if size < f["bytes"] else ""
+                damage.append(
+                    Damage(f"{t}/{name} has {size} bytes, the manifest says {f['bytes']}{cut} "
+                           f"({runs})", file, "set aside; its runs run again")
+                )  # fmt: skip
+                bad_parts.add(i)
+            elif digests and _digest(file.read_bytes()) != f["sha256"]:
+                damage.append(
+                    Damage(f"{t}/{name} differs from its SHA-256 in the manifest ({runs})",
+                           file, "set aside; its runs run again")
+                )  # fmt: skip
+                bad_parts.add(i)
+        for name in sorted(set(present) - set(listed[t])):
+            file = present[name]
+            if _PART_NAME.match(name) and file.is_file():
+                copy = by_digest.get(_digest(file.read_bytes()))
+                what = f"a copy of {copy}" if copy else "copied in from elsewhere?"
+                damage.append(Damage(f"{t}/{name} is not in the manifest ({what})", file))
+            else:
+                damage.append(Damage(f"{t}/{name} is a stray file, not a part of the result", file))
+    # A part is whole or not at all: every table of a damaged part goes.
+    good = []
+    for i, p in enumerate(manifest["parts"]):
+        if i not in bad_parts:
+            good.append(p)
+            continue
+        for t, f in p["files"].items():
+            file = path / t / f["name"]
+            if t in listed and file.is_file() and not any(d.file == file for d in damage):
+                damage.append(
+                    Damage(f"{t}/{f['name']} belongs to a damaged part", file, "set aside")
+                )
+    return good, damage
+
+
+def resume_command(meta: dict, path: Path | str) -> str | None:
+    """The ``cellbench run`` command that finishes or repairs ``path``, from what
+    result.json says it was run with (None if it does not say)."""
+    exp = meta.get("experiment")
+    if not isinstance(exp, dict) or not isinstance(exp.get("file"), str):
+        return None
+    if not Path(exp["file"]).is_file():
+        return None  # run from text (cellbench.run("cluster { ... }")): no command to give
+    cmd = ["cellbench", "run", exp["file"]]
+    for s in meta.get("set") or []:
+        cmd += ["--set", str(s)]
+    cmd += ["--replications", str(meta.get("replications")), "--seed", str(meta.get("seed"))]
+    if meta.get("testbed_arg"):
+        cmd += ["--testbed", str(meta["testbed_arg"])]
+    cmd += ["--trace"] if meta.get("trace") else []
+    cmd += ["--series"] if meta.get("series") else []
+    return shlex.join([*cmd, "--out", str(path), "--resume"])
+
+
+def _damage_error(path: Path, meta: dict | None, damage: list[Damage]) -> ResultDamage:
+    shown = [d.message for d in damage[:6]]
+    more = f"; and {len(damage) - 6} more" if len(damage) > 6 else ""
+    cmd = resume_command(meta, path) if meta else None
+    fix = (
+        f"repair it with: {cmd}"
+        if cmd
+        else "repair it with the command that made it, plus --resume"
     )
-    return table.to_pandas()
+    return ResultDamage(f"{path} is damaged: {'; '.join(shown)}{more}: {fix}")
 
 
 class Result:
-    """A stored (or in-memory) result: metadata, rows, traces."""
+    """A stored (or in-memory) result: metadata, rows, and the other tables, read
+    when first asked for."""
 
     def __init__(
         self,
         meta: dict,
         rows: pd.DataFrame,
-        traces: pd.DataFrame,
-        path: Path | None,
-        ports: pd.DataFrame | None = None,
-        cwnd: pd.DataFrame | None = None,
-        queue: pd.DataFrame | None = None,
+        path: Path | None = None,
+        tables: dict[str, pd.DataFrame | Callable[[], pd.DataFrame]] | None = None,
     ):
         self.meta = meta
         self._rows = rows
-        self._traces = traces
-        self._ports = ports if ports is not None else _frame([], PORT_COLUMNS)
-        self._cwnd = cwnd if cwnd is not None else _frame([], CWND_COLUMNS)
-        self._queue = queue if queue is not None else _frame([], QUEUE_COLUMNS)
+        self._tables = dict(tables or {})
         self.path = path
+
+    def _table(self, name: str) -> pd.DataFrame:
+        t = self._tables.get(name)
+        if t is None:
+            t = _empty(PARTS[name])
+        elif callable(t):
+            t = t()
+        self._tables[name] = t
+        return t.copy()
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per connection per run, sorted by run and connection."""
@@ -372,21 +904,21 @@ class Result:
 
     def traces(self) -> pd.DataFrame:
         """One row per trace line (runs made with trace=True / --trace)."""
-        return self._traces.copy()
+        return self._table("traces")
 
     def ports(self) -> pd.DataFrame:
         """One row per switch output port per run: cells in, out, lost; peak occupancy."""
-        return self._ports.copy()
+        return self._table("ports")
 
     def cwnd_series(self) -> pd.DataFrame:
         """One row per sample of a TCP sender's cwnd, ssthresh and flight (bytes) over
         time (runs made with series=True / --series)."""
-        return self._cwnd.copy()
+        return self._table("cwnd")
 
     def queue_series(self) -> pd.DataFrame:
         """One row per sample of a switch port's occupancy in cells over time (runs
         made with series=True / --series)."""
-        return self._queue.copy()
+        return self._table("queue")
 
     @property
     def params(self) -> list[str]:
@@ -424,20 +956,15 @@ class Result:
 
     @classmethod
     def from_memory(cls, mem: MemoryResult) -> Result:
-        rows = [r for run in sorted(mem.rows) for r in mem.rows[run]]
-        traces = [t for run in sorted(mem.traces) for t in mem.traces[run]]
-        ports = [p for run in sorted(mem.ports) for p in mem.ports[run]]
-        cwnd = [x for run in sorted(mem.cwnd) for x in mem.cwnd[run]]
-        queue = [x for run in sorted(mem.queue) for x in mem.queue[run]]
-        return cls(
-            mem.meta,
-            _frame(rows, mem.columns),
-            _frame(traces, TRACE_COLUMNS),
-            None,
-            _frame(ports, PORT_COLUMNS),
-            _frame(cwnd, CWND_COLUMNS),
-            _frame(queue, QUEUE_COLUMNS),
-        )
+        pa, _ = _arrow()
+
+        def frame(t: str):
+            parts = mem.parts[t]
+            if not parts:
+                return _empty(mem.columns[t])
+            return pa.concat_tables(parts).to_pandas()
+
+        return cls(mem.meta, frame("runs"), None, {t: frame(t) for t in PARTS})
 
 
 def most_common_limit(rows: pd.DataFrame) -> tuple[str | None, str | None]:
@@ -452,48 +979,124 @@ def most_common_limit(rows: pd.DataFrame) -> tuple[str | None, str | None]:
     return first["limited_by"], first["limit_evidence"]
 
 
-def _read_parts(folder: Path, columns) -> pd.DataFrame:
+def _read_checked(path: Path, meta: dict, manifest: dict, table: str) -> pd.DataFrame:
+    """A table's parts, each checked against its digest and row count as it is read."""
     pa, pq = _arrow()
-    parts = sorted(folder.glob("part-*.parquet"))
-    if not parts:
-        return _frame([], columns)
-    tables = [pq.read_table(p) for p in parts]
+    columns = _columns(meta)[table]
+    tables = []
+    for p in manifest["parts"]:
+        f = p["files"].get(table)
+        if f is None:
+            continue
+        file = path / table / f["name"]
+        runs = _runs_label(p["first_run"], p["last_run"])
+        try:
+            data = file.read_bytes()
+        except OSError as e:
+            raise _damage_error(
+                path, meta, [Damage(f"{table}/{f['name']} cannot be read ({e.strerror}; {runs})")]
+            ) from None
+        if _digest(data) != f["sha256"]:
+            raise _damage_error(
+                path,
+                meta,
+                [Damage(f"{table}/{f['name']} differs from its SHA-256 in the manifest ({runs})")],
+            )
+        t = pq.ParquetFile(pa.BufferReader(data)).read()  # read_table: pyarrow.dataset too
+        if t.num_rows != f["rows"]:
+            raise _damage_error(
+                path,
+                meta,
+                [Damage(f"{table}/{f['name']} has {t.num_rows} rows, the manifest says "
+                        f"{f['rows']} ({runs})")],
+            )  # fmt: skip
+        tables.append(t)
+    if not tables:
+        return _empty(columns)
     return pa.concat_tables(tables, promote_options="default").to_pandas()
 
 
+def _read_legacy_parts(folder: Path, columns) -> pd.DataFrame:
+    """Format 2: a file per run, ``part-NNNNNN.parquet``, no manifest."""
+    pa, pq = _arrow()
+    if folder.exists() and not folder.is_dir():
+        raise ResultError(f"{folder}: a file, not the folder of the result's parts")
+    parts = sorted(folder.glob("part-*.parquet"))
+    if not parts:
+        return _empty(columns)
+    tables = []
+    for p in parts:
+        try:
+            tables.append(pq.read_table(p))
+        except (OSError, pa.ArrowException) as e:
+            raise ResultError(f"{p}: not a readable Parquet part ({e})") from None
+    return pa.concat_tables(tables, promote_options="default").to_pandas()
+
+
+def _fill_columns(rows: pd.DataFrame) -> pd.DataFrame:
+    for name, _ in ROW_COLUMNS:
+        if name not in rows:
+            rows[name] = None  # a column added since this result was written
+    return rows
+
+
 def load(path: str | Path) -> Result:
-    """Read a result directory (format_version 1 or 2)."""
+    """Read a result directory (format_version 1, 2 or 3), checking a version 3
+    result against its manifest: any damage is an error naming it."""
     path = Path(path)
     if not path.exists():
         raise ResultError(f"{path}: no such result")
     meta = read_meta(path)
     if meta["format_version"] == 1:
-        # `cellbench reproduce --out`: result.json + runs.csv, one row per transfer.
-        csv = path / "runs.csv"
-        if not csv.exists():
-            raise ResultError(f"{path}: format_version 1 result without runs.csv")
-        rows = pd.read_csv(csv)
-        if "send_buffer" in rows and "sndbuf" not in rows:
-            rows["sndbuf"] = rows["send_buffer"]
-            rows["rcvbuf"] = rows["recv_buffer"]
-        if "run" not in rows:
-            rows.insert(0, "run", range(len(rows)))
-        for name, _ in ROW_COLUMNS:
-            if name not in rows:
-                rows[name] = None
-        meta.setdefault("param_columns", [["send_buffer", "int64"], ["recv_buffer", "int64"]])
-        meta.setdefault("runs_total", len(rows))
-        return Result(meta, rows, _frame([], TRACE_COLUMNS), path)
-    rows = _read_parts(path / "runs", ROW_COLUMNS + [tuple(c) for c in meta["param_columns"]])
-    for name, _ in ROW_COLUMNS:
-        if name not in rows:
-            rows[name] = None  # a column added since this result was written
-    if not rows.empty:
-        rows = rows.sort_values(["run", "stage", "connection"], kind="stable").reset_index(
-            drop=True
+        return _load_v1(path, meta)
+    problems = _meta_problems(meta)
+    if problems:
+        raise _damage_error(path, meta, [Damage(f"result.json: {p}") for p in problems])
+    columns = _columns(meta)
+    if meta["format_version"] == 2:
+        rows = _fill_columns(_read_legacy_parts(path / "runs", columns["runs"]))
+        if not rows.empty:
+            rows = rows.sort_values(["run", "stage", "connection"], kind="stable")
+            rows = rows.reset_index(drop=True)
+        tables = {t: (lambda t=t: _read_legacy_parts(path / t, PARTS[t])) for t in PARTS}
+        return Result(meta, rows, path, tables)
+    manifest, why = _read_json(path / "manifest.json")
+    if why or not isinstance(manifest, dict) or not _manifest_ok(manifest):
+        damage = [Damage(f"manifest.json: {why or 'not a manifest of parts'}")]
+        raise _damage_error(path, meta, damage)
+    if manifest.get("plan_digest") != meta.get("plan_digest"):
+        raise _damage_error(
+            path, meta, [Damage("manifest.json belongs to another result (its plan differs)")]
         )
-    traces = _read_parts(path / "traces", TRACE_COLUMNS)
-    ports = _read_parts(path / "ports", PORT_COLUMNS)
-    cwnd = _read_parts(path / "cwnd", CWND_COLUMNS)
-    queue = _read_parts(path / "queue", QUEUE_COLUMNS)
-    return Result(meta, rows, traces, path, ports, cwnd, queue)
+    _, damage = _verify(path, manifest, columns, digests=False)
+    if damage:
+        raise _damage_error(path, meta, damage)
+    rows = _fill_columns(_read_checked(path, meta, manifest, "runs"))
+    tables = {t: (lambda t=t: _read_checked(path, meta, manifest, t)) for t in PARTS}
+    return Result(meta, rows, path, tables)
+
+
+def _load_v1(path: Path, meta: dict) -> Result:
+    """`cellbench reproduce --out` once: result.json + runs.csv, one row per transfer."""
+    import pandas as pd
+
+    csv = path / "runs.csv"
+    if not csv.exists():
+        raise ResultError(f"{path}: format_version 1 result without runs.csv")
+    rows = pd.read_csv(csv)
+    if "send_buffer" in rows and "sndbuf" not in rows:
+        rows["sndbuf"] = rows["send_buffer"]
+        rows["rcvbuf"] = rows["recv_buffer"]
+    if "run" not in rows:
+        rows.insert(0, "run", range(len(rows)))
+    meta.setdefault("param_columns", [["send_buffer", "int64"], ["recv_buffer", "int64"]])
+    meta.setdefault("runs_total", len(rows))
+    return Result(meta, _fill_columns(rows), path)
+
+
+def stored_runs(path: Path) -> int:
+    """How many runs a version 3 result holds in parts (0 if it cannot tell)."""
+    manifest, _ = _read_json(Path(path) / "manifest.json")
+    if not isinstance(manifest, dict) or not _manifest_ok(manifest):
+        return 0
+    return sum(p["last_run"] - p["first_run"] + 1 for p in manifest["parts"])

@@ -2,8 +2,14 @@
 
 A run's simulations are pure functions of plain data (``execute``), so they run the
 same in this process, in a thread pool (the native calls release the GIL), or on
-a Dask cluster; rows are put together here and stored per run, so the result does
-not depend on how many workers there were or in what order runs finished.
+a Dask cluster; rows are put together here and handed to the store, which puts
+them in run order, so the result does not depend on how many workers there were or
+in what order runs finished.
+
+A plan holds no list of its runs: each run's specs are made when it is submitted,
+at most ``lookahead(workers)`` runs past the oldest unfinished one, so memory stays
+bounded whatever the number of points and replications (the look-ahead's runs and
+one part of the store; see ``results``).
 
 Every stage is one call of the simulator's generic runner, ``_native.simulate``
 (a spec dict in, a result dict out); an experiment file of the lan-buffers study
@@ -17,8 +23,8 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -35,19 +41,68 @@ class Task:
     specs: list[dict]
 
 
+class _Lazy(Sequence):
+    """A sequence made item by item when asked for, so a plan of any size holds
+    no list of its points or experiments; the last ``cache`` items are kept."""
+
+    def __init__(self, n: int, item: Callable[[int], Any], cache: int = 0):
+        self._n = n
+        self._item = functools.lru_cache(maxsize=cache)(item) if cache else item
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        if not -self._n <= i < self._n:
+            raise IndexError(i)
+        return self._item(i % self._n)
+
+
+#: Experiments a plan keeps built; past that, a point is built again when it runs.
+EXPERIMENT_CACHE = 256
+
+
 @dataclass
 class Plan:
     file: str
     text: str
     sets: list[str]
     sweep: sweep.Sweep
-    points: list[dict[str, lang.Value]]
-    experiments: list[model.Experiment]
+    doc: lang.Document
+    base: tbmod.Testbed | None
     replications: int
     seed: int
     trace: bool
     testbed_arg: str | None
     series: bool = False
+
+    def __post_init__(self) -> None:
+        n = 1
+        for p in self.sweep.params:
+            n *= len(p.values)
+        self.points = _Lazy(n, self.sweep.point)
+        self.experiments = _Lazy(n, self._build, cache=EXPERIMENT_CACHE)
+        self.notes: list[str] = []
+
+    def _build(self, point: int) -> model.Experiment:
+        return model.build(sweep.apply(self.doc, self.points[point], self.sweep.params), self.base)
+
+    def check(self) -> None:
+        """Build every point once before anything runs: every error first, and the
+        notes of all of them."""
+        first = self.experiments[0]
+        shape = [(c.name, c.stage) for c in first.connections]
+        notes = set(first.notes)
+        for i in range(1, len(self.points)):
+            e = self.experiments[i]
+            if [(c.name, c.stage) for c in e.connections] != shape:
+                raise lang.ExperimentError(
+                    None, "the sweep changes which connections exist: it may change values only"
+                )
+            notes.update(e.notes)
+        self.notes = sorted(notes)
 
     @property
     def runs_total(self) -> int:
@@ -82,13 +137,15 @@ class Plan:
     def param_values(self, point: int) -> dict[str, Any]:
         return {k: self._column_value(k, v) for k, v in self.points[point].items()}
 
+    def task(self, run: int) -> Task:
+        """Run ``run``'s simulation specs, one per stage, made when it is submitted."""
+        point, r = divmod(run, self.replications)
+        exp = self.experiments[point]
+        specs = [exp.spec(s, self.seed, r, self.trace, self.series) for s in range(exp.stages)]
+        return Task(run, point, r, specs)
+
     def tasks(self) -> Iterable[Task]:
-        for p, exp in enumerate(self.experiments):
-            for r in range(self.replications):
-                specs = [
-                    exp.spec(s, self.seed, r, self.trace, self.series) for s in range(exp.stages)
-                ]
-                yield Task(p * self.replications + r, p, r, specs)
+        return (self.task(run) for run in range(self.runs_total))
 
     def meta(self) -> dict:
         from cellbench import __version__
@@ -120,7 +177,7 @@ class Plan:
             "runs_total": self.runs_total,
             "connections_per_run": len(first.connections),
             "stages": first.stages,
-            "notes": sorted({n for e in self.experiments for n in e.notes}),
+            "notes": self.notes,
             "units": {
                 "throughput_bps": "bit/s (10^6 bit/s = 1 Mb/s)",
                 "throughput_mbit_ttcp": "Mbit/s as ttcp prints it (2^20 bit/s)",
@@ -236,17 +293,10 @@ def make_plan(
     if reps < 1:
         raise lang.ExperimentError(None, f"replications {reps}: must be at least 1")
     seed = seed if seed is not None else (sw.seed if sw.seed is not None else 1)
-    points = sw.points()
-    experiments = [model.build(sweep.apply(doc, p, sw.params), base) for p in points]
-    first = experiments[0]
-    shape = [(c.name, c.stage) for c in first.connections]
-    for e in experiments[1:]:
-        if [(c.name, c.stage) for c in e.connections] != shape:
-            raise lang.ExperimentError(
-                None, "the sweep changes which connections exist: it may change values only"
-            )
+    plan = Plan(name, text, sets, sw, doc, base, reps, seed, trace, testbed, series)
+    plan.check()
     check_engine()
-    return Plan(name, text, sets, sw, points, experiments, reps, seed, trace, testbed, series)
+    return plan
 
 
 def _source(source: str | os.PathLike, file: str | None) -> tuple[str, str]:
@@ -261,20 +311,68 @@ def _source(source: str | os.PathLike, file: str | None) -> tuple[str, str]:
     return str(source), file or "<text>"
 
 
+#: How long ``--dask ADDRESS`` waits for the scheduler to answer.
+DASK_TIMEOUT_S = 5
+
+
+def dask_client(address: str):
+    """A client of the Dask scheduler at ``address``; connected before anything is
+    written, so an unreachable one is a one-line error and leaves no result behind."""
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise lang.ExperimentError(
+            None, "--dask needs dask.distributed: pip install 'cellbench[dask]'"
+        ) from None
+    try:
+        return Client(address, timeout=DASK_TIMEOUT_S, set_as_default=False)
+    except (OSError, ValueError, TypeError) as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise lang.ExperimentError(
+            None,
+            f"--dask {address}: no Dask scheduler answered within {DASK_TIMEOUT_S} s ({why})",
+        ) from None
+
+
+#: The bound on memory, as --help states it.
+LOOKAHEAD_HELP = (
+    "Memory stays bounded whatever the number of runs: each run is planned when it is "
+    "submitted, at most max(4 x workers, 16) runs past the oldest unfinished one are "
+    f"submitted or waiting, and runs are stored in parts of up to {results.PART_RUNS} runs "
+    f"or {results.PART_ROWS:,} rows."
+)
+
+
+def lookahead(workers: int) -> int:
+    """Runs submitted or finished-but-unstored past the oldest unfinished run: enough
+    to keep ``workers`` busy, and what bounds memory whatever the sweep's size."""
+    return max(4 * workers, 16)
+
+
 def execute_plan(
     plan: Plan,
     store,
     *,
     workers: int | None = None,
     progress: bool = False,
-    dask: str | None = None,
+    dask=None,
     executor: Callable[[list[dict]], list[dict]] = execute,
 ) -> None:
-    """Run every task not yet in ``store``; each finished run is stored at once."""
-    done = store.done()
-    todo = [t for t in plan.tasks() if t.run not in done]
+    """Run every run not yet in ``store``, in run order with a bounded look-ahead
+    (``lookahead``); each finished run goes to the store at once. ``dask`` is a
+    scheduler address or a connected client."""
     from tqdm import tqdm
 
+    done = store.done()
+    todo = (run for run in range(plan.runs_total) if run not in done)
+    client = dask_client(dask) if isinstance(dask, str) else dask
+    workers = workers or os.cpu_count() or 1
+    if client is not None:
+        pool: _Pool = _DaskPool(client, executor)
+    elif workers == 1:
+        pool = _InlinePool(executor)
+    else:
+        pool = _ThreadPool(workers, executor)
     bar = tqdm(
         total=plan.runs_total,
         initial=len(done),
@@ -284,80 +382,122 @@ def execute_plan(
         file=sys.stderr,
     )
     try:
-        if dask is not None:
-            _run_dask(plan, store, todo, dask, bar, executor)
-        else:
-            _run_local(plan, store, todo, workers, bar, executor)
+        _drive(plan, store, todo, pool, bar)
+    except BaseException:
+        store.close()  # every finished run into a part; the rest stays missing
+        raise
     finally:
+        pool.close()
         bar.close()
+        if isinstance(dask, str):
+            client.close()
     store.finish()
+
+
+def _drive(plan: Plan, store, todo: Iterator[int], pool: _Pool, bar) -> None:
+    """Submit runs in order while they are within the look-ahead of the oldest one
+    unfinished; store each as it finishes."""
+    inflight: dict[Any, Task] = {}
+    nxt = next(todo, None)
+    try:
+        while nxt is not None or inflight:
+            oldest = min((t.run for t in inflight.values()), default=nxt)
+            while nxt is not None and nxt < oldest + pool.lookahead:
+                task = plan.task(nxt)
+                inflight[pool.submit(task.specs)] = task
+                nxt = next(todo, None)
+            for f in pool.wait_any(list(inflight)):
+                _store(plan, store, inflight.pop(f), f)
+                bar.update()
+    except BaseException:
+        # Keep what is running (it cannot be stopped mid-simulation); drop the rest.
+        for f in inflight:
+            f.cancel()
+        for f, task in inflight.items():
+            if not f.cancelled():
+                try:
+                    _store(plan, store, task, f)
+                except Exception:
+                    pass
+        raise
+
+
+def _store(plan: Plan, store, task: Task, future) -> None:
+    try:
+        out = future.result()
+    except ValueError as e:
+        raise _fail(task, plan, e) from None
+    store.write_run(task.run, *_rows(plan, task, out))
+
+
+class _Pool:
+    """Where runs execute: ``submit(specs)`` gives a future, ``wait_any(futures)``
+    those of them that are done (at least one)."""
+
+    lookahead = 1
+
+    def submit(self, specs: list[dict]): ...
+
+    def wait_any(self, futures: list) -> list: ...
+
+    def close(self) -> None:
+        pass
+
+
+class _InlinePool(_Pool):
+    """One worker: each run executes when submitted, in this thread."""
+
+    def __init__(self, executor):
+        self.executor = executor
+
+    def submit(self, specs):
+        f: Future = Future()
+        try:
+            f.set_result(self.executor(specs))
+        except Exception as e:  # a Ctrl-C is not caught: it stops the sweep at once
+            f.set_exception(e)
+        return f
+
+    def wait_any(self, futures):
+        return futures
+
+
+class _ThreadPool(_Pool):
+    """Threads: the native calls release the GIL."""
+
+    def __init__(self, workers: int, executor):
+        self.executor = executor
+        self.pool = ThreadPoolExecutor(max_workers=workers)
+        self.lookahead = lookahead(workers)
+
+    def submit(self, specs):
+        return self.pool.submit(self.executor, specs)
+
+    def wait_any(self, futures):
+        return wait(futures, return_when=FIRST_COMPLETED).done
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _DaskPool(_Pool):
+    def __init__(self, client, executor):
+        self.client, self.executor = client, executor
+        self.lookahead = lookahead(sum(client.nthreads().values()) or 1)
+
+    def submit(self, specs):
+        return self.client.submit(self.executor, specs, pure=False)
+
+    def wait_any(self, futures):
+        from dask.distributed import wait as dask_wait
+
+        return dask_wait(futures, return_when="FIRST_COMPLETED").done
 
 
 def _fail(task: Task, plan: Plan, e: Exception) -> Exception:
     point = ", ".join(f"{k}={v}" for k, v in plan.param_values(task.point).items())
     where = f"run {task.run} ({point + ', ' if point else ''}replication {task.replication})"
     return lang.ExperimentError(None, f"{where}: {e}")
-
-
-def _run_local(plan, store, todo, workers, bar, executor) -> None:
-    workers = workers or os.cpu_count() or 1
-    if workers == 1:
-        for task in todo:
-            try:
-                out = executor(task.specs)
-            except ValueError as e:
-                raise _fail(task, plan, e) from None
-            store.write_run(task.run, *_rows(plan, task, out))
-            bar.update()
-        return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        pending = {pool.submit(executor, t.specs): t for t in todo}
-        try:
-            # as_completed waits on all futures at once: waiting on the whole
-            # pending set after each completion would cost O(runs^2).
-            for f in as_completed(list(pending)):
-                task = pending.pop(f)
-                try:
-                    out = f.result()
-                except ValueError as e:
-                    raise _fail(task, plan, e) from None
-                store.write_run(task.run, *_rows(plan, task, out))
-                bar.update()
-        except BaseException:
-            # Keep what is running (it cannot be stopped mid-simulation); drop the rest.
-            for f in pending:
-                f.cancel()
-            for f, task in pending.items():
-                if not f.cancelled():
-                    try:
-                        store.write_run(task.run, *_rows(plan, task, f.result()))
-                    except Exception:
-                        pass
-            raise
-
-
-def _run_dask(plan, store, todo, address, bar, executor) -> None:
-    try:
-        from dask.distributed import Client, as_completed
-    except ImportError:
-        raise lang.ExperimentError(
-            None, "--dask needs dask.distributed: pip install 'cellbench[dask]'"
-        ) from None
-    client = address if not isinstance(address, str) else Client(address)
-    try:
-        futures = client.map(executor, [t.specs for t in todo], pure=False)
-        by_key = {f.key: t for f, t in zip(futures, todo)}
-        for f in as_completed(futures):
-            task = by_key[f.key]
-            try:
-                out = f.result()
-            except ValueError as e:
-                raise _fail(task, plan, e) from None
-            store.write_run(task.run, *_rows(plan, task, out))
-            bar.update()
-    finally:
-        if isinstance(address, str):
-            client.close()
 
 
 def run(
@@ -374,16 +514,18 @@ def run(
     resume: bool = False,
     overwrite: bool = False,
     progress: bool = False,
-    dask: str | None = None,
+    dask=None,
     **overrides: Any,
 ) -> results.Result:
     """Run an experiment (a path or the text itself) and return its result.
 
     ``overrides`` and ``set`` are --set values: ``window=65536``,
     ``snd=[16384, 32768]`` (a sweep), or ``set={"sender.type.blocksize": 4096}``.
-    With ``out``, the result is stored there (and ``resume`` finishes a started one).
-    ``trace`` keeps every connection's segment trace; ``series`` its sender's cwnd,
-    ssthresh and flight over time and every switch port's queue occupancy.
+    With ``out``, the result is stored there (and ``resume`` finishes or repairs a
+    started one). ``trace`` keeps every connection's segment trace; ``series`` its
+    sender's cwnd, ssthresh and flight over time and every switch port's queue
+    occupancy. ``dask`` is a scheduler address or a ``distributed.Client``.
+    ``progress`` shows a progress bar and what a resume repaired, on stderr.
     """
     sets = _as_sets(set) + _as_sets(overrides)
     plan = make_plan(
@@ -396,13 +538,20 @@ def run(
         series=series,
     )
     meta = plan.meta()
-    if out is not None:
-        store = results.ResultDir(Path(out), meta, resume=resume, overwrite=overwrite)
-        execute_plan(plan, store, workers=workers, progress=progress, dask=dask)
-        return results.load(out)
-    mem = results.MemoryResult(meta)
-    execute_plan(plan, mem, workers=workers, progress=progress, dask=dask)
-    return results.Result.from_memory(mem)
+    client = dask_client(dask) if isinstance(dask, str) else dask
+    try:
+        if out is not None:
+            store = results.ResultDir(Path(out), meta, resume=resume, overwrite=overwrite)
+            if progress:
+                store.print_repairs()
+            execute_plan(plan, store, workers=workers, progress=progress, dask=client)
+            return results.load(out)
+        mem = results.MemoryResult(meta)
+        execute_plan(plan, mem, workers=workers, progress=progress, dask=client)
+        return results.Result.from_memory(mem)
+    finally:
+        if isinstance(dask, str):
+            client.close()
 
 
 def _as_sets(values: dict[str, Any] | list[str] | None) -> list[str]:

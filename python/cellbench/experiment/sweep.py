@@ -74,6 +74,14 @@ class Sweep:
             dict(zip(keys, combo)) for combo in itertools.product(*(p.values for p in self.params))
         ]
 
+    def point(self, i: int) -> dict[str, Value]:
+        """``points()[i]`` without building the list (a runner plans lazily)."""
+        picked = []
+        for p in reversed(self.params):
+            i, k = divmod(i, len(p.values))
+            picked.append((p.key, p.values[k]))
+        return dict(reversed(picked))
+
 
 def _range(start: Number, stop: Number, step: Number, pos: Pos) -> list[Value]:
     a, b, s = start.value, stop.value, step.value

@@ -8,14 +8,15 @@ and 51K. Compared with the published grid (ttcp's Mbit/s, 2^20 bit/s).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Callable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Callable
 
 from cellbench import _native
 from cellbench.experiment.results import cycle_columns, most_common_limit
 from cellbench.reproduce import study
 from cellbench.reproduce.published import LAN_ANOMALOUS, lan_buffer_table, size_label
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The study's buffer sizes: 16K, 20K, ... 48K and 51K (52428, SunOS 4.1.1's largest).
 SIZES = [k * 1024 for k in range(16, 49, 4)] + [52428]
@@ -102,6 +103,8 @@ def run(
 
 
 def _traced(sends, recvs, replications, seed, workers, **options) -> pd.DataFrame:
+    import pandas as pd
+
     rows = []
     # One batch per configuration: only its traces are held twice (as results and rows).
     for snd in sends:

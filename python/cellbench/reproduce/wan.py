@@ -27,9 +27,7 @@ that order.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from cellbench import _native
 from cellbench.experiment import testbed
@@ -37,6 +35,9 @@ from cellbench.experiment.model import host_spec
 from cellbench.experiment.results import Result
 from cellbench.reproduce import study
 from cellbench.reproduce.published import wan_window_table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # --- wan-mismatch ---------------------------------------------------------------------------
 
@@ -141,6 +142,8 @@ def _param(key: str, value: Any) -> Any:
 def rows(name: str, result: Result) -> list[dict]:
     """A WAN experiment's stored (or in-memory) result as the study's rows: one per
     connection per configuration and replication, replications outermost."""
+    import pandas as pd
+
     df = result.to_pandas().sort_values(["replication", "point", "connection"], kind="stable")
     out = []
     for r in df.to_dict(orient="records"):
@@ -198,6 +201,8 @@ def _row(params: dict, c: dict, met_contract: bool | None) -> dict:
 
 def frame(name: str, rows: list[dict]) -> pd.DataFrame:
     """The study's rows as a DataFrame (wan-window: beside the published throughput)."""
+    import pandas as pd
+
     df = pd.DataFrame(rows)
     if name == "wan-window":
         published = wan_window_table()
@@ -259,6 +264,8 @@ def run(
 
 def report(name: str, df: pd.DataFrame) -> str:
     """A readable table with units."""
+    import pandas as pd
+
     show = df.copy()
     show["Mb/s"] = (show.throughput_bps / 1e6).round(3)
     show["seg loss"] = show.segment_loss_rate.map(lambda x: f"{100 * x:.2f}%")
