@@ -10,12 +10,12 @@
       runs/part-NNNNNN.parquet    one row per connection per run, one file per run
       ports/part-NNNNNN.parquet   one row per switch output port per run (cells in/out/lost, peak,
                                   CLP=1 cells lost at the CLP-1 threshold, cells tagged by a UPC)
-      traces/part-NNNNNN.parquet  (--trace) one row per trace line: run, stage, connection, line
+      traces/part-NNNNNN.parquet  (--trace) one row per trace line: run, connection, line
       cwnd/part-NNNNNN.parquet    (--series) one row per sample of a TCP sender's congestion
-                                  state: run, stage, connection, t_s, cwnd, ssthresh, flight
+                                  state: run, connection, t_s, cwnd, ssthresh, flight
                                   (bytes; a sample whenever one of them changed)
       queue/part-NNNNNN.parquet   (--series) one row per sample of a switch port's occupancy:
-                                  run, stage, port, host, t_s, cells (just after accepted
+                                  run, port, host, t_s, cells (just after accepted
                                   arrivals, and 0 when the buffer empties)
 
 A run is one point of the sweep × one replication (run = point × replications +
@@ -50,7 +50,6 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("point", "int64"),
     ("replication", "int64"),
     ("seed", "int64"),
-    ("stage", "int64"),
     ("connection", "int64"),
     ("test", "string"),
     ("transmitter", "string"),
@@ -66,7 +65,10 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("sndbuf", "int64"),
     ("rcvbuf", "int64"),
     ("nodelay", "bool"),
+    # When the transmitter started and the connection ended (both applications
+    # finished), simulated seconds: a serial step starts on its predecessor's end.
     ("start_s", "float64"),
+    ("end_s", "float64"),
     ("completed", "bool"),
     ("bytes", "int64"),
     ("sender_seconds", "float64"),
@@ -124,7 +126,6 @@ PORT_COLUMNS = [
     ("run", "int64"),
     ("point", "int64"),
     ("replication", "int64"),
-    ("stage", "int64"),
     ("port", "int64"),
     ("host", "string"),
     ("cells_in", "int64"),
@@ -138,13 +139,12 @@ TRACE_COLUMNS = [
     ("run", "int64"),
     ("point", "int64"),
     ("replication", "int64"),
-    ("stage", "int64"),
     ("connection", "int64"),
     ("line_no", "int64"),
     ("line", "string"),
 ]
 
-_SERIES_IDENT = [("run", "int64"), ("point", "int64"), ("replication", "int64"), ("stage", "int64")]
+_SERIES_IDENT = [("run", "int64"), ("point", "int64"), ("replication", "int64")]
 CWND_COLUMNS = [
     *_SERIES_IDENT,
     ("connection", "int64"),
@@ -398,7 +398,7 @@ class Result:
         df = self._rows
         if df.empty:
             return df
-        keys = [*self.params, "stage", "connection", "test", "transmitter", "receiver"]
+        keys = [*self.params, "connection", "test", "transmitter", "receiver"]
         keys = [k for k in keys if k in df.columns]
         mbps = df["throughput_bps"] / 1e6
         g = df.assign(mbps=mbps).groupby(keys, sort=False, dropna=False)
@@ -489,9 +489,9 @@ def load(path: str | Path) -> Result:
         if name not in rows:
             rows[name] = None  # a column added since this result was written
     if not rows.empty:
-        rows = rows.sort_values(["run", "stage", "connection"], kind="stable").reset_index(
-            drop=True
-        )
+        # Connection numbers are unique within a run (also in older results, whose
+        # serial "stages" ran as separate simulations and carry a stage column).
+        rows = rows.sort_values(["run", "connection"], kind="stable").reset_index(drop=True)
     traces = _read_parts(path / "traces", TRACE_COLUMNS)
     ports = _read_parts(path / "ports", PORT_COLUMNS)
     cwnd = _read_parts(path / "cwnd", CWND_COLUMNS)

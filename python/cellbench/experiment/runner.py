@@ -5,7 +5,7 @@ same in this process, in a thread pool (the native calls release the GIL), or on
 a Dask cluster; rows are put together here and stored per run, so the result does
 not depend on how many workers there were or in what order runs finished.
 
-Every stage is one call of the simulator's generic runner, ``_native.simulate``
+Every run is one call of the simulator's generic runner, ``_native.simulate``
 (a spec dict in, a result dict out); an experiment file of the lan-buffers study
 gives the numbers of ``cellbench reproduce lan-buffers`` (tests/test_experiment_run.py).
 """
@@ -32,7 +32,7 @@ class Task:
     run: int
     point: int
     replication: int
-    specs: list[dict]
+    spec: dict
 
 
 @dataclass
@@ -85,10 +85,8 @@ class Plan:
     def tasks(self) -> Iterable[Task]:
         for p, exp in enumerate(self.experiments):
             for r in range(self.replications):
-                specs = [
-                    exp.spec(s, self.seed, r, self.trace, self.series) for s in range(exp.stages)
-                ]
-                yield Task(p * self.replications + r, p, r, specs)
+                spec = exp.spec(self.seed, r, trace=self.trace, series=self.series)
+                yield Task(p * self.replications + r, p, r, spec)
 
     def meta(self) -> dict:
         from cellbench import __version__
@@ -119,7 +117,6 @@ class Plan:
             "points": len(self.points),
             "runs_total": self.runs_total,
             "connections_per_run": len(first.connections),
-            "stages": first.stages,
             "notes": sorted({n for e in self.experiments for n in e.notes}),
             "units": {
                 "throughput_bps": "bit/s (10^6 bit/s = 1 Mb/s)",
@@ -144,74 +141,69 @@ def check_engine() -> None:
         )
 
 
-def execute(specs: list[dict]) -> list[dict]:
-    """Run one run's stages (simulate-contract specs); the simulator's result per stage."""
-    native = _native()
-    return [native.simulate(spec) for spec in specs]
+def execute(spec: dict) -> dict:
+    """Run one run (a simulate-contract spec); the simulator's result."""
+    return _native().simulate(spec)
 
 
-def _rows(plan: Plan, task: Task, stages: list[dict]) -> tuple[list[dict], ...]:
+def _rows(plan: Plan, task: Task, out: dict) -> tuple[list[dict], ...]:
     """The stored rows of one run: per connection, per trace line, per switch port,
     per cwnd sample and per queue sample (the last two with --series)."""
     exp = plan.experiments[task.point]
     params = plan.param_values(task.point)
     rows, traces, ports, cwnd, queue = [], [], [], [], []
-    for s, out in enumerate(stages):
-        ident = {"run": task.run, "point": task.point, "replication": task.replication}
-        for c, r in zip(exp.stage_connections(s), out["connections"]):
-            t = c.traffic
-            row = {
-                **ident,
-                "seed": plan.seed,
-                "stage": s,
-                "connection": c.index,
-                "test": c.name,
-                "transmitter": c.transmitter,
-                "receiver": c.receiver,
-                "protocol": c.protocol,
-                "traffic": t.type,
-                "blocksize": t.blocksize,
-                "receiver_blocksize": c.receiver_blocksize,
-                "nbytes": t.nbytes,
-                "duration_s": t.duration_s,
-                "period_us": t.period_us,
-                "offered_bps": t.blocksize * 8 / (t.period_us * 1e-6) if t.period_us else None,
-                "sndbuf": c.sndbuf,
-                "rcvbuf": c.rcvbuf,
-                "nodelay": c.nodelay,
-                "start_s": c.start_s,
-                "events": out.get("events"),
-                "sim_seconds": out.get("sim_seconds"),
-            }
-            policers = out.get("policers") or []
-            measures = {**r, **results.cycle_columns(r)}
-            if policers:
-                measures["met_contract"] = all(x["met_contract"] for x in policers)
-            for name, _ in results.ROW_COLUMNS:
-                if name not in row and name in measures:
-                    row[name] = measures[name]
-            if isinstance(row.get("cycle_pattern"), list):
-                row["cycle_pattern"] = " -> ".join(row["cycle_pattern"])
-            for k, v in params.items():
-                row[plan.columns[k]] = v
-            rows.append(row)
-            for i, line in enumerate(r.get("trace") or []):
-                traces.append(
-                    {**ident, "stage": s, "connection": c.index, "line_no": i, "line": line}
-                )
-            for t_s, w, thresh, flight in r.get("cwnd_series") or []:
-                cwnd.append(
-                    {**ident, "stage": s, "connection": c.index, "t_s": t_s, "cwnd": w}
-                    | {"ssthresh": thresh, "flight": flight}
-                )
-        for p in out.get("ports", []):
-            p = dict(p)
-            for t_s, cells in p.pop("queue_series", None) or []:
-                queue.append(
-                    {**ident, "stage": s, "port": p["port"], "host": p["host"]}
-                    | {"t_s": t_s, "cells": cells}
-                )
-            ports.append({**ident, "stage": s, **p})
+    ident = {"run": task.run, "point": task.point, "replication": task.replication}
+    for c, r in zip(exp.connections, out["connections"]):
+        t = c.traffic
+        # start_s and end_s, like every measure, come from the simulator: a serial
+        # step starts when the run gets there.
+        row = {
+            **ident,
+            "seed": plan.seed,
+            "connection": c.index,
+            "test": c.name,
+            "transmitter": c.transmitter,
+            "receiver": c.receiver,
+            "protocol": c.protocol,
+            "traffic": t.type,
+            "blocksize": t.blocksize,
+            "receiver_blocksize": c.receiver_blocksize,
+            "nbytes": t.nbytes,
+            "duration_s": t.duration_s,
+            "period_us": t.period_us,
+            "offered_bps": t.blocksize * 8 / (t.period_us * 1e-6) if t.period_us else None,
+            "sndbuf": c.sndbuf,
+            "rcvbuf": c.rcvbuf,
+            "nodelay": c.nodelay,
+            "events": out.get("events"),
+            "sim_seconds": out.get("sim_seconds"),
+        }
+        policers = out.get("policers") or []
+        measures = {**r, **results.cycle_columns(r)}
+        if policers:
+            measures["met_contract"] = all(x["met_contract"] for x in policers)
+        for name, _ in results.ROW_COLUMNS:
+            if name not in row and name in measures:
+                row[name] = measures[name]
+        if isinstance(row.get("cycle_pattern"), list):
+            row["cycle_pattern"] = " -> ".join(row["cycle_pattern"])
+        for k, v in params.items():
+            row[plan.columns[k]] = v
+        rows.append(row)
+        for i, line in enumerate(r.get("trace") or []):
+            traces.append({**ident, "connection": c.index, "line_no": i, "line": line})
+        for t_s, w, thresh, flight in r.get("cwnd_series") or []:
+            cwnd.append(
+                {**ident, "connection": c.index, "t_s": t_s, "cwnd": w}
+                | {"ssthresh": thresh, "flight": flight}
+            )
+    for p in out.get("ports", []):
+        p = dict(p)
+        for t_s, cells in p.pop("queue_series", None) or []:
+            queue.append(
+                {**ident, "port": p["port"], "host": p["host"], "t_s": t_s, "cells": cells}
+            )
+        ports.append({**ident, **p})
     return rows, traces, ports, cwnd, queue
 
 
@@ -239,9 +231,9 @@ def make_plan(
     points = sw.points()
     experiments = [model.build(sweep.apply(doc, p, sw.params), base) for p in points]
     first = experiments[0]
-    shape = [(c.name, c.stage) for c in first.connections]
+    shape = [(c.name, c.after) for c in first.connections]
     for e in experiments[1:]:
-        if [(c.name, c.stage) for c in e.connections] != shape:
+        if [(c.name, c.after) for c in e.connections] != shape:
             raise lang.ExperimentError(
                 None, "the sweep changes which connections exist: it may change values only"
             )
@@ -268,7 +260,7 @@ def execute_plan(
     workers: int | None = None,
     progress: bool = False,
     dask: str | None = None,
-    executor: Callable[[list[dict]], list[dict]] = execute,
+    executor: Callable[[dict], dict] = execute,
 ) -> None:
     """Run every task not yet in ``store``; each finished run is stored at once."""
     done = store.done()
@@ -304,14 +296,14 @@ def _run_local(plan, store, todo, workers, bar, executor) -> None:
     if workers == 1:
         for task in todo:
             try:
-                out = executor(task.specs)
+                out = executor(task.spec)
             except ValueError as e:
                 raise _fail(task, plan, e) from None
             store.write_run(task.run, *_rows(plan, task, out))
             bar.update()
         return
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        pending = {pool.submit(executor, t.specs): t for t in todo}
+        pending = {pool.submit(executor, t.spec): t for t in todo}
         try:
             # as_completed waits on all futures at once: waiting on the whole
             # pending set after each completion would cost O(runs^2).
@@ -345,7 +337,7 @@ def _run_dask(plan, store, todo, address, bar, executor) -> None:
         ) from None
     client = address if not isinstance(address, str) else Client(address)
     try:
-        futures = client.map(executor, [t.specs for t in todo], pure=False)
+        futures = client.map(executor, [t.spec for t in todo], pure=False)
         by_key = {f.key: t for f, t in zip(futures, todo)}
         for f in as_completed(futures):
             task = by_key[f.key]
