@@ -71,7 +71,7 @@ def test_published_example_parses_and_pairs():
         "x.netspec:10:12: SO_RCVBUF 1048576 exceeds 52428, the largest socket buffer sunos411 "
         "accepts: using 52428",
     ]
-    spec = exp.spec(0, seed=7, replication=3)
+    spec = exp.spec(seed=7, replication=3)
     assert [h["name"] for h in spec["hosts"]] == ["roadrunner.atm", "hopper.atm"]
     assert spec["hosts"][0]["profile"] == "sparc-ipc" and spec["hosts"][0]["phy"] == "taxi100"
     assert (spec["seed"], spec["replication"], spec["switch"]["buffer_cells"]) == (7, 3, 256)
@@ -232,14 +232,16 @@ def test_numbers_comments_strings():
             "x.netspec:2:1)",
         ),
         (
-            "cluster { parallel {\n serial {\n parallel {\n"
-            + pair(0)
-            + "}\n parallel {\n"
+            # s0 waits for t1's connection, which t0 does not: it could start after t0.
+            "cluster { serial {\n"
+            + pair(0).splitlines()[0]
+            + "\nparallel {\n"
             + pair(1)
-            + "} } } }",
-            "x.netspec:7:2: found a serial step after a transfer of unknown length (nbytes), expected "
-            "durations: only a serial block at the top of the cluster runs byte-count steps one "
-            "after another (as separate simulations)",
+            + "}\n"
+            + pair(0).splitlines()[1]
+            + "\n} }",
+            "x.netspec:7:1: sink test s0 starts after its transmitter t0: put them in one "
+            "parallel block",
         ),
         # testbeds
         (
@@ -308,27 +310,50 @@ def test_more_than_100_connections():
     text = "cluster {\n" + "".join(pair(i) for i in range(150)) + "}"
     exp = build(text)
     assert len(exp.connections) == 150
-    spec = exp.spec(0, 1, 0)
+    spec = exp.spec(1, 0)
     assert len(spec["connections"]) == 150 and len(spec["hosts"]) == 300
 
 
-def test_serial_parallel_timing_and_stages():
+def test_serial_steps_wait_for_the_connections_of_the_step_before():
     exp = build((EXAMPLES / "serial-parallel.netspec").read_text())
-    got = [(c.name, c.stage, c.start_s) for c in exp.connections]
-    assert got == [("a1", 0, 0.0), ("b1", 0, 0.0), ("a2", 0, 2.0), ("a3", 1, 0.0), ("b3", 1, 0.0)]
-    assert exp.stages == 2
-    assert exp.replication_number(3, 1) == 7  # independent streams: r * stages + stage
-    durations = (
-        "cluster { serial {\n parallel {"
+    # One simulation: a step starts when the previous step's connections have ended.
+    got = [(c.name, c.after) for c in exp.connections]
+    assert got == [("a1", []), ("b1", []), ("a2", [0, 1]), ("a3", [2]), ("b3", [2])]
+    spec = exp.spec(1, 3)
+    assert spec["replication"] == 3 and len(spec["connections"]) == 5
+    assert [c["after"] for c in spec["connections"]] == [[], [], [0, 1], [2], [2]]
+    # Anywhere, not only at the top, and after byte counts as after durations: the
+    # pair t1 then t2 beside t0, and t3 once all three have ended.
+    nested = (
+        "cluster { serial { parallel {\n"
         + pair(0, tx="full (blocksize=8K, duration=1.5)")
-        + "} parallel {"
-        + pair(1, tx="burst (blocksize=8K, period=1000, duration=2)")
+        + "serial { parallel {\n"
+        + pair(1)
         + "} parallel {\n"
-        + pair(2, tx="full (blocksize=8K, duration=1)")
+        + pair(2, tx="burst (blocksize=8K, period=1000, duration=2)")
+        + "} } } parallel {\n"
+        + pair(3)
         + "} } }"
     )
-    exp = build(durations)
-    assert [(c.stage, c.start_s) for c in exp.connections] == [(0, 0.0), (0, 1.5), (0, 3.5)]
+    exp = build(nested)
+    assert [(c.name, c.after) for c in exp.connections] == [
+        ("t0", []),
+        ("t1", []),
+        ("t2", [1]),
+        ("t3", [0, 2]),
+    ]
+    # A step holding only a sink (its transmitter comes later) delays nothing.
+    sink_first = (
+        "cluster { serial {\n"
+        + pair(0).splitlines()[1]
+        + "\nparallel {\n"
+        + pair(1)
+        + "}\n"
+        + pair(0).splitlines()[0]
+        + "\n} }"
+    )
+    exp = build(sink_first)
+    assert [(c.name, c.after) for c in exp.connections] == [("t1", []), ("t0", [0])]
 
 
 def test_testbed_block_and_presets():
@@ -446,7 +471,7 @@ def test_testbed_sites_and_trunks_reach_the_simulator():
     import cellbench
 
     exp = model.build(lang.parse(WAN_TESTBED, "wan.netspec"))
-    spec = exp.spec(0, 1, 0)
+    spec = exp.spec(1, 0)
     assert [h["site"] for h in spec["hosts"]] == ["west", "east"]
     assert spec["trunks"] == [{"from": "west", "to": "east", "phy": "ds3", "delay_ms": 4.4}]
     df = cellbench.run(WAN_TESTBED).to_pandas()
@@ -499,7 +524,7 @@ def test_spacing_pacing_and_upc_are_data():
     import cellbench
 
     exp = model.build(lang.parse(POLICED_VP.replace("$pace", "20"), "vp.netspec"))
-    spec = exp.spec(0, 1, 0)
+    spec = exp.spec(1, 0)
     assert spec["hosts"][0]["spacing_us"] == 19.45 and spec["hosts"][0]["stall"] is False
     assert spec["trunks"][1]["upc"] == {"t_us": 16.39, "tau_us": 101.0, "action": "tag"}
     assert spec["connections"][0]["pacing_mbps"] == 20.0
@@ -537,9 +562,9 @@ def test_clp1_threshold_spares_the_conforming_vc():
     # a's UDP blast crosses a trunk whose UPC tags all but 20 Mb/s of it; b's
     # 60 Mb/s stays CLP = 0; both meet at r's 100 Mb/s TAXI port.
     exp = model.build(lang.parse(TAGGED_AND_CLEAN.replace("$clp1", "64"), "clp.netspec"))
-    assert exp.spec(0, 1, 0)["switch"]["clp1_threshold_cells"] == 64
+    assert exp.spec(1, 0)["switch"]["clp1_threshold_cells"] == 64
     off = model.build(lang.parse(TAGGED_AND_CLEAN.replace("$clp1", "off"), "clp.netspec"))
-    assert off.spec(0, 1, 0)["switch"]["clp1_threshold_cells"] is None
+    assert off.spec(1, 0)["switch"]["clp1_threshold_cells"] is None
     res = cellbench.run(TAGGED_AND_CLEAN, clp1=["off", 64])
     df = res.to_pandas().set_index(["clp1", "transmitter"])
     # Without the threshold the overflowing port takes cells from both.

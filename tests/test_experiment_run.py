@@ -77,11 +77,11 @@ def test_resume_after_interruption(tmp_path, capsys):
     out = tmp_path / "r"
     calls = []
 
-    def dying(specs):
+    def dying(spec):
         if len(calls) == 3:
             raise KeyboardInterrupt  # a Ctrl-C (or a killed worker) after three runs
         calls.append(1)
-        return runner.execute(specs)
+        return runner.execute(spec)
 
     plan = runner.make_plan(LAN, sets=SMALL, replications=2)
     store = results.ResultDir(out, plan.meta(), resume=False)
@@ -265,3 +265,96 @@ def test_random_rate_traffic_runs_and_stores_the_means():
     # About 2000 blocks of 4 KB on average in 20 s, each replication its own draws.
     assert df.bytes.between(0.9 * 2000 * 4096, 1.1 * 2000 * 4096).all(), list(df.bytes)
     assert df.bytes.iloc[0] != df.bytes.iloc[1]
+
+
+def test_serial_steps_run_on_one_timeline():
+    """examples/serial-parallel.netspec is one simulation: each step starts at the
+    instant the previous step's last connection ended, exactly."""
+    res = cellbench.run(EXAMPLES / "serial-parallel.netspec")
+    df = res.to_pandas().set_index("test")
+    assert "stage" not in df.columns and "stages" not in res.meta
+    assert df.completed.all() and (df.run == 0).all()
+    assert (df.loc[["a1", "b1"], "start_s"] == 0).all()
+    assert df.start_s["a2"] == max(df.end_s["a1"], df.end_s["b1"]) > 2.0
+    assert df.start_s["a3"] == df.start_s["b3"] == df.end_s["a2"]
+    # One network: one row per switch port, its counts over the whole run.
+    ports = res.ports()
+    assert "stage" not in ports.columns and ports.port.is_unique
+    # a2 runs after b1 has ended: b1 does not share a port with it (issue 14).
+    assert "share" not in df.limit_evidence["a2"]
+
+
+BESIDE = """
+testbed lan {
+    defaults { profile = ultra-1; phy = oc3c; flavour = reno; }
+    switch { buffer_cells = 4096; }
+}
+cluster {
+    parallel {
+        test long { type = full (blocksize=8K, duration=6); protocol = tcp (window=48K);
+                    own = a.atm:1; peer = c.atm:1; }
+        test long_rx { type = sink (blocksize=8K); protocol = tcp (window=48K);
+                       own = c.atm:1; peer = a.atm:1; }
+        serial {
+            parallel {
+                test x { type = full (blocksize=8K, nbytes=8M); protocol = tcp (nodelay=1);
+                         own = b.atm:2; peer = c.atm:2; }
+                test x_rx { type = sink (blocksize=8K); own = c.atm:2; peer = b.atm:2; }
+            }
+            parallel {
+                test y { type = full (blocksize=8K, nbytes=8M); protocol = tcp (nodelay=1);
+                         own = b.atm:3; peer = c.atm:3; }
+                test y_rx { type = sink (blocksize=8K); own = c.atm:3; peer = b.atm:3; }
+            }
+        }
+    }
+}
+"""
+
+
+def test_a_serial_pair_beside_a_long_connection_shares_its_port():
+    """Byte-count steps in a serial block inside a parallel one (refused before,
+    when such steps could only run as separate simulations on an idle network):
+    y starts when x ends, while `long` still fills the port to c."""
+    df = cellbench.run(BESIDE).to_pandas().set_index("test")
+    assert df.completed.all()
+    assert df.start_s["x"] == df.start_s["long"] == 0
+    assert df.start_s["y"] == df.end_s["x"] < df.end_s["long"]
+    assert df.limit_evidence["y"].startswith("2 connections share the port to c.atm")
+    # The same y alone on the network (what a separate simulation gave) is faster.
+    alone = BESIDE.replace("duration=6", "duration=0.001")
+    lone = cellbench.run(alone).to_pandas().set_index("test")
+    assert lone.start_s["y"] > lone.end_s["long"]
+    assert df.throughput_bps["y"] < 0.8 * lone.throughput_bps["y"]
+
+
+def test_results_stored_with_serial_stages_still_read(tmp_path):
+    """Results written when serial steps ran as separate simulations carry a
+    ``stage`` column in every table: they still load, show and plot."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "old"
+    cellbench.run(EXAMPLES / "serial-parallel.netspec", out=out, series=True)
+    # Such results were format 2: a part per run, no manifest.
+    (out / "manifest.json").unlink()
+    meta = json.loads((out / "result.json").read_text())
+    meta["format_version"] = 2
+    (out / "result.json").write_text(json.dumps(meta))
+    for folder in ("runs", "ports", "queue"):
+        for part in (out / folder).glob("part-*.parquet"):
+            t = pq.read_table(part)
+            stage = (
+                [int(c > 2) for c in t.column("connection").to_pylist()]
+                if (folder == "runs")
+                else [0] * t.num_rows
+            )
+            pq.write_table(t.add_column(3, "stage", pa.array(stage, pa.int64())), part)
+    res = results.load(out)
+    df = res.to_pandas()
+    assert list(df.stage) == [0, 0, 0, 1, 1] and list(df.connection) == [0, 1, 2, 3, 4]
+    assert list(res.summary().test) == ["a1", "b1", "a2", "a3", "b3"]
+    assert main(["show", str(out)]) == 0
+    png = tmp_path / "q.png"
+    assert main(["plot", str(out), "--kind", "queue", "-o", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"

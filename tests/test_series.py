@@ -91,7 +91,7 @@ def test_without_series_nothing_is_added(plain, netspec):
     assert not any((plain / "cwnd").iterdir()) and not any((plain / "queue").iterdir())
     # The simulator's own output has no series keys unless asked.
     plan = cellbench.experiment.runner.make_plan(netspec)
-    spec = plan.experiments[0].spec(0, 1, 0)
+    spec = plan.experiments[0].spec(1, 0)
     off = _native.simulate({**spec, "series": False})
     on = _native.simulate({**spec, "series": True})
     assert "cwnd_series" not in json.dumps(off) and "queue_series" not in json.dumps(off)

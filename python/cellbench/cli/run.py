@@ -110,7 +110,7 @@ def run_main(args: argparse.Namespace) -> int:
     if args.check:
         e = plan.experiments[0]
         print(
-            f"{args.file}: ok: {len(e.connections)} connection(s), {e.stages} stage(s), "
+            f"{args.file}: ok: {len(e.connections)} connection(s), "
             f"{len(plan.points)} point(s) x {plan.replications} replication(s) = "
             f"{plan.runs_total} run(s), testbed {e.testbed.name}"
         )

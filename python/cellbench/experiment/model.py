@@ -7,17 +7,17 @@ connection. ``protocol = tcp (window=W)`` sets both socket buffers to W;
 ``sndbuf``/``rcvbuf`` set one. The connection takes the transmitter's SO_SNDBUF
 and the sink's SO_RCVBUF.
 
-Timing. ``cluster { }`` and ``parallel { }`` start their children together;
-``serial { }`` starts each child when the previous one ends. A child's end is
-known from durations (``duration=`` of a transmitter, or of a sink); a byte-count
-transfer (``full (nbytes=...)``) ends only when it has run. So: a serial block at
-the top of the cluster (the cluster's only child, possibly nested in further
-top-level serial blocks) is cut after every step of unknown length, and the
-pieces ("stages") run as separate simulations one after another, each from an
-idle network; everywhere else, a serial step must follow steps with durations,
-or the file is an error. Stage s of replication r runs with the replication
-number ``r * stages + s`` (``r`` itself when there is one stage), so every
-simulation of a sweep draws an independent stream.
+Timing. An experiment is one simulation on one timeline. ``cluster { }`` and
+``parallel { }`` start their children together; ``serial { }`` starts each child
+when every connection of the previous one has ended (both applications finished:
+the transmitter's last write and close, the sink's last read), at that simulated
+instant, on the network as it is then: its queues, the hosts' timers and the
+connections still running beside it. So a step's start is an event of the run,
+not a time known in advance (a ``full (nbytes=...)`` transfer ends only when it
+has run; one with a duration ends once its data has drained); the simulator is
+told, per connection, which connections it waits for (``after``), and reports
+when each started and ended (``start_s``, ``end_s``). A sink ends with its
+connection: a step holding only sinks does not delay the next one.
 """
 
 from __future__ import annotations
@@ -147,8 +147,8 @@ class Endpoint:
     nodelay: bool
     own: HostPort
     peer: HostPort
-    start: float = 0.0
-    stage: int = 0
+    #: The transmitter tests whose connections must end before this test starts.
+    after: list[Endpoint] = field(default_factory=list, repr=False, compare=False)
     #: The adapter paces this connection's cells at this rate (Mb/s).
     pacing_mbps: float | None = None
 
@@ -169,10 +169,10 @@ class Connection:
     nodelay: bool
     traffic: Traffic
     receiver_blocksize: int
-    start_s: float
-    stage: int
     pos: Pos
     pacing_mbps: float | None = None
+    #: Indices of the (earlier) connections that must all end before this one starts.
+    after: list[int] = field(default_factory=list)
 
     def to_spec(self, tb: tbmod.Testbed) -> dict:
         return {
@@ -187,8 +187,8 @@ class Connection:
             "nodelay": self.nodelay,
             "traffic": self.traffic.to_spec(),
             "receiver_blocksize": self.receiver_blocksize,
-            "start_s": self.start_s,
             "pacing_mbps": self.pacing_mbps,
+            "after": list(self.after),
         }
 
 
@@ -199,24 +199,17 @@ class Experiment:
     testbed: tbmod.Testbed
     hosts: list[tbmod.HostSpec]
     connections: list[Connection]
-    stages: int
     notes: list[str] = field(default_factory=list)
 
-    def stage_connections(self, stage: int) -> list[Connection]:
-        return [c for c in self.connections if c.stage == stage]
-
-    def replication_number(self, replication: int, stage: int) -> int:
-        return replication if self.stages == 1 else replication * self.stages + stage
-
     def spec(
-        self, stage: int, seed: int, replication: int, trace: bool = False, series: bool = False
+        self, seed: int, replication: int, *, trace: bool = False, series: bool = False
     ) -> dict:
-        """The simulator's input for one stage of one replication (simulate-contract)."""
-        conns = self.stage_connections(stage)
+        """The simulator's input for one replication (simulate-contract)."""
+        conns = self.connections
         used = {c.transmitter for c in conns} | {c.receiver for c in conns}
         return {
             "seed": seed,
-            "replication": self.replication_number(replication, stage),
+            "replication": replication,
             "trace": trace,
             "series": series,
             "time_limit_s": TIME_LIMIT_S,
@@ -431,79 +424,44 @@ def _endpoint(b: Block) -> Endpoint:
     )
 
 
-# --- timing -----------------------------------------------------------------------------------
-
-# A sink without a duration follows its transmitter: it does not decide when a block ends.
-_FOLLOWS = "follows"
+# --- timing ---------------------------------------------------------------------------------
 
 
-def _end(ep: Endpoint, start: float):
-    if ep.traffic.duration_s is not None:
-        return start + ep.traffic.duration_s
-    return _FOLLOWS if ep.is_sink else None
-
-
-def _schedule(b: Block, start: float, stage: int, eps: dict[int, Endpoint], out: list[Endpoint]):
-    """Set start/stage of every test under ``b``; return its end (None: unknown)."""
+def _schedule(
+    b: Block, after: list[Endpoint], eps: dict[int, Endpoint], out: list[Endpoint]
+) -> list[Endpoint]:
+    """Give every test under ``b`` the transmitters whose connections it waits for
+    (``after``: those that end the previous serial step); return the transmitters
+    whose connections end ``b`` (none when ``b`` holds only sinks)."""
     if b.kind == "test":
         ep = eps[id(b)]
-        ep.start, ep.stage = start, stage
+        ep.after = after
         out.append(ep)
-        return _end(ep, start)
+        return [] if ep.is_sink else [ep]
     if b.kind in ("cluster", "parallel"):
-        ends = [_schedule(c, start, stage, eps, out) for c in b.blocks()]
-        if any(e is None for e in ends):
-            return None
-        known = [e for e in ends if e is not _FOLLOWS]
-        return max(known) if known else _FOLLOWS
-    t = start
-    children = b.blocks()
-    for i, c in enumerate(children):
-        e = _schedule(c, t, stage, eps, out)
-        if e is None and i + 1 < len(children):
-            nxt = children[i + 1]
-            raise ExperimentError(
-                nxt.pos,
-                "found a serial step after a transfer of unknown length (nbytes), expected "
-                "durations: only a serial block at the top of the cluster runs byte-count "
-                "steps one after another (as separate simulations)",
-            )
-        if e is None:
-            return None
-        if e is not _FOLLOWS:
-            t = e
-    return t
+        return [e for c in b.blocks() for e in _schedule(c, after, eps, out)]
+    # serial: each step waits for the last one that has connections of its own.
+    ends: list[Endpoint] = []
+    for c in b.blocks():
+        step_ends = _schedule(c, after, eps, out)
+        if step_ends:
+            after = ends = step_ends
+    return ends
 
 
-def _top_serial_steps(cluster: Block) -> list[Block] | None:
-    """The steps of the cluster's top-level serial chain, or None when there is none."""
-    items = cluster.blocks()
-    if len(items) != 1 or items[0].kind != "serial":
-        return None
-    steps: list[Block] = []
-    for c in items[0].blocks():
-        nested = (
-            _top_serial_steps(Block("cluster", None, c.pos, [c])) if c.kind == "serial" else None
-        )
-        steps.extend(nested if nested is not None else [c])
-    return steps
-
-
-def _stages(cluster: Block, eps: dict[int, Endpoint]) -> tuple[list[Endpoint], int]:
-    out: list[Endpoint] = []
-    steps = _top_serial_steps(cluster)
-    if steps is None:
-        _schedule(cluster, 0.0, 0, eps, out)
-        return out, 1
-    stage, t = 0, 0.0
-    for i, step in enumerate(steps):
-        e = _schedule(step, t, stage, eps, out)
-        if e is None:
-            if i + 1 < len(steps):
-                stage, t = stage + 1, 0.0
-        elif e is not _FOLLOWS:
-            t = e
-    return out, stage + 1
+def _starts_no_later(sink: Endpoint, tx: Endpoint) -> bool:
+    """Whether every connection ``sink`` waits for has surely ended when ``tx``
+    starts: one ``tx`` waits for, or one those waited for (and so on)."""
+    wanted = {id(e) for e in sink.after} - {id(e) for e in tx.after}
+    seen: set[int] = set()
+    todo = list(tx.after)
+    while wanted and todo:
+        e = todo.pop()
+        if id(e) not in seen:
+            seen.add(id(e))
+            wanted.discard(id(e))
+            todo.extend(e.after)
+    return not wanted
 
 
 def _collect_tests(b: Block, eps: dict[int, Endpoint]) -> None:
@@ -560,7 +518,8 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 f"unique addresses (first at {owns[key].own.pos})",
             )
         owns[key] = ep
-    ordered, stages = _stages(clusters[0], eps)
+    ordered: list[Endpoint] = []
+    _schedule(clusters[0], [], eps, ordered)
     if testbed.not_simulable:
         raise ExperimentError(testbed.pos, testbed.not_simulable)
     host_order: list[str] = []
@@ -588,7 +547,8 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 f"found no sink test with own = {ep.peer} and peer = {ep.own}, expected one "
                 f"for transmitter test {ep.name}",
             )
-        if sink.stage != ep.stage or sink.start > ep.start:
+        # The sink may start earlier (ttcp -r listening first), never later.
+        if not _starts_no_later(sink, ep):
             raise ExperimentError(
                 sink.pos,
                 f"sink test {sink.name} starts after its transmitter {ep.name}: put them in one "
@@ -615,12 +575,14 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 nodelay=ep.nodelay,
                 traffic=ep.traffic,
                 receiver_blocksize=sink.traffic.blocksize,
-                start_s=ep.start,
-                stage=ep.stage,
                 pos=ep.pos,
                 pacing_mbps=ep.pacing_mbps,
             )
         )
+    # Transmitters come in document order, so a connection waits only for earlier ones.
+    index = {c.name: c.index for c in conns}
+    for c, ep in zip(conns, (e for e in ordered if not e.is_sink)):
+        c.after = sorted({index[e.name] for e in ep.after})
     for ep in ordered:
         if ep.is_sink and id(ep) not in paired:
             raise ExperimentError(
@@ -628,4 +590,4 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 f"found no transmitter test with own = {ep.peer} and peer = {ep.own}, expected "
                 f"one for sink test {ep.name}",
             )
-    return Experiment(doc.file, doc.text, testbed, hosts, conns, stages, notes)
+    return Experiment(doc.file, doc.text, testbed, hosts, conns, notes)

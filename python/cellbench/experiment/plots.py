@@ -405,7 +405,11 @@ def queue(result, fig, run: int | None = None, port: int | None = None) -> None:
             raise PlotError(f"no queue series for run {run} port {port}: it has ports {_few(have)}")
     ax = fig.add_subplot()
     drawn = 0
-    for (stage, p), part in sel.groupby(["stage", "port"], sort=True):
+    # Results stored before serial steps shared one timeline ran them as separate
+    # simulations ("stages"): their series carry a stage column.
+    keys = ["stage", "port"] if "stage" in sel.columns else ["port"]
+    for key, part in sel.groupby(keys, sort=True):
+        stage, p = key if len(keys) == 2 else (0, key[0])
         part = part.sort_values("t_s", kind="stable")
         peak = int(part["cells"].max())
         if port is None and peak <= 1:

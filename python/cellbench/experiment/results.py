@@ -13,12 +13,12 @@
       ports/part-FIRST-LAST.parquet   one row per switch output port per run (cells in/out/
                                       lost, peak, CLP=1 cells lost at the CLP-1 threshold,
                                       cells tagged by a UPC)
-      traces/...           (--trace) one row per trace line: run, stage, connection, line
+      traces/...           (--trace) one row per trace line: run, connection, line
       cwnd/...             (--series) one row per sample of a TCP sender's congestion state:
-                           run, stage, connection, t_s, cwnd, ssthresh, flight (bytes; a
+                           run, connection, t_s, cwnd, ssthresh, flight (bytes; a
                            sample whenever one of them changed)
       queue/...            (--series) one row per sample of a switch port's occupancy: run,
-                           stage, port, host, t_s, cells (just after accepted arrivals, and
+                           port, host, t_s, cells (just after accepted arrivals, and
                            0 when the buffer empties)
       .incoming/           where a part is written before it is renamed into place, and the
                            journal of finished runs not yet in a part; no reader looks here
@@ -76,7 +76,6 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("point", "int64"),
     ("replication", "int64"),
     ("seed", "int64"),
-    ("stage", "int64"),
     ("connection", "int64"),
     ("test", "string"),
     ("transmitter", "string"),
@@ -92,7 +91,10 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("sndbuf", "int64"),
     ("rcvbuf", "int64"),
     ("nodelay", "bool"),
+    # When the transmitter started and the connection ended (both applications
+    # finished), simulated seconds: a serial step starts on its predecessor's end.
     ("start_s", "float64"),
+    ("end_s", "float64"),
     ("completed", "bool"),
     ("bytes", "int64"),
     ("sender_seconds", "float64"),
@@ -150,7 +152,6 @@ PORT_COLUMNS = [
     ("run", "int64"),
     ("point", "int64"),
     ("replication", "int64"),
-    ("stage", "int64"),
     ("port", "int64"),
     ("host", "string"),
     ("cells_in", "int64"),
@@ -164,13 +165,12 @@ TRACE_COLUMNS = [
     ("run", "int64"),
     ("point", "int64"),
     ("replication", "int64"),
-    ("stage", "int64"),
     ("connection", "int64"),
     ("line_no", "int64"),
     ("line", "string"),
 ]
 
-_SERIES_IDENT = [("run", "int64"), ("point", "int64"), ("replication", "int64"), ("stage", "int64")]
+_SERIES_IDENT = [("run", "int64"), ("point", "int64"), ("replication", "int64")]
 CWND_COLUMNS = [
     *_SERIES_IDENT,
     ("connection", "int64"),
@@ -930,7 +930,7 @@ class Result:
         df = self._rows
         if df.empty:
             return df
-        keys = [*self.params, "stage", "connection", "test", "transmitter", "receiver"]
+        keys = [*self.params, "connection", "test", "transmitter", "receiver"]
         keys = [k for k in keys if k in df.columns]
         mbps = df["throughput_bps"] / 1e6
         g = df.assign(mbps=mbps).groupby(keys, sort=False, dropna=False)
@@ -1056,7 +1056,9 @@ def load(path: str | Path) -> Result:
     if meta["format_version"] == 2:
         rows = _fill_columns(_read_legacy_parts(path / "runs", columns["runs"]))
         if not rows.empty:
-            rows = rows.sort_values(["run", "stage", "connection"], kind="stable")
+            # Connection numbers are unique within a run (also in older results, whose
+            # serial "stages" ran as separate simulations and carry a stage column).
+            rows = rows.sort_values(["run", "connection"], kind="stable")
             rows = rows.reset_index(drop=True)
         tables = {t: (lambda t=t: _read_legacy_parts(path / t, PARTS[t])) for t in PARTS}
         return Result(meta, rows, path, tables)

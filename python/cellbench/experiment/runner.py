@@ -6,12 +6,12 @@ a Dask cluster; rows are put together here and handed to the store, which puts
 them in run order, so the result does not depend on how many workers there were or
 in what order runs finished.
 
-A plan holds no list of its runs: each run's specs are made when it is submitted,
+A plan holds no list of its runs: each run's spec is made when it is submitted,
 at most ``lookahead(workers)`` runs past the oldest unfinished one, so memory stays
 bounded whatever the number of points and replications (the look-ahead's runs and
 one part of the store; see ``results``).
 
-Every stage is one call of the simulator's generic runner, ``_native.simulate``
+Every run is one call of the simulator's generic runner, ``_native.simulate``
 (a spec dict in, a result dict out); an experiment file of the lan-buffers study
 gives the numbers of ``cellbench reproduce lan-buffers`` (tests/test_experiment_run.py).
 """
@@ -38,7 +38,7 @@ class Task:
     run: int
     point: int
     replication: int
-    specs: list[dict]
+    spec: dict
 
 
 class _Lazy(Sequence):
@@ -93,11 +93,11 @@ class Plan:
         """Build every point once before anything runs: every error first, and the
         notes of all of them."""
         first = self.experiments[0]
-        shape = [(c.name, c.stage) for c in first.connections]
+        shape = [(c.name, c.after) for c in first.connections]
         notes = set(first.notes)
         for i in range(1, len(self.points)):
             e = self.experiments[i]
-            if [(c.name, c.stage) for c in e.connections] != shape:
+            if [(c.name, c.after) for c in e.connections] != shape:
                 raise lang.ExperimentError(
                     None, "the sweep changes which connections exist: it may change values only"
                 )
@@ -138,11 +138,11 @@ class Plan:
         return {k: self._column_value(k, v) for k, v in self.points[point].items()}
 
     def task(self, run: int) -> Task:
-        """Run ``run``'s simulation specs, one per stage, made when it is submitted."""
+        """Run ``run``'s simulation spec, made when it is submitted."""
         point, r = divmod(run, self.replications)
         exp = self.experiments[point]
-        specs = [exp.spec(s, self.seed, r, self.trace, self.series) for s in range(exp.stages)]
-        return Task(run, point, r, specs)
+        spec = exp.spec(self.seed, r, trace=self.trace, series=self.series)
+        return Task(run, point, r, spec)
 
     def tasks(self) -> Iterable[Task]:
         return (self.task(run) for run in range(self.runs_total))
@@ -176,7 +176,6 @@ class Plan:
             "points": len(self.points),
             "runs_total": self.runs_total,
             "connections_per_run": len(first.connections),
-            "stages": first.stages,
             "notes": self.notes,
             "units": {
                 "throughput_bps": "bit/s (10^6 bit/s = 1 Mb/s)",
@@ -201,74 +200,69 @@ def check_engine() -> None:
         )
 
 
-def execute(specs: list[dict]) -> list[dict]:
-    """Run one run's stages (simulate-contract specs); the simulator's result per stage."""
-    native = _native()
-    return [native.simulate(spec) for spec in specs]
+def execute(spec: dict) -> dict:
+    """Run one run (a simulate-contract spec); the simulator's result."""
+    return _native().simulate(spec)
 
 
-def _rows(plan: Plan, task: Task, stages: list[dict]) -> tuple[list[dict], ...]:
+def _rows(plan: Plan, task: Task, out: dict) -> tuple[list[dict], ...]:
     """The stored rows of one run: per connection, per trace line, per switch port,
     per cwnd sample and per queue sample (the last two with --series)."""
     exp = plan.experiments[task.point]
     params = plan.param_values(task.point)
     rows, traces, ports, cwnd, queue = [], [], [], [], []
-    for s, out in enumerate(stages):
-        ident = {"run": task.run, "point": task.point, "replication": task.replication}
-        for c, r in zip(exp.stage_connections(s), out["connections"]):
-            t = c.traffic
-            row = {
-                **ident,
-                "seed": plan.seed,
-                "stage": s,
-                "connection": c.index,
-                "test": c.name,
-                "transmitter": c.transmitter,
-                "receiver": c.receiver,
-                "protocol": c.protocol,
-                "traffic": t.type,
-                "blocksize": t.blocksize,
-                "receiver_blocksize": c.receiver_blocksize,
-                "nbytes": t.nbytes,
-                "duration_s": t.duration_s,
-                "period_us": t.period_us,
-                "offered_bps": t.blocksize * 8 / (t.period_us * 1e-6) if t.period_us else None,
-                "sndbuf": c.sndbuf,
-                "rcvbuf": c.rcvbuf,
-                "nodelay": c.nodelay,
-                "start_s": c.start_s,
-                "events": out.get("events"),
-                "sim_seconds": out.get("sim_seconds"),
-            }
-            policers = out.get("policers") or []
-            measures = {**r, **results.cycle_columns(r)}
-            if policers:
-                measures["met_contract"] = all(x["met_contract"] for x in policers)
-            for name, _ in results.ROW_COLUMNS:
-                if name not in row and name in measures:
-                    row[name] = measures[name]
-            if isinstance(row.get("cycle_pattern"), list):
-                row["cycle_pattern"] = " -> ".join(row["cycle_pattern"])
-            for k, v in params.items():
-                row[plan.columns[k]] = v
-            rows.append(row)
-            for i, line in enumerate(r.get("trace") or []):
-                traces.append(
-                    {**ident, "stage": s, "connection": c.index, "line_no": i, "line": line}
-                )
-            for t_s, w, thresh, flight in r.get("cwnd_series") or []:
-                cwnd.append(
-                    {**ident, "stage": s, "connection": c.index, "t_s": t_s, "cwnd": w}
-                    | {"ssthresh": thresh, "flight": flight}
-                )
-        for p in out.get("ports", []):
-            p = dict(p)
-            for t_s, cells in p.pop("queue_series", None) or []:
-                queue.append(
-                    {**ident, "stage": s, "port": p["port"], "host": p["host"]}
-                    | {"t_s": t_s, "cells": cells}
-                )
-            ports.append({**ident, "stage": s, **p})
+    ident = {"run": task.run, "point": task.point, "replication": task.replication}
+    for c, r in zip(exp.connections, out["connections"]):
+        t = c.traffic
+        # start_s and end_s, like every measure, come from the simulator: a serial
+        # step starts when the run gets there.
+        row = {
+            **ident,
+            "seed": plan.seed,
+            "connection": c.index,
+            "test": c.name,
+            "transmitter": c.transmitter,
+            "receiver": c.receiver,
+            "protocol": c.protocol,
+            "traffic": t.type,
+            "blocksize": t.blocksize,
+            "receiver_blocksize": c.receiver_blocksize,
+            "nbytes": t.nbytes,
+            "duration_s": t.duration_s,
+            "period_us": t.period_us,
+            "offered_bps": t.blocksize * 8 / (t.period_us * 1e-6) if t.period_us else None,
+            "sndbuf": c.sndbuf,
+            "rcvbuf": c.rcvbuf,
+            "nodelay": c.nodelay,
+            "events": out.get("events"),
+            "sim_seconds": out.get("sim_seconds"),
+        }
+        policers = out.get("policers") or []
+        measures = {**r, **results.cycle_columns(r)}
+        if policers:
+            measures["met_contract"] = all(x["met_contract"] for x in policers)
+        for name, _ in results.ROW_COLUMNS:
+            if name not in row and name in measures:
+                row[name] = measures[name]
+        if isinstance(row.get("cycle_pattern"), list):
+            row["cycle_pattern"] = " -> ".join(row["cycle_pattern"])
+        for k, v in params.items():
+            row[plan.columns[k]] = v
+        rows.append(row)
+        for i, line in enumerate(r.get("trace") or []):
+            traces.append({**ident, "connection": c.index, "line_no": i, "line": line})
+        for t_s, w, thresh, flight in r.get("cwnd_series") or []:
+            cwnd.append(
+                {**ident, "connection": c.index, "t_s": t_s, "cwnd": w}
+                | {"ssthresh": thresh, "flight": flight}
+            )
+    for p in out.get("ports", []):
+        p = dict(p)
+        for t_s, cells in p.pop("queue_series", None) or []:
+            queue.append(
+                {**ident, "port": p["port"], "host": p["host"], "t_s": t_s, "cells": cells}
+            )
+        ports.append({**ident, **p})
     return rows, traces, ports, cwnd, queue
 
 
@@ -404,7 +398,7 @@ def _drive(plan: Plan, store, todo: Iterator[int], pool: _Pool, bar) -> None:
             oldest = min((t.run for t in inflight.values()), default=nxt)
             while nxt is not None and nxt < oldest + pool.lookahead:
                 task = plan.task(nxt)
-                inflight[pool.submit(task.specs)] = task
+                inflight[pool.submit(task.spec)] = task
                 nxt = next(todo, None)
             for f in pool.wait_any(list(inflight)):
                 _store(plan, store, inflight.pop(f), f)
@@ -436,7 +430,7 @@ class _Pool:
 
     lookahead = 1
 
-    def submit(self, specs: list[dict]): ...
+    def submit(self, spec: dict): ...
 
     def wait_any(self, futures: list) -> list: ...
 
@@ -450,10 +444,10 @@ class _InlinePool(_Pool):
     def __init__(self, executor):
         self.executor = executor
 
-    def submit(self, specs):
+    def submit(self, spec):
         f: Future = Future()
         try:
-            f.set_result(self.executor(specs))
+            f.set_result(self.executor(spec))
         except Exception as e:  # a Ctrl-C is not caught: it stops the sweep at once
             f.set_exception(e)
         return f
@@ -470,8 +464,8 @@ class _ThreadPool(_Pool):
         self.pool = ThreadPoolExecutor(max_workers=workers)
         self.lookahead = lookahead(workers)
 
-    def submit(self, specs):
-        return self.pool.submit(self.executor, specs)
+    def submit(self, spec):
+        return self.pool.submit(self.executor, spec)
 
     def wait_any(self, futures):
         return wait(futures, return_when=FIRST_COMPLETED).done
@@ -485,8 +479,8 @@ class _DaskPool(_Pool):
         self.client, self.executor = client, executor
         self.lookahead = lookahead(sum(client.nthreads().values()) or 1)
 
-    def submit(self, specs):
-        return self.client.submit(self.executor, specs, pure=False)
+    def submit(self, spec):
+        return self.client.submit(self.executor, spec, pure=False)
 
     def wait_any(self, futures):
         from dask.distributed import wait as dask_wait

@@ -557,19 +557,38 @@ impl Facts {
                 .rate
                 .time_for_bits(CELL_BITS)
                 .times(cells as u64);
+            // Only connections running at the same time share it: one of an
+            // earlier serial step has ended before this one starts.
+            let span = |j: usize| {
+                let t = run.transfers.get(j)?;
+                Some((t.started_at?, t.ended_at.unwrap_or(run.end_time)))
+            };
+            let (from, to) = span(i)?;
             let sharing: Vec<usize> = (0..scenario.transfers.len())
                 .filter(|&j| {
                     topo.circuits
                         .get(scenario.transfers[j].circuit)
                         .is_some_and(|c| c.hops.iter().any(|h| h.port == slowest))
+                        && span(j).is_some_and(|(a, b)| j == i || (a < to && from < b))
                 })
                 .collect();
             Some(SharedLink {
                 port: port_name(slowest),
                 connections: sharing.len(),
+                // Each at its mean rate, for the part of this one's span it ran.
                 total_bps: sharing
                     .iter()
-                    .map(|&j| run.transfers[j].throughput_bps())
+                    .map(|&j| {
+                        let (a, b) = span(j).expect("filtered on its span");
+                        let overlap = b.min(to).saturating_sub(a.max(from));
+                        let whole = (to - from).as_secs_f64();
+                        let part = if whole > 0.0 {
+                            overlap.as_secs_f64() / whole
+                        } else {
+                            1.0
+                        };
+                        run.transfers[j].throughput_bps() * part
+                    })
                     .sum(),
                 capacity_bps: *bytes as f64 * 8.0 / time.as_secs_f64().max(f64::MIN_POSITIVE),
             })

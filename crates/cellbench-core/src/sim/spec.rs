@@ -184,8 +184,13 @@ pub struct ConnSpec {
     /// The transmitter's adapter paces this connection's cells at this rate (Mb/s).
     #[serde(default)]
     pub pacing_mbps: Option<f64>,
+    /// Seconds after t = 0, or with `after`, after the last of those connections ended.
     #[serde(default)]
     pub start_s: f64,
+    /// Earlier connections (by index) that must all have ended before this one
+    /// starts: NetSpec's `serial { }` on one timeline, the network as they left it.
+    #[serde(default)]
+    pub after: Vec<usize>,
 }
 
 impl ConnSpec {
@@ -206,6 +211,7 @@ impl ConnSpec {
             receiver_blocksize: None,
             pacing_mbps: None,
             start_s: 0.0,
+            after: Vec::new(),
         }
     }
 }
@@ -312,6 +318,10 @@ impl Routes {
 pub struct ConnResult {
     pub transmitter: String,
     pub receiver: String,
+    /// When the transmitter started and when the connection ended (both
+    /// applications finished), seconds; null if it never did.
+    pub start_s: Option<f64>,
+    pub end_s: Option<f64>,
     pub completed: bool,
     pub bytes: u64,
     pub bytes_received: u64,
@@ -793,6 +803,7 @@ impl RunSpec {
                 pace,
                 block_size,
                 start: seconds(&format!("{what}: start"), c.start_s, false)?,
+                after: c.after.clone(),
             });
         }
         let scenario = Scenario {
@@ -916,6 +927,8 @@ impl RunSpec {
                 ConnResult {
                     transmitter: c.transmitter.clone(),
                     receiver: c.receiver.clone(),
+                    start_s: t.started_at.map(SimTime::as_secs_f64),
+                    end_s: t.ended_at.map(SimTime::as_secs_f64),
                     completed: t.completed,
                     bytes: t.bytes,
                     bytes_received: t.bytes_received,
@@ -1394,5 +1407,105 @@ mod test {
         assert_eq!(json(&on), json(&mismatch(true, false)));
         assert!(json(&on).contains("\"cwnd_series\":[["));
         assert!(json(&on).contains("\"queue_series\":[["));
+    }
+
+    /// Three fast hosts sending into c's port: `long` (a -> c, full blast for
+    /// 6 s) beside the serial pair x then y (b -> c, 8 MB each, y after x);
+    /// without `long` when `alone`.
+    fn serial_pair(alone: bool) -> RunSpec {
+        let host = |name: &str| HostSpec {
+            profile: "ultra-1".into(),
+            phy: "oc3c".into(),
+            flavour: "reno".into(),
+            ..HostSpec::named(name)
+        };
+        let full = |nbytes, duration_s| Traffic::Full {
+            blocksize: Param::Value(8192.0),
+            nbytes,
+            duration_s,
+        };
+        // TCP_NODELAY: no delayed-ACK lock-step; the port is what x and y share.
+        let pair = ConnSpec {
+            nodelay: true,
+            ..ConnSpec::new("b", "c", full(Some(8 << 20), None))
+        };
+        let mut conns = vec![
+            pair.clone(),
+            ConnSpec {
+                after: vec![0],
+                ..pair
+            },
+        ];
+        if !alone {
+            conns.insert(0, ConnSpec::new("a", "c", full(None, Some(6.0))));
+            conns[2].after = vec![1];
+        }
+        let mut spec = RunSpec::new(vec![host("a"), host("b"), host("c")], conns);
+        // Room for both windows: the port shares its rate, losing nothing.
+        spec.switch.buffer_cells = 4096;
+        spec
+    }
+
+    #[test]
+    fn a_serial_step_starts_the_instant_its_predecessor_ends_on_the_same_network() {
+        let spec = serial_pair(false);
+        let r = spec.run().unwrap();
+        let [long, x, y] = [0, 1, 2].map(|i| r.connections[i].clone());
+        assert!(long.completed && x.completed && y.completed);
+        // y starts on the event that ends x, to the picosecond, not at t = 0 ...
+        let x_end = x.end_s.unwrap();
+        assert_eq!(y.start_s, Some(x_end));
+        assert!(x_end > x.start_s.unwrap() && y.end_s.unwrap() > x_end);
+        // ... while `long` still runs: they share the port to c.
+        assert!(y.start_s.unwrap() < long.end_s.unwrap());
+        // The same y on an idle network (what a separate simulation gave) is faster.
+        let alone = serial_pair(true).run().unwrap();
+        assert_eq!(alone.connections[1].start_s, alone.connections[0].end_s);
+        let idle = alone.connections[1].throughput_bps;
+        assert!(
+            y.throughput_bps < 0.8 * idle,
+            "y beside long {} b/s, alone {idle} b/s",
+            y.throughput_bps
+        );
+        // One timeline, still deterministic.
+        let json = |r: &SpecResult| serde_json::to_string(r).unwrap();
+        assert_eq!(json(&spec.run().unwrap()), json(&r));
+    }
+
+    #[test]
+    fn only_connections_running_at_the_same_time_share_a_port() {
+        let shared = |spec: &RunSpec, i: usize| {
+            let scenario = spec.scenario().unwrap();
+            let r = run(&scenario).unwrap();
+            let f = Facts::gather(&scenario, &r, i, &|p| format!("port {p}"));
+            f.shared.expect("a path with a port").connections
+        };
+        // x has ended when y starts: y has the port to itself ...
+        let alone = serial_pair(true);
+        assert_eq!((shared(&alone, 0), shared(&alone, 1)), (1, 1));
+        // ... but shares it with `long`, which runs throughout, as x does.
+        let beside = serial_pair(false);
+        assert_eq!(
+            (shared(&beside, 0), shared(&beside, 1), shared(&beside, 2)),
+            (3, 2, 2)
+        );
+    }
+
+    #[test]
+    fn a_connection_waits_only_for_earlier_ones() {
+        let mut spec = serial_pair(true);
+        spec.connections[0].after = vec![1];
+        let e = spec.scenario().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "transfer 0: starts after transfer 1, which is not an earlier transfer: \
+             a transfer waits only for ones before it"
+        );
+        // A transfer whose predecessor never ends never starts.
+        let mut spec = serial_pair(true);
+        spec.time_limit_s = 0.01;
+        let r = spec.run().unwrap();
+        assert_eq!(r.connections[1].start_s, None);
+        assert!(!r.connections[1].completed);
     }
 }

@@ -146,6 +146,7 @@ pub fn loopback(profile: &HostProfile, nbytes: u64, seed: u64) -> Scenario {
             pace: Pace::Full,
             block_size: None,
             start: SimTime::ZERO,
+            after: Vec::new(),
         }],
         seed,
         replication: 0,

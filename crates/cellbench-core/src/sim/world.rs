@@ -55,8 +55,13 @@ pub struct TransferSpec {
     pub pace: Pace,
     /// Random-rate traffic: each write's size drawn from this law (at most `buflen`).
     pub block_size: Option<Dist>,
-    /// When the transmitter connects.
+    /// When the transmitter connects: from t = 0, or with `after`, from the
+    /// instant the last of those transfers ended.
     pub start: SimTime,
+    /// Start dependencies (NetSpec's `serial { }`): earlier transfers that must
+    /// all have ended, both applications finished, before this one starts. The
+    /// network, the hosts' timers and other transfers run on meanwhile: one timeline.
+    pub after: Vec<usize>,
 }
 
 /// The transport a transfer runs over.
@@ -149,6 +154,10 @@ pub struct TransferResult {
     pub udp: Option<UdpStats>,
     /// What `sim::explain` needs to say what bound the transfer.
     pub probe: ProbeResult,
+    /// When the transmitter started (None: the transfers it waited for never
+    /// ended), and when the transfer ended: both applications finished.
+    pub started_at: Option<SimTime>,
+    pub ended_at: Option<SimTime>,
 }
 
 /// Facts about a transfer gathered while it ran, for `sim::explain`: a few
@@ -358,7 +367,42 @@ struct World {
     wait_total: Vec<SimTime>,
     /// Per transfer: facts for the explanation of its limit.
     probes: Vec<Probe>,
+    starts: Starts,
     events_handled: u64,
+}
+
+/// When transfers start and end (`TransferSpec::after`): a transfer that
+/// waits for others starts when the last of them ends, plus its offset.
+struct Starts {
+    /// Per transfer: the transfers waiting for it to end.
+    dependants: Vec<Vec<usize>>,
+    /// Per transfer: how many of the transfers it waits for have not ended yet.
+    waiting: Vec<usize>,
+    offset: Vec<SimTime>,
+    started_at: Vec<Option<SimTime>>,
+    ended_at: Vec<Option<SimTime>>,
+    /// Per endpoint: when its application finished.
+    done_at: Vec<Option<SimTime>>,
+}
+
+impl Starts {
+    fn new(transfers: &[TransferSpec]) -> Starts {
+        let n = transfers.len();
+        let mut dependants = vec![Vec::new(); n];
+        for (j, t) in transfers.iter().enumerate() {
+            for &i in &t.after {
+                dependants[i].push(j);
+            }
+        }
+        Starts {
+            dependants,
+            waiting: transfers.iter().map(|t| t.after.len()).collect(),
+            offset: transfers.iter().map(|t| t.start).collect(),
+            started_at: vec![None; n],
+            ended_at: vec![None; n],
+            done_at: vec![None; 2 * n],
+        }
+    }
 }
 
 /// A transfer's probe while it runs (see [`ProbeResult`]).
@@ -452,6 +496,7 @@ pub fn run_with_clock(
                 ..Probe::default()
             })
             .collect(),
+        starts: Starts::new(&scenario.transfers),
         events_handled: 0,
     };
 
@@ -506,7 +551,7 @@ pub fn run_with_clock(
                 timer_queued: false,
             });
             world.hosts[host].endpoints.push(ep);
-            if is_sender {
+            if is_sender && t.after.is_empty() {
                 world.events.schedule(t.start, Event::Start { ep });
             }
         }
@@ -601,6 +646,13 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 return Err(ScenarioError(format!("transfer {i}: no host {h}")));
             }
         }
+        // Only earlier transfers: the dependencies can then never form a cycle.
+        if let Some(&a) = t.after.iter().find(|&&a| a >= i) {
+            return Err(ScenarioError(format!(
+                "transfer {i}: starts after transfer {a}, which is not an earlier \
+                 transfer: a transfer waits only for ones before it"
+            )));
+        }
     }
     Ok(())
 }
@@ -670,6 +722,7 @@ impl World {
                 Event::Start { ep } => {
                     let h = self.eps[ep].host;
                     self.eps[ep].started = true;
+                    self.starts.started_at[self.eps[ep].transfer] = Some(self.now);
                     self.eps[ep].app_queued = true;
                     if let App::Source(s) = &mut self.eps[ep].app {
                         if let Some(period) = s.next_period() {
@@ -681,11 +734,10 @@ impl World {
                 }
                 Event::BlockDue { ep } => self.block_due(ep),
                 Event::UdpLinger { ep } => {
-                    let e = &mut self.eps[ep];
-                    if let App::Sink(s) = &mut e.app {
+                    if let App::Sink(s) = &mut self.eps[ep].app {
                         s.finished = s.last_read.or(Some(self.now));
                     }
-                    e.app_done = true;
+                    self.app_finished(ep);
                 }
             }
         }
@@ -734,6 +786,30 @@ impl World {
             gen: e.timer_gen,
         };
         self.events.schedule(due.max(self.now), event);
+    }
+
+    /// An endpoint's application finished (at the start of the work that
+    /// finished it, as every state change). Once both ends of its transfer
+    /// have, the transfer has ended: a transfer that waited for it and for
+    /// nothing else now starts, its offset after this instant.
+    fn app_finished(&mut self, ep: usize) {
+        self.eps[ep].app_done = true;
+        let s = &mut self.starts;
+        s.done_at[ep] = Some(self.now);
+        let transfer = self.eps[ep].transfer;
+        let (Some(a), Some(b)) = (s.done_at[2 * transfer], s.done_at[2 * transfer + 1]) else {
+            return;
+        };
+        let end = a.max(b);
+        s.ended_at[transfer] = Some(end);
+        for k in 0..s.dependants[transfer].len() {
+            let j = s.dependants[transfer][k];
+            s.waiting[j] -= 1;
+            if s.waiting[j] == 0 {
+                self.events
+                    .schedule(end + s.offset[j], Event::Start { ep: 2 * j });
+            }
+        }
     }
 
     fn all_done(&self) -> bool {
@@ -1023,7 +1099,7 @@ impl World {
                 if let App::Source(s) = &mut e.app {
                     s.finished = s.last_return;
                 }
-                e.app_done = true;
+                self.app_finished(ep);
                 return true;
             }
         }
@@ -1273,6 +1349,8 @@ impl World {
                         holding_seconds: p.hold_total.as_secs_f64(),
                     }
                 },
+                started_at: self.starts.started_at[i],
+                ended_at: self.starts.ended_at[i],
                 udp: s.udp.as_ref().map(|u| UdpStats {
                     datagrams_received: r.udp.as_ref().map_or(0, |v| v.stats.datagrams_received),
                     dropped_no_buffer: r.udp.as_ref().map_or(0, |v| v.stats.dropped_no_buffer),
