@@ -282,6 +282,13 @@ def test_serial_steps_run_on_one_timeline():
     assert "stage" not in ports.columns and ports.port.is_unique
     # a2 runs after b1 has ended: b1 does not share a port with it (issue 14).
     assert "share" not in df.limit_evidence["a2"]
+    # Deterministic whatever the number of workers.
+    runs = [
+        cellbench.run(EXAMPLES / "serial-parallel.netspec", replications=2, workers=w).to_pandas()
+        for w in (1, 2)
+    ]
+    pd.testing.assert_frame_equal(*runs)
+    assert runs[0].start_s.iloc[2] != runs[0].start_s.iloc[7]  # each replication its own draws
 
 
 BESIDE = """
