@@ -174,6 +174,15 @@ def test_altered_part_fails_its_digest(stored, simulations, capsys):
     assert len(results.load(out).ports()) == len(results.load(out).ports().drop_duplicates())
 
 
+def test_lost_manifest_is_named_and_resume_runs_everything_again(stored, simulations, capsys):
+    out, rows = stored
+    (out / "manifest.json").unlink()
+    assert "manifest.json: missing" in damaged(out, capsys)
+    notes = resume(out, simulations, capsys)
+    assert "every part set aside" in notes and len(simulations) == 8
+    pd.testing.assert_frame_equal(results.load(out).to_pandas(), rows)
+
+
 def _killed_run(out: Path, after: int) -> subprocess.CompletedProcess:
     """A sweep killed (SIGKILL) while the run after ``after`` runs."""
     script = f"""

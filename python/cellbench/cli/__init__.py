@@ -55,6 +55,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as e:
+        # A path the user gave that cannot be written or read (--out, -o, a pcap).
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"cellbench: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -742,11 +742,13 @@ def _manifest_ok(manifest: dict) -> bool:
     parts = manifest.get("parts")
     if manifest.get("format") != MANIFEST_FORMAT or not isinstance(parts, list):
         return False
+    after = 0  # parts in run order, none overlapping
     for p in parts:
         if not (
             isinstance(p, dict)
             and isinstance(p.get("first_run"), int)
             and isinstance(p.get("last_run"), int)
+            and after <= p["first_run"] <= p["last_run"]
             and isinstance(p.get("files"), dict)
             and all(
                 isinstance(f, dict)
@@ -756,6 +758,7 @@ def _manifest_ok(manifest: dict) -> bool:
             )
         ):
             return False
+        after = p["last_run"] + 1
     return True
 
 

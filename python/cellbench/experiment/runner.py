@@ -378,7 +378,10 @@ def execute_plan(
     try:
         _drive(plan, store, todo, pool, bar)
     except BaseException:
-        store.close()  # every finished run into a part; the rest stays missing
+        try:
+            store.close()  # every finished run into a part; the rest stays missing
+        except Exception:
+            pass  # (the store failing again must not hide why the sweep stopped)
         raise
     finally:
         pool.close()
