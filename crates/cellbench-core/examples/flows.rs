@@ -79,7 +79,9 @@ fn main() {
             }
         };
         let wall = t0.elapsed().as_secs_f64() / runs as f64;
-        let cpu = cpu_s().zip(cpu0).map_or(f64::NAN, |(b, a)| (b - a) / runs as f64);
+        let cpu = cpu_s()
+            .zip(cpu0)
+            .map_or(f64::NAN, |(b, a)| (b - a) / runs as f64);
         let done = r.transfers.iter().filter(|t| t.completed).count();
         let mut h = DefaultHasher::new();
         format!("{:?}", r.transfers).hash(&mut h);
