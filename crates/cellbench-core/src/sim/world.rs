@@ -25,7 +25,8 @@ use crate::tcp::{Flavour, Segment, SendReason, Seq, State, Tcb, TcpStats, TimerM
 use crate::time::SimTime;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 
 /// One ttcp transfer between two hosts.
@@ -267,6 +268,16 @@ struct Endpoint {
     timer_at: Option<SimTime>,
     timer_gen: u64,
     timer_queued: bool,
+    /// In its host's list of endpoints the fast tick serves (`Host::delack`).
+    delack_listed: bool,
+    /// The slow tick of its live entry in `Host::slow`.
+    slow_at: Option<u64>,
+    /// The host's slow ticks this connection has counted (`Tcb::skip_slow_ticks`
+    /// counts the rest when it is next touched).
+    ticks_seen: u64,
+    /// Nothing can come of this endpoint any more: its application is done,
+    /// its connection closed, no timer runs (counted in `Host::live_eps`).
+    finished: bool,
 }
 
 /// What a PDU carries: a TCP segment or one IP fragment of a UDP datagram.
@@ -314,6 +325,23 @@ struct Host {
     interrupts: VecDeque<Job>,
     processes: VecDeque<Job>,
     endpoints: Vec<usize>,
+    /// Endpoints that had a delayed ACK pending under slow ticks when last
+    /// touched: the fast tick serves these, not every connection.
+    delack: Vec<usize>,
+    /// Endpoints with a slow timer running, by the tick it expires at: the
+    /// slow tick serves these; the others count its ticks when next touched.
+    /// An entry is live while it is its endpoint's `slow_at`; one whose
+    /// timer was pushed later since is put back at the new tick when it comes.
+    slow: BinaryHeap<Reverse<(u64, usize)>>,
+    /// Slow ticks so far.
+    slow_ticks: u64,
+    /// Endpoints not yet finished (see `Endpoint::finished`).
+    live_eps: usize,
+    /// A tick chain stopped while the host had nothing left to do, and the
+    /// time of its next tick: its ticks are replayed (CPU time, jitter draws)
+    /// only if work comes again (see `World::wake_host`).
+    fast_dormant: Option<SimTime>,
+    slow_dormant: Option<SimTime>,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -368,6 +396,10 @@ struct World {
     /// Per transfer: facts for the explanation of its limit.
     probes: Vec<Probe>,
     starts: Starts,
+    /// Endpoints whose application is not done: the run ends at none.
+    apps_running: usize,
+    /// The endpoints the piece of work being executed touched, in host order.
+    touched: Vec<usize>,
     events_handled: u64,
 }
 
@@ -472,6 +504,12 @@ pub fn run_with_clock(
                 interrupts: VecDeque::new(),
                 processes: VecDeque::new(),
                 endpoints: Vec::new(),
+                delack: Vec::new(),
+                slow: BinaryHeap::new(),
+                slow_ticks: 0,
+                live_eps: 0,
+                fast_dormant: None,
+                slow_dormant: None,
             })
             .collect(),
         eps: Vec::new(),
@@ -497,6 +535,8 @@ pub fn run_with_clock(
             })
             .collect(),
         starts: Starts::new(&scenario.transfers),
+        apps_running: 0,
+        touched: Vec::new(),
         events_handled: 0,
     };
 
@@ -549,8 +589,14 @@ pub fn run_with_clock(
                 timer_at: None,
                 timer_gen: 0,
                 timer_queued: false,
+                delack_listed: false,
+                slow_at: None,
+                ticks_seen: 0,
+                finished: false,
             });
             world.hosts[host].endpoints.push(ep);
+            world.hosts[host].live_eps += 1;
+            world.apps_running += 1;
             if is_sender && t.after.is_empty() {
                 world.events.schedule(t.start, Event::Start { ep });
             }
@@ -658,11 +704,10 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
 }
 
 impl World {
+    /// The event loop: each step costs the same whatever the number of hosts
+    /// and connections (no step scans them all).
     fn run(&mut self, limit: SimTime, clock: &mut dyn Clock) {
-        loop {
-            if self.all_done() {
-                break;
-            }
+        while self.apps_running > 0 {
             let t_ev = self.events.peek_time();
             let t_net = self.net.poll_at();
             let next = match (t_ev, t_net) {
@@ -688,57 +733,204 @@ impl World {
             }
             let (_, ev) = self.events.pop().expect("peeked");
             self.events_handled += 1;
-            match ev {
-                Event::CpuFree(h) => {
-                    self.hosts[h].busy = false;
-                    self.dispatch(h);
+            self.handle(ev);
+        }
+        if self.apps_running > 0 {
+            // Stopped at the limit, or out of events: the run ends at its last
+            // event up to the limit, counting the stopped ticks as if they had run.
+            for h in 0..self.hosts.len() {
+                if let Some(last) = self.replay_ticks(h, SimTime(limit.0.saturating_add(1))) {
+                    self.now = self.now.max(last);
                 }
-                Event::FastTick(h) => {
-                    if let Some(interval) = self.hosts[h].fast_interval {
+            }
+        }
+    }
+
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::CpuFree(h) => {
+                self.hosts[h].busy = false;
+                self.dispatch(h);
+            }
+            Event::FastTick(h) => self.tick(h, false),
+            Event::SlowTick(h) => self.tick(h, true),
+            Event::ConnTimer { ep, gen } => self.conn_timer(ep, gen),
+            Event::Transmit { ep, token } => {
+                let (circuit, payload) = {
+                    let e = &self.eps[ep];
+                    (e.circuit_out, self.segs[token].1.ip_len() + e.encap_header)
+                };
+                if !self.net.send(self.now, circuit, payload, token as u64) {
+                    self.adapter_drops[self.eps[ep].transfer] += 1;
+                    if let Some(u) = &mut self.eps[ep].udp {
+                        u.stats.dropped_interface_queue += 1;
+                    }
+                    self.free_tokens.push(token);
+                }
+            }
+            Event::Start { ep } => {
+                let h = self.eps[ep].host;
+                self.eps[ep].started = true;
+                self.starts.started_at[self.eps[ep].transfer] = Some(self.now);
+                self.eps[ep].app_queued = true;
+                if let App::Source(s) = &mut self.eps[ep].app {
+                    if let Some(period) = s.next_period() {
                         self.events
-                            .schedule(self.now + interval, Event::FastTick(h));
-                        self.enqueue(h, Job::FastTick, true);
+                            .schedule(self.now + period, Event::BlockDue { ep });
                     }
                 }
-                Event::SlowTick(h) => {
-                    self.events
-                        .schedule(self.now + SLOW_TICK, Event::SlowTick(h));
-                    self.enqueue(h, Job::SlowTick, true);
+                self.enqueue(h, Job::App { ep }, false);
+            }
+            Event::BlockDue { ep } => self.block_due(ep),
+            Event::UdpLinger { ep } => {
+                let e = &mut self.eps[ep];
+                if let App::Sink(s) = &mut e.app {
+                    s.finished = s.last_read.or(Some(self.now));
                 }
-                Event::ConnTimer { ep, gen } => self.conn_timer(ep, gen),
-                Event::Transmit { ep, token } => {
-                    let (circuit, payload) = {
-                        let e = &self.eps[ep];
-                        (e.circuit_out, self.segs[token].1.ip_len() + e.encap_header)
-                    };
-                    if !self.net.send(self.now, circuit, payload, token as u64) {
-                        self.adapter_drops[self.eps[ep].transfer] += 1;
-                        if let Some(u) = &mut self.eps[ep].udp {
-                            u.stats.dropped_interface_queue += 1;
-                        }
-                        self.free_tokens.push(token);
-                    }
-                }
-                Event::Start { ep } => {
-                    let h = self.eps[ep].host;
-                    self.eps[ep].started = true;
-                    self.starts.started_at[self.eps[ep].transfer] = Some(self.now);
-                    self.eps[ep].app_queued = true;
-                    if let App::Source(s) = &mut self.eps[ep].app {
-                        if let Some(period) = s.next_period() {
-                            self.events
-                                .schedule(self.now + period, Event::BlockDue { ep });
-                        }
-                    }
-                    self.enqueue(h, Job::App { ep }, false);
-                }
-                Event::BlockDue { ep } => self.block_due(ep),
-                Event::UdpLinger { ep } => {
-                    if let App::Sink(s) = &mut self.eps[ep].app {
-                        s.finished = s.last_read.or(Some(self.now));
-                    }
-                    self.app_finished(ep);
-                }
+                self.app_finished(ep);
+                self.note_finished(ep);
+            }
+        }
+    }
+
+    /// A tick of one of the host's global timers (4.3BSD's 200 ms fast and
+    /// 500 ms slow timeouts, at the phases drawn at the start). A host with
+    /// nothing left to do stops the chain here, this tick included, and
+    /// schedules no more: `wake_host` replays the stopped ticks if work comes.
+    fn tick(&mut self, h: HostId, slow: bool) {
+        self.catch_up_ticks(h);
+        let host = &mut self.hosts[h];
+        if host.live_eps == 0
+            && !host.busy
+            && host.interrupts.is_empty()
+            && host.processes.is_empty()
+        {
+            let chain = if slow {
+                &mut host.slow_dormant
+            } else {
+                &mut host.fast_dormant
+            };
+            *chain = Some(self.now);
+            return;
+        }
+        if slow {
+            self.events
+                .schedule(self.now + SLOW_TICK, Event::SlowTick(h));
+            self.enqueue(h, Job::SlowTick, true);
+        } else if let Some(interval) = host.fast_interval {
+            self.events
+                .schedule(self.now + interval, Event::FastTick(h));
+            self.enqueue(h, Job::FastTick, true);
+        }
+    }
+
+    /// Account the stopped ticks of a host before `now` as if they had run
+    /// (see `replay_ticks`); the CPU is busy if the last still runs.
+    fn catch_up_ticks(&mut self, h: HostId) {
+        let now = self.now;
+        if self.replay_ticks(h, now).is_some() {
+            let host = &mut self.hosts[h];
+            if host.busy_until >= now {
+                host.busy = true;
+                let free = host.busy_until;
+                self.events.schedule(free, Event::CpuFree(h));
+            }
+        }
+    }
+
+    /// Account the stopped ticks of a host before `before` as if they had run:
+    /// each draws its cost's jitter and keeps the CPU busy for a tick's cost
+    /// (no connection had anything for them to do), so the host's CPU and
+    /// random stream stand as they would have, and the ticks keep their phase.
+    /// Returns the time of the last of their events (tick, CPU free) before
+    /// `before`, if any tick was replayed.
+    fn replay_ticks(&mut self, h: HostId, before: SimTime) -> Option<SimTime> {
+        let host = &mut self.hosts[h];
+        let mut last = None;
+        loop {
+            // At equal times the slow tick runs first: its event was scheduled
+            // 500 ms before, the fast one's 200 ms before.
+            let (at, slow) = match (host.fast_dormant, host.slow_dormant) {
+                (Some(f), Some(s)) if s <= f => (s, true),
+                (Some(f), _) => (f, false),
+                (None, Some(s)) => (s, true),
+                (None, None) => break,
+            };
+            if at >= before {
+                break;
+            }
+            debug_assert!(!host.busy, "a host with stopped ticks had work");
+            let scale = host.draw_job_scale();
+            let start = at.max(host.busy_until);
+            let end = start + scale_cost(host.profile.timer_tick, scale);
+            host.busy_total += end - start;
+            host.busy_until = end;
+            let seen = if end < before { end } else { at };
+            last = Some(last.map_or(seen, |l: SimTime| l.max(seen)));
+            if slow {
+                host.slow_ticks += 1;
+                host.slow_dormant = Some(at + SLOW_TICK);
+            } else {
+                let interval = host.fast_interval.expect("a fast tick chain");
+                host.fast_dormant = Some(at + interval);
+            }
+        }
+        last
+    }
+
+    /// Work comes to a host: its stopped ticks are replayed up to now and
+    /// their chains go on at the same phase.
+    fn wake_host(&mut self, h: HostId) {
+        self.catch_up_ticks(h);
+        // Slow first: its event would have been scheduled first (see `replay_ticks`).
+        if let Some(at) = self.hosts[h].slow_dormant.take() {
+            self.events.schedule(at, Event::SlowTick(h));
+        }
+        if let Some(at) = self.hosts[h].fast_dormant.take() {
+            self.events.schedule(at, Event::FastTick(h));
+        }
+    }
+
+    /// An endpoint's application finished (at the start of the work that
+    /// finished it, as every state change). Once both ends of its transfer
+    /// have, the transfer has ended: a transfer that waited for it and for
+    /// nothing else now starts, its offset after this instant.
+    fn app_finished(&mut self, ep: usize) {
+        if self.eps[ep].app_done {
+            return;
+        }
+        self.eps[ep].app_done = true;
+        self.apps_running -= 1;
+        let s = &mut self.starts;
+        s.done_at[ep] = Some(self.now);
+        let transfer = self.eps[ep].transfer;
+        let (Some(a), Some(b)) = (s.done_at[2 * transfer], s.done_at[2 * transfer + 1]) else {
+            return;
+        };
+        let end = a.max(b);
+        s.ended_at[transfer] = Some(end);
+        for k in 0..s.dependants[transfer].len() {
+            let j = s.dependants[transfer][k];
+            s.waiting[j] -= 1;
+            if s.waiting[j] == 0 {
+                self.events
+                    .schedule(end + s.offset[j], Event::Start { ep: 2 * j });
+            }
+        }
+    }
+
+    /// Count the endpoint in or out of its host's live endpoints.
+    fn note_finished(&mut self, ep: usize) {
+        let e = &mut self.eps[ep];
+        let finished =
+            e.app_done && e.tcb.state == State::Closed && e.tcb.timers_idle() && !e.timer_queued;
+        if finished != e.finished {
+            e.finished = finished;
+            let host = &mut self.hosts[e.host];
+            if finished {
+                host.live_eps -= 1;
+            } else {
+                host.live_eps += 1;
             }
         }
     }
@@ -788,34 +980,6 @@ impl World {
         self.events.schedule(due.max(self.now), event);
     }
 
-    /// An endpoint's application finished (at the start of the work that
-    /// finished it, as every state change). Once both ends of its transfer
-    /// have, the transfer has ended: a transfer that waited for it and for
-    /// nothing else now starts, its offset after this instant.
-    fn app_finished(&mut self, ep: usize) {
-        self.eps[ep].app_done = true;
-        let s = &mut self.starts;
-        s.done_at[ep] = Some(self.now);
-        let transfer = self.eps[ep].transfer;
-        let (Some(a), Some(b)) = (s.done_at[2 * transfer], s.done_at[2 * transfer + 1]) else {
-            return;
-        };
-        let end = a.max(b);
-        s.ended_at[transfer] = Some(end);
-        for k in 0..s.dependants[transfer].len() {
-            let j = s.dependants[transfer][k];
-            s.waiting[j] -= 1;
-            if s.waiting[j] == 0 {
-                self.events
-                    .schedule(end + s.offset[j], Event::Start { ep: 2 * j });
-            }
-        }
-    }
-
-    fn all_done(&self) -> bool {
-        self.eps.iter().all(|e| e.app_done)
-    }
-
     fn deliver(&mut self, d: Delivery) {
         let token = d.token as usize;
         let from = self.segs[token].0;
@@ -830,6 +994,7 @@ impl World {
     }
 
     fn enqueue(&mut self, h: HostId, job: Job, interrupt: bool) {
+        self.wake_host(h);
         let host = &mut self.hosts[h];
         if interrupt {
             host.interrupts.push_back(job);
@@ -861,20 +1026,57 @@ impl World {
     }
 
     /// Do a piece of work at `now`; returns when the CPU is free again.
-    ///
-    /// Real hosts never take the same time twice (cache state, interrupts,
-    /// other processes): every cost of this piece of work is scaled by one
-    /// factor drawn uniformly from 1 ± jitter.
+    /// Every cost of the piece is scaled by one jitter factor (`Host::draw_job_scale`).
     fn execute(&mut self, h: HostId, job: Job) -> SimTime {
-        let j = self.hosts[h].profile.jitter_permille as u64;
-        self.job_scale = if j > 0 {
-            1000 - j + self.hosts[h].jitter.gen_range(0..=2 * j)
-        } else {
-            1000
-        };
-        // TCP clocks (timestamps, fine-grained RTT) read the time the work starts.
-        for &ep in &self.hosts[h].endpoints {
-            self.eps[ep].tcb.set_now(self.now);
+        self.job_scale = self.hosts[h].draw_job_scale();
+        // The endpoints this work touches, in host order: only their state can
+        // change. TCP clocks (timestamps, fine-grained RTT) read the time the work starts.
+        let mut touched = std::mem::take(&mut self.touched);
+        match job {
+            Job::Input { ep, .. } | Job::ConnTimer { ep } | Job::App { ep } => touched.push(ep),
+            // tcp_fasttimo: only a connection with a delayed ACK pending has work.
+            Job::FastTick => {
+                let host = &mut self.hosts[h];
+                touched.append(&mut host.delack);
+                touched.sort_unstable();
+                for &ep in &touched {
+                    self.eps[ep].delack_listed = false;
+                }
+            }
+            // tcp_slowtimo: only a connection whose timer expires now has work.
+            Job::SlowTick => {
+                let host = &mut self.hosts[h];
+                let tick = host.slow_ticks + 1;
+                while let Some(&Reverse((at, ep))) = host.slow.peek() {
+                    if at > tick {
+                        break;
+                    }
+                    host.slow.pop();
+                    let e = &mut self.eps[ep];
+                    if e.slow_at != Some(at) {
+                        continue;
+                    }
+                    e.slow_at = None;
+                    let Some(left) = e.tcb.next_slow_timer() else {
+                        continue;
+                    };
+                    let due = e.ticks_seen + left as u64;
+                    if due == tick {
+                        touched.push(ep);
+                    } else {
+                        e.slow_at = Some(due);
+                        host.slow.push(Reverse((due, ep)));
+                    }
+                }
+                touched.sort_unstable();
+            }
+        }
+        let ticks = self.hosts[h].slow_ticks;
+        for &ep in &touched {
+            let e = &mut self.eps[ep];
+            e.tcb.skip_slow_ticks((ticks - e.ticks_seen) as u32);
+            e.ticks_seen = ticks;
+            e.tcb.set_now(self.now);
         }
         let mut t = self.now;
         let mut out = std::mem::take(&mut self.scratch);
@@ -916,16 +1118,16 @@ impl World {
             }
             Job::FastTick => {
                 t += self.scaled(self.hosts[h].profile.timer_tick);
-                for i in 0..self.hosts[h].endpoints.len() {
-                    let ep = self.hosts[h].endpoints[i];
+                for &ep in &touched {
                     self.eps[ep].tcb.fast_timer(&mut out);
                     self.charge_and_send(ep, &mut t, &mut out);
                 }
             }
             Job::SlowTick => {
                 t += self.scaled(self.hosts[h].profile.timer_tick);
-                for i in 0..self.hosts[h].endpoints.len() {
-                    let ep = self.hosts[h].endpoints[i];
+                self.hosts[h].slow_ticks += 1;
+                for &ep in &touched {
+                    self.eps[ep].ticks_seen += 1;
                     let wake = self.eps[ep].tcb.slow_timer(&mut out);
                     self.charge_and_send(ep, &mut t, &mut out);
                     if wake.closed {
@@ -949,15 +1151,32 @@ impl World {
             }
         }
         self.scratch = out;
-        for i in 0..self.hosts[h].endpoints.len() {
-            let ep = self.hosts[h].endpoints[i];
+        for &ep in &touched {
             // The work may have armed, moved or stopped the connection's timers.
             self.arm_conn_timer(ep);
             self.track_circular_wait(self.eps[ep].transfer);
             if self.cwnd_series.is_some() {
                 self.sample_cwnd(ep);
             }
+            let e = &mut self.eps[ep];
+            if !e.delack_listed
+                && e.tcb.delack_pending()
+                && e.tcb.policy().timers == TimerModel::SlowTick
+            {
+                e.delack_listed = true;
+                self.hosts[h].delack.push(ep);
+            }
+            if let Some(left) = e.tcb.next_slow_timer() {
+                let due = e.ticks_seen + left as u64;
+                if e.slow_at.is_none_or(|at| at > due) {
+                    e.slow_at = Some(due);
+                    self.hosts[h].slow.push(Reverse((due, ep)));
+                }
+            }
+            self.note_finished(ep);
         }
+        touched.clear();
+        self.touched = touched;
         t
     }
 
@@ -996,7 +1215,7 @@ impl World {
 
     /// A cost of the piece of work being executed, with its jitter.
     fn scaled(&self, cost: SimTime) -> SimTime {
-        SimTime((cost.0 as u128 * self.job_scale as u128 / 1000) as u64)
+        scale_cost(cost, self.job_scale)
     }
 
     /// Account the time a transfer spends in the Nagle/delayed-ACK circular
@@ -1384,6 +1603,26 @@ impl World {
     }
 }
 
+impl Host {
+    /// The jitter factor of a piece of work starting now, per mille: real
+    /// hosts never take the same time twice (cache state, interrupts, other
+    /// processes), so every cost of the piece is scaled by one factor drawn
+    /// uniformly from 1 ± jitter.
+    fn draw_job_scale(&mut self) -> u64 {
+        let j = self.profile.jitter_permille as u64;
+        if j > 0 {
+            1000 - j + self.jitter.gen_range(0..=2 * j)
+        } else {
+            1000
+        }
+    }
+}
+
+/// A cost scaled by a jitter factor per mille.
+fn scale_cost(cost: SimTime, scale: u64) -> SimTime {
+    SimTime((cost.0 as u128 * scale as u128 / 1000) as u64)
+}
+
 /// Used by reports: why a segment was sent, for a whole trace.
 pub fn reason_counts(trace: &[TraceRecord]) -> Vec<(SendReason, usize)> {
     let mut counts: Vec<(SendReason, usize)> = Vec::new();
@@ -1431,6 +1670,45 @@ mod test {
         // Another seed moves the timer phases and the cost jitter.
         let c = run_lan(&study, 8, true);
         assert_ne!(a.trace, c.trace);
+    }
+
+    #[test]
+    fn hosts_with_nothing_left_to_do_stop_their_ticks() {
+        use crate::sim::spec::{ConnSpec, HostSpec, Param, RunSpec, Traffic};
+        let conn = |from, to, nbytes, sndbuf, rcvbuf| ConnSpec {
+            sndbuf,
+            rcvbuf,
+            ..ConnSpec::new(
+                from,
+                to,
+                Traffic::Full {
+                    blocksize: Param::Value(8192.0),
+                    nbytes: Some(nbytes),
+                    duration_s: None,
+                },
+            )
+        };
+        // A long lock-step transfer C -> D (about 400 s), and A -> B done in under a second.
+        let long = conn("C", "D", 16 << 20, 16_384, 24_576);
+        let short = conn("A", "B", 1 << 20, 52_428, 52_428);
+        let hosts: Vec<HostSpec> = ["A", "B", "C", "D"].map(HostSpec::named).to_vec();
+        let run_of = |conns| run(&RunSpec::new(hosts.clone(), conns).scenario().unwrap()).unwrap();
+        let both = run_of(vec![long.clone(), short.clone()]);
+        let long_alone = run_of(vec![long]);
+        let short_alone = run_of(vec![short]);
+        // Other hosts, other switch ports: the long transfer runs as it does alone.
+        assert_eq!(both.transfers[0], long_alone.transfers[0]);
+        assert_eq!(both.end_time, long_alone.end_time);
+        assert!(both.end_time > SimTime::from_secs(300), "{}", both.end_time);
+        // A and B tick on through TIME_WAIT (2MSL: 60 s of 200 and 500 ms ticks,
+        // two events each), then not at all: 400 s more would be over 10,000 events.
+        let extra = both.events - long_alone.events;
+        let time_wait = 2 * (300 + 120) * 2;
+        assert!(
+            extra <= short_alone.events + time_wait + 100,
+            "{extra} events for the short transfer, {} alone",
+            short_alone.events
+        );
     }
 
     #[test]

@@ -327,6 +327,44 @@ impl Tcb {
         self.del_ack
     }
 
+    /// No timer runs and no delayed ACK is pending: the host's ticks have
+    /// nothing to do for this connection until it is next touched.
+    pub fn timers_idle(&self) -> bool {
+        self.next_slow_timer().is_none() && self.next_timer().is_none() && !self.del_ack
+    }
+
+    /// Slow ticks until the first of the retransmit, persist and 2MSL timers
+    /// expires, if one runs (`TimerModel::SlowTick`): the slow tick need
+    /// visit the connection only then.
+    pub fn next_slow_timer(&self) -> Option<u32> {
+        let t = &self.timers;
+        [t.rexmt, t.persist, t.msl2]
+            .into_iter()
+            .filter(|&v| v != 0)
+            .min()
+    }
+
+    /// `n` slow ticks passed in which no timer of this connection expired
+    /// (fewer than [`Tcb::next_slow_timer`]): count them as tcp_slowtimo
+    /// would have (t_idle, the round trip being timed, the timers).
+    pub fn skip_slow_ticks(&mut self, n: u32) {
+        if self.policy.timers != TimerModel::SlowTick || n == 0 {
+            return;
+        }
+        debug_assert!(
+            self.next_slow_timer().is_none_or(|left| left > n),
+            "a timer would have expired"
+        );
+        self.t_idle = self.t_idle.saturating_add(n);
+        if self.t_rtt != 0 {
+            self.t_rtt += n;
+        }
+        let t = &mut self.timers;
+        for v in [&mut t.rexmt, &mut t.persist, &mut t.msl2] {
+            *v = v.saturating_sub(n);
+        }
+    }
+
     /// The last tcp_output held back data the usable window allowed
     /// (a sub-MSS segment waiting for an ACK: Nagle or sender SWS avoidance).
     pub fn holding(&self) -> bool {

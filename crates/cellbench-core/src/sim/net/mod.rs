@@ -738,6 +738,9 @@ struct PortRt {
     ends: VecDeque<SimTime>,
     /// Train: pending cells, one FIFO per input link (static source).
     inputs: Vec<VecDeque<Seg>>,
+    /// Train: the head of every non-empty input FIFO by (arrival, circuit,
+    /// input): a merge step finds the next two inputs without scanning all.
+    heads: BinaryHeap<Reverse<(SimTime, u32, usize)>>,
     /// Train: upstream ports and their lookahead (cell time + delay of their link).
     upstream: Vec<(usize, SimTime)>,
     /// Train: one input link only, so every pushed cell can be resolved at once.

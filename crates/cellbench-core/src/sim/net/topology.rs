@@ -115,6 +115,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
             end: SimTime::ZERO,
             ends: VecDeque::new(),
             inputs: Vec::new(),
+            heads: Default::default(),
             upstream: Vec::new(),
             eager: false,
             pulled_until: SimTime::ZERO,

@@ -38,6 +38,7 @@
 use super::port::{self, VcState, Verdict};
 use super::{upc, DropPolicy, Ev, LossCause, Network, Next};
 use crate::time::SimTime;
+use std::cmp::Reverse;
 
 /// Cells `first..first+count` of one PDU arriving at a stage, the k-th at `t0 + k·step`.
 #[derive(Copy, Clone, Debug)]
@@ -111,6 +112,9 @@ impl Network {
             _ => false,
         };
         if !merged {
+            if fifo.is_empty() {
+                p.heads.push(Reverse((seg.t0, seg.circuit, slot)));
+            }
             fifo.push_back(seg);
         }
         let last = seg.last();
@@ -176,25 +180,17 @@ impl Network {
         // The input FIFOs are taken out while cells flow on: nothing pushes back
         // into p (the port graph is loop-free).
         let mut inputs = std::mem::take(&mut self.ports[p].inputs);
-        loop {
-            let mut best = usize::MAX;
-            let mut best_key = (SimTime::MAX, u32::MAX);
-            let mut second = (SimTime::MAX, u32::MAX);
-            for (i, fifo) in inputs.iter().enumerate() {
-                if let Some(s) = fifo.front() {
-                    let key = (s.t0, s.circuit);
-                    if key < best_key {
-                        second = best_key;
-                        best_key = key;
-                        best = i;
-                    } else if key < second {
-                        second = key;
-                    }
-                }
-            }
-            if best == usize::MAX || best_key.0 > horizon {
+        let mut heads = std::mem::take(&mut self.ports[p].heads);
+        // The heap holds each non-empty FIFO's head: keys are distinct, since
+        // a circuit enters a port by one input link.
+        while let Some(&Reverse((t0, _, best))) = heads.peek() {
+            if t0 > horizon {
                 break;
             }
+            heads.pop();
+            let second = heads
+                .peek()
+                .map_or((SimTime::MAX, u32::MAX), |&Reverse((t, c, _))| (t, c));
             let Some(&seg) = inputs[best].front() else {
                 break;
             };
@@ -234,18 +230,23 @@ impl Network {
                 VcState::Idle | VcState::Accepting => {}
             }
             self.police_then_process(p, &seg, m);
-            let Some(front) = inputs[best].front_mut() else {
+            let fifo = &mut inputs[best];
+            let Some(front) = fifo.front_mut() else {
                 break;
             };
             if m == front.count {
-                inputs[best].pop_front();
+                fifo.pop_front();
             } else {
                 front.first += m;
                 front.t0 = front.time(m);
                 front.count -= m;
             }
+            if let Some(head) = fifo.front() {
+                heads.push(Reverse((head.t0, head.circuit, best)));
+            }
         }
         self.ports[p].inputs = inputs;
+        self.ports[p].heads = heads;
     }
 
     /// The first `m` cells of `seg` pass the port's policer, if their stage has
