@@ -83,11 +83,17 @@ fn main() {
             .zip(cpu0)
             .map_or(f64::NAN, |(b, a)| (b - a) / runs as f64);
         let done = r.transfers.iter().filter(|t| t.completed).count();
+        let segs: u64 = r.transfers.iter().map(|t| t.sender.segs_sent).sum();
+        let rexmt: u64 = r
+            .transfers
+            .iter()
+            .map(|t| t.sender.segs_retransmitted)
+            .sum();
         let mut h = DefaultHasher::new();
         format!("{:?}", r.transfers).hash(&mut h);
         r.end_time.hash(&mut h);
         println!(
-            "flows={n} wall_s={wall:.6} cpu_s={cpu:.6} events={} us_per_event={:.3} sim_s={:.3} completed={done} peak_rss_mb={:.1} results={:016x}",
+            "flows={n} wall_s={wall:.6} cpu_s={cpu:.6} events={} us_per_event={:.3} sim_s={:.3} completed={done} segs={segs} rexmt={rexmt} peak_rss_mb={:.1} results={:016x}",
             r.events,
             wall * 1e6 / r.events.max(1) as f64,
             r.end_time.as_secs_f64(),

@@ -705,9 +705,13 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
 
 impl World {
     /// The event loop: each step costs the same whatever the number of hosts
-    /// and connections (no step scans them all).
+    /// and connections (no step scans them all). It ends when every
+    /// application is done, at the time limit, or out of events.
     fn run(&mut self, limit: SimTime, clock: &mut dyn Clock) {
-        while self.apps_running > 0 {
+        loop {
+            if self.apps_running == 0 {
+                return;
+            }
             let t_ev = self.events.peek_time();
             let t_net = self.net.poll_at();
             let next = match (t_ev, t_net) {
@@ -735,13 +739,11 @@ impl World {
             self.events_handled += 1;
             self.handle(ev);
         }
-        if self.apps_running > 0 {
-            // Stopped at the limit, or out of events: the run ends at its last
-            // event up to the limit, counting the stopped ticks as if they had run.
-            for h in 0..self.hosts.len() {
-                if let Some(last) = self.replay_ticks(h, SimTime(limit.0.saturating_add(1))) {
-                    self.now = self.now.max(last);
-                }
+        // At the time limit, or out of events: the run ends at its last event
+        // up to the limit, counting the ticks of idle hosts as if they had run.
+        for h in 0..self.hosts.len() {
+            if let Some(last) = self.replay_ticks(h, SimTime(limit.0.saturating_add(1))) {
+                self.now = self.now.max(last);
             }
         }
     }
