@@ -4,7 +4,7 @@
 use cellbench_core::atm::gcra::{Action, CellRate, Contract};
 use cellbench_core::sim::net::{
     aal5_cells, CellFate, CircuitId, Delivery, DropPolicy, Fidelity, Hop, LossCause, Network,
-    Place, PolicerSpec, Topology, TopologyError, TxSpacing, VcPacing,
+    PacedQuantity, Place, PolicerSpec, Topology, TopologyError, TxSpacing, VcPacing,
 };
 use cellbench_core::{BitRate, SimTime};
 use proptest::prelude::*;
@@ -172,9 +172,10 @@ fn peak_cell_rate_and_pdu_gap_space_the_cells() {
         .filter(|r| r.place == Place::Adapter(0))
         .map(|r| r.at.as_ps())
         .collect();
-    // 3 cells per PDU, every 3·C_i; the second PDU waits until the last cell's
-    // end (2·3·C_i + C_i) plus 52 µs.
-    let second = 7 * C_OC3 + 52_000_000;
+    // 3 cells per PDU, every 3·C_i; the second PDU waits one spacing interval
+    // after the last cell's start (2·3·C_i + 3·C_i) plus 52 µs: with spacing on,
+    // the gap is idle time beyond the spacing interval (SPEC §5).
+    let second = 9 * C_OC3 + 52_000_000;
     assert_eq!(
         starts,
         vec![
@@ -546,7 +547,11 @@ prop_compose! {
         }
         if let Some(k) = pace {
             let cell = topo.adapters[3].rate.time_for_bits(424);
-            topo.pacing.push(VcPacing { circuit: 2, interval: SimTime(cell.as_ps() * k + 77) });
+            topo.pacing.push(VcPacing {
+                circuit: 2,
+                interval: SimTime(cell.as_ps() * k + 77),
+                counts: PacedQuantity::Cells,
+            });
         }
         let action = if tag { Action::Tag } else { Action::Discard };
         let (port, vpi, vci) = match place {

@@ -6,7 +6,8 @@ use cellbench_core::atm::gcra::{Action, CellRate, Contract, Policer, Verdict};
 use cellbench_core::atm::phy::{Framing, Phy};
 use cellbench_core::sim::net::{
     CellFate, CircuitId, CircuitSpec, Delivery, DropPolicy, Fidelity, Hop, LossCause, Network,
-    Place, PolicerSpec, Topology, TopologyError, TxSpacing, VcPacing, VpCrossConnect,
+    PacedQuantity, Place, PolicerSpec, Topology, TopologyError, TxSpacing, VcPacing,
+    VpCrossConnect,
 };
 use cellbench_core::{BitRate, SimTime};
 
@@ -333,14 +334,16 @@ fn europe_vp(adapter_rate: BitRate, tx: TxSpacing) -> Topology {
     }
 }
 
-/// Sends `pdus` full PDUs at 0 (the adapter spaces them), checks both
+/// Sends `pdus` full PDUs, one every 3 ms: faster than the spaced adapter
+/// sends them (>= 3.1 ms each), so they leave back to back, and its interface
+/// queue (50 PDUs) never fills. Checks both
 /// fidelities agree, and checks the policer's decisions against the
 /// foundation's GCRA run on the arrival times at port 1 worked out from the
 /// adapter's schedule (port 0 never queues: the spaced cells are slower than E3).
 /// Returns the policed cells per PDU.
 fn europe_vp_discards(adapter_rate: BitRate, tx: TxSpacing, pdus: u64) -> Vec<u64> {
     let topo = europe_vp(adapter_rate, tx);
-    let sends: Vec<_> = (0..pdus).map(|_| (0, 0, FULL)).collect();
+    let sends: Vec<_> = (0..pdus).map(|n| (n * 3_000_000_000, 0, FULL)).collect();
     let o = equivalent(&topo, &sends, &no_reaction);
     let c = adapter_rate.time_for_bits(424).as_ps();
     let to_port1 = c + 1_000_000 + C_E3 + FIBRE_600KM.as_ps();
@@ -397,23 +400,29 @@ fn europe_vp_spaced_streams_with_the_sbus_stall_conform() {
 
 #[test]
 fn europe_vp_without_the_stall_16_01_exceeds_the_contract() {
-    // Without the stall a 192-cell PDU at 16.115 µs per cell plus the 52 µs gap
-    // takes 191·16.115 + 2.831 + 52 = 3132.8 µs, while the contract allows 192
-    // cells in 192·T = 3146.9 µs: 0.45% too fast on average. Within a PDU the
-    // lead TAT − t_a grows by d = T − 16.115 = 0.2748 µs per cell, 191·d =
-    // 52.49 µs; the gap gives back 54.83 − 16.39 = 38.44 µs: the lead at the
-    // start of PDU n is (n − 1)·14.04 µs, so it first exceeds τ = 101 µs in PDU
-    // 5, at cell ⌈(101 − 56.18)/d⌉ = 164. From then on the excess of 14.04 µs
-    // per PDU costs 14.04/16.39 = 6/7 of a cell per PDU: 6 of every 7 PDUs
-    // lose one cell (and are lost), 31 of the first 40.
+    // Without the stall a 192-cell PDU at I = 16.115196 µs per cell, then the
+    // 52 µs gap beyond the spacing interval (SPEC §5), takes 192·I + 52 =
+    // 3146.08 µs, while the contract allows 192 cells in 192·T = 3146.88 µs:
+    // 0.8 µs too fast per PDU. Within a PDU the lead TAT − t_a grows by
+    // d = T − I = 0.274804 µs per cell, 191·d = 52.487564 µs; the gap's
+    // interval I + 52 µs gives back 51.725196 µs: the lead at the start of
+    // PDU n is (n − 1)·0.762368 µs, so it first exceeds τ = 101 µs in PDU 65,
+    // at cell ⌊(101 − 64·0.762368)/d⌋ + 1 = 190. From then on the excess
+    // costs a cell about every 16.39/0.76 = 21.5 PDUs.
     let (tx, _) = TxSpacing::cell_level(OC3, SimTime::from_us_f64(16.01), false).expect("ok");
-    let got = europe_vp_discards(OC3, tx, 40);
-    assert_eq!(&got[..5], &[0, 0, 0, 0, 1]);
+    let got = europe_vp_discards(OC3, tx, 120);
+    assert_eq!(&got[..65], &[vec![0; 64], vec![1]].concat()[..]);
     assert!(got.iter().all(|&n| n <= 1), "{got:?}");
-    assert_eq!(got.iter().sum::<u64>(), 31);
+    let lost = got.iter().sum::<u64>();
+    assert!(
+        (3..=4).contains(&lost),
+        "{lost}: PDU 65, then one every ~21.5"
+    );
     let o = equivalent(
         &europe_vp(OC3, tx),
-        &(0..5).map(|_| (0, 0, FULL)).collect::<Vec<_>>(),
+        &(0..65)
+            .map(|n| (n * 3_000_000_000, 0, FULL))
+            .collect::<Vec<_>>(),
         &no_reaction,
     );
     let first = o
@@ -421,7 +430,7 @@ fn europe_vp_without_the_stall_16_01_exceeds_the_contract() {
         .iter()
         .find(|r| r.fate == CellFate::Lost(LossCause::Policing))
         .map(|r| (r.token, r.cell));
-    assert_eq!(first, Some((5, 164)));
+    assert_eq!(first, Some((65, 190)));
     // 16.50 µs (16.607) is slower than T: it conforms even without the stall.
     let (tx, _) = TxSpacing::cell_level(OC3, SimTime::from_us_f64(16.50), false).expect("ok");
     assert_eq!(europe_vp_discards(OC3, tx, 40), vec![0; 40]);
@@ -623,6 +632,7 @@ fn per_vc_pacing_spaces_its_own_cells_across_pdus() {
     topo.pacing = vec![VcPacing {
         circuit: 1,
         interval: SimTime(C_OC3 - 1),
+        counts: PacedQuantity::Cells,
     }];
     let err = Network::new(topo, Fidelity::Train).err().expect("refused");
     assert!(
@@ -713,6 +723,7 @@ fn spaced_bursty_and_paced_senders_congest_a_policed_port_alike() {
         pacing: vec![VcPacing {
             circuit: 2,
             interval: SimTime::from_us(30),
+            counts: PacedQuantity::Cells,
         }],
         ..Default::default()
     };

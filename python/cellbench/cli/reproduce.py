@@ -48,7 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                 "--no-stall",
                 dest="stall",
                 action="store_false",
-                help="without the adapter's 7-8-slot stall at each 1 KB host buffer",
+                help="without the adapter's 7-8-slot stall at each host buffer (mbuf) "
+                "a PDU is gathered from",
             )
         w.set_defaults(func=wan_main)
 

@@ -232,6 +232,7 @@ def host_spec(h: tbmod.HostSpec) -> dict:
         "site": h.site,
         "spacing_us": h.spacing_us,
         "stall": h.stall,
+        "pacing_counts": h.pacing_counts,
     }
 
 

@@ -8,9 +8,18 @@
 //! writer woken by an ACK that freed a few hundred bytes sleeps on instead of
 //! trickling in a kilobyte.
 
+//!
+//! Each piece lands in host buffers (mbufs) that tcp_output later gathers a
+//! segment from, and the adapter stalls where one buffer ends and the next
+//! begins (SPEC §5): [`SendMbufs`] keeps where they begin.
+
+use crate::tcp::Seq;
+use std::collections::VecDeque;
+
 /// One cluster (MCLBYTES on the era's Sun kernels with 4 KB pages).
 pub const CLUSTER: u32 = 4096;
-/// The smaller unit sosend falls back to.
+/// The smaller unit sosend falls back to: a 1 KB buffer of its own (the 1 KB
+/// cluster mbufs the SBus adapter's stalls were measured on, SPEC §5).
 pub const SMALL_UNIT: u32 = 1024;
 
 /// Which kernel's sosend moves user data into the send buffer.
@@ -46,6 +55,95 @@ impl AppendRule {
             }
         }
     }
+}
+
+impl AppendRule {
+    /// The host buffers a piece of `n` bytes lands in, in order: SunOS puts a
+    /// 4 KB block in one cluster and whole kilobytes in 1 KB buffers each (a
+    /// final piece under 1 KB in one); 4.4BSD puts each piece (at most one
+    /// cluster) in one buffer.
+    pub fn buffers(self, n: u32) -> impl Iterator<Item = u32> {
+        let unit = match self {
+            AppendRule::SunOs if n == CLUSTER => CLUSTER,
+            AppendRule::SunOs => SMALL_UNIT,
+            AppendRule::Bsd44 { .. } => n.max(1),
+        };
+        (0..n.div_ceil(unit)).map(move |k| unit.min(n - k * unit))
+    }
+}
+
+/// Where the send buffer's host buffers begin, in sequence space: what a
+/// segment is gathered from. Buffers wholly acknowledged are forgotten
+/// (sbdrop frees them); a partly acknowledged one is trimmed at its front,
+/// which moves no later buffer's start.
+#[derive(Clone, Debug, Default)]
+pub struct SendMbufs {
+    starts: VecDeque<Seq>,
+    /// The sequence number of the next byte appended.
+    next: Option<Seq>,
+}
+
+impl SendMbufs {
+    /// The socket layer appended `n` bytes, the first of them sequence number
+    /// `first` when this is the first append (ISS + 1).
+    pub fn append(&mut self, rule: AppendRule, first: Seq, n: u32) {
+        let mut at = *self.next.get_or_insert(first);
+        for size in rule.buffers(n) {
+            self.starts.push_back(at);
+            at = at + size;
+        }
+        self.next = Some(at);
+    }
+
+    /// snd_una moved to `una`: buffers that begin at or below it can begin no
+    /// segment's later buffer.
+    pub fn acknowledged(&mut self, una: Seq) {
+        while self.starts.front().is_some_and(|&s| !s.gt(una)) {
+            self.starts.pop_front();
+        }
+    }
+
+    /// The CPCS payload offsets where the buffers of a segment of `len` data
+    /// bytes from `seq` begin, after a header buffer of `header` bytes
+    /// (encapsulation and TCP/IP headers: 4.3BSD tcp_output chains the data
+    /// to a header mbuf of its own): the data's first buffer, then each
+    /// buffer that begins inside the data.
+    pub fn gather(&self, seq: Seq, len: u32, header: u32, out: &mut Vec<u32>) {
+        out.clear();
+        if len == 0 {
+            return;
+        }
+        out.push(header);
+        let end = seq + len;
+        out.extend(
+            self.starts
+                .iter()
+                .filter(|&&s| s.gt(seq) && s.lt(end))
+                .map(|&s| header + (s - seq) as u32),
+        );
+    }
+}
+
+/// The CPCS payload offsets where the buffers of one IP fragment of a UDP
+/// datagram begin. sosend copies a datagram's data into 1 KB buffers (SPEC §5:
+/// "UDP packets built from 1 KB cluster mbufs") after a header mbuf holding
+/// the IP and UDP headers; ip_output gives every later fragment a header mbuf
+/// of its own. `offset`/`len`: the fragment's IP payload within the UDP
+/// datagram (its 8-byte header counted); `header`: encapsulation + IP header.
+pub fn udp_fragment_gather(offset: u32, len: u32, header: u32, out: &mut Vec<u32>) {
+    const UDP_HEADER: u32 = 8;
+    out.clear();
+    if offset > 0 {
+        out.push(header);
+    }
+    let first = offset.saturating_sub(UDP_HEADER).div_ceil(SMALL_UNIT);
+    out.extend(
+        (first..)
+            .map(|k| UDP_HEADER + k * SMALL_UNIT)
+            .take_while(|&p| p < offset + len)
+            .filter(|&p| p > offset)
+            .map(|p| header + p - offset),
+    );
 }
 
 /// The test at the top of 4.3BSD's sosend loop (uipc_socket.c): the writer
@@ -120,5 +218,58 @@ mod test {
         // A buffer smaller than a cluster: the low-water mark is the buffer.
         assert_eq!(bsd.next(512, 0, 65536), Some(512));
         assert_eq!(bsd.next(512, 412, 65536), None);
+    }
+
+    #[test]
+    fn sunos_appends_land_in_4k_clusters_or_1k_buffers() {
+        let sunos = AppendRule::SunOs;
+        assert_eq!(sunos.buffers(4096).collect::<Vec<_>>(), [4096]);
+        assert_eq!(sunos.buffers(3072).collect::<Vec<_>>(), [1024; 3]);
+        assert_eq!(sunos.buffers(512).collect::<Vec<_>>(), [512]);
+        let bsd = AppendRule::Bsd44 { mclbytes: 8192 };
+        assert_eq!(bsd.buffers(8192).collect::<Vec<_>>(), [8192]);
+    }
+
+    #[test]
+    fn a_segment_is_gathered_from_the_buffers_the_appends_made() {
+        // SPEC §6.1's appends of an 8 KB write into a roomy buffer: two 4 KB
+        // clusters; then a 3 KB piece (three 1 KB buffers) and a 100-byte tail.
+        let iss = Seq(1000);
+        let mut m = SendMbufs::default();
+        for n in [4096, 4096, 3072, 100] {
+            m.append(AppendRule::SunOs, iss + 1, n);
+        }
+        let mut out = vec![];
+        // A 9148-byte segment from the first byte, 40 bytes of headers (VC-mux):
+        // the header buffer, then clusters at 4096 and 8192, 1 KB at 9216 (not
+        // inside), so boundaries at 40, 40 + 4096, 40 + 8192.
+        m.gather(iss + 1, 9148, 40, &mut out);
+        assert_eq!(out, [40, 4136, 8232]);
+        // One starting mid-cluster (stream offset 1000, LLC/SNAP headers): its
+        // first buffer is the rest of that cluster; buffers begin inside it at
+        // stream 4096, 8192 and 9216 (10240 is past its end, 10148).
+        m.gather(iss + 1001, 9148, 48, &mut out);
+        assert_eq!(out, [48, 48 + 3096, 48 + 7192, 48 + 8216]);
+        // No data, no buffers.
+        m.gather(iss, 0, 40, &mut out);
+        assert!(out.is_empty());
+        // Acknowledged buffers are forgotten; later starts keep their place.
+        m.acknowledged(iss + 5000);
+        m.gather(iss + 5001, 4000, 40, &mut out);
+        assert_eq!(out, [40, 40 + 8192 - 5000]);
+    }
+
+    #[test]
+    fn udp_fragments_are_gathered_from_1k_buffers() {
+        // An 8192-byte datagram, MTU 9180: one fragment of 8200 IP payload bytes.
+        // The IP + UDP headers share a buffer; data buffers every 1 KB after it.
+        let mut out = vec![];
+        udp_fragment_gather(0, 8200, 8 + 20, &mut out);
+        let expect: Vec<u32> = (0..8).map(|k| 28 + 8 + 1024 * k).collect();
+        assert_eq!(out, expect);
+        // A later fragment (its own IP header buffer) starting at datagram
+        // offset 9160: data buffers begin at 8 + 9216 = 9224, 10248, ...
+        udp_fragment_gather(9160, 2000, 20, &mut out);
+        assert_eq!(out, [20, 20 + 64, 20 + 64 + 1024]);
     }
 }

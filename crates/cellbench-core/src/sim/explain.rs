@@ -531,16 +531,28 @@ impl Facts {
         };
         // The PDUs that carry one unit of data: the largest TCP segment seen (the
         // MSS, once options are counted), or one datagram's IP fragments.
-        let unit: Option<(u32, Vec<u32>)> = if tcp {
-            t.probe
-                .largest_segment
-                .map(|(len, ip_len)| (len, vec![ip_len + spec.encap_header]))
+        // Each PDU with the host buffers it is gathered from (`Network::send_gathered`).
+        let unit: Option<(u32, Vec<Gathered>)> = if tcp {
+            t.probe.largest_segment.map(|(len, ip_len)| {
+                let buffers = t.probe.largest_segment_buffers.clone();
+                (len, vec![(ip_len + spec.encap_header, buffers)])
+            })
         } else {
+            let ip = crate::host::udp::IP_HEADER;
+            let mut offset = 0;
             let frags = crate::host::udp::fragments(spec.buflen, spec.mtu);
-            Some((
-                spec.buflen,
-                frags.iter().map(|l| l + spec.encap_header).collect(),
-            ))
+            let pdus = frags.iter().map(|&l| {
+                let mut buffers = Vec::new();
+                crate::host::socket::udp_fragment_gather(
+                    offset,
+                    l - ip,
+                    spec.encap_header + ip,
+                    &mut buffers,
+                );
+                offset += l - ip;
+                (l + spec.encap_header, buffers)
+            });
+            Some((spec.buflen, pdus.collect()))
         };
         let path = unit.as_ref().and_then(|(bytes, pdus)| {
             path_rate(&scenario.topology, spec.circuit, *bytes, pdus, port_name)
@@ -552,7 +564,7 @@ impl Facts {
                 .iter()
                 .map(|h| h.port)
                 .max_by_key(|&p| topo.ports[p].rate.time_for_bits(CELL_BITS))?;
-            let cells: u32 = pdus.iter().map(|&l| aal5_cells(l)).sum();
+            let cells: u32 = pdus.iter().map(|(l, _)| aal5_cells(*l)).sum();
             let time = topo.ports[slowest]
                 .rate
                 .time_for_bits(CELL_BITS)
@@ -627,34 +639,40 @@ impl Facts {
     }
 }
 
+/// A PDU's CPCS payload length and the offsets where its host buffers after
+/// the first begin.
+pub type Gathered = (u32, Vec<u32>);
+
 /// What circuit `c` carries at most: `bytes` of data in PDUs of the given
-/// CPCS payload lengths, through the sender's adapter (its pacing or spacing
-/// and PDU gap) and every switch port on the way; the slowest of them decides.
+/// CPCS payload lengths and host buffers, through the sender's adapter (its
+/// pacing or spacing and PDU gap) and every switch port on the way; the
+/// slowest of them decides.
 pub fn path_rate(
     topo: &Topology,
     c: CircuitId,
     bytes: u32,
-    pdus: &[u32],
+    pdus: &[Gathered],
     port_name: &dyn Fn(usize) -> String,
 ) -> Option<PathRate> {
     let circuit = topo.circuits.get(c)?;
     let adapter = topo.adapters.get(circuit.src)?;
-    let paced = topo
-        .pacing
-        .iter()
-        .find(|p| p.circuit == c)
-        .map(|p| p.interval);
-    let cells: Vec<u32> = pdus.iter().map(|&l| aal5_cells(l)).collect();
+    let cell = adapter.rate.time_for_bits(CELL_BITS);
+    let pacing = topo.pacing.iter().find(|p| p.circuit == c);
+    let cells: Vec<u32> = pdus.iter().map(|(l, _)| aal5_cells(*l)).collect();
     let total_cells: u32 = cells.iter().sum();
     let at_adapter: SimTime = pdus
         .iter()
         .zip(&cells)
-        .map(|(&len, &n)| adapter.pdu_period(paced, n, len))
+        .map(|((len, buffers), &n)| {
+            let paced = pacing.map(|p| p.cell_interval(n, *len, cell));
+            adapter.pdu_period(paced, n, buffers)
+        })
         .fold(SimTime::ZERO, |a, b| a + b);
-    let adapter_what = match (paced, adapter.tx) {
-        (Some(i), _) => format!(
-            "the adapter paced at {:.2} Mb/s",
-            CELL_BITS as f64 / i.as_secs_f64() / 1e6
+    let adapter_what = match (pacing, adapter.tx) {
+        (Some(p), _) => format!(
+            "the adapter paced at {:.2} Mb/s of {}",
+            p.rate_bps() / 1e6,
+            p.counts.describe()
         ),
         (None, super::net::TxSpacing::None) => format!(
             "the sender's adapter ({:.2} Mb/s of cells, {:.0} µs between PDUs)",
@@ -995,7 +1013,7 @@ mod test {
         let name = |p: usize| format!("port {p}");
         // 9188 bytes (vc-mux) = 192 cells; at 100 Mb/s a cell takes 4.24 µs.
         let topo = two_hosts(TxSpacing::None, 100, None);
-        let p = path_rate(&topo, 0, 9148, &[9188], &name).unwrap();
+        let p = path_rate(&topo, 0, 9148, &[(9188, vec![])], &name).unwrap();
         assert_eq!(p.unit_cells, 192);
         let expect = 9148.0 * 8.0 / (192.0 * 4.24e-6);
         assert!(
@@ -1006,7 +1024,7 @@ mod test {
         assert_eq!(p.bottleneck, "port 1 (100.00 Mb/s of cells)");
         // At OC-3c the adapter's 52 µs PDU gap is the slower: 191 cell slots + 1 + gap.
         let topo = two_hosts(TxSpacing::None, 150, None);
-        let p = path_rate(&topo, 0, 9148, &[9188], &name).unwrap();
+        let p = path_rate(&topo, 0, 9148, &[(9188, vec![])], &name).unwrap();
         let cell = 424.0 / 149.76e6;
         let expect = 9148.0 * 8.0 / (192.0 * cell + 52e-6);
         assert!(
@@ -1021,7 +1039,7 @@ mod test {
         );
         // Paced at 70 Mb/s: one cell every 6.06 µs, then the gap after the last.
         let topo = two_hosts(TxSpacing::None, 150, Some(70));
-        let p = path_rate(&topo, 0, 9148, &[9188], &name).unwrap();
+        let p = path_rate(&topo, 0, 9148, &[(9188, vec![])], &name).unwrap();
         let paced = 424.0 / 70e6;
         let expect = 9148.0 * 8.0 / (191.0 * paced + cell + 52e-6);
         assert!(
@@ -1029,8 +1047,8 @@ mod test {
             "{} {expect}",
             p.payload_bps
         );
-        assert_eq!(p.bottleneck, "the adapter paced at 70.00 Mb/s");
+        assert_eq!(p.bottleneck, "the adapter paced at 70.00 Mb/s of cells");
         // No such circuit: no rate.
-        assert!(path_rate(&topo, 5, 9148, &[9188], &name).is_none());
+        assert!(path_rate(&topo, 5, 9148, &[(9188, vec![])], &name).is_none());
     }
 }

@@ -5,8 +5,8 @@
 
 use super::explain::{classify, lockstep_cycle, Facts, LockstepCycle};
 use super::net::{
-    AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PolicerSpec, PortSpec, Topology,
-    TxSpacing, VcPacing,
+    AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PacedQuantity, PolicerSpec, PortSpec,
+    Topology, TxSpacing, VcPacing,
 };
 use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN, MACHINE_ROOM_DELAY, SBUS_PDU_GAP};
 use super::world::{
@@ -139,6 +139,10 @@ pub struct HostSpec {
     /// host-buffer boundary.
     #[serde(default = "yes")]
     pub stall: bool,
+    /// What the adapter's per-VC pacing rate counts: "cells" (with headers),
+    /// "payloads" (48-byte cell payloads) or "datagrams" (IP datagrams).
+    #[serde(default = "cells")]
+    pub pacing_counts: String,
 }
 
 impl HostSpec {
@@ -155,6 +159,7 @@ impl HostSpec {
             flavour: sunos411(),
             spacing_us: None,
             stall: yes(),
+            pacing_counts: cells(),
         }
     }
 }
@@ -466,6 +471,23 @@ fn ipc() -> String {
 fn discard() -> String {
     "discard".into()
 }
+fn cells() -> String {
+    "cells".to_string()
+}
+/// What a host's adapter pacing counts, for a connection with `encap_header`
+/// bytes of encapsulation.
+fn paced_quantity(h: &HostSpec, encap_header: u32) -> Result<PacedQuantity, ScenarioError> {
+    match h.pacing_counts.as_str() {
+        "cells" => Ok(PacedQuantity::Cells),
+        "payloads" => Ok(PacedQuantity::CellPayloads),
+        "datagrams" => Ok(PacedQuantity::IpDatagrams { encap_header }),
+        other => Err(err(format!(
+            "host {:?}: pacing_counts {other:?}: expected one of {}",
+            h.name,
+            PacedQuantity::NAMES.join(", ")
+        ))),
+    }
+}
 fn yes() -> bool {
     true
 }
@@ -605,6 +627,7 @@ impl RunSpec {
         let mut ports = Vec::new();
         let mut profiles = Vec::new();
         for h in &self.hosts {
+            paced_quantity(h, 0)?;
             let phy: Phy = h
                 .phy
                 .parse()
@@ -719,17 +742,25 @@ impl RunSpec {
                 });
             }
             if let Some(mbps) = c.pacing_mbps {
-                // At most what the transmitter's adapter puts on its link.
-                let link = adapters[src].rate.mbps();
+                let counts = paced_quantity(&self.hosts[src], encap.header_len() as u32)?;
+                // At most what the transmitter's adapter puts on its link, of
+                // what the rate counts (a cell carries 48 bytes of a payload).
+                let mut link = adapters[src].rate.mbps();
+                let mut bound = "the adapter's cell rate".to_string();
+                if counts != PacedQuantity::Cells {
+                    link = link * 48.0 / 53.0;
+                    bound = format!("the {} the adapter's cells carry", counts.describe());
+                }
                 let rate = (mbps.is_finite() && mbps > 0.0 && mbps <= link)
                     .then(|| BitRate((mbps * 1e6).round() as u64))
                     .ok_or_else(|| {
                         err(format!(
-                            "{what}: pacing {mbps} Mb/s: must be > 0 and at most the adapter's \
-                             cell rate, {link} Mb/s"
+                            "{what}: pacing {mbps} Mb/s: must be > 0 and at most {bound}, \
+                             {link} Mb/s"
                         ))
                     })?;
-                pacing.push(VcPacing::at_rate(fwd, rate).map_err(|e| err(format!("{what}: {e}")))?);
+                let pace = VcPacing::of(fwd, rate, counts);
+                pacing.push(pace.map_err(|e| err(format!("{what}: {e}")))?);
             }
             let (blocksize, limit, pace) = match c.traffic {
                 Traffic::Full {

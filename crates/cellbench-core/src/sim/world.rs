@@ -17,7 +17,7 @@ use super::net::{
 use super::rng;
 use crate::host::dist::Dist;
 use crate::host::profile::HostProfile;
-use crate::host::socket::AppendRule;
+use crate::host::socket::{udp_fragment_gather, AppendRule, SendMbufs};
 use crate::host::ttcp::{Costs, Limit, Pace, Source, Step, TtcpSink};
 use crate::host::udp::{UdpSock, UdpStats, MAX_DATAGRAM};
 use crate::tcp::flavour::SLOW_TICK;
@@ -176,6 +176,9 @@ pub struct ProbeResult {
     pub peak_flight: u32,
     /// The largest data segment sent: data bytes and IP datagram bytes.
     pub largest_segment: Option<(u32, u32)>,
+    /// The CPCS payload offsets where the host buffers of that segment's PDU
+    /// after the first began (see `Network::send_gathered`).
+    pub largest_segment_buffers: Vec<u32>,
     /// Fraction of ttcp -t's interval each CPU was busy: the sender's host and the
     /// receiver's (None when the interval never closed).
     pub cpu_busy: Option<[f64; 2]>,
@@ -254,6 +257,8 @@ struct Endpoint {
     app: App,
     circuit_out: CircuitId,
     encap_header: u32,
+    /// Where the send buffer's host buffers begin (what the adapter gathers from).
+    mbufs: SendMbufs,
     /// An App job is queued on the host.
     app_queued: bool,
     /// The application sleeps in sbwait until a wakeup.
@@ -289,6 +294,8 @@ enum Packet {
         ip_len: u32,
         data: u32,
         count: u16,
+        /// Where the fragment's IP payload starts in the UDP datagram.
+        offset: u32,
     },
 }
 
@@ -379,6 +386,9 @@ struct World {
     eps: Vec<Endpoint>,
     /// Packets in flight, by token (the sending endpoint and the packet).
     segs: Vec<(usize, Packet)>,
+    /// By token: the CPCS payload offsets where the packet's host buffers
+    /// after the first begin (what `Network::send_gathered` takes).
+    gathers: Vec<Vec<u32>>,
     /// Next UDP datagram id.
     next_dgram: u64,
     free_tokens: Vec<usize>,
@@ -451,6 +461,7 @@ struct Probe {
     min_rtt_len: u32,
     peak_flight: u32,
     largest_segment: Option<(u32, u32)>,
+    largest_segment_buffers: Vec<u32>,
     /// Both CPUs' busy time at the start of ttcp -t's interval.
     cpu_at_start: Option<[SimTime; 2]>,
     cpu_busy: Option<[f64; 2]>,
@@ -514,6 +525,7 @@ pub fn run_with_clock(
             .collect(),
         eps: Vec::new(),
         segs: Vec::new(),
+        gathers: Vec::new(),
         next_dgram: 0,
         free_tokens: Vec::new(),
         trace: scenario.trace.then(Vec::new),
@@ -580,6 +592,7 @@ pub fn run_with_clock(
                 app,
                 circuit_out,
                 encap_header: t.encap_header,
+                mbufs: SendMbufs::default(),
                 app_queued: false,
                 // The receiver is already waiting in read() (ttcp -r starts first).
                 app_blocked: !is_sender,
@@ -762,7 +775,11 @@ impl World {
                     let e = &self.eps[ep];
                     (e.circuit_out, self.segs[token].1.ip_len() + e.encap_header)
                 };
-                if !self.net.send(self.now, circuit, payload, token as u64) {
+                let buffers = &self.gathers[token];
+                if !self
+                    .net
+                    .send_gathered(self.now, circuit, payload, buffers, token as u64)
+                {
                     self.adapter_drops[self.eps[ep].transfer] += 1;
                     if let Some(u) = &mut self.eps[ep].udp {
                         u.stats.dropped_interface_queue += 1;
@@ -1096,6 +1113,8 @@ impl World {
                             self.probe_ack(self.eps[ep].transfer, seg.ack);
                         }
                         let wake = self.eps[ep].tcb.input(&seg, &mut out);
+                        let una = self.eps[ep].tcb.snd_una;
+                        self.eps[ep].mbufs.acknowledged(una);
                         self.charge_and_send(ep, &mut t, &mut out);
                         if wake.writable || wake.readable || wake.established {
                             self.wake_app(ep);
@@ -1289,10 +1308,17 @@ impl World {
                 State::Established | State::FinWait1 | State::FinWait2
             );
         }
+        // What the write appended (tcp_output ran on it inside the step, so its
+        // segments are not handed over yet): note the host buffers it filled.
+        let cc = e.tcb.snd.cc;
         let step = match &mut e.app {
             App::Source(s) => s.step(&mut e.tcb, &costs, t, out),
             App::Sink(s) => s.step(&mut e.tcb, &costs, t, out),
         };
+        if e.tcb.snd.cc > cc {
+            let first = e.tcb.iss + 1;
+            e.mbufs.append(costs.append, first, e.tcb.snd.cc - cc);
+        }
         // tcp_output ran inside the write: the call returns once it is paid for.
         self.charge_and_send(ep, t, out);
         if let App::Source(s) = &mut self.eps[ep].app {
@@ -1343,6 +1369,7 @@ impl World {
                     let dgram = self.next_dgram;
                     self.next_dgram += 1;
                     let count = frags.len() as u16;
+                    let mut offset = 0;
                     for (i, &ip_len) in frags.iter().enumerate() {
                         // The checksum pass covers the datagram's data once.
                         let sum = if i == 0 { len } else { 0 };
@@ -1357,8 +1384,10 @@ impl World {
                                 ip_len,
                                 data: len,
                                 count,
+                                offset,
                             },
                         );
+                        offset += ip_len - crate::host::udp::IP_HEADER;
                     }
                     let App::Source(s) = &mut self.eps[ep].app else {
                         unreachable!("matched a source above")
@@ -1457,6 +1486,9 @@ impl World {
         p.peak_flight = p.peak_flight.max(flight);
         if p.largest_segment.is_none_or(|(len, _)| seg.len > len) {
             p.largest_segment = Some((seg.len, ip_len));
+            let header = e.encap_header + ip_len - seg.len;
+            e.mbufs
+                .gather(seg.seq, seg.len, header, &mut p.largest_segment_buffers);
         }
     }
 
@@ -1515,7 +1547,8 @@ impl World {
         }
     }
 
-    /// Hand a packet to the endpoint's adapter at `at`.
+    /// Hand a packet to the endpoint's adapter at `at`, with the host buffers
+    /// the adapter gathers it from.
     fn emit(&mut self, ep: usize, at: SimTime, packet: Packet) {
         let token = match self.free_tokens.pop() {
             Some(tok) => {
@@ -1524,9 +1557,22 @@ impl World {
             }
             None => {
                 self.segs.push((ep, packet));
+                self.gathers.push(Vec::new());
                 self.segs.len() - 1
             }
         };
+        let e = &self.eps[ep];
+        let out = &mut self.gathers[token];
+        match packet {
+            Packet::Tcp(seg) => {
+                let header = e.encap_header + seg.ip_len() - seg.len;
+                e.mbufs.gather(seg.seq, seg.len, header, out);
+            }
+            Packet::Udp { ip_len, offset, .. } => {
+                let ip = crate::host::udp::IP_HEADER;
+                udp_fragment_gather(offset, ip_len - ip, e.encap_header + ip, out);
+            }
+        }
         self.events.schedule(at, Event::Transmit { ep, token });
     }
 
@@ -1566,6 +1612,7 @@ impl World {
                         min_rtt: p.min_rtt,
                         peak_flight: p.peak_flight,
                         largest_segment: p.largest_segment,
+                        largest_segment_buffers: p.largest_segment_buffers.clone(),
                         cpu_busy: p.cpu_busy,
                         holding_seconds: p.hold_total.as_secs_f64(),
                     }

@@ -13,27 +13,37 @@
 //!   earlier than `P` after this one started.
 //! - `Cell { idle_units: n, host_buffer_stall }`: `I = C + n·0.492 µs`, cell j at
 //!   `j·I`, plus, with the stall, the stalls of every host buffer boundary at or
-//!   before cell j. **Stall positions**: the host hands the PDU's CPCS payload
-//!   in 1 KB buffers; the cell holding byte `1024·b` (b = 1, 2, … while
-//!   `1024·b < payload_len`) is the first that needs buffer b, so the pipeline
-//!   stalls just before cell `⌊1024·b / 48⌋` (cells 21, 42, 64, 85, 106, 128,
-//!   149, 170 of a 9188-byte PDU). **Stall length**: the published figure is
-//!   "7–8 cell slots"; we alternate, 7·C before buffers 1, 3, 5, … and 8·C
-//!   before buffers 2, 4, 6, … of each PDU (7.5 on average), so the result is
-//!   deterministic and the mean is right.
+//!   before cell j. **Stall positions**: the host gathers the PDU's CPCS payload
+//!   from host buffers (mbufs); the caller gives the byte offsets where a buffer
+//!   after the first begins ([`super::Network::send_gathered`]; `send` assumes
+//!   1 KB buffers from the payload's start). The cell holding the buffer's first
+//!   byte, `⌊offset / 48⌋`, is the first that needs it, so the pipeline stalls
+//!   just before that cell (1 KB buffers of a 9188-byte PDU: cells 21, 42, 64,
+//!   85, 106, 128, 149, 170). A boundary inside cell 0 stalls nothing of its
+//!   own: the adapter sets up the PDU's first buffers before its first cell, in
+//!   the firmware time between PDUs that was measured as the gap (on UDP
+//!   packets, whose header buffer always ends inside cell 0). **Stall length**:
+//!   the published figure is "7–8 cell slots"; we alternate, 7·C before the
+//!   first, third, … stall of each PDU and 8·C before the second, fourth, …
+//!   (7.5 on average), so the result is deterministic and the mean is right.
 //! - `CellBurst { burst: k, period: P }`: cell j at `⌊j/k⌋·P + (j mod k)·C`.
 //!   **Burst rule** of [`TxSpacing::cell_burst`] for a mean interval I:
 //!   `k = 6 + round(5·C/I)` (11 at the line rate, 6 as the rate goes to zero;
 //!   the adapter's 6–11), `P = k·I`, so the mean rate is exactly 1/I.
-//! - Per-VC pacing at interval I ([`super::VcPacing`]): cell j at `j·I`,
-//!   whatever the adapter's mode.
+//! - Per-VC pacing ([`super::VcPacing`]) at interval I: cell j at `j·I`,
+//!   whatever the adapter's mode. I follows from the rate and what it counts:
+//!   `424/R` (cells with headers), `384/R` (cell payloads), or for IP datagrams
+//!   `8·L/(R·n)` for a PDU carrying an L-byte datagram in n cells (never below C).
 //!
 //! # Between PDUs
 //!
 //! PDUs are segmented one at a time, in FIFO order. A PDU handed over at `now`
 //! starts at the latest of:
 //! - `now`;
-//! - the end of the previous PDU's last cell plus `pdu_gap`;
+//! - the previous PDU's last cell plus `pdu_gap`, counted from the end of that
+//!   cell, or with cell-level spacing on (`Cell`, `PeakCellRate`) from one
+//!   spacing interval I after its start: the gap is idle time beyond the
+//!   spacing interval (SPEC §5; the era's conformance analyses count it so);
 //! - for an unpaced circuit, what the spacing asks of the previous unpaced PDU:
 //!   I after its last cell's start (`PeakCellRate`, `Cell`), P after its first
 //!   cell's start (`Packet`), P after its last burst's start (`CellBurst`);
@@ -41,18 +51,19 @@
 //!
 //! So a spaced or paced stream keeps its rate across PDU boundaries too.
 
-use super::{AdapterRt, AdapterSpec, TxSpacing, CELL_BITS};
+use super::{AdapterRt, AdapterSpec, PacedQuantity, TxSpacing, VcPacing, CELL_BITS};
 use crate::time::{BitRate, SimTime};
 use std::fmt;
 
 /// The idle-time granularity of cell-level spacing (0.492 µs).
 pub const CELL_SPACING_UNIT: SimTime = SimTime(492_000);
-/// The host buffer size whose boundaries stall a cell-spaced SBus adapter.
+/// The host buffer size [`super::Network::send`] assumes: the 1 KB cluster
+/// mbufs the SBus adapter's stalls were measured with (SPEC §5).
 pub const HOST_BUFFER_BYTES: u64 = 1024;
 /// Payload bytes per cell.
 const CELL_PAYLOAD: u64 = 48;
 
-/// Stall before host buffer `b` (1-based), in cell times: 7, 8, 7, 8, ….
+/// The PDU's `b`-th stall (1-based), in cell times: 7, 8, 7, 8, ….
 fn stall_cells(b: u64) -> u64 {
     if b % 2 == 1 {
         7
@@ -162,6 +173,46 @@ impl TxSpacing {
             TxSpacing::CellBurst { burst, period } => SimTime(period.0 / burst.max(1) as u64),
         }
     }
+
+    /// How long after its last cell's start a PDU ends, for the PDU gap that
+    /// follows: the cell time, or with cell-level spacing on one spacing
+    /// interval, so that the gap is idle time beyond the spacing (SPEC §5).
+    fn gap_origin(&self, cell: SimTime) -> SimTime {
+        match self {
+            TxSpacing::PeakCellRate { .. } | TxSpacing::Cell { .. } => self.mean_interval(cell),
+            TxSpacing::None | TxSpacing::Packet { .. } | TxSpacing::CellBurst { .. } => cell,
+        }
+    }
+}
+
+impl VcPacing {
+    /// The start-to-start interval of the cells of a PDU of `ncells` cells
+    /// carrying `payload_len` CPCS payload bytes, at least the link's cell time
+    /// `cell`: for cells and cell payloads the fixed interval; for IP datagrams
+    /// the datagram's share, `interval × L / (48·n)` for an L-byte datagram,
+    /// so that its bytes flow at the rate.
+    pub fn cell_interval(&self, ncells: u32, payload_len: u32, cell: SimTime) -> SimTime {
+        let i = match self.counts {
+            PacedQuantity::Cells | PacedQuantity::CellPayloads => self.interval,
+            PacedQuantity::IpDatagrams { encap_header } => {
+                let ip = payload_len.saturating_sub(encap_header) as u128;
+                let per = CELL_PAYLOAD as u128 * ncells.max(1) as u128;
+                SimTime((self.interval.0 as u128 * ip / per) as u64)
+            }
+        };
+        i.max(cell)
+    }
+}
+
+/// The host buffers [`super::Network::send`] assumes: 1 KB from the CPCS
+/// payload's start, so buffers begin at 1024, 2048, … below `payload_len`.
+pub(super) fn kilobyte_buffers(payload_len: u32, out: &mut Vec<u32>) {
+    out.clear();
+    out.extend(
+        (1..)
+            .map(|b| b * HOST_BUFFER_BYTES as u32)
+            .take_while(|&b| b < payload_len),
+    );
 }
 
 /// Cells `first..first+count` of a PDU start at `offset + k·step` from the PDU's start.
@@ -173,9 +224,10 @@ pub(super) struct TxRun {
     pub step: SimTime,
 }
 
-/// The runs of a PDU of `ncells` cells carrying `payload_len` CPCS payload
-/// bytes under `tx` (or at `paced` when the circuit is paced). Returns the
-/// offset from the PDU's start before which the spacing lets no next PDU start.
+/// The runs of a PDU of `ncells` cells under `tx` (or at `paced` when the
+/// circuit is paced); `buffers` are the CPCS payload offsets, ascending, where
+/// the host buffers after the first begin. Returns the offset from the PDU's
+/// start before which the spacing lets no next PDU start.
 /// (Always inlined into `place`, the per-PDU path, whatever else calls it.)
 #[inline(always)]
 pub(super) fn schedule(
@@ -183,7 +235,7 @@ pub(super) fn schedule(
     paced: Option<SimTime>,
     cell: SimTime,
     ncells: u32,
-    payload_len: u32,
+    buffers: &[u32],
     out: &mut Vec<TxRun>,
 ) -> SimTime {
     out.clear();
@@ -218,18 +270,25 @@ pub(super) fn schedule(
             let mut first = 0u32;
             let mut offset = SimTime::ZERO;
             if host_buffer_stall {
-                let mut b = 1u64;
-                while HOST_BUFFER_BYTES * b < payload_len as u64 {
-                    let k = (HOST_BUFFER_BYTES * b / CELL_PAYLOAD) as u32;
-                    out.push(TxRun {
-                        first,
-                        count: k - first,
-                        offset,
-                        step,
-                    });
-                    offset = offset + step.times((k - first) as u64) + cell.times(stall_cells(b));
-                    first = k;
-                    b += 1;
+                let mut stalls = 0u64;
+                for &b in buffers {
+                    let k = (b as u64 / CELL_PAYLOAD) as u32;
+                    // Inside cell 0: set up before the PDU starts (module doc).
+                    if k == 0 || k < first || k >= ncells {
+                        continue;
+                    }
+                    if k > first {
+                        out.push(TxRun {
+                            first,
+                            count: k - first,
+                            offset,
+                            step,
+                        });
+                        offset += step.times((k - first) as u64);
+                        first = k;
+                    }
+                    stalls += 1;
+                    offset += cell.times(stall_cells(stalls));
                 }
             }
             out.push(TxRun {
@@ -261,11 +320,11 @@ pub(super) fn schedule(
 
 impl AdapterSpec {
     /// The shortest start-to-start time of back-to-back PDUs of `ncells` cells
-    /// (`payload_len` CPCS payload bytes) from this adapter, its cells paced at
-    /// `paced` or under its own spacing: what [`AdapterRt::place`] allows (the
-    /// spacing's constraint and the last cell's end plus the PDU gap), for
-    /// explanations of what bound a transfer.
-    pub fn pdu_period(&self, paced: Option<SimTime>, ncells: u32, payload_len: u32) -> SimTime {
+    /// gathered from host buffers beginning at `buffers` (CPCS payload offsets)
+    /// from this adapter, its cells paced at `paced` or under its own spacing:
+    /// what [`AdapterRt::place`] allows (the spacing's constraint and the last
+    /// cell plus the PDU gap), for explanations of what bound a transfer.
+    pub fn pdu_period(&self, paced: Option<SimTime>, ncells: u32, buffers: &[u32]) -> SimTime {
         let Ok(cell) = cell_time_of(self.rate) else {
             return SimTime::ZERO;
         };
@@ -273,10 +332,19 @@ impl AdapterSpec {
             return SimTime::ZERO;
         }
         let mut runs = Vec::new();
-        let next = schedule(self.tx, paced, cell, ncells, payload_len, &mut runs);
+        let next = schedule(self.tx, paced, cell, ncells, buffers, &mut runs);
         let last = runs.last().expect("a PDU has a cell");
         let last_start = last.offset + last.step.times(last.count as u64 - 1);
-        next.max(last_start + cell + self.pdu_gap)
+        next.max(last_start + gap_origin(self.tx, paced, cell) + self.pdu_gap)
+    }
+}
+
+/// Where the PDU gap is counted from, after the last cell's start: a paced
+/// circuit's cells are not spaced by the adapter, so from the cell's end.
+fn gap_origin(tx: TxSpacing, paced: Option<SimTime>, cell: SimTime) -> SimTime {
+    match paced {
+        Some(_) => cell,
+        None => tx.gap_origin(cell),
     }
 }
 
@@ -284,13 +352,14 @@ impl AdapterRt {
     /// Places a PDU handed over at `now` on the access link: fills `runs` and
     /// returns the start of its first cell and the end of its spacing
     /// constraint for the next PDU on the same footing (see the module doc).
-    /// `paced` is the circuit's pacing interval and the earliest start it allows.
+    /// `paced` is the circuit's cell interval for this PDU and the earliest
+    /// start it allows; `buffers` as for [`schedule`].
     #[inline]
     pub(super) fn place(
         &mut self,
         now: SimTime,
         ncells: u32,
-        payload_len: u32,
+        buffers: &[u32],
         paced: Option<(SimTime, SimTime)>,
         runs: &mut Vec<TxRun>,
     ) -> (SimTime, SimTime) {
@@ -299,17 +368,11 @@ impl AdapterRt {
             None => self.spacing_free,
         };
         let start = now.max(self.free_at).max(spaced_from);
-        let next = schedule(
-            self.tx,
-            paced.map(|p| p.0),
-            self.cell,
-            ncells,
-            payload_len,
-            runs,
-        );
+        let interval = paced.map(|p| p.0);
+        let next = schedule(self.tx, interval, self.cell, ncells, buffers, runs);
         let last = runs.last().expect("a PDU has a cell");
         let last_start = start + last.offset + last.step.times(last.count as u64 - 1);
-        self.free_at = last_start + self.cell + self.gap;
+        self.free_at = last_start + gap_origin(self.tx, interval, self.cell) + self.gap;
         let next = start + next;
         if paced.is_none() {
             self.spacing_free = next;
@@ -325,9 +388,16 @@ mod test {
     const OC3: BitRate = BitRate(149_760_000);
     const C: SimTime = SimTime(2_831_196);
 
+    /// Cell start offsets of a PDU gathered from 1 KB host buffers.
     fn starts(tx: TxSpacing, ncells: u32, payload: u32) -> (Vec<u64>, SimTime) {
+        let mut kb = vec![];
+        kilobyte_buffers(payload, &mut kb);
+        starts_gathered(tx, ncells, &kb)
+    }
+
+    fn starts_gathered(tx: TxSpacing, ncells: u32, buffers: &[u32]) -> (Vec<u64>, SimTime) {
         let mut runs = vec![];
-        let next = schedule(tx, None, C, ncells, payload, &mut runs);
+        let next = schedule(tx, None, C, ncells, buffers, &mut runs);
         let mut v = vec![];
         for r in &runs {
             for k in 0..r.count {
@@ -450,5 +520,144 @@ mod test {
         );
         assert_eq!(v, vec![0, C.0, 2 * C.0]);
         assert_eq!(next, SimTime::from_us(700));
+    }
+
+    fn adapter(tx: TxSpacing, gap: SimTime) -> AdapterRt {
+        AdapterRt {
+            cell: C,
+            delay: SimTime::ZERO,
+            tx,
+            gap,
+            queue_max: 50,
+            waiting: Default::default(),
+            free_at: SimTime::ZERO,
+            spacing_free: SimTime::ZERO,
+        }
+    }
+
+    #[test]
+    fn test_gap_is_idle_time_beyond_the_spacing_interval() {
+        // SPEC §5: with cell-level spacing on, the next PDU's first cell leaves
+        // one spacing interval plus the gap after the previous PDU's last cell.
+        let gap = SimTime::from_us(52);
+        let tx = TxSpacing::Cell {
+            idle_units: 27,
+            host_buffer_stall: false,
+        };
+        let i = SimTime(C.0 + 27 * 492_000);
+        let mut ad = adapter(tx, gap);
+        let mut runs = vec![];
+        let (s0, _) = ad.place(SimTime::ZERO, 4, &[], None, &mut runs);
+        let last = s0 + i.times(3);
+        let (s1, _) = ad.place(SimTime::ZERO, 4, &[], None, &mut runs);
+        assert_eq!(s1, last + i + gap);
+        // The same at a peak cell rate, and with no gap the spacing alone.
+        let pcr = TxSpacing::PeakCellRate { interval: i };
+        let mut ad = adapter(pcr, gap);
+        ad.place(SimTime::ZERO, 4, &[], None, &mut runs);
+        let (s1, _) = ad.place(SimTime::ZERO, 4, &[], None, &mut runs);
+        assert_eq!(s1, i.times(3) + i + gap);
+        let mut ad = adapter(tx, SimTime::ZERO);
+        ad.place(SimTime::ZERO, 4, &[], None, &mut runs);
+        let (s1, _) = ad.place(SimTime::ZERO, 4, &[], None, &mut runs);
+        assert_eq!(s1, i.times(4));
+        // Back to back, and for a paced circuit, the gap follows the last
+        // cell's end.
+        let mut ad = adapter(TxSpacing::None, gap);
+        ad.place(SimTime::ZERO, 4, &[], None, &mut runs);
+        let (s1, _) = ad.place(SimTime::ZERO, 4, &[], None, &mut runs);
+        assert_eq!(s1, C.times(4) + gap);
+        let mut ad = adapter(tx, gap);
+        let paced = Some((i, SimTime::ZERO));
+        let (_, free) = ad.place(SimTime::ZERO, 4, &[], paced, &mut runs);
+        let (s1, _) = ad.place(SimTime::ZERO, 4, &[], Some((i, free)), &mut runs);
+        assert_eq!(s1, i.times(3) + C + gap);
+        // pdu_period says the same as place.
+        let spec = AdapterSpec {
+            rate: OC3,
+            delay: SimTime::ZERO,
+            tx,
+            pdu_gap: gap,
+            tx_queue_pdus: 50,
+        };
+        assert_eq!(spec.pdu_period(None, 4, &[]), i.times(4) + gap);
+    }
+
+    #[test]
+    fn test_stalls_at_the_host_buffers_a_pdu_is_gathered_from() {
+        let tx = TxSpacing::Cell {
+            idle_units: 27,
+            host_buffer_stall: true,
+        };
+        let i = C.0 + 27 * 492_000;
+        // A 9188-byte payload gathered as a 40-byte header buffer, then 4 KB
+        // send-buffer clusters beginning 1000 and 5096 bytes into the data:
+        // the header boundary (in cell 0) stalls nothing; the clusters begin
+        // in cells (40 + 1000) / 48 = 21 and (40 + 5096) / 48 = 107.
+        let (v, next) = starts_gathered(tx, 192, &[40, 1040, 5136]);
+        for (j, &t) in v.iter().enumerate() {
+            let stall = match j {
+                0..=20 => 0,
+                21..=106 => 7,
+                _ => 15,
+            };
+            assert_eq!(t, j as u64 * i + stall * C.0, "cell {j}");
+        }
+        assert_eq!(next.0, v[191] + i);
+        // Stall off: no stall anywhere.
+        let off = TxSpacing::Cell {
+            idle_units: 27,
+            host_buffer_stall: false,
+        };
+        let (v, _) = starts_gathered(off, 192, &[40, 1040, 5136]);
+        assert!(v.windows(2).all(|w| w[1] - w[0] == i));
+        // An LLC/SNAP header buffer (8 + 40 bytes) ends with cell 0: a stall
+        // before cell 1. Two buffers beginning in one cell stall twice.
+        let (v, _) = starts_gathered(tx, 10, &[48, 100, 140]);
+        assert_eq!(v[1] - v[0], i + 7 * C.0);
+        assert_eq!(v[2] - v[1], i + (8 + 7) * C.0);
+        // Back to back, the buffers change nothing.
+        let (v, _) = starts_gathered(TxSpacing::None, 10, &[48, 100]);
+        assert_eq!(v, (0..10).map(|j| j * C.0).collect::<Vec<_>>());
+        // Each stall delays the next PDU as much (it starts after the last cell).
+        let spec = AdapterSpec {
+            rate: OC3,
+            delay: SimTime::ZERO,
+            tx,
+            pdu_gap: SimTime::from_us(52),
+            tx_queue_pdus: 50,
+        };
+        let bare = spec.pdu_period(None, 192, &[]);
+        assert_eq!(
+            spec.pdu_period(None, 192, &[40, 1040, 5136]),
+            bare + C.times(15)
+        );
+    }
+
+    #[test]
+    fn test_pacing_counts_cells_payloads_or_datagrams() {
+        // 53.0 Mb/s of cells: a 424-bit cell every 8 µs; of payloads, 384 bits
+        // every 7.2453 µs; of IP datagrams, a 9180-byte datagram in 192 cells
+        // (LLC/SNAP) takes 9180·8 / 53e6 s, spread over its cells.
+        let rate = BitRate(53_000_000);
+        let cells = VcPacing::of(0, rate, PacedQuantity::Cells).unwrap();
+        assert_eq!(cells.cell_interval(192, 9188, C), SimTime::from_us(8));
+        let payloads = VcPacing::of(0, rate, PacedQuantity::CellPayloads).unwrap();
+        assert_eq!(
+            payloads.cell_interval(192, 9188, C),
+            rate.time_for_bits(384)
+        );
+        let ip = PacedQuantity::IpDatagrams { encap_header: 8 };
+        let dgrams = VcPacing::of(0, rate, ip).unwrap();
+        let per_pdu = dgrams.cell_interval(192, 9188, C).times(192).as_secs_f64();
+        assert!((per_pdu - 9180.0 * 8.0 / 53e6).abs() < 1e-9, "{per_pdu}");
+        // A 40-byte ACK in one cell: its 320 bits at the rate.
+        let ack = dgrams.cell_interval(1, 48, C).as_secs_f64();
+        assert!((ack - 320.0 / 53e6).abs() < 1e-11, "{ack}");
+        // Never faster than the link.
+        let fast = VcPacing::of(0, BitRate(130_000_000), ip).unwrap();
+        assert_eq!(fast.cell_interval(1, 9, C), C);
+        assert!((cells.rate_bps() - 53e6).abs() < 1.0);
+        assert!((payloads.rate_bps() - 53e6).abs() < 1.0);
     }
 }

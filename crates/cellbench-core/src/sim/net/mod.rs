@@ -165,7 +165,11 @@ pub struct VpCrossConnect {
 
 /// Per-VC pacing in the source adapter: the circuit's cells start `interval`
 /// apart (start to start), in a PDU and across its PDUs; the adapter's own
-/// [`TxSpacing`] does not apply to them.
+/// [`TxSpacing`] does not apply to them. What a pacing rate limits is the
+/// adapter's: cells with their headers, cell payloads, or IP datagrams; for
+/// the last, `interval` is the time of 48 datagram bytes and each PDU's cells
+/// are spread so its datagram flows at the rate
+/// ([`VcPacing::cell_interval`]).
 ///
 /// The adapter still segments one PDU at a time, FIFO over all its circuits:
 /// two paced circuits of one adapter take turns PDU by PDU, their cells do not
@@ -174,19 +178,80 @@ pub struct VpCrossConnect {
 pub struct VcPacing {
     pub circuit: CircuitId,
     pub interval: SimTime,
+    pub counts: PacedQuantity,
+}
+
+/// What an adapter's pacing rate counts.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PacedQuantity {
+    /// 53-byte cells, headers included (a cell-slot schedule).
+    Cells,
+    /// The 48-byte payloads of the cells.
+    CellPayloads,
+    /// The IP datagrams the PDUs carry, after `encap_header` bytes of
+    /// encapsulation (AAL5 pad and trailer not counted).
+    IpDatagrams { encap_header: u32 },
+}
+
+impl PacedQuantity {
+    /// The testbed language's names: `cells`, `payloads`, `datagrams`.
+    pub const NAMES: [&'static str; 3] = ["cells", "payloads", "datagrams"];
+
+    /// Bits of this quantity in one full cell: 424 or 384 (a cell carries at
+    /// most 48 bytes of a datagram).
+    fn bits_per_cell(self) -> u64 {
+        match self {
+            PacedQuantity::Cells => CELL_BITS,
+            PacedQuantity::CellPayloads | PacedQuantity::IpDatagrams { .. } => 384,
+        }
+    }
+
+    /// What it counts, in words: "cells", "cell payloads", "IP datagrams".
+    pub fn describe(self) -> &'static str {
+        match self {
+            PacedQuantity::Cells => "cells",
+            PacedQuantity::CellPayloads => "cell payloads",
+            PacedQuantity::IpDatagrams { .. } => "IP datagrams",
+        }
+    }
+
+    /// The testbed language's name of this quantity.
+    pub fn name(self) -> &'static str {
+        match self {
+            PacedQuantity::Cells => "cells",
+            PacedQuantity::CellPayloads => "payloads",
+            PacedQuantity::IpDatagrams { .. } => "datagrams",
+        }
+    }
 }
 
 impl VcPacing {
-    /// Pacing at a cell-carrying bit rate: one 53-byte cell every
+    /// Pacing of cells with headers at a bit rate: one 53-byte cell every
     /// `424 / rate` (rounded down to the picosecond, like a link's cell time).
     pub fn at_rate(circuit: CircuitId, rate: BitRate) -> Result<VcPacing, SpacingError> {
+        VcPacing::of(circuit, rate, PacedQuantity::Cells)
+    }
+
+    /// Pacing at a bit rate of `counts`: `interval` is the time of one full
+    /// cell's worth of it (424 or 384 bits).
+    pub fn of(
+        circuit: CircuitId,
+        rate: BitRate,
+        counts: PacedQuantity,
+    ) -> Result<VcPacing, SpacingError> {
         if rate.bps() == 0 {
             return Err(SpacingError::ZeroRate);
         }
         Ok(VcPacing {
             circuit,
-            interval: rate.time_for_bits(CELL_BITS),
+            interval: rate.time_for_bits(counts.bits_per_cell()),
+            counts,
         })
+    }
+
+    /// The pacing rate, in bits per second of what it counts.
+    pub fn rate_bps(&self) -> f64 {
+        self.counts.bits_per_cell() as f64 / self.interval.as_secs_f64()
     }
 }
 
@@ -713,7 +778,7 @@ struct AdapterRt {
     queue_max: usize,
     /// Start times of accepted PDUs that have not started yet.
     waiting: VecDeque<SimTime>,
-    /// Earliest start of the next PDU (last cell's end + gap).
+    /// Earliest start of the next PDU: its last cell plus the gap (see `adapter.rs`).
     free_at: SimTime,
     /// Earliest start of the next unpaced PDU that the spacing mode allows.
     spacing_free: SimTime,
@@ -787,8 +852,8 @@ struct CircuitRt {
     /// Reassembler: serial + 1 of the PDU whose cells arrive now.
     rx_cur: u64,
     counters: CircuitCounters,
-    /// Per-VC pacing interval, and the earliest start it allows the next PDU.
-    pace: Option<SimTime>,
+    /// Per-VC pacing, and the earliest start it allows the next PDU.
+    pace: Option<VcPacing>,
     pace_free: SimTime,
 }
 
@@ -864,6 +929,8 @@ pub struct Network {
     sweep: Vec<usize>,
     /// Scratch: the runs of the PDU being placed on an access link.
     tx_runs: Vec<adapter::TxRun>,
+    /// Scratch: the host buffer offsets `send` assumes.
+    kb_buffers: Vec<u32>,
 }
 
 impl Network {
@@ -873,10 +940,30 @@ impl Network {
     }
 
     /// A host hands one AAL5 CPCS-PDU whose CPCS payload is `payload_len` bytes
-    /// (IP datagram + encapsulation header) to its adapter at `now`. Returns false
-    /// if the interface queue was full (PDU dropped, counted) or the circuit does
-    /// not exist.
+    /// (IP datagram + encapsulation header) to its adapter at `now`, gathered
+    /// from 1 KB host buffers (see [`Network::send_gathered`]). Returns false
+    /// if the interface queue was full (PDU dropped, counted) or the circuit
+    /// does not exist.
     pub fn send(&mut self, now: SimTime, circuit: CircuitId, payload_len: u32, token: u64) -> bool {
+        let mut buffers = std::mem::take(&mut self.kb_buffers);
+        adapter::kilobyte_buffers(payload_len, &mut buffers);
+        let sent = self.send_gathered(now, circuit, payload_len, &buffers, token);
+        self.kb_buffers = buffers;
+        sent
+    }
+
+    /// As [`Network::send`], for a PDU the adapter gathers from host buffers
+    /// (mbufs) of which those after the first begin at the CPCS payload
+    /// offsets `buffers` (ascending): with cell-level spacing and its stall on,
+    /// the adapter stalls at each (see `adapter.rs`).
+    pub fn send_gathered(
+        &mut self,
+        now: SimTime,
+        circuit: CircuitId,
+        payload_len: u32,
+        buffers: &[u32],
+        token: u64,
+    ) -> bool {
         let now = self.advance(now);
         let Some(c) = self.circuits.get(circuit) else {
             return false;
@@ -892,13 +979,8 @@ impl Network {
         }
         let ncells = aal5_cells(payload_len);
         let mut runs = std::mem::take(&mut self.tx_runs);
-        let (start, next) = ad.place(
-            now,
-            ncells,
-            payload_len,
-            pace.map(|i| (i, pace_free)),
-            &mut runs,
-        );
+        let paced = pace.map(|p| (p.cell_interval(ncells, payload_len, ad.cell), pace_free));
+        let (start, next) = ad.place(now, ncells, buffers, paced, &mut runs);
         if start > now {
             ad.waiting.push_back(start);
         }

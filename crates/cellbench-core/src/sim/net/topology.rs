@@ -232,7 +232,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         if pc.interval < cell || c.pace.is_some() {
             return Err(bad(cell));
         }
-        c.pace = Some(pc.interval);
+        c.pace = Some(*pc);
     }
     check_vp_cross_connects(&t, &circuits)?;
     let policers = attach_policers(&t, ports.len(), &mut circuits)?;
@@ -270,6 +270,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         dirty: Vec::new(),
         sweep: Vec::new(),
         tx_runs: Vec::new(),
+        kb_buffers: Vec::new(),
     })
 }
 
