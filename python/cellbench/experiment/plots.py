@@ -1,20 +1,27 @@
 """The classic figure kinds, drawn from a stored result (never by re-running).
 
-- ``buffer-grid``: mean throughput over sender SO_SNDBUF × receiver SO_RCVBUF, a heat
-  map with the values written in and lock-step cells marked.
+- ``buffer-grid``: mean throughput (ttcp's Mbit/s, 2^20 bit/s, like the published
+  grid) over sender SO_SNDBUF × receiver SO_RCVBUF, a heat map with the values
+  written in and lock-step cells marked; ``compare="published"`` adds the published
+  mean under each cell and the error per cell (lan-buffers).
 - ``buffer-surface``: the same as a 3-D surface.
-- ``window``: throughput against the TCP window (the smaller socket buffer).
+- ``window``: throughput against the TCP window (the smaller socket buffer); on
+  wan-window with the published points, window / RTT and the link's TCP payload rate.
 - ``message-size``: throughput against the application's write size.
 - ``offered-load``: aggregate carried load against aggregate offered load, with the
-  lossless point (the highest load carried whole, nothing retransmitted or lost)
+  lossless point (the largest offered load with no cell lost in any replication)
   and the peak marked.
-- ``time-sequence``: a traced connection's data segments and ACKs over time.
-- ``cwnd``: a connection's congestion window, ssthresh and data in flight over time.
-- ``queue``: switch output ports' occupancy (cells) over time.
+- ``time-sequence``: a traced connection's data segments, ACKs and receive window.
+- ``cwnd``: a connection's congestion window, ssthresh and data in flight over time,
+  with the loss reactions the series shows.
+- ``queue``: switch output ports' occupancy (cells) over time against the buffer.
 
-The last two need a result run with ``--series`` (``series=True``).
+The last two need a result run with ``--series`` (``series=True``). Each sweep kind
+checks that the result fits it (``check_fit``): what it draws was swept and nothing
+else varies unless picked (``where``) or drawn per value (``by``).
 
-matplotlib's Agg backend (files only, no display); rates in Mb/s = 10^6 bit/s.
+matplotlib's Agg backend (files only, no display); rates in Mb/s = 10^6 bit/s
+except where a figure says ttcp's Mbit/s.
 """
 
 from __future__ import annotations
@@ -187,17 +194,20 @@ def _facets(df: pd.DataFrame, by: str | None) -> list[tuple[str, pd.DataFrame]]:
     return out
 
 
-def _log2_axis(ax, values, axis: str = "x") -> None:
-    """Power-of-two sweeps (windows, buffers, message sizes) on a log2 axis with
-    the sweep's own values as ticks (K = 1024 bytes); other sweeps stay linear."""
+def _size_axis(ax, values, axis: str = "x") -> None:
+    """A byte-size sweep's axis, ticked at the sweep's own values in K (1024 bytes):
+    log2 for a power-of-two (geometric) sweep such as 512 .. 128K, linear for a
+    stepped one such as 4K .. 48K."""
     from matplotlib.ticker import FixedLocator, NullLocator
 
     vals = sorted({float(v) for v in values if v and v > 0})
-    if len(vals) < 3 or vals[-1] / vals[0] < 8:
+    if len(vals) < 2:
         return
-    (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
+    geometric = len(vals) >= 3 and all(b / a >= 1.5 for a, b in zip(vals, vals[1:]))
+    if geometric:
+        (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
     target = ax.xaxis if axis == "x" else ax.yaxis
-    ticks = vals if len(vals) <= 12 else vals[:: -(-len(vals) // 12)]
+    ticks = vals if len(vals) <= 13 else vals[:: -(-len(vals) // 13)]
     target.set_major_locator(FixedLocator(ticks))
     target.set_minor_locator(NullLocator())
     (ax.set_xticklabels if axis == "x" else ax.set_yticklabels)([_size(v) for v in ticks])
@@ -295,14 +305,17 @@ def buffer_grid(result, fig, df, picked, by=None, compare=None) -> None:
         im = _heat(ax, snd, rcv, z, text)
         fig.colorbar(im, ax=ax, label="mean " + MBIT)
         ax.set_title(
-            ("simulated" + (", (published)" if pub is not None else "") if not label else label),
+            ("simulated" + (" (published)" if pub is not None else "") if not label else label),
             fontsize=9,
         )
         if pub is not None:
             err = 100 * (z - pub) / pub
             ax2 = fig.add_subplot(nrows, ncols, 2)
             etext = [
-                [f"{err[i, j]:+.0f}%" if np.isfinite(err[i, j]) else "" for j in range(len(rcv))]
+                [
+                    f"{round(err[i, j]):+d}%" if np.isfinite(err[i, j]) else ""
+                    for j in range(len(rcv))
+                ]
                 for i in range(len(snd))
             ]
             bound = max(25.0, float(np.nanmax(np.abs(err))) if np.isfinite(err).any() else 25.0)
@@ -341,7 +354,7 @@ def buffer_surface(result, fig, df, picked) -> None:
     surf = ax.plot_surface(x, y, np.nan_to_num(z), cmap="viridis", edgecolor="grey", linewidth=0.3)
     # Seen from the large-receive-buffer, small-send-buffer corner, so the lock-step
     # trough (small SO_SNDBUF against a larger SO_RCVBUF) faces the reader.
-    ax.view_init(elev=28, azim=-35)
+    ax.view_init(elev=40, azim=-30)
     step = max(1, len(rcv) // 5)
     ax.set_xticks([v / 1024 for v in rcv[::step]], [_size(v) for v in rcv[::step]], fontsize=7)
     step = max(1, len(snd) // 5)
@@ -379,7 +392,7 @@ def window(result, fig, df, picked, by=None) -> None:
         _line(ax, part, "window", label or "simulated")
     if result.meta.get("testbed", {}).get("name") == "wan-window":
         _wan_window_published(result, ax, df["window"])
-    _log2_axis(ax, df["window"])
+    _size_axis(ax, df["window"])
     ax.set_xlabel("TCP window = min(SO_SNDBUF, SO_RCVBUF) (bytes; K = 1024)")
     ax.set_ylabel("mean " + MBPS)
     ax.grid(True, alpha=0.3)
@@ -433,7 +446,7 @@ def message_size(result, fig, df, picked, by=None) -> None:
     ax = fig.add_subplot()
     for label, part in _facets(df, by):
         _line(ax, part, "blocksize", label or "simulated")
-    _log2_axis(ax, df["blocksize"])
+    _size_axis(ax, df["blocksize"])
     ax.set_xlabel("message (write) size (bytes; K = 1024)")
     ax.set_ylabel("mean " + MBPS)
     ax.grid(True, alpha=0.3)
@@ -561,11 +574,39 @@ def time_sequence(result, fig, run=None, connection=None, picked=None) -> None:
     if d.empty:
         raise PlotError(f"the trace of run {run} connection {connection} has no data segments")
     base = int(d["start"].min())
-    ax = fig.add_subplot()
+    # A long transfer packs its segments into one line: a second panel zooms in on
+    # a stretch from its middle, where data, ACKs and the window edge read apart.
+    zoom = len(d) > 60
+    if zoom:
+        fig.set_size_inches(7.5, 8.5)
+        ax, zx = fig.subplots(2, 1, height_ratios=[1, 1.2])
+        mid = len(d) // 2
+        t0, t1 = float(d["time"].iloc[mid]), float(d["time"].iloc[min(mid + 12, len(d) - 1)])
+        pad = 0.05 * (t1 - t0)
+        _ts_panel(zx, d, a, base, (t0 - pad, t1 + pad))
+        zx.set_title(f"zoom: {t0:.3f} s to {t1:.3f} s", fontsize=9)
+        ax.axvspan(t0 - pad, t1 + pad, color="grey", alpha=0.25, label="zoomed below")
+    else:
+        ax = fig.add_subplot()
+    _ts_panel(ax, d, a, base, None)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(
+        f"Time–sequence graph: run {run}, connection {connection}{_who(result, run, connection)}\n"
+        + _subtitle(result, picked),
+        fontsize=10,
+    )
+
+
+def _ts_panel(ax, d: pd.DataFrame, a: pd.DataFrame, base: int, span) -> None:
+    """Data as vertical bars (each segment's sequence range, tcptrace's style);
+    the cumulative ACK and the receive window's right edge as steps."""
+    if span is not None:
+        d = d[(d["time"] >= span[0]) & (d["time"] <= span[1])]
+        # The ACK in force when the span opens, and those within it.
+        before = a[a["time"] < span[0]].tail(1)
+        a = pd.concat([before, a[(a["time"] >= span[0]) & (a["time"] <= span[1])]])
     fresh = d[~d["retransmit"]]
     again = d[d["retransmit"]]
-    # Data as short vertical bars (each segment's sequence range, tcptrace's style);
-    # the ACK and the window's right edge as lines, so the three read apart.
     ax.vlines(
         fresh["time"],
         (fresh["start"] - base) / 1024,
@@ -603,15 +644,11 @@ def time_sequence(result, fig, run=None, connection=None, picked=None) -> None:
                 linewidth=1,
                 label="receive window edge (ACK + advertised window)",
             )
+    if span is not None:
+        ax.set_xlim(*span)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("relative sequence number (KB, 1024 bytes)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(
-        f"Time–sequence graph: run {run}, connection {connection}{_who(result, run, connection)}\n"
-        + _subtitle(result, picked),
-        fontsize=10,
-    )
 
 
 def _pick_run(df: pd.DataFrame, run: int | None, what: str) -> tuple[int, pd.DataFrame]:
@@ -647,11 +684,12 @@ def _few(values: list[int]) -> str:
 
 
 def _loss_reactions(t, cwnd, ssthresh) -> tuple[np.ndarray, np.ndarray]:
-    """Times the sender reacted to a loss, read off its series: ssthresh lowered
-    with cwnd below it (cwnd back to one segment: a retransmission timeout) or at
-    or above it (fast retransmit: cwnd = ssthresh + 3 segments)."""
+    """Times the sender reacted to a loss, read off its series: only a loss sets
+    ssthresh (to half the flight), with cwnd then below it (back to one segment:
+    a retransmission timeout) or at or above it (fast retransmit: ssthresh plus
+    three segments)."""
     cut = np.zeros(len(t), dtype=bool)
-    cut[1:] = ssthresh[1:] < ssthresh[:-1]
+    cut[1:] = ssthresh[1:] != ssthresh[:-1]
     timeout = cut & (cwnd < ssthresh)
     return t[timeout], t[cut & ~timeout]
 
@@ -685,11 +723,24 @@ def cwnd(result, fig, run=None, connection=None, picked=None) -> None:
     )
     ymax = top or 1
     if len(timeouts):
-        ax.plot(timeouts, np.full(len(timeouts), ymax * 0.97), "v", color="black", markersize=7,
-                label=f"timeout: cwnd back to one segment{counted}")  # fmt: skip
+        ax.plot(
+            timeouts,
+            np.full(len(timeouts), ymax * 0.97),
+            "v",
+            color="black",
+            markersize=7,
+            label=f"timeout: cwnd back to one segment{counted}",
+        )
     if len(fast):
-        ax.plot(fast, np.full(len(fast), ymax * 0.97), "v", color="tab:purple", mfc="none",
-                markersize=7, label="fast retransmit: ssthresh halved")  # fmt: skip
+        ax.plot(
+            fast,
+            np.full(len(fast), ymax * 0.97),
+            "v",
+            color="tab:purple",
+            mfc="none",
+            markersize=7,
+            label="fast retransmit: ssthresh set to half the flight",
+        )
     if not len(timeouts) and not len(fast):
         ax.plot([], [], " ", label="no loss reaction (ssthresh never lowered)" + counted)
     ax.set_ylim(0, ymax)
@@ -747,8 +798,9 @@ def queue(result, fig, run=None, port=None, picked=None) -> None:
         ax.plot([], [], " ", label="no port ever held more than one cell")
     buffer = result.meta.get("testbed", {}).get("switch", {}).get("buffer_cells")
     if buffer:
-        ax.axhline(buffer, color="black", linestyle="--", linewidth=1,
-                   label=f"port buffer: {buffer} cells")  # fmt: skip
+        ax.axhline(
+            buffer, color="black", linestyle="--", linewidth=1, label=f"port buffer: {buffer} cells"
+        )
         ax.set_ylim(0, buffer * 1.08)
     else:
         ax.set_ylim(bottom=0)
@@ -756,7 +808,7 @@ def queue(result, fig, run=None, port=None, picked=None) -> None:
     ax.set_xlabel("time (s)")
     ax.set_ylabel("occupancy (cells)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="center right")
     ax.set_title(f"Switch output queues: run {run}\n" + _subtitle(result, picked), fontsize=10)
 
 
@@ -797,8 +849,10 @@ def plot(
             "(buffer-grid on lan-buffers; window on wan-window draws its published points itself)"
         )
     if by and kind in ONE_RUN + ("buffer-surface",):
-        raise PlotError(f"--by: {kind} draws one {'surface' if kind == 'buffer-surface' else 'run'}"
-                        "; pick the others' values with --where")  # fmt: skip
+        raise PlotError(
+            f"--by: {kind} draws one {'surface' if kind == 'buffer-surface' else 'run'}"
+            "; pick the others' values with --where"
+        )
     output = Path(output)
     fig = _figure()
     df, picked = select(_rows(result), list(where), result.params)
@@ -812,8 +866,13 @@ def plot(
         else:
             time_sequence(result, fig, run, connection, picked)
     elif kind in ("buffer-grid", "buffer-surface"):
-        check_fit(df, kind, {"sndbuf": "the send buffer (SO_SNDBUF)",
-                             "rcvbuf": "the receive buffer (SO_RCVBUF)"}, params, by)  # fmt: skip
+        check_fit(
+            df,
+            kind,
+            {"sndbuf": "the send buffer (SO_SNDBUF)", "rcvbuf": "the receive buffer (SO_RCVBUF)"},
+            params,
+            by,
+        )
         if df.groupby("sndbuf")["rcvbuf"].nunique().max() < 2:
             raise PlotError(
                 f"{kind} needs the send and receive buffers swept apart: in this result each "
