@@ -212,6 +212,11 @@ def test_plot_text_has_titles_units_and_legends(lan, load, tmp_path):
     for text in ("Mean ttcp throughput over send", "SO_SNDBUF", "SO_RCVBUF", "Mbit/s",
                  "lock-step", "blocksize=8192"):  # fmt: skip
         assert text in svg, text
+    # Two replications: each cell shows their min–max under the mean.
+    rows = cellbench.experiment.load(lan).to_pandas()
+    cell = rows[(rows.sndbuf == 49152) & (rows.rcvbuf == 16384) & (rows.blocksize == 8192)]
+    lo, hi = cell.throughput_mbit_ttcp.min(), cell.throughput_mbit_ttcp.max()
+    assert len(cell) == 2 and f"{lo:.1f}–{hi:.1f}" in svg
     ol = tmp_path / "o.svg"
     assert main(["plot", str(load), "--kind", "offered-load", "-o", str(ol)]) == 0
     check(ol)

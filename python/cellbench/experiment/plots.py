@@ -153,13 +153,16 @@ def check_fit(
     params: list[str],
     by: str | None,
     per_connection: bool = True,
+    swept: str = "all",
 ) -> None:
     """Refuse a result the figure would misdraw: each axis (column -> what it is)
     must take two values or more, and every other parameter of the sweep (and, for
     a per-connection figure, the connection) must be fixed by the axes and --by,
     else the figure would average unrelated runs into one point."""
+    flat = [c for c in axes if df[c].nunique(dropna=True) < 2]
+    # A grid may be one row or one column ("any"); a line or surface needs every axis.
     for col, what in axes.items():
-        if df[col].nunique(dropna=True) < 2:
+        if col in flat and (swept == "all" or len(flat) == len(axes)):
             raise PlotError(
                 f"{kind} needs {what} swept: the result has {what} {_values(df[col]) or 'none'}"
             )
@@ -298,6 +301,8 @@ def buffer_grid(result, fig, df, picked, by=None, compare=None) -> None:
                 else f"{z[i, j]:.1f}"
                 + ("*" if lock[i, j] else "")
                 + (f"\n({pub[i, j]:.1f})" if pub is not None and np.isfinite(pub[i, j]) else "")
+                # The replications' min–max (with a comparison, in the error panel).
+                + (f"\n{lo[i, j]:.1f}–{hi[i, j]:.1f}" if runs > 1 and pub is None else "")
                 for j in range(len(rcv))
             ]
             for i in range(len(snd))
@@ -313,7 +318,10 @@ def buffer_grid(result, fig, df, picked, by=None, compare=None) -> None:
             ax2 = fig.add_subplot(nrows, ncols, 2)
             etext = [
                 [
-                    f"{round(err[i, j]):+d}%" if np.isfinite(err[i, j]) else ""
+                    f"{round(err[i, j]):+d}%"
+                    + (_spread_pct(lo[i, j], hi[i, j], pub[i, j]) if runs > 1 else "")
+                    if np.isfinite(err[i, j])
+                    else ""
                     for j in range(len(rcv))
                 ]
                 for i in range(len(snd))
@@ -322,7 +330,11 @@ def buffer_grid(result, fig, df, picked, by=None, compare=None) -> None:
             im2 = _heat(ax2, snd, rcv, err, etext, cmap="RdBu_r", vmin=-bound, vmax=bound)
             fig.colorbar(im2, ax=ax2, label="(simulated − published) / published (%)")
             ax2.set_title("error per cell against the published grid", fontsize=9)
-    spread = f"; spread over the {runs} replications in `cellbench show`" if runs > 1 else ""
+    spread = (
+        f"; under it, the {runs} replications' min–max" + (" (as errors, right)" if compare else "")
+        if runs > 1
+        else ""
+    )
     fig.suptitle(
         "Mean ttcp throughput over send × receive buffer (Mbit/s, 2^20 bit/s)\n"
         + _subtitle(result, picked),
@@ -337,6 +349,11 @@ def buffer_grid(result, fig, df, picked, by=None, compare=None) -> None:
         frameon=False,
         fontsize=8,
     )
+
+
+def _spread_pct(lo: float, hi: float, pub: float) -> str:
+    """The replications' range as errors against the published value: [min, max]."""
+    return f"\n[{round(100 * (lo - pub) / pub):+d}, {round(100 * (hi - pub) / pub):+d}]"
 
 
 def buffer_surface(result, fig, df, picked) -> None:
@@ -872,11 +889,13 @@ def plot(
             {"sndbuf": "the send buffer (SO_SNDBUF)", "rcvbuf": "the receive buffer (SO_RCVBUF)"},
             params,
             by,
+            swept="any" if kind == "buffer-grid" else "all",
         )
-        if df.groupby("sndbuf")["rcvbuf"].nunique().max() < 2:
+        pairs = df[["sndbuf", "rcvbuf"]].drop_duplicates()
+        if len(pairs) > 1 and len(pairs) == pairs["sndbuf"].nunique() == pairs["rcvbuf"].nunique():
             raise PlotError(
                 f"{kind} needs the send and receive buffers swept apart: in this result each "
-                "send buffer comes with one receive buffer (a window sweep: --kind window)"
+                "send buffer comes with its own receive buffer (a window sweep: --kind window)"
             )
         if kind == "buffer-grid":
             buffer_grid(result, fig, df, picked, by, compare)
