@@ -283,6 +283,8 @@ def _heat(ax, snd, rcv, z, text, cmap="viridis", vmin=None, vmax=None):
 def buffer_grid(result, fig, df, picked, by=None, compare=None) -> None:
     from matplotlib.patches import Patch
 
+    from cellbench.reproduce.published import LAN_ANOMALOUS
+
     facets = _facets(df, by)
     if compare and by:
         raise PlotError("--compare published draws one grid: pick the other values with --where")
@@ -300,7 +302,11 @@ def buffer_grid(result, fig, df, picked, by=None, compare=None) -> None:
                 if not np.isfinite(z[i, j])
                 else f"{z[i, j]:.1f}"
                 + ("*" if lock[i, j] else "")
-                + (f"\n({pub[i, j]:.1f})" if pub is not None and np.isfinite(pub[i, j]) else "")
+                + (
+                    f"\n({pub[i, j]:.1f}{'†' if (snd[i], rcv[j]) in LAN_ANOMALOUS else ''})"
+                    if pub is not None and np.isfinite(pub[i, j])
+                    else ""
+                )
                 # The replications' min–max (with a comparison, in the error panel).
                 + (f"\n{lo[i, j]:.1f}–{hi[i, j]:.1f}" if runs > 1 and pub is None else "")
                 for j in range(len(rcv))
@@ -342,7 +348,10 @@ def buffer_grid(result, fig, df, picked, by=None, compare=None) -> None:
     )
     notes = ["* = Nagle/delayed-ACK lock-step (most replications)" + spread]
     if compare:
-        notes.append("(x) = the published mean of the cell (ttcp, 50 transfers)")
+        notes.append(
+            "(x) = the published mean of the cell (ttcp, 50 transfers); "
+            "† = a cell the study marks anomalous"
+        )
     fig.legend(
         handles=[Patch(color="none", label=n) for n in notes],
         loc="outside lower left",
