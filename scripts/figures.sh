@@ -9,12 +9,16 @@ trap 'rm -rf "$tmp"' EXIT
 
 # The lan-buffers grid (10 replications of every cell).
 cellbench reproduce lan-buffers --replications 10 --out "$tmp/lan" > /dev/null
-cellbench plot "$tmp/lan" --kind buffer-grid -o $out/buffer-grid.png
+cellbench plot "$tmp/lan" --kind buffer-grid --compare published -o $out/buffer-grid.png
 cellbench plot "$tmp/lan" --kind buffer-surface -o $out/buffer-surface.png
 
 # Throughput against window (send = receive buffer), and against message size.
 cellbench run examples/window.netspec --out "$tmp/win" > /dev/null
 cellbench plot "$tmp/win" --kind window -o $out/window.png
+
+# The wan-window study beside its published points, window/RTT and the link rate.
+cellbench reproduce wan-window --out "$tmp/wan" > /dev/null
+cellbench plot "$tmp/wan" --kind window -o $out/wan-window.png
 cellbench run examples/lan-buffers.netspec --set snd=52428 --set rcv=52428 --set nbytes=4M \
     --set sender.type.blocksize=1K,2K,4K,8K,16K,32K,64K --replications 2 --out "$tmp/msg" > /dev/null
 cellbench plot "$tmp/msg" --kind message-size -o $out/message-size.png

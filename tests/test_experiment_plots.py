@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import cellbench
 from cellbench.cli import main
 from cellbench.experiment import plots
+from cellbench.experiment.results import Result
+from cellbench.reproduce.published import lan_buffer_table
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -51,6 +54,17 @@ def check(path: Path) -> None:
         assert data.startswith(b"%PDF-") and data.rstrip().endswith(b"%%EOF")
 
 
+#: Each sweep kind on the lan fixture (send x receive x write size), with the picks
+#: that make the result fit it.
+FITS = {
+    "buffer-grid": ["--where", "sender.type.blocksize=8K"],
+    "buffer-surface": ["--where", "blocksize=4096"],
+    "window": ["--where", "rcv=48K", "--by", "sender.type.blocksize"],
+    "message-size": ["--where", "snd=32K", "--where", "rcv=48K"],
+    "time-sequence": [],
+}
+
+
 @pytest.mark.parametrize(
     "kind, suffix",
     [
@@ -63,16 +77,148 @@ def check(path: Path) -> None:
 )
 def test_lan_kinds(lan, tmp_path, kind, suffix):
     out = tmp_path / f"{kind}{suffix}"
-    assert main(["plot", str(lan), "--kind", kind, "-o", str(out)]) == 0
+    assert main(["plot", str(lan), "--kind", kind, *FITS[kind], "-o", str(out)]) == 0
     check(out)
+
+
+@pytest.mark.parametrize(
+    "kind, args, message",
+    [
+        # Three parameters swept, two drawn: the third would be averaged in.
+        ("buffer-grid", [], "buffer-grid: sender.type.blocksize (4096, 8192) varies besides"),
+        ("buffer-surface", [], "sender.type.blocksize (4096, 8192) varies besides"),
+        # The window is min(send, receive): a send x receive sweep mixes configurations.
+        (
+            "window",
+            [],
+            "window: snd (16384, 32768, 49152), rcv (16384, 49152), sender.type.blocksize",
+        ),
+        ("window", ["--by", "snd", "--where", "blocksize=8K"], "window: rcv (16384, 49152) varies"),
+        ("message-size", [], "message-size: snd (16384, 32768, 49152), rcv (16384, 49152) vary"),
+        ("offered-load", [], "offered-load needs constant-rate traffic"),
+    ],
+)
+def test_each_sweep_kind_refuses_a_result_that_does_not_fit(lan, tmp_path, capsys, kind, args,
+                                                            message):  # fmt: skip
+    assert main(["plot", str(lan), "--kind", kind, *args, "-o", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize(
+    "kind, message",
+    [
+        ("buffer-grid", "buffer-grid needs the send buffer (SO_SNDBUF) swept: the result has"),
+        ("buffer-surface", "buffer-surface needs the send buffer (SO_SNDBUF) swept"),
+        ("window", "window needs the window (min of SO_SNDBUF, SO_RCVBUF) swept"),
+        ("message-size", "message-size needs the message (write) size swept"),
+        ("time-sequence", "the result holds no trace: run it with --trace"),
+        ("cwnd", "the result holds no cwnd series: run it with --series"),
+        ("queue", "the result holds no queue series: run it with --series"),
+    ],
+)
+def test_each_kind_refuses_the_offered_load_result(load, tmp_path, capsys, kind, message):
+    assert main(["plot", str(load), "--kind", kind, "-o", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+def test_offered_load_refuses_a_second_varying_parameter(load, tmp_path, capsys):
+    res = cellbench.experiment.load(load)
+    rows = res.to_pandas()
+    # The runs twice over, as if a second parameter had been swept beside the period.
+    again = rows.assign(run=rows["run"] + rows["run"].max() + 1, replication=1)
+    extra = pd.concat([rows.assign(window=16384), again.assign(window=49152)])
+    meta = dict(res.meta, param_columns=[*res.meta["param_columns"], ["window", "int64"]])
+    fake = Result(meta, extra, res.traces(), None)
+    with pytest.raises(plots.PlotError, match=r"offered-load: window \(16384, 49152\) varies"):
+        plots.plot(fake, "offered-load", tmp_path / "x.png")
+    plots.plot(fake, "offered-load", tmp_path / "x.svg", by="window")
+    assert "window=16384" in (tmp_path / "x.svg").read_text()
+
+
+def test_where_and_by_errors(lan, tmp_path, capsys):
+    png = str(tmp_path / "x.png")
+    cases = [
+        (["--where", "nosuch=1"], "--where nosuch: not a parameter of the result; its param"),
+        (["--where", "snd=20K"], "--where snd=20K: no run has it; snd takes 16384, 32768, 49152"),
+        (["--where", "snd"], "--where 'snd': expected KEY=VALUE"),
+        (["--where", "snd=big"], "--where snd=big: snd is a number, not 'big'"),
+        (["--by", "nosuch"], "--by nosuch: not a parameter of the result"),
+    ]  # fmt: skip
+    for args, message in cases:
+        assert main(["plot", str(lan), "--kind", "buffer-grid", *args, "-o", png]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+    assert main(["plot", str(lan), "--kind", "cwnd", "--by", "snd", "-o", png]) == 2
+    assert "--by: cwnd draws one run" in capsys.readouterr().err
+
+
+def test_buffer_grid_in_ttcp_units_beside_the_published_grid(lan, tmp_path):
+    res = cellbench.experiment.load(lan)
+    out = tmp_path / "g.svg"
+    plots.plot(res, "buffer-grid", out, where=["blocksize=8192"], compare="published")
+    svg = out.read_text()
+    for text in ("2^20 bit/s", "error per cell against the published grid", "lock-step"):
+        assert text in svg, text
+    rows = res.to_pandas()
+    cell = rows[(rows.sndbuf == 16384) & (rows.rcvbuf == 16384) & (rows.blocksize == 8192)]
+    # Each cell: the simulated mean in ttcp's Mbit, the published mean under it, the error.
+    sim = cell.throughput_mbit_ttcp.mean()
+    pub = lan_buffer_table()[(16384, 16384)]
+    assert f"{sim:.1f}" in svg and f"({pub:.1f})" in svg
+    assert f"{round(100 * (sim - pub) / pub):+d}%" in svg
+    # The study's anomalous cells are marked: send 16K with receive 48K is one.
+    assert f"({lan_buffer_table()[(16384, 49152)]:.1f}†)" in svg
+    # The figure unit is the table's: `show` prints the same mean as mean_mbit_ttcp.
+    assert f"{sim:.1f}" != f"{cell.throughput_bps.mean() / 1e6:.1f}"
+    with pytest.raises(plots.PlotError, match="--compare published: cwnd has no published"):
+        plots.plot(res, "cwnd", out, compare="published")
+
+
+def test_grid_panels_by_a_parameter(lan, tmp_path):
+    out = tmp_path / "p.svg"
+    assert (
+        main(["plot", str(lan), "--kind", "buffer-grid", "--by", "blocksize", "-o", str(out)]) == 0
+    )
+    svg = out.read_text()
+    assert "blocksize=4096" in svg and "blocksize=8192" in svg
+
+
+@pytest.fixture(scope="module")
+def wan(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wan") / "r"
+    assert main(["reproduce", "wan-window", "--out", str(out)]) == 0
+    return out
+
+
+def test_wan_window_figure_beside_the_published_points(wan, tmp_path, capsys):
+    out = tmp_path / "w.svg"
+    assert main(["plot", str(wan), "--kind", "window", "-o", str(out)]) == 0
+    svg = out.read_text()
+    for text in ("published (the study", "window / RTT (8.8 ms", "oc3c TCP payload rate"):
+        assert text in svg, text
+    # A power-of-two sweep: log2 axis with the sweep's windows as ticks, in K.
+    for tick in ("<!-- 512 -->", "<!-- 1K -->", "<!-- 64K -->", "<!-- 128K -->"):
+        assert tick in svg, tick
+    # A window sweep is no grid.
+    assert main(["plot", str(wan), "--kind", "buffer-grid", "-o", str(tmp_path / "g.png")]) == 2
+    assert "swept apart" in capsys.readouterr().err
 
 
 def test_plot_text_has_titles_units_and_legends(lan, load, tmp_path):
     grid = tmp_path / "g.svg"
-    plots.plot(cellbench.experiment.load(lan), "buffer-grid", grid)
+    plots.plot(cellbench.experiment.load(lan), "buffer-grid", grid, where=["blocksize=8192"])
     svg = grid.read_text()
-    for text in ("Throughput over send", "SO_SNDBUF", "SO_RCVBUF", "Mb/s", "lock-step"):
+    for text in ("Mean ttcp throughput over send", "SO_SNDBUF", "SO_RCVBUF", "Mbit/s",
+                 "lock-step", "blocksize=8192"):  # fmt: skip
         assert text in svg, text
+    # Two replications: each cell shows their min–max under the mean.
+    rows = cellbench.experiment.load(lan).to_pandas()
+    cell = rows[(rows.sndbuf == 49152) & (rows.rcvbuf == 16384) & (rows.blocksize == 8192)]
+    lo, hi = cell.throughput_mbit_ttcp.min(), cell.throughput_mbit_ttcp.max()
+    assert len(cell) == 2 and f"{lo:.1f}–{hi:.1f}" in svg
     ol = tmp_path / "o.svg"
     assert main(["plot", str(load), "--kind", "offered-load", "-o", str(ol)]) == 0
     check(ol)
@@ -81,13 +227,20 @@ def test_plot_text_has_titles_units_and_legends(lan, load, tmp_path):
         "offered load (Mb/s",
         "carried load (Mb/s",
         "peak (",
-        "lossless point",
+        "lossless point: largest offered load with no cell lost in any of 1 replication",
         "carried = offered",
     ):
         assert label in text, label
     ts = tmp_path / "t.svg"
     assert main(["plot", str(lan), "--kind", "time-sequence", "--run", "3", "-o", str(ts)]) == 0
-    assert "run 3" in ts.read_text() and "cumulative ACK" in ts.read_text()
+    text = ts.read_text()
+    assert "run 3" in text and "cumulative ACK" in text and "receive window edge" in text
+    # --where picks the run a one-run figure draws.
+    assert main(["plot", str(lan), "--kind", "time-sequence", "--where", "snd=48K",
+                 "--where", "rcv=16K", "-o", str(ts)]) == 0  # fmt: skip
+    rows = cellbench.experiment.load(lan).to_pandas()
+    first = rows[(rows.snd == 49152) & (rows.rcv == 16384)].run.min()
+    assert f"run {first}," in ts.read_text()
 
 
 def test_trace_parsing(lan):
@@ -103,9 +256,5 @@ def test_trace_parsing(lan):
 
 
 def test_plot_errors(lan, load, tmp_path, capsys):
-    assert main(["plot", str(load), "--kind", "buffer-surface", "-o", str(tmp_path / "x.png")]) == 2
-    assert "at least 2 send and 2 receive buffer sizes" in capsys.readouterr().err
-    assert main(["plot", str(lan), "--kind", "offered-load", "-o", str(tmp_path / "x.png")]) == 2
-    assert "offered-load needs constant-rate traffic" in capsys.readouterr().err
     assert main(["plot", str(lan), "--kind", "window", "-o", str(tmp_path / "x.gif")]) == 2
     assert "expected a .png, .svg or .pdf" in capsys.readouterr().err

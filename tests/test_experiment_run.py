@@ -193,9 +193,10 @@ def test_cli_run_show_plot_end_to_end(tmp_path, capsys):
     assert main(["show", str(out), "--format", "json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["meta"]["seed"] == 3 and shown["rows"][0]["seed"] == 3
-    assert main(["plot", str(out), "--kind", "window", "-o", str(tmp_path / "w.png")]) == 0
-    assert (tmp_path / "w.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    capsys.readouterr()
+    # One point: no window was swept, and the plot says so rather than draw one dot.
+    assert main(["plot", str(out), "--kind", "window", "-o", str(tmp_path / "w.png")]) == 2
+    assert "window needs the window (min of SO_SNDBUF, SO_RCVBUF) swept" in capsys.readouterr().err
+    assert not (tmp_path / "w.png").exists()
     # A malformed file: one line, exit 2, nothing written.
     bad = tmp_path / "bad.netspec"
     bad.write_text("cluster {\n  test a { type = full (blocksize=8K nbytes=1M); }\n}\n")

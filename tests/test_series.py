@@ -116,6 +116,20 @@ def test_plots_from_a_stored_result(stored, tmp_path, kind, suffix):
         else:
             assert "occupancy (cells)" in text and "sink.atm (peak 256)" in text
             assert "a.atm (peak" not in text  # ports that never queued are left out
+            assert "port buffer: 256 cells" in text
+
+
+def test_cwnd_marks_the_loss_reactions_its_series_shows(stored):
+    """A timeout leaves cwnd below the new ssthresh; a fast retransmit at or above it."""
+    res = cellbench.experiment.load(stored)
+    s = res.cwnd_series()
+    s = s[(s.run == 0) & (s.connection == 0)].sort_values("t_s", kind="stable")
+    t, cw, th = (s[k].to_numpy(float) for k in ("t_s", "cwnd", "ssthresh"))
+    timeouts, fast = plots._loss_reactions(t, cw, th)
+    row = res.to_pandas().query("run == 0 and connection == 0").iloc[0]
+    # Every loss reaction the sender counted shows in the series, and no more.
+    assert len(timeouts) == row.timeouts
+    assert len(timeouts) + len(fast) >= 1 and row.retransmitted_segments >= len(fast)
 
 
 def test_plot_selects_a_connection_and_a_port(stored, tmp_path):

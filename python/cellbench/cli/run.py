@@ -71,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     s.set_defaults(func=show_main)
 
-    from cellbench.experiment.plots import KINDS
+    from cellbench.experiment.plotkinds import KINDS
 
     q = sub.add_parser(
         "plot", help="plot a stored result", description="Plot a stored result (no re-running)."
@@ -87,6 +87,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     q.add_argument(
         "--port", type=int, default=None, help="queue: one port (default: all that queued)"
+    )
+    q.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="draw only the runs where a parameter (or row column) has this value; repeatable",
+    )
+    q.add_argument(
+        "--by", metavar="KEY", help="one line (one grid panel) per value of this parameter"
+    )
+    q.add_argument(
+        "--compare",
+        choices=["published"],
+        help="buffer-grid: the published value and the error per cell (lan-buffers)",
     )
     q.set_defaults(func=plot_main)
 
@@ -218,7 +233,15 @@ def plot_main(args: argparse.Namespace) -> int:
         raise UsageError(f"-o {args.output}: expected a .png, .svg or .pdf file name")
     result = _load(args.result)
     plots.plot(
-        result, args.kind, args.output, run=args.run, connection=args.connection, port=args.port
+        result,
+        args.kind,
+        args.output,
+        run=args.run,
+        connection=args.connection,
+        port=args.port,
+        where=args.where,
+        by=args.by,
+        compare=args.compare,
     )
     print(f"cellbench: wrote {args.output}", file=sys.stderr)
     return 0

@@ -14,6 +14,7 @@ import sys
 from cellbench import _native
 from cellbench.cli.common import UsageError, positive_int
 from cellbench.experiment.lang import ExperimentError
+from cellbench.experiment.model import clamp_sockbuf
 from cellbench.experiment.testbed import preset
 
 # ttcp -f: format letter -> (divisor of bytes/s, unit label). Lower case: bits.
@@ -24,6 +25,18 @@ TTCP_FORMATS = {
     "M": (1024 * 1024, "MB"),
     "g": (1024**3 / 8, "Gbit"),
     "G": (1024**3, "GB"),
+}
+
+
+# netperf -f: format letter -> (divisor of bytes/s, the unit its table heads with).
+# netperf's k, m, g are decimal bits; K, M, G binary bytes (netlib.c calc_thruput).
+NETPERF_FORMATS = {
+    "k": (1e3 / 8, "10^3bits"),
+    "m": (1e6 / 8, "10^6bits"),
+    "g": (1e9 / 8, "10^9bits"),
+    "K": (1024, "KBytes"),
+    "M": (1024**2, "MBytes"),
+    "G": (1024**3, "GBytes"),
 }
 
 
@@ -51,16 +64,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("-p", type=positive_int("-p"), default=5001, help="port (5001; cosmetic)")
     t.add_argument("-D", action="store_true", help="TCP_NODELAY on the transmitter")
     t.add_argument("-f", choices=sorted(TTCP_FORMATS), default="K", help="format: k,K,m,M,g,G")
+    t.add_argument(
+        "host", nargs="?", help="-t: the receiving host of the testbed (default: its receiver)"
+    )
     _common(t)
     t.set_defaults(func=ttcp)
 
     n = sub.add_parser(
         "netperf",
-        help="netperf TCP_STREAM against a simulated testbed (prints netperf's table)",
-        description="netperf -t TCP_STREAM -l SECONDS -- -s LOCAL_SNDBUF -S REMOTE_RCVBUF "
-        "-m SEND_SIZE -M RECV_SIZE, run on the simulator.",
+        help="netperf TCP_STREAM or UDP_STREAM against a simulated testbed (netperf's table)",
+        description="netperf -t TCP_STREAM|UDP_STREAM -l SECONDS -- -s LOCAL_SNDBUF "
+        "-S REMOTE_RCVBUF -m SEND_SIZE -M RECV_SIZE, run on the simulator.",
     )
-    n.add_argument("-t", dest="test", default="TCP_STREAM", help="test name (TCP_STREAM)")
+    n.add_argument(
+        "-t", dest="test", default="TCP_STREAM", help="test name: TCP_STREAM (default), UDP_STREAM"
+    )
+    n.add_argument(
+        "-f",
+        dest="fmt",
+        choices=sorted(NETPERF_FORMATS),
+        default="m",
+        help="units: k, m, g = 10^3, 10^6, 10^9 bits/s; K, M, G = 2^10, 2^20, 2^30 bytes/s (m)",
+    )
     n.add_argument("-l", dest="seconds", type=float, default=10.0, help="test length, s (10)")
     n.add_argument(
         "-H", dest="remote", help="remote host (default: the testbed's receiver, B on a LAN)"
@@ -75,16 +100,40 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed (1)")
 
 
-def _spec(testbed: str, seed: int, connection: dict, remote: str | None = None) -> dict:
-    """One transfer on a preset, from its transmitter to `remote` (default its receiver)."""
+def _spec(
+    testbed: str,
+    seed: int,
+    connection: dict,
+    remote: str | None = None,
+    flags: tuple[str, str] = ("SO_SNDBUF", "SO_RCVBUF"),
+) -> dict:
+    """One transfer on a preset, from its transmitter to `remote` (default its
+    receiver). A socket buffer beyond what the host's TCP flavour accepts is
+    clamped with the note `run` gives; `flags` name the options that set them."""
     try:
         tb = preset(testbed)
         local, peer = tb.pair[0], remote or tb.pair[1]
         bed = tb.to_dict([local, peer])
+        hosts = {h["name"]: h for h in bed["hosts"]}
     except ExperimentError as e:
         raise UsageError(str(e)) from None
     if tb.not_simulable:
         raise UsageError(tb.not_simulable)
+    if peer == local:
+        raise UsageError(
+            f"host {peer} is the transmitter: name the receiving host (e.g. {tb.pair[1]})"
+        )
+    notes: list[str] = []
+    for key, host, flag, what in (
+        ("sndbuf", local, flags[0], "SO_SNDBUF"),
+        ("rcvbuf", peer, flags[1], "SO_RCVBUF"),
+    ):
+        if key in connection:
+            connection[key] = clamp_sockbuf(
+                connection[key], hosts[host]["flavour"], what, flag, notes
+            )
+    for note in notes:
+        print(f"cellbench: note: {note}", file=sys.stderr)
     connection = {
         "transmitter": local,
         "receiver": peer,
@@ -106,8 +155,32 @@ def _fmt(rate_bytes: float, letter: str) -> str:
     return f"{rate_bytes / div:.2f} {unit}"
 
 
+def _rusage(user_s: float, sys_s: float, real_s: float) -> str:
+    """ttcp's prusage() line in its System V form, "%Uuser %Ssys %Ereal %P": user
+    and system seconds truncated to tenths, real time as m:ss (h:mm:ss past an
+    hour), CPU share as a whole percent of centiseconds over centiseconds. (The
+    BSD form adds memory, page-fault and context-switch counts, which the
+    simulator does not model.)"""
+
+    def tenths(x: float) -> str:
+        return f"{int(x)}.{int(x * 10) % 10}"
+
+    cpu_cs = int(user_s * 100) + int(sys_s * 100)
+    real_cs = int(real_s * 100)
+    secs = real_cs // 100
+    if secs >= 3600:
+        elapsed = f"{secs // 3600}:{secs % 3600 // 60:02d}:{secs % 60:02d}"
+    else:
+        elapsed = f"{secs // 60}:{secs % 60:02d}"
+    return (
+        f"{tenths(user_s)}user {tenths(sys_s)}sys {elapsed}real {cpu_cs * 100 // (real_cs or 1)}%"
+    )
+
+
 def ttcp(args: argparse.Namespace) -> int:
     receiver = args.r
+    if receiver and args.host:
+        raise UsageError(f"ttcp -r takes no host (the receiver listens): {args.host!r}")
     sndbuf = args.sndbuf or (args.b if not receiver and args.b else 52428)
     rcvbuf = args.rcvbuf or (args.b if receiver and args.b else 52428)
     nbytes = args.l * args.n
@@ -121,40 +194,62 @@ def ttcp(args: argparse.Namespace) -> int:
             "nodelay": args.D,
             "traffic": {"type": "full", "blocksize": args.l, "nbytes": nbytes},
         },
+        args.host,
+        (
+            "ttcp --sndbuf" if args.sndbuf else "ttcp -b",
+            "ttcp --rcvbuf" if args.rcvbuf else "ttcp -b",
+        ),
     )
     c = _native.simulate(spec)["connections"][0]
-    side, proto = (
-        ("r", "udp" if args.u else "tcp") if receiver else ("t", "udp" if args.u else "tcp")
-    )
-    tag = f"ttcp-{side}"
+    tag = "ttcp-r" if receiver else "ttcp-t"
+    proto = "udp" if args.u else "tcp"
     out = sys.stdout
-    print(
-        f"{tag}: buflen={args.l}, nbuf={args.n}, align=16384/0, port={args.p}  {proto}",
-        end="",
-        file=out,
-    )
-    print(f"  -> {c['receiver']}" if not receiver else "", file=out)
+    # The header as ttcp prints it; sockbufsize only when -b set one.
+    head = f"{tag}: buflen={args.l}, nbuf={args.n}, align=16384/0, port={args.p}"
+    if args.b:
+        head += f", sockbufsize={args.b}"
+    print(head + f"  {proto}" + ("" if receiver else f"  -> {c['receiver']}"), file=out)
     print(f"{tag}: socket", file=out)
+    if args.b:
+        print(f"{tag}: {'rcvbuf' if receiver else 'sndbuf'}", file=out)
+    if not args.u:
+        # TCP only: UDP neither connects nor accepts.
+        if receiver:
+            print(f"{tag}: accept from {c['transmitter']}", file=out)
+        else:
+            if args.D:
+                print(f"{tag}: nodelay", file=out)
+            print(f"{tag}: connect", file=out)
     if receiver:
-        nbytes_seen, secs, calls = c["bytes_received"], c["receiver_seconds"], None
-        print(f"{tag}: accept from A", file=out)
+        nbytes_seen, secs, calls = c["bytes_received"], c["receiver_seconds"], c["reads"]
+        busy = c["receiver_cpu_busy"]
     else:
         nbytes_seen, secs, calls = c["bytes"], c["sender_seconds"], c["writes"]
-        print(f"{tag}: connect", file=out)
+        busy = c["sender_cpu_busy"]
     if not c["completed"]:
         print(f"{tag}: transfer did not complete within the simulated time limit", file=sys.stderr)
         return 1
-    rate = nbytes_seen / secs if secs > 0 else 0.0
+    # ttcp's floor for the interval, so a tiny transfer divides by something.
+    realt = secs if secs > 0 else 0.001
     print(
-        f"{tag}: {nbytes_seen} bytes in {secs:.2f} real seconds = {_fmt(rate, args.f)}/sec +++",
+        f"{tag}: {nbytes_seen} bytes in {realt:.2f} real seconds = "
+        f"{_fmt(nbytes_seen / realt, args.f)}/sec +++",
         file=out,
     )
     if calls:
+        # ttcp's "msec/call" is 1024 x seconds / calls, as its source computes it. (Over
+        # UDP real ttcp also counts its few 4-byte start/end sentinel datagrams; the
+        # simulated transfer has none, so its calls are the data writes or reads.)
         print(
-            f"{tag}: {calls} I/O calls, msec/call = {1e3 * secs / calls:.2f}, "
-            f"calls/sec = {calls / secs:.2f}",
+            f"{tag}: {calls} I/O calls, msec/call = {1024.0 * realt / calls:.2f}, "
+            f"calls/sec = {calls / realt:.2f}",
             file=out,
         )
+    if busy is not None:
+        # All the work the simulator charges a host is kernel work (system calls,
+        # copies, protocol, driver), so it is system time; ttcp's own user-level
+        # work (a loop of write or read calls) is not modelled: user 0.0.
+        print(f"{tag}: {_rusage(0.0, busy * realt, realt)}", file=out)
     print(_limit_line(c), file=out)
     return 0
 
@@ -188,34 +283,70 @@ def _netperf_options(words: list[str]) -> dict[str, int]:
     return out
 
 
+#: netperf's tests that the simulator runs, and the title netperf prints for each.
+NETPERF_TESTS = {"TCP_STREAM": "TCP STREAM TEST", "UDP_STREAM": "UDP UNIDIRECTIONAL SEND TEST"}
+
+
 def netperf(args: argparse.Namespace) -> int:
-    if args.test != "TCP_STREAM":
-        raise UsageError(f"netperf test {args.test!r}: only TCP_STREAM is simulated")
+    if args.test not in NETPERF_TESTS:
+        raise UsageError(
+            f"netperf test {args.test!r}: the simulator runs {', '.join(NETPERF_TESTS)}"
+        )
     if not 0 < args.seconds <= 3600:
         raise UsageError(f"-l {args.seconds}: test length must be in (0, 3600] seconds")
     o = _netperf_options(args.options)
+    udp = args.test == "UDP_STREAM"
     sndbuf, rcvbuf = o.get("local_send", 52428), o.get("remote_recv", 52428)
     send_size = o.get("send_size", 8192)
     spec = _spec(
         args.testbed,
         args.seed,
         {
+            "protocol": "udp" if udp else "tcp",
             "sndbuf": sndbuf,
             "rcvbuf": rcvbuf,
             "receiver_blocksize": o.get("recv_size", send_size),
             "traffic": {"type": "full", "blocksize": send_size, "duration_s": args.seconds},
         },
         args.remote,
+        ("netperf -s", "netperf -S"),
     )
+    conn = spec["connections"][0]
+    sndbuf, rcvbuf = conn["sndbuf"], conn["rcvbuf"]
     c = _native.simulate(spec)["connections"][0]
-    print(f"TCP STREAM TEST to {c['receiver']} (simulated: testbed {args.testbed})")
-    print("Recv   Send    Send")
-    print("Socket Socket  Message  Elapsed")
-    print("Size   Size    Size     Time     Throughput")
-    print("bytes  bytes   bytes    secs.    10^6bits/sec")
-    print()
-    mbps = c["throughput_bps"] / 1e6
-    print(f"{rcvbuf:6d} {sndbuf:6d} {send_size:6d}    {c['sender_seconds']:5.2f}   {mbps:8.2f}")
-    print()
+    # netperf's elapsed time runs from the start of the test until its timer ends
+    # it: a sender blocked for good (a window that never opens) still ends at -l.
+    elapsed = max(c["sender_seconds"], args.seconds)
+    div, unit = NETPERF_FORMATS[args.fmt]
+    print(f"{NETPERF_TESTS[args.test]} to {c['receiver']} (simulated: testbed {args.testbed})")
+    if udp:
+        # nettest_bsd.c send_udp_stream: the title, then a row for the sending
+        # socket (messages sent, failed sends) and one for the receiving socket.
+        # A datagram the adapter could not queue counts as a failed send (ENOBUFS).
+        failed = c["pdus_dropped_at_adapter"]
+        okay = c["datagrams_sent"] - failed
+        recvd = c["datagrams_received"]
+        print("Socket  Message  Elapsed      Messages                ")
+        print("Size    Size     Time         Okay Errors   Throughput")
+        print(f"bytes   bytes    secs            #      #   {unit}/sec")
+        print()
+        local = okay * send_size / elapsed / div
+        remote = recvd * send_size / elapsed / div
+        print(
+            f"{sndbuf:6d}  {send_size:6d}   {elapsed:<7.2f}   {okay:7d} {failed:6d}    {local:7.2f}"
+        )
+        print(f"{rcvbuf:6d}           {elapsed:<7.2f}   {recvd:7d}           {remote:7.2f}")
+        print()
+    else:
+        # nettest_bsd.c send_tcp_stream: title and one row "%6d %6d %6d    %-6.2f   %7.2f";
+        # the throughput counts the bytes the remote end received, as netperf's does.
+        print("Recv   Send    Send                          ")
+        print("Socket Socket  Message  Elapsed              ")
+        print("Size   Size    Size     Time     Throughput  ")
+        print(f"bytes  bytes   bytes    secs.    {unit}/sec  ")
+        print()
+        rate = c["bytes_received"] / elapsed / div
+        print(f"{rcvbuf:6d} {sndbuf:6d} {send_size:6d}    {elapsed:<6.2f}   {rate:7.2f}   ")
+        print()
     print(_limit_line(c))
     return 0

@@ -476,7 +476,9 @@ def _collect_tests(b: Block, eps: dict[int, Endpoint]) -> None:
 # --- building ---------------------------------------------------------------------------------
 
 
-def _clamp(value: int, flavour: str, what: str, pos: Pos, notes: list[str]) -> int:
+def clamp_sockbuf(value: int, flavour: str, what: str, pos: Pos | str, notes: list[str]) -> int:
+    """A socket buffer the host's TCP flavour accepts: beyond its largest, that
+    largest, with a note saying so (`run` and the ttcp/netperf front ends alike)."""
     limit = tbmod.FLAVOUR_MAX_SOCKBUF.get(flavour)
     if limit is not None and value > limit:
         notes.append(
@@ -562,8 +564,8 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
         paired.add(id(sink))
         snd = ep.sndbuf or ep.window or DEFAULT_SOCKBUF
         rcv = sink.rcvbuf or sink.window or DEFAULT_SOCKBUF
-        snd = _clamp(snd, flavour[ep.own.host], "SO_SNDBUF", ep.protocol_pos, notes)
-        rcv = _clamp(rcv, flavour[sink.own.host], "SO_RCVBUF", sink.protocol_pos, notes)
+        snd = clamp_sockbuf(snd, flavour[ep.own.host], "SO_SNDBUF", ep.protocol_pos, notes)
+        rcv = clamp_sockbuf(rcv, flavour[sink.own.host], "SO_RCVBUF", sink.protocol_pos, notes)
         conns.append(
             Connection(
                 index=len(conns),

@@ -1,42 +1,41 @@
 """The classic figure kinds, drawn from a stored result (never by re-running).
 
-- ``buffer-grid``: mean throughput over sender SO_SNDBUF × receiver SO_RCVBUF, a heat
-  map with the values written in and lock-step cells marked.
+- ``buffer-grid``: mean throughput (ttcp's Mbit/s, 2^20 bit/s, like the published
+  grid) over sender SO_SNDBUF × receiver SO_RCVBUF, a heat map with the values
+  written in and lock-step cells marked; ``compare="published"`` adds the published
+  mean under each cell and the error per cell (lan-buffers).
 - ``buffer-surface``: the same as a 3-D surface.
-- ``window``: throughput against the TCP window (the smaller socket buffer).
+- ``window``: throughput against the TCP window (the smaller socket buffer); on
+  wan-window with the published points, window / RTT and the link's TCP payload rate.
 - ``message-size``: throughput against the application's write size.
 - ``offered-load``: aggregate carried load against aggregate offered load, with the
-  lossless point (the highest load carried whole, nothing retransmitted or lost)
+  lossless point (the largest offered load with no cell lost in any replication)
   and the peak marked.
-- ``time-sequence``: a traced connection's data segments and ACKs over time.
-- ``cwnd``: a connection's congestion window, ssthresh and data in flight over time.
-- ``queue``: switch output ports' occupancy (cells) over time.
+- ``time-sequence``: a traced connection's data segments, ACKs and receive window.
+- ``cwnd``: a connection's congestion window, ssthresh and data in flight over time,
+  with the loss reactions the series shows.
+- ``queue``: switch output ports' occupancy (cells) over time against the buffer.
 
-The last two need a result run with ``--series`` (``series=True``).
+The last two need a result run with ``--series`` (``series=True``). Each sweep kind
+checks that the result fits it (``check_fit``): what it draws was swept and nothing
+else varies unless picked (``where``) or drawn per value (``by``).
 
-matplotlib's Agg backend (files only, no display); rates in Mb/s = 10^6 bit/s.
+matplotlib's Agg backend (files only, no display); rates in Mb/s = 10^6 bit/s
+except where a figure says ttcp's Mbit/s.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import pandas as pd
+import numpy as np
+import pandas as pd
 
-KINDS = (
-    "buffer-grid",
-    "buffer-surface",
-    "window",
-    "message-size",
-    "offered-load",
-    "time-sequence",
-    "cwnd",
-    "queue",
-)
+from cellbench.experiment.plotkinds import KINDS, ONE_RUN
+
 MBPS = "throughput (Mb/s, 10^6 bit/s)"
+MBIT = "throughput (Mbit/s as ttcp prints it, 2^20 bit/s)"
 
 
 class PlotError(ValueError):
@@ -56,15 +55,27 @@ def _size(n: float) -> str:
     n = int(n)
     if n == 52428:
         return "51K"
-    return f"{n // 1024}K" if n % 1024 == 0 else str(n)
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n // 1024}K"
+    return str(n)
 
 
-def _subtitle(result) -> str:
+def _subtitle(result, picked: dict | None = None) -> str:
     m = result.meta
     exp = m.get("experiment", {}).get("file") or m.get("study", "")
     reps = m.get("replications")
     testbed = m.get("testbed", {}).get("name", "?")
-    return f"{Path(str(exp)).name}, testbed {testbed}, {reps} replication(s), seed {m.get('seed')}"
+    where = "".join(f", {k}={_value_text(v)}" for k, v in (picked or {}).items())
+    return (
+        f"{Path(str(exp)).name}, testbed {testbed}, {reps} replication(s), "
+        f"seed {m.get('seed')}{where}"
+    )
+
+
+def _value_text(v) -> str:
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return str(v)
 
 
 def _rows(result) -> pd.DataFrame:
@@ -75,172 +86,466 @@ def _rows(result) -> pd.DataFrame:
     return df
 
 
-def _grid(result):
-    import numpy as np
-    import pandas as pd
+# --- what a figure may draw: --where picks, --by facets, the rest must not vary ---------------
 
-    df = _rows(result)
-    g = df.groupby(["sndbuf", "rcvbuf"]).agg(mbps=("mbps", "mean"), lock=("lockstep", "mean"))
+
+def select(df: pd.DataFrame, where: list[str], params: list[str]) -> tuple[pd.DataFrame, dict]:
+    """The rows each ``KEY=VALUE`` of ``where`` picks (a parameter or a row column),
+    and the picked values (for the title)."""
+    from cellbench.experiment.lang import number_value
+
+    picked = {}
+    for item in where:
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise PlotError(f"--where {item!r}: expected KEY=VALUE, e.g. --where snd=16K")
+        if key not in df.columns:
+            raise PlotError(
+                f"--where {key}: not a parameter of the result; its parameters: "
+                + (", ".join(params) or "none")
+                + " (or a row column: test, sndbuf, rcvbuf, blocksize, ...)"
+            )
+        col = df[key]
+        value: object = text.strip()
+        if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+            try:
+                value = number_value(str(value))
+            except ValueError:
+                raise PlotError(f"--where {item}: {key} is a number, not {text!r}") from None
+            sel = df[np.isclose(col.astype(float), float(value), rtol=1e-9, atol=0)]
+        else:
+            sel = df[col.astype(str) == value]
+        if sel.empty:
+            raise PlotError(f"--where {item}: no run has it; {key} takes {_values(col)}")
+        picked[key] = value
+        df = sel
+    return df, picked
+
+
+def _values(col: pd.Series) -> str:
+    vals = sorted({_value_text(v) for v in col.dropna()}, key=_natural)
+    return ", ".join(vals[:8]) + (", ..." if len(vals) > 8 else "")
+
+
+def _natural(text: str):
+    try:
+        return (0, float(text), "")
+    except ValueError:
+        return (1, 0.0, text)
+
+
+def check_fit(
+    df: pd.DataFrame,
+    kind: str,
+    axes: dict[str, str],
+    params: list[str],
+    by: str | None,
+    per_connection: bool = True,
+    swept: str = "all",
+) -> None:
+    """Refuse a result the figure would misdraw: each axis (column -> what it is)
+    must take two values or more, and every other parameter of the sweep (and, for
+    a per-connection figure, the connection) must be fixed by the axes and --by,
+    else the figure would average unrelated runs into one point."""
+    flat = [c for c in axes if df[c].nunique(dropna=True) < 2]
+    # A grid may be one row or one column ("any"); a line or surface needs every axis.
+    for col, what in axes.items():
+        if col in flat and (swept == "all" or len(flat) == len(axes)):
+            raise PlotError(
+                f"{kind} needs {what} swept: the result has {what} {_values(df[col]) or 'none'}"
+            )
+    if by is not None and by not in df.columns:
+        raise PlotError(
+            f"--by {by}: not a parameter of the result; its parameters: "
+            + (", ".join(params) or "none")
+        )
+    keys = [*axes, *([by] if by else [])]
+    candidates = [*params, *(["test"] if per_connection else [])]
+    varying = []
+    for p in candidates:
+        if p in keys or p not in df.columns:
+            continue
+        if df.groupby(keys, dropna=False)[p].nunique(dropna=False).max() > 1:
+            varying.append(f"{p} ({_values(df[p])})")
+    if varying:
+        along = " and ".join(axes.values())
+        raise PlotError(
+            f"{kind}: {', '.join(varying)} {'vary' if len(varying) > 1 else 'varies'} besides "
+            f"{along}: pick a value with --where KEY=VALUE or draw one per value with --by KEY"
+        )
+
+
+def _facets(df: pd.DataFrame, by: str | None) -> list[tuple[str, pd.DataFrame]]:
+    if by is None:
+        return [("", df)]
+    keys = sorted(df[by].dropna().unique(), key=lambda v: _natural(_value_text(v)))
+    out = [(f"{by}={_value_text(k)}", df[df[by] == k]) for k in keys]
+    if df[by].isna().any():
+        out.append((f"{by}=none", df[df[by].isna()]))
+    return out
+
+
+def _size_axis(ax, values, axis: str = "x") -> None:
+    """A byte-size sweep's axis, ticked at the sweep's own values in K (1024 bytes):
+    log2 for a power-of-two (geometric) sweep such as 512 .. 128K, linear for a
+    stepped one such as 4K .. 48K."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    vals = sorted({float(v) for v in values if v and v > 0})
+    if len(vals) < 2:
+        return
+    geometric = len(vals) >= 3 and all(b / a >= 1.5 for a, b in zip(vals, vals[1:]))
+    if geometric:
+        (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    ticks = vals if len(vals) <= 13 else vals[:: -(-len(vals) // 13)]
+    target.set_major_locator(FixedLocator(ticks))
+    target.set_minor_locator(NullLocator())
+    (ax.set_xticklabels if axis == "x" else ax.set_yticklabels)([_size(v) for v in ticks])
+
+
+# --- buffer grid and surface ----------------------------------------------------------------
+
+
+def _grid(df: pd.DataFrame):
+    g = df.groupby(["sndbuf", "rcvbuf"]).agg(
+        mbit=("throughput_mbit_ttcp", "mean"),
+        lo=("throughput_mbit_ttcp", "min"),
+        hi=("throughput_mbit_ttcp", "max"),
+        runs=("run", "count"),
+        lock=("lockstep", "mean"),
+    )
     snd = sorted(df["sndbuf"].dropna().unique())
     rcv = sorted(df["rcvbuf"].dropna().unique())
     z = np.full((len(snd), len(rcv)), np.nan)
+    lo, hi = z.copy(), z.copy()
     lock = np.zeros_like(z, dtype=bool)
     for (s, r), row in g.iterrows():
-        z[snd.index(s), rcv.index(r)] = row["mbps"]
-        lock[snd.index(s), rcv.index(r)] = (
-            bool(row["lock"] > 0.5) if pd.notna(row["lock"]) else False
+        i, j = snd.index(s), rcv.index(r)
+        z[i, j], lo[i, j], hi[i, j] = row["mbit"], row["lo"], row["hi"]
+        lock[i, j] = bool(row["lock"] > 0.5) if pd.notna(row["lock"]) else False
+    return snd, rcv, z, lock, (lo, hi), int(g["runs"].max())
+
+
+def _published_grid(result, snd, rcv):
+    """The published lan-buffers table on the result's cells (NaN where it has none)."""
+    from cellbench.reproduce.published import lan_buffer_table
+
+    name = result.meta.get("testbed", {}).get("name")
+    if name != "lan-buffers":
+        raise PlotError(
+            f"--compare published: the published buffer grid is lan-buffers'; "
+            f"this result ran on testbed {name}"
         )
-    return snd, rcv, z, lock
+    table = lan_buffer_table()
+    pub = np.array([[table.get((int(s), int(r)), np.nan) for r in rcv] for s in snd])
+    if not np.isfinite(pub).any():
+        raise PlotError("--compare published: none of the result's cells is in the published grid")
+    return pub
 
 
-def buffer_grid(result, fig) -> None:
-    import numpy as np
-    from matplotlib.patches import Patch
-
-    snd, rcv, z, lock = _grid(result)
-    ax = fig.add_subplot()
-    im = ax.imshow(z, origin="lower", cmap="viridis", aspect="auto")
+def _heat(ax, snd, rcv, z, text, cmap="viridis", vmin=None, vmax=None):
+    im = ax.imshow(z, origin="lower", cmap=cmap, aspect="auto", vmin=vmin, vmax=vmax)
     ax.set_xticks(range(len(rcv)), [_size(x) for x in rcv])
     ax.set_yticks(range(len(snd)), [_size(x) for x in snd])
     ax.set_xlabel("receiver SO_RCVBUF (bytes; K = 1024)")
     ax.set_ylabel("sender SO_SNDBUF (bytes; K = 1024)")
-    top = np.nanmax(z) if np.isfinite(z).any() else 1.0
+    lo = np.nanmin(z) if vmin is None and np.isfinite(z).any() else (vmin or 0.0)
+    hi = np.nanmax(z) if vmax is None and np.isfinite(z).any() else (vmax or 1.0)
     for i in range(len(snd)):
         for j in range(len(rcv)):
-            if np.isfinite(z[i, j]):
-                color = "black" if z[i, j] > 0.6 * top else "white"
-                text = f"{z[i, j]:.1f}" + ("*" if lock[i, j] else "")
-                ax.text(j, i, text, ha="center", va="center", fontsize=7, color=color)
-    fig.colorbar(im, ax=ax, label="mean " + MBPS)
-    ax.set_title("Throughput over send × receive buffer\n" + _subtitle(result), fontsize=10)
-    ax.legend(
-        handles=[Patch(color="none", label="* = Nagle/delayed-ACK lock-step (most replications)")],
-        loc="upper left",
-        bbox_to_anchor=(0, -0.12),
+            if text[i][j]:
+                dark = cmap == "viridis" and z[i, j] < lo + 0.6 * (hi - lo)
+                ax.text(
+                    j,
+                    i,
+                    text[i][j],
+                    ha="center",
+                    va="center",
+                    fontsize=6.5,
+                    color="white" if dark else "black",
+                )
+    return im
+
+
+def buffer_grid(result, fig, df, picked, by=None, compare=None) -> None:
+    from matplotlib.patches import Patch
+
+    from cellbench.reproduce.published import LAN_ANOMALOUS
+
+    facets = _facets(df, by)
+    if compare and by:
+        raise PlotError("--compare published draws one grid: pick the other values with --where")
+    width = 7.5 if compare is None and len(facets) == 1 else 7.0 * min(len(facets) + 1, 3)
+    fig.set_size_inches(width, 5.8 if len(facets) <= 3 else 5.2 * ((len(facets) + 2) // 3))
+    ncols = 2 if compare else min(len(facets), 3)
+    nrows = 1 if compare else (len(facets) + ncols - 1) // ncols
+    for k, (label, part) in enumerate(facets):
+        snd, rcv, z, lock, (lo, hi), runs = _grid(part)
+        ax = fig.add_subplot(nrows, ncols, k + 1)
+        pub = _published_grid(result, snd, rcv) if compare else None
+        text = [
+            [
+                ""
+                if not np.isfinite(z[i, j])
+                else f"{z[i, j]:.1f}"
+                + ("*" if lock[i, j] else "")
+                + (
+                    f"\n({pub[i, j]:.1f}{'†' if (snd[i], rcv[j]) in LAN_ANOMALOUS else ''})"
+                    if pub is not None and np.isfinite(pub[i, j])
+                    else ""
+                )
+                # The replications' min–max (with a comparison, in the error panel).
+                + (f"\n{lo[i, j]:.1f}–{hi[i, j]:.1f}" if runs > 1 and pub is None else "")
+                for j in range(len(rcv))
+            ]
+            for i in range(len(snd))
+        ]
+        im = _heat(ax, snd, rcv, z, text)
+        fig.colorbar(im, ax=ax, label="mean " + MBIT)
+        ax.set_title(
+            ("simulated" + (" (published)" if pub is not None else "") if not label else label),
+            fontsize=9,
+        )
+        if pub is not None:
+            err = 100 * (z - pub) / pub
+            ax2 = fig.add_subplot(nrows, ncols, 2)
+            etext = [
+                [
+                    f"{round(err[i, j]):+d}%"
+                    + (_spread_pct(lo[i, j], hi[i, j], pub[i, j]) if runs > 1 else "")
+                    if np.isfinite(err[i, j])
+                    else ""
+                    for j in range(len(rcv))
+                ]
+                for i in range(len(snd))
+            ]
+            bound = max(25.0, float(np.nanmax(np.abs(err))) if np.isfinite(err).any() else 25.0)
+            im2 = _heat(ax2, snd, rcv, err, etext, cmap="RdBu_r", vmin=-bound, vmax=bound)
+            fig.colorbar(im2, ax=ax2, label="(simulated − published) / published (%)")
+            ax2.set_title("error per cell against the published grid", fontsize=9)
+    spread = (
+        f"; under it, the {runs} replications' min–max" + (" (as errors, right)" if compare else "")
+        if runs > 1
+        else ""
+    )
+    fig.suptitle(
+        "Mean ttcp throughput over send × receive buffer (Mbit/s, 2^20 bit/s)\n"
+        + _subtitle(result, picked),
+        fontsize=10,
+    )
+    notes = ["* = Nagle/delayed-ACK lock-step (most replications)" + spread]
+    if compare:
+        notes.append(
+            "(x) = the published mean of the cell (ttcp, 50 transfers); "
+            "† = a cell the study marks anomalous"
+        )
+    fig.legend(
+        handles=[Patch(color="none", label=n) for n in notes],
+        loc="outside lower left",
         frameon=False,
         fontsize=8,
     )
 
 
-def buffer_surface(result, fig) -> None:
-    import mpl_toolkits.mplot3d  # noqa: F401 - registers the 3-D projection
-    import numpy as np
+def _spread_pct(lo: float, hi: float, pub: float) -> str:
+    """The replications' range as errors against the published value: [min, max]."""
+    return f"\n[{round(100 * (lo - pub) / pub):+d}, {round(100 * (hi - pub) / pub):+d}]"
 
-    snd, rcv, z, _ = _grid(result)
+
+def buffer_surface(result, fig, df, picked) -> None:
+    import mpl_toolkits.mplot3d  # noqa: F401 - registers the 3-D projection
+
+    snd, rcv, z, _, _, _ = _grid(df)
     if len(snd) < 2 or len(rcv) < 2:
         raise PlotError(
             f"buffer-surface needs at least 2 send and 2 receive buffer sizes, "
             f"the result has {len(snd)} x {len(rcv)}"
         )
+    fig.set_size_inches(8, 6.5)
     ax = fig.add_subplot(projection="3d")
     x, y = np.meshgrid(np.array(rcv, float) / 1024, np.array(snd, float) / 1024)
     surf = ax.plot_surface(x, y, np.nan_to_num(z), cmap="viridis", edgecolor="grey", linewidth=0.3)
-    ax.set_xlabel("receiver SO_RCVBUF (KB)")
-    ax.set_ylabel("sender SO_SNDBUF (KB)")
-    ax.set_zlabel("Mb/s")
-    fig.colorbar(surf, ax=ax, shrink=0.6, label="mean " + MBPS)
-    ax.set_title("Throughput surface over send × receive buffer\n" + _subtitle(result), fontsize=10)
+    # Seen from the large-receive-buffer, small-send-buffer corner, so the lock-step
+    # trough (small SO_SNDBUF against a larger SO_RCVBUF) faces the reader.
+    ax.view_init(elev=40, azim=-30)
+    step = max(1, len(rcv) // 5)
+    ax.set_xticks([v / 1024 for v in rcv[::step]], [_size(v) for v in rcv[::step]], fontsize=7)
+    step = max(1, len(snd) // 5)
+    ax.set_yticks([v / 1024 for v in snd[::step]], [_size(v) for v in snd[::step]], fontsize=7)
+    ax.tick_params(axis="z", labelsize=7)
+    ax.set_xlabel("receiver SO_RCVBUF", labelpad=6)
+    ax.set_ylabel("sender SO_SNDBUF", labelpad=6)
+    ax.set_zlabel("Mbit/s (2^20)", labelpad=4)
+    fig.colorbar(surf, ax=ax, shrink=0.55, pad=0.08, label="mean " + MBIT)
+    ax.set_title(
+        "Throughput surface over send × receive buffer\n" + _subtitle(result, picked), fontsize=10
+    )
 
 
-def _series(df: pd.DataFrame, x: str, by: str, label) -> list[tuple[str, pd.DataFrame]]:
-    out = []
-    for key, part in df.groupby(by, sort=True):
-        g = part.groupby(x)["mbps"].agg(["mean", "min", "max"]).reset_index().sort_values(x)
-        out.append((label(key), g))
-    return out
-
-
-def _lines(ax, series, x: str) -> None:
-    import numpy as np
-
-    for label, g in series:
+def _line(ax, df: pd.DataFrame, x: str, label: str, **style) -> pd.DataFrame:
+    """Mean throughput against ``x``, with the replications' min–max as bars."""
+    g = df.groupby(x)["mbps"].agg(["mean", "min", "max", "count"]).reset_index().sort_values(x)
+    if g["count"].max() > 1:
         err = np.vstack([g["mean"] - g["min"], g["max"] - g["mean"]])
-        ax.errorbar(g[x], g["mean"], yerr=err, marker="o", capsize=3, label=label)
-    ax.set_ylabel("mean " + MBPS + ", bars: min–max")
+        ax.errorbar(g[x], g["mean"], yerr=err, marker="o", capsize=3, label=label, **style)
+    else:
+        ax.plot(g[x], g["mean"], marker="o", label=label, **style)
+    return g
+
+
+def _spread_note(df: pd.DataFrame) -> str:
+    runs = int(df.groupby("point")["run"].nunique().max())
+    return f"mean of {runs} replications, bars: min–max" if runs > 1 else "one run per point"
+
+
+def window(result, fig, df, picked, by=None) -> None:
+    df = df.assign(window=np.minimum(df["sndbuf"], df["rcvbuf"]))
+    ax = fig.add_subplot()
+    for label, part in _facets(df, by):
+        _line(ax, part, "window", label or "simulated")
+    if result.meta.get("testbed", {}).get("name") == "wan-window":
+        _wan_window_published(result, ax, df["window"])
+    _size_axis(ax, df["window"])
+    ax.set_xlabel("TCP window = min(SO_SNDBUF, SO_RCVBUF) (bytes; K = 1024)")
+    ax.set_ylabel("mean " + MBPS)
+    ax.grid(True, alpha=0.3)
+    if ax.get_yscale() == "linear":
+        ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, title=_spread_note(df), title_fontsize=8)
+    ax.set_title("Throughput against window size\n" + _subtitle(result, picked), fontsize=10)
+
+
+def _wan_window_published(result, ax, windows: pd.Series) -> None:
+    """The study's published points, and its two bounds: window / RTT (the round
+    trip of the testbed's trunks) and the TCP payload rate of the OC-3c path."""
+    from cellbench import calc
+    from cellbench.reproduce.published import wan_window_table
+
+    tb = result.meta["testbed"]
+    pub = wan_window_table()
+    w = sorted(pub)
+    ax.plot(
+        w,
+        [pub[x] / 1e6 for x in w],
+        "D",
+        color="black",
+        mfc="none",
+        markersize=7,
+        label="published (the study's table)",
+    )
+    rtt_s = 2 * sum(float(t["delay_ms"]) for t in tb["trunks"]) / 1e3
+    phy = tb["trunks"][0]["phy"] if tb["trunks"] else tb["hosts"][0]["phy"]
+    rows = calc.layers(phy, tb["encap"], tb["mtu"])
+    link = next(r["mbps"] for r in rows if r["layer"] == "tcp_payload")
+    lo, hi = min(float(windows.min()), w[0]), max(float(windows.max()), w[-1])
+    xs = np.geomspace(lo, hi, 64)
+    ax.plot(
+        xs,
+        xs * 8 / rtt_s / 1e6,
+        linestyle="--",
+        color="grey",
+        label=f"window / RTT ({rtt_s * 1e3:.1f} ms propagation)",
+    )
+    ax.axhline(
+        link, linestyle=":", color="tab:red", label=f"{phy} TCP payload rate {link:.1f} Mb/s"
+    )
+    # Both axes logarithmic: window / RTT is then the diagonal, and the small
+    # windows' points read as well as the large ones'.
+    ax.set_yscale("log")
+    ax.set_ylim(0.2, link * 1.6)
+
+
+def message_size(result, fig, df, picked, by=None) -> None:
+    ax = fig.add_subplot()
+    for label, part in _facets(df, by):
+        _line(ax, part, "blocksize", label or "simulated")
+    _size_axis(ax, df["blocksize"])
+    ax.set_xlabel("message (write) size (bytes; K = 1024)")
+    ax.set_ylabel("mean " + MBPS)
     ax.grid(True, alpha=0.3)
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, title=_spread_note(df), title_fontsize=8)
+    ax.set_title("Throughput against message size\n" + _subtitle(result, picked), fontsize=10)
 
 
-def window(result, fig) -> None:
-    import numpy as np
-
-    df = _rows(result)
-    df = df.assign(window=np.minimum(df["sndbuf"], df["rcvbuf"]))
-    ax = fig.add_subplot()
-    _lines(ax, _series(df, "window", "blocksize", lambda b: f"writes of {int(b)} bytes"), "window")
-    ax.set_xlabel("TCP window = min(SO_SNDBUF, SO_RCVBUF) (bytes)")
-    ax.set_title("Throughput against window size\n" + _subtitle(result), fontsize=10)
-
-
-def message_size(result, fig) -> None:
-    import numpy as np
-
-    df = _rows(result)
-    df = df.assign(window=np.minimum(df["sndbuf"], df["rcvbuf"]))
-    ax = fig.add_subplot()
-    _lines(ax, _series(df, "blocksize", "window", lambda w: f"window {int(w)} bytes"), "blocksize")
-    ax.set_xlabel("message (write) size (bytes)")
-    ax.set_title("Throughput against message size\n" + _subtitle(result), fontsize=10)
-
-
-def offered_load(result, fig) -> None:
-    df = _rows(result)
-    if df["offered_bps"].isna().all():
-        raise PlotError(
-            "offered-load needs constant-rate traffic (burst/burstq with blocksize and period): "
-            "the result's connections have no offered load"
-        )
-    lost = df["retransmitted_segments"].fillna(0) + df["cells_lost"].fillna(0)
+def _load_points(df: pd.DataFrame) -> pd.DataFrame:
+    """Per sweep point: aggregate offered and carried load over the replications
+    (mean, min, max of each run's sum over its connections) and the most cells
+    any one replication lost."""
     per_run = (
-        df.assign(lost=lost)
+        df.assign(lost=df["cells_lost"].fillna(0))
         .groupby(["point", "run"])
         .agg(
             offered=("offered_bps", "sum"), carried=("throughput_bps", "sum"), lost=("lost", "sum")
         )
         .reset_index()
     )
-    pts = (
+    return (
         per_run.groupby("point")
-        .agg(offered=("offered", "mean"), carried=("carried", "mean"), lost=("lost", "max"))
+        .agg(
+            offered=("offered", "mean"),
+            carried=("carried", "mean"),
+            lo=("carried", "min"),
+            hi=("carried", "max"),
+            lost=("lost", "max"),
+            runs=("run", "count"),
+        )
         .sort_values("offered")
     )
-    x, y = pts["offered"] / 1e6, pts["carried"] / 1e6
+
+
+def offered_load(result, fig, df, picked, by=None) -> None:
     ax = fig.add_subplot()
-    ax.plot(x, y, marker="o", label="aggregate carried load")
-    top = float(max(x.max(), y.max())) * 1.05
+    top = 0.0
+    facets = _facets(df, by)
+    for k, (label, part) in enumerate(facets):
+        pts = _load_points(part)
+        x, y = pts["offered"] / 1e6, pts["carried"] / 1e6
+        color = f"C{k}"
+        err = np.vstack([y - pts["lo"] / 1e6, pts["hi"] / 1e6 - y])
+        name = "aggregate carried load" + (f", {label}" if label else "")
+        if pts["runs"].max() > 1:
+            ax.errorbar(x, y, yerr=err, marker="o", capsize=3, color=color, label=name)
+        else:
+            ax.plot(x, y, marker="o", color=color, label=name)
+        top = max(top, float(max(x.max(), y.max())) * 1.05)
+        runs = int(pts["runs"].min())
+        whole = pts[pts["lost"] == 0]
+        if len(whole):
+            lw = whole.iloc[-1]
+            ax.plot(
+                lw["offered"] / 1e6,
+                lw["carried"] / 1e6,
+                "s",
+                markersize=12,
+                mfc="none",
+                mew=2,
+                color=color if by else "tab:green",
+                label=f"lossless point: largest offered load with no cell lost in any of "
+                f"{runs} replication(s) ({lw['offered'] / 1e6:.1f} Mb/s offered)",
+            )
+        else:
+            ax.plot([], [], " ", label="lossless point: none (every load lost cells)")
+        if not by:
+            peak = pts.loc[pts["carried"].idxmax()]
+            ax.plot(
+                peak["offered"] / 1e6,
+                peak["carried"] / 1e6,
+                "^",
+                markersize=11,
+                color="tab:red",
+                label=f"peak ({peak['carried'] / 1e6:.1f} Mb/s carried)",
+            )
     ax.plot([0, top], [0, top], linestyle=":", color="grey", label="carried = offered")
-    whole = pts[(pts["lost"] == 0) & (pts["carried"] >= 0.98 * pts["offered"])]
-    if len(whole):
-        lw = whole.iloc[-1]
-        ax.plot(
-            lw["offered"] / 1e6,
-            lw["carried"] / 1e6,
-            "s",
-            markersize=11,
-            mfc="none",
-            mew=2,
-            color="tab:green",
-            label=f"lossless point ({lw['carried'] / 1e6:.1f} Mb/s)",
-        )
-    else:
-        ax.plot([], [], " ", label="lossless point: none (every load lost cells or retransmitted)")
-    peak = pts.loc[pts["carried"].idxmax()]
-    ax.plot(
-        peak["offered"] / 1e6,
-        peak["carried"] / 1e6,
-        "^",
-        markersize=11,
-        color="tab:red",
-        label=f"peak ({peak['carried'] / 1e6:.1f} Mb/s)",
-    )
     ax.set_xlabel("aggregate offered load (Mb/s, 10^6 bit/s)")
     ax.set_ylabel("aggregate carried load (Mb/s, 10^6 bit/s)")
     ax.set_xlim(0, top)
     ax.set_ylim(0, top)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title("Carried against offered load\n" + _subtitle(result), fontsize=10)
+    ax.legend(fontsize=7.5, title=_spread_note(df), title_fontsize=8, loc="upper left")
+    ax.set_title("Carried against offered load\n" + _subtitle(result, picked), fontsize=10)
 
 
 _SEG = re.compile(
@@ -249,9 +554,8 @@ _SEG = re.compile(
 
 
 def parse_trace(lines: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(data segments: time, start, end, retransmit), (ACKs: time, ack) from a segment trace."""
-    import pandas as pd
-
+    """(data segments: time, start, end, retransmit), (ACKs: time, ack, advertised
+    window win) from a segment trace."""
     data, acks = [], []
     sender = None
     for line in lines:
@@ -266,16 +570,17 @@ def parse_trace(lines: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
                 continue
         ack = re.search(r" ack (\d+)", line)
         if ack and sender is not None and src != sender:
-            acks.append((t, int(ack.group(1))))
+            win = re.search(r" win (\d+)", line)
+            acks.append((t, int(ack.group(1)), int(win.group(1)) if win else np.nan))
     d = pd.DataFrame(data, columns=["time", "start", "end"])
-    a = pd.DataFrame(acks, columns=["time", "ack"])
+    a = pd.DataFrame(acks, columns=["time", "ack", "win"])
     if not d.empty:
         high = d["end"].cummax().shift(fill_value=d["start"].iloc[0])
         d["retransmit"] = d["start"] < high
     return d, a
 
 
-def time_sequence(result, fig, run: int | None = None, connection: int | None = None) -> None:
+def time_sequence(result, fig, run=None, connection=None, picked=None) -> None:
     tr = result.traces()
     if tr.empty:
         raise PlotError("the result holds no trace: run it with --trace")
@@ -284,7 +589,37 @@ def time_sequence(result, fig, run: int | None = None, connection: int | None = 
     if d.empty:
         raise PlotError(f"the trace of run {run} connection {connection} has no data segments")
     base = int(d["start"].min())
-    ax = fig.add_subplot()
+    # A long transfer packs its segments into one line: a second panel zooms in on
+    # a stretch from its middle, where data, ACKs and the window edge read apart.
+    zoom = len(d) > 60
+    if zoom:
+        fig.set_size_inches(7.5, 8.5)
+        ax, zx = fig.subplots(2, 1, height_ratios=[1, 1.2])
+        mid = len(d) // 2
+        t0, t1 = float(d["time"].iloc[mid]), float(d["time"].iloc[min(mid + 12, len(d) - 1)])
+        pad = 0.05 * (t1 - t0)
+        _ts_panel(zx, d, a, base, (t0 - pad, t1 + pad))
+        zx.set_title(f"zoom: {t0:.3f} s to {t1:.3f} s", fontsize=9)
+        ax.axvspan(t0 - pad, t1 + pad, color="grey", alpha=0.25, label="zoomed below")
+    else:
+        ax = fig.add_subplot()
+    _ts_panel(ax, d, a, base, None)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(
+        f"Time–sequence graph: run {run}, connection {connection}{_who(result, run, connection)}\n"
+        + _subtitle(result, picked),
+        fontsize=10,
+    )
+
+
+def _ts_panel(ax, d: pd.DataFrame, a: pd.DataFrame, base: int, span) -> None:
+    """Data as vertical bars (each segment's sequence range, tcptrace's style);
+    the cumulative ACK and the receive window's right edge as steps."""
+    if span is not None:
+        d = d[(d["time"] >= span[0]) & (d["time"] <= span[1])]
+        # The ACK in force when the span opens, and those within it.
+        before = a[a["time"] < span[0]].tail(1)
+        a = pd.concat([before, a[(a["time"] >= span[0]) & (a["time"] <= span[1])]])
     fresh = d[~d["retransmit"]]
     again = d[d["retransmit"]]
     ax.vlines(
@@ -292,8 +627,8 @@ def time_sequence(result, fig, run: int | None = None, connection: int | None = 
         (fresh["start"] - base) / 1024,
         (fresh["end"] - base) / 1024,
         color="tab:blue",
-        linewidth=1.5,
-        label="data segment (sequence range)",
+        linewidth=2.2,
+        label="data segment (its sequence range)",
     )
     if len(again):
         ax.vlines(
@@ -301,8 +636,8 @@ def time_sequence(result, fig, run: int | None = None, connection: int | None = 
             (again["start"] - base) / 1024,
             (again["end"] - base) / 1024,
             color="tab:red",
-            linewidth=2,
-            label="retransmission",
+            linewidth=3,
+            label="retransmitted segment",
         )
     if not a.empty:
         ax.step(
@@ -313,15 +648,22 @@ def time_sequence(result, fig, run: int | None = None, connection: int | None = 
             linewidth=1,
             label="cumulative ACK",
         )
+        edge = a.dropna(subset=["win"])
+        if len(edge):
+            ax.step(
+                edge["time"],
+                (edge["ack"] + edge["win"] - base) / 1024,
+                where="post",
+                color="tab:orange",
+                linestyle="--",
+                linewidth=1,
+                label="receive window edge (ACK + advertised window)",
+            )
+    if span is not None:
+        ax.set_xlim(*span)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("relative sequence number (KB, 1024 bytes)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title(
-        f"Time–sequence graph: run {run}, connection {connection}{_who(result, run, connection)}\n"
-        + _subtitle(result),
-        fontsize=10,
-    )
 
 
 def _pick_run(df: pd.DataFrame, run: int | None, what: str) -> tuple[int, pd.DataFrame]:
@@ -339,7 +681,6 @@ def _pick_connection(
     df: pd.DataFrame, run: int | None, connection: int | None, what: str, none_note: str = ""
 ) -> tuple[int, int, pd.DataFrame]:
     """The samples of one connection of one run (default: the first of each that has any)."""
-
     run, sel = _pick_run(df, run, what)
     if connection is None:
         connection = int(sel["connection"].iloc[0])
@@ -357,9 +698,18 @@ def _few(values: list[int]) -> str:
     return ", ".join(map(str, values[:10])) + (", ..." if len(values) > 10 else "")
 
 
-def cwnd(result, fig, run: int | None = None, connection: int | None = None) -> None:
-    import numpy as np
+def _loss_reactions(t, cwnd, ssthresh) -> tuple[np.ndarray, np.ndarray]:
+    """Times the sender reacted to a loss, read off its series: only a loss sets
+    ssthresh (to half the flight), with cwnd then below it (back to one segment:
+    a retransmission timeout) or at or above it (fast retransmit: ssthresh plus
+    three segments)."""
+    cut = np.zeros(len(t), dtype=bool)
+    cut[1:] = ssthresh[1:] != ssthresh[:-1]
+    timeout = cut & (cwnd < ssthresh)
+    return t[timeout], t[cut & ~timeout]
 
+
+def cwnd(result, fig, run=None, connection=None, picked=None) -> None:
     df = result.cwnd_series()
     if df.empty:
         raise PlotError("the result holds no cwnd series: run it with --series")
@@ -368,23 +718,64 @@ def cwnd(result, fig, run: int | None = None, connection: int | None = None) -> 
     t = sel["t_s"].to_numpy(float)
     kb = {k: sel[k].to_numpy(float) / 1024 for k in ("cwnd", "ssthresh", "flight")}
     ax = fig.add_subplot()
-    ax.step(t, kb["cwnd"], where="post", color="tab:blue", label="cwnd")
-    ax.step(t, kb["flight"], where="post", color="tab:green", linewidth=0.8, label="in flight")
+    ax.fill_between(
+        t, kb["flight"], step="post", color="tab:green", alpha=0.25, linewidth=0, label="in flight"
+    )
+    ax.step(t, kb["cwnd"], where="post", color="tab:blue", linewidth=1.2, label="cwnd")
     # Before the first loss ssthresh is "infinite" (a gigabyte or so): draw it only
     # where it is on the scale of the window.
     top = max(kb["cwnd"].max(), kb["flight"].max()) * 1.15
     thresh = np.where(kb["ssthresh"] <= top, kb["ssthresh"], np.nan)
     ax.step(t, thresh, where="post", color="tab:red", linestyle="--", label="ssthresh")
-    ax.set_ylim(0, top or 1)
+    timeouts, fast = _loss_reactions(t, kb["cwnd"], kb["ssthresh"])
+    rows = result.to_pandas()
+    row = rows[(rows["run"] == run) & (rows["connection"] == connection)]
+    counted = (
+        f" (the run counted {int(row['timeouts'].iloc[0])} timeout(s), "
+        f"{int(row['retransmitted_segments'].iloc[0])} retransmitted segment(s))"
+        if len(row)
+        else ""
+    )
+    ymax = top or 1
+    if len(timeouts):
+        ax.plot(
+            timeouts,
+            np.full(len(timeouts), ymax * 0.97),
+            "v",
+            color="black",
+            markersize=7,
+            label=f"timeout: cwnd back to one segment{counted}",
+        )
+    if len(fast):
+        ax.plot(
+            fast,
+            np.full(len(fast), ymax * 0.97),
+            "v",
+            color="tab:purple",
+            mfc="none",
+            markersize=7,
+            label="fast retransmit: ssthresh set to half the flight",
+        )
+    if not len(timeouts) and not len(fast):
+        ax.plot([], [], " ", label="no loss reaction (ssthresh never lowered)" + counted)
+    ax.set_ylim(0, ymax)
+    end = _run_end(rows, run)
+    ax.set_xlim(0, end or None)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("bytes (KB, 1024 bytes)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.12), ncols=2, frameon=False)
     ax.set_title(
         f"Congestion window: run {run}, connection {connection}{_who(result, run, connection)}\n"
-        + _subtitle(result),
+        + _subtitle(result, picked),
         fontsize=10,
     )
+
+
+def _run_end(rows: pd.DataFrame, run: int) -> float | None:
+    """The simulated time the run ended (its last event), for the time axis."""
+    ends = rows.loc[rows["run"] == run, "sim_seconds"].dropna()
+    return float(ends.max()) if len(ends) else None
 
 
 def _who(result, run: int, connection: int) -> str:
@@ -393,7 +784,7 @@ def _who(result, run: int, connection: int) -> str:
     return f" ({row['transmitter'].iloc[0]} → {row['receiver'].iloc[0]})" if len(row) else ""
 
 
-def queue(result, fig, run: int | None = None, port: int | None = None) -> None:
+def queue(result, fig, run=None, port=None, picked=None) -> None:
     df = result.queue_series()
     if df.empty:
         raise PlotError("the result holds no queue series: run it with --series")
@@ -404,27 +795,46 @@ def queue(result, fig, run: int | None = None, port: int | None = None) -> None:
             have = sorted(int(p) for p in df[df["run"] == run]["port"].unique())
             raise PlotError(f"no queue series for run {run} port {port}: it has ports {_few(have)}")
     ax = fig.add_subplot()
+    end = _run_end(result.to_pandas(), run)
     drawn = 0
-    # Results stored before serial steps shared one timeline ran them as separate
-    # simulations ("stages"): their series carry a stage column.
-    keys = ["stage", "port"] if "stage" in sel.columns else ["port"]
-    for key, part in sel.groupby(keys, sort=True):
-        stage, p = key if len(keys) == 2 else (0, key[0])
+    for (stage, p), part in sel.groupby(["stage", "port"], sort=True):
         part = part.sort_values("t_s", kind="stable")
         peak = int(part["cells"].max())
         if port is None and peak <= 1:
             continue  # a port that never queued: a flat line at 0–1 cells
         where = f"port {p} to {part['host'].iloc[0]}" + (f", stage {stage}" if stage else "")
-        ax.step(part["t_s"], part["cells"], where="post", label=f"{where} (peak {peak})")
+        t, cells = part["t_s"].to_numpy(float), part["cells"].to_numpy(float)
+        if end is not None and t[-1] < end:
+            # The last sample holds until the run ends.
+            t, cells = np.append(t, end), np.append(cells, cells[-1])
+        ax.step(t, cells, where="post", label=f"{where} (peak {peak})")
         drawn += 1
     if drawn == 0:
         ax.plot([], [], " ", label="no port ever held more than one cell")
+    buffer = result.meta.get("testbed", {}).get("switch", {}).get("buffer_cells")
+    if buffer:
+        ax.axhline(
+            buffer, color="black", linestyle="--", linewidth=1, label=f"port buffer: {buffer} cells"
+        )
+        ax.set_ylim(0, buffer * 1.08)
+    else:
+        ax.set_ylim(bottom=0)
+    ax.set_xlim(0, end or None)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("occupancy (cells)")
-    ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title(f"Switch output queues: run {run}\n" + _subtitle(result), fontsize=10)
+    ax.legend(fontsize=8, loc="center right")
+    ax.set_title(f"Switch output queues: run {run}\n" + _subtitle(result, picked), fontsize=10)
+
+
+def _one_run(result, df: pd.DataFrame, run: int | None, where: list[str]) -> int | None:
+    """The run a one-run figure draws: --run, else the first that --where picks."""
+    if not where:
+        return run
+    runs = sorted(int(r) for r in df["run"].unique())
+    if run is not None and run not in runs:
+        raise PlotError(f"--run {run} is not among the runs --where picks: {_few(runs)}")
+    return run if run is not None else runs[0]
 
 
 def plot(
@@ -435,28 +845,79 @@ def plot(
     run: int | None = None,
     connection: int | None = None,
     port: int | None = None,
+    where: list[str] | tuple[str, ...] = (),
+    by: str | None = None,
+    compare: str | None = None,
 ) -> Path:
-    """Draw ``kind`` from ``result`` into ``output`` (.png, .svg or .pdf)."""
+    """Draw ``kind`` from ``result`` into ``output`` (.png, .svg or .pdf).
+
+    ``where``: ``KEY=VALUE`` picks (a sweep parameter or a row column); ``by``: a line
+    or panel per value of one; ``compare="published"``: the study's published values
+    (buffer-grid on lan-buffers; window on wan-window draws them always)."""
     if kind not in KINDS:
         raise PlotError(f"plot kind {kind!r}: expected one of {', '.join(KINDS)}")
+    if compare not in (None, "published"):
+        raise PlotError(f"--compare {compare}: expected published")
+    if compare and kind != "buffer-grid":
+        raise PlotError(
+            f"--compare published: {kind} has no published grid to compare "
+            "(buffer-grid on lan-buffers; window on wan-window draws its published points itself)"
+        )
+    if by and kind in ONE_RUN + ("buffer-surface",):
+        raise PlotError(
+            f"--by: {kind} draws one {'surface' if kind == 'buffer-surface' else 'run'}"
+            "; pick the others' values with --where"
+        )
     output = Path(output)
     fig = _figure()
-    if kind == "buffer-grid":
-        buffer_grid(result, fig)
-    elif kind == "buffer-surface":
-        buffer_surface(result, fig)
+    df, picked = select(_rows(result), list(where), result.params)
+    params = result.params
+    if kind in ONE_RUN:
+        run = _one_run(result, df, run, list(where))
+        if kind == "cwnd":
+            cwnd(result, fig, run, connection, picked)
+        elif kind == "queue":
+            queue(result, fig, run, port, picked)
+        else:
+            time_sequence(result, fig, run, connection, picked)
+    elif kind in ("buffer-grid", "buffer-surface"):
+        check_fit(
+            df,
+            kind,
+            {"sndbuf": "the send buffer (SO_SNDBUF)", "rcvbuf": "the receive buffer (SO_RCVBUF)"},
+            params,
+            by,
+            swept="any" if kind == "buffer-grid" else "all",
+        )
+        pairs = df[["sndbuf", "rcvbuf"]].drop_duplicates()
+        if len(pairs) > 1 and len(pairs) == pairs["sndbuf"].nunique() == pairs["rcvbuf"].nunique():
+            raise PlotError(
+                f"{kind} needs the send and receive buffers swept apart: in this result each "
+                "send buffer comes with its own receive buffer (a window sweep: --kind window)"
+            )
+        if kind == "buffer-grid":
+            buffer_grid(result, fig, df, picked, by, compare)
+        else:
+            buffer_surface(result, fig, df, picked)
     elif kind == "window":
-        window(result, fig)
+        df = df.assign(window=np.minimum(df["sndbuf"], df["rcvbuf"]))
+        check_fit(df, kind, {"window": "the window (min of SO_SNDBUF, SO_RCVBUF)"}, params, by)
+        window(result, fig, df, picked, by)
     elif kind == "message-size":
-        message_size(result, fig)
-    elif kind == "offered-load":
-        offered_load(result, fig)
-    elif kind == "cwnd":
-        cwnd(result, fig, run, connection)
-    elif kind == "queue":
-        queue(result, fig, run, port)
+        check_fit(df, kind, {"blocksize": "the message (write) size"}, params, by)
+        message_size(result, fig, df, picked, by)
     else:
-        time_sequence(result, fig, run, connection)
+        if df["offered_bps"].isna().all():
+            raise PlotError(
+                "offered-load needs constant-rate traffic (burst/burstq with blocksize and "
+                "period): the result's connections have no offered load"
+            )
+        # The aggregate offered load of a point is a sum over its connections: the
+        # connections themselves are not a dimension here.
+        load = df.groupby(["point", "run"])["offered_bps"].transform("sum")
+        df = df.assign(aggregate_offered=load)
+        check_fit(df, kind, {"aggregate_offered": "the offered load"}, params, by, False)
+        offered_load(result, fig, df, picked, by)
     # No dates in the file: the same result draws the same bytes.
     meta = {".svg": {"Date": None}, ".pdf": {"CreationDate": None}}.get(output.suffix.lower())
     fig.savefig(output, dpi=120, metadata=meta)

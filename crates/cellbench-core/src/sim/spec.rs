@@ -338,6 +338,8 @@ pub struct ConnResult {
     pub lockstep: bool,
     pub circular_wait_seconds: f64,
     pub writes: u64,
+    /// The receiving application's read (recv) calls, as ttcp -r counts its I/O calls.
+    pub reads: u64,
     pub data_segments: u64,
     pub retransmitted_segments: u64,
     pub timeouts: u64,
@@ -975,6 +977,7 @@ impl RunSpec {
                     lockstep: t.lockstep(),
                     circular_wait_seconds: t.circular_wait_seconds,
                     writes: t.writes,
+                    reads: t.reads,
                     data_segments: t.sender.data_segs_sent,
                     retransmitted_segments: t.sender.segs_retransmitted,
                     timeouts: t.sender.timeouts,

@@ -1,0 +1,16 @@
+"""The figure kinds ``cellbench plot`` draws (``plots`` draws them). A module of its
+own so that building the command line imports no pandas, numpy or matplotlib."""
+
+KINDS = (
+    "buffer-grid",
+    "buffer-surface",
+    "window",
+    "message-size",
+    "offered-load",
+    "time-sequence",
+    "cwnd",
+    "queue",
+)
+
+#: The figure kinds that draw one stored run (the others draw the whole sweep).
+ONE_RUN = ("time-sequence", "cwnd", "queue")
