@@ -300,7 +300,7 @@ def test_huge_sweep_is_planned_lazily_with_a_bounded_look_ahead(tmp_path, monkey
     assert len(pd.read_parquet(tmp_path / "huge" / "runs")) >= 40
 
 
-def test_format_2_results_still_read_and_are_not_resumed(stored, tmp_path):
+def test_format_2_results_still_read_and_resume_converts_them(stored, tmp_path, capsys):
     out, rows = stored
     old = tmp_path / "v2"
     (old / "runs").mkdir(parents=True)
@@ -309,8 +309,21 @@ def test_format_2_results_still_read_and_are_not_resumed(stored, tmp_path):
     meta = json.loads((out / "result.json").read_text()) | {"format_version": 2}
     (old / "result.json").write_text(json.dumps(meta))
     pd.testing.assert_frame_equal(results.load(old).to_pandas(), rows, check_dtype=False)
-    with pytest.raises(results.ResultError, match="format_version 2, read but not extended"):
-        cellbench.run(LAN, set=SETS, replications=2, out=old, resume=True)
+    # --resume puts its runs in parts, and runs the ones it lacks.
+    (old / "runs" / "part-000004.parquet").unlink()
+    res = cellbench.run(
+        LAN, set=SETS, replications=2, out=old, resume=True, progress=True,
+        workers=1, dask=None,
+    )  # fmt: skip
+    assert results.read_meta(old)["format_version"] == results.FORMAT_VERSION
+    pd.testing.assert_frame_equal(res.to_pandas(), rows)
+    assert sorted(p.name for p in (old / "runs").iterdir()) == [
+        "part-000000-000002.parquet",
+        "part-000003-000003.parquet",
+        "part-000004-000004.parquet",
+        "part-000005-000007.parquet",
+    ]
+    assert "7 run(s) of format_version 2 (a file per run) put in parts" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
