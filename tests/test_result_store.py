@@ -280,9 +280,19 @@ def test_dask_unreachable_scheduler_is_one_line_and_writes_nothing(tmp_path, cap
     assert main([*ARGS, "--out", str(out), "--dask", "tcp://127.0.0.1:9"]) == 2
     assert time.monotonic() - start < runner.DASK_TIMEOUT_S + 10
     err = capsys.readouterr().err
-    assert err.startswith("cellbench: error: --dask tcp://127.0.0.1:9: no Dask scheduler ")
+    assert err.startswith("cellbench: error: --dask tcp://127.0.0.1:9: no Dask scheduler reached ")
     assert f"within {runner.DASK_TIMEOUT_S} s" in err and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_dask_by_address_needs_no_default_client(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
+        on_dask = cellbench.run(LAN, set=SETS, replications=2, dask=cluster.scheduler_address)
+    local = cellbench.run(LAN, set=SETS, replications=2, workers=1)
+    pd.testing.assert_frame_equal(on_dask.to_pandas(), local.to_pandas())
 
 
 def test_huge_sweep_is_planned_lazily_with_a_bounded_look_ahead(tmp_path, monkeypatch):

@@ -460,6 +460,7 @@ class ResultDir(_Store):
     ):
         self.path = Path(path)
         self.repairs: list[str] = []
+        self.legacy = False  # format_version 2, put in parts on resume
         self._fd: int | None = None
         started = self.path.exists() and (not self.path.is_dir() or any(self.path.iterdir()))
         if started and self.path.is_file():
@@ -488,7 +489,7 @@ class ResultDir(_Store):
         recovered = self._recover_journal() if manifest is not None else []
         for f in self.incoming.iterdir():
             f.unlink()  # a part or a journal a killed run left half written
-        if manifest is not None and self.legacy:
+        if self.legacy:
             self._convert_legacy()
         (self.path / "experiment.netspec").write_text(meta["experiment"]["text"])
         self.meta["complete"] = False
