@@ -6,6 +6,7 @@ a bounded look-ahead, and the light commands' imports."""
 from __future__ import annotations
 
 import json
+import random
 import shlex
 import shutil
 import subprocess
@@ -73,6 +74,19 @@ def resume(out: Path, simulations: list, capsys) -> str:
     simulations.clear()
     assert main([*ARGS, "--out", str(out), "--workers", "1", "--resume"]) == 0
     return capsys.readouterr().err
+
+
+def test_run_set_is_a_set_of_ranges():
+    rng = random.Random(1)
+    for _ in range(200):
+        runs, expected = results.RunSet(), set()
+        for _ in range(rng.randrange(1, 12)):
+            first = rng.randrange(40)
+            last = first + rng.randrange(5)
+            runs.add(first, last)
+            expected.update(range(first, last + 1))
+        assert len(runs) == len(expected)
+        assert [r for r in range(50) if r in runs] == sorted(expected)
 
 
 def test_parts_and_manifest(stored):

@@ -299,9 +299,6 @@ class RunSet:
     def __len__(self) -> int:
         return sum(b - a + 1 for a, b in zip(self._firsts, self._lasts))
 
-    def ranges(self) -> list[tuple[int, int]]:
-        return list(zip(self._firsts, self._lasts))
-
 
 class _Gatherer:
     """Puts finished runs in run order and cuts them into parts.
@@ -657,8 +654,7 @@ class ResultDir(_Store):
         return line
 
     def _seal(self, first: int, last: int, tables: dict) -> None:
-        _, pq = _arrow()
-        pa, _ = _arrow()
+        pa, pq = _arrow()
         name = f"part-{first:06d}-{last:06d}.parquet"
         files = {}
         for t in TABLES:
