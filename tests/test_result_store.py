@@ -6,6 +6,7 @@ a bounded look-ahead, and the light commands' imports."""
 from __future__ import annotations
 
 import json
+import random
 import shlex
 import shutil
 import subprocess
@@ -73,6 +74,19 @@ def resume(out: Path, simulations: list, capsys) -> str:
     simulations.clear()
     assert main([*ARGS, "--out", str(out), "--workers", "1", "--resume"]) == 0
     return capsys.readouterr().err
+
+
+def test_run_set_is_a_set_of_ranges():
+    rng = random.Random(1)
+    for _ in range(200):
+        runs, expected = results.RunSet(), set()
+        for _ in range(rng.randrange(1, 12)):
+            first = rng.randrange(40)
+            last = first + rng.randrange(5)
+            runs.add(first, last)
+            expected.update(range(first, last + 1))
+        assert len(runs) == len(expected)
+        assert [r for r in range(50) if r in runs] == sorted(expected)
 
 
 def test_parts_and_manifest(stored):
@@ -280,9 +294,19 @@ def test_dask_unreachable_scheduler_is_one_line_and_writes_nothing(tmp_path, cap
     assert main([*ARGS, "--out", str(out), "--dask", "tcp://127.0.0.1:9"]) == 2
     assert time.monotonic() - start < runner.DASK_TIMEOUT_S + 10
     err = capsys.readouterr().err
-    assert err.startswith("cellbench: error: --dask tcp://127.0.0.1:9: no Dask scheduler ")
+    assert err.startswith("cellbench: error: --dask tcp://127.0.0.1:9: no Dask scheduler reached ")
     assert f"within {runner.DASK_TIMEOUT_S} s" in err and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_dask_by_address_needs_no_default_client(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
+        on_dask = cellbench.run(LAN, set=SETS, replications=2, dask=cluster.scheduler_address)
+    local = cellbench.run(LAN, set=SETS, replications=2, workers=1)
+    pd.testing.assert_frame_equal(on_dask.to_pandas(), local.to_pandas())
 
 
 def test_huge_sweep_is_planned_lazily_with_a_bounded_look_ahead(tmp_path, monkeypatch):
@@ -300,7 +324,7 @@ def test_huge_sweep_is_planned_lazily_with_a_bounded_look_ahead(tmp_path, monkey
     assert len(pd.read_parquet(tmp_path / "huge" / "runs")) >= 40
 
 
-def test_format_2_results_still_read_and_are_not_resumed(stored, tmp_path):
+def test_format_2_results_still_read_and_resume_converts_them(stored, tmp_path, capsys):
     out, rows = stored
     old = tmp_path / "v2"
     (old / "runs").mkdir(parents=True)
@@ -309,8 +333,21 @@ def test_format_2_results_still_read_and_are_not_resumed(stored, tmp_path):
     meta = json.loads((out / "result.json").read_text()) | {"format_version": 2}
     (old / "result.json").write_text(json.dumps(meta))
     pd.testing.assert_frame_equal(results.load(old).to_pandas(), rows, check_dtype=False)
-    with pytest.raises(results.ResultError, match="format_version 2, read but not extended"):
-        cellbench.run(LAN, set=SETS, replications=2, out=old, resume=True)
+    # --resume puts its runs in parts, and runs the ones it lacks.
+    (old / "runs" / "part-000004.parquet").unlink()
+    res = cellbench.run(
+        LAN, set=SETS, replications=2, out=old, resume=True, progress=True,
+        workers=1, dask=None,
+    )  # fmt: skip
+    assert results.read_meta(old)["format_version"] == results.FORMAT_VERSION
+    pd.testing.assert_frame_equal(res.to_pandas(), rows)
+    assert sorted(p.name for p in (old / "runs").iterdir()) == [
+        "part-000000-000002.parquet",
+        "part-000003-000003.parquet",
+        "part-000004-000004.parquet",
+        "part-000005-000007.parquet",
+    ]
+    assert "7 run(s) of format_version 2 (a file per run) put in parts" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,12 @@ def _experiment_options(p: argparse.ArgumentParser, replications_help: str) -> N
         help=replications_help,
     )
     p.add_argument("--out", type=Path, help="store the result there (cellbench show/plot read it)")
-    p.add_argument("--resume", action="store_true", help="finish an interrupted --out result")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish an interrupted --out result, or repair a damaged one (re-runs exactly "
+        "the runs missing or damaged)",
+    )
     p.add_argument(
         "--dask",
         metavar="ADDRESS",

@@ -42,7 +42,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=Path,
         help="result directory (default: FILE's name with .result, in the current directory)",
     )
-    p.add_argument("--resume", action="store_true", help="finish an interrupted result in --out")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish an interrupted --out result, or repair a damaged one (re-runs exactly "
+        "the runs missing or damaged)",
+    )
     p.add_argument("--overwrite", action="store_true", help="replace an existing result in --out")
     p.add_argument("--workers", type=int, default=0, help="parallel runs (default: all cores)")
     p.add_argument(

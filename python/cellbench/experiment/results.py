@@ -36,11 +36,12 @@ exactly the runs that are missing. The parts have one fixed schema, so
 and DuckDB's ``read_parquet('RESULT/runs/*.parquet')`` read them as one table.
 
 ``format_version`` 1 is what ``cellbench reproduce --out`` once wrote (result.json
-and runs.csv), 2 a part per run without a manifest; both are still read (not
-resumed). A newer version than ``FORMAT_VERSION`` is refused. Adding a column to
-``ROW_COLUMNS`` keeps the version: readers fill a column that older parts lack with
-nulls (``limited_by`` and ``limit_evidence``, what bound each connection, came so),
-and older readers carry a newer column along.
+and runs.csv), 2 a part per run without a manifest; both are still read, and
+``--resume`` puts a version 2 result's runs in parts (version 3) and extends it. A
+newer version than ``FORMAT_VERSION`` is refused. Adding a column to ``ROW_COLUMNS``
+keeps the version: readers fill a column that older parts lack with nulls
+(``limited_by`` and ``limit_evidence``, what bound each connection, came so), and
+older readers carry a newer column along.
 """
 
 from __future__ import annotations
@@ -298,9 +299,6 @@ class RunSet:
     def __len__(self) -> int:
         return sum(b - a + 1 for a, b in zip(self._firsts, self._lasts))
 
-    def ranges(self) -> list[tuple[int, int]]:
-        return list(zip(self._firsts, self._lasts))
-
 
 class _Gatherer:
     """Puts finished runs in run order and cuts them into parts.
@@ -459,6 +457,7 @@ class ResultDir(_Store):
     ):
         self.path = Path(path)
         self.repairs: list[str] = []
+        self.legacy = False  # format_version 2, put in parts on resume
         self._fd: int | None = None
         started = self.path.exists() and (not self.path.is_dir() or any(self.path.iterdir()))
         if started and self.path.is_file():
@@ -487,6 +486,8 @@ class ResultDir(_Store):
         recovered = self._recover_journal() if manifest is not None else []
         for f in self.incoming.iterdir():
             f.unlink()  # a part or a journal a killed run left half written
+        if self.legacy:
+            self._convert_legacy()
         (self.path / "experiment.netspec").write_text(meta["experiment"]["text"])
         self.meta["complete"] = False
         self._write_meta()
@@ -518,13 +519,17 @@ class ResultDir(_Store):
         that does not check out set aside (``repairs`` says which)."""
         old, why = _read_json(self.path / "result.json")
         manifest, mwhy = _read_json(self.path / "manifest.json")
+        self.legacy = isinstance(old, dict) and old.get("format_version") == 2
         if isinstance(old, dict) and old.get("format") == FORMAT:
-            version = old.get("format_version")
-            if version in (1, 2):
+            if old.get("format_version") == 1:
                 raise ResultError(
-                    f"{self.path}: written by an older cellbench (format_version {version}, "
-                    "read but not extended by this one): run it again into a new --out"
+                    f"{self.path}: written by `cellbench reproduce --out` before it stored "
+                    "experiments (format_version 1): read, but not extended; run it again "
+                    "into a new --out"
                 )
+            if self.legacy:
+                manifest, mwhy = {"format": MANIFEST_FORMAT, "parts": []}, None
+                manifest["plan_digest"] = old.get("plan_digest")
         digests = {
             d
             for d in (
@@ -549,6 +554,8 @@ class ResultDir(_Store):
             self.repairs.append(f"result.json: {why}: written again")
         problems = _meta_problems(old) if isinstance(old, dict) else []
         self.repairs += [f"result.json: {p}: written again" for p in problems]
+        if self.legacy:
+            return manifest  # its files are put in parts once the store is open
         if not isinstance(manifest, dict) or not _manifest_ok(manifest):
             self.repairs.append(
                 f"manifest.json: {mwhy or 'not a manifest of parts'}: every part set aside"
@@ -574,6 +581,40 @@ class ResultDir(_Store):
             target = target.with_name(f"{target.name}.{n}")
             n += 1
         os.replace(d.file, target)
+
+    def _convert_legacy(self) -> None:
+        """Format 2 (a file per run, ``part-NNNNNN.parquet``, no manifest) into parts,
+        so that --resume extends it as any other."""
+        _, pq = _arrow()
+        files = {}
+        for t in TABLES:
+            for f in sorted((self.path / t).iterdir()):
+                m = re.fullmatch(r"part-(\d+)\.parquet", f.name)
+                run = int(m.group(1)) if m else -1
+                if 0 <= run < self.meta["runs_total"]:
+                    files.setdefault(run, {})[t] = f
+        for run in sorted(files):
+            if "runs" not in files[run]:
+                continue  # its rows were never written: the run runs again
+            tables = {}
+            for t, f in files[run].items():
+                table = pq.ParquetFile(f).read()
+                n = table.num_rows
+                cols = [
+                    table.column(c).to_pylist() if c in table.column_names else [None] * n
+                    for c, _ in self.columns[t]
+                ]
+                tables[t] = [list(r) for r in zip(*cols)]
+            self.gatherer.add(run, tables)
+        self.gatherer.flush()
+        for parts in files.values():
+            for f in parts.values():
+                f.unlink()
+        self.repairs.append(
+            f"{len(files)} run(s) of format_version 2 (a file per run) put in parts"
+        )
+        for d in _verify(self.path, self.manifest, self.columns, digests=False)[1]:
+            self._set_aside(d)  # whatever else was in the folders
 
     def _recover_journal(self) -> list[tuple[int, dict, bytes]]:
         """The runs a killed process finished but had not put in a part yet."""
@@ -613,8 +654,7 @@ class ResultDir(_Store):
         return line
 
     def _seal(self, first: int, last: int, tables: dict) -> None:
-        _, pq = _arrow()
-        pa, _ = _arrow()
+        pa, pq = _arrow()
         name = f"part-{first:06d}-{last:06d}.parquet"
         files = {}
         for t in TABLES:

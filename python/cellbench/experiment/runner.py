@@ -18,6 +18,7 @@ gives the numbers of ``cellbench reproduce lan-buffers`` (tests/test_experiment_
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import json
@@ -314,17 +315,30 @@ def dask_client(address: str):
     written, so an unreachable one is a one-line error and leaves no result behind."""
     try:
         from dask.distributed import Client
+        from distributed.comm import connect
     except ImportError:
         raise lang.ExperimentError(
             None, "--dask needs dask.distributed: pip install 'cellbench[dask]'"
         ) from None
+
+    async def probe() -> None:
+        comm = await connect(address, timeout=DASK_TIMEOUT_S)
+        await comm.close()
+
     try:
+        # A probe first: a Client that fails to connect keeps retrying to close itself
+        # when collected, and prints a traceback for it. (In a thread: the caller may
+        # run an event loop of its own.)
+        with ThreadPoolExecutor(max_workers=1) as one:
+            one.submit(asyncio.run, probe()).result()
         return Client(address, timeout=DASK_TIMEOUT_S, set_as_default=False)
-    except (OSError, ValueError, TypeError) as e:
-        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+    except Exception as e:  # refused, timed out, not an address, not a scheduler
+        if isinstance(e, (OSError, ValueError)):
+            why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        else:  # e.g. a length prefix of exabytes: what answered speaks another protocol
+            why = "something answered that does not speak Dask's protocol"
         raise lang.ExperimentError(
-            None,
-            f"--dask {address}: no Dask scheduler answered within {DASK_TIMEOUT_S} s ({why})",
+            None, f"--dask {address}: no Dask scheduler reached within {DASK_TIMEOUT_S} s ({why})"
         ) from None
 
 
@@ -479,16 +493,19 @@ class _ThreadPool(_Pool):
 
 class _DaskPool(_Pool):
     def __init__(self, client, executor):
+        from dask.distributed import as_completed
+
         self.client, self.executor = client, executor
         self.lookahead = lookahead(sum(client.nthreads().values()) or 1)
+        self.finished = as_completed(loop=client.loop)  # (not the default client's)
 
     def submit(self, spec):
-        return self.client.submit(self.executor, spec, pure=False)
+        f = self.client.submit(self.executor, spec, pure=False)
+        self.finished.add(f)
+        return f
 
     def wait_any(self, futures):
-        from dask.distributed import wait as dask_wait
-
-        return dask_wait(futures, return_when="FIRST_COMPLETED").done
+        return self.finished.next_batch(block=True)
 
 
 def _fail(task: Task, plan: Plan, e: Exception) -> Exception:
