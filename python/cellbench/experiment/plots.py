@@ -797,7 +797,11 @@ def queue(result, fig, run=None, port=None, picked=None) -> None:
     ax = fig.add_subplot()
     end = _run_end(result.to_pandas(), run)
     drawn = 0
-    for (stage, p), part in sel.groupby(["stage", "port"], sort=True):
+    # Results stored when serial steps ran as separate simulations ("stages")
+    # carry a stage column in their series.
+    keys = ["stage", "port"] if "stage" in sel.columns else ["port"]
+    for key, part in sel.groupby(keys, sort=True):
+        stage, p = key if len(keys) == 2 else (0, key[0])
         part = part.sort_values("t_s", kind="stable")
         peak = int(part["cells"].max())
         if port is None and peak <= 1:
