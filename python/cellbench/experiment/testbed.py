@@ -63,6 +63,8 @@ class HostSpec:
     spacing_us: float | None = None
     #: With spacing, the SBus adapter's stall at each 1 KB host buffer.
     stall: bool = True
+    #: The host's address on a real network (``--engine real``); the simulator ignores it.
+    address: str | None = None
 
 
 @dataclass
@@ -112,9 +114,17 @@ class Testbed:
             "mtu": self.mtu,
             "encap": self.encap,
             "switch": dict(self.switch),
-            "hosts": [asdict(self.host(n, None)) for n in names],
+            "hosts": [_host_dict(self.host(n, None)) for n in names],
             "trunks": [dict(t) for t in self.trunks],
         }
+
+
+def _host_dict(h: HostSpec) -> dict:
+    """A host for the result file; ``address`` only when the testbed gives one."""
+    d = asdict(h)
+    if d["address"] is None:
+        del d["address"]
+    return d
 
 
 def _lan_buffers() -> Testbed:
@@ -257,7 +267,17 @@ def _unknown(s: Setting, where: str, keys) -> ExperimentError:
     return expected(s.pos, f"key '{s.key}'", f"a {where} key: {', '.join(keys)}")
 
 
-HOST_KEYS = ("profile", "phy", "distance_m", "pdu_gap_us", "flavour", "site", "spacing_us", "stall")
+HOST_KEYS = (
+    "profile",
+    "phy",
+    "distance_m",
+    "pdu_gap_us",
+    "flavour",
+    "site",
+    "spacing_us",
+    "stall",
+    "address",
+)
 TRUNK_KEYS = ("from", "to", "phy", "delay_ms", "upc_t_us", "upc_tau_us", "upc_action")
 
 
@@ -266,6 +286,17 @@ def _site(s: Setting) -> str:
     if not isinstance(v, (Name, String)):
         raise expected(v.pos, render(v), "a site name")
     return v.text
+
+
+def _address(s: Setting) -> str:
+    """``address = 10.1.0.1;`` (or a quoted IPv6 address): where the real engine finds the host."""
+    import ipaddress
+
+    v = s.value
+    try:
+        return str(ipaddress.ip_address(v.text if isinstance(v, (Name, String)) else ""))
+    except ValueError:
+        raise expected(v.pos, render(v), "an IP address such as 10.1.0.1") from None
 
 
 def _trunk(block: Block) -> dict:
@@ -321,6 +352,8 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
             h.spacing_us = _spacing(s)
         elif s.key == "stall":
             h.stall = bool(_number(s, "stall (0 or 1)", 0, 1))
+        elif s.key == "address":
+            h.address = _address(s)
         else:
             raise _unknown(s, "host", HOST_KEYS)
     return h
