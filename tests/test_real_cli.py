@@ -73,7 +73,8 @@ def test_bad_hosts_are_one_line_errors(tmp_path):
     _one_line_error(cellbench(*base, "--host", "z=10.0.0.3"), "z is not a host of this experiment")
     ok = cellbench(*base, "--host", "b=127.0.0.1")
     assert ok.returncode == 0 and "engine real" in ok.stdout, ok.stderr
-    _one_line_error(cellbench("run", str(f), "--engine", "real"), "--scheduler")
+    no_scheduler = cellbench("run", str(f), "--engine", "real", "--host", "b=127.0.0.1")
+    _one_line_error(no_scheduler, "--scheduler")
 
 
 @pytest.fixture

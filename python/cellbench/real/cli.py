@@ -17,11 +17,6 @@ def run_real(args: argparse.Namespace) -> int:
     for flag, on in (("--trace", args.trace), ("--series", args.series), ("--dask", args.dask)):
         if on:
             raise UsageError(f"{flag} is not available with --engine real yet")
-    if not args.scheduler or not args.credentials:
-        raise UsageError(
-            "--engine real needs --scheduler tls://HOST:PORT and --credentials DIR "
-            "(see cellbench daemon --help)"
-        )
     given = rplan.parse_hosts(args.hosts)
     plan = runner.make_plan(
         Path(args.file),
@@ -45,6 +40,11 @@ def run_real(args: argparse.Namespace) -> int:
             f"{plan.runs_total} run(s), engine real"
         )
         return 0
+    if not args.scheduler or not args.credentials:
+        raise UsageError(
+            "--engine real needs --scheduler tls://HOST:PORT and --credentials DIR "
+            "(see cellbench daemon --help)"
+        )
     out = args.out or Path(Path(args.file).stem + ".result")
     client = controller.connect(args.scheduler, args.credentials)
     try:
