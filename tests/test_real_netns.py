@@ -19,7 +19,14 @@ import sys
 
 import pandas as pd
 import pytest
-from real_fixtures import Daemons, cellbench, processes_mentioning
+from real_fixtures import (
+    Daemons,
+    cellbench,
+    netns_list,
+    processes_mentioning,
+    star_network,
+    start_star_daemons,
+)
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="network namespaces are Linux's"),
@@ -64,64 +71,21 @@ cluster {
 """
 
 
-def _ip(*args: str, netns: str | None = None) -> None:
-    cmd = ["ip", *(["-n", netns] if netns else []), *args]
-    subprocess.run(cmd, check=True, capture_output=True)
-
-
-def _netns_list() -> str:
-    return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-
-
 @pytest.fixture(scope="module")
 def network(tmp_path_factory):
     """The namespaces, links, bottleneck and daemons; all removed at the end."""
-    tag = str(os.getpid())
-    ns = {h: f"cb{h}{tag}" for h in "abc"}
     tmp = tmp_path_factory.mktemp("realnet")
     creds = tmp / "creds"
     daemons = Daemons(tmp)
-    assert not any(n in _netns_list() for n in ns.values())
-    try:
-        for n in ns.values():
-            _ip("netns", "add", n)
-            _ip("link", "set", "lo", "up", netns=n)
-        _ip("link", "add", f"vab{tag}", "netns", ns["a"], "type", "veth", "peer", "name",
-            f"vba{tag}", "netns", ns["b"])  # fmt: skip
-        _ip("link", "add", f"vac{tag}", "netns", ns["a"], "type", "veth", "peer", "name",
-            f"vca{tag}", "netns", ns["c"])  # fmt: skip
-        for n, dev, addr in (
-            (ns["a"], f"vab{tag}", "10.77.1.1/24"),
-            (ns["b"], f"vba{tag}", "10.77.1.2/24"),
-            (ns["a"], f"vac{tag}", "10.77.2.1/24"),
-            (ns["c"], f"vca{tag}", "10.77.2.2/24"),
-        ):
-            _ip("addr", "add", addr, "dev", dev, netns=n)
-            _ip("link", "set", dev, "up", netns=n)
-        _ip("route", "add", "10.77.2.0/24", "via", "10.77.1.1", netns=ns["b"])
-        _ip("route", "add", "10.77.1.0/24", "via", "10.77.2.1", netns=ns["c"])
-        subprocess.run(
-            ["ip", "netns", "exec", ns["a"], "sysctl", "-qw", "net.ipv4.ip_forward=1"], check=True
-        )
-        # The bottleneck: a's egress towards c.
-        subprocess.run(
-            ["tc", "-n", ns["a"], "qdisc", "add", "dev", f"vac{tag}", "root", "tbf", "rate",
-             f"{TBF_MBPS}mbit", "burst", "64kb", "latency", "20ms"],
-            check=True,
-        )  # fmt: skip
-        assert cellbench("daemon", "--make-credentials", str(creds)).returncode == 0
-        sched = f"tls://10.77.1.1:{SCHEDULER_PORT}"
-        common = ["--credentials", str(creds)]
-        daemons.start("a", ["--listen", f"10.77.1.1:{SCHEDULER_PORT}", *common], ns["a"])
-        daemons.start("b", ["--listen", "10.77.1.2", "--scheduler", sched, *common], ns["b"])
-        daemons.start("c", ["--listen", "10.77.2.2", "--scheduler", sched, *common], ns["c"])
-        yield {"ns": ns, "creds": creds, "scheduler": sched, "tmp": tmp}
-    finally:
-        daemons.stop()
-        for n in ns.values():
-            subprocess.run(["ip", "netns", "del", n], capture_output=True)
+    with star_network(str(os.getpid()), TBF_MBPS) as ns:
+        try:
+            assert cellbench("daemon", "--make-credentials", str(creds)).returncode == 0
+            sched = start_star_daemons(daemons, ns, creds, SCHEDULER_PORT)
+            yield {"ns": ns, "creds": creds, "scheduler": sched, "tmp": tmp}
+        finally:
+            daemons.stop()
     # Nothing left behind: no namespace, no process of ours.
-    assert not any(n in _netns_list() for n in ns.values())
+    assert not any(n in netns_list() for n in ns.values())
     assert processes_mentioning(str(creds)) == []
 
 

@@ -206,6 +206,8 @@ def run_plan(plan: runner.Plan, store, client, given: dict[str, str], progress: 
         for task in todo:
             run = _Run(client, exps[task.point], offsets)
             origin = run.start()
+            # The controller's clock at the run's first start, so started_s maps back to it.
+            store.meta["real"].setdefault("origins", {})[str(task.run)] = origin
             store.write_run(task.run, rows(plan, task, run, origin), [], [], [], [])
             bar.update()
     finally:
