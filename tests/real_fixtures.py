@@ -20,9 +20,10 @@ class Daemons:
     def __init__(self, logdir: Path):
         self.logdir = logdir
         self.procs: list[subprocess.Popen] = []
+        self.by_name: dict[str, subprocess.Popen] = {}
 
     def start(self, name: str, args: list[str], netns: str | None = None) -> subprocess.Popen:
-        log = self.logdir / f"daemon-{name}.log"
+        log = self.logdir / f"daemon-{name}-{len(self.procs)}.log"
         prefix = ["ip", "netns", "exec", netns] if netns else []
         with open(log, "wb") as f:
             p = subprocess.Popen(
@@ -32,6 +33,7 @@ class Daemons:
                 start_new_session=True,
             )
         self.procs.append(p)
+        self.by_name[name] = p
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             text = log.read_text(errors="replace")

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pandas as pd
 import pytest
 from real_fixtures import (
+    CELLBENCH,
+    STAR,
     Daemons,
     cellbench,
     netns_list,
@@ -81,7 +85,7 @@ def network(tmp_path_factory):
         try:
             assert cellbench("daemon", "--make-credentials", str(creds)).returncode == 0
             sched = start_star_daemons(daemons, ns, creds, SCHEDULER_PORT)
-            yield {"ns": ns, "creds": creds, "scheduler": sched, "tmp": tmp}
+            yield {"ns": ns, "creds": creds, "scheduler": sched, "tmp": tmp, "daemons": daemons}
         finally:
             daemons.stop()
     # Nothing left behind: no namespace, no process of ours.
@@ -185,3 +189,51 @@ def test_a_host_without_daemon_is_refused_before_traffic(network):
     )  # fmt: skip
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith("cellbench: error: no daemon for host d")
+
+
+def test_a_killed_daemon_is_reported_and_resume_finishes(network):
+    """Last in the module: it kills c's daemon, then starts it again."""
+    f = network["tmp"] / "killed.netspec"
+    f.write_text(
+        EXPERIMENT.split("cluster {")[0]
+        + "cluster { parallel {\n"
+        + "test a1 { type = full (blocksize=64K, duration=3); own = a:5011; peer = c:5011; }\n"
+        + "test c1 { type = sink (blocksize=64K); own = c:5011; peer = a:5011; }\n"
+        + "} }\n"
+    )
+    out = network["tmp"] / "killed.result"
+    args = ["run", str(f), "--engine", "real", "--out", str(out)]
+    args += ["--scheduler", network["scheduler"], "--credentials", str(network["creds"])]
+    ctl = subprocess.Popen(
+        ["ip", "netns", "exec", network["ns"]["a"], *CELLBENCH, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "result.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.5)  # into the transfer
+        daemons = network["daemons"]
+        os.killpg(daemons.by_name["c"].pid, signal.SIGKILL)
+        _, err = ctl.communicate(timeout=30)
+    finally:
+        if ctl.poll() is None:
+            ctl.kill()
+            ctl.wait()
+    assert ctl.returncode == 2, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("cellbench: error: connection a1 (a -> c): "), last
+    assert "host c" in last
+    # Start c's daemon again; --resume runs what is missing.
+    daemons.start(
+        "c",
+        ["--listen", STAR["c"], "--scheduler", network["scheduler"]]
+        + ["--credentials", str(network["creds"])],
+        network["ns"]["c"],
+    )
+    r = cellbench(*args, "--resume", netns=network["ns"]["a"])
+    assert r.returncode == 0, r.stderr
+    rows = pd.read_parquet(out / "runs")
+    assert len(rows) == 1 and rows["bytes"].iloc[0] > 0

@@ -32,6 +32,8 @@ START_MARGIN_S = 0.25
 START_MARGIN_PER_CONNECTION_S = 0.004
 #: A TCP sink waits this long after its source's duration before giving up.
 DRAIN_S = 30.0
+#: How often a waiting controller checks that the daemons are still there, s.
+DAEMON_CHECK_S = 1.0
 #: A connection's share of the time rwnd/sndbuf limited it that names the limit.
 LIMITED_SHARE = 0.5
 #: A paced source within this fraction of its offered rate ran at the application's rate.
@@ -170,16 +172,41 @@ class _Run:
         )
         where = f"connection {c.name} ({tx} -> {rx})"
         try:
-            sent = ft.result()
-        except Exception as e:
-            fs.cancel()
-            raise RealError(f"{where}: the source on host {tx}: {e}") from None
-        try:
-            got = fs.result()
-        except Exception as e:
-            raise RealError(f"{where}: the sink on host {rx}: {e}") from None
+            sent = self.wait(ft, where, "source", tx, (tx, rx))
+            got = self.wait(fs, where, "sink", rx, (tx, rx))
+        except RealError:
+            for f in (ft, fs):
+                f.cancel()
+            raise
         with self.lock:
             self.reports[i] = (sent, got, start_at)
+
+    def wait(self, future, where: str, role: str, host: str, hosts: tuple[str, str]) -> dict:
+        """An agent's report. A task pinned to a daemon that died would wait for it
+        for ever: the daemons are looked at every second, and a failure names the
+        daemon that is gone, else the agent's own error."""
+        from distributed import TimeoutError as WaitTimeout  # asyncio's before Python 3.11
+
+        while True:
+            try:
+                return future.result(timeout=DAEMON_CHECK_S)
+            except (TimeoutError, WaitTimeout):
+                gone = self.gone(hosts)
+                if gone:
+                    raise RealError(f"{where}: {gone}") from None
+            except Exception as e:
+                gone = self.gone(hosts)
+                raise RealError(f"{where}: {gone or f'the {role} on host {host}: {e}'}") from None
+
+    def gone(self, hosts: tuple[str, str]) -> str | None:
+        live = {w.get("name") for w in self.client.scheduler_info()["workers"].values()}
+        for h in hosts:
+            if h not in live:
+                return (
+                    f"the daemon for host {h} is gone (it died or was stopped); finished "
+                    "runs are kept: restart it and run again with --resume"
+                )
+        return None
 
 
 def run_plan(plan: runner.Plan, store, client, given: dict[str, str], progress: bool) -> None:
