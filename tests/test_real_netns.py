@@ -191,6 +191,58 @@ def test_a_host_without_daemon_is_refused_before_traffic(network):
     assert r.stderr.strip().splitlines()[-1].startswith("cellbench: error: no daemon for host d")
 
 
+def test_ctrl_c_stops_every_agent(network):
+    """Ctrl-C during a 20 s transfer: the controller exits within 3 s, and the link is
+    free at once for the next run (the agents stopped, not just the controller)."""
+    head = EXPERIMENT.split("cluster {")[0]
+    f = network["tmp"] / "long.netspec"
+    f.write_text(
+        head + "cluster { parallel {\n"
+        "test a1 { type = full (blocksize=64K, duration=20); own = a:5021; peer = c:5021; }\n"
+        "test c1 { type = sink (blocksize=64K); own = c:5021; peer = a:5021; }\n} }\n"
+    )
+    out = network["tmp"] / "long.result"
+    args = ["run", str(f), "--engine", "real", "--out", str(out)]
+    args += ["--scheduler", network["scheduler"], "--credentials", str(network["creds"])]
+    ctl = subprocess.Popen(
+        ["ip", "netns", "exec", network["ns"]["a"], *CELLBENCH, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "result.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.5)
+        ctl.send_signal(signal.SIGINT)
+        t = time.monotonic()
+        _, err = ctl.communicate(timeout=30)
+        took = time.monotonic() - t
+    finally:
+        if ctl.poll() is None:
+            ctl.kill()
+            ctl.wait()
+    assert ctl.returncode == 130, err
+    assert took < 3, took
+    g = network["tmp"] / "after.netspec"
+    g.write_text(
+        head + "cluster { parallel {\n"
+        "test a1 { type = full (blocksize=64K, nbytes=3M); own = a:5022; peer = c:5022; }\n"
+        "test c1 { type = sink (blocksize=64K); own = c:5022; peer = a:5022; }\n} }\n"
+    )
+    after = network["tmp"] / "after.result"
+    r = cellbench(
+        "run", str(g), "--engine", "real", "--out", str(after),
+        "--scheduler", network["scheduler"], "--credentials", str(network["creds"]),
+        netns=network["ns"]["a"],
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    row = pd.read_parquet(after / "runs").iloc[0]
+    # Alone on the bottleneck: the whole tbf rate, not a share beside a leftover agent.
+    assert row["goodput_bps"] == pytest.approx(TBF_MBPS * 1e6, rel=0.1), row["limit_evidence"]
+
+
 def test_a_killed_daemon_is_reported_and_resume_finishes(network):
     """Last in the module: it kills c's daemon, then starts it again."""
     f = network["tmp"] / "killed.netspec"

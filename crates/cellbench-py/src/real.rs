@@ -4,12 +4,13 @@
 
 use crate::error::os_error;
 use crate::sim::{spec_json, to_py};
-use cellbench_core::real::{run_source, Sink, SinkSpec, SourceSpec};
+use cellbench_core::real::{run_source, stop, Sink, SinkSpec, SourceSpec};
 use pyo3::prelude::*;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(real_source, m)?)?;
     m.add_function(wrap_pyfunction!(real_sink, m)?)?;
+    m.add_function(wrap_pyfunction!(real_stop, m)?)?;
     Ok(())
 }
 
@@ -33,4 +34,10 @@ fn real_sink(py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<PyObject> {
         .allow_threads(|| Sink::bind(spec)?.run())
         .map_err(os_error)?;
     to_py(py, serde_json::to_string(&report))
+}
+
+/// Stop every agent of `group` in this process within about 100 ms.
+#[pyfunction]
+fn real_stop(group: &str) {
+    stop(group);
 }

@@ -49,3 +49,10 @@ def probe() -> dict:
     from cellbench import __version__
 
     return {"time": time.time(), "version": __version__}
+
+
+def stop(group: str) -> None:
+    """End every agent of the controller's run ``group`` on this daemon (Ctrl-C)."""
+    from cellbench import _native
+
+    _native.real_stop(group)

@@ -105,6 +105,8 @@ class _Run:
         self.offsets = offsets
         self.reports: dict[int, tuple[dict, dict, float]] = {}
         self.lock = threading.Lock()
+        #: Names this run's agents, so that a stop reaches exactly them.
+        self.group = uuid.uuid4().hex
 
     def start(self) -> float:
         n = len(self.exp.connections)
@@ -145,6 +147,7 @@ class _Run:
             "rcvbuf": rc.rcvbuf,
             "blocksize": c.receiver_blocksize,
             "deadline_at": start_at + self.offsets[rx] + wait,
+            "group": self.group,
         }
         source = {
             "protocol": c.protocol,
@@ -157,6 +160,7 @@ class _Run:
             "nbytes": t.nbytes,
             "duration_s": t.duration_s if t.nbytes is None else None,
             "start_at": start_at + self.offsets[tx],
+            "group": self.group,
         }
         key = uuid.uuid4().hex[:12]
         submit = self.client.submit
@@ -232,7 +236,12 @@ def run_plan(plan: runner.Plan, store, client, given: dict[str, str], progress: 
     try:
         for task in todo:
             run = _Run(client, exps[task.point], offsets)
-            origin = run.start()
+            try:
+                origin = run.start()
+            except KeyboardInterrupt:
+                # Ctrl-C: every agent of this run, on every daemon, ends within ~0.1 s.
+                client.run(agents.stop, run.group, on_error="ignore")
+                raise
             # The controller's clock at the run's first start, so started_s maps back to it.
             store.meta["real"].setdefault("origins", {})[str(task.run)] = origin
             store.write_run(task.run, rows(plan, task, run, origin), [], [], [], [])

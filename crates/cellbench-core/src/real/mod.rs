@@ -47,6 +47,52 @@ const UDP_MAX_PAYLOAD: usize = 65507;
 /// wake-up is late by tens of µs, a spin by well under one.
 const SPIN: Duration = Duration::from_micros(150);
 
+/// Every blocking wait of an agent is cut into slices this long, so that a stop
+/// (the controller interrupted) ends it within one slice.
+const SLICE: Duration = Duration::from_millis(100);
+
+/// Groups (one per controller run) whose agents must stop.
+static STOPPED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+/// Whether any group was ever stopped: the per-block check is one relaxed load
+/// until then, so a full-blast loop pays nothing for it.
+static ANY_STOPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Stop every agent of `group` on this host within about 100 ms (they fail with
+/// "stopped"); later agents of the group stop at once.
+pub fn stop(group: &str) {
+    let mut g = STOPPED.lock().unwrap_or_else(|e| e.into_inner());
+    if !g.iter().any(|x| x == group) {
+        g.push(group.to_string());
+    }
+    ANY_STOPPED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// An agent's view of the stop registry.
+#[derive(Clone, Copy)]
+struct Stop<'a>(Option<&'a str>);
+
+impl Stop<'_> {
+    fn requested(&self) -> bool {
+        match self.0 {
+            None => false,
+            Some(_) if !ANY_STOPPED.load(std::sync::atomic::Ordering::Relaxed) => false,
+            Some(g) => STOPPED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .any(|x| x == g),
+        }
+    }
+
+    fn check(&self) -> Result<(), AgentError> {
+        if self.requested() {
+            Err(AgentError("stopped by the controller".into()))
+        } else {
+            Ok(())
+        }
+    }
+}
+
 /// A transmitter: where to send and what.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -80,6 +126,9 @@ pub struct SourceSpec {
     /// How long a TCP source waits, after its last write, for the sink to close.
     #[serde(default = "default_drain_timeout")]
     pub drain_timeout_s: f64,
+    /// The controller's run: `stop(group)` ends this agent.
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 fn default_connect_timeout() -> f64 {
@@ -104,6 +153,9 @@ pub struct SinkSpec {
     /// UDP: the transfer is over after this long without a datagram.
     #[serde(default = "default_idle_timeout")]
     pub idle_timeout_s: f64,
+    /// The controller's run: `stop(group)` ends this agent.
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 fn default_idle_timeout() -> f64 {
@@ -213,18 +265,28 @@ impl EpochMap {
     }
 }
 
-/// Sleep until `due`: a timer sleep to within SPIN, then a spin.
-fn sleep_until(due: Instant) {
-    let now = Instant::now();
-    if due <= now {
-        return;
-    }
-    if due - now > SPIN {
-        std::thread::sleep(due - now - SPIN);
+/// Sleep until `due`: timer sleeps (in slices, watching for a stop) to within
+/// SPIN, then a spin.
+fn sleep_until(due: Instant, stop: Stop) -> Result<(), AgentError> {
+    loop {
+        let now = Instant::now();
+        if due <= now + SPIN {
+            break;
+        }
+        std::thread::sleep((due - now - SPIN).min(SLICE));
+        stop.check()?;
     }
     while Instant::now() < due {
         std::hint::spin_loop();
     }
+    Ok(())
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
 }
 
 impl SourceSpec {
@@ -278,10 +340,22 @@ enum Writer {
 }
 
 impl Writer {
-    /// Write one block; false when a UDP datagram was refused by the kernel.
-    fn write_block(&mut self, block: &[u8]) -> io::Result<bool> {
+    /// Write one block; false when a UDP datagram was refused by the kernel. A TCP
+    /// write blocked on a full send buffer wakes every SLICE (SO_SNDTIMEO) to look for a stop.
+    fn write_block(&mut self, block: &[u8], stop: Stop) -> Result<bool, AgentError> {
         match self {
-            Writer::Tcp(s) => s.write_all(block).map(|_| true),
+            Writer::Tcp(s) => {
+                let mut off = 0;
+                while off < block.len() {
+                    match s.write(&block[off..]) {
+                        Ok(n) => off += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) if is_timeout(&e) => stop.check()?,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Ok(true)
+            }
             Writer::Udp(s) => match s.send(block) {
                 Ok(_) => Ok(true),
                 Err(e)
@@ -290,7 +364,7 @@ impl Writer {
                 {
                     Ok(false)
                 }
-                Err(e) => Err(e),
+                Err(e) => Err(e.into()),
             },
         }
     }
@@ -310,13 +384,17 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
     let start = instant_of(spec.start_at);
     let opts = spec.options();
     let local = spec.bind.map(|ip| SocketAddr::new(ip, 0));
+    let stop = Stop(spec.group.as_deref());
     // TCP connects at the start time (the sink listens from before it), so the
     // handshake is part of no one's throughput but the connection is fresh.
-    sleep_until(start);
+    sleep_until(start, stop)?;
     let mut writer = match spec.protocol {
         Protocol::Tcp => {
             let timeout = Duration::from_secs_f64(spec.connect_timeout_s.max(0.0));
-            Writer::Tcp(socket::tcp_connect(local, spec.peer, &opts, timeout)?)
+            let s = socket::tcp_connect(local, spec.peer, &opts, timeout, &|| stop.requested())?;
+            stop.check()?;
+            s.set_write_timeout(Some(SLICE))?;
+            Writer::Tcp(s)
         }
         Protocol::Udp => Writer::Udp(socket::udp_socket(local, Some(spec.peer), &opts)?),
     };
@@ -344,8 +422,9 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
         let Some(len) = spec.block_len(report.bytes, decide_at, end) else {
             break;
         };
+        stop.check()?;
         if let (Some(due), Some(p)) = (due, period) {
-            sleep_until(due);
+            sleep_until(due, stop)?;
             let began = Instant::now();
             let error = began - due;
             if error > p {
@@ -353,7 +432,7 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
             }
             errors_ns.push(error.as_nanos() as u64);
         }
-        if writer.write_block(&block[..len])? {
+        if writer.write_block(&block[..len], stop)? {
             report.bytes += len as u64;
         } else {
             report.send_errors += 1;
@@ -451,11 +530,19 @@ impl Sink {
         let mut buf = vec![0u8; self.spec.blocksize.max(1)];
         let (mut first, mut last) = (None, None);
         let left = || deadline.saturating_duration_since(Instant::now());
+        let stop = Stop(self.spec.group.as_deref());
         match self.socket {
             SinkSocket::Tcp(listener) => {
-                if !socket::wait_readable(listener.as_raw_fd(), left())? {
-                    report.timed_out = true;
-                    return Ok(report);
+                loop {
+                    stop.check()?;
+                    let wait = left();
+                    if wait.is_zero() {
+                        report.timed_out = true;
+                        return Ok(report);
+                    }
+                    if socket::wait_readable(listener.as_raw_fd(), wait.min(SLICE))? {
+                        break;
+                    }
                 }
                 let (mut s, _) = listener.accept()?;
                 drop(listener);
@@ -466,7 +553,7 @@ impl Sink {
                         report.timed_out = true;
                         break;
                     }
-                    s.set_read_timeout(Some(wait))?;
+                    s.set_read_timeout(Some(wait.min(SLICE)))?;
                     match s.read(&mut buf) {
                         Ok(0) => break,
                         Ok(n) => {
@@ -475,17 +562,10 @@ impl Sink {
                             last = Some(t);
                             report.bytes += n as u64;
                             report.reads += 1;
+                            stop.check()?;
                         }
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                            ) =>
-                        {
-                            report.timed_out = true;
-                            break;
-                        }
+                        Err(e) if is_timeout(&e) => stop.check()?,
                         Err(e) => return Err(e.into()),
                     }
                 }
@@ -494,17 +574,19 @@ impl Sink {
                 report.rcvbuf_granted = socket::buffer_sizes(s.as_raw_fd()).1;
                 let idle = Duration::from_secs_f64(self.spec.idle_timeout_s.max(0.001));
                 loop {
+                    stop.check()?;
                     // Before the first datagram, wait up to the deadline; after, idle ends it.
-                    let wait = if first.is_some() {
-                        idle.min(left())
-                    } else {
-                        left()
-                    };
+                    if let Some(t) = last {
+                        if t.elapsed() >= idle {
+                            break;
+                        }
+                    }
+                    let wait = left();
                     if wait.is_zero() {
                         report.timed_out = true;
                         break;
                     }
-                    s.set_read_timeout(Some(wait))?;
+                    s.set_read_timeout(Some(wait.min(SLICE)))?;
                     match s.recv(&mut buf) {
                         Ok(0) if first.is_some() => break,
                         Ok(0) => {}
@@ -515,18 +597,12 @@ impl Sink {
                             report.bytes += n as u64;
                             report.datagrams += 1;
                             report.reads += 1;
+                            stop.check()?;
                         }
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                            ) =>
-                        {
-                            // Idle after data: the end marker was lost; the data is all there is.
-                            report.timed_out = first.is_none();
-                            break;
-                        }
+                        // A slice without data: the loop looks at idle, deadline and stop.
+                        // (Idle after data: the end marker was lost; the data is all there is.)
+                        Err(e) if is_timeout(&e) => {}
                         Err(e) => return Err(e.into()),
                     }
                 }
@@ -594,6 +670,7 @@ mod test {
             start_at: now + 0.05,
             connect_timeout_s: 2.0,
             drain_timeout_s: 5.0,
+            group: None,
         };
         let sink = SinkSpec {
             protocol,
@@ -602,6 +679,7 @@ mod test {
             blocksize,
             deadline_at: now + 10.0,
             idle_timeout_s: 0.5,
+            group: None,
         };
         (source, sink)
     }
@@ -670,6 +748,44 @@ mod test {
         let r = Sink::bind(sink).unwrap().run().unwrap();
         assert!(r.timed_out);
         assert_eq!(r.bytes, 0);
+    }
+
+    #[test]
+    fn test_stop_ends_a_transfer_within_a_slice() {
+        let (mut source, mut sink) = specs(Protocol::Tcp, 8192);
+        source.duration_s = Some(30.0);
+        source.period_us = Some(10_000.0);
+        source.group = Some("test-stop".into());
+        sink.group = Some("test-stop".into());
+        let sink = Sink::bind(sink).unwrap();
+        let rx = std::thread::spawn(move || sink.run());
+        let tx = std::thread::spawn(move || run_source(&source));
+        std::thread::sleep(Duration::from_millis(300));
+        let t = Instant::now();
+        stop("test-stop");
+        let (tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        assert!(tx.unwrap_err().to_string().contains("stopped"));
+        // The sink stops, or sees the source's close first; either way it is over.
+        assert!(rx.is_err() || rx.unwrap().bytes > 0);
+    }
+
+    #[test]
+    fn test_stop_ends_a_full_blast() {
+        // Writes that never block: the per-block check must see the stop.
+        let (mut source, mut sink) = specs(Protocol::Tcp, 65536);
+        source.duration_s = Some(30.0);
+        source.group = Some("test-stop-full".into());
+        sink.group = Some("test-stop-full".into());
+        let sink = Sink::bind(sink).unwrap();
+        let rx = std::thread::spawn(move || sink.run());
+        let tx = std::thread::spawn(move || run_source(&source));
+        std::thread::sleep(Duration::from_millis(300));
+        let t = Instant::now();
+        stop("test-stop-full");
+        let (tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        assert!(tx.is_err() && rx.is_err());
     }
 
     #[test]

@@ -188,6 +188,7 @@ pub fn tcp_connect(
     peer: SocketAddr,
     o: &SocketOptions,
     timeout: Duration,
+    stopped: &dyn Fn() -> bool,
 ) -> io::Result<TcpStream> {
     let deadline = std::time::Instant::now() + timeout;
     loop {
@@ -200,7 +201,8 @@ pub fn tcp_connect(
             Ok(()) => return Ok(TcpStream::from(fd)),
             Err(e)
                 if e.kind() == io::ErrorKind::ConnectionRefused
-                    && std::time::Instant::now() < deadline =>
+                    && std::time::Instant::now() < deadline
+                    && !stopped() =>
             {
                 std::thread::sleep(Duration::from_millis(5));
             }
