@@ -191,6 +191,31 @@ def test_a_host_without_daemon_is_refused_before_traffic(network):
     assert r.stderr.strip().splitlines()[-1].startswith("cellbench: error: no daemon for host d")
 
 
+def test_120_connections(network):
+    """More than 100 connections in one experiment: 120 parallel transfers a -> b."""
+    head = EXPERIMENT.split("cluster {")[0]
+    tests = "".join(
+        f"test t{i} {{ type = full (blocksize=64K, nbytes=256K); own = a:{6000 + i}; "
+        f"peer = b:{6000 + i}; }}\n"
+        f"test r{i} {{ type = sink (blocksize=64K); own = b:{6000 + i}; peer = a:{6000 + i}; }}\n"
+        for i in range(120)
+    )
+    f = network["tmp"] / "many.netspec"
+    f.write_text(head + "cluster { parallel {\n" + tests + "} }\n")
+    out = network["tmp"] / "many.result"
+    r = cellbench(
+        "run", str(f), "--engine", "real", "--out", str(out),
+        "--scheduler", network["scheduler"], "--credentials", str(network["creds"]),
+        netns=network["ns"]["a"],
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    rows = pd.read_parquet(out / "runs")
+    assert len(rows) == 120
+    assert (rows["bytes"] == 256 * 1024).all() and rows["completed"].all()
+    # One agreed start: the sources began together, not one after another.
+    assert rows["started_s"].max() - rows["started_s"].min() < 1.0
+
+
 def test_ctrl_c_stops_every_agent(network):
     """Ctrl-C during a 20 s transfer: the controller exits within 3 s, and the link is
     free at once for the next run (the agents stopped, not just the controller)."""

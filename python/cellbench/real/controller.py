@@ -60,11 +60,19 @@ def connect(scheduler: str, creds: str):
         raise RealError(f"cannot reach the scheduler at {scheduler}: {e}") from None
 
 
+def live_daemons(client) -> set[str]:
+    """The names of the daemons the scheduler has now. Asked of the scheduler itself:
+    Client.scheduler_info() returns a cache that a periodic refresh empties of workers,
+    so a thread could read it between the two and see no daemon at all."""
+    identity = client.sync(client.scheduler.identity, n_workers=-1)
+    return {w.get("name") for w in identity["workers"].values()}
+
+
 def check_daemons(client, hosts: list[str]) -> dict[str, float]:
     """Every host has a daemon of this version; returns each one's clock offset (s)."""
     from cellbench import __version__
 
-    names = {w.get("name") for w in client.scheduler_info()["workers"].values()}
+    names = live_daemons(client)
     missing = [h for h in hosts if h not in names]
     if missing:
         raise RealError(
@@ -107,6 +115,8 @@ class _Run:
         self.lock = threading.Lock()
         #: Names this run's agents, so that a stop reaches exactly them.
         self.group = uuid.uuid4().hex
+        self.live: set[str] = set()
+        self.live_at = float("-inf")
 
     def start(self) -> float:
         n = len(self.exp.connections)
@@ -189,21 +199,28 @@ class _Run:
         """An agent's report. A task pinned to a daemon that died would wait for it
         for ever: the daemons are looked at every second, and a failure names the
         daemon that is gone, else the agent's own error."""
-        from distributed import TimeoutError as WaitTimeout  # asyncio's before Python 3.11
-
-        while True:
-            try:
-                return future.result(timeout=DAEMON_CHECK_S)
-            except (TimeoutError, WaitTimeout):
-                gone = self.gone(hosts)
-                if gone:
-                    raise RealError(f"{where}: {gone}") from None
-            except Exception as e:
-                gone = self.gone(hosts)
-                raise RealError(f"{where}: {gone or f'the {role} on host {host}: {e}'}") from None
+        # Waiting with a done-callback rather than result(timeout=): distributed's
+        # sync() can end a timed wait on a cancelled inner future and then fail with
+        # an unbound local (seen with 100+ connections waiting at once).
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        while not done.wait(DAEMON_CHECK_S):
+            gone = self.gone(hosts)
+            if gone:
+                raise RealError(f"{where}: {gone}")
+        try:
+            return future.result()
+        except Exception as e:
+            gone = self.gone(hosts)
+            raise RealError(f"{where}: {gone or f'the {role} on host {host}: {e}'}") from None
 
     def gone(self, hosts: tuple[str, str]) -> str | None:
-        live = {w.get("name") for w in self.client.scheduler_info()["workers"].values()}
+        with self.lock:
+            # One question to the scheduler a second, however many connections wait.
+            if time.monotonic() - self.live_at > DAEMON_CHECK_S / 2:
+                self.live = live_daemons(self.client)
+                self.live_at = time.monotonic()
+            live = self.live
         for h in hosts:
             if h not in live:
                 return (
