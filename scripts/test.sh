@@ -17,6 +17,18 @@ if ! command -v tshark >/dev/null 2>&1; then
     fi
 fi
 
+# ip and tc build the real engine's test network (tests/test_real_netns.py, as root).
+if ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "== install iproute2 (Debian package)"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 >/dev/null
+    else
+        echo "scripts/test.sh: ip and tc are required: install Debian's iproute2" >&2
+        exit 2
+    fi
+fi
+
 echo "== install (editable, with test extras)"
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 

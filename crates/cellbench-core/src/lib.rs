@@ -6,11 +6,14 @@
 //!   adapters, links and switch ports, measurement).
 //! - [`tcp`]: TCP implementations (`sunos411` first) over one shared core.
 //! - [`host`]: sockets, applications (ttcp) and host processing-cost profiles.
+//! - [`real`]: traffic agents on real kernel sockets (the `real` engine, Linux).
 //!
 //! No Python here: the bindings live in the `cellbench-py` crate.
 
 pub mod atm;
 pub mod host;
+#[cfg(target_os = "linux")]
+pub mod real;
 pub mod sim;
 pub mod tcp;
 pub mod time;

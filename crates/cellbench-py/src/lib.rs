@@ -10,6 +10,8 @@ use pyo3::prelude::*;
 
 mod calc;
 mod error;
+#[cfg(target_os = "linux")]
+mod real;
 mod sim;
 mod wire;
 
@@ -19,5 +21,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     calc::register(m)?;
     wire::register(m)?;
     sim::register(m)?;
+    #[cfg(target_os = "linux")]
+    real::register(m)?;
     Ok(())
 }

@@ -33,7 +33,7 @@ fn tcp_flavours() -> Vec<(&'static str, u32)> {
 }
 
 /// A spec as JSON text: a str is taken as it is, anything else through json.dumps.
-fn spec_json(spec: &Bound<'_, PyAny>) -> PyResult<String> {
+pub(crate) fn spec_json(spec: &Bound<'_, PyAny>) -> PyResult<String> {
     if let Ok(text) = spec.extract::<String>() {
         return Ok(text);
     }
@@ -42,7 +42,7 @@ fn spec_json(spec: &Bound<'_, PyAny>) -> PyResult<String> {
 }
 
 /// A spec or a result as plain Python data, from its JSON text.
-fn to_py(py: Python<'_>, text: Result<String, serde_json::Error>) -> PyResult<PyObject> {
+pub(crate) fn to_py(py: Python<'_>, text: Result<String, serde_json::Error>) -> PyResult<PyObject> {
     let text = text.map_err(value_error)?;
     let json = py.import_bound("json")?;
     Ok(json.call_method1("loads", (text,))?.unbind())

@@ -64,6 +64,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--check", action="store_true", help="only parse and check the file")
+    p.add_argument(
+        "--engine",
+        choices=["sim", "real"],
+        default="sim",
+        help="sim: the simulator (default); real: real hosts through their daemons "
+        "(cellbench daemon --help)",
+    )
+    p.add_argument(
+        "--host",
+        dest="hosts",
+        action="append",
+        default=[],
+        metavar="NAME=ADDRESS",
+        help="--engine real: a testbed host's address (instead of its address = ...;)",
+    )
+    p.add_argument("--scheduler", metavar="tls://HOST:PORT", help="--engine real: the daemons'")
+    p.add_argument("--credentials", metavar="DIR", help="--engine real: the TLS credentials")
     p.set_defaults(func=run_main)
 
     s = sub.add_parser("show", help="print a stored result", description="Print a stored result.")
@@ -115,6 +132,10 @@ def run_main(args: argparse.Namespace) -> int:
     from cellbench.experiment import results, runner
 
     check_workers(args.workers)
+    if args.engine == "real":
+        from cellbench.real.cli import run_real
+
+        return run_real(args)
     plan = runner.make_plan(
         Path(args.file),
         sets=args.sets,

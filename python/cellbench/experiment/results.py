@@ -133,6 +133,12 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("limit_evidence", "string"),
     # Whether every UPC of the run's path saw a conforming cell stream (null: no UPC).
     ("met_contract", "bool"),
+    # The engine that ran the row (null: the simulator); the real engine's clock and pacing.
+    ("engine", "string"),
+    ("started_s", "float64"),
+    ("ended_s", "float64"),
+    ("late_blocks", "int64"),
+    ("timing_error_p99_us", "float64"),
 ]
 
 

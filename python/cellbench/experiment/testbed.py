@@ -70,6 +70,8 @@ class HostSpec:
     #: pacing the setups describe is the MAGIC hosts' DEC OTTO adapter's, a schedule of
     #: cell slots (ittc.ku.edu/MAGIC/tcp: "schedule-based cell pacing").
     pacing_counts: str = "cells"
+    #: The host's address on a real network (``--engine real``); the simulator ignores it.
+    address: str | None = None
 
 
 @dataclass
@@ -119,9 +121,17 @@ class Testbed:
             "mtu": self.mtu,
             "encap": self.encap,
             "switch": dict(self.switch),
-            "hosts": [asdict(self.host(n, None)) for n in names],
+            "hosts": [_host_dict(self.host(n, None)) for n in names],
             "trunks": [dict(t) for t in self.trunks],
         }
+
+
+def _host_dict(h: HostSpec) -> dict:
+    """A host for the result file; ``address`` only when the testbed gives one."""
+    d = asdict(h)
+    if d["address"] is None:
+        del d["address"]
+    return d
 
 
 def _lan_buffers() -> Testbed:
@@ -310,6 +320,7 @@ HOST_KEYS = (
     "spacing_us",
     "stall",
     "pacing_counts",
+    "address",
 )
 #: What a pacing rate can count (the core's names).
 PACING_COUNTS = ("cells", "payloads", "datagrams")
@@ -321,6 +332,17 @@ def _site(s: Setting) -> str:
     if not isinstance(v, (Name, String)):
         raise expected(v.pos, render(v), "a site name")
     return v.text
+
+
+def _address(s: Setting) -> str:
+    """``address = 10.1.0.1;`` (or a quoted IPv6 address): where the real engine finds the host."""
+    import ipaddress
+
+    v = s.value
+    try:
+        return str(ipaddress.ip_address(v.text if isinstance(v, (Name, String)) else ""))
+    except ValueError:
+        raise expected(v.pos, render(v), "an IP address such as 10.1.0.1") from None
 
 
 def _trunk(block: Block) -> dict:
@@ -376,8 +398,11 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
             h.spacing_us = _spacing(s)
         elif s.key == "stall":
             h.stall = bool(_number(s, "stall (0 or 1)", 0, 1))
-        elif s.key == "pacing_counts":
-            h.pacing_counts = _choice(s, "what the adapter's pacing rate counts", PACING_COUNTS)
+    "pacing_counts",
+    "address",
+)
+#: What a pacing rate can count (the core's names).
+PACING_COUNTS = ("cells", "payloads", "datagrams")
         else:
             raise _unknown(s, "host", HOST_KEYS)
     return h

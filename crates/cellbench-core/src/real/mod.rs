@@ -1,0 +1,799 @@
+//! Traffic agents on real kernel sockets (the `real` engine): a source and a
+//! sink per connection, each a blocking loop on its own thread, so the Python
+//! side releases the GIL around them and many run side by side.
+//!
+//! - The source writes blocks of `blocksize` either as fast as the socket takes
+//!   them (ttcp's and NetSpec's "full blast") or one block every `period_us`
+//!   (NetSpec's burst: constant rate), until `nbytes` are written or `duration_s`
+//!   has passed. A paced block is due at `t0 + k * period`; a block that starts
+//!   after the next one was due is *late*: it is still written (the schedule
+//!   is kept, so the long-run rate holds) and counted, with the timing error of
+//!   every block (start of write minus due time) summarised as p50/p99/max.
+//! - Throughput is ttcp's: bytes over the time from just before the first write
+//!   to just after the last write returns, at the sender.
+//! - The sink reads `blocksize` at a time and counts bytes until the source
+//!   closes (TCP) or sends its end marker (UDP: empty datagrams, as ttcp's
+//!   small ones), or until its deadline.
+//!
+//! Wall-clock instants (`*_at`) are seconds since the Unix epoch on this host's
+//! clock; the controller maps them onto its own.
+
+mod socket;
+pub mod tcp_info;
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Shutdown, SocketAddr};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+pub use socket::SocketOptions;
+pub use tcp_info::TcpInfo;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    Tcp,
+    Udp,
+}
+
+/// Empty datagrams a UDP source sends after its data; several, as a lost one
+/// would otherwise leave the sink waiting for its idle timeout.
+const UDP_END_MARKERS: usize = 5;
+/// The largest UDP payload over IPv4.
+const UDP_MAX_PAYLOAD: usize = 65507;
+/// Pacing sleeps until this close to a block's due time, then spins: a timer
+/// wake-up is late by tens of µs, a spin by well under one.
+const SPIN: Duration = Duration::from_micros(150);
+
+/// Every blocking wait of an agent is cut into slices this long, so that a stop
+/// (the controller interrupted) ends it within one slice.
+const SLICE: Duration = Duration::from_millis(100);
+
+/// Groups (one per controller run) whose agents must stop.
+static STOPPED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+/// Whether any group was ever stopped: the per-block check is one relaxed load
+/// until then, so a full-blast loop pays nothing for it.
+static ANY_STOPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Stop every agent of `group` on this host within about 100 ms (they fail with
+/// "stopped"); later agents of the group stop at once.
+pub fn stop(group: &str) {
+    let mut g = STOPPED.lock().unwrap_or_else(|e| e.into_inner());
+    if !g.iter().any(|x| x == group) {
+        g.push(group.to_string());
+    }
+    ANY_STOPPED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// An agent's view of the stop registry.
+#[derive(Clone, Copy)]
+struct Stop<'a>(Option<&'a str>);
+
+impl Stop<'_> {
+    fn requested(&self) -> bool {
+        match self.0 {
+            None => false,
+            Some(_) if !ANY_STOPPED.load(std::sync::atomic::Ordering::Relaxed) => false,
+            Some(g) => STOPPED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .any(|x| x == g),
+        }
+    }
+
+    fn check(&self) -> Result<(), AgentError> {
+        if self.requested() {
+            Err(AgentError("stopped by the controller".into()))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// A transmitter: where to send and what.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceSpec {
+    pub protocol: Protocol,
+    /// This host's address to send from (port 0: any).
+    #[serde(default)]
+    pub bind: Option<IpAddr>,
+    pub peer: SocketAddr,
+    #[serde(default)]
+    pub sndbuf: Option<u32>,
+    #[serde(default)]
+    pub nodelay: bool,
+    #[serde(default)]
+    pub congestion: Option<String>,
+    #[serde(default)]
+    pub mss: Option<u32>,
+    pub blocksize: usize,
+    /// One block every this many µs; none: full blast.
+    #[serde(default)]
+    pub period_us: Option<f64>,
+    #[serde(default)]
+    pub nbytes: Option<u64>,
+    #[serde(default)]
+    pub duration_s: Option<f64>,
+    /// When to send the first byte (epoch seconds, this host's clock).
+    pub start_at: f64,
+    /// How long to keep retrying a refused connection (the sink not yet listening).
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout_s: f64,
+    /// How long a TCP source waits, after its last write, for the sink to close.
+    #[serde(default = "default_drain_timeout")]
+    pub drain_timeout_s: f64,
+    /// The controller's run: `stop(group)` ends this agent.
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+fn default_connect_timeout() -> f64 {
+    5.0
+}
+
+fn default_drain_timeout() -> f64 {
+    30.0
+}
+
+/// A receiver: where to listen.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SinkSpec {
+    pub protocol: Protocol,
+    pub bind: SocketAddr,
+    #[serde(default)]
+    pub rcvbuf: Option<u32>,
+    pub blocksize: usize,
+    /// Give up (and report what arrived) at this instant (epoch seconds).
+    pub deadline_at: f64,
+    /// UDP: the transfer is over after this long without a datagram.
+    #[serde(default = "default_idle_timeout")]
+    pub idle_timeout_s: f64,
+    /// The controller's run: `stop(group)` ends this agent.
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+fn default_idle_timeout() -> f64 {
+    2.0
+}
+
+/// Pacing accuracy of a constant-rate source, µs.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Timing {
+    pub late_blocks: u64,
+    pub error_p50_us: f64,
+    pub error_p99_us: f64,
+    pub error_max_us: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SourceReport {
+    pub bytes: u64,
+    pub blocks: u64,
+    /// Just before the first write, and just after the last write returned.
+    pub started_at: f64,
+    pub ended_at: f64,
+    pub seconds: f64,
+    pub throughput_bps: f64,
+    /// How late the first write was against `start_at` (s; 0 when on time).
+    pub start_late_s: f64,
+    /// Constant rate only.
+    pub timing: Option<Timing>,
+    /// UDP writes the kernel refused (ENOBUFS and the like): the data was not sent.
+    pub send_errors: u64,
+    pub sndbuf_granted: Option<u32>,
+    pub congestion: Option<String>,
+    /// TCP, read once the sink has closed (every byte acknowledged).
+    pub tcp_info: Option<TcpInfo>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SinkReport {
+    pub bytes: u64,
+    pub reads: u64,
+    pub datagrams: u64,
+    pub first_at: Option<f64>,
+    pub last_at: Option<f64>,
+    pub seconds: f64,
+    pub throughput_bps: f64,
+    pub rcvbuf_granted: Option<u32>,
+    /// The deadline passed before the source finished.
+    pub timed_out: bool,
+}
+
+/// An agent's failure: which step, and the kernel's word for it.
+#[derive(Debug)]
+pub struct AgentError(pub String);
+
+impl fmt::Display for AgentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for AgentError {}
+
+impl From<io::Error> for AgentError {
+    fn from(e: io::Error) -> Self {
+        AgentError(e.to_string())
+    }
+}
+
+fn now_epoch() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// The monotonic instant matching an epoch time on this host's clock.
+fn instant_of(epoch: f64) -> Instant {
+    let (now, wall) = (Instant::now(), now_epoch());
+    if epoch >= wall {
+        now + Duration::from_secs_f64(epoch - wall)
+    } else {
+        now.checked_sub(Duration::from_secs_f64(wall - epoch))
+            .unwrap_or(now)
+    }
+}
+
+/// Epoch seconds of a monotonic instant (for reports).
+struct EpochMap {
+    base: Instant,
+    wall: f64,
+}
+
+impl EpochMap {
+    fn new() -> Self {
+        EpochMap {
+            base: Instant::now(),
+            wall: now_epoch(),
+        }
+    }
+
+    fn at(&self, t: Instant) -> f64 {
+        if t >= self.base {
+            self.wall + (t - self.base).as_secs_f64()
+        } else {
+            self.wall - (self.base - t).as_secs_f64()
+        }
+    }
+}
+
+/// Sleep until `due`: timer sleeps (in slices, watching for a stop) to within
+/// SPIN, then a spin.
+fn sleep_until(due: Instant, stop: Stop) -> Result<(), AgentError> {
+    loop {
+        let now = Instant::now();
+        if due <= now + SPIN {
+            break;
+        }
+        std::thread::sleep((due - now - SPIN).min(SLICE));
+        stop.check()?;
+    }
+    while Instant::now() < due {
+        std::hint::spin_loop();
+    }
+    Ok(())
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+impl SourceSpec {
+    fn check(&self) -> Result<(), AgentError> {
+        if self.blocksize == 0 {
+            return Err(AgentError("blocksize 0: expected at least 1 byte".into()));
+        }
+        if self.protocol == Protocol::Udp && self.blocksize > UDP_MAX_PAYLOAD {
+            return Err(AgentError(format!(
+                "UDP blocksize {}: expected at most {UDP_MAX_PAYLOAD} bytes (one datagram)",
+                self.blocksize
+            )));
+        }
+        if self.nbytes.is_none() == self.duration_s.is_none() {
+            return Err(AgentError(
+                "a source needs exactly one of nbytes and duration_s".into(),
+            ));
+        }
+        if let Some(p) = self.period_us {
+            if !(p > 0.0 && p.is_finite()) {
+                return Err(AgentError(format!("period {p} µs: expected > 0")));
+            }
+        }
+        Ok(())
+    }
+
+    fn options(&self) -> SocketOptions {
+        SocketOptions {
+            sndbuf: self.sndbuf,
+            rcvbuf: None,
+            nodelay: self.nodelay,
+            congestion: self.congestion.clone(),
+            mss: self.mss,
+        }
+    }
+
+    /// How many bytes block `k` carries, or None when the transfer is over.
+    fn block_len(&self, sent: u64, now: Instant, end: Option<Instant>) -> Option<usize> {
+        if let Some(n) = self.nbytes {
+            let left = n.saturating_sub(sent);
+            return (left > 0).then(|| left.min(self.blocksize as u64) as usize);
+        }
+        (now < end.expect("duration_s checked")).then_some(self.blocksize)
+    }
+}
+
+/// The writer half of a source: a TCP stream or a connected UDP socket.
+enum Writer {
+    Tcp(std::net::TcpStream),
+    Udp(std::net::UdpSocket),
+}
+
+impl Writer {
+    /// Write one block; false when a UDP datagram was refused by the kernel. A TCP
+    /// write blocked on a full send buffer wakes every SLICE (SO_SNDTIMEO) to look for a stop.
+    fn write_block(&mut self, block: &[u8], stop: Stop) -> Result<bool, AgentError> {
+        match self {
+            Writer::Tcp(s) => {
+                let mut off = 0;
+                while off < block.len() {
+                    match s.write(&block[off..]) {
+                        Ok(n) => off += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) if is_timeout(&e) => stop.check()?,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Ok(true)
+            }
+            Writer::Udp(s) => match s.send(block) {
+                Ok(_) => Ok(true),
+                Err(e)
+                    if e.raw_os_error() == Some(libc::ENOBUFS)
+                        || e.kind() == io::ErrorKind::ConnectionRefused =>
+                {
+                    Ok(false)
+                }
+                Err(e) => Err(e.into()),
+            },
+        }
+    }
+
+    fn raw_fd(&self) -> i32 {
+        match self {
+            Writer::Tcp(s) => s.as_raw_fd(),
+            Writer::Udp(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+/// Run a source to its end and report.
+pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
+    spec.check()?;
+    let clock = EpochMap::new();
+    let start = instant_of(spec.start_at);
+    let opts = spec.options();
+    let local = spec.bind.map(|ip| SocketAddr::new(ip, 0));
+    let stop = Stop(spec.group.as_deref());
+    // TCP connects at the start time (the sink listens from before it), so the
+    // handshake is part of no one's throughput but the connection is fresh.
+    sleep_until(start, stop)?;
+    let mut writer = match spec.protocol {
+        Protocol::Tcp => {
+            let timeout = Duration::from_secs_f64(spec.connect_timeout_s.max(0.0));
+            let s = socket::tcp_connect(local, spec.peer, &opts, timeout, &|| stop.requested())?;
+            stop.check()?;
+            s.set_write_timeout(Some(SLICE))?;
+            Writer::Tcp(s)
+        }
+        Protocol::Udp => Writer::Udp(socket::udp_socket(local, Some(spec.peer), &opts)?),
+    };
+    let fd = writer.raw_fd();
+    let mut report = SourceReport {
+        sndbuf_granted: socket::buffer_sizes(fd).0,
+        congestion: (spec.protocol == Protocol::Tcp)
+            .then(|| socket::congestion(fd))
+            .flatten(),
+        ..SourceReport::default()
+    };
+    let block = vec![0x5au8; spec.blocksize];
+    let t0 = Instant::now();
+    report.start_late_s = (t0 - start.min(t0)).as_secs_f64();
+    let end = spec.duration_s.map(|d| t0 + Duration::from_secs_f64(d));
+    let period = spec.period_us.map(|p| Duration::from_secs_f64(p * 1e-6));
+    let mut errors_ns: Vec<u64> = Vec::new();
+    let mut late = 0u64;
+    let mut last_return = t0;
+    loop {
+        let k = report.blocks;
+        let due = period.map(|p| t0 + p.mul_f64(k as f64));
+        // A duration ends the schedule: no block is due at or after the end.
+        let decide_at = due.unwrap_or_else(Instant::now);
+        let Some(len) = spec.block_len(report.bytes, decide_at, end) else {
+            break;
+        };
+        stop.check()?;
+        if let (Some(due), Some(p)) = (due, period) {
+            sleep_until(due, stop)?;
+            let began = Instant::now();
+            let error = began - due;
+            if error > p {
+                late += 1;
+            }
+            errors_ns.push(error.as_nanos() as u64);
+        }
+        if writer.write_block(&block[..len], stop)? {
+            report.bytes += len as u64;
+        } else {
+            report.send_errors += 1;
+        }
+        report.blocks += 1;
+        last_return = Instant::now();
+    }
+    report.started_at = clock.at(t0);
+    report.ended_at = clock.at(last_return);
+    report.seconds = (last_return - t0).as_secs_f64();
+    report.throughput_bps = if report.seconds > 0.0 {
+        report.bytes as f64 * 8.0 / report.seconds
+    } else {
+        0.0
+    };
+    if period.is_some() {
+        report.timing = Some(timing(&mut errors_ns, late));
+    }
+    match writer {
+        Writer::Tcp(mut s) => {
+            // Close our side and wait for the sink's close: then every byte is
+            // acknowledged and TCP_INFO's counts are final.
+            s.shutdown(Shutdown::Write)?;
+            s.set_read_timeout(Some(Duration::from_secs_f64(
+                spec.drain_timeout_s.max(0.001),
+            )))?;
+            let mut buf = [0u8; 512];
+            while let Ok(n) = s.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+            }
+            report.tcp_info = Some(TcpInfo::read(s.as_raw_fd())?);
+        }
+        Writer::Udp(s) => {
+            for _ in 0..UDP_END_MARKERS {
+                let _ = s.send(&[]);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+    Ok(report)
+}
+
+fn timing(errors_ns: &mut [u64], late: u64) -> Timing {
+    if errors_ns.is_empty() {
+        return Timing::default();
+    }
+    errors_ns.sort_unstable();
+    let pick = |q: f64| {
+        let i = ((errors_ns.len() as f64 - 1.0) * q).round() as usize;
+        errors_ns[i] as f64 / 1000.0
+    };
+    Timing {
+        late_blocks: late,
+        error_p50_us: pick(0.5),
+        error_p99_us: pick(0.99),
+        error_max_us: pick(1.0),
+    }
+}
+
+/// A sink ready for its source: listening (TCP) or bound (UDP) from the moment
+/// it exists, so a source starting at the agreed time finds it.
+pub struct Sink {
+    spec: SinkSpec,
+    socket: SinkSocket,
+}
+
+enum SinkSocket {
+    Tcp(std::net::TcpListener),
+    Udp(std::net::UdpSocket),
+}
+
+impl Sink {
+    pub fn bind(spec: SinkSpec) -> Result<Sink, AgentError> {
+        if spec.blocksize == 0 {
+            return Err(AgentError("blocksize 0: expected at least 1 byte".into()));
+        }
+        let opts = SocketOptions {
+            rcvbuf: spec.rcvbuf,
+            ..SocketOptions::default()
+        };
+        let socket = match spec.protocol {
+            Protocol::Tcp => SinkSocket::Tcp(socket::tcp_listen(spec.bind, &opts)?),
+            Protocol::Udp => SinkSocket::Udp(socket::udp_socket(Some(spec.bind), None, &opts)?),
+        };
+        Ok(Sink { spec, socket })
+    }
+
+    /// Read until the source has finished or the deadline; report.
+    pub fn run(self) -> Result<SinkReport, AgentError> {
+        let clock = EpochMap::new();
+        let deadline = instant_of(self.spec.deadline_at);
+        let mut report = SinkReport::default();
+        let mut buf = vec![0u8; self.spec.blocksize.max(1)];
+        let (mut first, mut last) = (None, None);
+        let left = || deadline.saturating_duration_since(Instant::now());
+        let stop = Stop(self.spec.group.as_deref());
+        match self.socket {
+            SinkSocket::Tcp(listener) => {
+                loop {
+                    stop.check()?;
+                    let wait = left();
+                    if wait.is_zero() {
+                        report.timed_out = true;
+                        return Ok(report);
+                    }
+                    if socket::wait_readable(listener.as_raw_fd(), wait.min(SLICE))? {
+                        break;
+                    }
+                }
+                let (mut s, _) = listener.accept()?;
+                drop(listener);
+                report.rcvbuf_granted = socket::buffer_sizes(s.as_raw_fd()).1;
+                loop {
+                    let wait = left();
+                    if wait.is_zero() {
+                        report.timed_out = true;
+                        break;
+                    }
+                    s.set_read_timeout(Some(wait.min(SLICE)))?;
+                    match s.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => {
+                            let t = Instant::now();
+                            first.get_or_insert(t);
+                            last = Some(t);
+                            report.bytes += n as u64;
+                            report.reads += 1;
+                            stop.check()?;
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) if is_timeout(&e) => stop.check()?,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+            SinkSocket::Udp(s) => {
+                report.rcvbuf_granted = socket::buffer_sizes(s.as_raw_fd()).1;
+                let idle = Duration::from_secs_f64(self.spec.idle_timeout_s.max(0.001));
+                loop {
+                    stop.check()?;
+                    // Before the first datagram, wait up to the deadline; after, idle ends it.
+                    if let Some(t) = last {
+                        if t.elapsed() >= idle {
+                            break;
+                        }
+                    }
+                    let wait = left();
+                    if wait.is_zero() {
+                        report.timed_out = true;
+                        break;
+                    }
+                    s.set_read_timeout(Some(wait.min(SLICE)))?;
+                    match s.recv(&mut buf) {
+                        Ok(0) if first.is_some() => break,
+                        Ok(0) => {}
+                        Ok(n) => {
+                            let t = Instant::now();
+                            first.get_or_insert(t);
+                            last = Some(t);
+                            report.bytes += n as u64;
+                            report.datagrams += 1;
+                            report.reads += 1;
+                            stop.check()?;
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        // A slice without data: the loop looks at idle, deadline and stop.
+                        // (Idle after data: the end marker was lost; the data is all there is.)
+                        Err(e) if is_timeout(&e) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+        }
+        if let (Some(a), Some(b)) = (first, last) {
+            report.first_at = Some(clock.at(a));
+            report.last_at = Some(clock.at(b));
+            report.seconds = (b - a).as_secs_f64();
+            if report.seconds > 0.0 {
+                report.throughput_bps = report.bytes as f64 * 8.0 / report.seconds;
+            }
+        }
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    fn loopback(port: u16) -> SocketAddr {
+        SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
+    }
+
+    fn free_port(protocol: Protocol) -> u16 {
+        match protocol {
+            Protocol::Tcp => std::net::TcpListener::bind(loopback(0)).unwrap(),
+            Protocol::Udp => {
+                return std::net::UdpSocket::bind(loopback(0))
+                    .unwrap()
+                    .local_addr()
+                    .unwrap()
+                    .port()
+            }
+        }
+        .local_addr()
+        .unwrap()
+        .port()
+    }
+
+    fn pair(source: SourceSpec, sink: SinkSpec) -> (SourceReport, SinkReport) {
+        let sink = Sink::bind(sink).unwrap();
+        let rx = std::thread::spawn(move || sink.run().unwrap());
+        let tx = run_source(&source).unwrap();
+        (tx, rx.join().unwrap())
+    }
+
+    fn specs(protocol: Protocol, blocksize: usize) -> (SourceSpec, SinkSpec) {
+        let port = free_port(protocol);
+        let now = now_epoch();
+        let source = SourceSpec {
+            protocol,
+            bind: Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+            peer: loopback(port),
+            sndbuf: None,
+            nodelay: false,
+            congestion: None,
+            mss: None,
+            blocksize,
+            period_us: None,
+            nbytes: None,
+            duration_s: None,
+            start_at: now + 0.05,
+            connect_timeout_s: 2.0,
+            drain_timeout_s: 5.0,
+            group: None,
+        };
+        let sink = SinkSpec {
+            protocol,
+            bind: loopback(port),
+            rcvbuf: None,
+            blocksize,
+            deadline_at: now + 10.0,
+            idle_timeout_s: 0.5,
+            group: None,
+        };
+        (source, sink)
+    }
+
+    #[test]
+    fn test_tcp_nbytes_all_delivered() {
+        let (mut source, sink) = specs(Protocol::Tcp, 8192);
+        source.nbytes = Some(1_000_001); // not a whole number of blocks
+        source.sndbuf = Some(65536);
+        source.nodelay = true;
+        let (tx, rx) = pair(source, sink);
+        assert_eq!(tx.bytes, 1_000_001);
+        assert_eq!(rx.bytes, 1_000_001);
+        assert_eq!(tx.blocks, 123);
+        assert!(tx.throughput_bps > 0.0 && tx.ended_at >= tx.started_at);
+        let info = tx.tcp_info.expect("TCP_INFO");
+        assert_eq!(
+            info.unacked, 0,
+            "the sink closed only after reading everything"
+        );
+        assert!(!rx.timed_out);
+    }
+
+    #[test]
+    fn test_tcp_constant_rate_paced() {
+        let (mut source, sink) = specs(Protocol::Tcp, 1000);
+        source.period_us = Some(2000.0);
+        source.duration_s = Some(0.2);
+        let (tx, rx) = pair(source, sink);
+        // Blocks due at 0, 2, ..., 198 ms: 100 of them.
+        assert_eq!(tx.blocks, 100);
+        assert_eq!(rx.bytes, 100_000);
+        let t = tx.timing.expect("timing of a paced source");
+        assert!(t.error_p50_us < 1000.0, "{t:?}");
+        // ttcp's span: 99 periods and the last write.
+        assert!((tx.seconds - 0.198).abs() < 0.01, "{}", tx.seconds);
+    }
+
+    #[test]
+    fn test_udp_nbytes_and_end_marker() {
+        let (mut source, sink) = specs(Protocol::Udp, 1400);
+        source.nbytes = Some(140_000);
+        source.period_us = Some(100.0); // paced: loopback drops nothing
+        let (tx, rx) = pair(source, sink);
+        assert_eq!(tx.bytes, 140_000);
+        assert_eq!(rx.datagrams, 100);
+        assert_eq!(rx.bytes, 140_000);
+        assert!(!rx.timed_out);
+        assert!(tx.tcp_info.is_none());
+    }
+
+    #[test]
+    fn test_bad_congestion_is_an_error() {
+        let (mut source, sink) = specs(Protocol::Tcp, 1000);
+        source.nbytes = Some(1000);
+        source.congestion = Some("no-such-cc".into());
+        let _sink = Sink::bind(sink).unwrap();
+        let e = run_source(&source).unwrap_err().to_string();
+        assert!(e.contains("TCP_CONGESTION no-such-cc"), "{e}");
+    }
+
+    #[test]
+    fn test_sink_deadline_without_source() {
+        let (_, mut sink) = specs(Protocol::Tcp, 1000);
+        sink.deadline_at = now_epoch() + 0.05;
+        let r = Sink::bind(sink).unwrap().run().unwrap();
+        assert!(r.timed_out);
+        assert_eq!(r.bytes, 0);
+    }
+
+    #[test]
+    fn test_stop_ends_a_transfer_within_a_slice() {
+        let (mut source, mut sink) = specs(Protocol::Tcp, 8192);
+        source.duration_s = Some(30.0);
+        source.period_us = Some(10_000.0);
+        source.group = Some("test-stop".into());
+        sink.group = Some("test-stop".into());
+        let sink = Sink::bind(sink).unwrap();
+        let rx = std::thread::spawn(move || sink.run());
+        let tx = std::thread::spawn(move || run_source(&source));
+        std::thread::sleep(Duration::from_millis(300));
+        let t = Instant::now();
+        stop("test-stop");
+        let (tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        assert!(tx.unwrap_err().to_string().contains("stopped"));
+        // The sink stops, or sees the source's close first; either way it is over.
+        assert!(rx.is_err() || rx.unwrap().bytes > 0);
+    }
+
+    #[test]
+    fn test_stop_ends_a_full_blast() {
+        // Writes that never block: the per-block check must see the stop.
+        let (mut source, mut sink) = specs(Protocol::Tcp, 65536);
+        source.duration_s = Some(30.0);
+        source.group = Some("test-stop-full".into());
+        sink.group = Some("test-stop-full".into());
+        let sink = Sink::bind(sink).unwrap();
+        let rx = std::thread::spawn(move || sink.run());
+        let tx = std::thread::spawn(move || run_source(&source));
+        std::thread::sleep(Duration::from_millis(300));
+        let t = Instant::now();
+        stop("test-stop-full");
+        let (tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        assert!(tx.is_err() && rx.is_err());
+    }
+
+    #[test]
+    fn test_timing_percentiles() {
+        let mut e: Vec<u64> = (1..=100).map(|x| x * 1000).collect();
+        let t = timing(&mut e, 2);
+        assert_eq!(t.late_blocks, 2);
+        assert_eq!(t.error_max_us, 100.0);
+        assert_eq!(t.error_p99_us, 99.0);
+    }
+}

@@ -1,0 +1,370 @@
+"""The controller: run a plan's experiments on the daemons and store the rows.
+
+One Dask client; each connection's sink goes to its receiver's daemon and its
+source to its transmitter's (``workers=[host]``, never elsewhere). A group's
+connections get one start time a little in the future (the sinks listen from
+the moment their task starts; a source connects at the start time and retries
+a refused connection briefly), and a serial group's next child is given its
+start time only once the previous child's every agent has reported.
+
+Clocks: each daemon's clock is compared with the controller's before any
+traffic (the midpoint of a round trip); start times are sent on the daemon's
+clock and reports come back onto the controller's, as seconds from the run's
+first start (``started_s``/``ended_s``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+from cellbench.experiment import runner
+from cellbench.experiment.lang import ExperimentError
+from cellbench.real import agents, credentials
+from cellbench.real import plan as rplan
+
+#: Time from handing a group to the daemons to its agreed start.
+START_MARGIN_S = 0.25
+#: ... and per connection in the group (tasks reach the daemons one by one).
+START_MARGIN_PER_CONNECTION_S = 0.004
+#: A TCP sink waits this long after its source's duration before giving up.
+DRAIN_S = 30.0
+#: How often a waiting controller checks that the daemons are still there, s.
+DAEMON_CHECK_S = 1.0
+#: A connection's share of the time rwnd/sndbuf limited it that names the limit.
+LIMITED_SHARE = 0.5
+#: A paced source within this fraction of its offered rate ran at the application's rate.
+RATE_MET = 0.02
+
+
+class RealError(ExperimentError):
+    """A daemon missing, refusing or failing: one line, naming the host and connection."""
+
+    def __init__(self, message: str):
+        super().__init__(None, message)
+
+
+def connect(scheduler: str, creds: str):
+    """A client of the daemons' scheduler; refused without matching credentials."""
+    from distributed import Client
+
+    sec = credentials.security(creds)
+    if not scheduler.startswith("tls://"):
+        raise RealError(f"--scheduler {scheduler}: expected tls://HOST:PORT (the channel is TLS)")
+    try:
+        return Client(scheduler, security=sec, timeout="10s", set_as_default=False)
+    except (OSError, TimeoutError) as e:
+        raise RealError(f"cannot reach the scheduler at {scheduler}: {e}") from None
+
+
+def live_daemons(client) -> set[str]:
+    """The names of the daemons the scheduler has now. Asked of the scheduler itself:
+    Client.scheduler_info() returns a cache that a periodic refresh empties of workers,
+    so a thread could read it between the two and see no daemon at all."""
+    identity = client.sync(client.scheduler.identity, n_workers=-1)
+    return {w.get("name") for w in identity["workers"].values()}
+
+
+def check_daemons(client, hosts: list[str]) -> dict[str, float]:
+    """Every host has a daemon of this version; returns each one's clock offset (s)."""
+    from cellbench import __version__
+
+    names = live_daemons(client)
+    missing = [h for h in hosts if h not in names]
+    if missing:
+        raise RealError(
+            f"no daemon for host {missing[0]} at the scheduler (daemons: "
+            f"{', '.join(sorted(str(n) for n in names)) or 'none'}); start one: "
+            f"cellbench daemon --name {missing[0]} --scheduler ... --credentials ..."
+        )
+    offsets = {}
+    for h in hosts:
+        t0 = time.time()
+        r = client.submit(agents.probe, workers=[h], allow_other_workers=False, pure=False)
+        got = r.result(timeout=10)
+        t1 = time.time()
+        if got["version"] != __version__:
+            raise RealError(
+                f"the daemon for host {h} runs cellbench {got['version']}, this controller "
+                f"{__version__}: run one version everywhere"
+            )
+        offsets[h] = got["time"] - (t0 + t1) / 2
+    return offsets
+
+
+def meta(plan: runner.Plan, scheduler: str, addresses: dict[str, str]) -> dict:
+    m = plan.meta()
+    m["engine"] = "real"
+    m["real"] = {"scheduler": scheduler, "addresses": addresses}
+    # A real result resumes only as a real result.
+    m["plan_digest"] = hashlib.sha256((m["plan_digest"] + ":real").encode()).hexdigest()
+    return m
+
+
+class _Run:
+    """One run: the group tree on the daemons, a report pair per connection."""
+
+    def __init__(self, client, exp: rplan.RealExperiment, offsets: dict[str, float]):
+        self.client = client
+        self.exp = exp
+        self.offsets = offsets
+        self.reports: dict[int, tuple[dict, dict, float]] = {}
+        self.lock = threading.Lock()
+        #: Names this run's agents, so that a stop reaches exactly them.
+        self.group = uuid.uuid4().hex
+        self.live: set[str] = set()
+        self.live_at = float("-inf")
+
+    def start(self) -> float:
+        n = len(self.exp.connections)
+        origin = time.time() + START_MARGIN_S + START_MARGIN_PER_CONNECTION_S * n
+        self.node(self.exp.root, origin)
+        return origin
+
+    def node(self, node: rplan.Group | int, start_at: float) -> None:
+        if isinstance(node, int):
+            self.connection(node, start_at)
+        elif node.kind == "serial":
+            for i, child in enumerate(node.children):
+                if i:
+                    n = len(child.connections()) if isinstance(child, rplan.Group) else 1
+                    start_at = time.time() + START_MARGIN_S + START_MARGIN_PER_CONNECTION_S * n
+                self.node(child, start_at)
+        elif len(node.children) == 1:
+            self.node(node.children[0], start_at)
+        else:
+            with ThreadPoolExecutor(max_workers=len(node.children)) as pool:
+                futures = [pool.submit(self.node, c, start_at) for c in node.children]
+                errors = [f.exception() for f in futures]
+            first = next((e for e in errors if e is not None), None)
+            if first is not None:
+                raise first
+
+    def connection(self, i: int, start_at: float) -> None:
+        rc = self.exp.connections[i]
+        c = rc.conn
+        t = c.traffic
+        tx, rx = c.transmitter, c.receiver
+        addr = self.exp.addresses
+        peer = f"[{addr[rx]}]:{rc.port}" if ":" in addr[rx] else f"{addr[rx]}:{rc.port}"
+        wait = t.duration_s + DRAIN_S if t.duration_s is not None else 1e9
+        sink = {
+            "protocol": c.protocol,
+            "bind": peer,
+            "rcvbuf": rc.rcvbuf,
+            "blocksize": c.receiver_blocksize,
+            "deadline_at": start_at + self.offsets[rx] + wait,
+            "group": self.group,
+        }
+        source = {
+            "protocol": c.protocol,
+            "bind": addr[tx],
+            "peer": peer,
+            "sndbuf": rc.sndbuf,
+            "nodelay": c.nodelay,
+            "blocksize": t.blocksize,
+            "period_us": t.period_us if t.type != "full" else None,
+            "nbytes": t.nbytes,
+            "duration_s": t.duration_s if t.nbytes is None else None,
+            "start_at": start_at + self.offsets[tx],
+            "group": self.group,
+        }
+        key = uuid.uuid4().hex[:12]
+        submit = self.client.submit
+        fs = submit(
+            agents.sink, sink, workers=[rx], allow_other_workers=False, key=f"sink-{c.name}-{key}"
+        )
+        ft = submit(
+            agents.source,
+            source,
+            workers=[tx],
+            allow_other_workers=False,
+            key=f"source-{c.name}-{key}",
+        )
+        where = f"connection {c.name} ({tx} -> {rx})"
+        try:
+            sent = self.wait(ft, where, "source", tx, (tx, rx))
+            got = self.wait(fs, where, "sink", rx, (tx, rx))
+        except RealError:
+            for f in (ft, fs):
+                f.cancel()
+            raise
+        with self.lock:
+            self.reports[i] = (sent, got, start_at)
+
+    def wait(self, future, where: str, role: str, host: str, hosts: tuple[str, str]) -> dict:
+        """An agent's report. A task pinned to a daemon that died would wait for it
+        for ever: the daemons are looked at every second, and a failure names the
+        daemon that is gone, else the agent's own error."""
+        # Waiting with a done-callback rather than result(timeout=): distributed's
+        # sync() can end a timed wait on a cancelled inner future and then fail with
+        # an unbound local (seen with 100+ connections waiting at once).
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        while not done.wait(DAEMON_CHECK_S):
+            gone = self.gone(hosts)
+            if gone:
+                raise RealError(f"{where}: {gone}")
+        try:
+            return future.result()
+        except Exception as e:
+            gone = self.gone(hosts)
+            raise RealError(f"{where}: {gone or f'the {role} on host {host}: {e}'}") from None
+
+    def gone(self, hosts: tuple[str, str]) -> str | None:
+        with self.lock:
+            # One question to the scheduler a second, however many connections wait.
+            if time.monotonic() - self.live_at > DAEMON_CHECK_S / 2:
+                self.live = live_daemons(self.client)
+                self.live_at = time.monotonic()
+            live = self.live
+        for h in hosts:
+            if h not in live:
+                return (
+                    f"the daemon for host {h} is gone (it died or was stopped); finished "
+                    "runs are kept: restart it and run again with --resume"
+                )
+        return None
+
+
+def run_plan(plan: runner.Plan, store, client, given: dict[str, str], progress: bool) -> None:
+    """Every run not yet in ``store``, one after another; each stored when it ends."""
+    from tqdm import tqdm
+
+    done = store.done()
+    exps = {}
+    for p in range(len(plan.points)):
+        exps[p] = rplan.build(
+            plan.text, plan.file, plan.points[p], plan.sweep.params, plan.experiments[p], given
+        )
+    hosts = sorted({h for e in exps.values() for h in e.addresses})
+    offsets = check_daemons(client, hosts)
+    todo = [t for t in plan.tasks() if t.run not in done]
+    bar = tqdm(
+        total=plan.runs_total,
+        initial=len(done),
+        unit="run",
+        desc="cellbench run (real)",
+        disable=None if progress else True,
+    )
+    try:
+        for task in todo:
+            run = _Run(client, exps[task.point], offsets)
+            try:
+                origin = run.start()
+            except KeyboardInterrupt:
+                # Ctrl-C: every agent of this run, on every daemon, ends within ~0.1 s.
+                client.run(agents.stop, run.group, on_error="ignore")
+                raise
+            # The controller's clock at the run's first start, so started_s maps back to it.
+            store.meta["real"].setdefault("origins", {})[str(task.run)] = origin
+            store.write_run(task.run, rows(plan, task, run, origin), [], [], [], [])
+            bar.update()
+    finally:
+        bar.close()
+    store.finish()
+
+
+def rows(plan: runner.Plan, task: runner.Task, run: _Run, origin: float) -> list[dict]:
+    """One stored row per connection, in the simulator's columns where they apply."""
+    params = plan.param_values(task.point)
+    out = []
+    for rc in run.exp.connections:
+        c, t = rc.conn, rc.conn.traffic
+        sent, got, start_at = run.reports[c.index]
+        off_tx, off_rx = run.offsets[c.transmitter], run.offsets[c.receiver]
+        info = sent.get("tcp_info") or {}
+        timing = sent.get("timing") or {}
+        ends = [sent["ended_at"] - off_tx]
+        if got.get("last_at") is not None:
+            ends.append(got["last_at"] - off_rx)
+        offered = t.blocksize * 8 / (t.period_us * 1e-6) if t.period_us else None
+        limited_by, evidence = explain(c.protocol, sent, got, offered)
+        row = {
+            "run": task.run,
+            "point": task.point,
+            "replication": task.replication,
+            "seed": plan.seed,
+            "stage": 0,
+            "connection": c.index,
+            "test": c.name,
+            "transmitter": c.transmitter,
+            "receiver": c.receiver,
+            "protocol": c.protocol,
+            "traffic": t.type,
+            "blocksize": t.blocksize,
+            "receiver_blocksize": c.receiver_blocksize,
+            "nbytes": t.nbytes,
+            "duration_s": t.duration_s,
+            "period_us": t.period_us,
+            "offered_bps": offered,
+            "sndbuf": rc.sndbuf,
+            "rcvbuf": rc.rcvbuf,
+            "nodelay": c.nodelay,
+            "start_s": start_at - origin,
+            "completed": not got["timed_out"] and (t.nbytes is None or got["bytes"] == t.nbytes),
+            "bytes": got["bytes"],
+            "sender_seconds": sent["seconds"],
+            "receiver_seconds": got["seconds"],
+            "throughput_bps": sent["throughput_bps"],
+            "throughput_mbit_ttcp": sent["throughput_bps"] / 2**20,
+            "goodput_bps": got["throughput_bps"],
+            "retransmitted_segments": info.get("total_retrans"),
+            "datagrams_sent": sent["blocks"] - sent["send_errors"] if c.protocol == "udp" else None,
+            "datagrams_received": got["datagrams"] if c.protocol == "udp" else None,
+            "datagrams_dropped_no_buffer": sent["send_errors"] if c.protocol == "udp" else None,
+            "limited_by": limited_by,
+            "limit_evidence": evidence,
+            "engine": "real",
+            "started_s": sent["started_at"] - off_tx - origin,
+            "ended_s": max(ends) - origin,
+            "late_blocks": timing.get("late_blocks"),
+            "timing_error_p99_us": timing.get("error_p99_us"),
+        }
+        for k, v in params.items():
+            row[plan.columns[k]] = v
+        out.append(row)
+    return out
+
+
+def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tuple[str, str]:
+    """What bound a real connection, from the kernel's own evidence (TCP_INFO's busy,
+    rwnd-limited and sndbuf-limited times; the pacer's schedule; datagrams lost)."""
+    mbps = sent["throughput_bps"] / 1e6
+    if offered is not None and sent["throughput_bps"] >= offered * (1 - RATE_MET):
+        late = (sent.get("timing") or {}).get("late_blocks", 0)
+        return "application", (
+            f"paced at {offered / 1e6:.2f} Mb/s offered and sent {mbps:.2f} Mb/s "
+            f"({late} late block(s))"
+        )
+    if protocol == "udp":
+        lost = sent["bytes"] - got["bytes"]
+        if lost > 0:
+            share = lost / max(sent["bytes"], 1)
+            return "link", f"{share:.1%} of the bytes sent never arrived (datagrams dropped)"
+        return "undetermined", f"{mbps:.2f} Mb/s sent, every datagram arrived"
+    info = sent.get("tcp_info") or {}
+    busy = info.get("busy_us")
+    retrans = info.get("total_retrans", 0)
+    if not busy:
+        return "undetermined", "the kernel reports no busy time (TCP_INFO before Linux 4.10)"
+    rwnd = (info.get("rwnd_limited_us") or 0) / busy
+    sndbuf = (info.get("sndbuf_limited_us") or 0) / busy
+    if rwnd >= LIMITED_SHARE:
+        return "window", (
+            f"the receiver's window held the sender back {rwnd:.0%} of its busy time "
+            f"(TCP_INFO rwnd_limited), {retrans} retransmission(s)"
+        )
+    if sndbuf >= LIMITED_SHARE:
+        return "window", (
+            f"the send buffer held the sender back {sndbuf:.0%} of its busy time "
+            f"(TCP_INFO sndbuf_limited), {retrans} retransmission(s)"
+        )
+    return "link", (
+        f"congestion window over the path: neither the receive window ({rwnd:.0%}) nor the "
+        f"send buffer ({sndbuf:.0%}) limited the sender; {retrans} retransmission(s), "
+        f"srtt {info.get('rtt_us', 0) / 1000:.2f} ms"
+    )

@@ -1,0 +1,100 @@
+"""The real engine's traffic agents through the bindings, on loopback only."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+import time
+
+import pytest
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the real engine is Linux-only")
+
+
+def _native():
+    from cellbench import _native
+
+    return _native
+
+
+def _free_port(kind: int) -> int:
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _pair(protocol: str, source: dict, sink_blocksize: int = 8192) -> tuple[dict, dict]:
+    kind = socket.SOCK_STREAM if protocol == "tcp" else socket.SOCK_DGRAM
+    port = _free_port(kind)
+    now = time.time()
+    sink_spec = {
+        "protocol": protocol,
+        "bind": f"127.0.0.1:{port}",
+        "blocksize": sink_blocksize,
+        "deadline_at": now + 10,
+        "idle_timeout_s": 0.5,
+    }
+    got: dict = {}
+    t = threading.Thread(target=lambda: got.update(_native().real_sink(sink_spec)))
+    t.start()
+    spec = {
+        "protocol": protocol,
+        "bind": "127.0.0.1",
+        "peer": f"127.0.0.1:{port}",
+        "start_at": now + 0.1,
+        **source,
+    }
+    tx = _native().real_source(spec)
+    t.join()
+    return tx, got
+
+
+def test_tcp_full_nbytes_delivered_and_tcp_info():
+    tx, rx = _pair(
+        "tcp",
+        {"blocksize": 65536, "nbytes": 3_000_000, "sndbuf": 262144, "congestion": "reno"},
+    )
+    assert tx["bytes"] == rx["bytes"] == 3_000_000
+    assert tx["congestion"] == "reno"
+    info = tx["tcp_info"]
+    assert info["unacked"] == 0 and info["snd_mss"] > 0
+    assert tx["started_at"] >= time.time() - 5 and tx["ended_at"] >= tx["started_at"]
+    # ttcp's throughput: the bytes over the sender's write span.
+    assert tx["throughput_bps"] == pytest.approx(tx["bytes"] * 8 / tx["seconds"])
+
+
+def test_constant_rate_within_two_percent():
+    # 8 KB every 1 ms = 65.5 Mb/s offered, for 0.5 s: 500 blocks.
+    tx, rx = _pair("tcp", {"blocksize": 8192, "period_us": 1000.0, "duration_s": 0.5})
+    assert tx["blocks"] == 500
+    assert rx["bytes"] == 500 * 8192
+    offered = 8192 * 8 / 1e-3
+    # ttcp's span covers 499 periods and the last write.
+    assert tx["throughput_bps"] == pytest.approx(offered * 500 / 499, rel=0.02)
+    # Late blocks (a busy machine preempts the pacer) are counted, and still sent.
+    timing = tx["timing"]
+    assert 0 <= timing["late_blocks"] < 250
+    assert timing["error_p50_us"] <= timing["error_p99_us"] <= timing["error_max_us"]
+
+
+def test_udp_stream_counts_datagrams():
+    tx, rx = _pair("udp", {"blocksize": 1000, "period_us": 200.0, "nbytes": 100_000}, 1000)
+    assert tx["bytes"] == 100_000 and tx["tcp_info"] is None
+    assert rx["datagrams"] == 100 and rx["bytes"] == 100_000
+
+
+def test_bad_spec_and_refused_connection():
+    with pytest.raises(ValueError, match="unknown field"):
+        _native().real_source({"protocol": "tcp", "peer": "127.0.0.1:1", "nosuch": 1})
+    port = _free_port(socket.SOCK_STREAM)
+    spec = {
+        "protocol": "tcp",
+        "peer": f"127.0.0.1:{port}",
+        "blocksize": 100,
+        "nbytes": 100,
+        "start_at": time.time(),
+        "connect_timeout_s": 0.05,
+    }
+    with pytest.raises(OSError, match=f"connect 127.0.0.1:{port}"):
+        _native().real_source(spec)

@@ -1,0 +1,115 @@
+"""The real engine's command line on loopback: credentials, checks before any
+traffic, a controller without credentials refused, and an end-to-end run."""
+
+from __future__ import annotations
+
+import json
+import socket
+import stat
+import sys
+
+import pandas as pd
+import pytest
+from real_fixtures import Daemons, cellbench, processes_mentioning
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the real engine is Linux-only")
+
+EXPERIMENT = """
+testbed { host a { address = 127.0.0.1; } host b { address = 127.0.0.1; } }
+cluster {
+    serial {
+        parallel {
+            test a1 { type = full (blocksize=64K, nbytes=3M); own = a:%(p1)d; peer = b:%(p1)d; }
+            test b1 { type = sink (blocksize=64K); own = b:%(p1)d; peer = a:%(p1)d; }
+        }
+        parallel {
+            test b2 { type = burst (blocksize=1K, period=200, duration=0.1); protocol = udp;
+                      own = b:%(p2)d; peer = a:%(p2)d; }
+            test a2 { type = sink (blocksize=1K); protocol = udp; own = a:%(p2)d; peer = b:%(p2)d; }
+        }
+    }
+}
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _one_line_error(r, *fragments: str) -> None:
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cellbench: error:"), r.stderr
+    for f in fragments:
+        assert f in lines[0], lines[0]
+
+
+def test_make_credentials(tmp_path):
+    r = cellbench("daemon", "--make-credentials", str(tmp_path / "c"))
+    assert r.returncode == 0, r.stderr
+    key = tmp_path / "c" / "cellbench-key.pem"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert (tmp_path / "c" / "ca.pem").read_text().startswith("-----BEGIN CERTIFICATE-----")
+    again = cellbench("daemon", "--make-credentials", str(tmp_path / "c"))
+    _one_line_error(again, "exists: not overwriting")
+
+
+def test_daemon_help_documents_security():
+    r = cellbench("daemon", "--help")
+    assert r.returncode == 0
+    for word in ("--listen", "--name", "--credentials", "127.0.0.1", "TLS", "--make-credentials"):
+        assert word in r.stdout
+
+
+def test_bad_hosts_are_one_line_errors(tmp_path):
+    f = tmp_path / "x.netspec"
+    f.write_text(EXPERIMENT.replace("host b { address = 127.0.0.1; }", "") % {"p1": 1, "p2": 2})
+    base = ["run", str(f), "--engine", "real", "--check", "--scheduler", "tls://127.0.0.1:1"]
+    base += ["--credentials", str(tmp_path)]
+    _one_line_error(cellbench(*base), "host b has no address", "--host b=ADDRESS")
+    _one_line_error(cellbench(*base, "--host", "b=10.0.0.300"), "not an IP address")
+    _one_line_error(cellbench(*base, "--host", "z=10.0.0.3"), "z is not a host of this experiment")
+    ok = cellbench(*base, "--host", "b=127.0.0.1")
+    assert ok.returncode == 0 and "engine real" in ok.stdout, ok.stderr
+    no_scheduler = cellbench("run", str(f), "--engine", "real", "--host", "b=127.0.0.1")
+    _one_line_error(no_scheduler, "--scheduler")
+
+
+@pytest.fixture
+def loopback_daemons(tmp_path):
+    creds = tmp_path / "creds"
+    assert cellbench("daemon", "--make-credentials", str(creds)).returncode == 0
+    port = _free_port()
+    daemons = Daemons(tmp_path)
+    try:
+        daemons.start("a", ["--listen", f"127.0.0.1:{port}", "--credentials", str(creds)])
+        sched = f"tls://127.0.0.1:{port}"
+        daemons.start("b", ["--scheduler", sched, "--credentials", str(creds)])
+        yield sched, creds
+    finally:
+        daemons.stop()
+    assert processes_mentioning(str(creds)) == []
+
+
+def test_loopback_run_and_refusals(loopback_daemons, tmp_path):
+    sched, creds = loopback_daemons
+    f = tmp_path / "x.netspec"
+    f.write_text(EXPERIMENT % {"p1": _free_port(), "p2": _free_port()})
+    out = tmp_path / "x.result"
+    args = ["run", str(f), "--engine", "real", "--scheduler", sched, "--out", str(out)]
+    r = cellbench(*args, "--credentials", str(creds), "--json")
+    assert r.returncode == 0, r.stderr
+    rows = pd.read_parquet(out / "runs").set_index("test")
+    assert (rows["engine"] == "real").all()
+    assert rows.loc["a1", "bytes"] == 3 * 2**20
+    assert rows.loc["b2", "started_s"] >= rows.loc["a1", "ended_s"]
+    assert json.loads((out / "result.json").read_text())["engine"] == "real"
+
+    # Other credentials (another CA): refused at the TLS handshake, nothing stored.
+    other = tmp_path / "other"
+    assert cellbench("daemon", "--make-credentials", str(other)).returncode == 0
+    r = cellbench(*args[:-2], "--out", str(tmp_path / "y"), "--credentials", str(other))
+    _one_line_error(r, "cannot reach the scheduler")
+    assert not (tmp_path / "y").exists()
