@@ -398,11 +398,10 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
             h.spacing_us = _spacing(s)
         elif s.key == "stall":
             h.stall = bool(_number(s, "stall (0 or 1)", 0, 1))
-    "pacing_counts",
-    "address",
-)
-#: What a pacing rate can count (the core's names).
-PACING_COUNTS = ("cells", "payloads", "datagrams")
+        elif s.key == "pacing_counts":
+            h.pacing_counts = _choice(s, "what the adapter's pacing rate counts", PACING_COUNTS)
+        elif s.key == "address":
+            h.address = _address(s)
         else:
             raise _unknown(s, "host", HOST_KEYS)
     return h
