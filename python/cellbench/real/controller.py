@@ -34,6 +34,8 @@ START_MARGIN_PER_CONNECTION_S = 0.004
 DRAIN_S = 30.0
 #: How often a waiting controller checks that the daemons are still there, s.
 DAEMON_CHECK_S = 1.0
+#: How long an agent's error waits for the scheduler to report a peer daemon's death, s.
+PEER_DEATH_S = 2.0
 #: A connection's share of the time rwnd/sndbuf limited it that names the limit.
 LIMITED_SHARE = 0.5
 #: A paced source within this fraction of its offered rate ran at the application's rate.
@@ -211,13 +213,20 @@ class _Run:
         try:
             return future.result()
         except Exception as e:
-            gone = self.gone(hosts)
+            # An agent's error is often the echo of its peer's daemon dying (a reset
+            # connection): the scheduler learns of the death a moment later, so ask it
+            # afresh for a while before blaming the agent.
+            deadline = time.monotonic() + PEER_DEATH_S
+            gone = self.gone(hosts, fresh=True)
+            while gone is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+                gone = self.gone(hosts, fresh=True)
             raise RealError(f"{where}: {gone or f'the {role} on host {host}: {e}'}") from None
 
-    def gone(self, hosts: tuple[str, str]) -> str | None:
+    def gone(self, hosts: tuple[str, str], fresh: bool = False) -> str | None:
         with self.lock:
             # One question to the scheduler a second, however many connections wait.
-            if time.monotonic() - self.live_at > DAEMON_CHECK_S / 2:
+            if fresh or time.monotonic() - self.live_at > DAEMON_CHECK_S / 2:
                 self.live = live_daemons(self.client)
                 self.live_at = time.monotonic()
             live = self.live
