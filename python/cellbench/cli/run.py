@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from cellbench.cli.common import UsageError, check_workers, positive_int, print_json
+from cellbench.cli.common import UsageError, check_workers, positive_int, print_json, seed
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "or start:stop:step (a range, stop included); repeatable",
     )
     p.add_argument("--replications", type=positive_int("--replications"), help="runs per point")
-    p.add_argument("--seed", type=int, help="master seed (default: the file's, else 1)")
+    p.add_argument("--seed", type=seed(), help="master seed (default: the file's, else 1)")
     p.add_argument("--testbed", help="a testbed preset name or a file with a testbed { } block")
     p.add_argument(
         "--out",

@@ -236,8 +236,12 @@ def make_plan(
     if reps < 1:
         raise lang.ExperimentError(None, f"replications {reps}: must be at least 1")
     seed = seed if seed is not None else (sw.seed if sw.seed is not None else 1)
+    if not 0 <= seed <= model.U64_MAX:
+        raise lang.ExperimentError(None, f"seed {seed}: must be 0..{model.U64_MAX} (2^64-1)")
     points = sw.points()
     experiments = [model.build(sweep.apply(doc, p, sw.params), base) for p in points]
+    if reps * experiments[0].stages > model.U32_MAX:
+        raise lang.ExperimentError(None, f"replications {reps}: at most {model.U32_MAX}")
     first = experiments[0]
     shape = [(c.name, c.stage) for c in first.connections]
     for e in experiments[1:]:
@@ -246,18 +250,15 @@ def make_plan(
                 None, "the sweep changes which connections exist: it may change values only"
             )
     check_engine()
+    for e in experiments:
+        model.check_with_engine(e, seed)
     return Plan(name, text, sets, sw, points, experiments, reps, seed, trace, testbed, series)
 
 
 def _source(source: str | os.PathLike, file: str | None) -> tuple[str, str]:
     if isinstance(source, os.PathLike) or ("{" not in str(source) and "\n" not in str(source)):
-        path = Path(source)
-        try:
-            return path.read_text(), file or str(source)
-        except OSError as e:
-            raise lang.ExperimentError(
-                None, f"{source}: cannot read the experiment ({e.strerror})"
-            ) from None
+        name = file or str(source)
+        return lang.read(Path(source), name, "the experiment"), name
     return str(source), file or "<text>"
 
 
@@ -324,15 +325,20 @@ def _run_local(plan, store, todo, workers, bar, executor) -> None:
                 store.write_run(task.run, *_rows(plan, task, out))
                 bar.update()
         except BaseException:
-            # Keep what is running (it cannot be stopped mid-simulation); drop the rest.
+            # Drop what has not started, stop what is running (each stops within a few
+            # thousand events), and keep every run that finished meanwhile.
             for f in pending:
                 f.cancel()
-            for f, task in pending.items():
-                if not f.cancelled():
-                    try:
-                        store.write_run(task.run, *_rows(plan, task, f.result()))
-                    except Exception:
-                        pass
+            _native().stop_runs()
+            try:
+                for f, task in pending.items():
+                    if not f.cancelled() and f.exception() is None:
+                        try:
+                            store.write_run(task.run, *_rows(plan, task, f.result()))
+                        except Exception:
+                            pass
+            finally:
+                _native().allow_runs()
             raise
 
 

@@ -4,6 +4,7 @@
 //! unknown keys are errors, and every value is checked before anything runs.
 
 use super::explain::{classify, lockstep_cycle, Facts, LockstepCycle};
+use super::guard::DEFAULT_EVENT_BUDGET;
 use super::net::{
     AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PolicerSpec, PortSpec, Topology,
     TxSpacing, VcPacing,
@@ -41,6 +42,9 @@ pub struct RunSpec {
     pub series: bool,
     #[serde(default = "an_hour")]
     pub time_limit_s: f64,
+    /// The run's event budget (`sim::guard`); None: the default.
+    #[serde(default)]
+    pub max_events: Option<u64>,
     #[serde(default)]
     pub per_cell: bool,
     #[serde(default)]
@@ -495,6 +499,9 @@ fn err(msg: String) -> ScenarioError {
     ScenarioError(msg)
 }
 
+/// The longest time a spec may give (any duration, delay, start or limit), seconds.
+const MAX_SECONDS: f64 = 1e6;
+
 /// A time in seconds from the user: finite and >= 0 (or > 0 when `positive`).
 fn seconds(what: &str, v: f64, positive: bool) -> Result<SimTime, ScenarioError> {
     time_in(what, v, 1.0, "s", positive)
@@ -510,10 +517,11 @@ fn time_in(
     positive: bool,
 ) -> Result<SimTime, ScenarioError> {
     let secs = v / per_second;
-    if !v.is_finite() || v < 0.0 || (positive && v == 0.0) || secs > 1e6 {
+    if !v.is_finite() || v < 0.0 || (positive && v == 0.0) || secs > MAX_SECONDS {
         let want = if positive { "> 0" } else { ">= 0" };
+        let most = MAX_SECONDS * per_second;
         return Err(err(format!(
-            "{what} {v} {unit}: must be a finite number {want}"
+            "{what} {v} {unit}: must be a finite number {want} and at most {most:e} {unit}"
         )));
     }
     Ok(SimTime::from_secs_f64(secs))
@@ -529,6 +537,7 @@ impl RunSpec {
             trace: false,
             series: false,
             time_limit_s: an_hour(),
+            max_events: None,
             per_cell: false,
             switch: SwitchSpec::default(),
             hosts,
@@ -770,6 +779,28 @@ impl RunSpec {
             let size = blocksize.dist();
             size.check(&format!("{what}: blocksize"), max_block)
                 .map_err(|e| err(e.to_string()))?;
+            if let Dist::Fixed(least) | Dist::Uniform(least, _) = size {
+                if least < 1.0 {
+                    return Err(err(format!(
+                        "{what}: blocksize {size}: a block is at least 1 byte"
+                    )));
+                }
+            }
+            if let Pace::Every { period_us, .. } = pace {
+                // A source cannot write blocks more often than one write() takes: a
+                // shorter period only adds due-and-skipped blocks (events) to the run.
+                let floor = profiles[src].syscall.as_us_f64();
+                let least = match period_us {
+                    Dist::Fixed(v) | Dist::Uniform(v, _) | Dist::Exponential(v) => v,
+                };
+                if least < floor {
+                    return Err(err(format!(
+                        "{what}: block period {period_us} µs: at least {floor} µs, the time \
+                         one write() takes on {} (no host writes blocks more often)",
+                        profiles[src].name
+                    )));
+                }
+            }
             let (buflen, block_size) = match size {
                 Dist::Fixed(v) => (v.round() as u32, None),
                 Dist::Uniform(_, hi) => (hi.round() as u32, Some(size)),
@@ -816,6 +847,7 @@ impl RunSpec {
             trace: self.trace,
             series: self.series,
             time_limit: seconds("time_limit_s", self.time_limit_s, true)?,
+            event_budget: self.max_events.unwrap_or(DEFAULT_EVENT_BUDGET),
         };
         validate(&scenario)?;
         Ok(scenario)

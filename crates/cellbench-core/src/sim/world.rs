@@ -10,6 +10,7 @@
 
 use super::clock::{Clock, FlatOut};
 use super::event::EventQueue;
+use super::guard;
 use super::net::{
     aal5_cells, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, PolicerCounters,
     PortCounters, Topology,
@@ -85,6 +86,8 @@ pub struct Scenario {
     pub series: bool,
     /// Give up (and report the transfer incomplete) at this simulated time.
     pub time_limit: SimTime,
+    /// Fail the run (`sim::guard`) after this many steps of the event loop.
+    pub event_budget: u64,
 }
 
 /// A segment in a trace: sent by one end of a transfer.
@@ -530,7 +533,7 @@ pub fn run_with_clock(
         world.events.schedule(slow, Event::SlowTick(h));
     }
 
-    world.run(scenario.time_limit, clock);
+    world.run(scenario.time_limit, scenario.event_budget, clock)?;
     Ok(world.results(scenario))
 }
 
@@ -606,10 +609,21 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
 }
 
 impl World {
-    fn run(&mut self, limit: SimTime, clock: &mut dyn Clock) {
+    fn run(
+        &mut self,
+        limit: SimTime,
+        budget: u64,
+        clock: &mut dyn Clock,
+    ) -> Result<(), ScenarioError> {
+        let mut steps: u64 = 0;
         loop {
             if self.all_done() {
                 break;
+            }
+            // The one place a run looks outside itself: its event budget and a stop request.
+            steps += 1;
+            if steps.is_multiple_of(guard::CHECK_EVERY) {
+                guard::check(steps, budget, self.now)?;
             }
             let t_ev = self.events.peek_time();
             let t_net = self.net.poll_at();
@@ -689,6 +703,7 @@ impl World {
                 }
             }
         }
+        Ok(())
     }
 
     /// An endpoint's timer event. A deadline that moved later meanwhile gets
