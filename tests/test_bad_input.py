@@ -3,6 +3,7 @@ nothing written; and the engine's own limits are stated where the value is writt
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -239,3 +240,25 @@ def test_every_byte_count_takes_the_language_suffixes() -> None:
     parse = byte_count("--nbytes", (1 << 64) - 1)
     assert parse("100G") == 100 << 30 and parse("16K") == 16384 and parse("1e6") == 10**6
     assert parse("33554432") == 32 << 20
+
+
+@pytest.mark.parametrize(
+    "path, value",
+    [
+        (("connections", 0, "start_s"), float("nan")),
+        (("connections", 0, "traffic", "duration_s"), float("inf")),
+        (("time_limit_s",), float("-inf")),
+    ],
+)
+def test_nan_or_inf_in_a_run_spec_names_its_key(path, value) -> None:
+    from cellbench import _native
+
+    spec = _native.lan_buffers_spec(16384, 16384)
+    spec["connections"][0]["traffic"] = {"type": "full", "blocksize": 8192, "duration_s": 1.0}
+    where = spec
+    for k in path[:-1]:
+        where = where[k]
+    where[path[-1]] = value
+    name = ".".join(str(k) for k in path).replace(".0.", "[0].")
+    with pytest.raises(ValueError, match=rf"^run spec: {re.escape(name)} is .*: expected a finite"):
+        _native.simulate(spec)

@@ -59,12 +59,52 @@ fn tcp_flavours() -> Vec<(&'static str, u32)> {
 }
 
 /// A spec as JSON text: a str is taken as it is, anything else through json.dumps.
+/// JSON has no NaN or infinity: such a value is refused here, by its key.
 fn spec_json(spec: &Bound<'_, PyAny>) -> PyResult<String> {
     if let Ok(text) = spec.extract::<String>() {
         return Ok(text);
     }
+    if let Some((path, v)) = non_finite(spec, String::new(), 16)? {
+        return Err(value_error(format!(
+            "run spec: {path} is {v}: expected a finite number"
+        )));
+    }
     let json = spec.py().import_bound("json")?;
     json.call_method1("dumps", (spec,))?.extract()
+}
+
+/// The first NaN or infinite float in a spec's dicts and lists: its key path
+/// (`connections[0].traffic.duration_s`) and value.
+/// Looks no deeper than `depth` levels (a spec has four; a cycle is json.dumps's to report).
+fn non_finite(v: &Bound<'_, PyAny>, path: String, depth: u32) -> PyResult<Option<(String, f64)>> {
+    if depth == 0 {
+        return Ok(None);
+    }
+    if let Ok(d) = v.downcast::<pyo3::types::PyDict>() {
+        for (k, x) in d.iter() {
+            let key = k.str()?.to_string();
+            let sub = if path.is_empty() {
+                key
+            } else {
+                format!("{path}.{key}")
+            };
+            if let Some(found) = non_finite(&x, sub, depth - 1)? {
+                return Ok(Some(found));
+            }
+        }
+    } else if let Ok(l) = v.downcast::<pyo3::types::PyList>() {
+        for (i, x) in l.iter().enumerate() {
+            if let Some(found) = non_finite(&x, format!("{path}[{i}]"), depth - 1)? {
+                return Ok(Some(found));
+            }
+        }
+    } else if let Ok(f) = v.downcast::<pyo3::types::PyFloat>() {
+        let x = f.value();
+        if !x.is_finite() {
+            return Ok(Some((path, x)));
+        }
+    }
+    Ok(None)
 }
 
 /// A spec or a result as plain Python data, from its JSON text.

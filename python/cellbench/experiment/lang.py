@@ -464,6 +464,8 @@ def read(path, file: str, what: str = "the file") -> str:
             data = f.read(MAX_TEXT_BYTES + 1)
     except OSError as e:
         raise ExperimentError(None, f"{file}: cannot read {what} ({e.strerror})") from None
+    except ValueError as e:  # a name no file can have (a NUL byte)
+        raise ExperimentError(None, f"{file!r}: cannot read {what} ({e})") from None
     _check_size(len(data), file)
     return decode(data, file)
 
