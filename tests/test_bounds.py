@@ -93,3 +93,20 @@ def test_simulate_raises_keyboard_interrupt_once_runs_are_stopped() -> None:
     finally:
         _native.allow_runs()
     assert _native.simulate(spec)["connections"][0]["completed"]
+
+
+def test_a_run_the_time_limit_cuts_is_marked_truncated_with_its_rate_so_far(tmp_path) -> None:
+    """The transfer (4 KB window over 8.8 ms: 3.6 Mb/s) needs 4400 s for 2 GB: the
+    3600 s limit cuts it, and every output says so, with the rate it had reached."""
+    text = """testbed wan-window { }
+cluster {
+  test s { type = full (blocksize=8K, nbytes=2G); protocol = tcp (window=4K);
+           own = alpha-west:1; peer = alpha-east:1; }
+  test r { type = sink (blocksize=8K); protocol = tcp (window=4K);
+           own = alpha-east:1; peer = alpha-west:1; }
+}"""
+    row = runner.run(text).to_pandas().iloc[0]
+    assert not row.completed and row.limited_by == "window"
+    assert 3.4e6 < row.throughput_bps < 3.7e6
+    assert row.limit_evidence.startswith("truncated: cut by the simulated-time limit (3600 s)")
+    assert f"{row.throughput_bps / 1e6:.3f} Mb/s so far" in row.limit_evidence

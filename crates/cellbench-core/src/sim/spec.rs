@@ -3,7 +3,7 @@
 //! the experiment language and the front ends hand to the simulator, as JSON;
 //! unknown keys are errors, and every value is checked before anything runs.
 
-use super::explain::{classify, lockstep_cycle, Facts, LockstepCycle};
+use super::explain::{classify, lockstep_cycle, Facts, LimitedBy, LockstepCycle};
 use super::guard::DEFAULT_EVENT_BUDGET;
 use super::net::{
     AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PolicerSpec, PortSpec, Topology,
@@ -269,6 +269,10 @@ impl Param {
         }
     }
 }
+
+/// `limited_by` of a connection the simulated-time limit cut before it finished
+/// when nothing else bound it (its evidence then starts "truncated:" either way).
+pub const TRUNCATED: &str = "time-limit";
 
 /// The largest write a drawn block size may ask for (TCP); UDP datagrams stop at 65507.
 const MAX_BLOCK: f64 = 1_048_576.0;
@@ -944,7 +948,19 @@ impl RunSpec {
                     Some(h) => format!("the port to {}", h.name),
                     None => format!("the {}", self.port_label(p)),
                 });
-                let why = classify(&facts);
+                let mut why = classify(&facts);
+                // A cut run reports its rate so far (world.rs) and says it was cut.
+                if !t.completed {
+                    // Whatever else bound it, the run did not finish: say so first.
+                    why.evidence = format!(
+                        "truncated: cut by the simulated-time limit ({} s) after {} of its \
+                         bytes were written, {:.3} Mb/s so far; {}",
+                        self.time_limit_s,
+                        t.bytes,
+                        t.throughput_bps() / 1e6,
+                        why.evidence
+                    );
+                }
                 ConnResult {
                     transmitter: c.transmitter.clone(),
                     receiver: c.receiver.clone(),
@@ -984,7 +1000,12 @@ impl RunSpec {
                     datagrams_dropped_no_buffer: t.udp.map(|u| u.dropped_no_buffer),
                     trace: records.iter().map(|x| x.line()).collect(),
                     lockstep_cycle: lockstep_cycle(&records).map(CycleResult::from),
-                    limited_by: why.limited_by.as_str(),
+                    // A cut run keeps a bound the evidence shows; without one, the cut is it.
+                    limited_by: if t.completed || why.limited_by != LimitedBy::Undetermined {
+                        why.limited_by.as_str()
+                    } else {
+                        TRUNCATED
+                    },
                     limit_evidence: why.evidence,
                     min_rtt_s: t.probe.min_rtt.map(|x| x.as_secs_f64()),
                     peak_flight_bytes: t.probe.peak_flight,

@@ -1270,8 +1270,9 @@ impl World {
                 completed,
                 bytes: src.written,
                 bytes_received: sink.read,
-                sender_seconds: secs(src.started, src.finished),
-                receiver_seconds: secs(sink.started, sink.finished),
+                // A side the time limit cut ran until the limit: its rate so far.
+                sender_seconds: secs(src.started, src.finished.or(Some(scenario.time_limit))),
+                receiver_seconds: secs(sink.started, sink.finished.or(Some(scenario.time_limit))),
                 writes: src.writes,
                 reads: sink.reads,
                 sender: s.tcb.stats,
