@@ -163,7 +163,7 @@ def test_numbers_comments_strings():
         ),
         (
             "cluster {\n" + pair(0, tx="full (blocksize=8.5, nbytes=1M)") + "}",
-            "x.netspec:2:34: found 8.5, expected a whole number >= 1 for blocksize (bytes)",
+            "x.netspec:2:34: found 8.5, expected a whole number >= 1 and <= 1048576 for blocksize (bytes)",
         ),
         (
             "cluster {\n"
@@ -287,7 +287,7 @@ def test_numbers_comments_strings():
         ),
         (
             "sweep { replications = 0; }",
-            "x.netspec:1:24: found 0, expected a whole number >= 1 for replications",
+            "x.netspec:1:24: found 0, expected a whole number >= 1 and <= 4294967295 for replications",
         ),
     ],
 )

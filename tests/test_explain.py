@@ -73,7 +73,9 @@ def test_europe_vp_unspaced_is_policed_and_spaced_is_rate_bound():
     unspaced = df[df.spacing_us.isna()].iloc[0]
     spaced = df[df.spacing_us == 19.45].iloc[0]
     assert unspaced.limited_by == "policing", unspaced.limit_evidence
-    assert unspaced.limit_evidence.startswith(f"UPC discarded {unspaced.cells_policed} cells")
+    # Policed to a standstill: the time limit ends the run, and the evidence says both.
+    assert unspaced.limit_evidence.startswith("truncated: cut by the simulated-time limit")
+    assert f"so far; UPC discarded {unspaced.cells_policed} cells" in unspaced.limit_evidence
     assert spaced.limited_by == "link", spaced.limit_evidence
     assert spaced.limit_evidence.startswith("the adapter spacing cells 19.45 µs apart")
 

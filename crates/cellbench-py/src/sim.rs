@@ -3,10 +3,14 @@
 
 use crate::error::value_error;
 use cellbench_core::sim::batch::run_indexed;
+use cellbench_core::sim::guard;
 use cellbench_core::sim::spec::RunSpec;
 use cellbench_core::sim::testbeds::LanBuffers;
 use cellbench_core::tcp::Flavour;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
+use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::time::Duration;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lan_buffers_spec, m)?)?;
@@ -14,6 +18,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_many, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_flavours, m)?)?;
     m.add_function(wrap_pyfunction!(host_profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(host_write_us, m)?)?;
+    m.add_function(wrap_pyfunction!(check_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(stop_runs, m)?)?;
+    m.add_function(wrap_pyfunction!(allow_runs, m)?)?;
     Ok(())
 }
 
@@ -21,6 +29,24 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 fn host_profiles() -> Vec<&'static str> {
     cellbench_core::host::HostProfile::names()
+}
+
+/// Per host profile, the time of one write() system call in µs: no application
+/// writes blocks more often, so a shorter burst period is refused.
+#[pyfunction]
+fn host_write_us() -> Vec<(&'static str, f64)> {
+    cellbench_core::host::HostProfile::names()
+        .into_iter()
+        .filter_map(cellbench_core::host::HostProfile::by_name)
+        .map(|p| (p.name, p.syscall.as_us_f64()))
+        .collect()
+}
+
+/// Check a spec as `simulate` would, without running it: ValueError naming the bad value.
+#[pyfunction]
+fn check_spec(spec: &Bound<'_, PyAny>) -> PyResult<()> {
+    let spec = RunSpec::from_json(&spec_json(spec)?).map_err(value_error)?;
+    spec.scenario().map(|_| ()).map_err(value_error)
 }
 
 /// The TCP flavours and the largest socket buffer each accepts, in bytes.
@@ -33,12 +59,52 @@ fn tcp_flavours() -> Vec<(&'static str, u32)> {
 }
 
 /// A spec as JSON text: a str is taken as it is, anything else through json.dumps.
+/// JSON has no NaN or infinity: such a value is refused here, by its key.
 pub(crate) fn spec_json(spec: &Bound<'_, PyAny>) -> PyResult<String> {
     if let Ok(text) = spec.extract::<String>() {
         return Ok(text);
     }
+    if let Some((path, v)) = non_finite(spec, String::new(), 16)? {
+        return Err(value_error(format!(
+            "run spec: {path} is {v}: expected a finite number"
+        )));
+    }
     let json = spec.py().import_bound("json")?;
     json.call_method1("dumps", (spec,))?.extract()
+}
+
+/// The first NaN or infinite float in a spec's dicts and lists: its key path
+/// (`connections[0].traffic.duration_s`) and value.
+/// Looks no deeper than `depth` levels (a spec has four; a cycle is json.dumps's to report).
+fn non_finite(v: &Bound<'_, PyAny>, path: String, depth: u32) -> PyResult<Option<(String, f64)>> {
+    if depth == 0 {
+        return Ok(None);
+    }
+    if let Ok(d) = v.downcast::<pyo3::types::PyDict>() {
+        for (k, x) in d.iter() {
+            let key = k.str()?.to_string();
+            let sub = if path.is_empty() {
+                key
+            } else {
+                format!("{path}.{key}")
+            };
+            if let Some(found) = non_finite(&x, sub, depth - 1)? {
+                return Ok(Some(found));
+            }
+        }
+    } else if let Ok(l) = v.downcast::<pyo3::types::PyList>() {
+        for (i, x) in l.iter().enumerate() {
+            if let Some(found) = non_finite(&x, format!("{path}[{i}]"), depth - 1)? {
+                return Ok(Some(found));
+            }
+        }
+    } else if let Ok(f) = v.downcast::<pyo3::types::PyFloat>() {
+        let x = f.value();
+        if !x.is_finite() {
+            return Ok(Some((path, x)));
+        }
+    }
+    Ok(None)
 }
 
 /// A spec or a result as plain Python data, from its JSON text.
@@ -48,11 +114,81 @@ pub(crate) fn to_py(py: Python<'_>, text: Result<String, serde_json::Error>) -> 
     Ok(json.call_method1("loads", (text,))?.unbind())
 }
 
+/// How often the calling thread looks for Ctrl-C while a simulation runs.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Run `work` on a thread of its own, without the GIL, while this thread watches for
+/// Ctrl-C: Python runs its signal handlers only on the main thread holding the GIL, so
+/// it polls them (`check_signals`). On KeyboardInterrupt every running simulation is
+/// asked to stop (`sim::guard`, within a few thousand events); once `work` has
+/// returned, the request is withdrawn and KeyboardInterrupt raised. On any other
+/// thread `check_signals` finds nothing: there the runner's `stop_runs` stops it.
+fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> PyResult<T> {
+    if guard::stop_requested() {
+        return Err(PyKeyboardInterrupt::new_err(
+            "simulations are being stopped",
+        ));
+    }
+    let (tx, rx) = channel();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let _ = tx.send(work());
+        });
+        let mut rx = rx;
+        loop {
+            // The receiver moves in and out: it may be sent between threads, not shared.
+            let (back, got) = py.allow_threads(move || {
+                let got = rx.recv_timeout(SIGNAL_POLL);
+                (rx, got)
+            });
+            rx = back;
+            match got {
+                Ok(out) => return Ok(out),
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(e) = py.check_signals() {
+                        guard::request_stop();
+                        let _ = py.allow_threads(move || rx.recv());
+                        guard::clear_stop();
+                        return Err(e);
+                    }
+                }
+                // The work panicked: the scope re-raises the panic as it ends.
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(PyRuntimeError::new_err("the simulation thread failed"))
+                }
+            }
+        }
+    })
+}
+
+/// A run's error as Python sees it: stopped by a stop request, KeyboardInterrupt.
+fn run_error(e: impl std::fmt::Display) -> PyErr {
+    if guard::stop_requested() {
+        PyKeyboardInterrupt::new_err(e.to_string())
+    } else {
+        value_error(e)
+    }
+}
+
+/// Ask every running simulation to stop soon (they raise KeyboardInterrupt) and
+/// refuse new ones, until `allow_runs` (the runner's Ctrl-C).
+#[pyfunction]
+fn stop_runs() {
+    guard::request_stop();
+}
+
+/// Let simulations run again after `stop_runs`.
+#[pyfunction]
+fn allow_runs() {
+    guard::clear_stop();
+}
+
 /// Run one spec (see `sim::spec`): a dict or its JSON text; returns a dict.
+/// Ctrl-C stops it within a fraction of a second (KeyboardInterrupt).
 #[pyfunction]
 fn simulate(py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<PyObject> {
     let spec = RunSpec::from_json(&spec_json(spec)?).map_err(value_error)?;
-    let result = py.allow_threads(|| spec.run()).map_err(value_error)?;
+    let result = interruptible(py, || spec.run())?.map_err(run_error)?;
     to_py(py, serde_json::to_string(&result))
 }
 
@@ -73,11 +209,13 @@ fn simulate_many(
             .map_err(|e| value_error(format!("spec {i}: {e}")))?;
         parsed.push(spec);
     }
-    let results = py.allow_threads(|| run_indexed(parsed.len(), workers, |i| parsed[i].run()));
+    let results = interruptible(py, || {
+        run_indexed(parsed.len(), workers, |i| parsed[i].run())
+    })?;
     results
         .into_iter()
         .map(|r| {
-            r.map_err(value_error)
+            r.map_err(run_error)
                 .and_then(|r| to_py(py, serde_json::to_string(&r)))
         })
         .collect()

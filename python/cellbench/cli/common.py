@@ -29,8 +29,14 @@ def positive_float(what: str):
     return parse
 
 
-def positive_int(what: str):
-    """An argparse type: a whole number >= 1, with an error naming `what`."""
+#: The simulator's integer widths: socket buffers, write sizes and counts are u32,
+#: byte totals and seeds u64; a value beyond them is a usage error, not an OverflowError.
+U32_MAX = (1 << 32) - 1
+U64_MAX = (1 << 64) - 1
+
+
+def positive_int(what: str, hi: int = U32_MAX):
+    """An argparse type: a whole number 1..hi, with an error naming `what`."""
 
     def parse(text: str) -> int:
         try:
@@ -39,8 +45,47 @@ def positive_int(what: str):
             raise argparse.ArgumentTypeError(
                 f"{what} must be a whole number, got {text!r}"
             ) from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{what} must be >= 1, got {text!r}")
+        if not 1 <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{what} must be >= 1 and at most {hi}, got {text!r}")
+        return value
+
+    return parse
+
+
+def byte_count(what: str, hi: int = U32_MAX):
+    """An argparse type: a whole number of bytes 1..hi, with the experiment language's
+    K, M and G suffixes (2^10, 2^20, 2^30): ``--nbytes 100G`` as ``nbytes=100G``."""
+    from cellbench.experiment.lang import number_text
+
+    def parse(text: str) -> int:
+        value = number_text(text.strip())
+        if value is None or isinstance(value, float):
+            raise argparse.ArgumentTypeError(
+                f"{what} must be a whole number of bytes (K, M, G: 2^10, 2^20, 2^30), got {text!r}"
+            )
+        if not 1 <= value <= hi:
+            raise argparse.ArgumentTypeError(
+                f"{what} must be >= 1 and at most {hi} bytes, got {text!r}"
+            )
+        return value
+
+    return parse
+
+
+def seed(what: str = "--seed"):
+    """An argparse type: a master seed, a whole number 0..2^64-1 (the simulator's u64)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{what} must be a whole number, got {text!r}"
+            ) from None
+        if not 0 <= value <= U64_MAX:
+            raise argparse.ArgumentTypeError(
+                f"{what} must be >= 0 and at most {U64_MAX} (2^64-1), got {text!r}"
+            )
         return value
 
     return parse

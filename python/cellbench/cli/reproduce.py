@@ -6,11 +6,14 @@ import argparse
 from pathlib import Path
 
 from cellbench.cli.common import (
+    U64_MAX,
     UsageError,
+    byte_count,
     check_workers,
     interrupted,
     positive_int,
     print_json,
+    seed,
 )
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
 from cellbench.reproduce import STUDIES, lan_buffers, wan
@@ -26,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     studies = p.add_subparsers(dest="name", metavar="STUDY")
     studies.required = True
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--seed", type=int, default=1, help="master seed (default 1)")
+    common.add_argument("--seed", type=seed(), default=1, help="master seed (default 1)")
     common.add_argument(
         "--workers", type=int, default=0, help="worker threads (default: all cores)"
     )
@@ -139,31 +142,31 @@ def _lan_buffers(studies: argparse._SubParsersAction, common: argparse.ArgumentP
     )
     p.add_argument(
         "--send-buffer",
-        type=positive_int("--send-buffer"),
+        type=byte_count("--send-buffer"),
         action="append",
         help="only this sender SO_SNDBUF (bytes); repeatable",
     )
     p.add_argument(
         "--recv-buffer",
-        type=positive_int("--recv-buffer"),
+        type=byte_count("--recv-buffer"),
         action="append",
         help="only this receiver SO_RCVBUF (bytes); repeatable",
     )
     p.add_argument(
         "--buflen",
-        type=positive_int("--buflen"),
+        type=byte_count("--buflen"),
         default=8192,
         help="ttcp -l: bytes per write and per read (default 8192)",
     )
     p.add_argument(
         "--nbytes",
-        type=positive_int("--nbytes"),
+        type=byte_count("--nbytes", U64_MAX),
         default=lan_buffers.TRANSFER_BYTES,
         help="bytes per transfer (default 32 MB = 33554432)",
     )
     p.add_argument(
         "--mtu",
-        type=positive_int("--mtu"),
+        type=byte_count("--mtu"),
         default=9188,
         help="IP MTU in bytes (default 9188, VC-mux 'Fore IP')",
     )

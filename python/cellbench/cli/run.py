@@ -13,6 +13,7 @@ from cellbench.cli.common import (
     interrupted,
     positive_int,
     print_json,
+    seed,
 )
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
 
@@ -35,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "or start:stop:step (a range, stop included); repeatable",
     )
     p.add_argument("--replications", type=positive_int("--replications"), help="runs per point")
-    p.add_argument("--seed", type=int, help="master seed (default: the file's, else 1)")
+    p.add_argument("--seed", type=seed(), help="master seed (default: the file's, else 1)")
     p.add_argument("--testbed", help="a testbed preset name or a file with a testbed { } block")
     p.add_argument(
         "--out",

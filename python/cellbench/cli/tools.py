@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from cellbench import _native
-from cellbench.cli.common import UsageError, positive_int
+from cellbench.cli.common import UsageError, byte_count, positive_int, seed
 from cellbench.experiment.lang import ExperimentError
 from cellbench.experiment.model import clamp_sockbuf
 from cellbench.experiment.testbed import preset
@@ -51,17 +51,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     side.add_argument("-t", action="store_true", help="report as the transmitter (default)")
     side.add_argument("-r", action="store_true", help="report as the receiver")
     t.add_argument("-s", action="store_true", help="source/sink a pattern (always so here)")
-    t.add_argument("-l", type=positive_int("-l"), default=8192, help="buffer length (8192)")
+    t.add_argument("-l", type=byte_count("-l"), default=8192, help="buffer length (8192)")
     t.add_argument("-n", type=positive_int("-n"), default=2048, help="number of buffers (2048)")
     t.add_argument(
         "-b",
-        type=positive_int("-b"),
+        type=byte_count("-b"),
         help="socket buffer size of the reporting side (SO_SNDBUF/SO_RCVBUF)",
     )
-    t.add_argument("--sndbuf", type=positive_int("--sndbuf"), help="transmitter SO_SNDBUF")
-    t.add_argument("--rcvbuf", type=positive_int("--rcvbuf"), help="receiver SO_RCVBUF")
+    t.add_argument("--sndbuf", type=byte_count("--sndbuf"), help="transmitter SO_SNDBUF")
+    t.add_argument("--rcvbuf", type=byte_count("--rcvbuf"), help="receiver SO_RCVBUF")
     t.add_argument("-u", action="store_true", help="use UDP instead of TCP")
-    t.add_argument("-p", type=positive_int("-p"), default=5001, help="port (5001; cosmetic)")
+    t.add_argument("-p", type=positive_int("-p", 65535), default=5001, help="port (5001; cosmetic)")
     t.add_argument("-D", action="store_true", help="TCP_NODELAY on the transmitter")
     t.add_argument("-f", choices=sorted(TTCP_FORMATS), default="K", help="format: k,K,m,M,g,G")
     t.add_argument(
@@ -97,7 +97,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--testbed", default="lan-buffers", help="testbed preset (lan-buffers)")
-    p.add_argument("--seed", type=int, default=1, help="seed (1)")
+    p.add_argument("--seed", type=seed(), default=1, help="seed (1)")
 
 
 def _spec(
@@ -271,14 +271,9 @@ def _netperf_options(words: list[str]) -> dict[str, int]:
         if i + 1 >= len(words):
             raise UsageError(f"netperf test option {flag} needs a value in bytes")
         try:
-            value = int(words[i + 1])
-        except ValueError:
-            raise UsageError(
-                f"netperf test option {flag} {words[i + 1]!r}: expected bytes"
-            ) from None
-        if value < 1:
-            raise UsageError(f"netperf test option {flag} {value}: must be >= 1")
-        out[known[flag]] = value
+            out[known[flag]] = byte_count(f"netperf test option {flag}")(words[i + 1])
+        except argparse.ArgumentTypeError as e:
+            raise UsageError(str(e)) from None
         i += 2
     return out
 
@@ -315,8 +310,9 @@ def netperf(args: argparse.Namespace) -> int:
     sndbuf, rcvbuf = conn["sndbuf"], conn["rcvbuf"]
     c = _native.simulate(spec)["connections"][0]
     # netperf's elapsed time runs from the start of the test until its timer ends
-    # it: a sender blocked for good (a window that never opens) still ends at -l.
-    elapsed = max(c["sender_seconds"], args.seconds)
+    # it: a sender blocked for good (a window that never opens, a transfer the
+    # simulated-time limit cut) still ends at -l, when netperf's alarm fires.
+    elapsed = max(c["sender_seconds"], args.seconds) if c["completed"] else args.seconds
     div, unit = NETPERF_FORMATS[args.fmt]
     print(f"{NETPERF_TESTS[args.test]} to {c['receiver']} (simulated: testbed {args.testbed})")
     if udp:

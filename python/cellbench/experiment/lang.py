@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Union
+from typing import NamedTuple, Union
 
 
-@dataclass(frozen=True)
-class Pos:
-    """Where a token starts: file name, 1-based line and column."""
+class Pos(NamedTuple):
+    """Where a token starts: file name, 1-based line and column (a tuple: a file has
+    one per token, and a tuple is the cheapest immutable record to make)."""
 
     file: str
     line: int
@@ -61,13 +61,19 @@ def expected(pos: Pos, found: str, what: str) -> ExperimentError:
 # --- tokens -----------------------------------------------------------------------------------
 
 PUNCT = "{}()[];=,:"
+#: Deepest nesting of blocks, lists and calls: far beyond any real experiment, and
+#: shallow enough that every recursive walk of the tree (parser, checker, copy) stays
+#: well inside Python's recursion limit.
+MAX_DEPTH = 64
+#: The largest experiment text: a thousand times the largest example, and small enough
+#: that lexing, checking and copying it take a second, not minutes and gigabytes.
+MAX_TEXT_BYTES = 1 << 20
 _WORD = re.compile(r"[A-Za-z0-9_.\-]+")
 _NUMBER = re.compile(r"-?(\d+(\.\d*)?|\.\d+)([eE]-?\d+)?([KMG])?\Z")
 _SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     kind: str  # "name", "number", "string", "var", "punct", "eof"
     text: str
     pos: Pos
@@ -95,62 +101,73 @@ def number_value(text: str) -> int | float:
     return int(value) if suffix != 1 and value.is_integer() else value
 
 
+def number_text(text: str) -> int | float | None:
+    """A NUMBER as the language writes it (``16K``, ``1e6``), or None if ``text`` is not one.
+    A float that is whole is an int (``1e3`` -> 1000), so byte counts may be written so."""
+    if not _NUMBER.match(text):
+        return None
+    value = number_value(text)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+#: One token (or a stretch of blanks, a comment, a newline) at a time: the lexer is
+#: one regular expression, so a long file costs a pass of the C matcher, not a Python
+#: loop per character.
+_TOKEN = re.compile(
+    r"(?P<nl>\n)|(?P<blank>[ \t\r\f]+)|(?P<comment>#[^\n]*)|(?P<punct>[{}()\[\];=,:])"
+    r'|(?P<string>"[^"\n]*")|(?P<var>\$[A-Za-z0-9_.\-]+)|(?P<word>[A-Za-z0-9_.\-]+)'
+)
+
+
 def tokenize(text: str, file: str) -> list[Token]:
     tokens: list[Token] = []
-    line, col, i = 1, 1, 0
+    append = tokens.append
+    line, line_start, i = 1, 0, 0
     n = len(text)
+    match = _TOKEN.match
     while i < n:
-        c = text[i]
-        pos = Pos(file, line, col)
-        if c == "\n":
-            line, col, i = line + 1, 1, i + 1
-            continue
-        if c in " \t\r\f":
-            i, col = i + 1, col + 1
-            continue
-        if c == "#":
-            while i < n and text[i] != "\n":
-                i += 1
-            continue
-        if c in PUNCT:
-            tokens.append(Token("punct", c, pos))
-            i, col = i + 1, col + 1
-            continue
-        if c == '"':
-            end = i + 1
-            while end < n and text[end] not in '"\n':
-                end += 1
-            if end >= n or text[end] != '"':
-                raise expected(
-                    Pos(file, line, col + end - i), "end of line", "'\"' closing the string"
-                )
-            s = text[i : end + 1]
-            tokens.append(Token("string", s, pos, s[1:-1]))
-            col += end + 1 - i
-            i = end + 1
-            continue
-        if c == "$":
-            m = _WORD.match(text, i + 1)
-            if not m:
-                found = repr(text[i + 1]) if i + 1 < n else "end of file"
-                raise expected(Pos(file, line, col + 1), found, "a variable name after '$'")
-            tokens.append(Token("var", "$" + m.group(), pos, m.group()))
-            col += m.end() - i
-            i = m.end()
-            continue
-        m = _WORD.match(text, i)
-        if m:
+        m = match(text, i)
+        if m is None:
+            _bad_token(text, i, file, line, i - line_start + 1)
+        kind = m.lastgroup
+        end = m.end()
+        if kind == "nl":
+            line, line_start = line + 1, end
+        elif kind == "word":
             word = m.group()
+            pos = Pos(file, line, i - line_start + 1)
             if _NUMBER.match(word):
-                tokens.append(Token("number", word, pos, number_value(word)))
+                append(Token("number", word, pos, number_value(word)))
             else:
-                tokens.append(Token("name", word, pos, word))
-            col += m.end() - i
-            i = m.end()
-            continue
-        raise expected(pos, repr(c), "a name, a number, a string or one of { } ( ) [ ] ; = , :")
-    tokens.append(Token("eof", "", Pos(file, line, col)))
+                append(Token("name", word, pos, word))
+        elif kind == "punct":
+            append(Token("punct", m.group(), Pos(file, line, i - line_start + 1)))
+        elif kind == "string":
+            s = m.group()
+            append(Token("string", s, Pos(file, line, i - line_start + 1), s[1:-1]))
+        elif kind == "var":
+            v = m.group()
+            append(Token("var", v, Pos(file, line, i - line_start + 1), v[1:]))
+        i = end
+    tokens.append(Token("eof", "", Pos(file, line, i - line_start + 1)))
     return tokens
+
+
+def _bad_token(text: str, i: int, file: str, line: int, col: int):
+    """The error at a character no token starts with."""
+    c = text[i]
+    if c == '"':
+        end = text.find("\n", i)
+        end = len(text) if end < 0 else end
+        raise expected(Pos(file, line, col + end - i), "end of line", "'\"' closing the string")
+    if c == "$":
+        found = repr(text[i + 1]) if i + 1 < len(text) else "end of file"
+        raise expected(Pos(file, line, col + 1), found, "a variable name after '$'")
+    raise expected(
+        Pos(file, line, col), repr(c), "a name, a number, a string or one of { } ( ) [ ] ; = , :"
+    )
 
 
 # --- syntax tree ------------------------------------------------------------------------------
@@ -287,6 +304,17 @@ class _Parser:
     def __init__(self, tokens: list[Token]):
         self.tokens = tokens
         self.i = 0
+        self.depth = 0
+
+    def enter(self, t: Token) -> None:
+        """One level deeper (a block, a list or a call); refuse beyond MAX_DEPTH."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise expected(
+                t.pos,
+                f"{t.describe()} nested {self.depth} deep",
+                f"at most {MAX_DEPTH} levels of nesting",
+            )
 
     def peek(self, k: int = 0) -> Token:
         return self.tokens[min(self.i + k, len(self.tokens) - 1)]
@@ -338,8 +366,10 @@ class _Parser:
         elif naming == "required":
             raise expected(t.pos, t.describe(), f"a name after '{kind}'")
         self.expect_punct("{", f"'{{' to open the {kind} block")
+        self.enter(head)
         body = self.body(kind)
         self.expect_punct("}", f"'}}' to close the {kind} block")
+        self.depth -= 1
         return Block(kind, name, head.pos, body, name_pos)
 
     def setting(self) -> Setting:
@@ -362,6 +392,7 @@ class _Parser:
             return Var(t.value, t.pos)  # type: ignore[arg-type]
         if t.kind == "punct" and t.text == "[":
             self.next()
+            self.enter(t)
             items: list[Value] = []
             while not self.is_punct("]"):
                 items.append(self.value())
@@ -371,6 +402,7 @@ class _Parser:
                     u = self.peek()
                     raise expected(u.pos, u.describe(), "',' or ']'")
             self.next()
+            self.depth -= 1
             return List(items, t.pos)
         if t.kind == "name":
             self.next()
@@ -389,7 +421,7 @@ class _Parser:
         )
 
     def args(self) -> list[Arg]:
-        self.expect_punct("(")
+        self.enter(self.expect_punct("("))
         args: list[Arg] = []
         while not self.is_punct(")"):
             t = self.peek()
@@ -405,11 +437,51 @@ class _Parser:
                 u = self.peek()
                 raise expected(u.pos, u.describe(), "',' or ')'")
         self.next()
+        self.depth -= 1
         return args
+
+
+def decode(data: bytes, file: str) -> str:
+    """A file's bytes as text (UTF-8); anything else is an error at the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        line = data.count(b"\n", 0, e.start) + 1
+        col = len(data[line_start : e.start].decode("utf-8", "replace")) + 1
+        raise ExperimentError(
+            Pos(file, line, col),
+            f"found byte 0x{data[e.start]:02x}, expected UTF-8 text "
+            "(is it a binary file, or in another encoding such as latin-1?)",
+        ) from None
+
+
+def read(path, file: str, what: str = "the file") -> str:
+    """An experiment or testbed file's text; an unreadable or undecodable file is an
+    ExperimentError naming it."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_TEXT_BYTES + 1)
+    except OSError as e:
+        raise ExperimentError(None, f"{file}: cannot read {what} ({e.strerror})") from None
+    except ValueError as e:  # a name no file can have (a NUL byte)
+        raise ExperimentError(None, f"{file!r}: cannot read {what} ({e})") from None
+    _check_size(len(data), file)
+    return decode(data, file)
+
+
+def _check_size(size: int, file: str) -> None:
+    if size > MAX_TEXT_BYTES:
+        raise ExperimentError(
+            Pos(file, 1, 1),
+            f"found a text of more than {MAX_TEXT_BYTES} bytes, expected at most that: an "
+            "experiment describes its runs (ranges, not lists of values)",
+        )
 
 
 def parse(text: str, file: str = "<text>") -> Document:
     """Parse an experiment file; raises ExperimentError at the first syntax error."""
+    _check_size(len(text), file)
     p = _Parser(tokenize(text, file))
     blocks = p.body("")
     return Document(file, text, [b for b in blocks if isinstance(b, Block)])

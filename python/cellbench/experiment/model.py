@@ -22,6 +22,8 @@ connection: a step holding only sinks does not delay the next one.
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
 
 from cellbench.experiment import testbed as tbmod
@@ -45,6 +47,17 @@ DEFAULT_SOCKBUF = 52428
 DEFAULT_BLOCKSIZE = 8192
 #: Simulated-time limit of one simulation, seconds.
 TIME_LIMIT_S = 3600.0
+#: The simulator's limits (sim::spec), checked here first so that a bad value is named
+#: at its position before anything runs: the largest TCP write (a drawn block size is
+#: capped by it), the largest UDP datagram, the longest block period (µs).
+MAX_BLOCK = 1 << 20
+MAX_DATAGRAM = 65507
+MAX_PERIOD_US = 1e12
+U32_MAX = (1 << 32) - 1
+U64_MAX = (1 << 64) - 1
+#: An ATM cell carries 48 bytes of its 53: no transfer moves data faster than this
+#: share of its link's cell rate.
+CELL_PAYLOAD_SHARE = 48 / 53
 
 TRAFFIC_KEYS = {
     "full": ("blocksize", "duration", "nbytes"),
@@ -111,6 +124,8 @@ class Traffic:
     duration_s: float | None = None
     period_us: float | None = None
     random: dict[str, Distribution] = field(default_factory=dict)
+    #: Where each value was written: key -> position (for errors found when building).
+    where: dict[str, Pos] = field(default_factory=dict)
 
     def to_spec(self) -> dict:
         """Fixed values as numbers; random ones (``random``) as their law. The
@@ -220,6 +235,24 @@ class Experiment:
         }
 
 
+def check_with_engine(exp: Experiment, seed: int) -> None:
+    """The run's spec through the simulator's own checks, without running it: what
+    this module does not check yet is still refused before the first run, at the test
+    of the connection it names (``connection I (A -> B): ...``)."""
+    from cellbench import _native
+
+    try:
+        _native.check_spec(exp.spec(seed, 0))
+    except ValueError as e:
+        text = str(e)
+        m = re.match(r"(?:connection|transfer) (\d+)\b", text)
+        conns = exp.connections
+        pos = conns[int(m.group(1))].pos if m and int(m.group(1)) < len(conns) else None
+        raise ExperimentError(
+            pos or Pos(exp.file, 1, 1), f"the simulator refuses it: {text}"
+        ) from None
+
+
 def host_spec(h: tbmod.HostSpec) -> dict:
     """A testbed host as the simulator's run spec names it."""
     return {
@@ -239,11 +272,24 @@ def host_spec(h: tbmod.HostSpec) -> dict:
 # --- checking values --------------------------------------------------------------------------
 
 
-def _number(v: Value, what: str, *, lo: float, integer: bool) -> int | float:
-    if isinstance(v, Number) and (isinstance(v.value, int) or not integer) and v.value >= lo:
-        return v.value
+def _number(
+    v: Value, what: str, *, lo: float, integer: bool, hi: float | None = None
+) -> int | float:
+    """A number lo..hi (a whole one when ``integer``: ``1e6`` counts as whole)."""
+    x = v.value if isinstance(v, Number) else None
+    if integer and isinstance(x, float) and x.is_integer():
+        x = int(x)
+    if x is not None and (isinstance(x, int) or not integer) and lo <= x < math.inf:
+        if hi is None or x <= hi:
+            return x
     kind = "a whole number" if integer else "a number"
-    raise expected(v.pos, render(v), f"{kind} >= {lo:g} for {what}")
+    bound = f" and <= {_shown(hi)}" if hi is not None else ""
+    raise expected(v.pos, render(v), f"{kind} >= {_shown(lo)}{bound} for {what}")
+
+
+def _shown(x: float) -> str:
+    """A limit as a message gives it: whole numbers in full (1048576), others as %g."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e20 else f"{x:g}"
 
 
 def _flag(v: Value, what: str) -> bool:
@@ -252,6 +298,14 @@ def _flag(v: Value, what: str) -> bool:
     if isinstance(v, Name) and v.text.lower() in ("yes", "no", "true", "false", "on", "off"):
         return v.text.lower() in ("yes", "true", "on")
     raise expected(v.pos, render(v), f"0, 1, yes or no for {what}")
+
+
+#: The range of a random parameter's values (blocksize in bytes, period in µs); key
+#: names that cannot be random never get this far.
+_LAW_MIN = {"blocksize": 1.0, "period": 0.0}
+_LAW_MAX = {"blocksize": float(MAX_BLOCK), "period": MAX_PERIOD_US}
+_LAW_MIN.update({k: 0.0 for k in ("duration", "nbytes")})
+_LAW_MAX.update({k: float("inf") for k in ("duration", "nbytes")})
 
 
 def _distribution(call: Call, key: str) -> Distribution:
@@ -267,8 +321,12 @@ def _distribution(call: Call, key: str) -> Distribution:
         ):
             raise expected(call.pos, render(call), "uniform(min, max) or uniform(min=A, max=B)")
         lo_v, hi_v = pos_args if pos_args else (kw["min"], kw["max"])
-        lo = _number(lo_v, f"the minimum of {key}", lo=0, integer=False)
-        hi = _number(hi_v, f"the maximum of {key}", lo=0, integer=False)
+        lo = _number(lo_v, f"the minimum of {key}", lo=0, integer=False, hi=_LAW_MAX[key])
+        hi = _number(hi_v, f"the maximum of {key}", lo=0, integer=False, hi=_LAW_MAX[key])
+        if lo < _LAW_MIN[key]:
+            raise expected(
+                lo_v.pos, render(lo_v), f"a minimum >= {_shown(_LAW_MIN[key])} for {key}"
+            )
         if lo > hi:
             raise expected(call.pos, render(call), f"min <= max in uniform() for {key}")
         return Distribution("uniform", {"min": lo, "max": hi}, call.pos)
@@ -283,7 +341,12 @@ def _distribution(call: Call, key: str) -> Distribution:
         x = _number(a.value, f"the {a.key or 'mean'} of {key}", lo=0, integer=False)
         if x <= 0:
             raise expected(a.value.pos, render(a.value), f"a {a.key or 'mean'} > 0 for {key}")
-        return Distribution("exponential", {"mean": 1 / x if a.key == "lambda" else x}, call.pos)
+        mean = 1 / x if a.key == "lambda" else x
+        if mean > _LAW_MAX[key]:
+            raise expected(
+                a.value.pos, render(a.value), f"a mean <= {_shown(_LAW_MAX[key])} for {key}"
+            )
+        return Distribution("exponential", {"mean": mean}, call.pos)
     if name in APP_MODELS:
         raise ExperimentError(
             call.pos,
@@ -320,6 +383,7 @@ def _traffic(s: Setting) -> Traffic:
         if a.key in seen:
             raise expected(a.pos, f"'{a.key}' a second time", f"each {call.name}() key once")
         seen.add(a.key)
+        t.where[a.key] = a.value.pos
         if a.key in TRAFFIC_LATER:
             raise ExperimentError(a.pos, f"not implemented: {call.name}() parameter '{a.key}'")
         if a.key not in allowed:
@@ -339,15 +403,27 @@ def _traffic(s: Setting) -> Traffic:
             t.random[a.key] = dist
             continue
         if a.key == "blocksize":
-            t.blocksize = int(_number(a.value, "blocksize (bytes)", lo=1, integer=True))
+            t.blocksize = int(
+                _number(a.value, "blocksize (bytes)", lo=1, integer=True, hi=MAX_BLOCK)
+            )
         elif a.key == "nbytes":
-            t.nbytes = int(_number(a.value, "nbytes (bytes)", lo=1, integer=True))
+            t.nbytes = int(_number(a.value, "nbytes (bytes)", lo=1, integer=True, hi=U64_MAX))
         elif a.key == "duration":
-            t.duration_s = float(_number(a.value, "duration (seconds)", lo=0, integer=False))
+            t.duration_s = float(
+                _number(
+                    a.value,
+                    f"duration (seconds; a run's simulated-time limit is {TIME_LIMIT_S:g} s)",
+                    lo=0,
+                    integer=False,
+                    hi=TIME_LIMIT_S,
+                )
+            )
             if t.duration_s <= 0:
                 raise expected(a.value.pos, render(a.value), "a duration > 0 seconds")
         elif a.key == "period":
-            t.period_us = float(_number(a.value, "period (µs)", lo=0, integer=False))
+            t.period_us = float(
+                _number(a.value, "period (µs)", lo=0, integer=False, hi=MAX_PERIOD_US)
+            )
             if t.period_us <= 0:
                 raise expected(a.value.pos, render(a.value), "a period > 0 µs")
     if call.name == "full" and (t.nbytes is None) == (t.duration_s is None):
@@ -396,8 +472,9 @@ def _endpoint(b: Block) -> Endpoint:
                 pacing = float(_number(a.value, "pacing (Mb/s)", lo=0, integer=False))
                 if pacing <= 0:
                     raise expected(a.value.pos, render(a.value), "a pacing rate > 0 Mb/s")
+                traffic.where["pacing"] = a.value.pos
             else:
-                n = int(_number(a.value, f"{a.key} (bytes)", lo=1, integer=True))
+                n = int(_number(a.value, f"{a.key} (bytes)", lo=1, integer=True, hi=U32_MAX))
                 window, sndbuf, rcvbuf = (
                     n if a.key == "window" else window,
                     n if a.key == "sndbuf" else sndbuf,
@@ -476,6 +553,94 @@ def _collect_tests(b: Block, eps: dict[int, Endpoint]) -> None:
 # --- building ---------------------------------------------------------------------------------
 
 
+def _cell_mbps(h: tbmod.HostSpec) -> float:
+    """The cell rate of a host's adapter, Mb/s: the framed link's, or with cell-level
+    spacing the unframed cell grid the adapter counts (as sim::spec builds it)."""
+    return tbmod.cell_mbps(h.phy, framed=h.spacing_us is None)
+
+
+def _earliest_starts(eps: list[Endpoint]) -> dict[int, float]:
+    """For each test, the earliest simulated time it can start: a serial step starts
+    when its predecessors end, which is no earlier than their durations say (a byte
+    count's end is known only once it runs, so it counts as instant here)."""
+    earliest: dict[int, float] = {}
+    for ep in eps:  # predecessors come earlier in the file
+        earliest[id(ep)] = max(
+            (earliest.get(id(p), 0.0) + (p.traffic.duration_s or 0.0) for p in ep.after),
+            default=0.0,
+        )
+    return earliest
+
+
+def _check_connection(
+    tx: Endpoint,
+    sink: Endpoint,
+    tx_host: tbmod.HostSpec,
+    rx_host: tbmod.HostSpec,
+    earliest: dict[int, float],
+) -> None:
+    """What the simulator would refuse, or could not finish in a run's simulated time,
+    refused here at the value's position with the limit (the simulator checks again)."""
+    t = tx.traffic
+    where = t.where
+    for ep in (tx, sink):
+        start = earliest.get(id(ep), 0.0)
+        if start >= TIME_LIMIT_S:
+            raise ExperimentError(
+                ep.pos,
+                f"test {ep.name} starts no earlier than {start:g} s (after the tests before "
+                f"it), at or after the simulated-time limit of a run ({TIME_LIMIT_S:g} s): "
+                "expected a start before it",
+            )
+        d = ep.traffic.duration_s
+        if d is not None and start + d > TIME_LIMIT_S:
+            raise expected(
+                ep.traffic.where.get("duration", ep.pos),
+                f"duration={d:g} from a start no earlier than {start:g} s",
+                f"an end by the simulated-time limit of a run, {TIME_LIMIT_S:g} s "
+                f"(a duration of at most {TIME_LIMIT_S - start:g} s here)",
+            )
+    if tx.protocol == "udp" and "blocksize" not in t.random and t.blocksize > MAX_DATAGRAM:
+        raise expected(
+            where.get("blocksize", tx.type_pos),
+            f"blocksize={t.blocksize}",
+            f"at most {MAX_DATAGRAM} bytes, the largest UDP datagram",
+        )
+    link = _cell_mbps(tx_host)
+    if tx.pacing_mbps is not None and tx.pacing_mbps > link:
+        raise expected(
+            where["pacing"],
+            f"pacing={tx.pacing_mbps:g}",
+            f"at most {link:g} Mb/s, the cell rate of {tx_host.name}'s adapter ({tx_host.phy})",
+        )
+    if t.period_us is not None:
+        floor = tbmod.WRITE_US[tx_host.profile]
+        dist = t.random.get("period")
+        least = t.period_us if dist is None else dist.params.get("min", dist.params.get("mean"))
+        if least < floor:
+            raise expected(
+                where.get("period", tx.type_pos),
+                f"period {dist or f'{t.period_us:g}'} µs",
+                f"at least {floor:g} µs, the time one write() takes on {tx_host.profile}: "
+                "no host writes blocks more often",
+            )
+    if t.nbytes is not None:
+        # No transfer beats its links' cell payload rate (nor its pacing): a byte count
+        # that even that rate cannot carry in the time left is refused, not cut silently.
+        rate = min(link, _cell_mbps(rx_host), tx.pacing_mbps or math.inf)
+        bps = rate * 1e6 * CELL_PAYLOAD_SHARE
+        left = TIME_LIMIT_S - earliest.get(id(tx), 0.0)
+        most = int(bps / 8 * left)
+        if t.nbytes > most:
+            raise expected(
+                where.get("nbytes", tx.type_pos),
+                f"nbytes={t.nbytes}",
+                f"at most {most} bytes: at {rate:g} Mb/s of cells ({bps / 1e6:.2f} Mb/s of "
+                f"payload) no transfer moves more in the {left:g} s left of a run's "
+                f"simulated-time limit ({TIME_LIMIT_S:g} s)",
+            )
+
+
 def clamp_sockbuf(value: int, flavour: str, what: str, pos: Pos | str, notes: list[str]) -> int:
     """A socket buffer the host's TCP flavour accepts: beyond its largest, that
     largest, with a note saying so (`run` and the ttcp/netperf front ends alike)."""
@@ -536,9 +701,16 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
     notes: list[str] = []
     conns: list[Connection] = []
     paired: set[int] = set()
+    earliest = _earliest_starts(ordered)
     for ep in ordered:
         if ep.is_sink:
             continue
+        if ep.own.host == ep.peer.host:
+            raise expected(
+                ep.peer.pos,
+                f"peer host {ep.peer.host}, the test's own host",
+                "another host: a connection joins two hosts",
+            )
         sink = owns.get((ep.peer.host, ep.peer.port))
         if (
             sink is None
@@ -562,6 +734,13 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 sink.protocol_pos, sink.protocol, f"{ep.protocol} as its transmitter {ep.name}"
             )
         paired.add(id(sink))
+        _check_connection(
+            ep,
+            sink,
+            testbed.host(ep.own.host, None),
+            testbed.host(sink.own.host, None),
+            earliest,
+        )
         snd = ep.sndbuf or ep.window or DEFAULT_SOCKBUF
         rcv = sink.rcvbuf or sink.window or DEFAULT_SOCKBUF
         snd = clamp_sockbuf(snd, flavour[ep.own.host], "SO_SNDBUF", ep.protocol_pos, notes)

@@ -80,9 +80,7 @@ class Plan:
     series: bool = False
 
     def __post_init__(self) -> None:
-        n = 1
-        for p in self.sweep.params:
-            n *= len(p.values)
+        n = self.sweep.size()  # the guard on the product, before anything is built
         self.points = _Lazy(n, self.sweep.point)
         self.experiments = _Lazy(n, self._build, cache=EXPERIMENT_CACHE)
         self.notes: list[str] = []
@@ -96,12 +94,14 @@ class Plan:
         first = self.experiments[0]
         shape = [(c.name, c.after) for c in first.connections]
         notes = set(first.notes)
-        for i in range(1, len(self.points)):
+        for i in range(len(self.points)):
             e = self.experiments[i]
             if [(c.name, c.after) for c in e.connections] != shape:
                 raise lang.ExperimentError(
                     None, "the sweep changes which connections exist: it may change values only"
                 )
+            # Whatever the simulator would refuse, refused now, before anything is written.
+            model.check_with_engine(e, self.seed)
             notes.update(e.notes)
         self.notes = sorted(notes)
 
@@ -288,21 +288,20 @@ def make_plan(
     if reps < 1:
         raise lang.ExperimentError(None, f"replications {reps}: must be at least 1")
     seed = seed if seed is not None else (sw.seed if sw.seed is not None else 1)
+    if not 0 <= seed <= model.U64_MAX:
+        raise lang.ExperimentError(None, f"seed {seed}: must be 0..{model.U64_MAX} (2^64-1)")
+    if reps > model.U32_MAX:
+        raise lang.ExperimentError(None, f"replications {reps}: at most {model.U32_MAX}")
+    check_engine()
     plan = Plan(name, text, sets, sw, doc, base, reps, seed, trace, testbed, series)
     plan.check()
-    check_engine()
     return plan
 
 
 def _source(source: str | os.PathLike, file: str | None) -> tuple[str, str]:
     if isinstance(source, os.PathLike) or ("{" not in str(source) and "\n" not in str(source)):
-        path = Path(source)
-        try:
-            return path.read_text(), file or str(source)
-        except OSError as e:
-            raise lang.ExperimentError(
-                None, f"{source}: cannot read the experiment ({e.strerror})"
-            ) from None
+        name = file or str(source)
+        return lang.read(Path(source), name, "the experiment"), name
     return str(source), file or "<text>"
 
 
@@ -421,15 +420,20 @@ def _drive(plan: Plan, store, todo: Iterator[int], pool: _Pool, bar) -> None:
                 _store(plan, store, inflight.pop(f), f)
                 bar.update()
     except BaseException:
-        # Keep what is running (it cannot be stopped mid-simulation); drop the rest.
+        # Drop what has not started, stop what is running here (each simulation
+        # stops within a few thousand events) and keep every run that finished.
         for f in inflight:
             f.cancel()
-        for f, task in inflight.items():
-            if not f.cancelled():
-                try:
-                    _store(plan, store, task, f)
-                except Exception:
-                    pass
+        _native().stop_runs()
+        try:
+            for f, task in inflight.items():
+                if not f.cancelled():
+                    try:
+                        _store(plan, store, task, f)
+                    except BaseException:
+                        pass  # stopped or failed: it runs again on --resume
+        finally:
+            _native().allow_runs()
         raise
 
 

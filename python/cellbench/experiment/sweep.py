@@ -50,7 +50,8 @@ from cellbench.experiment.lang import (
 
 _NUM = r"-?(\d+(\.\d*)?|\.\d+)([eE]-?\d+)?[KMG]?"
 _RANGE = re.compile(rf"\s*({_NUM})\s*:\s*({_NUM})\s*(:\s*({_NUM})\s*)?\Z")
-#: Guard against a typo that would expand a range into millions of points.
+#: Guard against a typo that would expand a range, or the product of all parameters,
+#: into millions of points.
 MAX_VALUES = 100_000
 
 
@@ -67,8 +68,25 @@ class Sweep:
     replications: int | None = None
     seed: int | None = None
 
+    def size(self) -> int:
+        """How many points the product has; a product beyond MAX_VALUES is an error
+        naming the parameter that takes it there (found without building it)."""
+        n = 1
+        for p in self.params:
+            n *= len(p.values)
+            if n > MAX_VALUES:
+                shown = " x ".join(f"{q.key}: {len(q.values)}" for q in self.params[:8])
+                more = " x ..." if len(self.params) > 8 else ""
+                raise ExperimentError(
+                    p.pos,
+                    f"found a sweep of more than {MAX_VALUES} points ({shown}{more} values), "
+                    f"expected at most {MAX_VALUES} (the product of all parameters)",
+                )
+        return n
+
     def points(self) -> list[dict[str, Value]]:
         """Every combination, first parameter slowest."""
+        self.size()
         keys = [p.key for p in self.params]
         return [
             dict(zip(keys, combo)) for combo in itertools.product(*(p.values for p in self.params))
@@ -145,8 +163,16 @@ def from_document(doc: Document) -> Sweep:
             if s.key in ("replications", "seed"):
                 v = s.value
                 lo = 1 if s.key == "replications" else 0
-                if not isinstance(v, Number) or not isinstance(v.value, int) or v.value < lo:
-                    raise expected(v.pos, render(v), f"a whole number >= {lo} for {s.key}")
+                # The simulator's widths: a u64 seed, a u32 replication number.
+                hi = (1 << 64) - 1 if s.key == "seed" else (1 << 32) - 1
+                if (
+                    not isinstance(v, Number)
+                    or not isinstance(v.value, int)
+                    or not lo <= v.value <= hi
+                ):
+                    raise expected(
+                        v.pos, render(v), f"a whole number >= {lo} and <= {hi} for {s.key}"
+                    )
                 setattr(sweep, s.key, v.value)
             else:
                 sweep.params.append(Param(s.key, expand(s.value), s.pos))

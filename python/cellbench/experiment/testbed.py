@@ -37,12 +37,15 @@ from cellbench.experiment.lang import (
     String,
     expected,
     parse,
+    read,
     render,
 )
 
 #: Host profiles of SPEC §6.3, as the core knows them.
 PROFILES = tuple(_native.host_profiles())
 PHYS = ("oc3c", "oc12c", "taxi100", "taxi140", "e3", "ds3")
+#: Per profile, the time of one write() system call, µs: the shortest block period.
+WRITE_US = dict(_native.host_write_us())
 #: TCP flavours of SPEC §6.1 and the largest socket buffer each kernel accepts.
 FLAVOUR_MAX_SOCKBUF = dict(_native.tcp_flavours())
 ENCAPS = ("vc-mux", "llc-snap")
@@ -132,6 +135,11 @@ def _host_dict(h: HostSpec) -> dict:
     if d["address"] is None:
         del d["address"]
     return d
+
+
+def cell_mbps(phy: str, framed: bool = True) -> float:
+    """A physical layer's cell rate, Mb/s (with its framing overhead, or without)."""
+    return _native.calc_phy(phy, framed)[1]
 
 
 def _lan_buffers() -> Testbed:
@@ -472,14 +480,14 @@ def load(spec: str) -> Testbed:
     if spec in PRESETS:
         return preset(spec)
     try:
-        with open(spec) as f:
-            text = f.read()
+        open(spec, "rb").close()
     except OSError as e:
         raise ExperimentError(
             None,
             f"testbed {spec!r}: neither a preset ({', '.join(sorted(PRESETS))}) "
             f"nor a readable file ({e.strerror})",
         ) from None
+    text = read(spec, spec, "the testbed")
     doc = parse(text, spec)
     return from_document(doc, required=True)
 

@@ -4,6 +4,7 @@ pub mod batch;
 pub mod clock;
 pub mod event;
 pub mod explain;
+pub mod guard;
 pub mod net;
 pub mod rng;
 pub mod spec;

@@ -3,7 +3,8 @@
 //! the experiment language and the front ends hand to the simulator, as JSON;
 //! unknown keys are errors, and every value is checked before anything runs.
 
-use super::explain::{classify, lockstep_cycle, Facts, LockstepCycle};
+use super::explain::{classify, lockstep_cycle, Facts, LimitedBy, LockstepCycle};
+use super::guard::DEFAULT_EVENT_BUDGET;
 use super::net::{
     AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PacedQuantity, PolicerSpec, PortSpec,
     Topology, TxSpacing, VcPacing,
@@ -41,6 +42,9 @@ pub struct RunSpec {
     pub series: bool,
     #[serde(default = "an_hour")]
     pub time_limit_s: f64,
+    /// The run's event budget (`sim::guard`); None: the default.
+    #[serde(default)]
+    pub max_events: Option<u64>,
     #[serde(default)]
     pub per_cell: bool,
     #[serde(default)]
@@ -276,6 +280,10 @@ impl Param {
         }
     }
 }
+
+/// `limited_by` of a connection the simulated-time limit cut before it finished
+/// when nothing else bound it (its evidence then starts "truncated:" either way).
+pub const TRUNCATED: &str = "time-limit";
 
 /// The largest write a drawn block size may ask for (TCP); UDP datagrams stop at 65507.
 const MAX_BLOCK: f64 = 1_048_576.0;
@@ -529,6 +537,9 @@ fn err(msg: String) -> ScenarioError {
     ScenarioError(msg)
 }
 
+/// The longest time a spec may give (any duration, delay, start or limit), seconds.
+const MAX_SECONDS: f64 = 1e6;
+
 /// A time in seconds from the user: finite and >= 0 (or > 0 when `positive`).
 fn seconds(what: &str, v: f64, positive: bool) -> Result<SimTime, ScenarioError> {
     time_in(what, v, 1.0, "s", positive)
@@ -544,10 +555,11 @@ fn time_in(
     positive: bool,
 ) -> Result<SimTime, ScenarioError> {
     let secs = v / per_second;
-    if !v.is_finite() || v < 0.0 || (positive && v == 0.0) || secs > 1e6 {
+    if !v.is_finite() || v < 0.0 || (positive && v == 0.0) || secs > MAX_SECONDS {
         let want = if positive { "> 0" } else { ">= 0" };
+        let most = MAX_SECONDS * per_second;
         return Err(err(format!(
-            "{what} {v} {unit}: must be a finite number {want}"
+            "{what} {v} {unit}: must be a finite number {want} and at most {most:e} {unit}"
         )));
     }
     Ok(SimTime::from_secs_f64(secs))
@@ -563,6 +575,7 @@ impl RunSpec {
             trace: false,
             series: false,
             time_limit_s: an_hour(),
+            max_events: None,
             per_cell: false,
             switch: SwitchSpec::default(),
             hosts,
@@ -813,6 +826,28 @@ impl RunSpec {
             let size = blocksize.dist();
             size.check(&format!("{what}: blocksize"), max_block)
                 .map_err(|e| err(e.to_string()))?;
+            if let Dist::Fixed(least) | Dist::Uniform(least, _) = size {
+                if least < 1.0 {
+                    return Err(err(format!(
+                        "{what}: blocksize {size}: a block is at least 1 byte"
+                    )));
+                }
+            }
+            if let Pace::Every { period_us, .. } = pace {
+                // A source cannot write blocks more often than one write() takes: a
+                // shorter period only adds due-and-skipped blocks (events) to the run.
+                let floor = profiles[src].syscall.as_us_f64();
+                let least = match period_us {
+                    Dist::Fixed(v) | Dist::Uniform(v, _) | Dist::Exponential(v) => v,
+                };
+                if least < floor {
+                    return Err(err(format!(
+                        "{what}: block period {period_us} µs: at least {floor} µs, the time \
+                         one write() takes on {} (no host writes blocks more often)",
+                        profiles[src].name
+                    )));
+                }
+            }
             let (buflen, block_size) = match size {
                 Dist::Fixed(v) => (v.round() as u32, None),
                 Dist::Uniform(_, hi) => (hi.round() as u32, Some(size)),
@@ -860,6 +895,7 @@ impl RunSpec {
             trace: self.trace,
             series: self.series,
             time_limit: seconds("time_limit_s", self.time_limit_s, true)?,
+            event_budget: self.max_events.unwrap_or(DEFAULT_EVENT_BUDGET),
         };
         validate(&scenario)?;
         Ok(scenario)
@@ -956,7 +992,19 @@ impl RunSpec {
                     Some(h) => format!("the port to {}", h.name),
                     None => format!("the {}", self.port_label(p)),
                 });
-                let why = classify(&facts);
+                let mut why = classify(&facts);
+                // A cut run reports its rate so far (world.rs) and says it was cut.
+                if !t.completed {
+                    // Whatever else bound it, the run did not finish: say so first.
+                    why.evidence = format!(
+                        "truncated: cut by the simulated-time limit ({} s) after {} of its \
+                         bytes were written, {:.3} Mb/s so far; {}",
+                        self.time_limit_s,
+                        t.bytes,
+                        t.throughput_bps() / 1e6,
+                        why.evidence
+                    );
+                }
                 ConnResult {
                     transmitter: c.transmitter.clone(),
                     receiver: c.receiver.clone(),
@@ -999,7 +1047,12 @@ impl RunSpec {
                     datagrams_dropped_no_buffer: t.udp.map(|u| u.dropped_no_buffer),
                     trace: records.iter().map(|x| x.line()).collect(),
                     lockstep_cycle: lockstep_cycle(&records).map(CycleResult::from),
-                    limited_by: why.limited_by.as_str(),
+                    // A cut run keeps a bound the evidence shows; without one, the cut is it.
+                    limited_by: if t.completed || why.limited_by != LimitedBy::Undetermined {
+                        why.limited_by.as_str()
+                    } else {
+                        TRUNCATED
+                    },
                     limit_evidence: why.evidence,
                     min_rtt_s: t.probe.min_rtt.map(|x| x.as_secs_f64()),
                     peak_flight_bytes: t.probe.peak_flight,

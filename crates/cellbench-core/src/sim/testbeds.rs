@@ -158,6 +158,7 @@ pub fn loopback(profile: &HostProfile, nbytes: u64, seed: u64) -> Scenario {
         trace: false,
         series: false,
         time_limit: SimTime::from_secs(3600),
+        event_budget: super::guard::DEFAULT_EVENT_BUDGET,
     }
 }
 

@@ -10,6 +10,7 @@
 
 use super::clock::{Clock, FlatOut};
 use super::event::EventQueue;
+use super::guard;
 use super::net::{
     aal5_cells, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, PolicerCounters,
     PortCounters, Topology,
@@ -91,6 +92,8 @@ pub struct Scenario {
     pub series: bool,
     /// Give up (and report the transfer incomplete) at this simulated time.
     pub time_limit: SimTime,
+    /// Fail the run (`sim::guard`) after this many steps of the event loop.
+    pub event_budget: u64,
 }
 
 /// A segment in a trace: sent by one end of a transfer.
@@ -634,7 +637,7 @@ pub fn run_with_clock(
         world.events.schedule(slow, Event::SlowTick(h));
     }
 
-    world.run(scenario.time_limit, clock);
+    world.run(scenario.time_limit, scenario.event_budget, clock)?;
     Ok(world.results(scenario))
 }
 
@@ -719,11 +722,23 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
 impl World {
     /// The event loop: each step costs the same whatever the number of hosts
     /// and connections (no step scans them all). It ends when every
-    /// application is done, at the time limit, or out of events.
-    fn run(&mut self, limit: SimTime, clock: &mut dyn Clock) {
+    /// application is done, at the time limit, or out of events; or with an
+    /// error when its event budget is spent or a stop is requested.
+    fn run(
+        &mut self,
+        limit: SimTime,
+        budget: u64,
+        clock: &mut dyn Clock,
+    ) -> Result<(), ScenarioError> {
+        let mut steps: u64 = 0;
         loop {
             if self.apps_running == 0 {
-                return;
+                return Ok(());
+            }
+            // The one place a run looks outside itself: its event budget and a stop request.
+            steps += 1;
+            if steps.is_multiple_of(guard::CHECK_EVERY) {
+                guard::check(steps, budget, self.now)?;
             }
             let t_ev = self.events.peek_time();
             let t_net = self.net.poll_at();
@@ -759,6 +774,7 @@ impl World {
                 self.now = self.now.max(last);
             }
         }
+        Ok(())
     }
 
     fn handle(&mut self, ev: Event) {
@@ -1598,8 +1614,9 @@ impl World {
                 completed,
                 bytes: src.written,
                 bytes_received: sink.read,
-                sender_seconds: secs(src.started, src.finished),
-                receiver_seconds: secs(sink.started, sink.finished),
+                // A side the time limit cut ran until the limit: its rate so far.
+                sender_seconds: secs(src.started, src.finished.or(Some(scenario.time_limit))),
+                receiver_seconds: secs(sink.started, sink.finished.or(Some(scenario.time_limit))),
                 writes: src.writes,
                 reads: sink.reads,
                 sender: s.tcb.stats,

@@ -1,0 +1,264 @@
+"""Bad input is named before anything runs: file:line:col, what was expected, exit 2,
+nothing written; and the engine's own limits are stated where the value is written."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from cellbench.cli import main
+from cellbench.experiment import lang, runner
+
+PAIR = """cluster {
+  test s { type = TYPE; protocol = PROTO; own = A:5001; peer = PEER; }
+  test r { type = sink (blocksize=8K); protocol = RPROTO; own = B:5002; peer = A:5001; }
+}
+"""
+
+
+def experiment(
+    type_: str = "full (blocksize=8K, nbytes=1M)",
+    proto: str = "tcp (window=32K)",
+    peer: str = "B:5002",
+    rproto: str = "tcp (window=32K)",
+) -> str:
+    return (
+        PAIR.replace("RPROTO", rproto)
+        .replace("TYPE", type_)
+        .replace("PROTO", proto)
+        .replace("PEER", peer)
+    )
+
+
+def cli(capsys, *args: str) -> tuple[int, str]:
+    """The command in this process: (exit status, stderr)."""
+    try:
+        code = main(list(args))
+    except SystemExit as e:
+        code = int(e.code or 0)
+    return code, capsys.readouterr().err
+
+
+def one_line_error(err: str) -> str:
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    return err.strip()
+
+
+# --- the experiment file -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["parallel", "serial"])
+def test_deep_nesting_is_one_line_error_not_recursion_error(capsys, tmp_path, kind) -> None:
+    f = tmp_path / "deep.netspec"
+    f.write_text("cluster {" + f"{kind} {{" * 200 + "}" * 200 + "}\n")
+    code, err = cli(capsys, "run", str(f), "--check")
+    assert code == 2
+    assert f"deep.netspec:1:{len('cluster {') + 63 * len(kind + ' {') + 1}:" in one_line_error(err)
+    assert f"at most {lang.MAX_DEPTH} levels of nesting" in err
+
+
+@pytest.mark.parametrize("value", ["[" * 300 + "]" * 300, "f(" * 300 + ")" * 300])
+def test_deeply_nested_values_are_one_line_errors(value: str) -> None:
+    with pytest.raises(lang.ExperimentError, match="levels of nesting"):
+        runner.make_plan(experiment() + f"sweep {{ x = {value}; }}")
+
+
+def test_nesting_short_of_the_limit_still_runs_its_tests() -> None:
+    body = experiment().split("{", 1)[1].rsplit("}", 1)[0]
+    deep = "cluster {" + "parallel {" * 60 + body + "}" * 60 + "}"
+    plan = runner.make_plan(deep)
+    assert [c.name for c in plan.experiments[0].connections] == ["s"]
+
+
+@pytest.mark.parametrize(
+    "data, where",
+    [
+        (b"cluster {\n  # caf\xe9\n}\n", "2:8"),  # latin-1
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "1:1"),  # binary
+    ],
+)
+def test_a_file_that_is_not_utf8_is_named_with_its_line(capsys, tmp_path, data, where) -> None:
+    f = tmp_path / "bad.netspec"
+    f.write_bytes(data)
+    good = tmp_path / "good.netspec"
+    good.write_text(experiment())
+    for args in (["run", str(f), "--check"], ["run", str(good), "--testbed", str(f), "--check"]):
+        code, err = cli(capsys, *args)
+        assert code == 2
+        assert f"bad.netspec:{where}: found byte 0x" in one_line_error(err), args
+
+
+def test_a_huge_file_is_refused_at_once(tmp_path) -> None:
+    f = tmp_path / "big.netspec"
+    keys = "".join(f"  k{i} = [1, 2];\n" for i in range(80_000))
+    f.write_text(experiment() + "sweep {\n" + keys + "}\n")
+    t = time.perf_counter()
+    with pytest.raises(lang.ExperimentError, match=f"more than {lang.MAX_TEXT_BYTES} bytes"):
+        runner.make_plan(f)
+    assert time.perf_counter() - t < 1.0
+
+
+def test_the_sweep_guard_is_on_the_product_and_builds_nothing() -> None:
+    t = time.perf_counter()
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan(experiment(), sets=["a=1:100000", "b=1:100000"])
+    assert time.perf_counter() - t < 1.0
+    assert "--set:1:3: found a sweep of more than 100000 points (a: 100000 x b: 100000" in str(
+        e.value
+    )
+    # Many small parameters: the product, not any one range, passes the bound.
+    keys = "".join(f"  k{i} = [1, 2];\n" for i in range(40))
+    with pytest.raises(lang.ExperimentError, match="k16: 2 values|x ... values"):
+        runner.make_plan(experiment() + "sweep {\n" + keys + "}\n")
+
+
+# --- values the engine refuses: refused first, at their position, with the real limit -----------
+
+ENGINE = [
+    # (the experiment, position, text of the message)
+    (experiment(type_="full (blocksize=1G, nbytes=1M)"), "2:35", "<= 1048576 for blocksize"),
+    (experiment(type_="full (blocksize=0.5, nbytes=1M)"), "2:35", "a whole number >= 1"),
+    (
+        experiment(type_="full (blocksize=8K, nbytes=100000000000000000000000)"),
+        "2:46",
+        "<= 18446744073709551615 for nbytes",
+    ),
+    (experiment(type_="full (blocksize=8K, duration=1e999)"), "2:48", "<= 3600 for duration"),
+    (experiment(type_="full (blocksize=8K, duration=1e12)"), "2:48", "<= 3600 for duration"),
+    (experiment(type_="full (blocksize=uniform(0,0), nbytes=1M)"), "2:43", "a minimum >= 1"),
+    (
+        experiment(type_="full (blocksize=uniform(0.5,0.5), nbytes=1M)"),
+        "2:43",
+        "a minimum >= 1",
+    ),
+    (
+        experiment(type_="full (blocksize=exponential(1e300), nbytes=1M)"),
+        "2:47",
+        "a mean <= 1048576 for blocksize",
+    ),
+    (
+        experiment(type_="burst (blocksize=8K, period=uniform(0,0), duration=1)"),
+        "2:47",
+        "at least 127 µs, the time one write() takes on sparc-ipc",
+    ),
+    (
+        experiment(type_="burst (blocksize=8K, period=exponential(1e300), duration=1)"),
+        "2:59",
+        "a mean <= 1000000000000 for period",
+    ),
+    (
+        experiment(type_="full (blocksize=8K, nbytes=1e18)"),
+        "2:46",
+        "at most 40754716981 bytes: at 100 Mb/s of cells",
+    ),
+    (experiment(proto="tcp (window=32K, pacing=1e12)"), "2:86", "at most 100 Mb/s"),
+    (experiment(proto="tcp (window=32K, pacing=1e999)"), "2:86", "a number >= 0"),
+    (experiment(proto="tcp (window=8G)"), "2:74", "<= 4294967295 for window"),
+    (
+        experiment(peer="A:5002").replace("own = B:5002", "own = A:5002"),
+        "2:101",
+        "found peer host A, the test's own host, expected another host",
+    ),
+    (
+        experiment(proto="udp (sndbuf=1K)", rproto="udp"),
+        "2:3",
+        "the simulator refuses it: transfer 0: UDP datagrams of 8192 bytes: at most 1024",
+    ),
+    (
+        experiment(type_="full (blocksize=64K, nbytes=1M)", proto="udp", rproto="udp"),
+        "2:35",
+        "at most 65507 bytes, the largest UDP datagram",
+    ),
+    (experiment() + "sweep { seed = 18446744073709551616; }", "5:16", "<= 18446744073709551615"),
+]
+
+
+@pytest.mark.parametrize("text, where, message", ENGINE)
+def test_engine_limits_are_checked_before_anything_is_written(
+    capsys, tmp_path, text, where, message
+) -> None:
+    f = tmp_path / "x.netspec"
+    f.write_text(text)
+    out = tmp_path / "x.result"
+    code, err = cli(capsys, "run", str(f), "--out", str(out))
+    assert code == 2
+    line = one_line_error(err)
+    assert f"x.netspec:{where}: " in line and message in line, line
+    assert not out.exists()
+
+
+def test_serial_steps_past_the_time_limit_are_refused() -> None:
+    steps = "".join(
+        f"parallel {{ test s{i} {{ type = burst (blocksize=8K, period=10000, duration=1000); "
+        f"own = A:{i}; peer = B:{i}; }} test r{i} {{ type = sink; own = B:{i}; peer = A:{i}; }} }}"
+        for i in range(5)
+    )
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan("cluster { serial { " + steps + " } }")
+    assert "found duration=1000 from a start no earlier than 3000 s" in str(e.value)
+    assert "(a duration of at most 600 s here)" in str(e.value)
+
+
+def test_reproduce_refuses_a_transfer_the_time_limit_would_cut(capsys) -> None:
+    code, err = cli(capsys, "reproduce", "lan-buffers", "--nbytes", "100G", "--replications", "1")
+    assert code == 2
+    line = one_line_error(err)
+    assert "found nbytes=107374182400, expected at most 40754716981 bytes" in line
+
+
+# --- command-line numbers ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "X", "--seed", "-5"], "--seed must be >= 0 and at most 18446744073709551615"),
+        (["run", "X", "--seed", str(2**64)], "--seed must be >= 0 and at most"),
+        (["reproduce", "lan-buffers", "--seed", "-5"], "--seed must be >= 0"),
+        (["ttcp", "--seed", str(2**64)], "--seed must be >= 0"),
+        (["reproduce", "lan-buffers", "--nbytes", str(2**64)], "--nbytes must be >= 1 and at most"),
+        (["reproduce", "lan-buffers", "--send-buffer", str(2**32)], "at most 4294967295 bytes"),
+        (["reproduce", "lan-buffers", "--buflen", str(2**32)], "--buflen must be >= 1 and at most"),
+        (["reproduce", "lan-buffers", "--buflen", "8.3K"], "a whole number of bytes"),
+        (["ttcp", "-l", "5G"], "-l must be >= 1 and at most 4294967295 bytes"),
+        (["ttcp", "-p", "70000"], "-p must be >= 1 and at most 65535"),
+        (["netperf", "--", "-s", "9G"], "netperf test option -s must be >= 1 and at most"),
+        (["calc", "window", "--window-bytes", str(2**32), "--rtt-ms", "1"], "at most 4294967295"),
+    ],
+)
+def test_command_line_numbers_out_of_range_are_usage_errors(capsys, args, message) -> None:
+    code, err = cli(capsys, *args)
+    assert code == 2
+    assert message in one_line_error(err)
+
+
+def test_every_byte_count_takes_the_language_suffixes() -> None:
+    from cellbench.cli.common import byte_count
+
+    parse = byte_count("--nbytes", (1 << 64) - 1)
+    assert parse("100G") == 100 << 30 and parse("16K") == 16384 and parse("1e6") == 10**6
+    assert parse("33554432") == 32 << 20
+
+
+@pytest.mark.parametrize(
+    "path, value",
+    [
+        (("connections", 0, "start_s"), float("nan")),
+        (("connections", 0, "traffic", "duration_s"), float("inf")),
+        (("time_limit_s",), float("-inf")),
+    ],
+)
+def test_nan_or_inf_in_a_run_spec_names_its_key(path, value) -> None:
+    from cellbench import _native
+
+    spec = _native.lan_buffers_spec(16384, 16384)
+    spec["connections"][0]["traffic"] = {"type": "full", "blocksize": 8192, "duration_s": 1.0}
+    where = spec
+    for k in path[:-1]:
+        where = where[k]
+    where[path[-1]] = value
+    name = ".".join(str(k) for k in path).replace(".0.", "[0].")
+    with pytest.raises(ValueError, match=rf"^run spec: {re.escape(name)} is .*: expected a finite"):
+        _native.simulate(spec)
