@@ -106,8 +106,12 @@ cluster {
   test r { type = sink (blocksize=8K); protocol = tcp (window=4K);
            own = alpha-east:1; peer = alpha-west:1; }
 }"""
-    row = runner.run(text).to_pandas().iloc[0]
+    result = runner.run(text)
+    row = result.to_pandas().iloc[0]
     assert not row.completed and row.limited_by == "window"
+    # The summary (`run`, `show`) counts the runs the limit cut; a result without
+    # such runs has no such column.
+    assert list(result.summary()["truncated"]) == [1]
     assert 3.4e6 < row.throughput_bps < 3.7e6
     assert row.limit_evidence.startswith("truncated: cut by the simulated-time limit (3600 s)")
     assert f"{row.throughput_bps / 1e6:.3f} Mb/s so far" in row.limit_evidence

@@ -982,9 +982,13 @@ class Result:
         keys = [*self.params, "connection", "test", "transmitter", "receiver"]
         keys = [k for k in keys if k in df.columns]
         mbps = df["throughput_bps"] / 1e6
-        g = df.assign(mbps=mbps).groupby(keys, sort=False, dropna=False)
+        # A run the simulated-time limit cut (not completed) counts here, and the
+        # summary says how many there were: its rate is the rate so far.
+        cut = df["completed"].eq(False).fillna(False).astype(int)
+        g = df.assign(mbps=mbps, cut=cut).groupby(keys, sort=False, dropna=False)
         out = g.agg(
             runs=("run", "count"),
+            truncated=("cut", "sum"),
             mean_mbps=("mbps", "mean"),
             min_mbps=("mbps", "min"),
             max_mbps=("mbps", "max"),
@@ -992,6 +996,8 @@ class Result:
             retransmits=("retransmitted_segments", "mean"),
             lockstep=("lockstep", "mean"),
         ).reset_index()
+        if not out["truncated"].any():
+            out = out.drop(columns="truncated")
         limits = [most_common_limit(rows) for _, rows in g]
         out["limited_by"] = [lim for lim, _ in limits]
         out["limit_evidence"] = [why for _, why in limits]
