@@ -206,6 +206,39 @@ def execute(spec: dict) -> dict:
     return _native().simulate(spec)
 
 
+def connection_row(
+    plan: Plan, task: Task, c: model.Connection, params: dict, sndbuf: int, rcvbuf: int
+) -> dict:
+    """A stored row's identity and configuration columns for one connection, whichever
+    engine measured it (the socket buffers are the ones it ran with), and the sweep's
+    parameter columns; the engine adds its measures."""
+    t = c.traffic
+    row = {
+        "run": task.run,
+        "point": task.point,
+        "replication": task.replication,
+        "seed": plan.seed,
+        "connection": c.index,
+        "test": c.name,
+        "transmitter": c.transmitter,
+        "receiver": c.receiver,
+        "protocol": c.protocol,
+        "traffic": t.type,
+        "blocksize": t.blocksize,
+        "receiver_blocksize": c.receiver_blocksize,
+        "nbytes": t.nbytes,
+        "duration_s": t.duration_s,
+        "period_us": t.period_us,
+        "offered_bps": t.blocksize * 8 / (t.period_us * 1e-6) if t.period_us else None,
+        "sndbuf": sndbuf,
+        "rcvbuf": rcvbuf,
+        "nodelay": c.nodelay,
+    }
+    for k, v in params.items():
+        row[plan.columns[k]] = v
+    return row
+
+
 def _rows(plan: Plan, task: Task, out: dict) -> tuple[list[dict], ...]:
     """The stored rows of one run: per connection, per trace line, per switch port,
     per cwnd sample and per queue sample (the last two with --series)."""
@@ -214,30 +247,11 @@ def _rows(plan: Plan, task: Task, out: dict) -> tuple[list[dict], ...]:
     rows, traces, ports, cwnd, queue = [], [], [], [], []
     ident = {"run": task.run, "point": task.point, "replication": task.replication}
     for c, r in zip(exp.connections, out["connections"]):
-        t = c.traffic
         # start_s and end_s, like every measure, come from the simulator: a serial
         # step starts when the run gets there.
-        row = {
-            **ident,
-            "seed": plan.seed,
-            "connection": c.index,
-            "test": c.name,
-            "transmitter": c.transmitter,
-            "receiver": c.receiver,
-            "protocol": c.protocol,
-            "traffic": t.type,
-            "blocksize": t.blocksize,
-            "receiver_blocksize": c.receiver_blocksize,
-            "nbytes": t.nbytes,
-            "duration_s": t.duration_s,
-            "period_us": t.period_us,
-            "offered_bps": t.blocksize * 8 / (t.period_us * 1e-6) if t.period_us else None,
-            "sndbuf": c.sndbuf,
-            "rcvbuf": c.rcvbuf,
-            "nodelay": c.nodelay,
-            "events": out.get("events"),
-            "sim_seconds": out.get("sim_seconds"),
-        }
+        row = connection_row(plan, task, c, params, c.sndbuf, c.rcvbuf)
+        row["events"] = out.get("events")
+        row["sim_seconds"] = out.get("sim_seconds")
         policers = out.get("policers") or []
         measures = {**r, **results.cycle_columns(r)}
         if policers:
@@ -247,8 +261,6 @@ def _rows(plan: Plan, task: Task, out: dict) -> tuple[list[dict], ...]:
                 row[name] = measures[name]
         if isinstance(row.get("cycle_pattern"), list):
             row["cycle_pattern"] = " -> ".join(row["cycle_pattern"])
-        for k, v in params.items():
-            row[plan.columns[k]] = v
         rows.append(row)
         for i, line in enumerate(r.get("trace") or []):
             traces.append({**ident, "connection": c.index, "line_no": i, "line": line})

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from cellbench.cli.common import UsageError
+from cellbench.cli.common import UsageError, interrupted
 
 
 def run_real(args: argparse.Namespace) -> int:
@@ -54,14 +54,9 @@ def run_real(args: argparse.Namespace) -> int:
             resume=args.resume,
             overwrite=args.overwrite,
         )
-        controller.run_plan(plan, store, client, given, progress=True)
+        controller.run_plan(plan, store, client, exps, progress=True)
     except KeyboardInterrupt:
-        print(
-            f"cellbench: interrupted; finished runs are kept in {out}; finish with: "
-            f"cellbench run {args.file} --engine real --out {out} --resume ...",
-            file=sys.stderr,
-        )
-        return 130
+        return interrupted(args, out)
     finally:
         client.close()
     from cellbench.cli.run import _print_summary

@@ -239,17 +239,15 @@ class _Run:
         return None
 
 
-def run_plan(plan: runner.Plan, store, client, given: dict[str, str], progress: bool) -> None:
-    """Every run not yet in ``store``, one after another; each stored when it ends."""
+def run_plan(
+    plan: runner.Plan, store, client, exps: list[rplan.RealExperiment], progress: bool
+) -> None:
+    """Every run not yet in ``store``, one after another; each stored when it ends.
+    ``exps``: each point's experiment with its hosts resolved (``plan.build``)."""
     from tqdm import tqdm
 
     done = store.done()
-    exps = {}
-    for p in range(len(plan.points)):
-        exps[p] = rplan.build(
-            plan.text, plan.file, plan.points[p], plan.sweep.params, plan.experiments[p], given
-        )
-    hosts = sorted({h for e in exps.values() for h in e.addresses})
+    hosts = sorted({h for e in exps for h in e.addresses})
     offsets = check_daemons(client, hosts)
     todo = [t for t in plan.tasks() if t.run not in done]
     bar = tqdm(
@@ -290,29 +288,9 @@ def rows(plan: runner.Plan, task: runner.Task, run: _Run, origin: float) -> list
         ends = [sent["ended_at"] - off_tx]
         if got.get("last_at") is not None:
             ends.append(got["last_at"] - off_rx)
-        offered = t.blocksize * 8 / (t.period_us * 1e-6) if t.period_us else None
-        limited_by, evidence = explain(c.protocol, sent, got, offered)
-        row = {
-            "run": task.run,
-            "point": task.point,
-            "replication": task.replication,
-            "seed": plan.seed,
-            "stage": 0,
-            "connection": c.index,
-            "test": c.name,
-            "transmitter": c.transmitter,
-            "receiver": c.receiver,
-            "protocol": c.protocol,
-            "traffic": t.type,
-            "blocksize": t.blocksize,
-            "receiver_blocksize": c.receiver_blocksize,
-            "nbytes": t.nbytes,
-            "duration_s": t.duration_s,
-            "period_us": t.period_us,
-            "offered_bps": offered,
-            "sndbuf": rc.sndbuf,
-            "rcvbuf": rc.rcvbuf,
-            "nodelay": c.nodelay,
+        row = runner.connection_row(plan, task, c, params, rc.sndbuf, rc.rcvbuf)
+        limited_by, evidence = explain(c.protocol, sent, got, row["offered_bps"])
+        row |= {
             "start_s": start_at - origin,
             "completed": not got["timed_out"] and (t.nbytes is None or got["bytes"] == t.nbytes),
             "bytes": got["bytes"],
@@ -333,8 +311,6 @@ def rows(plan: runner.Plan, task: runner.Task, run: _Run, origin: float) -> list
             "late_blocks": timing.get("late_blocks"),
             "timing_error_p99_us": timing.get("error_p99_us"),
         }
-        for k, v in params.items():
-            row[plan.columns[k]] = v
         out.append(row)
     return out
 
