@@ -35,8 +35,8 @@ U32_MAX = (1 << 32) - 1
 U64_MAX = (1 << 64) - 1
 
 
-def positive_int(what: str, hi: int = U32_MAX):
-    """An argparse type: a whole number 1..hi, with an error naming `what`."""
+def _whole_number(what: str, lo: int, hi: int, hi_text: str):
+    """An argparse type: a whole number lo..hi, with an error naming `what`."""
 
     def parse(text: str) -> int:
         try:
@@ -45,11 +45,18 @@ def positive_int(what: str, hi: int = U32_MAX):
             raise argparse.ArgumentTypeError(
                 f"{what} must be a whole number, got {text!r}"
             ) from None
-        if not 1 <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{what} must be >= 1 and at most {hi}, got {text!r}")
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(
+                f"{what} must be >= {lo} and at most {hi_text}, got {text!r}"
+            )
         return value
 
     return parse
+
+
+def positive_int(what: str, hi: int = U32_MAX):
+    """An argparse type: a whole number 1..hi, with an error naming `what`."""
+    return _whole_number(what, 1, hi, str(hi))
 
 
 def byte_count(what: str, hi: int = U32_MAX):
@@ -74,21 +81,7 @@ def byte_count(what: str, hi: int = U32_MAX):
 
 def seed(what: str = "--seed"):
     """An argparse type: a master seed, a whole number 0..2^64-1 (the simulator's u64)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text, 0)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{what} must be a whole number, got {text!r}"
-            ) from None
-        if not 0 <= value <= U64_MAX:
-            raise argparse.ArgumentTypeError(
-                f"{what} must be >= 0 and at most {U64_MAX} (2^64-1), got {text!r}"
-            )
-        return value
-
-    return parse
+    return _whole_number(what, 0, U64_MAX, f"{U64_MAX} (2^64-1)")
 
 
 def check_workers(workers: int) -> None:
