@@ -4,30 +4,27 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# tshark decodes the pcap files cellbench writes (tests/test_pcap_tshark.py, README's
-# example); the tests require it rather than skip.
-if ! command -v tshark >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "== install tshark (Debian package)"
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null
-    else
-        echo "scripts/test.sh: tshark is required: install Debian's tshark (or run as root)" >&2
+# require PACKAGE WHY COMMAND...: install a Debian package the tests need when one of
+# its commands is missing (as root), or say it is required; the tests never skip.
+require() {
+    local package=$1 why=$2
+    shift 2
+    for cmd in "$@"; do
+        command -v "$cmd" >/dev/null 2>&1 && continue
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+            echo "== install $package (Debian package)"
+            apt-get update -qq
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null
+            return
+        fi
+        echo "scripts/test.sh: $* required ($why): install Debian's $package (or run as root)" >&2
         exit 2
-    fi
-fi
-
+    done
+}
+# tshark decodes the pcap files cellbench writes (tests/test_pcap_tshark.py, README's example).
+require tshark "pcap decoding" tshark
 # ip and tc build the real engine's test network (tests/test_real_netns.py, as root).
-if ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "== install iproute2 (Debian package)"
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 >/dev/null
-    else
-        echo "scripts/test.sh: ip and tc are required: install Debian's iproute2" >&2
-        exit 2
-    fi
-fi
+require iproute2 "namespace tests" ip tc
 
 echo "== install (editable, with test extras)"
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
