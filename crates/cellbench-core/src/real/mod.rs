@@ -555,7 +555,12 @@ impl Sink {
                     }
                     s.set_read_timeout(Some(wait.min(SLICE)))?;
                     match s.read(&mut buf) {
-                        Ok(0) => break,
+                        // The source's close may be the echo of a stop of the group:
+                        // then this sink was stopped too, not finished.
+                        Ok(0) => {
+                            stop.check()?;
+                            break;
+                        }
                         Ok(n) => {
                             let t = Instant::now();
                             first.get_or_insert(t);
