@@ -16,7 +16,7 @@ from cellbench.cli.common import (
     seed,
 )
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
-from cellbench.reproduce import STUDIES, lan_buffers, wan
+from cellbench.reproduce import STUDIES, lan_buffers, wan, wan_contention
 from cellbench.reproduce.published import size_label
 
 
@@ -55,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                 "a PDU is gathered from",
             )
         w.set_defaults(func=wan_main)
+    _wan_contention(studies, common)
 
 
 def _experiment_options(p: argparse.ArgumentParser, replications_help: str) -> None:
@@ -240,4 +241,33 @@ def main(args: argparse.Namespace) -> int:
         print_json(study.to_json(summary))
     else:
         print(study.report(summary, replications, args.seed))
+    return 0
+
+
+def _wan_contention(studies: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    doc = "several transfers sharing WAN links: offered load, credits, burst, five pairs, ftp"
+    p = studies.add_parser("wan-contention", parents=[common], help=doc, description=doc)
+    p.add_argument(
+        "--part",
+        action="append",
+        choices=wan_contention.PARTS,
+        help="run only this part (repeatable; default all)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="store each part's result in OUT/PART (cellbench show/plot read it)",
+    )
+    p.set_defaults(func=wan_contention_main)
+
+
+def wan_contention_main(args: argparse.Namespace) -> int:
+    check_workers(args.workers)
+    res = wan_contention.run(
+        args.part, seed=args.seed, workers=args.workers, out=args.out, progress=True
+    )
+    if args.json:
+        print_json(res)
+    else:
+        print(wan_contention.report(res))
     return 0

@@ -8,7 +8,8 @@
 - ``window``: throughput against the TCP window (the smaller socket buffer); on
   wan-window with the published points, window / RTT and the link's TCP payload rate.
 - ``message-size``: throughput against the application's write size.
-- ``offered-load``: aggregate carried load against aggregate offered load, with the
+- ``offered-load``: aggregate carried load against aggregate offered load (UDP: the
+  datagrams that arrived), with the full-load point (the highest offered load), the
   lossless point (the largest offered load with no cell lost in any replication)
   and the peak marked.
 - ``time-sequence``: a traced connection's data segments, ACKs and receive window.
@@ -470,16 +471,24 @@ def message_size(result, fig, df, picked, by=None) -> None:
     ax.set_title("Throughput against message size\n" + _subtitle(result, picked), fontsize=10)
 
 
+def carried_bps(df: pd.DataFrame) -> pd.Series:
+    """The load a connection carried: TCP's throughput (all of it arrived); for UDP,
+    whose throughput the sender measures (as ttcp does), the datagrams that arrived,
+    over the sender's time."""
+    udp = df["protocol"].eq("udp") & df["datagrams_received"].notna()
+    received = df["datagrams_received"].fillna(0) * df["blocksize"].fillna(0) * 8
+    seconds = df["sender_seconds"].where(df["sender_seconds"] > 0)
+    return df["throughput_bps"].where(~udp, (received / seconds).fillna(0.0))
+
+
 def _load_points(df: pd.DataFrame) -> pd.DataFrame:
     """Per sweep point: aggregate offered and carried load over the replications
     (mean, min, max of each run's sum over its connections) and the most cells
     any one replication lost."""
     per_run = (
-        df.assign(lost=df["cells_lost"].fillna(0))
+        df.assign(lost=df["cells_lost"].fillna(0), carried_bps=carried_bps(df))
         .groupby(["point", "run"])
-        .agg(
-            offered=("offered_bps", "sum"), carried=("throughput_bps", "sum"), lost=("lost", "sum")
-        )
+        .agg(offered=("offered_bps", "sum"), carried=("carried_bps", "sum"), lost=("lost", "sum"))
         .reset_index()
     )
     return (
@@ -537,6 +546,16 @@ def offered_load(result, fig, df, picked, by=None) -> None:
                 markersize=11,
                 color="tab:red",
                 label=f"peak ({peak['carried'] / 1e6:.1f} Mb/s carried)",
+            )
+            full = pts.iloc[-1]
+            ax.plot(
+                full["offered"] / 1e6,
+                full["carried"] / 1e6,
+                "v",
+                markersize=11,
+                color="tab:purple",
+                label=f"full load: the highest offered load ({full['carried'] / 1e6:.1f} Mb/s "
+                "carried)",
             )
     ax.plot([0, top], [0, top], linestyle=":", color="grey", label="carried = offered")
     ax.set_xlabel("aggregate offered load (Mb/s, 10^6 bit/s)")

@@ -229,6 +229,47 @@ _EUROPE_VP = """
             upc_t_us = 16.39; upc_tau_us = 101; upc_action = discard; }
 """
 
+# --- wan-contention: several transfers sharing WAN links -------------------------------------
+#: TESTBEDS.md gives sites on DS-3 and OC-3c access links and round trips of 2 to 70 ms
+#: with a coast-to-coast path among them, not the sites. This WAN is a star around a
+#: carrier hub (kc, Kansas City): each site's edge switch (256 cells per output port)
+#: reaches the hub by its access link. One-way delays are fibre routes at
+#: FIBRE_US_PER_KM, their lengths chosen so that the pairs' round trips span the
+#: setup's range: lawrence<->kclab 2 ms (100 km each), the coast-to-coast pair
+#: san-diego<->washington 70 ms (4000 + 3000 km).
+WAN_CONTENTION_SITES = {
+    # site: (access link, route km to the hub)
+    "lawrence": ("ds3", 100),
+    "kclab": ("oc3c", 100),
+    "minneapolis": ("ds3", 1000),
+    "washington": ("oc3c", 3000),
+    "san-diego": ("ds3", 4000),
+}
+#: Hosts (DEC Alphas, OSF/1 with RFC 1323, OC-3c adapters, as on the MAGIC WAN) per site.
+WAN_CONTENTION_HOSTS = {
+    "lawrence": ("law1", "law2", "law3", "law4"),
+    "kclab": ("kclab1", "kclab2"),
+    "minneapolis": ("mpls1", "mpls2"),
+    "washington": ("dc1", "dc2", "dc3"),
+    "san-diego": ("sd1",),
+}
+
+
+def _wan_contention_text() -> str:
+    lines = ["encap = llc-snap; mtu = 9180;"]
+    for site, hosts in WAN_CONTENTION_HOSTS.items():
+        for h in hosts:
+            lines.append(
+                f"host {h} {{ profile = alpha-3000; phy = oc3c; flavour = osf1; site = {site}; }}"
+            )
+    for site, (phy, km) in WAN_CONTENTION_SITES.items():
+        ms = km * FIBRE_US_PER_KM / 1000
+        lines.append(f"trunk {{ from = {site}; to = kc; phy = {phy}; delay_ms = {ms:g}; }}")
+    return "\n".join(lines)
+
+
+_WAN_CONTENTION = _wan_contention_text()
+
 #: Named presets: the classic testbeds of TESTBEDS.md. ``lan`` is lan-buffers' hardware.
 PRESETS = {
     "lan-buffers": _lan_buffers,
@@ -256,10 +297,12 @@ PRESETS = {
         "host pairs of SPEC §6.3 on OC-3c",
         "its hosts' TCPs (Windows NT 3.51, IRIX 6, Solaris 2) have no flavour yet",
     ),
-    "wan-contention": lambda: _later(
+    "wan-contention": lambda: _written(
         "wan-contention",
-        "several transfers sharing WAN links",
-        "TESTBEDS.md leaves its hosts and sites unspecified",
+        "a carrier WAN: five sites on DS-3 and OC-3c access links around one hub, "
+        "round trips of 2 to 70 ms",
+        ("kclab1", "law1"),
+        _WAN_CONTENTION,
     ),
 }
 
