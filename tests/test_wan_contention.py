@@ -66,3 +66,57 @@ def test_out_is_a_result_show_and_plot_read(tmp_path, capsys):
     assert main(["plot", str(out / "offered-load"), "--kind", "offered-load", "-o", str(png)]) == 0
     svg = png.read_text()
     assert "lossless point" in svg and "peak" in svg and "full load" in svg
+
+
+@pytest.fixture(scope="module")
+def credits():
+    return wan_contention.run(["credits"])["rows"]
+
+
+def test_credits_prevent_cell_loss(credits):
+    assert {r["mix"] for r in credits} == {"tcp-tcp", "udp-udp", "tcp-udp"}
+    assert {r["stream"] for r in credits} == {"local", "remote"}
+    with_credits = [r for r in credits if r["flow_control"] == "credit"]
+    without = [r for r in credits if r["flow_control"] == "none"]
+    assert len(with_credits) == len(without) == 8
+    # Without flow control the shared port (and the hub's DS-3 port) overflow in every
+    # case; with credits no cell is lost anywhere, and the two streams fill the port
+    # to the receiver (OC-3c: 134.5 Mb/s of TCP payload in 9180-byte datagrams).
+    cases = {(r["local"], r["remote"]) for r in credits}
+    for case in cases:
+        no = [r for r in without if (r["local"], r["remote"]) == case]
+        yes = [r for r in with_credits if (r["local"], r["remote"]) == case]
+        assert sum(r["cells_lost"] for r in no) > 0, case
+        assert all(r["cells_lost"] == 0 and r["lost_at"] == [] for r in yes), case
+        total = sum(r["throughput_bps"] for r in yes)
+        assert total > 0.9 * 134.5e6 and total > sum(r["throughput_bps"] for r in no), case
+        # Without credits, the remote stream (TCP: it backs off) starves in every case.
+        remote = [r for r in no if r["stream"] == "remote"][0]
+        assert remote["throughput_bps"] < 1e6 and remote["cells_lost"] > 0, case
+    # The remote stream crosses the DS-3: it never gets more than its rate.
+    assert all(r["throughput_bps"] < 36.9e6 for r in with_credits if r["stream"] == "remote")
+    # Credits per VC per hop cover the longest hop's round trip: kclab -> hub, OC-3c,
+    # 0.5 ms each way: (2.831 µs + 1 ms) / 2.831 µs -> 355 cells.
+    assert {r["credits"] for r in with_credits} == {355}
+
+
+def test_credits_on_a_switch_without_flow_control_are_refused(tmp_path, capsys):
+    bad = tmp_path / "bad.netspec"
+    bad.write_text(
+        "testbed wan-contention {\n"
+        "    switch lawrence { buffer_cells = 512;\n"
+        "                      credits = 64; }\n"
+        "}\n"
+        "cluster { test a { type = full (duration=1); own = law1:1; peer = law2:1; }\n"
+        "          test b { type = sink; own = law2:1; peer = law1:1; } }\n"
+    )
+    assert main(["run", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"cellbench: error: {bad}:3:33: found credits = 64, expected credits only on a "
+        "switch with flow_control = credit"
+    )
+    bad.write_text(bad.read_text().replace("credits = 64;", "flow_control = credit;"))
+    assert main(["run", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"cellbench: error: {bad}:2:5: found flow_control = credit, expected")

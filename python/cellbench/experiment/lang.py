@@ -287,7 +287,7 @@ BLOCKS: dict[str, tuple[tuple[str, ...], bool, str]] = {
     "test": ((), True, "optional"),
     "testbed": (("switch", "host", "defaults", "trunk"), True, "optional"),
     "trunk": ((), True, "optional"),
-    "switch": ((), True, "none"),
+    "switch": ((), True, "optional"),
     "host": ((), True, "required"),
     "defaults": ((), True, "none"),
     "sweep": ((), True, "none"),

@@ -232,7 +232,11 @@ class Experiment:
             "hosts": [host_spec(h) for h in self.hosts if h.name in used],
             "trunks": [dict(t) for t in self.testbed.trunks],
             "connections": [c.to_spec(self.testbed) for c in conns],
-        }
+        } | (
+            {"sites": {k: dict(v) for k, v in self.testbed.sites.items()}}
+            if self.testbed.sites
+            else {}
+        )
 
 
 def check_with_engine(exp: Experiment, seed: int) -> None:

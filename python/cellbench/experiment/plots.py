@@ -474,10 +474,11 @@ def message_size(result, fig, df, picked, by=None) -> None:
 def carried_bps(df: pd.DataFrame) -> pd.Series:
     """The load a connection carried: TCP's throughput (all of it arrived); for UDP,
     whose throughput the sender measures (as ttcp does), the datagrams that arrived,
-    over the sender's time."""
+    over the sender's time or the receiver's if longer."""
     udp = df["protocol"].eq("udp") & df["datagrams_received"].notna()
     received = df["datagrams_received"].fillna(0) * df["blocksize"].fillna(0) * 8
-    seconds = df["sender_seconds"].where(df["sender_seconds"] > 0)
+    longer = df[["sender_seconds", "receiver_seconds"]].max(axis=1)
+    seconds = longer.where(longer > 0)
     return df["throughput_bps"].where(~udp, (received / seconds).fillna(0.0))
 
 

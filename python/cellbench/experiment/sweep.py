@@ -283,7 +283,8 @@ def _apply_path(doc: Document, key: str, value: Value, pos: Pos) -> bool:
         tb = tbs[0]
         rest = parts[1:]
         if rest[0] in ("switch", "defaults") and len(rest) == 2:
-            sub = [b for b in tb.blocks() if b.kind == rest[0]]
+            # The testbed-wide block (`switch SITE { }` blocks are a site's own).
+            sub = [b for b in tb.blocks() if b.kind == rest[0] and b.name is None]
             if not sub:
                 sub = [Block(rest[0], None, pos)]
                 tb.body.append(sub[0])

@@ -7,6 +7,8 @@ Written as a block, in the experiment file or a file of its own::
         encap = vc-mux;                 # vc-mux | llc-snap
         switch { buffer_cells = 256; policy = tail-drop; epd_threshold_cells = 200;
                  clp1_threshold_cells = 192; }  # tagged (CLP=1) cells go from 192 queued; off
+        switch east { buffer_cells = 4096;      # site east's switch, where it differs
+                      flow_control = credit; credits = 400; }  # AN2 credits per VC per hop
         defaults { profile = sparc-ipc; phy = taxi100; flavour = sunos411; }   # any other host
         host roadrunner.atm { profile = sparc-10; distance_m = 20; pdu_gap_us = 52; site = west; }
         host sparc10.atm { phy = oc3c; spacing_us = 19.45; stall = 1; }  # cells 19.45 µs apart; off
@@ -50,7 +52,16 @@ WRITE_US = dict(_native.host_write_us())
 FLAVOUR_MAX_SOCKBUF = dict(_native.tcp_flavours())
 ENCAPS = ("vc-mux", "llc-snap")
 POLICIES = ("tail-drop", "ppd", "epd")
-SWITCH_KEYS = ("buffer_cells", "policy", "epd_threshold_cells", "clp1_threshold_cells")
+SWITCH_KEYS = (
+    "buffer_cells",
+    "policy",
+    "epd_threshold_cells",
+    "clp1_threshold_cells",
+    "flow_control",
+    "credits",
+)
+#: Hop-by-hop flow control at a switch's output ports (SPEC §4; none: off).
+FLOW_CONTROLS = ("none", "credit")
 
 
 @dataclass
@@ -91,6 +102,8 @@ class Testbed:
     )
     hosts: dict[str, HostSpec] = field(default_factory=dict)
     defaults: HostSpec | None = None
+    #: A site's switch where it differs from ``switch`` (the whole resolved switch).
+    sites: dict[str, dict] = field(default_factory=dict)
     #: Links between sites' switches: {"from", "to", "phy", "delay_ms"}.
     trunks: list[dict] = field(default_factory=list)
     mtu: int = 9188
@@ -118,7 +131,7 @@ class Testbed:
     def to_dict(self, host_names: list[str] | None = None) -> dict:
         """The resolved testbed (for the result file): every host the experiment uses."""
         names = host_names if host_names is not None else sorted(self.hosts)
-        return {
+        d = {
             "name": self.name,
             "description": self.description,
             "mtu": self.mtu,
@@ -127,6 +140,9 @@ class Testbed:
             "hosts": [_host_dict(self.host(n, None)) for n in names],
             "trunks": [dict(t) for t in self.trunks],
         }
+        if self.sites:
+            d["sites"] = {k: dict(v) for k, v in self.sites.items()}
+        return d
 
 
 def _host_dict(h: HostSpec) -> dict:
@@ -474,22 +490,14 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
         else:
             raise _unknown(s, "testbed", ("mtu", "encap") + ("switch { }", "host NAME { }"))
     clp1_pos = block.pos
+    # A site's switch block changes only what it says; resolved once the testbed-wide
+    # block (wherever it stands) is known.
+    site_blocks: list[Block] = []
     for b in block.blocks():
-        if b.kind == "switch":
-            for s in b.settings():
-                if s.key == "buffer_cells":
-                    tb.switch["buffer_cells"] = int(_number(s, "cells per output port", 1, 1 << 24))
-                elif s.key == "policy":
-                    tb.switch["policy"] = _choice(s, "a drop policy", POLICIES)
-                elif s.key == "epd_threshold_cells":
-                    tb.switch["epd_threshold_cells"] = int(
-                        _number(s, "the EPD threshold in cells", 1, 1 << 24)
-                    )
-                elif s.key == "clp1_threshold_cells":
-                    tb.switch["clp1_threshold_cells"] = _clp1_threshold(s)
-                    clp1_pos = s.value.pos
-                else:
-                    raise _unknown(s, "switch", SWITCH_KEYS)
+        if b.kind == "switch" and b.name is not None:
+            site_blocks.append(b)
+        elif b.kind == "switch":
+            clp1_pos = _switch(b, tb.switch) or clp1_pos
         elif b.kind == "trunk":
             tb.trunks.append(_trunk(b))
         elif b.kind == "defaults":
@@ -502,6 +510,12 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             )
             start.name = b.name
             tb.hosts[b.name] = _host(b, start)
+    _check_flow_control(block, tb.switch)
+    for b in site_blocks:
+        assert b.name is not None
+        tb.sites[b.name] = sw = dict(tb.sites.get(b.name) or tb.switch)
+        _switch(b, sw)
+        _check_flow_control(b, sw)
     if tb.switch["epd_threshold_cells"] > tb.switch["buffer_cells"]:
         raise ExperimentError(
             block.pos,
@@ -516,6 +530,51 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             f"1..{tb.switch['buffer_cells']} (at most buffer_cells) or off",
         )
     return tb
+
+
+def _switch(b: Block, sw: dict) -> Pos | None:
+    """A ``switch [SITE] { }`` block's settings into ``sw``; the position of its CLP-1
+    threshold, if it sets one. ``flow_control``/``credits`` keys appear only when set,
+    so a result of a testbed without them names the switch as before."""
+    clp1_pos = None
+    for s in b.settings():
+        if s.key == "buffer_cells":
+            sw["buffer_cells"] = int(_number(s, "cells per output port", 1, 1 << 24))
+        elif s.key == "policy":
+            sw["policy"] = _choice(s, "a drop policy", POLICIES)
+        elif s.key == "epd_threshold_cells":
+            sw["epd_threshold_cells"] = int(_number(s, "the EPD threshold in cells", 1, 1 << 24))
+        elif s.key == "clp1_threshold_cells":
+            sw["clp1_threshold_cells"] = _clp1_threshold(s)
+            clp1_pos = s.value.pos
+        elif s.key == "flow_control":
+            sw["flow_control"] = _choice(s, "hop-by-hop flow control", FLOW_CONTROLS)
+        elif s.key == "credits":
+            sw["credits"] = int(_number(s, "credits per VC per hop (cells)", 1, 1 << 24))
+            sw["_credits_pos"] = s.value.pos
+        else:
+            raise _unknown(s, "switch", SWITCH_KEYS)
+    return clp1_pos
+
+
+def _check_flow_control(b: Block, sw: dict) -> None:
+    """Credits belong to credit flow control, and it needs them."""
+    pos = sw.pop("_credits_pos", None)
+    if sw.get("flow_control") == "none":
+        del sw["flow_control"]
+    credits = sw.get("credits")
+    if pos is None and credits is not None and sw.get("flow_control") != "credit":
+        # A site's switch that turns off the testbed's flow control drops its credits.
+        del sw["credits"]
+        credits = None
+    if credits is not None and sw.get("flow_control") != "credit":
+        raise expected(
+            pos or b.pos,
+            f"credits = {credits}",
+            "credits only on a switch with flow_control = credit",
+        )
+    if sw.get("flow_control") == "credit" and credits is None:
+        raise expected(b.pos, "flow_control = credit", "credits = N (cells per VC per hop) too")
 
 
 def load(spec: str) -> Testbed:

@@ -10,10 +10,15 @@ tuned to a published number.
 - ``offered-load`` (a): three UDP constant-rate sources at different sites into
   lawrence, sharing the hub's DS-3 port; the ATM Forum's lossless, peak and
   full-load throughput.
+- ``credits`` (c): a local and a remote host into one receiver on lawrence's switch,
+  TCP/UDP against TCP/UDP, without flow control and with credit-based hop-by-hop
+  flow control at every switch port (``sim::net::credit``), credits per VC per hop
+  from the longest hop's round trip.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +30,7 @@ if TYPE_CHECKING:
     from cellbench.experiment.results import Result
 
 #: The parts, in the order they run and print.
-PARTS = ("offered-load",)
+PARTS = ("offered-load", "credits")
 
 
 def _experiment(part: str) -> str:
@@ -95,11 +100,31 @@ def _loss_note(lost: dict[str, int], path: list[str]) -> tuple[list[str], str]:
 
 
 def _udp_carried_bps(r: dict) -> float:
-    """A UDP stream's carried load: the datagrams that arrived over the sender's time
-    (its throughput_bps is the sender's, as ttcp measures it)."""
-    seconds = r["sender_seconds"] or 0.0
+    """A UDP stream's carried load: the datagrams that arrived, over the sender's time
+    or the receiver's if longer (its throughput_bps is the sender's, as ttcp measures
+    it, and counts datagrams its own interface queue refused)."""
+    seconds = max(r["sender_seconds"] or 0.0, r["receiver_seconds"] or 0.0)
     received = (r["datagrams_received"] or 0) * (r["blocksize"] or 0) * 8
     return received / seconds if seconds > 0 else 0.0
+
+
+def _carried_bps(r: dict) -> float:
+    return _udp_carried_bps(r) if r["protocol"] == "udp" else float(r["throughput_bps"])
+
+
+def _limit(r: dict, text: str) -> tuple[str, str]:
+    """What bound a stream: cell loss where it lost cells (named), else the simulator's
+    verdict; a UDP source whose interface queue refused datagrams was held by its link
+    (or, with credits, by the credits its first hop returned)."""
+    if r["cells_lost"]:
+        return "cell-loss", f"lost {text}"
+    refused = int(r["pdus_dropped_at_adapter"] or 0)
+    if r["protocol"] == "udp" and refused:
+        return "link", (
+            f"the source's interface queue refused {refused} datagrams (ENOBUFS): it "
+            "writes faster than its adapter may send"
+        )
+    return r["limited_by"], r["limit_evidence"]
 
 
 def offered_load_rows(result: Result) -> list[dict]:
@@ -111,10 +136,7 @@ def offered_load_rows(result: Result) -> list[dict]:
         where, text = _loss_note(lost.get(int(r["run"]), {}), path)
         carried = _udp_carried_bps(r)
         cells = int(r["cells_lost"] or 0)
-        if cells:
-            limited, evidence = "cell-loss", f"lost {text}"
-        else:
-            limited, evidence = r["limited_by"], r["limit_evidence"]
+        limited, evidence = _limit(r, text)
         rows.append(
             {
                 "part": "offered-load",
@@ -164,6 +186,125 @@ def offered_load_figures(rows: list[dict]) -> dict:
     }
 
 
+# --- (c) credit-based flow control -----------------------------------------------------------
+
+
+def hop_credits(testbed: dict, sites: tuple[str, ...]) -> int:
+    """Credits per VC per hop that let a VC go at its link's rate over the longest hop
+    among ``sites`` (and the hub): a cell leaving at t arrives after one cell time C and
+    the delay d, is forwarded at once at best, and its credit is back d later; so
+    (C + 2d) / C cells must be on the way (machine-room links need a few, trunks more)."""
+    from cellbench import _native
+
+    def need(phy: str, delay_s: float) -> int:
+        cell_s = _native.calc_phy(phy, True)[2] * 1e-6
+        return math.ceil((cell_s + 2 * delay_s) / cell_s)
+
+    trunks = [t for t in testbed["trunks"] if {t["from"], t["to"]} <= {*sites, HUB}]
+    hosts = [h for h in testbed["hosts"] if h["site"] in sites]
+    hops = [need(t["phy"], t["delay_ms"] * 1e-3) for t in trunks]
+    hops += [need(h["phy"], h["distance_m"] * FIBRE_S_PER_M) for h in hosts]
+    return max(hops)
+
+
+#: Light in fibre, as the testbed's distances count it (5 µs per km).
+FIBRE_S_PER_M = 5e-9
+#: The carrier hub every site's access link reaches (the preset's star).
+HUB = "kc"
+#: The sites of the credits part's hosts (law4, law1 at lawrence; kclab2 at kclab).
+CREDIT_SITES = ("lawrence", "kclab")
+
+
+def _run_credits(*, seed: int, workers: int, out: Path | None, progress: bool) -> list[Result]:
+    from cellbench.experiment import testbed as tbmod
+
+    tb = tbmod.preset("wan-contention").to_dict()
+    n = hop_credits(tb, CREDIT_SITES)
+    results = []
+    for flow, sets in (
+        ("none", {}),
+        ("credit", {"testbed.switch.flow_control": "credit", "testbed.switch.credits": n}),
+    ):
+        where = out / flow if out is not None else None
+        results.append(
+            _run_part("credits", seed=seed, workers=workers, out=where, progress=progress, **sets)
+        )
+    return results
+
+
+def _protocol_name(value: str) -> str:
+    return "udp" if str(value).startswith("udp") else "tcp"
+
+
+def credits_rows(results: list[Result]) -> list[dict]:
+    rows = []
+    for result in results:
+        switch = result.meta["testbed"]["switch"]
+        flow = switch.get("flow_control", "none")
+        lost = _lost_at(result)
+        df = _senders(result)
+        for r in df.to_dict(orient="records"):
+            local, remote = _protocol_name(r["local"]), _protocol_name(r["remote"])
+            # The mixes the setup names: TCP against TCP, UDP against UDP, and TCP
+            # against UDP (either way round: which stream is UDP is the row's protocol).
+            mix = f"{local}-{remote}" if local == remote else "tcp-udp"
+            path = _path_ports(result, r["transmitter"], r["receiver"])
+            where, text = _loss_note(lost.get(int(r["run"]), {}), path)
+            limited, evidence = _limit(r, text)
+            rows.append(
+                {
+                    "part": "credits",
+                    "flow_control": flow,
+                    "credits": switch.get("credits"),
+                    "mix": mix,
+                    "stream": r["test"],
+                    "protocol": r["protocol"],
+                    "local": local,
+                    "remote": remote,
+                    "transmitter": r["transmitter"],
+                    "receiver": r["receiver"],
+                    "replication": int(r["replication"]),
+                    "seed": int(r["seed"]),
+                    "throughput_bps": _carried_bps(r),
+                    "cells_lost": int(r["cells_lost"] or 0),
+                    "lost_at": where,
+                    "retransmitted_segments": int(r["retransmitted_segments"] or 0),
+                    "timeouts": int(r["timeouts"] or 0),
+                    "datagrams_refused_at_source": int(r["pdus_dropped_at_adapter"] or 0),
+                    "limited_by": limited,
+                    "limit_evidence": evidence,
+                }
+            )
+    return rows
+
+
+def _credits_table(df: pd.DataFrame) -> str:
+    import pandas as pd
+
+    show = pd.DataFrame(
+        {
+            "flow control": df.flow_control,
+            "local-remote": df.local + "-" + df.remote,
+            "stream": df.stream,
+            "protocol": df.protocol,
+            "Mb/s": df.throughput_bps.map(_mbps),
+            "cells lost": df.cells_lost,
+            "lost at (port)": df.lost_at.map(lambda x: ", ".join(x) or "-"),
+            "limited by": df.limited_by,
+        }
+    )
+    agg = df.groupby(["flow_control", "local", "remote"], sort=False).agg(
+        total=("throughput_bps", "sum"), lost=("cells_lost", "sum")
+    )
+    agg["lost"] = agg["lost"].astype(int)
+    lines = [show.to_string(index=False), "aggregate per case:"]
+    for (flow, lo, re_), a in agg.iterrows():
+        lines.append(
+            f"  {flow:6s} local {lo} / remote {re_}: {_mbps(a.total)} Mb/s, {a.lost} cells lost"
+        )
+    return "\n".join(lines)
+
+
 # --- common -----------------------------------------------------------------------------
 
 
@@ -174,8 +315,8 @@ def _senders(result: Result) -> pd.DataFrame:
     return df.astype(object).where(df.notna(), None)
 
 
-#: Part -> its rows from its stored result.
-_ROWS = {"offered-load": offered_load_rows}
+#: Part -> its rows from its stored result(s).
+_ROWS = {"offered-load": lambda rs: offered_load_rows(rs[0]), "credits": credits_rows}
 
 
 def run(
@@ -196,8 +337,11 @@ def run(
     extra: dict[str, Any] = {}
     for p in chosen:
         where = Path(out) / p if out is not None else None
-        result = _run_part(p, seed=seed, workers=workers, out=where, progress=progress)
-        part_rows = _ROWS[p](result)
+        if p == "credits":
+            results = _run_credits(seed=seed, workers=workers, out=where, progress=progress)
+        else:
+            results = [_run_part(p, seed=seed, workers=workers, out=where, progress=progress)]
+        part_rows = _ROWS[p](results)
         rows += part_rows
         if p == "offered-load":
             extra["offered_load"] = offered_load_figures(part_rows)
@@ -252,5 +396,19 @@ def report(res: dict) -> str:
             f"{_mbps(f['full_load_offered_bps'])} offered)",
             "limited by: no loss -> the sources' rate (application); loss -> cell-loss at "
             "the ports named (a lost cell loses its whole datagram)",
+        ]
+    if (rows.part == "credits").any() if len(rows) else False:
+        df = rows[rows.part == "credits"]
+        n = df.credits.dropna()
+        out += [
+            "",
+            "(c) credit-based flow control: local law4 and remote kclab2 (via the hub and "
+            "the DS-3) full blast into law1 on lawrence's switch; TCP 64 KB window, UDP 8 KB "
+            f"datagrams; with credits: every switch port, {int(n.iloc[0]) if len(n) else '-'} "
+            "credits per VC per hop (the longest hop's round trip); UDP Mb/s = datagrams "
+            "that arrived",
+            _credits_table(df),
+            "limited by: cell-loss where a port overflowed; link: the stream's path or "
+            "(with credits) the credits its next hop returned held it",
         ]
     return "\n".join(out)

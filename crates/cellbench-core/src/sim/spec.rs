@@ -6,8 +6,8 @@
 use super::explain::{classify, lockstep_cycle, Facts, LimitedBy, LockstepCycle};
 use super::guard::DEFAULT_EVENT_BUDGET;
 use super::net::{
-    AdapterSpec, CircuitSpec, DropPolicy, Fidelity, Hop, PacedQuantity, PolicerSpec, PortSpec,
-    Topology, TxSpacing, VcPacing,
+    AdapterSpec, CircuitSpec, DropPolicy, Fidelity, FlowControl, Hop, PacedQuantity, PolicerSpec,
+    PortSpec, Topology, TxSpacing, VcPacing,
 };
 use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN, MACHINE_ROOM_DELAY, SBUS_PDU_GAP};
 use super::world::{
@@ -23,6 +23,7 @@ use crate::time::BitRate;
 use crate::time::SimTime;
 use crate::wire::llc_snap::Encap;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Propagation in fibre: 5 µs per km.
 const FIBRE_PS_PER_M: u64 = 5_000;
@@ -49,6 +50,10 @@ pub struct RunSpec {
     pub per_cell: bool,
     #[serde(default)]
     pub switch: SwitchSpec,
+    /// A site's switch where it differs from `switch` (its output ports: to its
+    /// hosts, and onto the trunks that leave the site).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sites: BTreeMap<String, SwitchSpec>,
     pub hosts: Vec<HostSpec>,
     /// Links between sites' switches (none: every host on one switch).
     #[serde(default)]
@@ -105,6 +110,87 @@ pub struct SwitchSpec {
     /// by a UPC) that find this many cells queued are dropped (None: off).
     #[serde(default)]
     pub clp1_threshold_cells: Option<u32>,
+    /// Hop-by-hop flow control at every output port: "none" or "credit" (each VC
+    /// may have `credits` cells in or on the way to the port; `sim::net::credit`).
+    #[serde(default = "no_flow_control", skip_serializing_if = "is_none_text")]
+    pub flow_control: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credits: Option<u32>,
+}
+
+fn no_flow_control() -> String {
+    "none".into()
+}
+fn is_none_text(s: &str) -> bool {
+    s == "none"
+}
+
+/// What every output port of one switch applies.
+#[derive(Copy, Clone)]
+struct PortRules {
+    buffer_cells: u32,
+    policy: DropPolicy,
+    clp1_threshold_cells: Option<u32>,
+    credits: Option<u32>,
+}
+
+impl SwitchSpec {
+    /// The switch's port rules, checked; `what` names the switch in errors.
+    fn rules(&self, what: &str) -> Result<PortRules, ScenarioError> {
+        let buffer = self.buffer_cells;
+        if buffer == 0 {
+            return Err(err(format!(
+                "{what} buffer_cells 0: every output port needs at least 1 cell"
+            )));
+        }
+        let policy = match (self.policy.as_str(), self.epd_threshold_cells) {
+            ("tail-drop", _) => DropPolicy::TailDrop,
+            ("ppd", _) => DropPolicy::Ppd,
+            ("epd", Some(threshold_cells)) => DropPolicy::Epd { threshold_cells },
+            ("epd", None) => DropPolicy::Epd {
+                threshold_cells: buffer * 3 / 4,
+            },
+            (other, _) => {
+                return Err(err(format!(
+                    "{what} policy {other:?}: expected one of tail-drop, ppd, epd"
+                )))
+            }
+        };
+        if let Some(t) = self.clp1_threshold_cells {
+            if t == 0 || t > buffer {
+                return Err(err(format!(
+                    "{what} clp1_threshold_cells {t}: must be 1 to buffer_cells ({buffer})"
+                )));
+            }
+        }
+        let credits = match (self.flow_control.as_str(), self.credits) {
+            ("none", None) => None,
+            ("none", Some(n)) => {
+                return Err(err(format!(
+                    "{what} credits {n}: credits need flow_control = credit"
+                )))
+            }
+            ("credit", Some(n)) if n >= 1 => Some(n),
+            ("credit", other) => {
+                return Err(err(format!(
+                    "{what} flow_control credit with credits {}: expected credits >= 1 \
+                     (cells per VC per hop)",
+                    other.map_or("unset".to_string(), |n| n.to_string())
+                )))
+            }
+            (other, _) => {
+                return Err(err(format!(
+                    "{what} flow_control {other:?}: expected none or credit"
+                )))
+            }
+        };
+        Ok(PortRules {
+            buffer_cells: buffer,
+            policy,
+            clp1_threshold_cells: self.clp1_threshold_cells,
+            credits,
+        })
+    }
 }
 
 impl Default for SwitchSpec {
@@ -114,6 +200,8 @@ impl Default for SwitchSpec {
             policy: tail_drop(),
             epd_threshold_cells: None,
             clp1_threshold_cells: None,
+            flow_control: no_flow_control(),
+            credits: None,
         }
     }
 }
@@ -578,6 +666,7 @@ impl RunSpec {
             max_events: None,
             per_cell: false,
             switch: SwitchSpec::default(),
+            sites: BTreeMap::new(),
             hosts,
             trunks: Vec::new(),
             connections,
@@ -595,11 +684,13 @@ impl RunSpec {
         if self.hosts.is_empty() {
             return Err(err("hosts: at least one host is needed".into()));
         }
-        if self.switch.buffer_cells == 0 {
-            return Err(err(
-                "switch buffer_cells 0: every output port needs at least 1 cell".into(),
-            ));
+        let default_rules = self.switch.rules("switch")?;
+        let mut site_rules = BTreeMap::new();
+        for (site, sw) in &self.sites {
+            site_rules.insert(site.as_str(), sw.rules(&format!("switch {site}"))?);
         }
+        let rules_of = |site: &str| site_rules.get(site).copied().unwrap_or(default_rules);
+        let mut flow_control = Vec::new();
         let host_index = |name: &str, what: &str| {
             self.hosts
                 .iter()
@@ -615,27 +706,6 @@ impl RunSpec {
         for (i, h) in self.hosts.iter().enumerate() {
             if self.hosts[..i].iter().any(|o| o.name == h.name) {
                 return Err(err(format!("host {:?} is named twice", h.name)));
-            }
-        }
-        let policy = match (self.switch.policy.as_str(), self.switch.epd_threshold_cells) {
-            ("tail-drop", _) => DropPolicy::TailDrop,
-            ("ppd", _) => DropPolicy::Ppd,
-            ("epd", Some(threshold_cells)) => DropPolicy::Epd { threshold_cells },
-            ("epd", None) => DropPolicy::Epd {
-                threshold_cells: self.switch.buffer_cells * 3 / 4,
-            },
-            (other, _) => {
-                return Err(err(format!(
-                    "switch policy {other:?}: expected one of tail-drop, ppd, epd"
-                )))
-            }
-        };
-        let buffer = self.switch.buffer_cells;
-        if let Some(t) = self.switch.clp1_threshold_cells {
-            if t == 0 || t > buffer {
-                return Err(err(format!(
-                    "switch clp1_threshold_cells {t}: must be 1 to buffer_cells ({buffer})"
-                )));
             }
         }
         let mut adapters = Vec::new();
@@ -687,12 +757,19 @@ impl RunSpec {
                 pdu_gap: gap,
                 tx_queue_pdus: IFQ_MAXLEN,
             });
+            let rules = rules_of(&h.site);
+            if let Some(credits) = rules.credits {
+                flow_control.push(FlowControl {
+                    port: ports.len(),
+                    credits,
+                });
+            }
             ports.push(PortSpec {
                 rate,
                 delay,
-                buffer_cells: self.switch.buffer_cells,
-                policy,
-                clp1_threshold_cells: self.switch.clp1_threshold_cells,
+                buffer_cells: rules.buffer_cells,
+                policy: rules.policy,
+                clp1_threshold_cells: rules.clp1_threshold_cells,
             });
             let profile = HostProfile::by_name(&h.profile).ok_or_else(|| {
                 err(format!(
@@ -704,7 +781,7 @@ impl RunSpec {
             profiles.push(profile);
         }
         let mut policers = Vec::new();
-        let routes = self.trunk_ports(&mut ports, &mut policers, policy)?;
+        let routes = self.trunk_ports(&mut ports, &mut policers, &mut flow_control, &rules_of)?;
         let mut pacing = Vec::new();
         let mut circuits = Vec::new();
         let mut transfers = Vec::new();
@@ -881,6 +958,7 @@ impl RunSpec {
                 circuits,
                 policers,
                 pacing,
+                flow_control,
                 ..Default::default()
             },
             hosts: profiles,
@@ -907,7 +985,8 @@ impl RunSpec {
         &self,
         ports: &mut Vec<PortSpec>,
         policers: &mut Vec<PolicerSpec>,
-        policy: DropPolicy,
+        flow_control: &mut Vec<FlowControl>,
+        rules_of: &dyn Fn(&str) -> PortRules,
     ) -> Result<Routes, ScenarioError> {
         // A site without hosts is a transit switch (a public network's).
         let mut links = Vec::new();
@@ -937,13 +1016,21 @@ impl RunSpec {
                 });
             }
             for (from, to) in [(&t.from, &t.to), (&t.to, &t.from)] {
+                // The port onto the trunk is the `from` site's switch's.
+                let rules = rules_of(from);
+                if let Some(credits) = rules.credits {
+                    flow_control.push(FlowControl {
+                        port: ports.len(),
+                        credits,
+                    });
+                }
                 links.push((from.clone(), to.clone(), ports.len()));
                 ports.push(PortSpec {
                     rate,
                     delay,
-                    buffer_cells: self.switch.buffer_cells,
-                    policy,
-                    clp1_threshold_cells: self.switch.clp1_threshold_cells,
+                    buffer_cells: rules.buffer_cells,
+                    policy: rules.policy,
+                    clp1_threshold_cells: rules.clp1_threshold_cells,
                 });
             }
         }
@@ -1215,6 +1302,109 @@ mod test {
         // 20000-byte datagrams leave as three IP fragments (three PDUs) each.
         let frag = udp("sparc-10", 20_000);
         assert_eq!(frag.datagrams_received, frag.datagrams_sent);
+    }
+
+    /// Host l (local, OC-3c) and host m (remote: west, across a 1 ms OC-3c trunk)
+    /// send to host r on the local switch (TAXI: the port to r is the bottleneck),
+    /// each with `protocols`; `switch` is the switch block's JSON.
+    fn local_and_remote(switch: &str, protocols: [&str; 2], per_cell: bool) -> SpecResult {
+        let text = format!(
+            r#"{{"switch": {switch}, "per_cell": {per_cell},
+            "hosts": [{{"name": "l", "site": "east", "phy": "oc3c", "profile": "alpha-3000",
+                        "flavour": "osf1"}},
+                      {{"name": "m", "site": "west", "phy": "oc3c", "profile": "alpha-3000",
+                        "flavour": "osf1"}},
+                      {{"name": "r", "site": "east", "profile": "alpha-3000",
+                        "flavour": "osf1"}}],
+            "trunks": [{{"from": "west", "to": "east", "delay_ms": 1}}],
+            "connections": [
+              {{"transmitter": "l", "receiver": "r", "protocol": "{}", "sndbuf": 262144,
+                "rcvbuf": 262144, "traffic": {{"type": "full", "duration_s": 0.3}}}},
+              {{"transmitter": "m", "receiver": "r", "protocol": "{}", "sndbuf": 262144,
+                "rcvbuf": 262144, "traffic": {{"type": "full", "duration_s": 0.3}}}}]}}"#,
+            protocols[0], protocols[1]
+        );
+        RunSpec::from_json(&text).unwrap().run().unwrap()
+    }
+
+    #[test]
+    fn credits_keep_every_port_from_overflowing() {
+        // The 1 ms trunk hop's round trip at the OC-3c cell rate, and then some.
+        let credits = r#"{"flow_control": "credit", "credits": 800}"#;
+        for protocols in [["tcp", "tcp"], ["udp", "udp"], ["tcp", "udp"]] {
+            let without = local_and_remote("{}", protocols, false);
+            let lost: u64 = without.ports.iter().map(|p| p.cells_lost).sum();
+            assert!(lost > 0, "{protocols:?}: no contention without credits");
+            let with = local_and_remote(credits, protocols, false);
+            for p in &with.ports {
+                assert_eq!(p.cells_lost, 0, "{protocols:?}: {p:?}");
+            }
+            for c in &with.connections {
+                assert_eq!(c.cells_lost, 0, "{protocols:?}: {c:?}");
+                assert!(c.bytes_received > 0, "{protocols:?}: {c:?}");
+            }
+            // Both streams together fill the port to r (TAXI, 100 Mb/s of cells).
+            let carried: u64 = with.connections.iter().map(|c| c.bytes_received).sum();
+            let cells_per_s = (carried as f64 / 0.3) / 9140.0 * 192.0;
+            assert!(
+                cells_per_s > 0.7 * 100e6 / 424.0,
+                "{protocols:?}: {cells_per_s}"
+            );
+            // Credit mode is deterministic.
+            let again = local_and_remote(credits, protocols, false);
+            assert_eq!(
+                serde_json::to_string(&with).unwrap(),
+                serde_json::to_string(&again).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn credits_that_never_run_out_change_nothing() {
+        // One UDP stream alone, lossless: the credit FIFOs forward every cell when
+        // the per-cell reference does.
+        let one = |switch: &str| {
+            let text = format!(
+                r#"{{"switch": {switch}, "per_cell": true,
+                "hosts": [{{"name": "m", "site": "west", "phy": "oc3c", "profile": "alpha-3000"}},
+                          {{"name": "r", "site": "east", "phy": "oc3c", "profile": "alpha-3000"}}],
+                "trunks": [{{"from": "west", "to": "east", "delay_ms": 1}}],
+                "connections": [{{"transmitter": "m", "receiver": "r", "protocol": "tcp",
+                  "traffic": {{"type": "full", "nbytes": 1048576}}}}]}}"#
+            );
+            RunSpec::from_json(&text).unwrap().run().unwrap()
+        };
+        let plain = one("{}");
+        let credited = one(r#"{"flow_control": "credit", "credits": 100000}"#);
+        let (a, b) = (&plain.connections[0], &credited.connections[0]);
+        assert_eq!(a.throughput_bps, b.throughput_bps);
+        assert_eq!(a.bytes_received, b.bytes_received);
+        assert_eq!(a.end_s, b.end_s);
+    }
+
+    #[test]
+    fn credits_without_flow_control_are_refused() {
+        let spec = |switch: &str| {
+            RunSpec::from_json(&format!(
+                r#"{{"switch": {switch}, "hosts": [{{"name": "a"}}, {{"name": "b"}}],
+                "connections": [{{"transmitter": "a", "receiver": "b",
+                  "traffic": {{"type": "full", "nbytes": 1000}}}}]}}"#
+            ))
+            .unwrap()
+            .scenario()
+        };
+        let e = spec(r#"{"credits": 8}"#).unwrap_err().to_string();
+        assert!(
+            e.contains("credits 8: credits need flow_control = credit"),
+            "{e}"
+        );
+        let e = spec(r#"{"flow_control": "credit"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected credits >= 1"), "{e}");
+        let e = spec(r#"{"flow_control": "xon"}"#).unwrap_err().to_string();
+        assert!(e.contains("expected none or credit"), "{e}");
+        assert!(spec(r#"{"flow_control": "credit", "credits": 8}"#).is_ok());
     }
 
     /// Host a (west, OC-3c) and host b (east, OC-3c, paced at 60 Mb/s) blast

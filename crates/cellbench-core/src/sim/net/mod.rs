@@ -90,6 +90,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 
 mod adapter;
+mod credit;
 mod percell;
 mod port;
 mod topology;
@@ -138,6 +139,17 @@ pub struct Topology {
     pub vp_cross_connects: Vec<VpCrossConnect>,
     /// Circuits whose adapter paces their cells at a rate of their own.
     pub pacing: Vec<VcPacing>,
+    /// Ports with credit-based hop-by-hop flow control (`credit.rs`). A network
+    /// with any runs the per-cell reference, whatever fidelity it was built with.
+    pub flow_control: Vec<FlowControl>,
+}
+
+/// Credit-based flow control at port `port`: each VC may have at most `credits`
+/// cells in or on the way to it; the element upstream holds the rest.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FlowControl {
+    pub port: usize,
+    pub credits: u32,
 }
 
 /// UPC/NPC at a switch port: cells that arrive at port `port` labelled `vpi`
@@ -410,6 +422,8 @@ pub enum TopologyError {
     },
     /// A port with no buffer.
     ZeroBuffer { port: usize },
+    /// Flow control at a port that does not exist, twice at one port, or with no credit.
+    BadCredits { port: usize, credits: u32 },
     /// An EPD threshold outside 1..=buffer_cells.
     EpdThreshold {
         port: usize,
@@ -563,6 +577,11 @@ impl fmt::Display for TopologyError {
                 f,
                 "port {port}: circuits {a} and {b} leave on VP {vpi} of a VP cross-connect but \
                  arrive on different links or VPIs: a cross-connect maps one VP to one VP"
+            ),
+            BadCredits { port, credits } => write!(
+                f,
+                "port {port}: flow control with {credits} credits not allowed: one setting \
+                 per existing port, at least 1 credit"
             ),
             ZeroBuffer { port } => {
                 write!(f, "port {port}: buffer of 0 cells not allowed: at least 1")
@@ -841,6 +860,8 @@ struct StageRt {
     last_damaged: u64,
     /// The policer that checks the cells arriving at this stage's port.
     policer: Option<u32>,
+    /// The credits this stage's port (with flow control) grants its upstream element.
+    credit: Option<credit::Credit>,
 }
 
 struct CircuitRt {
@@ -883,6 +904,12 @@ enum Ev {
         stage: u16,
         clp: bool,
     },
+    /// Credit mode: an adapter's cell is due to start.
+    Ready { pdu: u32, cell: u32 },
+    /// Credit mode: an element's link is free again.
+    Serve(u32),
+    /// Credit mode: a credit of a circuit's stage is back upstream.
+    Credit { circuit: u32, stage: u16 },
 }
 
 /// The network's events, keyed (time, circuit or port, insertion): the second key
@@ -927,6 +954,9 @@ pub struct Network {
     dirty: Vec<usize>,
     /// Train: ports whose `sweep_at` may need an event.
     sweep: Vec<usize>,
+    /// Credit mode (some port has flow control): per adapter, then per port, the
+    /// cells waiting to leave (`credit.rs`); empty otherwise.
+    txq: Vec<credit::TxQueue>,
     /// Scratch: the runs of the PDU being placed on an access link.
     tx_runs: Vec<adapter::TxRun>,
     /// Scratch: the host buffer offsets `send` assumes.
@@ -973,7 +1003,12 @@ impl Network {
         while ad.waiting.front().is_some_and(|&s| s <= now) {
             ad.waiting.pop_front();
         }
-        if ad.waiting.len() >= ad.queue_max {
+        // Credit mode: PDUs held back by missing credits wait in the interface queue too.
+        let held = self
+            .txq
+            .get(src)
+            .map_or(0, |q| q.pdus_held.saturating_sub(1));
+        if ad.waiting.len().max(held) >= ad.queue_max {
             self.circuits[circuit].counters.adapter_queue_drops += 1;
             return false;
         }
@@ -1018,6 +1053,19 @@ impl Network {
                     self.emit(circuit, 0, pdu, r.first, r.count, t0, r.step, false);
                 }
                 self.drain();
+            }
+            Fidelity::PerCell if !self.txq.is_empty() => {
+                self.txq[src].pdus_held += 1;
+                for r in &runs {
+                    for k in 0..r.count {
+                        let at = start + r.offset + r.step.times(k as u64);
+                        let ev = Ev::Ready {
+                            pdu,
+                            cell: r.first + k,
+                        };
+                        self.agenda.schedule(at, circuit as u32, ev);
+                    }
+                }
             }
             Fidelity::PerCell => {
                 for r in &runs {
@@ -1064,7 +1112,20 @@ impl Network {
                     cell,
                     stage,
                     clp,
+                } if !self.txq.is_empty() => {
+                    self.cell_arrives_credit(at, pdu, cell, stage as usize, clp)
+                }
+                Ev::Cell {
+                    pdu,
+                    cell,
+                    stage,
+                    clp,
                 } => self.cell_arrives(at, pdu, cell, stage as usize, clp),
+                Ev::Ready { pdu, cell } => self.cell_ready(at, pdu, cell),
+                Ev::Serve(e) => self.serve_event(at, e as usize),
+                Ev::Credit { circuit, stage } => {
+                    self.credit_returns(at, circuit as usize, stage as usize)
+                }
             }
         }
         delivered[first..].sort_by_key(|d| (d.at, d.circuit));

@@ -185,6 +185,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
             vc: VcState::Idle,
             last_damaged: 0,
             policer: None,
+            credit: None,
         });
         for (i, h) in c.hops.iter().enumerate() {
             let src = if i == 0 {
@@ -206,6 +207,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
                 vc: VcState::Idle,
                 last_damaged: 0,
                 policer: None,
+                credit: None,
             });
         }
         circuits.push(CircuitRt {
@@ -251,6 +253,18 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         port.upstream = upstream;
     }
     check_loop_free(&ports)?;
+    let credit_mode = attach_credits(&t, &adapters, &ports, &mut circuits)?;
+    let txq = if credit_mode {
+        vec![super::credit::TxQueue::default(); adapters.len() + ports.len()]
+    } else {
+        Vec::new()
+    };
+    // Credits are feedback from downstream: only the per-cell reference takes them.
+    let fidelity = if credit_mode {
+        Fidelity::PerCell
+    } else {
+        fidelity
+    };
 
     Ok(Network {
         fidelity,
@@ -269,6 +283,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         queue_series: None,
         dirty: Vec::new(),
         sweep: Vec::new(),
+        txq,
         tx_runs: Vec::new(),
         kb_buffers: Vec::new(),
     })
@@ -408,4 +423,39 @@ fn check_loop_free(ports: &[PortRt]) -> Result<(), TopologyError> {
     }
     let port = (0..ports.len()).find(|&p| indegree[p] > 0).unwrap_or(0);
     Err(TopologyError::PortCycle { port })
+}
+
+/// Each circuit's stage at a port with flow control gets the port's credits; the
+/// credit comes back over the link the cells arrive by. True if any port has it.
+fn attach_credits(
+    t: &Topology,
+    adapters: &[AdapterRt],
+    ports: &[PortRt],
+    circuits: &mut [CircuitRt],
+) -> Result<bool, TopologyError> {
+    let mut credits: Vec<Option<u32>> = vec![None; ports.len()];
+    for fc in &t.flow_control {
+        let bad = TopologyError::BadCredits {
+            port: fc.port,
+            credits: fc.credits,
+        };
+        match credits.get_mut(fc.port) {
+            Some(slot @ None) if fc.credits > 0 => *slot = Some(fc.credits),
+            _ => return Err(bad),
+        }
+    }
+    for c in circuits.iter_mut() {
+        for s in 1..c.stages.len() {
+            let Some(n) = credits[c.stages[s].port] else {
+                continue;
+            };
+            let delay = if s == 1 {
+                adapters[c.src].delay
+            } else {
+                ports[c.stages[s - 1].port].delay
+            };
+            c.stages[s].credit = Some(super::credit::Credit { left: n, delay });
+        }
+    }
+    Ok(!t.flow_control.is_empty())
 }
