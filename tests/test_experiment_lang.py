@@ -159,7 +159,7 @@ def test_numbers_comments_strings():
         ),
         (
             "cluster {\n" + pair(0, tx="blast (blocksize=8K)") + "}",
-            "x.netspec:2:18: found blast(blocksize=8K), expected a traffic type: full, burst, burstq or sink",
+            "x.netspec:2:18: found blast(blocksize=8K), expected a traffic type: full, burst, burstq, rr or sink",
         ),
         (
             "cluster {\n" + pair(0, tx="full (blocksize=8.5, nbytes=1M)") + "}",
@@ -601,3 +601,25 @@ def test_clp1_threshold_spares_the_conforming_vc():
 )
 def test_bad_clp1_thresholds(switch, message):
     assert error("testbed { " + switch + " } cluster { }") == message
+
+
+@pytest.mark.parametrize(
+    "tx, message",
+    [
+        ("rr (request=0, duration=1)", "found 0, expected a whole number >= 1 and <= 1048576"),
+        ("rr (response=2M, duration=1)", "found 2M, expected a whole number >= 1 and <= 1048576"),
+        ("rr (request=64)", "found rr(request=64), expected rr() with duration= (s)"),
+        ("rr (request=uniform(1, 9), duration=1)", "expected a number of bytes for request"),
+        ("rr (nbytes=1M, duration=1)", "expected a rr() key: request, response, duration"),
+    ],
+)
+def test_bad_request_response(tx: str, message: str) -> None:
+    """netperf TCP_RR as traffic rr: each bad value at its file:line:col."""
+    got = error(f"cluster {{ {pair(0, tx)} }}")
+    assert re.match(r"x\.netspec:1:\d+: ", got) and message in got, got
+
+
+def test_request_response_runs_over_tcp() -> None:
+    text = pair(0, "rr (duration=1)").replace("own = ", "protocol = udp; own = ")
+    got = error(f"cluster {{ {text} }}")
+    assert "found udp, expected protocol tcp for rr (netperf's TCP_RR)" in got, got

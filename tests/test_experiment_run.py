@@ -238,6 +238,20 @@ def test_udp_connection_loses_datagrams_to_a_slow_receiver():
     assert row.datagrams_received + row.datagrams_dropped_no_buffer == 128
 
 
+def test_request_response_traffic_counts_transactions():
+    """examples/rr.netspec: netperf TCP_RR as traffic rr; larger responses lower the
+    transaction rate, and a 9148-byte response locks into the delayed-ACK tick."""
+    res = cellbench.run(EXAMPLES / "rr.netspec")
+    df = res.to_pandas().set_index("response")
+    assert (df.traffic == "rr").all() and (df.blocksize == 64).all()
+    assert (df.transaction_rate == df.transactions / df.sender_seconds).all()
+    rates = df.transaction_rate
+    assert rates[1] > rates[1024] > rates[4096] > 100
+    assert rates[9148] == pytest.approx(5.0, abs=0.5) and df.limited_by[9148] == "lockstep"
+    s = res.summary().set_index("response")
+    assert s.mean_trans_per_s.tolist() == rates.tolist()
+
+
 RANDOM_RATE = """
 cluster {
     test src {

@@ -28,6 +28,10 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 #   "%6d %6d %6d    %-6.2f   %7.2f   %s"
 #   send_udp_stream: tput_title (3 lines), tput_fmt_1 "%6d  %6d   %-7.2f   %7d %6d    %7.2f"
 #   and "%6d           %-7.2f   %7d           %7.2f"
+#   send_tcp_rr: "TCP REQUEST/RESPONSE TEST", tput_title (4 lines and a blank),
+#   tput_fmt_1_line_1 "%-6d %-6d %-6d   %-6d  %-6.2f   %7.2f   " (local send and receive
+#   buffers, request, response, elapsed, transactions per second) and tput_fmt_1_line_2
+#   "%-6d %-6d" (the remote's buffers)
 RATE = r"(\d+\.\d\d)"
 USAGE = r"(\d+)\.(\d)user (\d+)\.(\d)sys (\d+):(\d\d)real (\d+)%"
 
@@ -196,11 +200,73 @@ def test_netperf_elapsed_is_the_test_length_on_every_testbed() -> None:
     assert r.stdout.splitlines()[6][:31] == " 52428  52428   8192    3.00   "
 
 
+def _rr(*options: str, seconds: str = "2") -> tuple[list[str], float]:
+    r = cli("netperf", "-t", "TCP_RR", "-l", seconds, "--", *options)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    # tput_fmt_1_line_1: "%-6d %-6d %-6d   %-6d  %-6.2f   %7.2f   ".
+    fields = r"[\d ]{6} [\d ]{6} [\d ]{6}   [\d ]{6}  [\d.]{4}[\d. ]{2}"
+    m = re.fullmatch(fields + r"   ([ \d]{4}\d*\.\d\d)   ", lines[6])
+    assert m, repr(lines[6])
+    return lines, float(m[1])
+
+
+def test_netperf_tcp_rr_table() -> None:
+    """Every line of send_tcp_rr's report, and the rate as transactions / elapsed."""
+    lines, rate = _rr("-s", "16K", "-S", "24576", "-r", "64,512")
+    assert lines[0] == "TCP REQUEST/RESPONSE TEST to B (simulated: testbed lan-buffers)"
+    assert lines[1:6] == [
+        "Local /Remote",
+        "Socket Size   Request  Resp.   Elapsed  Trans.",
+        "Send   Recv   Size     Size    Time     Rate         ",
+        "bytes  Bytes  bytes    bytes   secs.    per sec   ",
+        "",
+    ]
+    # Line 1: the local (netperf -s) buffers, the sizes, the elapsed time; line 2 the remote's.
+    assert lines[6].startswith("16384  16384  64       512     2.00   ")
+    assert lines[7] == "24576  24576 "
+    assert lines[8] == "" and lines[9].startswith("# limited by ")
+    # The rate is whole transactions over the 2 s: a multiple of 0.5 per second.
+    assert rate * 2 == pytest.approx(round(rate * 2), abs=1e-6) and rate > 100
+    # -r N sizes both messages, as netperf's break_args does.
+    lines, _ = _rr("-r", "32")
+    assert lines[6].startswith("52428  52428  32       32      2.00   ")
+
+
+def test_netperf_tcp_rr_rate_follows_the_mechanism() -> None:
+    """SPARCstation IPCs on the LAN: a 1-byte transaction is a round trip plus both
+    hosts' work (no timer: each ACK rides on the next message); larger responses take
+    longer; a response SunOS appends in pieces (9148 = 4 KB + 4 KB + 956) leaves its
+    short tail to Nagle, which waits for the client's delayed ACK: one transaction
+    per 200 ms tick, until -D (TCP_NODELAY) sends it at once."""
+    lines, one = _rr()
+    evidence = lines[9]
+    period_ms = float(re.search(r"one every ([\d.]+) ms", evidence)[1])
+    rtt_ms = float(re.search(r"at least ([\d.]+) ms", evidence)[1])
+    assert period_ms == pytest.approx(1000 / one, rel=1e-3)
+    # The round trip is the shortest one seen (host costs vary by ±10% a piece).
+    assert rtt_ms < period_ms < 3 * rtt_ms
+    _, kilo = _rr("-r", "1,1024")
+    _, four = _rr("-r", "1,4096")
+    assert one > kilo > four > 100
+    lines, tail = _rr("-r", "1,9148")
+    assert tail == pytest.approx(5.0, abs=0.5) and lines[9].startswith("# limited by lockstep")
+    _, nodelay = _rr("-r", "1,9148", "-D")
+    assert nodelay > 20 * tail
+    # Same seed, same report, byte for byte.
+    assert _rr("-r", "1,1024")[0] == _rr("-r", "1,1024")[0]
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
         (["netperf", "-l", "2", "--", "-x", "1"], "netperf test option '-x'"),
-        (["netperf", "-t", "UDP_RR"], "the simulator runs TCP_STREAM, UDP_STREAM"),
+        (["netperf", "-t", "UDP_RR"], "the simulator runs TCP_STREAM, UDP_STREAM, TCP_RR"),
+        (["netperf", "-t", "TCP_RR", "--", "-r", "abc"], "-r must be a whole number of bytes"),
+        (["netperf", "-t", "TCP_RR", "--", "-r", "0,1"], "-r must be >= 1"),
+        (["netperf", "-t", "TCP_RR", "--", "-r", "1,2,3"], "expected REQUEST,RESPONSE"),
+        (["netperf", "-t", "TCP_RR", "--", "-r"], "-r needs a value"),
+        (["netperf", "-t", "TCP_RR", "--", "-m", "1"], "expected one of -s, -S, -r, -D"),
         (["ttcp", "-l", "0"], "-l must be >= 1"),
         (["ttcp", "--testbed", "hetero-lan"], "not yet simulable"),
         (["netperf", "--testbed", "wan-window", "-H", "B"], "host 'B' is not in testbed"),

@@ -14,7 +14,7 @@ import sys
 from cellbench import _native
 from cellbench.cli.common import UsageError, byte_count, positive_int, seed
 from cellbench.experiment.lang import ExperimentError
-from cellbench.experiment.model import clamp_sockbuf
+from cellbench.experiment.model import MAX_BLOCK, clamp_sockbuf
 from cellbench.experiment.testbed import preset
 
 # ttcp -f: format letter -> (divisor of bytes/s, unit label). Lower case: bits.
@@ -72,12 +72,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     n = sub.add_parser(
         "netperf",
-        help="netperf TCP_STREAM or UDP_STREAM against a simulated testbed (netperf's table)",
+        help="netperf TCP_STREAM, UDP_STREAM or TCP_RR against a simulated testbed "
+        "(netperf's table)",
         description="netperf -t TCP_STREAM|UDP_STREAM -l SECONDS -- -s LOCAL_SNDBUF "
-        "-S REMOTE_RCVBUF -m SEND_SIZE -M RECV_SIZE, run on the simulator.",
+        "-S REMOTE_RCVBUF -m SEND_SIZE -M RECV_SIZE; netperf -t TCP_RR -l SECONDS -- "
+        "-r REQUEST,RESPONSE (1,1) -s LOCAL_BUFFERS -S REMOTE_BUFFERS -D (TCP_NODELAY), "
+        "run on the simulator.",
     )
     n.add_argument(
-        "-t", dest="test", default="TCP_STREAM", help="test name: TCP_STREAM (default), UDP_STREAM"
+        "-t",
+        dest="test",
+        default="TCP_STREAM",
+        help="test name: TCP_STREAM (default), UDP_STREAM, TCP_RR",
     )
     n.add_argument(
         "-f",
@@ -90,7 +96,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     n.add_argument(
         "-H", dest="remote", help="remote host (default: the testbed's receiver, B on a LAN)"
     )
-    n.add_argument("options", nargs=argparse.REMAINDER, help="-- -s N -S N -m N -M N")
+    n.add_argument(
+        "options", nargs=argparse.REMAINDER, help="-- -s N -S N -m N -M N (TCP_RR: -r N,N -s -S -D)"
+    )
     _common(n)
     n.set_defaults(func=netperf)
 
@@ -259,27 +267,58 @@ def _limit_line(c: dict) -> str:
     return f"# limited by {c['limited_by']}: {c['limit_evidence']}"
 
 
-def _netperf_options(words: list[str]) -> dict[str, int]:
+#: netperf's test-specific options (after --) that take a size, per kind of test.
+STREAM_OPTIONS = {"-s": "local_send", "-S": "remote_recv", "-m": "send_size", "-M": "recv_size"}
+# TCP_RR: -s and -S size both of an end's socket buffers (nettest_bsd.c: lss_size and
+# lsr_size, rss_size and rsr_size); -r the request and response, -D TCP_NODELAY at both ends.
+RR_OPTIONS = {"-s": "local_send", "-S": "remote_recv", "-r": "sizes", "-D": "nodelay"}
+
+
+def _netperf_options(words: list[str], known: dict[str, str]) -> dict:
     words = [w for w in words if w != "--"]
-    known = {"-s": "local_send", "-S": "remote_recv", "-m": "send_size", "-M": "recv_size"}
-    out: dict[str, int] = {}
+    out: dict = {}
     i = 0
     while i < len(words):
         flag = words[i]
         if flag not in known:
             raise UsageError(f"netperf test option {flag!r}: expected one of {', '.join(known)}")
+        if flag == "-D":
+            out["nodelay"] = True
+            i += 1
+            continue
         if i + 1 >= len(words):
             raise UsageError(f"netperf test option {flag} needs a value in bytes")
         try:
-            out[known[flag]] = byte_count(f"netperf test option {flag}")(words[i + 1])
+            if flag == "-r":
+                out["sizes"] = _rr_sizes(words[i + 1])
+            else:
+                out[known[flag]] = byte_count(f"netperf test option {flag}")(words[i + 1])
         except argparse.ArgumentTypeError as e:
             raise UsageError(str(e)) from None
         i += 2
     return out
 
 
+def _rr_sizes(text: str) -> tuple[int, int]:
+    """netperf -r req,resp: "-r 32" sizes both, "-r ,1024" only the response (netperf's
+    break_args: a value without a comma stands for both; an empty one keeps the default 1)."""
+    parts = text.split(",")
+    if len(parts) > 2:
+        raise argparse.ArgumentTypeError(
+            f"netperf test option -r: expected REQUEST,RESPONSE (bytes), got {text!r}"
+        )
+    if len(parts) == 1:
+        parts = parts * 2
+    size = byte_count("netperf test option -r", MAX_BLOCK)
+    return tuple(size(p) if p.strip() else 1 for p in parts)  # type: ignore[return-value]
+
+
 #: netperf's tests that the simulator runs, and the title netperf prints for each.
-NETPERF_TESTS = {"TCP_STREAM": "TCP STREAM TEST", "UDP_STREAM": "UDP UNIDIRECTIONAL SEND TEST"}
+NETPERF_TESTS = {
+    "TCP_STREAM": "TCP STREAM TEST",
+    "UDP_STREAM": "UDP UNIDIRECTIONAL SEND TEST",
+    "TCP_RR": "TCP REQUEST/RESPONSE TEST",
+}
 
 
 def netperf(args: argparse.Namespace) -> int:
@@ -289,7 +328,9 @@ def netperf(args: argparse.Namespace) -> int:
         )
     if not 0 < args.seconds <= 3600:
         raise UsageError(f"-l {args.seconds}: test length must be in (0, 3600] seconds")
-    o = _netperf_options(args.options)
+    if args.test == "TCP_RR":
+        return _netperf_rr(args)
+    o = _netperf_options(args.options, STREAM_OPTIONS)
     udp = args.test == "UDP_STREAM"
     sndbuf, rcvbuf = o.get("local_send", 52428), o.get("remote_recv", 52428)
     send_size = o.get("send_size", 8192)
@@ -344,5 +385,50 @@ def netperf(args: argparse.Namespace) -> int:
         rate = c["bytes_received"] / elapsed / div
         print(f"{rcvbuf:6d} {sndbuf:6d} {send_size:6d}    {elapsed:<6.2f}   {rate:7.2f}   ")
         print()
+    print(_limit_line(c))
+    return 0
+
+
+def _netperf_rr(args: argparse.Namespace) -> int:
+    """TCP_RR: request/response transactions on one connection for -l seconds; the
+    transaction rate is the transactions completed over the test's length."""
+    o = _netperf_options(args.options, RR_OPTIONS)
+    request, response = o.get("sizes", (1, 1))
+    spec = _spec(
+        args.testbed,
+        args.seed,
+        {
+            "sndbuf": o.get("local_send", 52428),
+            "rcvbuf": o.get("remote_recv", 52428),
+            "nodelay": o.get("nodelay", False),
+            "traffic": {
+                "type": "rr",
+                "request": request,
+                "response": response,
+                "duration_s": args.seconds,
+            },
+        },
+        args.remote,
+        ("netperf -s", "netperf -S"),
+    )
+    conn = spec["connections"][0]
+    local, remote = conn["sndbuf"], conn["rcvbuf"]
+    c = _native.simulate(spec)["connections"][0]
+    # As for a stream: netperf's alarm ends the test at -l whatever the connection does.
+    elapsed = c["sender_seconds"] if c["completed"] and c["sender_seconds"] > 0 else args.seconds
+    rate = c["transactions"] / elapsed
+    # nettest_bsd.c send_tcp_rr: the title, tput_title, then tput_fmt_1_line_1 with the
+    # local socket's send and receive buffers, the sizes, elapsed time and transaction
+    # rate, and tput_fmt_1_line_2 with the remote socket's.
+    print(f"{NETPERF_TESTS[args.test]} to {c['receiver']} (simulated: testbed {args.testbed})")
+    print("Local /Remote")
+    print("Socket Size   Request  Resp.   Elapsed  Trans.")
+    print("Send   Recv   Size     Size    Time     Rate         ")
+    print("bytes  Bytes  bytes    bytes   secs.    per sec   ")
+    print()
+    sizes = f"{local:<6d} {local:<6d} {request:<6d}   {response:<6d}"
+    print(f"{sizes}  {elapsed:<6.2f}   {rate:7.2f}   ")
+    print(f"{remote:<6d} {remote:<6d}")
+    print()
     print(_limit_line(c))
     return 0

@@ -1,11 +1,11 @@
 """The experiment object: connections, their traffic and timing, on a testbed.
 
 A NetSpec ``test`` is one end of a connection. A transmitter test (type ``full``,
-``burst`` or ``burstq``) and the ``sink`` test whose ``own`` address is the
-transmitter's ``peer`` (and whose ``peer`` is the transmitter's ``own``) make one
-connection. ``protocol = tcp (window=W)`` sets both socket buffers to W;
-``sndbuf``/``rcvbuf`` set one. The connection takes the transmitter's SO_SNDBUF
-and the sink's SO_RCVBUF.
+``burst``, ``burstq``, or netperf's request/response ``rr``) and the ``sink`` test
+whose ``own`` address is the transmitter's ``peer`` (and whose ``peer`` is the
+transmitter's ``own``) make one connection. ``protocol = tcp (window=W)`` sets both
+socket buffers to W; ``sndbuf``/``rcvbuf`` set one. The connection takes the
+transmitter's SO_SNDBUF and the sink's SO_RCVBUF.
 
 Timing. An experiment is one simulation on one timeline. ``cluster { }`` and
 ``parallel { }`` start their children together; ``serial { }`` starts each child
@@ -63,6 +63,10 @@ TRAFFIC_KEYS = {
     "full": ("blocksize", "duration", "nbytes"),
     "burst": ("blocksize", "period", "duration"),
     "burstq": ("blocksize", "period", "duration"),
+    # netperf's TCP_RR: request/response transactions for a duration (bytes each way;
+    # netperf's default -r 1,1). The transmitter's socket buffers size both of its
+    # ends' buffers, the sink's both of the receiver's, as netperf -s and -S do.
+    "rr": ("request", "response", "duration"),
     "sink": ("blocksize", "duration"),
 }
 #: NetSpec parameters cellbench knows but does not run yet.
@@ -123,6 +127,9 @@ class Traffic:
     nbytes: int | None = None
     duration_s: float | None = None
     period_us: float | None = None
+    #: rr: the request's and the response's size, bytes.
+    request: int = 1
+    response: int = 1
     random: dict[str, Distribution] = field(default_factory=dict)
     #: Where each value was written: key -> position (for errors found when building).
     where: dict[str, Pos] = field(default_factory=dict)
@@ -134,6 +141,13 @@ class Traffic:
         def value(key: str, fixed):
             return self.random[key].to_spec() if key in self.random else fixed
 
+        if self.type == "rr":
+            return {
+                "type": "rr",
+                "request": self.request,
+                "response": self.response,
+                "duration_s": self.duration_s,
+            }
         d: dict = {"type": self.type, "blocksize": value("blocksize", self.blocksize)}
         if self.type == "full":
             d.update(
@@ -375,7 +389,7 @@ def _traffic(s: Setting) -> Traffic:
             "voice",
         }:
             raise ExperimentError(v.pos, f"not implemented: NetSpec traffic type {render(v)}")
-        raise expected(v.pos, render(v), "a traffic type: full, burst, burstq or sink")
+        raise expected(v.pos, render(v), "a traffic type: full, burst, burstq, rr or sink")
     t = Traffic(call.name)
     allowed = TRAFFIC_KEYS[call.name]
     seen: set[str] = set()
@@ -392,6 +406,8 @@ def _traffic(s: Setting) -> Traffic:
             raise ExperimentError(a.pos, f"not implemented: {call.name}() parameter '{a.key}'")
         if a.key not in allowed:
             raise expected(a.pos, f"key '{a.key}'", f"a {call.name}() key: {', '.join(allowed)}")
+        if isinstance(a.value, (Call, Name)) and a.key in ("request", "response"):
+            raise expected(a.value.pos, render(a.value), f"a number of bytes for {a.key}")
         if isinstance(a.value, (Call, Name)):
             dist = _distribution(
                 a.value if isinstance(a.value, Call) else Call(a.value.text, [], a.value.pos), a.key
@@ -410,6 +426,9 @@ def _traffic(s: Setting) -> Traffic:
             t.blocksize = int(
                 _number(a.value, "blocksize (bytes)", lo=1, integer=True, hi=MAX_BLOCK)
             )
+        elif a.key in ("request", "response"):
+            n = int(_number(a.value, f"{a.key} (bytes)", lo=1, integer=True, hi=MAX_BLOCK))
+            setattr(t, a.key, n)
         elif a.key == "nbytes":
             t.nbytes = int(_number(a.value, "nbytes (bytes)", lo=1, integer=True, hi=U64_MAX))
         elif a.key == "duration":
@@ -434,6 +453,11 @@ def _traffic(s: Setting) -> Traffic:
         raise expected(
             call.pos, render(call), "full() with exactly one of duration= (s) or nbytes= (bytes)"
         )
+    if call.name == "rr":
+        if t.duration_s is None:
+            raise expected(call.pos, render(call), "rr() with duration= (s)")
+        # The request is what the transmitter writes.
+        t.blocksize = t.request
     if call.name in ("burst", "burstq"):
         for k, val in (("period", t.period_us), ("duration", t.duration_s)):
             if val is None:
@@ -604,6 +628,8 @@ def _check_connection(
                 f"an end by the simulated-time limit of a run, {TIME_LIMIT_S:g} s "
                 f"(a duration of at most {TIME_LIMIT_S - start:g} s here)",
             )
+    if t.type == "rr" and tx.protocol != "tcp":
+        raise expected(tx.protocol_pos, tx.protocol, "protocol tcp for rr (netperf's TCP_RR)")
     if tx.protocol == "udp" and "blocksize" not in t.random and t.blocksize > MAX_DATAGRAM:
         raise expected(
             where.get("blocksize", tx.type_pos),

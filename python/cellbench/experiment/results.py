@@ -139,6 +139,9 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("ended_s", "float64"),
     ("late_blocks", "int64"),
     ("timing_error_p99_us", "float64"),
+    # Request/response (traffic rr): transactions within the test length, and per second.
+    ("transactions", "int64"),
+    ("transaction_rate", "float64"),
 ]
 
 
@@ -998,6 +1001,13 @@ class Result:
         ).reset_index()
         if not out["truncated"].any():
             out = out.drop(columns="truncated")
+        if "transaction_rate" in df and df["transaction_rate"].notna().any():
+            # Request/response connections: netperf's figure, transactions per second.
+            out.insert(
+                out.columns.get_loc("mean_mbit_ttcp"),
+                "mean_trans_per_s",
+                g["transaction_rate"].mean().to_numpy(),
+            )
         limits = [most_common_limit(rows) for _, rows in g]
         out["limited_by"] = [lim for lim, _ in limits]
         out["limit_evidence"] = [why for _, why in limits]

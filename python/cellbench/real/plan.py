@@ -121,6 +121,10 @@ def build(
             raise ExperimentError(
                 c.pos, f"test {c.name}: pacing= paces an ATM adapter; not for --engine real"
             )
+        if c.traffic.type == "rr":
+            raise ExperimentError(
+                c.pos, f"not implemented for --engine real yet: rr traffic (test {c.name})"
+            )
         sink = sinks[(ep.peer.host, ep.peer.port)]
         conns[c.index] = RealConnection(
             c, ep.peer.port, ep.sndbuf or ep.window, sink.rcvbuf or sink.window

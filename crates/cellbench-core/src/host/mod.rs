@@ -2,6 +2,7 @@
 
 pub mod dist;
 pub mod profile;
+pub mod rr;
 pub mod socket;
 pub mod ttcp;
 pub mod udp;

@@ -224,20 +224,50 @@ impl Source {
         if let Some(stop) = self.start_write(costs, t) {
             return stop;
         }
-        let Some(n) = costs.append.next(tcb.snd.hiwat, tcb.snd.cc, self.resid) else {
+        let Some(n) = sosend_piece(tcb, costs, self.resid, t, out) else {
             return Step::Blocked;
         };
-        *t += SimTime(costs.copy_ps_per_byte * n as u64);
         self.resid -= n;
         self.written += n as u64;
         self.completed_write = self.resid == 0;
-        tcb.append(n, out);
         if self.resid == 0 && self.all_written() {
             Step::Done
         } else {
             Step::Continue
         }
     }
+}
+
+/// One turn of sosend's loop within a write(): append the next piece of the
+/// `resid` bytes still to copy that the socket layer allows, pay for its copy,
+/// and run tcp_output on it. `None`: no room; the writer sleeps in sbwait.
+pub fn sosend_piece(
+    tcb: &mut Tcb,
+    costs: &Costs,
+    resid: u32,
+    t: &mut SimTime,
+    out: &mut Vec<Segment>,
+) -> Option<u32> {
+    let n = costs.append.next(tcb.snd.hiwat, tcb.snd.cc, resid)?;
+    *t += SimTime(costs.copy_ps_per_byte * n as u64);
+    tcb.append(n, out);
+    Some(n)
+}
+
+/// One read() of up to `max` bytes of what has arrived (the caller has seen
+/// that something has): pay for the call and the copy, then PRU_RCVD runs
+/// tcp_output's window-update test. Returns the bytes taken.
+pub fn soreceive(
+    tcb: &mut Tcb,
+    costs: &Costs,
+    max: u32,
+    t: &mut SimTime,
+    out: &mut Vec<Segment>,
+) -> u32 {
+    let n = tcb.rcv.cc.min(max);
+    *t += costs.syscall + SimTime(costs.copy_ps_per_byte * n as u64);
+    tcb.read(n, out);
+    n
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -310,11 +340,9 @@ impl TtcpSink {
         if self.started.is_none() {
             self.started = Some(*t);
         }
-        let n = tcb.rcv.cc.min(self.buflen);
-        *t += costs.syscall + SimTime(costs.copy_ps_per_byte * n as u64);
+        let n = soreceive(tcb, costs, self.buflen, t, out);
         self.read += n as u64;
         self.reads += 1;
-        tcb.read(n, out);
         if self.read >= self.nbytes {
             self.finished = Some(*t);
             return Step::Done;

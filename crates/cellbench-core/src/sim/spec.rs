@@ -17,6 +17,7 @@ use crate::atm::gcra::{Action, CellRate, Contract};
 use crate::atm::phy::{Framing, Phy};
 use crate::host::dist::Dist;
 use crate::host::profile::{HostProfile, UnknownProfile};
+use crate::host::rr::Transaction;
 use crate::host::ttcp::{Limit, Pace};
 use crate::tcp::Flavour;
 use crate::time::BitRate;
@@ -338,6 +339,23 @@ pub enum Traffic {
         period_us: Param,
         duration_s: f64,
     },
+    /// netperf TCP_RR: the transmitter sends a request of `request` bytes, the
+    /// receiver reads it whole and answers `response` bytes, the transmitter
+    /// reads that whole and sends the next; transactions for `duration_s`.
+    /// As netperf's -s and -S, the connection's `sndbuf` sizes both socket
+    /// buffers of the transmitter (the client), `rcvbuf` both of the receiver.
+    Rr {
+        #[serde(default = "one_byte")]
+        request: u32,
+        #[serde(default = "one_byte")]
+        response: u32,
+        duration_s: f64,
+    },
+}
+
+/// netperf's default request and response size (-r 1,1).
+fn one_byte() -> u32 {
+    1
 }
 
 /// A traffic parameter: a number, or a law it is drawn from anew for every block
@@ -459,6 +477,10 @@ pub struct ConnResult {
     pub datagrams_sent: Option<u64>,
     pub datagrams_received: Option<u64>,
     pub datagrams_dropped_no_buffer: Option<u64>,
+    /// Request/response only: transactions completed within the test length
+    /// (`sender_seconds`), and their rate per second (netperf's "Trans. Rate").
+    pub transactions: Option<u64>,
+    pub transaction_rate: Option<f64>,
     pub trace: Vec<String>,
     /// The lock-step's evidence in the trace: the steady timer-driven cycle
     /// (`sim::explain`). Null without a trace, or when timer ACKs do not pace the transfer.
@@ -854,6 +876,7 @@ impl RunSpec {
                 let pace = VcPacing::of(fwd, rate, counts);
                 pacing.push(pace.map_err(|e| err(format!("{what}: {e}")))?);
             }
+            let mut transaction = None;
             let (blocksize, limit, pace) = match c.traffic {
                 Traffic::Full {
                     blocksize,
@@ -892,6 +915,29 @@ impl RunSpec {
                             queue,
                         },
                     )
+                }
+                Traffic::Rr {
+                    request,
+                    response,
+                    duration_s,
+                } => {
+                    if protocol != Protocol::Tcp {
+                        return Err(err(format!(
+                            "{what}: traffic rr is TCP_RR: protocol {:?} must be tcp",
+                            c.protocol
+                        )));
+                    }
+                    for (name, v) in [("request", request), ("response", response)] {
+                        if !(1..=MAX_BLOCK as u32).contains(&v) {
+                            return Err(err(format!(
+                                "{what}: {name} {v} bytes: must be 1 to {MAX_BLOCK} bytes"
+                            )));
+                        }
+                    }
+                    transaction = Some(Transaction { request, response });
+                    let d = seconds(&format!("{what}: duration"), duration_s, true)?;
+                    // The request is the transmitter's write.
+                    (Param::Value(request as f64), Limit::Duration(d), Pace::Full)
                 }
             };
             // A fixed block size is the write size; a drawn one is capped by it.
@@ -947,6 +993,7 @@ impl RunSpec {
                 limit,
                 pace,
                 block_size,
+                transaction,
                 start: seconds(&format!("{what}: start"), c.start_s, false)?,
                 after: c.after.clone(),
             });
@@ -1080,6 +1127,11 @@ impl RunSpec {
                     None => format!("the {}", self.port_label(p)),
                 });
                 let mut why = classify(&facts);
+                if let (Some(n), LimitedBy::Undetermined) = (t.transactions, why.limited_by) {
+                    // A stream's bounds (rates against the path) say nothing of a
+                    // transaction: give what one took against the request's round trip.
+                    why.evidence = transaction_evidence(n, t);
+                }
                 // A cut run reports its rate so far (world.rs) and says it was cut.
                 if !t.completed {
                     // Whatever else bound it, the run did not finish: say so first.
@@ -1132,6 +1184,14 @@ impl RunSpec {
                     datagrams_sent: t.udp.map(|u| u.datagrams_sent),
                     datagrams_received: t.udp.map(|u| u.datagrams_received),
                     datagrams_dropped_no_buffer: t.udp.map(|u| u.dropped_no_buffer),
+                    transactions: t.transactions,
+                    transaction_rate: t.transactions.map(|n| {
+                        if t.sender_seconds > 0.0 {
+                            n as f64 / t.sender_seconds
+                        } else {
+                            0.0
+                        }
+                    }),
                     trace: records.iter().map(|x| x.line()).collect(),
                     lockstep_cycle: lockstep_cycle(&records).map(CycleResult::from),
                     // A cut run keeps a bound the evidence shows; without one, the cut is it.
@@ -1195,6 +1255,32 @@ impl RunSpec {
             sim_seconds: r.end_time.as_secs_f64(),
         }
     }
+}
+
+/// What one request/response transaction took: its period against the
+/// shortest round trip of a request, and how busy each host's CPU was.
+fn transaction_evidence(n: u64, t: &super::world::TransferResult) -> String {
+    let mut s = format!(
+        "request/response: {n} transactions in {:.2} s",
+        t.sender_seconds
+    );
+    if n > 0 {
+        s += &format!(", one every {:.3} ms", t.sender_seconds * 1e3 / n as f64);
+    }
+    if let Some(rtt) = t.probe.min_rtt {
+        s += &format!(
+            "; a request's round trip (to the response acknowledging it) at least {:.3} ms",
+            rtt.as_secs_f64() * 1e3
+        );
+    }
+    if let Some([a, b]) = t.probe.cpu_busy {
+        s += &format!(
+            "; CPU busy {:.0}% sender, {:.0}% receiver",
+            a * 100.0,
+            b * 100.0
+        );
+    }
+    s
 }
 
 #[cfg(test)]

@@ -149,6 +149,7 @@ pub fn loopback(profile: &HostProfile, nbytes: u64, seed: u64) -> Scenario {
             limit: Limit::Bytes(nbytes),
             pace: Pace::Full,
             block_size: None,
+            transaction: None,
             start: SimTime::ZERO,
             after: Vec::new(),
         }],

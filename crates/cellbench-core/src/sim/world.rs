@@ -18,6 +18,7 @@ use super::net::{
 use super::rng;
 use crate::host::dist::Dist;
 use crate::host::profile::HostProfile;
+use crate::host::rr::{RequestResponse, Role, Transaction};
 use crate::host::socket::{udp_fragment_gather, AppendRule, SendMbufs};
 use crate::host::ttcp::{Costs, Limit, Pace, Source, Step, TtcpSink};
 use crate::host::udp::{UdpSock, UdpStats, MAX_DATAGRAM};
@@ -57,6 +58,9 @@ pub struct TransferSpec {
     pub pace: Pace,
     /// Random-rate traffic: each write's size drawn from this law (at most `buflen`).
     pub block_size: Option<Dist>,
+    /// netperf TCP_RR instead of a stream: the transmitter sends requests of
+    /// this size, the receiver answers each (`host::rr`), for `limit`'s duration.
+    pub transaction: Option<Transaction>,
     /// When the transmitter connects: from t = 0, or with `after`, from the
     /// instant the last of those transfers ended.
     pub start: SimTime,
@@ -156,6 +160,9 @@ pub struct TransferResult {
     pub circular_wait_seconds: f64,
     /// For UDP transfers: datagram counts at the transmitter (sent) and receiver.
     pub udp: Option<UdpStats>,
+    /// For request/response transfers: transactions the client completed
+    /// within its test length (`sender_seconds`).
+    pub transactions: Option<u64>,
     /// What `sim::explain` needs to say what bound the transfer.
     pub probe: ProbeResult,
     /// When the transmitter started (None: the transfers it waited for never
@@ -246,6 +253,8 @@ impl std::error::Error for ScenarioError {}
 enum App {
     Source(Box<Source>),
     Sink(TtcpSink),
+    /// Either end of a request/response test.
+    Exchange(RequestResponse),
 }
 
 struct Endpoint {
@@ -565,10 +574,26 @@ pub fn run_with_clock(
             };
             // Initial send sequence numbers: distinct, fixed (they never matter to timing).
             let iss = Seq(if is_sender { 1_000_000 } else { 5_000_000 } + 100_000 * i as u32);
-            let mut tcb = Tcb::new(t.flavour, mss, t.sndbuf, t.rcvbuf, iss);
+            let (sndbuf, rcvbuf) = match (t.transaction, is_sender) {
+                // netperf -s and -S: each end's buffers, both ways (both ends write).
+                (Some(_), true) => (t.sndbuf, t.sndbuf),
+                (Some(_), false) => (t.rcvbuf, t.rcvbuf),
+                (None, _) => (t.sndbuf, t.rcvbuf),
+            };
+            let mut tcb = Tcb::new(t.flavour, mss, sndbuf, rcvbuf, iss);
             tcb.nodelay = t.nodelay;
             let udp = (t.protocol == Protocol::Udp).then(|| UdpSock::new(t.rcvbuf));
-            let app = if is_sender {
+            let app = if let Some(sizes) = t.transaction {
+                let role = match (is_sender, t.limit) {
+                    (true, Limit::Duration(duration)) => Role::Client { duration },
+                    (true, Limit::Bytes(_)) => unreachable!("validate: a test length"),
+                    (false, _) => Role::Server,
+                };
+                if !is_sender {
+                    tcb.listen();
+                }
+                App::Exchange(RequestResponse::new(sizes, role))
+            } else if is_sender {
                 let draws = rng::stream(scenario.seed, scenario.replication, rng::ids::app(i));
                 App::Source(Box::new(
                     Source::new(t.buflen, t.limit, t.pace).with_random(t.block_size, draws),
@@ -664,6 +689,19 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 return Err(ScenarioError(format!(
                     "transfer {i}: UDP datagrams of {} bytes: at most {max} (the send buffer and 65507)",
                     t.buflen
+                )));
+            }
+        }
+        if let Some(x) = t.transaction {
+            if t.protocol != Protocol::Tcp || !matches!(t.limit, Limit::Duration(_)) {
+                return Err(ScenarioError(format!(
+                    "transfer {i}: request/response runs over TCP for a duration"
+                )));
+            }
+            if x.request == 0 || x.response == 0 {
+                return Err(ScenarioError(format!(
+                    "transfer {i}: request {} and response {} bytes: each at least 1 byte",
+                    x.request, x.response
                 )));
             }
         }
@@ -1271,7 +1309,14 @@ impl World {
             }
             _ => {}
         }
-        let waiting = s.holding() && r.delack_pending() && r.rcv.cc == 0 && s.snd_max == r.rcv_nxt;
+        // One end holds a short segment for an ACK the other, having read all
+        // that came, delays. A stream's receiver sends no data; in a
+        // request/response test the server holds responses as the client requests.
+        let waits = |a: &Tcb, b: &Tcb| {
+            a.holding() && b.delack_pending() && b.rcv.cc == 0 && a.snd_max == b.rcv_nxt
+        };
+        let exchange = matches!(self.eps[2 * transfer].app, App::Exchange(_));
+        let waiting = waits(s, r) || (exchange && waits(r, s));
         match (waiting, self.wait_since[transfer]) {
             (true, None) => self.wait_since[transfer] = Some(self.now),
             (false, Some(since)) => {
@@ -1317,12 +1362,15 @@ impl World {
             e.app_blocked = true;
             return;
         }
-        if let App::Sink(s) = &mut e.app {
-            // After the peer's FIN, a read of an empty buffer returns end of file.
-            s.eof = !matches!(
-                e.tcb.state,
-                State::Established | State::FinWait1 | State::FinWait2
-            );
+        // After the peer's FIN, a read of an empty buffer returns end of file.
+        let eof = !matches!(
+            e.tcb.state,
+            State::Established | State::FinWait1 | State::FinWait2
+        );
+        match &mut e.app {
+            App::Sink(s) => s.eof = eof,
+            App::Exchange(x) => x.eof = eof,
+            App::Source(_) => {}
         }
         // What the write appended (tcp_output ran on it inside the step, so its
         // segments are not handed over yet): note the host buffers it filled.
@@ -1330,6 +1378,7 @@ impl World {
         let step = match &mut e.app {
             App::Source(s) => s.step(&mut e.tcb, &costs, t, out),
             App::Sink(s) => s.step(&mut e.tcb, &costs, t, out),
+            App::Exchange(x) => x.step(&mut e.tcb, &costs, t, out),
         };
         if e.tcb.snd.cc > cc {
             let first = e.tcb.iss + 1;
@@ -1376,6 +1425,7 @@ impl World {
         let sock = e.udp.as_mut().expect("UDP endpoint");
         let step = match &mut e.app {
             App::Sink(s) => s.step_udp(sock, costs, t),
+            App::Exchange(_) => unreachable!("validate: request/response runs over TCP"),
             App::Source(s) => match s.step_udp(costs, t) {
                 Err(step) => step,
                 Ok(len) => {
@@ -1540,8 +1590,12 @@ impl World {
     /// fraction of the interval each was busy.
     fn probe_interval(&mut self, ep: usize, done: bool) {
         let e = &self.eps[ep];
-        let App::Source(src) = &e.app else { return };
-        let (started, finished) = (src.started, src.last_return);
+        let (started, finished) = match &e.app {
+            App::Source(src) => (src.started, src.last_return),
+            // The client's whole run (a CPU snapshot is only good for now).
+            App::Exchange(x) if e.is_sender => (x.started, x.finished),
+            _ => return,
+        };
         let p = &self.probes[e.transfer];
         let hosts = p.hosts;
         let busy = |at| hosts.map(|h| self.cpu_busy_at(h, at));
@@ -1596,33 +1650,62 @@ impl World {
         let mut transfers = Vec::new();
         for (i, spec) in scenario.transfers.iter().enumerate() {
             let (s, r) = (&self.eps[2 * i], &self.eps[2 * i + 1]);
-            let (App::Source(src), App::Sink(sink)) = (&s.app, &r.app) else {
-                unreachable!("endpoints are created in pairs")
-            };
             let secs = |a: Option<SimTime>, b: Option<SimTime>| match (a, b) {
                 (Some(a), Some(b)) if b > a => (b - a).as_secs_f64(),
                 _ => 0.0,
             };
-            let completed = src.finished.is_some()
-                && match (spec.protocol, spec.limit) {
-                    // A UDP receiver takes what arrives; losses do not make it incomplete.
-                    (Protocol::Udp, _) => sink.finished.is_some(),
-                    (Protocol::Tcp, Limit::Bytes(n)) => sink.read >= n,
-                    (Protocol::Tcp, Limit::Duration(_)) => sink.finished.is_some(),
-                };
+            // A side the time limit cut ran until the limit: its rate so far.
+            let cut = Some(scenario.time_limit);
+            let ends = match (&s.app, &r.app) {
+                (App::Source(src), App::Sink(sink)) => Ends {
+                    completed: src.finished.is_some()
+                        && match (spec.protocol, spec.limit) {
+                            // A UDP receiver takes what arrives; losses do not make it incomplete.
+                            (Protocol::Udp, _) => sink.finished.is_some(),
+                            (Protocol::Tcp, Limit::Bytes(n)) => sink.read >= n,
+                            (Protocol::Tcp, Limit::Duration(_)) => sink.finished.is_some(),
+                        },
+                    bytes: src.written,
+                    bytes_received: sink.read,
+                    sender_seconds: secs(src.started, src.finished.or(cut)),
+                    receiver_seconds: secs(sink.started, sink.finished.or(cut)),
+                    writes: src.writes,
+                    reads: sink.reads,
+                    transactions: None,
+                },
+                // Request/response: the transmitter's figures are the client's
+                // (its requests out, its elapsed time to the alarm); the receiver's
+                // the server's (the requests it read).
+                (App::Exchange(client), App::Exchange(server)) => Ends {
+                    completed: client.finished.is_some() && server.finished.is_some(),
+                    bytes: client.written,
+                    bytes_received: server.read,
+                    sender_seconds: secs(client.started, client.interval_end().or(cut)),
+                    receiver_seconds: secs(client.started, server.finished.or(cut)),
+                    writes: client.writes,
+                    reads: server.reads,
+                    transactions: Some(client.transactions),
+                },
+                _ => unreachable!("endpoints are created in pairs"),
+            };
             transfers.push(TransferResult {
-                completed,
-                bytes: src.written,
-                bytes_received: sink.read,
-                // A side the time limit cut ran until the limit: its rate so far.
-                sender_seconds: secs(src.started, src.finished.or(Some(scenario.time_limit))),
-                receiver_seconds: secs(sink.started, sink.finished.or(Some(scenario.time_limit))),
-                writes: src.writes,
-                reads: sink.reads,
+                completed: ends.completed,
+                bytes: ends.bytes,
+                bytes_received: ends.bytes_received,
+                sender_seconds: ends.sender_seconds,
+                receiver_seconds: ends.receiver_seconds,
+                writes: ends.writes,
+                reads: ends.reads,
+                transactions: ends.transactions,
                 sender: s.tcb.stats,
                 receiver: r.tcb.stats,
                 pdus_dropped_at_adapter: self.adapter_drops[i],
-                circular_wait_seconds: self.wait_total[i].as_secs_f64(),
+                // A client's wait after its alarm (finishing the last transaction) is
+                // past netperf's elapsed time.
+                circular_wait_seconds: match ends.transactions {
+                    Some(_) => self.wait_total[i].as_secs_f64().min(ends.sender_seconds),
+                    None => self.wait_total[i].as_secs_f64(),
+                },
                 probe: {
                     let p = &self.probes[i];
                     ProbeResult {
@@ -1667,6 +1750,18 @@ impl World {
             },
         }
     }
+}
+
+/// What one transfer's two applications saw (`World::results`).
+struct Ends {
+    completed: bool,
+    bytes: u64,
+    bytes_received: u64,
+    sender_seconds: f64,
+    receiver_seconds: f64,
+    writes: u64,
+    reads: u64,
+    transactions: Option<u64>,
 }
 
 impl Host {
