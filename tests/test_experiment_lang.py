@@ -169,7 +169,7 @@ def test_numbers_comments_strings():
             "cluster {\n"
             + pair(0).replace("type = full", "protocol = tcp (windw=1); type = full")
             + "}",
-            "x.netspec:2:27: found key 'windw', expected a tcp() key: window, sndbuf, rcvbuf, nodelay, pacing",
+            "x.netspec:2:27: found key 'windw', expected a tcp() key: window, sndbuf, rcvbuf, nodelay, pacing, congestion, mss",
         ),
         (
             "cluster {\n" + pair(0).replace("type = full", "protocol = udp; type = full") + "}",

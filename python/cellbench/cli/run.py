@@ -61,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--series",
         action="store_true",
-        help="store time series: each TCP sender's cwnd/ssthresh/flight, each port's queue",
+        help="store time series: each TCP sender's cwnd/ssthresh/flight, each port's queue "
+        "(--engine real: the kernel's TCP_INFO every 10 ms, with srtt)",
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--check", action="store_true", help="only parse and check the file")

@@ -71,7 +71,9 @@ TRAFFIC_KEYS = {
 }
 #: NetSpec parameters cellbench knows but does not run yet.
 TRAFFIC_LATER = ("repeats", "buffer")
-PROTOCOL_KEYS = ("window", "sndbuf", "rcvbuf", "nodelay", "pacing")
+PROTOCOL_KEYS = ("window", "sndbuf", "rcvbuf", "nodelay", "pacing", "congestion", "mss")
+#: A kernel's congestion control module name (TCP_CONGESTION takes up to 15 bytes).
+_CONGESTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,14}\Z")
 TEST_KEYS = ("type", "protocol", "own", "peer")
 #: NetSpec's application models (tcplib-derived), lower-cased.
 APP_MODELS = {
@@ -180,6 +182,9 @@ class Endpoint:
     after: list[Endpoint] = field(default_factory=list, repr=False, compare=False)
     #: The adapter paces this connection's cells at this rate (Mb/s).
     pacing_mbps: float | None = None
+    #: The real engine's kernel congestion control (TCP_CONGESTION) and MSS (TCP_MAXSEG).
+    congestion: str | None = None
+    mss: int | None = None
 
     @property
     def is_sink(self) -> bool:
@@ -200,6 +205,9 @@ class Connection:
     receiver_blocksize: int
     pos: Pos
     pacing_mbps: float | None = None
+    #: --engine real: the kernel's congestion control (TCP_CONGESTION) and MSS (TCP_MAXSEG).
+    congestion: str | None = None
+    mss: int | None = None
     #: Indices of the (earlier) connections that must all end before this one starts.
     after: list[int] = field(default_factory=list)
 
@@ -483,6 +491,7 @@ def _endpoint(b: Block) -> Endpoint:
     traffic = _traffic(got["type"])
     proto = got.get("protocol")
     pname, window, sndbuf, rcvbuf, nodelay, pacing = "tcp", None, None, None, False, None
+    congestion, mss = None, None
     ppos = proto.value.pos if proto else b.pos
     if proto is not None:
         v = proto.value
@@ -501,12 +510,27 @@ def _endpoint(b: Block) -> Endpoint:
                 if pacing <= 0:
                     raise expected(a.value.pos, render(a.value), "a pacing rate > 0 Mb/s")
                 traffic.where["pacing"] = a.value.pos
+            elif a.key == "congestion":
+                if not (isinstance(a.value, Name) and _CONGESTION_NAME.match(a.value.text)):
+                    raise expected(
+                        a.value.pos,
+                        render(a.value),
+                        "a kernel congestion control name for congestion (cubic, reno, bbr ...)",
+                    )
+                congestion = a.value.text
+            elif a.key == "mss":
+                # Linux's TCP_MAXSEG range: TCP_MIN_MSS (88) to MAX_TCP_WINDOW (32767).
+                mss = int(_number(a.value, "mss (bytes)", lo=88, integer=True, hi=32767))
             else:
                 n = int(_number(a.value, f"{a.key} (bytes)", lo=1, integer=True, hi=U32_MAX))
                 window, sndbuf, rcvbuf = (
                     n if a.key == "window" else window,
                     n if a.key == "sndbuf" else sndbuf,
                     n if a.key == "rcvbuf" else rcvbuf,
+                )
+            if pname == "udp" and a.key in ("congestion", "mss"):
+                raise expected(
+                    a.pos, f"key '{a.key}'", "a udp() key (congestion and mss are TCP's)"
                 )
     addrs = []
     for k in ("own", "peer"):
@@ -527,6 +551,8 @@ def _endpoint(b: Block) -> Endpoint:
         nodelay,
         *addrs,
         pacing_mbps=pacing,
+        congestion=congestion,
+        mss=mss,
     )
 
 
@@ -789,8 +815,19 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 receiver_blocksize=sink.traffic.blocksize,
                 pos=ep.pos,
                 pacing_mbps=ep.pacing_mbps,
+                congestion=ep.congestion,
+                mss=ep.mss,
             )
         )
+        if ep.congestion is not None or ep.mss is not None:
+            # One file runs on both engines: the simulator's TCP is its host's flavour.
+            asked = " and ".join(
+                f"{k}={v}" for k, v in (("congestion", ep.congestion), ("mss", ep.mss)) if v
+            )
+            notes.append(
+                f"{ep.protocol_pos}: {asked} set the kernel's TCP for --engine real; the "
+                f"simulator runs {ep.own.host}'s flavour {flavour[ep.own.host]} with the MTU's MSS"
+            )
     # Transmitters come in document order, so a connection waits only for earlier ones.
     index = {c.name: c.index for c in conns}
     for c, ep in zip(conns, (e for e in ordered if not e.is_sink)):

@@ -750,12 +750,16 @@ def cwnd(result, fig, run=None, connection=None, picked=None) -> None:
     timeouts, fast = _loss_reactions(t, kb["cwnd"], kb["ssthresh"])
     rows = result.to_pandas()
     row = rows[(rows["run"] == run) & (rows["connection"] == connection)]
-    counted = (
-        f" (the run counted {int(row['timeouts'].iloc[0])} timeout(s), "
-        f"{int(row['retransmitted_segments'].iloc[0])} retransmitted segment(s))"
-        if len(row)
-        else ""
-    )
+    # The real engine counts retransmissions but not timeouts (TCP_INFO has no total).
+    counts = [
+        f"{int(row[k].iloc[0])} {what}"
+        for k, what in (
+            ("timeouts", "timeout(s)"),
+            ("retransmitted_segments", "retransmitted segment(s)"),
+        )
+        if len(row) and pd.notna(row[k].iloc[0])
+    ]
+    counted = f" (the run counted {', '.join(counts)})" if counts else ""
     ymax = top or 1
     if len(timeouts):
         ax.plot(

@@ -16,7 +16,8 @@
       traces/...           (--trace) one row per trace line: run, connection, line
       cwnd/...             (--series) one row per sample of a TCP sender's congestion state:
                            run, connection, t_s, cwnd, ssthresh, flight (bytes; a
-                           sample whenever one of them changed)
+                           sample whenever one of them changed; --engine real: TCP_INFO
+                           at a fixed interval, with srtt_us)
       queue/...            (--series) one row per sample of a switch port's occupancy: run,
                            port, host, t_s, cells (just after accepted arrivals, and
                            0 when the buffer empties)
@@ -142,6 +143,28 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     # Request/response (traffic rr): transactions within the test length, and per second.
     ("transactions", "int64"),
     ("transaction_rate", "float64"),
+    # The real engine's evidence: the kernel's TCP (congestion control that ran, MSS,
+    # TCP_INFO's busy and limited times), each host's CPU over the connection (busy
+    # share of all CPUs, null under one 10 ms clock tick; the agent's own CPU, 1.0 =
+    # one core) and the interface the
+    # connection used (its counters over the connection: every connection on it
+    # counts), and what the kernel refused (notes).
+    ("congestion", "string"),
+    ("mss", "int64"),
+    ("tcp_busy_s", "float64"),
+    ("rwnd_limited_s", "float64"),
+    ("sndbuf_limited_s", "float64"),
+    ("tx_cpu_busy", "float64"),
+    ("rx_cpu_busy", "float64"),
+    ("tx_agent_cpu", "float64"),
+    ("rx_agent_cpu", "float64"),
+    ("tx_interface", "string"),
+    ("tx_if_bytes", "int64"),
+    ("tx_if_drops", "int64"),
+    ("rx_interface", "string"),
+    ("rx_if_bytes", "int64"),
+    ("rx_if_drops", "int64"),
+    ("notes", "string"),
 ]
 
 
@@ -188,6 +211,8 @@ CWND_COLUMNS = [
     ("cwnd", "int64"),
     ("ssthresh", "int64"),
     ("flight", "int64"),
+    # The smoothed RTT (µs) where the engine measures one (the real engine's TCP_INFO).
+    ("srtt_us", "float64"),
 ]
 QUEUE_COLUMNS = [
     *_SERIES_IDENT,

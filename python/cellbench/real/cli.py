@@ -14,7 +14,7 @@ def run_real(args: argparse.Namespace) -> int:
     from cellbench.real import controller
     from cellbench.real import plan as rplan
 
-    for flag, on in (("--trace", args.trace), ("--series", args.series), ("--dask", args.dask)):
+    for flag, on in (("--trace", args.trace), ("--dask", args.dask)):
         if on:
             raise UsageError(f"{flag} is not available with --engine real yet")
     given = rplan.parse_hosts(args.hosts)
@@ -24,6 +24,7 @@ def run_real(args: argparse.Namespace) -> int:
         replications=args.replications,
         seed=args.seed,
         testbed=args.testbed,
+        series=args.series,
         file=args.file,
     )
     # Resolve every point's hosts before anything connects: a bad address is exit 2.

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from cellbench.experiment import runner
 from cellbench.experiment.lang import ExperimentError
-from cellbench.real import agents, credentials
+from cellbench.real import agents, credentials, measure
 from cellbench.real import plan as rplan
 
 #: Time from handing a group to the daemons to its agreed start.
@@ -36,10 +36,6 @@ DRAIN_S = 30.0
 DAEMON_CHECK_S = 1.0
 #: How long an agent's error waits for the scheduler to report a peer daemon's death, s.
 PEER_DEATH_S = 2.0
-#: A connection's share of the time rwnd/sndbuf limited it that names the limit.
-LIMITED_SHARE = 0.5
-#: A paced source within this fraction of its offered rate ran at the application's rate.
-RATE_MET = 0.02
 
 
 class RealError(ExperimentError):
@@ -109,10 +105,20 @@ def meta(plan: runner.Plan, scheduler: str, addresses: dict[str, str]) -> dict:
 class _Run:
     """One run: the group tree on the daemons, a report pair per connection."""
 
-    def __init__(self, client, exp: rplan.RealExperiment, offsets: dict[str, float]):
+    def __init__(
+        self,
+        client,
+        exp: rplan.RealExperiment,
+        offsets: dict[str, float],
+        task: runner.Task,
+        series: bool = False,
+    ):
         self.client = client
         self.exp = exp
         self.offsets = offsets
+        #: The simulator's seed and replication: random-rate draws follow them.
+        self.draws = {"seed": task.spec["seed"], "replication": task.spec["replication"]}
+        self.series = series
         self.reports: dict[int, tuple[dict, dict, float]] = {}
         self.lock = threading.Lock()
         #: Names this run's agents, so that a stop reaches exactly them.
@@ -173,7 +179,13 @@ class _Run:
             "duration_s": t.duration_s if t.nbytes is None else None,
             "start_at": start_at + self.offsets[tx],
             "group": self.group,
+            "congestion": c.congestion,
+            "mss": c.mss,
+            "random": rplan.random_spec(c, self.draws),
+            "series_interval_us": measure.SERIES_INTERVAL_US if self.series else None,
         }
+        if source["random"] and "blocksize" in source["random"]:
+            source["blocksize"] = rplan.largest_block(c)
         key = uuid.uuid4().hex[:12]
         submit = self.client.submit
         fs = submit(
@@ -259,7 +271,7 @@ def run_plan(
     )
     try:
         for task in todo:
-            run = _Run(client, exps[task.point], offsets)
+            run = _Run(client, exps[task.point], offsets, task, plan.series)
             try:
                 origin = run.start()
             except KeyboardInterrupt:
@@ -268,7 +280,9 @@ def run_plan(
                 raise
             # The controller's clock at the run's first start, so started_s maps back to it.
             store.meta["real"].setdefault("origins", {})[str(task.run)] = origin
-            store.write_run(task.run, rows(plan, task, run, origin), [], [], [], [])
+            store.write_run(
+                task.run, rows(plan, task, run, origin), [], [], series(task, run, origin)
+            )
             bar.update()
     finally:
         bar.close()
@@ -289,7 +303,7 @@ def rows(plan: runner.Plan, task: runner.Task, run: _Run, origin: float) -> list
         if got.get("last_at") is not None:
             ends.append(got["last_at"] - off_rx)
         row = runner.connection_row(plan, task, c, params, rc.sndbuf, rc.rcvbuf)
-        limited_by, evidence = explain(c.protocol, sent, got, row["offered_bps"])
+        limited_by, evidence = measure.explain(c.protocol, sent, got, row["offered_bps"])
         row |= {
             "start_s": start_at - origin,
             "completed": not got["timed_out"] and (t.nbytes is None or got["bytes"] == t.nbytes),
@@ -310,46 +324,18 @@ def rows(plan: runner.Plan, task: runner.Task, run: _Run, origin: float) -> list
             "ended_s": max(ends) - origin,
             "late_blocks": timing.get("late_blocks"),
             "timing_error_p99_us": timing.get("error_p99_us"),
+            **measure.columns(sent, got),
         }
         out.append(row)
     return out
 
 
-def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tuple[str, str]:
-    """What bound a real connection, from the kernel's own evidence (TCP_INFO's busy,
-    rwnd-limited and sndbuf-limited times; the pacer's schedule; datagrams lost)."""
-    mbps = sent["throughput_bps"] / 1e6
-    if offered is not None and sent["throughput_bps"] >= offered * (1 - RATE_MET):
-        late = (sent.get("timing") or {}).get("late_blocks", 0)
-        return "application", (
-            f"paced at {offered / 1e6:.2f} Mb/s offered and sent {mbps:.2f} Mb/s "
-            f"({late} late block(s))"
-        )
-    if protocol == "udp":
-        lost = sent["bytes"] - got["bytes"]
-        if lost > 0:
-            share = lost / max(sent["bytes"], 1)
-            return "link", f"{share:.1%} of the bytes sent never arrived (datagrams dropped)"
-        return "undetermined", f"{mbps:.2f} Mb/s sent, every datagram arrived"
-    info = sent.get("tcp_info") or {}
-    busy = info.get("busy_us")
-    retrans = info.get("total_retrans", 0)
-    if not busy:
-        return "undetermined", "the kernel reports no busy time (TCP_INFO before Linux 4.10)"
-    rwnd = (info.get("rwnd_limited_us") or 0) / busy
-    sndbuf = (info.get("sndbuf_limited_us") or 0) / busy
-    if rwnd >= LIMITED_SHARE:
-        return "window", (
-            f"the receiver's window held the sender back {rwnd:.0%} of its busy time "
-            f"(TCP_INFO rwnd_limited), {retrans} retransmission(s)"
-        )
-    if sndbuf >= LIMITED_SHARE:
-        return "window", (
-            f"the send buffer held the sender back {sndbuf:.0%} of its busy time "
-            f"(TCP_INFO sndbuf_limited), {retrans} retransmission(s)"
-        )
-    return "link", (
-        f"congestion window over the path: neither the receive window ({rwnd:.0%}) nor the "
-        f"send buffer ({sndbuf:.0%}) limited the sender; {retrans} retransmission(s), "
-        f"srtt {info.get('rtt_us', 0) / 1000:.2f} ms"
-    )
+def series(task: runner.Task, run: _Run, origin: float) -> list[dict]:
+    """The senders' TCP_INFO samples (--series) in the cwnd table, on the run's clock."""
+    ident = {"run": task.run, "point": task.point, "replication": task.replication}
+    out: list[dict] = []
+    for rc in run.exp.connections:
+        c = rc.conn
+        sent = run.reports[c.index][0]
+        out += measure.series_rows(ident, c.index, sent, run.offsets[c.transmitter] + origin)
+    return out

@@ -52,6 +52,30 @@ class RealExperiment:
     addresses: dict[str, str]
 
 
+def random_spec(c: model.Connection, draws: dict) -> dict | None:
+    """Random-rate traffic as the agent draws it: the simulator's laws, from the stream
+    the simulator gives the same connection (``draws``: the run's seed and replication)."""
+    laws = c.traffic.random
+    if not laws:
+        return None
+    out = {"connection": c.index, **draws}
+    if "blocksize" in laws:
+        out["blocksize"] = laws["blocksize"].to_spec()
+    if "period" in laws:
+        out["period_us"] = laws["period"].to_spec()
+    return out
+
+
+def largest_block(c: model.Connection) -> int:
+    """The write buffer a drawn block size needs: a uniform law's maximum, else the
+    largest write (one datagram for UDP), as the simulator caps it."""
+    law = c.traffic.random["blocksize"]
+    cap = model.MAX_DATAGRAM if c.protocol == "udp" else model.MAX_BLOCK
+    if law.kind == "uniform":
+        return max(1, min(cap, round(law.params["max"])))
+    return cap
+
+
 def parse_hosts(items: list[str]) -> dict[str, str]:
     """``--host NAME=ADDRESS`` (repeatable) -> {name: address}."""
     out: dict[str, str] = {}
@@ -111,12 +135,6 @@ def build(
         if ep.is_sink:
             continue
         c = by_name[ep.name]
-        if c.traffic.random:
-            raise ExperimentError(
-                c.pos,
-                f"not implemented for --engine real yet: a random "
-                f"{' and '.join(sorted(c.traffic.random))} (test {c.name})",
-            )
         if c.pacing_mbps is not None:
             raise ExperimentError(
                 c.pos, f"test {c.name}: pacing= paces an ATM adapter; not for --engine real"

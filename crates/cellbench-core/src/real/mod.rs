@@ -14,10 +14,16 @@
 //! - The sink reads `blocksize` at a time and counts bytes until the source
 //!   closes (TCP) or sends its end marker (UDP: empty datagrams, as ttcp's
 //!   small ones), or until its deadline.
+//! - Random-rate traffic draws each block's size and interval (`schedule`).
+//! - Each agent measures its host over the connection (`measure`: CPU, the
+//!   interface's counters) and, with a series, the source samples TCP_INFO.
+//!   A congestion control or MSS the kernel refuses is a note, not a failure.
 //!
 //! Wall-clock instants (`*_at`) are seconds since the Unix epoch on this host's
 //! clock; the controller maps them onto its own.
 
+pub mod measure;
+pub mod schedule;
 mod socket;
 pub mod tcp_info;
 
@@ -28,6 +34,8 @@ use std::net::{IpAddr, Shutdown, SocketAddr};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use measure::{HostMeasure, HostProbe, Sampler, TcpSample};
+use schedule::{RandomSpec, Schedule};
 pub use socket::SocketOptions;
 pub use tcp_info::TcpInfo;
 
@@ -110,10 +118,17 @@ pub struct SourceSpec {
     pub congestion: Option<String>,
     #[serde(default)]
     pub mss: Option<u32>,
+    /// Bytes per write; with a drawn size (`random`), the largest a write may be.
     pub blocksize: usize,
     /// One block every this many µs; none: full blast.
     #[serde(default)]
     pub period_us: Option<f64>,
+    /// Random-rate traffic: block sizes and/or periods drawn for every block.
+    #[serde(default)]
+    pub random: Option<RandomSpec>,
+    /// Sample TCP_INFO every this many µs (the cwnd series); none: no series.
+    #[serde(default)]
+    pub series_interval_us: Option<f64>,
     #[serde(default)]
     pub nbytes: Option<u64>,
     #[serde(default)]
@@ -190,6 +205,12 @@ pub struct SourceReport {
     pub congestion: Option<String>,
     /// TCP, read once the sink has closed (every byte acknowledged).
     pub tcp_info: Option<TcpInfo>,
+    /// This host from the first write until the sink closed (TCP) or the last write (UDP).
+    pub host: HostMeasure,
+    /// TCP_INFO every `series_interval_us`: (epoch s, cwnd, ssthresh, flight bytes, srtt µs).
+    pub series: Option<Vec<TcpSample>>,
+    /// What the kernel refused or changed (a congestion control, an MSS), one line each.
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -204,6 +225,9 @@ pub struct SinkReport {
     pub rcvbuf_granted: Option<u32>,
     /// The deadline passed before the source finished.
     pub timed_out: bool,
+    /// This host until the end: the CPU from the accept (TCP) or the first datagram
+    /// (UDP), the interface from the moment the sink listens.
+    pub host: HostMeasure,
 }
 
 /// An agent's failure: which step, and the kernel's word for it.
@@ -243,6 +267,7 @@ fn instant_of(epoch: f64) -> Instant {
 }
 
 /// Epoch seconds of a monotonic instant (for reports).
+#[derive(Clone, Copy)]
 struct EpochMap {
     base: Instant,
     wall: f64,
@@ -310,6 +335,13 @@ impl SourceSpec {
                 return Err(AgentError(format!("period {p} µs: expected > 0")));
             }
         }
+        if let Some(i) = self.series_interval_us {
+            if !(i >= 100.0 && i.is_finite()) {
+                return Err(AgentError(format!(
+                    "series interval {i} µs: expected at least 100 µs"
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -323,13 +355,16 @@ impl SourceSpec {
         }
     }
 
-    /// How many bytes block `k` carries, or None when the transfer is over.
-    fn block_len(&self, sent: u64, now: Instant, end: Option<Instant>) -> Option<usize> {
-        if let Some(n) = self.nbytes {
-            let left = n.saturating_sub(sent);
-            return (left > 0).then(|| left.min(self.blocksize as u64) as usize);
+    /// Whether the transfer is over: `nbytes` sent, or `now` at or past the end.
+    fn over(&self, sent: u64, now: Instant, end: Option<Instant>) -> bool {
+        match self.nbytes {
+            Some(n) => sent >= n,
+            None => now >= end.expect("duration_s checked"),
         }
-        (now < end.expect("duration_s checked")).then_some(self.blocksize)
+    }
+
+    fn paced(&self) -> bool {
+        self.period_us.is_some() || self.random.as_ref().is_some_and(|r| r.period_us.is_some())
     }
 }
 
@@ -375,6 +410,15 @@ impl Writer {
             Writer::Udp(s) => s.as_raw_fd(),
         }
     }
+
+    fn local_ip(&self) -> Option<IpAddr> {
+        match self {
+            Writer::Tcp(s) => s.local_addr(),
+            Writer::Udp(s) => s.local_addr(),
+        }
+        .ok()
+        .map(|a| a.ip())
+    }
 }
 
 /// Run a source to its end and report.
@@ -388,10 +432,18 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
     // TCP connects at the start time (the sink listens from before it), so the
     // handshake is part of no one's throughput but the connection is fresh.
     sleep_until(start, stop)?;
+    let mut notes = Vec::new();
     let mut writer = match spec.protocol {
         Protocol::Tcp => {
             let timeout = Duration::from_secs_f64(spec.connect_timeout_s.max(0.0));
-            let s = socket::tcp_connect(local, spec.peer, &opts, timeout, &|| stop.requested())?;
+            let s = socket::tcp_connect(
+                local,
+                spec.peer,
+                &opts,
+                timeout,
+                &|| stop.requested(),
+                &mut notes,
+            )?;
             stop.check()?;
             s.set_write_timeout(Some(SLICE))?;
             Writer::Tcp(s)
@@ -406,24 +458,33 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
             .flatten(),
         ..SourceReport::default()
     };
+    if let (Some(asked), Ok(info)) = (spec.mss, TcpInfo::read(fd)) {
+        notes.extend(socket::mss_note(asked, info.snd_mss));
+    }
+    let host = HostProbe::start(writer.local_ip());
+    let mut sampler = spec
+        .series_interval_us
+        .filter(|_| spec.protocol == Protocol::Tcp)
+        .map(|us| Sampler::start(fd, Duration::from_secs_f64(us * 1e-6), move |t| clock.at(t)));
     let block = vec![0x5au8; spec.blocksize];
+    let mut schedule = Schedule::new(spec.blocksize, spec.period_us, spec.random.as_ref());
     let t0 = Instant::now();
     report.start_late_s = (t0 - start.min(t0)).as_secs_f64();
     let end = spec.duration_s.map(|d| t0 + Duration::from_secs_f64(d));
-    let period = spec.period_us.map(|p| Duration::from_secs_f64(p * 1e-6));
     let mut errors_ns: Vec<u64> = Vec::new();
     let mut late = 0u64;
     let mut last_return = t0;
     loop {
-        let k = report.blocks;
-        let due = period.map(|p| t0 + p.mul_f64(k as f64));
+        let next = schedule.next(spec.nbytes.map(|n| n.saturating_sub(report.bytes)));
+        let (len, due) = (next.len, next.due.map(|d| t0 + d));
         // A duration ends the schedule: no block is due at or after the end.
         let decide_at = due.unwrap_or_else(Instant::now);
-        let Some(len) = spec.block_len(report.bytes, decide_at, end) else {
+        if spec.over(report.bytes, decide_at, end) {
             break;
-        };
+        }
         stop.check()?;
-        if let (Some(due), Some(p)) = (due, period) {
+        // Late: it starts after the next block was due.
+        if let (Some(due), Some(p)) = (due, next.interval) {
             sleep_until(due, stop)?;
             let began = Instant::now();
             let error = began - due;
@@ -448,7 +509,7 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
     } else {
         0.0
     };
-    if period.is_some() {
+    if spec.paced() {
         report.timing = Some(timing(&mut errors_ns, late));
     }
     match writer {
@@ -466,6 +527,8 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
                 }
             }
             report.tcp_info = Some(TcpInfo::read(s.as_raw_fd())?);
+            // Before the socket closes: the sampler reads its descriptor.
+            report.series = sampler.take().map(Sampler::finish);
         }
         Writer::Udp(s) => {
             for _ in 0..UDP_END_MARKERS {
@@ -474,6 +537,8 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
             }
         }
     }
+    report.host = host.finish();
+    report.notes = notes;
     Ok(report)
 }
 
@@ -531,6 +596,7 @@ impl Sink {
         let (mut first, mut last) = (None, None);
         let left = || deadline.saturating_duration_since(Instant::now());
         let stop = Stop(self.spec.group.as_deref());
+        let mut probe = HostProbe::counting(Some(self.spec.bind.ip()));
         match self.socket {
             SinkSocket::Tcp(listener) => {
                 loop {
@@ -546,6 +612,7 @@ impl Sink {
                 }
                 let (mut s, _) = listener.accept()?;
                 drop(listener);
+                probe.start_cpu();
                 report.rcvbuf_granted = socket::buffer_sizes(s.as_raw_fd()).1;
                 loop {
                     let wait = left();
@@ -597,6 +664,9 @@ impl Sink {
                         Ok(0) => {}
                         Ok(n) => {
                             let t = Instant::now();
+                            if first.is_none() {
+                                probe.start_cpu();
+                            }
                             first.get_or_insert(t);
                             last = Some(t);
                             report.bytes += n as u64;
@@ -613,6 +683,7 @@ impl Sink {
                 }
             }
         }
+        report.host = probe.finish();
         if let (Some(a), Some(b)) = (first, last) {
             report.first_at = Some(clock.at(a));
             report.last_at = Some(clock.at(b));
@@ -670,6 +741,8 @@ mod test {
             mss: None,
             blocksize,
             period_us: None,
+            random: None,
+            series_interval_us: None,
             nbytes: None,
             duration_s: None,
             start_at: now + 0.05,
@@ -737,13 +810,67 @@ mod test {
     }
 
     #[test]
-    fn test_bad_congestion_is_an_error() {
+    fn test_refused_congestion_is_a_note() {
+        // The connection runs with the kernel's default and says why.
         let (mut source, sink) = specs(Protocol::Tcp, 1000);
         source.nbytes = Some(1000);
         source.congestion = Some("no-such-cc".into());
-        let _sink = Sink::bind(sink).unwrap();
-        let e = run_source(&source).unwrap_err().to_string();
-        assert!(e.contains("TCP_CONGESTION no-such-cc"), "{e}");
+        let (tx, rx) = pair(source, sink);
+        assert_eq!(rx.bytes, 1000);
+        assert_eq!(tx.notes.len(), 1, "{:?}", tx.notes);
+        let note = &tx.notes[0];
+        assert!(
+            note.starts_with("TCP_CONGESTION no-such-cc refused"),
+            "{note}"
+        );
+        let ran = tx.congestion.expect("the congestion control that ran");
+        assert!(note.contains(&format!("ran {ran}")), "{note}");
+    }
+
+    #[test]
+    fn test_series_and_host_measures() {
+        let (mut source, sink) = specs(Protocol::Tcp, 65536);
+        source.duration_s = Some(0.3);
+        source.series_interval_us = Some(10_000.0);
+        source.mss = Some(1000);
+        let (tx, rx) = pair(source, sink);
+        let series = tx.series.expect("a series");
+        // 10 ms samples over the 0.3 s of writes and the drain: about 30 of them.
+        assert!(series.len() >= 15, "{}", series.len());
+        assert!(series.windows(2).all(|w| w[1].0 > w[0].0));
+        assert!(series.iter().all(|s| s.1 > 0), "cwnd in bytes");
+        let info = tx.tcp_info.unwrap();
+        // TCP_MAXSEG 1000 less the timestamp option.
+        assert!(info.snd_mss <= 1000, "{info:?}");
+        assert!(tx.notes.is_empty(), "{:?}", tx.notes);
+        for h in [&tx.host, &rx.host] {
+            assert_eq!(h.interface.as_deref(), Some("lo"));
+            assert!(
+                h.cpu_busy.unwrap() > 0.0 && h.agent_cpu.unwrap() > 0.0,
+                "{h:?}"
+            );
+        }
+        // Every byte crossed lo, with headers: at least as many as the payload.
+        assert!(tx.host.if_tx_bytes.unwrap() >= rx.bytes);
+        assert!(rx.host.if_rx_bytes.unwrap() >= rx.bytes);
+    }
+
+    #[test]
+    fn test_random_rate_sizes() {
+        let (mut source, sink) = specs(Protocol::Tcp, 3000);
+        source.nbytes = Some(200_000);
+        source.random = Some(RandomSpec {
+            blocksize: Some(crate::sim::spec::Law::Uniform([1000.0, 3000.0])),
+            period_us: Some(crate::sim::spec::Law::Exponential(200.0)),
+            seed: 1,
+            replication: 0,
+            connection: 0,
+        });
+        let (tx, rx) = pair(source, sink);
+        assert_eq!(rx.bytes, 200_000);
+        // Mean 2000 bytes a block: about 100 blocks, not 200000/3000 = 67.
+        assert!((80..=125).contains(&tx.blocks), "{}", tx.blocks);
+        assert!(tx.timing.is_some());
     }
 
     #[test]

@@ -121,7 +121,14 @@ fn new_socket(addr: &SocketAddr, protocol: Protocol) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-fn apply(fd: RawFd, protocol: Protocol, o: &SocketOptions) -> io::Result<()> {
+/// Sets the options; a congestion control or MSS the kernel refuses is a note
+/// (the connection runs with the kernel's default), not a failure.
+fn apply(
+    fd: RawFd,
+    protocol: Protocol,
+    o: &SocketOptions,
+    notes: &mut Vec<String>,
+) -> io::Result<()> {
     if let Some(n) = o.sndbuf {
         setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, n as i32)
             .map_err(|e| with_context(e, &format!("SO_SNDBUF {n}")))?;
@@ -138,20 +145,52 @@ fn apply(fd: RawFd, protocol: Protocol, o: &SocketOptions) -> io::Result<()> {
             .map_err(|e| with_context(e, "TCP_NODELAY"))?;
     }
     if let Some(cc) = &o.congestion {
-        setsockopt_bytes(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, cc.as_bytes()).map_err(
-            |e| {
-                with_context(
-                    e,
-                    &format!("TCP_CONGESTION {cc} (see tcp_available_congestion_control)"),
-                )
-            },
-        )?;
+        if let Err(e) = setsockopt_bytes(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, cc.as_bytes())
+        {
+            notes.push(congestion_note(cc, &e, congestion(fd)));
+        }
     }
     if let Some(mss) = o.mss {
-        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss as i32)
-            .map_err(|e| with_context(e, &format!("TCP_MAXSEG {mss}")))?;
+        if let Err(e) = setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss as i32) {
+            // Linux takes 88 (TCP_MIN_MSS) up to 32767.
+            notes.push(format!(
+                "TCP_MAXSEG {mss} refused by the kernel ({e}); the MSS is the path's"
+            ));
+        }
     }
     Ok(())
+}
+
+/// Why a congestion control was refused, in the kernel's terms, and what ran instead.
+fn congestion_note(cc: &str, e: &io::Error, ran: Option<String>) -> String {
+    let list = |name: &str| {
+        std::fs::read_to_string(format!("/proc/sys/net/ipv4/{name}"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    let why = match e.raw_os_error() {
+        // tcp_set_congestion_control: the module is not loaded and cannot be.
+        Some(libc::ENOENT) => format!(
+            "not available (module not loaded?); tcp_available_congestion_control: {}",
+            list("tcp_available_congestion_control")
+        ),
+        // Loaded, but not allowed to unprivileged sockets.
+        Some(libc::EPERM) => format!(
+            "not permitted; tcp_allowed_congestion_control: {}",
+            list("tcp_allowed_congestion_control")
+        ),
+        _ => e.to_string(),
+    };
+    let ran = ran.unwrap_or_else(|| "the default".into());
+    format!("TCP_CONGESTION {cc} refused by the kernel ({why}); ran {ran}")
+}
+
+/// A note when the MSS in use is well below the one asked (the path's MTU is smaller);
+/// the kernel's snd_mss leaves out TCP options (12 bytes of timestamps), hence the slack.
+pub fn mss_note(asked: u32, snd_mss: u32) -> Option<String> {
+    (snd_mss > 0 && snd_mss + 40 < asked).then(|| {
+        format!("TCP_MAXSEG {asked}: the kernel sends {snd_mss}-byte segments (the path allows no more)")
+    })
 }
 
 fn bind(fd: RawFd, addr: &SocketAddr) -> io::Result<()> {
@@ -174,7 +213,7 @@ fn connect_fd(fd: RawFd, addr: &SocketAddr) -> io::Result<()> {
 pub fn tcp_listen(addr: SocketAddr, o: &SocketOptions) -> io::Result<TcpListener> {
     let fd = new_socket(&addr, Protocol::Tcp)?;
     setsockopt_int(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
-    apply(fd.as_raw_fd(), Protocol::Tcp, o)?;
+    apply(fd.as_raw_fd(), Protocol::Tcp, o, &mut Vec::new())?;
     bind(fd.as_raw_fd(), &addr)?;
     // SAFETY: plain system call on our descriptor.
     check(unsafe { libc::listen(fd.as_raw_fd(), 16) })?;
@@ -189,11 +228,14 @@ pub fn tcp_connect(
     o: &SocketOptions,
     timeout: Duration,
     stopped: &dyn Fn() -> bool,
+    notes: &mut Vec<String>,
 ) -> io::Result<TcpStream> {
     let deadline = std::time::Instant::now() + timeout;
     loop {
         let fd = new_socket(&peer, Protocol::Tcp)?;
-        apply(fd.as_raw_fd(), Protocol::Tcp, o)?;
+        // The notes of the socket that connects, not of every retry.
+        notes.clear();
+        apply(fd.as_raw_fd(), Protocol::Tcp, o, notes)?;
         if let Some(l) = local {
             bind(fd.as_raw_fd(), &l)?;
         }
@@ -219,7 +261,7 @@ pub fn udp_socket(
 ) -> io::Result<UdpSocket> {
     let family = peer.or(local).expect("a UDP socket needs an address");
     let fd = new_socket(&family, Protocol::Udp)?;
-    apply(fd.as_raw_fd(), Protocol::Udp, o)?;
+    apply(fd.as_raw_fd(), Protocol::Udp, o, &mut Vec::new())?;
     if let Some(l) = local {
         bind(fd.as_raw_fd(), &l)?;
     }

@@ -378,7 +378,7 @@ pub enum Law {
 }
 
 impl Param {
-    fn dist(self) -> Dist {
+    pub fn dist(self) -> Dist {
         match self {
             Param::Value(v) => Dist::Fixed(v),
             Param::Law(Law::Uniform([lo, hi])) => Dist::Uniform(lo, hi),

@@ -1,0 +1,158 @@
+"""What the real engine measured besides bytes, as result columns: each host's CPU
+and interface counters over the connection, the kernel's TCP_INFO summary and (with
+``--series``) its samples as the cwnd table's rows; and, from that evidence, what
+bound each connection (``limited_by``, ``limit_evidence``) in the simulator's
+categories where they apply.
+
+The agents (Rust, ``cellbench-core``'s ``real::measure``) read the host figures:
+/proc/stat for the share of all CPUs that was busy, getrusage for the agent's own
+thread, /proc/net/dev for the interface that holds the connection's local address.
+An interface carries every connection that uses it, so its counters are the
+interface's over the connection's time, not this connection's alone.
+"""
+
+from __future__ import annotations
+
+#: --series: the sender's TCP_INFO is sampled this often (µs).
+SERIES_INTERVAL_US = 10_000.0
+#: A connection's share of the kernel's busy time that rwnd/sndbuf limited it that names the limit.
+LIMITED_SHARE = 0.5
+#: A paced source within this fraction of its offered rate ran at the application's rate.
+RATE_MET = 0.02
+#: An agent using this much of one core was bound by its CPU (the copy, the stack).
+AGENT_SATURATED = 0.9
+#: The kernel had data to send less than this share of the writes' span: the
+#: application, not the network, set the pace.
+APP_IDLE_SHARE = 0.5
+
+
+def _s(us: float | None) -> float | None:
+    return None if us is None else us / 1e6
+
+
+def columns(sent: dict, got: dict) -> dict:
+    """The row's measurement columns from a source's and a sink's reports."""
+    info = sent.get("tcp_info") or {}
+    tx, rx = sent.get("host") or {}, got.get("host") or {}
+    return {
+        "congestion": sent.get("congestion"),
+        "mss": info.get("snd_mss") or None,
+        "tcp_busy_s": _s(info.get("busy_us")),
+        "rwnd_limited_s": _s(info.get("rwnd_limited_us")),
+        "sndbuf_limited_s": _s(info.get("sndbuf_limited_us")),
+        "tx_cpu_busy": tx.get("cpu_busy"),
+        "rx_cpu_busy": rx.get("cpu_busy"),
+        "tx_agent_cpu": tx.get("agent_cpu"),
+        "rx_agent_cpu": rx.get("agent_cpu"),
+        "tx_interface": tx.get("interface"),
+        "tx_if_bytes": tx.get("if_tx_bytes"),
+        "tx_if_drops": tx.get("if_tx_drops"),
+        "rx_interface": rx.get("interface"),
+        "rx_if_bytes": rx.get("if_rx_bytes"),
+        "rx_if_drops": rx.get("if_rx_drops"),
+        "notes": "; ".join(sent.get("notes") or []) or None,
+    }
+
+
+def series_rows(ident: dict, connection: int, sent: dict, shift: float) -> list[dict]:
+    """The sender's TCP_INFO samples as cwnd rows; ``shift`` takes a sample's epoch
+    time on the transmitter's clock to the run's seconds on the controller's."""
+    return [
+        {**ident, "connection": connection, "t_s": t - shift, "cwnd": cwnd}
+        | {"ssthresh": ssthresh, "flight": flight, "srtt_us": float(srtt)}
+        for t, cwnd, ssthresh, flight, srtt in sent.get("series") or []
+    ]
+
+
+def _cpu(role: str, h: dict) -> str:
+    agent, busy = h.get("agent_cpu"), h.get("cpu_busy")
+    host = f", host CPUs {busy:.0%} busy" if busy is not None else ""
+    return f"the {role}'s agent used {agent:.2f} of a core{host}"
+
+
+def _drops(tx: dict, rx: dict) -> str:
+    parts = [
+        f"{n} dropped at {h['interface']} ({side})"
+        for h, n, side in (
+            (tx, tx.get("if_tx_drops"), "sender, out"),
+            (rx, rx.get("if_rx_drops"), "receiver, in"),
+        )
+        if n
+    ]
+    return f"; interface drops: {', '.join(parts)}" if parts else ""
+
+
+def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tuple[str, str]:
+    """What bound a real connection, from the kernel's own evidence: TCP_INFO's busy,
+    rwnd-limited and sndbuf-limited times and retransmissions, each agent's CPU time,
+    the interfaces' drops, the pacer's schedule, the datagrams lost."""
+    mbps = sent["throughput_bps"] / 1e6
+    tx, rx = sent.get("host") or {}, got.get("host") or {}
+    if offered is not None and sent["throughput_bps"] >= offered * (1 - RATE_MET):
+        late = (sent.get("timing") or {}).get("late_blocks", 0)
+        return "application", (
+            f"paced at {offered / 1e6:.2f} Mb/s offered and sent {mbps:.2f} Mb/s "
+            f"({late} late block(s))"
+        )
+    drops = _drops(tx, rx)
+    cpu_bound = [
+        (role, h)
+        for role, h in (("sender", tx), ("receiver", rx))
+        if (h.get("agent_cpu") or 0) >= AGENT_SATURATED
+    ]
+    if protocol == "udp":
+        lost = sent["bytes"] - got["bytes"]
+        if lost > 0:
+            share = lost / max(sent["bytes"], 1)
+            return "link", f"{share:.1%} of the bytes sent never arrived (datagrams dropped){drops}"
+        if cpu_bound:
+            role, h = cpu_bound[0]
+            return "host-cpu", f"{_cpu(role, h)}; {mbps:.2f} Mb/s sent, every datagram arrived"
+        return "undetermined", f"{mbps:.2f} Mb/s sent, every datagram arrived"
+    info = sent.get("tcp_info") or {}
+    busy = info.get("busy_us")
+    retrans = info.get("total_retrans", 0)
+    if busy:
+        rwnd = (info.get("rwnd_limited_us") or 0) / busy
+        sndbuf = (info.get("sndbuf_limited_us") or 0) / busy
+        if rwnd >= LIMITED_SHARE:
+            return "window", (
+                f"the receiver's window held the sender back {rwnd:.0%} of its busy time "
+                f"(TCP_INFO rwnd_limited), {retrans} retransmission(s)"
+            )
+        if sndbuf >= LIMITED_SHARE:
+            return "window", (
+                f"the send buffer held the sender back {sndbuf:.0%} of its busy time "
+                f"(TCP_INFO sndbuf_limited), {retrans} retransmission(s)"
+            )
+    else:
+        rwnd = sndbuf = None
+    if retrans:
+        return "link", (
+            f"{retrans} retransmitted segment(s): losses on the path set the congestion "
+            f"window, srtt {info.get('rtt_us', 0) / 1000:.2f} ms{drops}"
+        )
+    if cpu_bound:
+        role, h = cpu_bound[0]
+        return "host-cpu", f"{_cpu(role, h)}, no retransmission, no window limit"
+    if busy is None:
+        return "undetermined", (
+            "the kernel reports no busy time (TCP_INFO before Linux 4.10), no retransmission"
+        )
+    if busy == 0:
+        # The kernel counts its busy time in clock ticks (1-10 ms).
+        return "undetermined", (
+            f"over before the kernel's busy time counted a clock tick ({sent['seconds'] * 1e3:.2f}"
+            " ms of writes), no retransmission"
+        )
+    seconds = sent.get("seconds") or 0
+    if seconds > 0 and busy / 1e6 < APP_IDLE_SHARE * seconds:
+        return "application", (
+            f"the kernel had data to send {busy / 1e6 / seconds:.0%} of the writes' span "
+            "(TCP_INFO busy): the application's writes set the pace"
+        )
+    return "link", (
+        f"congestion window over the path: neither the receive window ({rwnd:.0%}) nor the "
+        f"send buffer ({sndbuf:.0%}) limited the sender, no retransmission, "
+        f"srtt {info.get('rtt_us', 0) / 1000:.2f} ms{drops}"
+    )
