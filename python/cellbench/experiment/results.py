@@ -139,6 +139,9 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("ended_s", "float64"),
     ("late_blocks", "int64"),
     ("timing_error_p99_us", "float64"),
+    ("timing_error_p50_us", "float64"),
+    ("timing_error_max_us", "float64"),
+    ("pacing_realtime", "bool"),
 ]
 
 
