@@ -138,10 +138,17 @@ def star_network(tag: str, tbf_mbps: float | None = None) -> Iterator[dict[str, 
             subprocess.run(["ip", "netns", "del", n], capture_output=True)
 
 
-def start_star_daemons(daemons: Daemons, ns: dict[str, str], creds: Path, port: int) -> str:
-    """A daemon per namespace, a's hosting the scheduler; returns the scheduler's address."""
+#: The star network's addresses, for the daemons' --allow.
+STAR_NETWORK = "10.77.0.0/16"
+
+
+def start_star_daemons(
+    daemons: Daemons, ns: dict[str, str], creds: Path, port: int, extra: tuple[str, ...] = ()
+) -> str:
+    """A daemon per namespace, a's hosting the scheduler; returns the scheduler's address.
+    ``extra``: more daemon options (e.g. --max-rate)."""
     sched = f"tls://{STAR['a']}:{port}"
-    common = ["--credentials", str(creds)]
+    common = ["--credentials", str(creds), "--allow", STAR_NETWORK, *extra]
     daemons.start("a", ["--listen", f"{STAR['a']}:{port}", *common], ns["a"])
     for h in "bc":
         daemons.start(h, ["--listen", STAR[h], "--scheduler", sched, *common], ns[h])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import stat
+import subprocess
 import sys
 
 import pandas as pd
@@ -113,3 +114,57 @@ def test_loopback_run_and_refusals(loopback_daemons, tmp_path):
     r = cellbench(*args[:-2], "--out", str(tmp_path / "y"), "--credentials", str(other))
     _one_line_error(r, "cannot reach the scheduler")
     assert not (tmp_path / "y").exists()
+
+
+def test_daemon_refuses_what_it_was_not_asked(loopback_daemons, tmp_path):
+    """Destinations outside the daemon's allow list (loopback by default), a rate above
+    its --max-rate and a duration above --max-duration: refused before any traffic, in
+    one line naming the connection and the daemon's flag."""
+    sched, creds = loopback_daemons
+    port = _free_port()
+
+    def run(addr_b: str, traffic: str):
+        f = tmp_path / "refused.netspec"
+        f.write_text(
+            f"testbed {{ host a {{ address = 127.0.0.1; }} host b {{ address = {addr_b}; }} }}\n"
+            f"cluster {{ test t {{ type = {traffic}; own = a:{port}; peer = b:{port}; }}\n"
+            f"test r {{ type = sink (blocksize=1K); own = b:{port}; peer = a:{port}; }} }}\n"
+        )
+        out = tmp_path / "refused.result"
+        r = cellbench(
+            "run", str(f), "--engine", "real", "--scheduler", sched, "--credentials", str(creds),
+            "--out", str(out), "--overwrite",
+        )  # fmt: skip
+        assert not (out / "runs").exists() or not any((out / "runs").iterdir())
+        return r
+
+    # 192.0.2.1 (TEST-NET-1) is no host's: the daemon for a will not aim traffic there.
+    r = run("192.0.2.1", "full (blocksize=1K, nbytes=1K)")
+    _one_line_error(
+        r, "connection t (a -> b): the daemon for host a refuses", "192.0.2.1", "--allow"
+    )
+    # 41.9 Gb/s paced (1 MB every 200 µs) is above the default --max-rate of 10 Gb/s.
+    r = run("127.0.0.1", "burst (blocksize=1M, period=200, duration=1)")
+    _one_line_error(r, "rate 41943 Mb/s exceeds its --max-rate 10000 Mb/s")
+    r = run("127.0.0.1", "full (blocksize=1K, duration=1000)")
+    _one_line_error(r, "duration 1000 s exceeds its --max-duration 300 s")
+
+
+def test_unauthenticated_client_is_refused(loopback_daemons):
+    """A plain (no TLS) Dask client, and a TLS one without a certificate, get nowhere."""
+    sched, _ = loopback_daemons
+    port = sched.rsplit(":", 1)[1]
+    probe = (
+        "from distributed import Client\n"
+        "import sys\n"
+        "try:\n"
+        "    Client(sys.argv[1], timeout='3s')\n"
+        "    print('connected')\n"
+        "except Exception as e:\n"
+        "    print('refused', type(e).__name__)\n"
+    )
+    for url in (f"tcp://127.0.0.1:{port}", f"tls://127.0.0.1:{port}"):
+        r = subprocess.run(
+            [sys.executable, "-c", probe, url], capture_output=True, text=True, timeout=60
+        )
+        assert r.stdout.startswith("refused"), url + r.stdout + r.stderr

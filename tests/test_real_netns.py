@@ -24,6 +24,7 @@ import pytest
 from real_fixtures import (
     CELLBENCH,
     STAR,
+    STAR_NETWORK,
     Daemons,
     cellbench,
     netns_list,
@@ -306,7 +307,7 @@ def test_a_killed_daemon_is_reported_and_resume_finishes(network):
     # Start c's daemon again; --resume runs what is missing.
     daemons.start(
         "c",
-        ["--listen", STAR["c"], "--scheduler", network["scheduler"]]
+        ["--listen", STAR["c"], "--scheduler", network["scheduler"], "--allow", STAR_NETWORK]
         + ["--credentials", str(network["creds"])],
         network["ns"]["c"],
     )

@@ -13,8 +13,9 @@ The daemon is a Dask distributed worker named after the host; without
 --scheduler it also hosts the scheduler, so a testbed needs:
 
   once:           cellbench daemon --make-credentials creds/   (copy creds/ to every host)
-  on host a:      cellbench daemon --name a --listen 10.1.0.1 --credentials creds/
-  on host b, ...: cellbench daemon --name b --listen 10.1.0.2 \\
+  on host a:      cellbench daemon --name a --listen 10.1.0.1 --allow 10.1.0.0/24 \\
+                      --credentials creds/
+  on host b, ...: cellbench daemon --name b --listen 10.1.0.2 --allow 10.1.0.0/24 \\
                       --scheduler tls://10.1.0.1:8786 --credentials creds/
   controller:     cellbench run FILE --engine real --scheduler tls://10.1.0.1:8786 \\
                       --credentials creds/
@@ -23,8 +24,11 @@ Security: the daemon listens on 127.0.0.1 unless --listen names an address;
 the control channel is TLS with both ends authenticated by the certificates in
 --credentials (a controller without them is refused at the handshake). The
 daemon runs only the built-in traffic agents with plain parameters, never code
-or commands from an experiment file, and refuses transfers longer than
---max-duration.
+or commands from an experiment file. It refuses, before any traffic, a
+destination outside loopback and its --allow networks, a transfer longer than
+--max-duration and a paced rate above --max-rate (a full blast is held below
+it); the refusal reaches the controller as a one-line error naming the
+connection.
 """
 
 
@@ -68,6 +72,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="refuse a transfer longer than this (default 300 s)",
     )
+    p.add_argument(
+        "--max-rate",
+        type=positive_float("--max-rate"),
+        default=10_000.0,
+        metavar="MBPS",
+        help="refuse a paced rate above this and hold a full blast below it (default 10000 Mb/s)",
+    )
+    p.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="NETWORK",
+        help="also send to this address or network (e.g. 10.1.0.0/24; repeatable); "
+        "only loopback without it",
+    )
+    p.add_argument(
+        "--no-realtime",
+        action="store_true",
+        help="pace at the normal priority (default: real-time where permitted)",
+    )
     p.set_defaults(func=daemon_main)
 
 
@@ -96,6 +120,9 @@ def daemon_main(args: argparse.Namespace) -> int:
             creds=args.credentials,
             agents_n=args.agents,
             max_duration_s=args.max_duration,
+            max_rate_bps=args.max_rate * 1e6,
+            allow=args.allow,
+            realtime=not args.no_realtime,
         )
     except KeyboardInterrupt:
         return 0

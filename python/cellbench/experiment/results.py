@@ -165,6 +165,9 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("rx_if_bytes", "int64"),
     ("rx_if_drops", "int64"),
     ("notes", "string"),
+    ("timing_error_p50_us", "float64"),
+    ("timing_error_max_us", "float64"),
+    ("pacing_realtime", "bool"),
 ]
 
 

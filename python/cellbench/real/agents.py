@@ -2,36 +2,82 @@
 daemon's own limits, and the probes the controller asks before any traffic.
 
 The controller sends plain specs (data); nothing from an experiment file is
-executed here. A daemon refuses a spec beyond its limits (``--max-duration``),
-so a controller cannot make it send for longer than its owner allowed.
+executed here. A daemon refuses a spec beyond its limits, whoever sent it:
+
+- a destination outside its allow list (``--allow``; loopback by default), so
+  a file naming another network's address cannot aim traffic there;
+- a transfer longer than ``--max-duration``;
+- a paced rate above ``--max-rate``; a full-blast source is held below that
+  rate by the agent itself (it waits whenever it is ahead of the cap).
+
+The controller asks ``admit`` for every source of a run before any traffic, so
+a refusal is one line naming the connection; ``source`` checks again itself.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import time
 
 #: Set by ``cellbench daemon`` in its own process; the defaults hold elsewhere.
-LIMITS = {"max_duration_s": 300.0}
+LIMITS = {
+    "max_duration_s": 300.0,
+    "max_rate_bps": 10e9,
+    "allow": ["127.0.0.0/8", "::1/128"],
+    "realtime": True,
+}
 
 
 class RefusedError(RuntimeError):
     """The daemon will not run this spec."""
 
 
-def _check(spec: dict, until_key: str | None) -> None:
+def _host_of(peer: str) -> str:
+    """``1.2.3.4:5`` or ``[v6]:5`` -> the address."""
+    return peer[1:].partition("]")[0] if peer.startswith("[") else peer.rpartition(":")[0]
+
+
+def offered_bps(spec: dict) -> float | None:
+    """A paced source's rate, bit/s (None: full blast)."""
+    p = spec.get("period_us")
+    return spec["blocksize"] * 8 / (p * 1e-6) if p else None
+
+
+def refusal(spec: dict) -> str | None:
+    """Why this daemon will not run a source ``spec``, or None."""
+    addr = ipaddress.ip_address(_host_of(spec["peer"]))
+    nets = [ipaddress.ip_network(n) for n in LIMITS["allow"]]
+    if not any(addr in n for n in nets if n.version == addr.version):
+        return (
+            f"destination {addr} is not in its allow list ({', '.join(LIMITS['allow'])}); "
+            f"start the daemon with --allow {addr} (or a network) to permit it"
+        )
     cap = LIMITS["max_duration_s"]
     if (spec.get("duration_s") or 0) > cap:
-        raise RefusedError(
-            f"duration {spec['duration_s']} s exceeds this daemon's --max-duration {cap:g} s"
+        return f"duration {spec['duration_s']:g} s exceeds its --max-duration {cap:g} s"
+    rate, max_rate = offered_bps(spec), LIMITS["max_rate_bps"]
+    if rate is not None and rate > max_rate * (1 + 1e-9):
+        return f"rate {rate / 1e6:g} Mb/s exceeds its --max-rate {max_rate / 1e6:g} Mb/s"
+    if rate is not None and spec.get("nbytes") and spec["nbytes"] * 8 / rate > cap:
+        return (
+            f"{spec['nbytes']} bytes at {rate / 1e6:g} Mb/s take longer than its "
+            f"--max-duration {cap:g} s"
         )
-    if until_key and spec[until_key] - time.time() > cap + 60:
-        raise RefusedError(f"a deadline beyond this daemon's --max-duration {cap:g} s")
+    return None
+
+
+def admit(specs: list[dict]) -> list[str | None]:
+    """For each source spec, why it would be refused (None: it would run)."""
+    return [refusal(s) for s in specs]
 
 
 def source(spec: dict) -> dict:
     from cellbench import _native
 
-    _check(spec, None)
+    why = refusal(spec)
+    if why:
+        raise RefusedError(f"refused: {why}")
+    spec = dict(spec, realtime=LIMITS["realtime"], max_rate_bps=LIMITS["max_rate_bps"])
     return _native.real_source(spec)
 
 

@@ -102,6 +102,49 @@ def meta(plan: runner.Plan, scheduler: str, addresses: dict[str, str]) -> dict:
     return m
 
 
+def _peer(exp: rplan.RealExperiment, rc: rplan.RealConnection) -> str:
+    """The sink's socket address, as the agents parse it."""
+    a = exp.addresses[rc.conn.receiver]
+    return f"[{a}]:{rc.port}" if ":" in a else f"{a}:{rc.port}"
+
+
+def source_spec(exp: rplan.RealExperiment, rc: rplan.RealConnection) -> dict:
+    """A connection's source, all but its start time and run."""
+    c, t = rc.conn, rc.conn.traffic
+    return {
+        "protocol": c.protocol,
+        "bind": exp.addresses[c.transmitter],
+        "peer": _peer(exp, rc),
+        "sndbuf": rc.sndbuf,
+        "nodelay": c.nodelay,
+        "blocksize": t.blocksize,
+        "period_us": t.period_us if t.type != "full" else None,
+        "nbytes": t.nbytes,
+        "duration_s": t.duration_s if t.nbytes is None else None,
+    }
+
+
+def check_admitted(client, exps: list[rplan.RealExperiment]) -> None:
+    """Every source within its daemon's limits (destinations, duration, rate), asked of
+    the daemons themselves before any traffic: a refusal names the connection."""
+    by_host: dict[str, list[tuple[str, dict]]] = {}
+    for e in exps:
+        for rc in e.connections:
+            c = rc.conn
+            where = f"connection {c.name} ({c.transmitter} -> {c.receiver})"
+            by_host.setdefault(c.transmitter, []).append((where, source_spec(e, rc)))
+    futures = {
+        h: client.submit(
+            agents.admit, [s for _, s in items], workers=[h], allow_other_workers=False, pure=False
+        )
+        for h, items in by_host.items()
+    }
+    for h, f in futures.items():
+        for (where, _), why in zip(by_host[h], f.result(timeout=30)):
+            if why:
+                raise RealError(f"{where}: the daemon for host {h} refuses: {why}")
+
+
 class _Run:
     """One run: the group tree on the daemons, a report pair per connection."""
 
@@ -156,8 +199,7 @@ class _Run:
         c = rc.conn
         t = c.traffic
         tx, rx = c.transmitter, c.receiver
-        addr = self.exp.addresses
-        peer = f"[{addr[rx]}]:{rc.port}" if ":" in addr[rx] else f"{addr[rx]}:{rc.port}"
+        peer = _peer(self.exp, rc)
         wait = t.duration_s + DRAIN_S if t.duration_s is not None else 1e9
         sink = {
             "protocol": c.protocol,
@@ -167,16 +209,7 @@ class _Run:
             "deadline_at": start_at + self.offsets[rx] + wait,
             "group": self.group,
         }
-        source = {
-            "protocol": c.protocol,
-            "bind": addr[tx],
-            "peer": peer,
-            "sndbuf": rc.sndbuf,
-            "nodelay": c.nodelay,
-            "blocksize": t.blocksize,
-            "period_us": t.period_us if t.type != "full" else None,
-            "nbytes": t.nbytes,
-            "duration_s": t.duration_s if t.nbytes is None else None,
+        source = source_spec(self.exp, rc) | {
             "start_at": start_at + self.offsets[tx],
             "group": self.group,
             "congestion": c.congestion,
@@ -261,6 +294,7 @@ def run_plan(
     done = store.done()
     hosts = sorted({h for e in exps for h in e.addresses})
     offsets = check_daemons(client, hosts)
+    check_admitted(client, exps)
     todo = [t for t in plan.tasks() if t.run not in done]
     bar = tqdm(
         total=plan.runs_total,
@@ -323,8 +357,11 @@ def rows(plan: runner.Plan, task: runner.Task, run: _Run, origin: float) -> list
             "started_s": sent["started_at"] - off_tx - origin,
             "ended_s": max(ends) - origin,
             "late_blocks": timing.get("late_blocks"),
+            "timing_error_p50_us": timing.get("error_p50_us"),
             "timing_error_p99_us": timing.get("error_p99_us"),
             **measure.columns(sent, got),
+            "timing_error_max_us": timing.get("error_max_us"),
+            "pacing_realtime": timing.get("realtime"),
         }
         out.append(row)
     return out

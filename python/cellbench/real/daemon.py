@@ -112,14 +112,28 @@ def serve(
     creds: str,
     agents_n: int = DEFAULT_AGENTS,
     max_duration_s: float = 300.0,
+    max_rate_bps: float = 10e9,
+    allow: list[str] | None = None,
+    realtime: bool = True,
     quiet: bool = True,
 ) -> None:
-    """Run a daemon until it is stopped (SIGINT/SIGTERM)."""
+    """Run a daemon until it is stopped (SIGINT/SIGTERM). ``allow``: networks it may
+    send to besides loopback."""
     credentials.security(creds)  # missing files: a one-line error before anything listens
     if scheduler is not None and not scheduler.startswith("tls://"):
         raise ValueError(f"--scheduler {scheduler}: expected tls://HOST:PORT (the channel is TLS)")
     parse_listen(listen)
-    agents.LIMITS["max_duration_s"] = max_duration_s
+    nets = ["127.0.0.0/8", "::1/128"]
+    for text in allow or []:
+        try:
+            nets.append(str(ipaddress.ip_network(text, strict=False)))
+        except ValueError:
+            raise ValueError(
+                f"--allow {text}: expected an address or a network (e.g. 10.1.0.0/24)"
+            ) from None
+    agents.LIMITS.update(
+        max_duration_s=max_duration_s, max_rate_bps=max_rate_bps, allow=nets, realtime=realtime
+    )
     if quiet:
         logging.getLogger("distributed").setLevel(logging.WARNING)
     asyncio.run(_serve(name, listen, scheduler, creds, agents_n))

@@ -24,6 +24,7 @@
 
 pub mod measure;
 pub mod schedule;
+mod pacer;
 mod socket;
 pub mod tcp_info;
 
@@ -52,8 +53,8 @@ const UDP_END_MARKERS: usize = 5;
 /// The largest UDP payload over IPv4.
 const UDP_MAX_PAYLOAD: usize = 65507;
 /// Pacing sleeps until this close to a block's due time, then spins: a timer
-/// wake-up is late by tens of µs, a spin by well under one.
-const SPIN: Duration = Duration::from_micros(150);
+/// wake-up is late by tens of µs, a spin by well under one (pacer.rs).
+const SPIN: Duration = Duration::from_micros(60);
 
 /// Every blocking wait of an agent is cut into slices this long, so that a stop
 /// (the controller interrupted) ends it within one slice.
@@ -144,6 +145,12 @@ pub struct SourceSpec {
     /// The controller's run: `stop(group)` ends this agent.
     #[serde(default)]
     pub group: Option<String>,
+    /// Pace at a real-time priority where the process may (the daemon's choice).
+    #[serde(default)]
+    pub realtime: bool,
+    /// A full-blast source never runs ahead of this rate (the daemon's cap).
+    #[serde(default)]
+    pub max_rate_bps: Option<f64>,
 }
 
 fn default_connect_timeout() -> f64 {
@@ -181,6 +188,8 @@ fn default_idle_timeout() -> f64 {
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Timing {
     pub late_blocks: u64,
+    /// Whether the pacing thread ran at a real-time priority (pacer.rs).
+    pub realtime: bool,
     pub error_p50_us: f64,
     pub error_p99_us: f64,
     pub error_max_us: f64,
@@ -290,15 +299,15 @@ impl EpochMap {
     }
 }
 
-/// Sleep until `due`: timer sleeps (in slices, watching for a stop) to within
-/// SPIN, then a spin.
+/// Sleep until `due`: absolute timer sleeps (in slices, watching for a stop)
+/// to within SPIN, then a spin.
 fn sleep_until(due: Instant, stop: Stop) -> Result<(), AgentError> {
     loop {
         let now = Instant::now();
         if due <= now + SPIN {
             break;
         }
-        std::thread::sleep((due - now - SPIN).min(SLICE));
+        pacer::sleep_until((due - SPIN).min(now + SLICE));
         stop.check()?;
     }
     while Instant::now() < due {
@@ -429,6 +438,10 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
     let opts = spec.options();
     let local = spec.bind.map(|ip| SocketAddr::new(ip, 0));
     let stop = Stop(spec.group.as_deref());
+    // Raised for the whole transfer (the start is paced too), put back on return.
+    let priority = spec
+        .paced()
+        .then(|| pacer::Priority::raise(spec.realtime));
     // TCP connects at the start time (the sink listens from before it), so the
     // handshake is part of no one's throughput but the connection is fresh.
     sleep_until(start, stop)?;
@@ -492,6 +505,12 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
                 late += 1;
             }
             errors_ns.push(error.as_nanos() as u64);
+        } else if let Some(cap) = spec.max_rate_bps {
+            // Ahead of the daemon's cap: wait until the bytes sent so far are due.
+            let allowed = t0 + Duration::from_secs_f64(report.bytes as f64 * 8.0 / cap);
+            if allowed > Instant::now() {
+                sleep_until(allowed, stop)?;
+            }
         }
         if writer.write_block(&block[..len], stop)? {
             report.bytes += len as u64;
@@ -510,7 +529,8 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
         0.0
     };
     if spec.paced() {
-        report.timing = Some(timing(&mut errors_ns, late));
+        let realtime = priority.as_ref().is_some_and(|p| p.realtime());
+        report.timing = Some(timing(&mut errors_ns, late, realtime));
     }
     match writer {
         Writer::Tcp(mut s) => {
@@ -542,7 +562,7 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
     Ok(report)
 }
 
-fn timing(errors_ns: &mut [u64], late: u64) -> Timing {
+fn timing(errors_ns: &mut [u64], late: u64, realtime: bool) -> Timing {
     if errors_ns.is_empty() {
         return Timing::default();
     }
@@ -553,6 +573,7 @@ fn timing(errors_ns: &mut [u64], late: u64) -> Timing {
     };
     Timing {
         late_blocks: late,
+        realtime,
         error_p50_us: pick(0.5),
         error_p99_us: pick(0.99),
         error_max_us: pick(1.0),
@@ -749,6 +770,8 @@ mod test {
             connect_timeout_s: 2.0,
             drain_timeout_s: 5.0,
             group: None,
+            realtime: false,
+            max_rate_bps: None,
         };
         let sink = SinkSpec {
             protocol,
@@ -794,6 +817,18 @@ mod test {
         assert!(t.error_p50_us < 1000.0, "{t:?}");
         // ttcp's span: 99 periods and the last write.
         assert!((tx.seconds - 0.198).abs() < 0.01, "{}", tx.seconds);
+    }
+
+    #[test]
+    fn test_full_blast_held_below_the_cap() {
+        let (mut source, sink) = specs(Protocol::Udp, 1000);
+        source.duration_s = Some(0.3);
+        source.max_rate_bps = Some(8e6); // 1000 blocks/s
+        let (tx, rx) = pair(source, sink);
+        assert!(tx.throughput_bps <= 8e6 * 1.05, "{}", tx.throughput_bps);
+        assert!((250..=310).contains(&tx.blocks), "{}", tx.blocks);
+        assert!(tx.timing.is_none(), "a full blast reports no pacing");
+        assert_eq!(rx.bytes, tx.bytes);
     }
 
     #[test]
@@ -923,7 +958,7 @@ mod test {
     #[test]
     fn test_timing_percentiles() {
         let mut e: Vec<u64> = (1..=100).map(|x| x * 1000).collect();
-        let t = timing(&mut e, 2);
+        let t = timing(&mut e, 2, false);
         assert_eq!(t.late_blocks, 2);
         assert_eq!(t.error_max_us, 100.0);
         assert_eq!(t.error_p99_us, 99.0);
