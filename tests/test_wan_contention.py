@@ -11,8 +11,15 @@ from cellbench.reproduce import wan_contention
 
 
 @pytest.fixture(scope="module")
-def offered_load():
-    return wan_contention.run(["offered-load"])
+def everything():
+    """The whole study, once (every part)."""
+    return wan_contention.run()
+
+
+@pytest.fixture(scope="module")
+def offered_load(everything):
+    rows = [r for r in everything["rows"] if r["part"] == "offered-load"]
+    return {"rows": rows, "offered_load": everything["offered_load"]}
 
 
 def test_offered_load_curve_has_a_lossless_knee(offered_load):
@@ -49,11 +56,22 @@ def test_offered_load_curve_has_a_lossless_knee(offered_load):
     assert all("trunk kc->lawrence" in r["lost_at"] for r in losses if r["transmitter"] != "mpls1")
 
 
-def test_deterministic_and_json_contract(offered_load, capsys):
-    assert main(["reproduce", "wan-contention", "--part", "offered-load", "--json"]) == 0
+def test_deterministic_and_json_contract(everything, capsys):
+    assert main(["reproduce", "wan-contention", "--json", "--workers", "1"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert printed == json.loads(json.dumps(offered_load))
+    assert printed == json.loads(json.dumps(everything))
     assert set(printed["offered_load"]) >= {"lossless_bps", "peak_bps", "full_load_bps"}
+    parts = {r["part"] for r in printed["rows"]}
+    assert parts == {"offered-load", "five-pairs", "credits", "burst", "ftp"}
+    extra = {
+        "five-pairs": {"together", "pair"},
+        "credits": {"flow_control", "mix", "stream", "protocol"},
+        "burst": {"direction", "burst_bytes"},
+        "ftp": {"app", "window"},
+    }
+    for r in printed["rows"]:
+        assert {"throughput_bps", "cells_lost", "limited_by"} <= set(r), r
+        assert extra.get(r["part"], set()) <= set(r), r
 
 
 def test_out_is_a_result_show_and_plot_read(tmp_path, capsys):
@@ -69,8 +87,8 @@ def test_out_is_a_result_show_and_plot_read(tmp_path, capsys):
 
 
 @pytest.fixture(scope="module")
-def credits():
-    return wan_contention.run(["credits"])["rows"]
+def credits(everything):
+    return [r for r in everything["rows"] if r["part"] == "credits"]
 
 
 def test_credits_prevent_cell_loss(credits):
@@ -120,3 +138,115 @@ def test_credits_on_a_switch_without_flow_control_are_refused(tmp_path, capsys):
     assert main(["run", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"cellbench: error: {bad}:2:5: found flow_control = credit, expected")
+
+
+def test_burst_knees_bracket_the_edge_buffers(everything):
+    rows = [r for r in everything["rows"] if r["part"] == "burst"]
+    assert {r["direction"] for r in rows} == {"oc3-to-ds3", "ds3-to-oc3"}
+    assert sorted({r["burst_bytes"] for r in rows}) == [1024 << i for i in range(14)]
+    estimates = {b["direction"]: b for b in everything["buffers"]}
+    # Each direction's bursts queue where OC-3c meets the DS-3, in the sending site's
+    # edge switch: 3.5 MB at the OC-3c site, 35 KB at the DS-3 site. The knee of the
+    # throughput curve brackets each (the burst calculator read backwards).
+    for direction, configured in (("oc3-to-ds3", 3.5 * 2**20), ("ds3-to-oc3", 35 * 2**10)):
+        b = estimates[direction]
+        lo, hi = b["buffer_estimate_bytes"]
+        assert lo <= b["buffer_bytes"] <= hi and abs(b["buffer_bytes"] - configured) < 48
+        mine = [r for r in rows if r["direction"] == direction]
+        below = [r for r in mine if 2048 <= r["burst_bytes"] <= b["knee_bytes"]]
+        above = [r for r in mine if r["burst_bytes"] > b["knee_bytes"]]
+        assert all(r["cells_lost"] == 0 and r["throughput_bps"] > 34.9e6 for r in below)
+        assert all(r["cells_lost"] > 0 and r["limited_by"] == "cell-loss" for r in above)
+    # The big buffer's knee is some hundred times the small one's.
+    assert estimates["oc3-to-ds3"]["knee_bytes"] >= 64 * estimates["ds3-to-oc3"]["knee_bytes"]
+
+
+def test_five_pairs_alone_then_together(everything):
+    rows = [r for r in everything["rows"] if r["part"] == "five-pairs"]
+    alone = {r["pair"]: r for r in rows if not r["together"]}
+    together = {r["pair"]: r for r in rows if r["together"]}
+    assert len(alone) == len(together) == 5
+    assert min(r["rtt_ms"] for r in rows) == 2.0 and max(r["rtt_ms"] for r in rows) == 70.0
+    # Alone, each pair's cells are paced at its path's narrowest link: nothing is lost.
+    assert all(r["cells_lost"] == 0 and r["lost_at"] == [] for r in alone.values())
+    # Together, the pairs into lawrence share the hub's DS-3 port onto it, and lose
+    # cells there; the coast-to-coast pair shares nothing that overflows.
+    for pair in ("kclab1->law1", "dc1->law3"):
+        assert "trunk kc->lawrence" in together[pair]["lost_at"]
+        assert together[pair]["throughput_bps"] < alone[pair]["throughput_bps"]
+    assert "trunk minneapolis->kc" in together["mpls2->dc3"]["lost_at"]
+    assert together["sd1->dc2"]["cells_lost"] == 0
+    lost = [r for r in together.values() if r["cells_lost"]]
+    assert lost and all(r["limited_by"] == "cell-loss" for r in lost)
+
+
+def test_windows_are_the_bandwidth_delay_products():
+    """The experiment files' windows, derived: the DS-3 TCP payload rate (calc layers)
+    times the pair's round trip, rounded up to a KB."""
+    from cellbench import calc
+    from cellbench.experiment import testbed
+
+    tb = testbed.preset("wan-contention").to_dict()
+    rate = {x["layer"]: x["mbps"] for x in calc.layers("ds3", "llc-snap", 9180)}["tcp_payload"]
+    pairs = {"w1": ("kclab1", "law1"), "w2": ("mpls1", "law2"), "w3": ("dc1", "law3"),
+             "w4": ("sd1", "dc2"), "w5": ("mpls2", "dc3")}  # fmt: skip
+    text = (wan_contention.study.HERE / "wan-contention-five-pairs.netspec").read_text()
+    ftp = (wan_contention.study.HERE / "wan-contention-ftp.netspec").read_text()
+    for key, (a, b) in pairs.items():
+        w = wan_contention.bdp_window(rate * 1e6, wan_contention.pair_rtt_s(tb, a, b))
+        assert f"{key} = {w // 1024}K;" in text
+        if key == "w4":
+            assert f"window = [64K, {w // 1024}K];" in ftp
+
+
+def test_ftp_reads_its_disk_and_rfc1323_fills_the_ds3(everything):
+    rows = {(r["app"], r["window"]): r for r in everything["rows"] if r["part"] == "ftp"}
+    assert {a for a, _ in rows} == {"ftp", "ttcp"} and len(rows) == 4
+    small, big = sorted({w for _, w in rows})
+    assert small == 65536
+    # 64 KB over 70 ms: both window-bound at some 7 Mb/s.
+    for app in ("ftp", "ttcp"):
+        r = rows[(app, small)]
+        assert r["limited_by"] == "window" and 6e6 < r["throughput_bps"] < 7.5e6
+    # RFC 1323: ttcp fills the DS-3; ftp is held to its disk (4 MB/s = 33.55 Mb/s).
+    assert rows[("ttcp", big)]["limited_by"] == "link"
+    assert rows[("ftp", big)]["limited_by"] == "application"
+    assert rows[("ftp", big)]["throughput_bps"] == pytest.approx(4 * 2**20 * 8, rel=0.01)
+    assert all(r["cells_lost"] == 0 for r in rows.values())
+
+
+def _traffic(tx: str) -> dict:
+    from cellbench.experiment import runner
+
+    text = (
+        "testbed wan-contention { }\ncluster {\n"
+        f"  test a {{ type = {tx}; protocol = udp; own = law1:1; peer = law2:1; }}\n"
+        "  test b { type = sink; protocol = udp; own = law2:1; peer = law1:1; }\n}\n"
+    )
+    plan = runner.make_plan(text, sets=[], replications=None, seed=None, testbed=None,
+                            trace=False, series=False)  # fmt: skip
+    return plan.task(0).spec["connections"][0]["traffic"]
+
+
+def test_bursts_and_ftp_in_the_language(tmp_path, capsys):
+    # A 32 KB burst at 35 Mb/s: four 8 KB datagrams back to back every 32768*8/35e6 s.
+    t = _traffic("burstq (blocksize=8K, size=32K, rate=35000000, duration=1)")
+    assert t == {"type": "burstq", "blocksize": 8192, "blocks": 4,
+                 "period_us": pytest.approx(32768 * 8 / 35e6 * 1e6), "duration_s": 1.0}  # fmt: skip
+    # FTP: one block per disk read, at the disk's rate (bytes/s).
+    t = _traffic("ftp (blocksize=8K, disk_rate=1M, duration=2)")
+    assert t["type"] == "burstq" and t["period_us"] == pytest.approx(8192 / 2**20 * 1e6)
+    bad = tmp_path / "bad.netspec"
+    for tx, message in (
+        ("burst (blocksize=8K, size=32K, blocks=2, period=10, duration=1)", "size= or blocks="),
+        ("burst (blocksize=8K, rate=1M, period=10, duration=1)", "rate= or period="),
+        ("ftp (blocksize=8K, duration=1)", "ftp() with disk_rate="),
+    ):
+        bad.write_text(
+            "testbed wan-contention { }\ncluster {\n"
+            f"  test a {{ type = {tx}; protocol = udp; own = law1:1; peer = law2:1; }}\n"
+            "  test b { type = sink; protocol = udp; own = law2:1; peer = law1:1; }\n}\n"
+        )
+        assert main(["run", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"cellbench: error: {bad}:3:") and message in err, err

@@ -61,8 +61,13 @@ CELL_PAYLOAD_SHARE = 48 / 53
 
 TRAFFIC_KEYS = {
     "full": ("blocksize", "duration", "nbytes"),
-    "burst": ("blocksize", "period", "duration"),
-    "burstq": ("blocksize", "period", "duration"),
+    # blocks: written back to back each period; or size: a burst of that many bytes in
+    # blocks of at most blocksize; rate (bit/s): the period that gives that mean rate.
+    "burst": ("blocksize", "period", "duration", "blocks", "size", "rate"),
+    "burstq": ("blocksize", "period", "duration", "blocks", "size", "rate"),
+    # A file transfer: blocks read from a disk at disk_rate bytes/s and written to the
+    # socket as they come (a burstq whose period is the time one block takes to read).
+    "ftp": ("blocksize", "disk_rate", "duration"),
     # netperf's TCP_RR: request/response transactions for a duration (bytes each way;
     # netperf's default -r 1,1). The transmitter's socket buffers size both of its
     # ends' buffers, the sink's both of the receiver's, as netperf -s and -S do.
@@ -132,6 +137,14 @@ class Traffic:
     #: rr: the request's and the response's size, bytes.
     request: int = 1
     response: int = 1
+    #: Blocks written back to back every period (a burst of several datagrams).
+    blocks: int = 1
+    #: ftp: the disk's read rate, bytes/s.
+    disk_rate: float | None = None
+    #: burst: bytes per burst (then blocks = size / blocksize), and a mean rate (bit/s)
+    #: that sets the period.
+    burst_bytes: int | None = None
+    rate_bps: float | None = None
     random: dict[str, Distribution] = field(default_factory=dict)
     #: Where each value was written: key -> position (for errors found when building).
     where: dict[str, Pos] = field(default_factory=dict)
@@ -150,7 +163,8 @@ class Traffic:
                 "response": self.response,
                 "duration_s": self.duration_s,
             }
-        d: dict = {"type": self.type, "blocksize": value("blocksize", self.blocksize)}
+        kind = "burstq" if self.type == "ftp" else self.type
+        d: dict = {"type": kind, "blocksize": value("blocksize", self.blocksize)}
         if self.type == "full":
             d.update(
                 {"nbytes": self.nbytes}
@@ -159,6 +173,8 @@ class Traffic:
             )
         else:
             d.update({"period_us": value("period", self.period_us), "duration_s": self.duration_s})
+            if self.blocks != 1:
+                d["blocks"] = self.blocks
         return d
 
 
@@ -292,7 +308,7 @@ def host_spec(h: tbmod.HostSpec) -> dict:
         "spacing_us": h.spacing_us,
         "stall": h.stall,
         "pacing_counts": h.pacing_counts,
-    }
+    } | ({"tx_queue_pdus": h.ifq_pdus} if h.ifq_pdus is not None else {})
 
 
 # --- checking values --------------------------------------------------------------------------
@@ -389,7 +405,6 @@ def _traffic(s: Setting) -> Traffic:
     call = Call(v.text, [], v.pos) if isinstance(v, Name) else v
     if not isinstance(call, Call) or call.name not in TRAFFIC_KEYS:
         if isinstance(call, (Call, Name)) and call.name.lower() in APP_MODELS | {
-            "ftp",
             "telnet",
             "www",
             "http",
@@ -397,7 +412,7 @@ def _traffic(s: Setting) -> Traffic:
             "voice",
         }:
             raise ExperimentError(v.pos, f"not implemented: NetSpec traffic type {render(v)}")
-        raise expected(v.pos, render(v), "a traffic type: full, burst, burstq, rr or sink")
+        raise expected(v.pos, render(v), "a traffic type: full, burst, burstq, ftp, rr or sink")
     t = Traffic(call.name)
     allowed = TRAFFIC_KEYS[call.name]
     seen: set[str] = set()
@@ -457,6 +472,24 @@ def _traffic(s: Setting) -> Traffic:
             )
             if t.period_us <= 0:
                 raise expected(a.value.pos, render(a.value), "a period > 0 µs")
+        elif a.key == "blocks":
+            t.blocks = int(
+                _number(
+                    a.value, "blocks written back to back per period", lo=1, integer=True, hi=1e6
+                )
+            )
+        elif a.key == "size":
+            t.burst_bytes = int(_number(a.value, "bytes per burst", lo=1, integer=True, hi=1e12))
+        elif a.key == "rate":
+            t.rate_bps = float(_number(a.value, "the mean rate (bit/s)", lo=0, integer=False))
+            if t.rate_bps <= 0:
+                raise expected(a.value.pos, render(a.value), "a rate > 0 bit/s")
+        elif a.key == "disk_rate":
+            t.disk_rate = float(
+                _number(a.value, "the disk's read rate (bytes/s)", lo=0, integer=False, hi=1e12)
+            )
+            if t.disk_rate <= 0:
+                raise expected(a.value.pos, render(a.value), "a disk rate > 0 bytes/s")
     if call.name == "full" and (t.nbytes is None) == (t.duration_s is None):
         raise expected(
             call.pos, render(call), "full() with exactly one of duration= (s) or nbytes= (bytes)"
@@ -466,11 +499,46 @@ def _traffic(s: Setting) -> Traffic:
             raise expected(call.pos, render(call), "rr() with duration= (s)")
         # The request is what the transmitter writes.
         t.blocksize = t.request
+    if call.name == "ftp":
+        for k, val in (("disk_rate", t.disk_rate), ("duration", t.duration_s)):
+            if val is None:
+                raise expected(call.pos, render(call), f"ftp() with {k}=")
+        if "blocksize" in t.random:
+            raise ExperimentError(
+                t.where["blocksize"], "not implemented: ftp() with a random blocksize"
+            )
+        # One block read per period: the disk's rate, whatever the network does.
+        t.period_us = t.blocksize / t.disk_rate * 1e6  # type: ignore[operator]
+        if t.period_us > MAX_PERIOD_US:
+            raise expected(t.where["disk_rate"], f"{t.disk_rate:g}", "a faster disk (bytes/s)")
     if call.name in ("burst", "burstq"):
+        _burst_shape(call, t)
         for k, val in (("period", t.period_us), ("duration", t.duration_s)):
             if val is None:
                 raise expected(call.pos, render(call), f"{call.name}() with {k}=")
     return t
+
+
+def _burst_shape(call: Call, t: Traffic) -> None:
+    """``size``: a burst of that many bytes, as equal blocks of at most ``blocksize``;
+    ``rate``: the period that makes the mean rate (bit/s). Each says one thing once."""
+    if t.burst_bytes is not None:
+        if "blocks" in t.where:
+            raise expected(t.where["size"], f"size={t.burst_bytes}", "size= or blocks=, not both")
+        if "blocksize" in t.random:
+            raise ExperimentError(t.where["size"], "not implemented: size= with a random blocksize")
+        t.blocks = -(-t.burst_bytes // t.blocksize)
+        t.blocksize = -(-t.burst_bytes // t.blocks)
+    if t.rate_bps is not None:
+        if t.period_us is not None:
+            raise expected(t.where["rate"], f"rate={t.rate_bps:g}", "rate= or period=, not both")
+        if "blocksize" in t.random:
+            raise ExperimentError(t.where["rate"], "not implemented: rate= with a random blocksize")
+        t.period_us = t.blocks * t.blocksize * 8 / t.rate_bps * 1e6
+        if not 0 < t.period_us <= MAX_PERIOD_US:
+            raise expected(
+                t.where["rate"], f"rate={t.rate_bps:g}", "a rate giving a period in range"
+            )
 
 
 def _endpoint(b: Block) -> Endpoint:

@@ -229,7 +229,7 @@ def connection_row(
         "nbytes": t.nbytes,
         "duration_s": t.duration_s,
         "period_us": t.period_us,
-        "offered_bps": t.blocksize * 8 / (t.period_us * 1e-6) if t.period_us else None,
+        "offered_bps": t.blocks * t.blocksize * 8 / (t.period_us * 1e-6) if t.period_us else None,
         "sndbuf": sndbuf,
         "rcvbuf": rcvbuf,
         "nodelay": c.nodelay,

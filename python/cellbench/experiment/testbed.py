@@ -86,6 +86,8 @@ class HostSpec:
     pacing_counts: str = "cells"
     #: The host's address on a real network (``--engine real``); the simulator ignores it.
     address: str | None = None
+    #: The adapter's interface queue, PDUs (None: BSD's ifq_maxlen, 50).
+    ifq_pdus: int | None = None
 
 
 @dataclass
@@ -148,8 +150,9 @@ class Testbed:
 def _host_dict(h: HostSpec) -> dict:
     """A host for the result file; ``address`` only when the testbed gives one."""
     d = asdict(h)
-    if d["address"] is None:
-        del d["address"]
+    for key in ("address", "ifq_pdus"):
+        if d[key] is None:
+            del d[key]
     return d
 
 
@@ -388,6 +391,7 @@ HOST_KEYS = (
     "stall",
     "pacing_counts",
     "address",
+    "ifq_pdus",
 )
 #: What a pacing rate can count (the core's names).
 PACING_COUNTS = ("cells", "payloads", "datagrams")
@@ -469,6 +473,8 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
             h.pacing_counts = _choice(s, "what the adapter's pacing rate counts", PACING_COUNTS)
         elif s.key == "address":
             h.address = _address(s)
+        elif s.key == "ifq_pdus":
+            h.ifq_pdus = int(_number(s, "the adapter's interface queue in PDUs", 1, 1 << 20))
         else:
             raise _unknown(s, "host", HOST_KEYS)
     return h

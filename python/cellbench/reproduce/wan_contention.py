@@ -14,6 +14,12 @@ tuned to a published number.
   TCP/UDP against TCP/UDP, without flow control and with credit-based hop-by-hop
   flow control at every switch port (``sim::net::credit``), credits per VC per hop
   from the longest hop's round trip.
+- ``burst`` (d): UDP at 35 Mb/s in bursts of 1 KB .. 8 MB between an OC-3c site and
+  a DS-3 site, both ways; each edge switch's buffer estimated from the knee.
+- ``five-pairs`` (b): five TCP pairs (round trips 2 to 70 ms, windows their
+  bandwidth-delay products) each alone, then together; where each lost cells.
+- ``ftp`` (e): an FTP-like transfer (a disk read at 4 MB/s) and ttcp full blast on
+  the coast-to-coast DS-3 path, with a 64 KB and an RFC 1323 window.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ if TYPE_CHECKING:
     from cellbench.experiment.results import Result
 
 #: The parts, in the order they run and print.
-PARTS = ("offered-load", "credits")
+PARTS = ("offered-load", "credits", "burst", "five-pairs", "ftp")
 
 
 def _experiment(part: str) -> str:
@@ -63,10 +69,13 @@ def _lost_at(result: Result) -> dict[int, dict[str, int]]:
 
 
 def _path_ports(result: Result, transmitter: str, receiver: str) -> list[str]:
-    """The output ports a connection's cells cross, named as the result names ports:
-    the trunks from the transmitter's site to the receiver's (fewest hops), then the
+    return _ports_on_path(result.meta["testbed"], transmitter, receiver)
+
+
+def _ports_on_path(tb: dict, transmitter: str, receiver: str) -> list[str]:
+    """The output ports a connection's cells cross, named as results name ports: the
+    trunks from the transmitter's site to the receiver's (fewest hops), then the
     receiver's access port."""
-    tb = result.meta["testbed"]
     site = {h["name"]: h["site"] for h in tb["hosts"]}
     a, b = site[transmitter], site[receiver]
     links = [(t["from"], t["to"]) for t in tb["trunks"]]
@@ -305,6 +314,202 @@ def _credits_table(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+# --- (d) switch buffering ----------------------------------------------------------------
+
+#: What a buffer is counted in (SPEC §4: 256 cells = 12 KB): cell payload bytes.
+CELL_PAYLOAD = 48
+
+
+def burst_rows(result: Result) -> list[dict]:
+    lost = _lost_at(result)
+    rows = []
+    for r in _senders(result).to_dict(orient="records"):
+        path = _path_ports(result, r["transmitter"], r["receiver"])
+        where, text = _loss_note(lost.get(int(r["run"]), {}), path)
+        limited, evidence = _limit(r, text)
+        rows.append(
+            {
+                "part": "burst",
+                "direction": r["test"],
+                "burst_bytes": int(r["burst"]),
+                "rate_bps": 35e6,
+                "transmitter": r["transmitter"],
+                "receiver": r["receiver"],
+                "replication": int(r["replication"]),
+                "seed": int(r["seed"]),
+                "throughput_bps": _udp_carried_bps(r),
+                "datagrams_sent": int(r["datagrams_sent"] or 0),
+                "datagrams_received": int(r["datagrams_received"] or 0),
+                "cells_lost": int(r["cells_lost"] or 0),
+                "lost_at": where,
+                "limited_by": limited,
+                "limit_evidence": evidence,
+            }
+        )
+    return rows
+
+
+def buffer_estimates(rows: list[dict], result_testbed: dict) -> list[dict]:
+    """Per direction, the knee: the largest burst that lost no cell (and the next,
+    which did), and the buffer it implies. A burst of B cells arriving every T_i into
+    a port that sends one every T_o leaves B (1 - T_i / T_o) cells queued at its end
+    (SPEC §3's burst calculator, read backwards), so the buffer lies between the
+    queue the lossless burst left and the one the lossy burst would have."""
+    from cellbench import _native
+
+    out = []
+    for direction in dict.fromkeys(r["direction"] for r in rows):
+        rs = sorted(
+            (r for r in rows if r["direction"] == direction), key=lambda r: r["burst_bytes"]
+        )
+        # Bursts too small lose cells to the cell tax (small datagrams need more cells
+        # than the DS-3 carries at the rate); the knee is where loss starts again above
+        # the first lossless burst.
+        first = next((i for i, r in enumerate(rs) if r["cells_lost"] == 0), None)
+        after = [i for i, r in enumerate(rs) if first is not None and i > first and r["cells_lost"]]
+        if first is None or not after:
+            out.append({"direction": direction, "knee_bytes": None})
+            continue
+        lossless, lossy = rs[after[0] - 1]["burst_bytes"], rs[after[0]]["burst_bytes"]
+        host = {h["name"]: h for h in result_testbed["hosts"]}[rs[0]["transmitter"]]
+        t_in = _native.calc_phy(host["phy"], True)[2]
+        t_out = _native.calc_phy(result_testbed["trunks"][0]["phy"], True)[2]
+        keep = 1 - t_in / t_out
+        lo = _cells(lossless) * keep
+        hi = _cells(lossy) * keep
+        site = {h["name"]: h["site"] for h in result_testbed["hosts"]}[rs[0]["transmitter"]]
+        sw = result_testbed.get("sites", {}).get(site, result_testbed["switch"])
+        out.append(
+            {
+                "direction": direction,
+                "site": site,
+                "knee_bytes": lossless,
+                "first_lossy_bytes": lossy,
+                "buffer_estimate_cells": [round(lo), round(hi)],
+                "buffer_estimate_bytes": [round(lo * CELL_PAYLOAD), round(hi * CELL_PAYLOAD)],
+                "buffer_cells": sw["buffer_cells"],
+                "buffer_bytes": sw["buffer_cells"] * CELL_PAYLOAD,
+            }
+        )
+    return out
+
+
+def _cells(burst: int) -> float:
+    """Cells of a burst of ``burst`` bytes in UDP datagrams of at most 8 KB over
+    LLC/SNAP (28 bytes of IP/UDP header, 8 of LLC/SNAP, 8 of AAL5 trailer)."""
+    n = -(-burst // 8192)
+    size = -(-burst // n)
+    return n * math.ceil((size + 28 + 8 + 8) / 48)
+
+
+# --- (b) five pairs ----------------------------------------------------------------------
+
+
+def bdp_window(rate_bps: float, rtt_s: float) -> int:
+    """A window of the bandwidth-delay product, rounded up to a KB."""
+    return math.ceil(rate_bps * rtt_s / 8 / 1024) * 1024
+
+
+def pair_rtt_s(testbed: dict, a: str, b: str) -> float:
+    """Round trip between two hosts of the star: their sites' trunks to the hub and
+    their machine-room links, both ways (no queueing)."""
+    host = {h["name"]: h for h in testbed["hosts"]}
+    delay = {t["from"]: t["delay_ms"] * 1e-3 for t in testbed["trunks"]}
+    one_way = sum(delay[host[x]["site"]] + host[x]["distance_m"] * FIBRE_S_PER_M for x in (a, b))
+    return 2 * one_way
+
+
+def _five_pairs_specs(seed: int) -> tuple[dict, list[dict]]:
+    from cellbench.experiment import runner
+
+    plan = runner.make_plan(
+        str(study.experiment_file(_experiment("five-pairs"))),
+        sets=[],
+        replications=None,
+        seed=seed,
+        testbed=None,
+        trace=False,
+        series=False,
+    )
+    together = plan.task(0).spec
+    alone = [together | {"connections": [c]} for c in together["connections"]]
+    return together, alone
+
+
+def five_pairs_rows(*, seed: int, workers: int, out: Path | None, progress: bool) -> list[dict]:
+    from cellbench import _native
+    from cellbench.experiment import testbed as tbmod
+
+    if out is not None:
+        # The together run, stored where `show` and `plot` read it.
+        _run_part("five-pairs", seed=seed, workers=workers, out=out, progress=progress)
+    together, alone = _five_pairs_specs(seed)
+    results = _native.simulate_many([*alone, together], workers=workers)
+    tb = tbmod.preset("wan-contention").to_dict()
+    rows = []
+    for k, res in enumerate(results):
+        is_together = k == len(alone)
+        spec = together if is_together else alone[k]
+        lost = {p["host"]: p["cells_lost"] for p in res["ports"] if p["cells_lost"]}
+        for c, conn in zip(spec["connections"], res["connections"]):
+            a, b = c["transmitter"], c["receiver"]
+            path = _ports_on_path(tb, a, b)
+            where = [p for p in path if p in lost] if conn["cells_lost"] else []
+            r = dict(conn) | {"protocol": "tcp"}
+            limited, evidence = _limit(r, ", ".join(f"{lost[p]} cells at {p}" for p in where))
+            rows.append(
+                {
+                    "part": "five-pairs",
+                    "pair": f"{a}->{b}",
+                    "together": is_together,
+                    "window": c["sndbuf"],
+                    "rtt_ms": round(pair_rtt_s(tb, a, b) * 1e3, 3),
+                    "transmitter": a,
+                    "receiver": b,
+                    "seed": seed,
+                    "throughput_bps": float(conn["throughput_bps"]),
+                    "cells_lost": int(conn["cells_lost"]),
+                    "lost_at": where,
+                    "retransmitted_segments": int(conn["retransmitted_segments"]),
+                    "timeouts": int(conn["timeouts"]),
+                    "limited_by": limited,
+                    "limit_evidence": evidence,
+                }
+            )
+    return rows
+
+
+# --- (e) ftp ----------------------------------------------------------------------------
+
+
+def ftp_rows(result: Result) -> list[dict]:
+    rows = []
+    lost = _lost_at(result)
+    for r in _senders(result).to_dict(orient="records"):
+        path = _path_ports(result, r["transmitter"], r["receiver"])
+        where, text = _loss_note(lost.get(int(r["run"]), {}), path)
+        limited, evidence = _limit(r, text)
+        rows.append(
+            {
+                "part": "ftp",
+                "app": r["test"],
+                "window": int(r["window"]),
+                "disk_rate": float(r["disk"]) if r["test"] == "ftp" else None,
+                "transmitter": r["transmitter"],
+                "receiver": r["receiver"],
+                "replication": int(r["replication"]),
+                "seed": int(r["seed"]),
+                "throughput_bps": float(r["throughput_bps"]),
+                "cells_lost": int(r["cells_lost"] or 0),
+                "lost_at": where,
+                "retransmitted_segments": int(r["retransmitted_segments"] or 0),
+                "limited_by": limited,
+                "limit_evidence": evidence,
+            }
+        )
+    return rows
+
+
 # --- common -----------------------------------------------------------------------------
 
 
@@ -316,7 +521,12 @@ def _senders(result: Result) -> pd.DataFrame:
 
 
 #: Part -> its rows from its stored result(s).
-_ROWS = {"offered-load": lambda rs: offered_load_rows(rs[0]), "credits": credits_rows}
+_ROWS = {
+    "offered-load": lambda rs: offered_load_rows(rs[0]),
+    "credits": credits_rows,
+    "burst": lambda rs: burst_rows(rs[0]),
+    "ftp": lambda rs: ftp_rows(rs[0]),
+}
 
 
 def run(
@@ -337,6 +547,9 @@ def run(
     extra: dict[str, Any] = {}
     for p in chosen:
         where = Path(out) / p if out is not None else None
+        if p == "five-pairs":
+            rows += five_pairs_rows(seed=seed, workers=workers, out=where, progress=progress)
+            continue
         if p == "credits":
             results = _run_credits(seed=seed, workers=workers, out=where, progress=progress)
         else:
@@ -345,6 +558,8 @@ def run(
         rows += part_rows
         if p == "offered-load":
             extra["offered_load"] = offered_load_figures(part_rows)
+        if p == "burst":
+            extra["buffers"] = buffer_estimates(part_rows, results[0].meta["testbed"])
     return {"study": "wan-contention", "seed": seed, "rows": rows, **extra}
 
 
@@ -411,4 +626,111 @@ def report(res: dict) -> str:
             "limited by: cell-loss where a port overflowed; link: the stream's path or "
             "(with credits) the credits its next hop returned held it",
         ]
+    if len(rows) and (rows.part == "burst").any():
+        out += ["", _burst_report(rows[rows.part == "burst"], res.get("buffers", []))]
+    if len(rows) and (rows.part == "five-pairs").any():
+        out += ["", _five_pairs_report(rows[rows.part == "five-pairs"])]
+    if len(rows) and (rows.part == "ftp").any():
+        out += ["", _ftp_report(rows[rows.part == "ftp"])]
     return "\n".join(out)
+
+
+def _lost_text(x: list[str]) -> str:
+    return ", ".join(x) or "-"
+
+
+def _size(n: float) -> str:
+    for unit, scale in (("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:g} {unit}" if n % scale == 0 else f"{n / scale:.1f} {unit}"
+    return f"{n:g} B"
+
+
+def _burst_report(df: pd.DataFrame, buffers: list[dict]) -> str:
+    import pandas as pd
+
+    show = pd.DataFrame(
+        {
+            "direction": df.direction,
+            "burst": df.burst_bytes.map(_size),
+            "Mb/s": df.throughput_bps.map(_mbps),
+            "cells lost": df.cells_lost,
+            "lost at (port)": df.lost_at.map(_lost_text),
+            "limited by": df.limited_by,
+        }
+    )
+    lines = [
+        "(d) switch buffering: UDP at 35 Mb/s in bursts (8 KB datagrams back to back), "
+        "OC-3c site <-> DS-3 site over the DS-3; edge buffers 3.5 MB (oc3-site) and 35 KB "
+        "(ds3-site); Mb/s = datagrams that arrived",
+        show.to_string(index=False),
+    ]
+    for b in buffers:
+        if b.get("knee_bytes") is None:
+            lines.append(f"  {b['direction']}: no knee in the bursts swept")
+            continue
+        lo, hi = b["buffer_estimate_bytes"]
+        lines.append(
+            f"  {b['direction']}: knee between {_size(b['knee_bytes'])} (no loss) and "
+            f"{_size(b['first_lossy_bytes'])} bursts -> the {b['site']} edge buffer holds "
+            f"{_size(lo)} .. {_size(hi)} (burst x (1 - T_in/T_out), OC-3c into DS-3); "
+            f"configured {_size(b['buffer_bytes'])} ({b['buffer_cells']} cells)"
+        )
+    lines.append(
+        "limited by: application = the 35 Mb/s source (1 KB bursts: small datagrams need "
+        "more cells than the DS-3 carries); cell-loss where a burst overran the edge buffer"
+    )
+    return "\n".join(lines)
+
+
+def _five_pairs_report(df: pd.DataFrame) -> str:
+    import pandas as pd
+
+    show = pd.DataFrame(
+        {
+            "run": df.together.map({False: "alone", True: "together"}),
+            "pair": df.pair,
+            "RTT ms": df.rtt_ms,
+            "window": df.window.map(_size),
+            "Mb/s": df.throughput_bps.map(_mbps),
+            "cells lost": df.cells_lost,
+            "lost at (port)": df.lost_at.map(_lost_text),
+            "limited by": df.limited_by,
+        }
+    )
+    alone = df[~df.together.astype(bool)].throughput_bps.sum()
+    both = df[df.together.astype(bool)].throughput_bps.sum()
+    return "\n".join(
+        [
+            "(b) five pairs across the WAN (TCP full blast, windows = bandwidth-delay "
+            "products, cells paced at each VC's DS-3 rate), each alone, then all together",
+            show.to_string(index=False),
+            f"aggregate: {_mbps(alone)} Mb/s summed over the pairs alone, {_mbps(both)} Mb/s "
+            "together",
+            "lost at: the ports on the pair's path that lost cells in that run (trunk a->b: "
+            "site a's output port onto the link to b; a host: its access port)",
+        ]
+    )
+
+
+def _ftp_report(df: pd.DataFrame) -> str:
+    import pandas as pd
+
+    show = pd.DataFrame(
+        {
+            "app": df.app,
+            "window": df.window.map(_size),
+            "disk": df.disk_rate.map(lambda x: "-" if pd.isna(x) else _size(x) + "/s"),
+            "Mb/s": df.throughput_bps.map(_mbps),
+            "cells lost": df.cells_lost,
+            "limited by": df.limited_by,
+        }
+    )
+    return "\n".join(
+        [
+            "(e) file transfer on the coast-to-coast DS-3 path (sd1 -> dc2, 70 ms): ftp "
+            "(a disk read at its rate) beside ttcp full blast, 64 KB and RFC 1323 windows",
+            show.to_string(index=False),
+            "limited by: window = window / RTT; application = the disk; link = the DS-3",
+        ]
+    )

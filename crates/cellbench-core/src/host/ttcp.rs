@@ -52,8 +52,13 @@ pub enum Pace {
     Full,
     /// One block every `period` µs, drawn anew for each block when it is a
     /// distribution (NetSpec `burst`: a block falling due while a write is
-    /// still pending is skipped; `burstq`: it is queued).
-    Every { period_us: Dist, queue: bool },
+    /// still pending is skipped; `burstq`: it is queued). `blocks` blocks fall due
+    /// at once (a burst written back to back: UDP bursts larger than a datagram).
+    Every {
+        period_us: Dist,
+        queue: bool,
+        blocks: u32,
+    },
 }
 
 /// A sending application: ttcp -t, netperf's stream, NetSpec's `full`/`burst`/`burstq`.
@@ -100,8 +105,11 @@ impl Source {
             written: 0,
             resid: 0,
             writes: 0,
-            // A paced source's first block is due at its start.
-            due: 1,
+            // A paced source's first block (or burst of blocks) is due at its start.
+            due: match pace {
+                Pace::Every { blocks, .. } => blocks as u64,
+                Pace::Full => 1,
+            },
             skipped: 0,
             started: None,
             last_return: None,
@@ -137,7 +145,7 @@ impl Source {
     /// A paced block falls due: queue it, skip it, or report that the
     /// application (asleep between blocks) must be woken.
     pub fn block_due(&mut self) -> bool {
-        let Pace::Every { queue, .. } = self.pace else {
+        let Pace::Every { queue, blocks, .. } = self.pace else {
             return false;
         };
         if self.finished.is_some() {
@@ -145,13 +153,13 @@ impl Source {
         }
         if self.resid > 0 || self.due > 0 {
             if queue {
-                self.due += 1;
+                self.due += blocks as u64;
             } else {
-                self.skipped += 1;
+                self.skipped += blocks as u64;
             }
             return false;
         }
-        self.due = 1;
+        self.due = blocks as u64;
         true
     }
 

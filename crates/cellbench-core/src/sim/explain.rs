@@ -523,8 +523,11 @@ impl Facts {
             |c: &super::net::CircuitCounters| c.lost_by_cause.total() - c.lost_by_cause.policing;
         let offered_bps = match spec.pace {
             Pace::Full => None,
-            Pace::Every { period_us, .. } => {
-                let block = spec.block_size.map_or(spec.buflen as f64, |d| d.mean());
+            Pace::Every {
+                period_us, blocks, ..
+            } => {
+                let block =
+                    spec.block_size.map_or(spec.buflen as f64, |d| d.mean()) * blocks as f64;
                 let period = period_us.mean() * 1e-6;
                 (period > 0.0).then(|| block * 8.0 / period)
             }

@@ -236,6 +236,9 @@ pub struct HostSpec {
     /// "payloads" (48-byte cell payloads) or "datagrams" (IP datagrams).
     #[serde(default = "cells")]
     pub pacing_counts: String,
+    /// The adapter's interface queue in PDUs (None: BSD's ifq_maxlen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_queue_pdus: Option<usize>,
 }
 
 impl HostSpec {
@@ -253,6 +256,7 @@ impl HostSpec {
             spacing_us: None,
             stall: yes(),
             pacing_counts: cells(),
+            tx_queue_pdus: None,
         }
     }
 }
@@ -327,17 +331,22 @@ pub enum Traffic {
         #[serde(default)]
         duration_s: Option<f64>,
     },
-    /// A block every period (constant rate); a block due while a write is pending is skipped.
+    /// A block every period (constant rate); a block due while a write is pending is
+    /// skipped. With `blocks`, that many blocks every period, written back to back.
     Burst {
         blocksize: Param,
         period_us: Param,
         duration_s: f64,
+        #[serde(default = "one_block", skip_serializing_if = "is_one_block")]
+        blocks: u32,
     },
     /// As `burst`, but a block due while a write is pending is queued.
     Burstq {
         blocksize: Param,
         period_us: Param,
         duration_s: f64,
+        #[serde(default = "one_block", skip_serializing_if = "is_one_block")]
+        blocks: u32,
     },
     /// netperf TCP_RR: the transmitter sends a request of `request` bytes, the
     /// receiver reads it whole and answers `response` bytes, the transmitter
@@ -643,6 +652,13 @@ fn default_block() -> Param {
     Param::Value(8192.0)
 }
 
+fn one_block() -> u32 {
+    1
+}
+fn is_one_block(n: &u32) -> bool {
+    *n == 1
+}
+
 fn err(msg: String) -> ScenarioError {
     ScenarioError(msg)
 }
@@ -777,7 +793,16 @@ impl RunSpec {
                 delay,
                 tx,
                 pdu_gap: gap,
-                tx_queue_pdus: IFQ_MAXLEN,
+                tx_queue_pdus: match h.tx_queue_pdus {
+                    Some(0) => {
+                        return Err(err(format!(
+                            "host {:?}: tx_queue_pdus 0: the interface queue holds at least 1",
+                            h.name
+                        )))
+                    }
+                    Some(n) => n,
+                    None => IFQ_MAXLEN,
+                },
             });
             let rules = rules_of(&h.site);
             if let Some(credits) = rules.credits {
@@ -899,20 +924,28 @@ impl RunSpec {
                     blocksize,
                     period_us,
                     duration_s,
+                    blocks,
                 }
                 | Traffic::Burstq {
                     blocksize,
                     period_us,
                     duration_s,
+                    blocks,
                 } => {
                     let queue = matches!(c.traffic, Traffic::Burstq { .. });
                     let d = seconds(&format!("{what}: duration"), duration_s, true)?;
+                    if !(1..=1_000_000).contains(&blocks) {
+                        return Err(err(format!(
+                            "{what}: blocks {blocks}: blocks per period must be 1 to 1000000"
+                        )));
+                    }
                     (
                         blocksize,
                         Limit::Duration(d),
                         Pace::Every {
                             period_us: period_us.dist(),
                             queue,
+                            blocks,
                         },
                     )
                 }
@@ -1466,6 +1499,44 @@ mod test {
         assert_eq!(a.throughput_bps, b.throughput_bps);
         assert_eq!(a.bytes_received, b.bytes_received);
         assert_eq!(a.end_s, b.end_s);
+    }
+
+    #[test]
+    fn a_burst_of_blocks_is_written_back_to_back_every_period() {
+        let run = |blocks: u32| {
+            let text = format!(
+                r#"{{"hosts": [{{"name": "a", "phy": "oc3c", "profile": "alpha-3000"}},
+                          {{"name": "b", "phy": "oc3c", "profile": "alpha-3000"}}],
+                "connections": [{{"transmitter": "a", "receiver": "b", "protocol": "udp",
+                  "traffic": {{"type": "burstq", "blocksize": 8192, "period_us": 10000,
+                               "duration_s": 0.1, "blocks": {blocks}}}}}]}}"#
+            );
+            RunSpec::from_json(&text)
+                .unwrap()
+                .run()
+                .unwrap()
+                .connections[0]
+                .clone()
+        };
+        let (one, four) = (run(1), run(4));
+        assert_eq!(
+            four.datagrams_sent.unwrap(),
+            4 * one.datagrams_sent.unwrap()
+        );
+        assert_eq!(four.datagrams_received, four.datagrams_sent);
+        let e = RunSpec::from_json(
+            r#"{"hosts": [{"name": "a"}, {"name": "b"}], "connections": [{"transmitter": "a",
+            "receiver": "b", "traffic": {"type": "burst", "blocksize": 8192,
+            "period_us": 10000, "duration_s": 1, "blocks": 0}}]}"#,
+        )
+        .unwrap()
+        .scenario()
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("blocks 0: blocks per period must be 1 to 1000000"),
+            "{e}"
+        );
     }
 
     #[test]
