@@ -124,6 +124,18 @@ def test_each_kind_refuses_the_offered_load_result(load, tmp_path, capsys, kind,
     assert message in err and err.count("\n") == 1, err
 
 
+@pytest.mark.parametrize("kind", ["buffer-grid", "window", "message-size", "offered-load"])
+def test_sweep_kinds_refuse_request_response_results(tmp_path, capsys, kind):
+    """traffic rr measures transactions, not throughput: no throughput figure of it."""
+    out = tmp_path / "rr.result"
+    rr = Path(__file__).resolve().parents[1] / "examples" / "rr.netspec"
+    assert main(["run", str(rr), "--set", "response=1,1K", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["plot", str(out), "--kind", kind, "-o", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert "are request/response (traffic rr)" in err and err.count("\n") == 1, err
+
+
 def test_offered_load_refuses_a_second_varying_parameter(load, tmp_path, capsys):
     res = cellbench.experiment.load(load)
     rows = res.to_pandas()

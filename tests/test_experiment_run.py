@@ -107,7 +107,7 @@ def test_resume_after_interruption(tmp_path, capsys):
         )
         == 2
     )
-    assert "exists: --resume to finish it" in capsys.readouterr().err
+    assert "exists: --resume to finish it, --overwrite to replace it" in capsys.readouterr().err
     args = ["run", str(LAN), "--out", str(out), "--replications", "2", "--resume"]
     args += sum((["--set", s] for s in SMALL), [])
     assert main(args) == 0
@@ -236,6 +236,23 @@ def test_udp_connection_loses_datagrams_to_a_slow_receiver():
     # The SPARCstation IPC cannot keep up: datagrams are dropped at its receive buffer.
     assert 0 < row.datagrams_received < 128
     assert row.datagrams_received + row.datagrams_dropped_no_buffer == 128
+
+
+def test_reproduce_out_refuses_an_existing_result_and_overwrites_on_request(tmp_path, capsys):
+    """`reproduce --out DIR` run twice as written: the second names --overwrite, which
+    replaces the result."""
+    out = tmp_path / "o"
+    study = ["reproduce", "lan-buffers", "--send-buffer", "16K", "--recv-buffer", "16K",
+             "--replications", "1", "--nbytes", "1M", "--out", str(out)]  # fmt: skip
+    assert main(study) == 0
+    capsys.readouterr()
+    assert main(study) == 2
+    err = capsys.readouterr().err
+    assert err == f"cellbench: error: {out} exists: --resume to finish it, --overwrite to " \
+        "replace it, or --out another path\n"  # fmt: skip
+    before = files(out)
+    assert main([*study, "--overwrite"]) == 0
+    assert files(out) == before
 
 
 def test_request_response_traffic_counts_transactions():

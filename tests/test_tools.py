@@ -257,6 +257,17 @@ def test_netperf_tcp_rr_rate_follows_the_mechanism() -> None:
     assert _rr("-r", "1,1024")[0] == _rr("-r", "1,1024")[0]
 
 
+def test_netperf_tcp_rr_on_the_wan_is_a_round_trip_per_transaction() -> None:
+    """wan-window's 8.8 ms path: a 1-byte transaction takes the round trip and a little
+    host work; the explanation says so (not a stream's window bound)."""
+    r = cli("netperf", "-t", "TCP_RR", "-l", "2", "--testbed", "wan-window")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    rate = float(lines[6].split()[5])
+    assert 1000 / 9.5 < rate < 1000 / 8.8, rate
+    assert lines[9].startswith("# limited by undetermined: request/response: "), lines[9]
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "reproduce",
         help="run a classic TCP-over-ATM study and compare with the published result",
-        description="Run a classic testbed (see TESTBEDS.md) on the simulator.",
+        description="Run a classic testbed on the simulator (docs/ in the repository has "
+        "a page per study: its setup, mechanisms and published source).",
     )
     studies = p.add_subparsers(dest="name", metavar="STUDY")
     studies.required = True
@@ -74,6 +75,7 @@ def _experiment_options(p: argparse.ArgumentParser, replications_help: str) -> N
         help="finish an interrupted --out result, or repair a damaged one (re-runs exactly "
         "the runs missing or damaged)",
     )
+    p.add_argument("--overwrite", action="store_true", help="replace an existing result in --out")
     p.add_argument(
         "--dask",
         metavar="ADDRESS",
@@ -91,6 +93,8 @@ def _check_experiment_args(args: argparse.Namespace) -> None:
     check_workers(args.workers)
     if getattr(args, "resume", False) and args.out is None:
         raise UsageError("--resume needs --out DIR (the result to finish)")
+    if getattr(args, "overwrite", False) and args.out is None:
+        raise UsageError("--overwrite needs --out DIR (the result to replace)")
     if getattr(args, "series", False) and args.out is None:
         raise UsageError("--series needs --out DIR (the series are stored with the result)")
 
@@ -107,8 +111,8 @@ def wan_main(args: argparse.Namespace) -> int:
     _check_experiment_args(args)
     options = {"stall": args.stall} if args.name == "europe-vp" else {}
     if args.name in wan.EXPERIMENTS:
-        options |= {"out": args.out, "resume": args.resume, "dask": args.dask, "progress": True,
-                    "series": args.series}  # fmt: skip
+        options |= {"out": args.out, "resume": args.resume, "overwrite": args.overwrite,
+                    "dask": args.dask, "progress": True, "series": args.series}  # fmt: skip
     try:
         df = wan.run(
             args.name,
@@ -201,6 +205,7 @@ def main(args: argparse.Namespace) -> int:
             workers=args.workers,
             out=args.out,
             resume=args.resume,
+            overwrite=args.overwrite,
             dask=args.dask,
             trace=args.trace,
             series=args.series,

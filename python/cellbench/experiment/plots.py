@@ -900,6 +900,12 @@ def plot(
     fig = _figure()
     df, picked = select(_rows(result), list(where), result.params)
     params = result.params
+    if kind not in ONE_RUN and "traffic" in df and df["traffic"].eq("rr").any():
+        raise PlotError(
+            f"{kind} draws throughput; the result's connections are request/response "
+            "(traffic rr), measured in transactions per second (cellbench show: "
+            "mean_trans_per_s)"
+        )
     if kind in ONE_RUN:
         run = _one_run(result, df, run, list(where))
         if kind == "cwnd":

@@ -503,7 +503,10 @@ class ResultDir(_Store):
         if started and resume:
             manifest = self._check_resumable(meta)
         elif started and not overwrite:
-            raise ResultError(f"{self.path} exists: --resume to finish it, or --out another path")
+            raise ResultError(
+                f"{self.path} exists: --resume to finish it, --overwrite to replace it, "
+                "or --out another path"
+            )
         elif started:
             if not (self.path / "result.json").exists():
                 raise ResultError(

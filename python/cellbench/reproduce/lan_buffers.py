@@ -1,4 +1,4 @@
-"""lan-buffers: the ATM LAN send x receive buffer sweep (TESTBEDS.md).
+"""lan-buffers: the ATM LAN send x receive buffer sweep (docs/lan-buffers.md).
 
 Two SPARCstation IPCs (SunOS 4.1.1 TCP) on 100 Mb/s TAXI through one switch,
 MTU 9188, ttcp 32 MB in 8 KB writes; send and receive buffers each 16K..48K
@@ -36,6 +36,7 @@ def run(
     progress: Callable[[int], None] | bool | None = None,
     out: str | None = None,
     resume: bool = False,
+    overwrite: bool = False,
     dask: str | None = None,
     trace: bool = False,
     series: bool = False,
@@ -50,7 +51,7 @@ def run(
     """Run the sweep; one row per configuration and replication.
 
     The study is an experiment like any other (``lan-buffers.netspec`` beside
-    this module, run by ``cellbench.run``): ``out``/``resume``/``dask``/``workers``
+    this module, run by ``cellbench.run``): ``out``/``resume``/``overwrite``/``dask``/``workers``
     mean what they mean there, and a stored result can be shown and plotted.
     With ``trace`` the transfers run straight on the simulator, each from the
     study's run spec (``_native.lan_buffers_spec``, run by ``_native.simulate_many``),
@@ -75,6 +76,7 @@ def run(
         "lan-buffers",
         out=out,
         resume=resume,
+        overwrite=overwrite,
         dask=dask,
         workers=workers,
         replications=replications,

@@ -1,4 +1,5 @@
-"""The wide-area studies of TESTBEDS.md, built from the described setups.
+"""The wide-area studies, built from the described setups (docs/wan-window.md,
+wan-mismatch.md, europe-vp.md).
 
 - ``wan-window``: two DEC Alphas (OSF/1: Reno TCP with RFC 1323) on OC-3c,
   600 km of fibre, 8.8 ms round trip; windows 512 B .. 128 KB.
@@ -218,6 +219,7 @@ def run(
     workers: int = 0,
     out: str | None = None,
     resume: bool = False,
+    overwrite: bool = False,
     dask: str | None = None,
     progress: bool = False,
     series: bool = False,
@@ -225,7 +227,7 @@ def run(
 ) -> pd.DataFrame:
     """Run a WAN study; one row per connection per configuration and replication.
 
-    ``out``/``resume``/``dask`` (wan-window and europe-vp) mean what they mean for
+    ``out``/``resume``/``overwrite``/``dask`` (wan-window and europe-vp) mean what they mean for
     ``cellbench run``; the stored result gives the same rows (``rows``)."""
     if replications < 1:
         raise ValueError(f"replications {replications}: must be at least 1")
@@ -237,6 +239,7 @@ def run(
             workers=workers,
             out=out,
             resume=resume,
+            overwrite=overwrite,
             dask=dask,
             progress=progress,
             series=series,

@@ -263,6 +263,19 @@ mod test {
     }
 
     #[test]
+    fn a_transaction_is_explained_by_its_round_trip_not_a_streams_bounds() {
+        // 100 km to B: a 1-byte transaction is a round trip; the window bound a
+        // stream would name (1 byte in flight per round trip) says nothing here.
+        let far = rr(1, 1, false, 100_000.0);
+        assert_eq!(far.limited_by, "undetermined");
+        let e = &far.limit_evidence;
+        assert!(
+            e.starts_with("request/response: ") && e.contains("round trip"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn same_seed_same_transactions() {
         let a = rr(64, 512, false, ROOM);
         let b = rr(64, 512, false, ROOM);

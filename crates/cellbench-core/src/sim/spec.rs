@@ -1160,10 +1160,21 @@ impl RunSpec {
                     None => format!("the {}", self.port_label(p)),
                 });
                 let mut why = classify(&facts);
-                if let (Some(n), LimitedBy::Undetermined) = (t.transactions, why.limited_by) {
-                    // A stream's bounds (rates against the path) say nothing of a
-                    // transaction: give what one took against the request's round trip.
-                    why.evidence = transaction_evidence(n, t);
+                if let Some(n) = t.transactions {
+                    // A stream's bounds (a rate against the path, the window, a paced
+                    // load) say nothing of a transaction: what one took against the
+                    // request's round trip does. The lock-step, losses and a saturated
+                    // CPU bind a transaction as they bind a stream.
+                    if !matches!(
+                        why.limited_by,
+                        LimitedBy::Lockstep
+                            | LimitedBy::Policing
+                            | LimitedBy::CellLoss
+                            | LimitedBy::HostCpu
+                    ) {
+                        why.limited_by = LimitedBy::Undetermined;
+                        why.evidence = transaction_evidence(n, t);
+                    }
                 }
                 // A cut run reports its rate so far (world.rs) and says it was cut.
                 if !t.completed {
