@@ -6,7 +6,7 @@ categories where they apply.
 
 The agents (Rust, ``cellbench-core``'s ``real::measure``) read the host figures:
 /proc/stat for the share of all CPUs that was busy, getrusage for the agent's own
-thread, /proc/net/dev for the interface that holds the connection's local address.
+thread, /proc/net/dev for the interface the host routes the peer's address through.
 An interface carries every connection that uses it, so its counters are the
 interface's over the connection's time, not this connection's alone.
 """
