@@ -324,7 +324,7 @@ def rows(plan: runner.Plan, task: runner.Task, run: _Run, origin: float) -> list
             "ended_s": max(ends) - origin,
             "late_blocks": timing.get("late_blocks"),
             "timing_error_p99_us": timing.get("error_p99_us"),
-            **measure.columns(sent, got),
+            **measure.columns(c.protocol, sent, got),
         }
         out.append(row)
     return out

@@ -95,6 +95,19 @@ impl DevCounters {
     }
 }
 
+/// UDP datagrams this host's (network namespace's) sockets dropped because a
+/// receive buffer was full: /proc/net/snmp's `Udp: ... RcvbufErrors`.
+fn udp_rcvbuf_errors(snmp: &str) -> Option<u64> {
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp:"));
+    let (names, values) = (udp.next()?, udp.next()?);
+    let i = names.split_whitespace().position(|n| n == "RcvbufErrors")?;
+    values.split_whitespace().nth(i)?.parse().ok()
+}
+
+fn read_udp_rcvbuf_errors() -> Option<u64> {
+    udp_rcvbuf_errors(&std::fs::read_to_string("/proc/net/snmp").ok()?)
+}
+
 /// The interface a route in the main table sends `peer` through: the longest
 /// prefix that matches, among routes that are up (/proc/net/route for IPv4,
 /// /proc/net/ipv6_route for IPv6).
@@ -233,6 +246,9 @@ pub struct HostMeasure {
     pub if_tx_bytes: Option<u64>,
     pub if_tx_packets: Option<u64>,
     pub if_tx_drops: Option<u64>,
+    /// UDP datagrams dropped at a full socket receive buffer on this host (every
+    /// UDP socket of the daemon's network namespace counts).
+    pub udp_rcvbuf_errors: Option<u64>,
 }
 
 /// Where the CPU's and the agent's time stood when the connection began.
@@ -247,6 +263,7 @@ pub struct HostProbe {
     interface: Option<String>,
     /// /proc/net/dev at the start: every interface, as a sink learns its peer late.
     dev: Option<String>,
+    udp_rcvbuf_errors: Option<u64>,
     cpu: Option<CpuMark>,
 }
 
@@ -267,6 +284,7 @@ impl HostProbe {
     pub fn counting() -> HostProbe {
         HostProbe {
             dev: DevCounters::read_all(),
+            udp_rcvbuf_errors: read_udp_rcvbuf_errors(),
             interface: None,
             cpu: None,
         }
@@ -317,6 +335,10 @@ impl HostProbe {
             if_tx_bytes: d(|c| c.tx_bytes),
             if_tx_packets: d(|c| c.tx_packets),
             if_tx_drops: d(|c| c.tx_drops),
+            udp_rcvbuf_errors: self
+                .udp_rcvbuf_errors
+                .zip(read_udp_rcvbuf_errors())
+                .map(|(a, b)| b.saturating_sub(a)),
             interface: self.interface,
         }
     }
@@ -446,6 +468,15 @@ mod test {
             interface_towards(IpAddr::from([127, 0, 0, 2])).as_deref(),
             Some("lo")
         );
+    }
+
+    #[test]
+    fn test_parse_snmp_udp() {
+        let snmp = "Ip: Forwarding DefaultTTL\nIp: 1 64\n\
+                    Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors\n\
+                    Udp: 10 2 7 20 6 0\nUdpLite: InDatagrams\nUdpLite: 0\n";
+        assert_eq!(udp_rcvbuf_errors(snmp), Some(6));
+        assert_eq!(udp_rcvbuf_errors("Ip: a\nIp: 1\n"), None);
     }
 
     #[test]
