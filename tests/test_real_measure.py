@@ -131,6 +131,31 @@ def test_random_rate_draws_the_simulator_laws(result, daemons):
     assert diff != a3["bytes"]
 
 
+def test_random_rate_schedule_is_the_simulators(daemons):
+    """The same file and seed on both engines: the same drawn schedule, so the bytes
+    agree to within the last block (which each engine cuts at the duration's end in
+    its own way: the simulator when the write would start, the agent when the block
+    falls due). Independent draws would differ by thousands of bytes."""
+    p = _free_port()
+    text = EXPERIMENT.split("cluster {")[0] + (
+        "cluster {\n"
+        "test a1 { type = burst (blocksize=uniform(100, 1000), period=uniform(2000, 4000),\n"
+        f"                        duration=1); own = a:{p}; peer = b:{p}; }}\n"
+        f"test b1 {{ type = sink (blocksize=1000); own = b:{p}; peer = a:{p}; }}\n"
+        "}\n"
+    )
+    args = ("--seed", "3", "--replications", "2")
+    real = pd.read_parquet(_run(daemons, "schedule", text, *args) / "runs")
+    f = daemons["tmp"] / "schedule.netspec"
+    r = cellbench("run", str(f), *args, "--out", str(daemons["tmp"] / "schedule-sim.result"))
+    assert r.returncode == 0, r.stderr
+    sim = pd.read_parquet(daemons["tmp"] / "schedule-sim.result" / "runs")
+    got = real.sort_values("replication")["bytes"].to_numpy()
+    want = sim.sort_values("replication")["bytes"].to_numpy()
+    assert (abs(got - want) <= 1000).all(), (got, want)
+    assert abs(got[0] - got[1]) > 1000  # replications draw anew
+
+
 def test_series_from_tcp_info_plots(result, tmp_path):
     out = result[0]
     rows = pd.read_parquet(out / "runs").set_index("test")
