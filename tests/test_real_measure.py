@@ -18,7 +18,7 @@ EXPERIMENT = """
 testbed { host a { address = 127.0.0.1; } host b { address = 127.0.0.1; } }
 cluster {
     parallel {
-        test a1 { type = full (blocksize=64K, nbytes=8M);
+        test a1 { type = full (blocksize=64K, nbytes=64M);
                   protocol = tcp (congestion=reno, mss=1000); own = a:%(p1)d; peer = b:%(p1)d; }
         test b1 { type = sink (blocksize=64K); own = b:%(p1)d; peer = a:%(p1)d; }
         test a2 { type = full (blocksize=16K, nbytes=1M); protocol = tcp (congestion=nosuchcc);
@@ -83,7 +83,7 @@ def test_kernel_congestion_control_and_mss(result):
     assert a1["congestion"] == "reno" and pd.isna(a1["notes"])
     # TCP_MAXSEG 1000: the kernel's snd_mss is that less the TCP options it sends.
     assert 900 <= a1["mss"] <= 1000
-    assert a1["bytes"] == 8 * 2**20
+    assert a1["bytes"] == 64 * 2**20
 
 
 def test_a_refused_congestion_control_is_a_note(result):
@@ -131,14 +131,42 @@ def test_random_rate_draws_the_simulator_laws(result, daemons):
     assert diff != a3["bytes"]
 
 
+def test_random_rate_schedule_is_the_simulators(daemons):
+    """The same file and seed on both engines: the same drawn schedule, so the bytes
+    agree to within the last block (which each engine cuts at the duration's end in
+    its own way: the simulator when the write would start, the agent when the block
+    falls due). Independent draws would differ by thousands of bytes."""
+    p = _free_port()
+    text = EXPERIMENT.split("cluster {")[0] + (
+        "cluster {\n"
+        "test a1 { type = burst (blocksize=uniform(100, 1000), period=uniform(2000, 4000),\n"
+        f"                        duration=1); own = a:{p}; peer = b:{p}; }}\n"
+        f"test b1 {{ type = sink (blocksize=1000); own = b:{p}; peer = a:{p}; }}\n"
+        "}\n"
+    )
+    args = ("--seed", "3", "--replications", "2")
+    real = pd.read_parquet(_run(daemons, "schedule", text, *args) / "runs")
+    f = daemons["tmp"] / "schedule.netspec"
+    r = cellbench("run", str(f), *args, "--out", str(daemons["tmp"] / "schedule-sim.result"))
+    assert r.returncode == 0, r.stderr
+    sim = pd.read_parquet(daemons["tmp"] / "schedule-sim.result" / "runs")
+    got = real.sort_values("replication")["bytes"].to_numpy()
+    want = sim.sort_values("replication")["bytes"].to_numpy()
+    assert (abs(got - want) <= 1000).all(), (got, want)
+    assert abs(got[0] - got[1]) > 1000  # replications draw anew
+
+
 def test_series_from_tcp_info_plots(result, tmp_path):
     out = result[0]
     rows = pd.read_parquet(out / "runs").set_index("test")
     series = pd.read_parquet(out / "cwnd")
     a1 = rows.loc["a1"]
     mine = series[series["connection"] == a1["connection"]].sort_values("t_s")
-    # Every 10 ms from the first write until the sink closed.
+    # Every 10 ms from the first write until the sink closed (64 MB take a while even
+    # on lo with a 1000-byte MSS), and one last sample at the end.
     assert len(mine) >= 3
+    steps = mine["t_s"].diff().dropna().to_numpy()[:-1]
+    assert 0.005 <= float(pd.Series(steps).median()) <= 0.05, steps
     assert mine["t_s"].min() >= a1["started_s"] - 0.05
     assert mine["t_s"].max() <= a1["ended_s"] + 1.0
     assert (mine["cwnd"] > 0).all() and (mine["srtt_us"] > 0).all()
@@ -150,6 +178,26 @@ def test_series_from_tcp_info_plots(result, tmp_path):
     r = cellbench("plot", str(out), "--kind", "cwnd", "--out", str(png))
     assert r.returncode == 0, r.stderr
     assert png.stat().st_size > 1000
+
+
+def test_udp_loss_at_the_receivers_socket_buffer(daemons):
+    """A UDP blast into a 4 KB receive buffer: the datagrams cross lo and overflow the
+    sink's socket, which the row says (RcvbufErrors), not a lossy link."""
+    p = _free_port()
+    text = EXPERIMENT.split("cluster {")[0] + (
+        "cluster { parallel {\n"
+        f"test a1 {{ type = full (blocksize=1400, nbytes=20M); protocol = udp; "
+        f"own = a:{p}; peer = b:{p}; }}\n"
+        f"test b1 {{ type = sink (blocksize=1400); protocol = udp (window=4K); "
+        f"own = b:{p}; peer = a:{p}; }}\n"
+        "} }\n"
+    )
+    row = pd.read_parquet(_run(daemons, "udp", text) / "runs").iloc[0]
+    assert row["bytes"] < 20 * 2**20
+    lost = row["datagrams_sent"] - row["datagrams_received"]
+    assert row["rx_udp_rcvbuf_errors"] >= lost > 0
+    assert row["limited_by"] == "host-cpu", row["limit_evidence"]
+    assert "RcvbufErrors" in row["limit_evidence"]
 
 
 def test_the_simulator_notes_what_only_the_kernel_does(tmp_path):

@@ -147,6 +147,24 @@ def test_bottleneck_shows(result):
     assert result.loc["a1", "goodput_bps"] > 2 * TBF_MBPS * 1e6
 
 
+def test_measures_name_the_path(result):
+    """Each end's interface is the one its routes use (b -> c crosses a), and its
+    counters carried at least the connection's bytes."""
+    tag = str(os.getpid())  # star_network's names
+    for test, tx, rx in (("a1", "vab", "vba"), ("a3", "vac", "vca"), ("b4", "vba", "vca")):
+        row = result.loc[test]
+        assert (row["tx_interface"], row["rx_interface"]) == (tx + tag, rx + tag), test
+        assert row["tx_if_bytes"] >= row["bytes"] and row["rx_if_bytes"] >= row["bytes"], test
+        assert row["mss"] > 0, test
+    # Through the 50 Mb/s bottleneck the kernel was busy for most of a second (its busy
+    # time counts clock ticks: a1's 4 MB at veth speed may count none).
+    for test in ("a3", "b4"):
+        row = result.loc[test]
+        assert row["tcp_busy_s"] >= 0.5 * row["receiver_seconds"], row
+    # The constant-rate stream's agents slept between blocks: far from a whole core.
+    assert result.loc["a2", "tx_agent_cpu"] < 0.5
+
+
 def test_controller_without_credentials_is_refused(network, result):
     f = network["tmp"] / "serial-parallel.netspec"
     other = network["tmp"] / "other-creds"

@@ -148,7 +148,8 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     # share of all CPUs, null under one 10 ms clock tick; the agent's own CPU, 1.0 =
     # one core) and the interface the
     # connection used (its counters over the connection: every connection on it
-    # counts), and what the kernel refused (notes).
+    # counts; for UDP, datagrams the receiving host dropped at a full socket buffer),
+    # and what the kernel refused (notes).
     ("congestion", "string"),
     ("mss", "int64"),
     ("tcp_busy_s", "float64"),
@@ -164,6 +165,7 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("rx_interface", "string"),
     ("rx_if_bytes", "int64"),
     ("rx_if_drops", "int64"),
+    ("rx_udp_rcvbuf_errors", "int64"),
     ("notes", "string"),
     ("timing_error_p50_us", "float64"),
     ("timing_error_max_us", "float64"),

@@ -12,5 +12,6 @@
 
 Modules: ``credentials`` (TLS material), ``agents`` (what runs on a daemon),
 ``daemon`` (starting one), ``plan`` (the file as connections and groups),
-``controller`` (running a plan and storing rows).
+``controller`` (running a plan and storing rows), ``measure`` (the hosts' evidence
+as columns, the TCP_INFO series, and what bound each connection).
 """

@@ -359,7 +359,7 @@ def rows(plan: runner.Plan, task: runner.Task, run: _Run, origin: float) -> list
             "late_blocks": timing.get("late_blocks"),
             "timing_error_p50_us": timing.get("error_p50_us"),
             "timing_error_p99_us": timing.get("error_p99_us"),
-            **measure.columns(sent, got),
+            **measure.columns(c.protocol, sent, got),
             "timing_error_max_us": timing.get("error_max_us"),
             "pacing_realtime": timing.get("realtime"),
         }

@@ -6,7 +6,7 @@ categories where they apply.
 
 The agents (Rust, ``cellbench-core``'s ``real::measure``) read the host figures:
 /proc/stat for the share of all CPUs that was busy, getrusage for the agent's own
-thread, /proc/net/dev for the interface that holds the connection's local address.
+thread, /proc/net/dev for the interface the host routes the peer's address through.
 An interface carries every connection that uses it, so its counters are the
 interface's over the connection's time, not this connection's alone.
 """
@@ -30,7 +30,7 @@ def _s(us: float | None) -> float | None:
     return None if us is None else us / 1e6
 
 
-def columns(sent: dict, got: dict) -> dict:
+def columns(protocol: str, sent: dict, got: dict) -> dict:
     """The row's measurement columns from a source's and a sink's reports."""
     info = sent.get("tcp_info") or {}
     tx, rx = sent.get("host") or {}, got.get("host") or {}
@@ -50,6 +50,7 @@ def columns(sent: dict, got: dict) -> dict:
         "rx_interface": rx.get("interface"),
         "rx_if_bytes": rx.get("if_rx_bytes"),
         "rx_if_drops": rx.get("if_rx_drops"),
+        "rx_udp_rcvbuf_errors": rx.get("udp_rcvbuf_errors") if protocol == "udp" else None,
         "notes": "; ".join(sent.get("notes") or []) or None,
     }
 
@@ -104,6 +105,16 @@ def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tupl
         lost = sent["bytes"] - got["bytes"]
         if lost > 0:
             share = lost / max(sent["bytes"], 1)
+            missing = sent["blocks"] - sent["send_errors"] - got["datagrams"]
+            overflowed = rx.get("udp_rcvbuf_errors") or 0
+            if missing > 0 and overflowed >= missing / 2:
+                # The datagrams crossed the path and were dropped at the receiving socket.
+                return "host-cpu", (
+                    f"{share:.1%} of the bytes sent never arrived: the receiver's socket "
+                    f"buffer overflowed {overflowed} time(s) for {missing} datagram(s) lost "
+                    f"(RcvbufErrors): the receiving application did not keep up; "
+                    f"{_cpu('receiver', rx)}"
+                )
             return "link", f"{share:.1%} of the bytes sent never arrived (datagrams dropped){drops}"
         if cpu_bound:
             role, h = cpu_bound[0]

@@ -419,15 +419,6 @@ impl Writer {
             Writer::Udp(s) => s.as_raw_fd(),
         }
     }
-
-    fn local_ip(&self) -> Option<IpAddr> {
-        match self {
-            Writer::Tcp(s) => s.local_addr(),
-            Writer::Udp(s) => s.local_addr(),
-        }
-        .ok()
-        .map(|a| a.ip())
-    }
 }
 
 /// Run a source to its end and report.
@@ -474,7 +465,7 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
     if let (Some(asked), Ok(info)) = (spec.mss, TcpInfo::read(fd)) {
         notes.extend(socket::mss_note(asked, info.snd_mss));
     }
-    let host = HostProbe::start(writer.local_ip());
+    let host = HostProbe::start(Some(spec.peer.ip()));
     let mut sampler = spec
         .series_interval_us
         .filter(|_| spec.protocol == Protocol::Tcp)
@@ -617,7 +608,7 @@ impl Sink {
         let (mut first, mut last) = (None, None);
         let left = || deadline.saturating_duration_since(Instant::now());
         let stop = Stop(self.spec.group.as_deref());
-        let mut probe = HostProbe::counting(Some(self.spec.bind.ip()));
+        let mut probe = HostProbe::counting();
         match self.socket {
             SinkSocket::Tcp(listener) => {
                 loop {
@@ -631,8 +622,9 @@ impl Sink {
                         break;
                     }
                 }
-                let (mut s, _) = listener.accept()?;
+                let (mut s, peer) = listener.accept()?;
                 drop(listener);
+                probe.towards(Some(peer.ip()));
                 probe.start_cpu();
                 report.rcvbuf_granted = socket::buffer_sizes(s.as_raw_fd()).1;
                 loop {
@@ -680,12 +672,13 @@ impl Sink {
                         break;
                     }
                     s.set_read_timeout(Some(wait.min(SLICE)))?;
-                    match s.recv(&mut buf) {
-                        Ok(0) if first.is_some() => break,
-                        Ok(0) => {}
-                        Ok(n) => {
+                    match s.recv_from(&mut buf) {
+                        Ok((0, _)) if first.is_some() => break,
+                        Ok((0, _)) => {}
+                        Ok((n, from)) => {
                             let t = Instant::now();
                             if first.is_none() {
+                                probe.towards(Some(from.ip()));
                                 probe.start_cpu();
                             }
                             first.get_or_insert(t);

@@ -71,11 +71,8 @@ impl Schedule {
 
     /// The next block, of at most `left` bytes (None: no limit).
     pub fn next(&mut self, left: Option<u64>) -> Block {
-        let len = match self.size {
-            Some(d) => (d.sample(&mut self.rng).round() as usize).clamp(1, self.max),
-            None => self.max,
-        };
-        let len = left.map_or(len, |l| l.min(len as u64) as usize);
+        // The simulator's order of draws: the interval to the next block when a block
+        // falls due, then the block's size when it is written.
         let (due, interval) = match self.period_us {
             None => (None, None),
             Some(p) => {
@@ -88,6 +85,11 @@ impl Schedule {
                 )
             }
         };
+        let len = match self.size {
+            Some(d) => (d.sample(&mut self.rng).round() as usize).clamp(1, self.max),
+            None => self.max,
+        };
+        let len = left.map_or(len, |l| l.min(len as u64) as usize);
         Block { len, due, interval }
     }
 }
