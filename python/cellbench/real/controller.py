@@ -27,9 +27,9 @@ from cellbench.real import agents, credentials
 from cellbench.real import plan as rplan
 
 #: Time from handing a group to the daemons to its agreed start.
-START_MARGIN_S = 0.25
+START_MARGIN_S = 0.15
 #: ... and per connection in the group (tasks reach the daemons one by one).
-START_MARGIN_PER_CONNECTION_S = 0.004
+START_MARGIN_PER_CONNECTION_S = 0.003
 #: A TCP sink waits this long after its source's duration before giving up.
 DRAIN_S = 30.0
 #: How often a waiting controller checks that the daemons are still there, s.
@@ -171,7 +171,7 @@ class _Run:
 
     def node(self, node: rplan.Group | int, start_at: float) -> None:
         if isinstance(node, int):
-            self.connection(node, start_at)
+            self.collect(self.submit(node, start_at))
         elif node.kind == "serial":
             for i, child in enumerate(node.children):
                 if i:
@@ -181,14 +181,23 @@ class _Run:
         elif len(node.children) == 1:
             self.node(node.children[0], start_at)
         else:
-            with ThreadPoolExecutor(max_workers=len(node.children)) as pool:
-                futures = [pool.submit(self.node, c, start_at) for c in node.children]
+            # The group's own connections reach the scheduler at once, from this thread
+            # (a thread each would contend for the client), then are waited for side by side.
+            jobs = [self.submit(c, start_at) if isinstance(c, int) else c for c in node.children]
+            with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+                futures = [
+                    pool.submit(self.node, j, start_at)
+                    if isinstance(j, rplan.Group)
+                    else pool.submit(self.collect, j)
+                    for j in jobs
+                ]
                 errors = [f.exception() for f in futures]
             first = next((e for e in errors if e is not None), None)
             if first is not None:
                 raise first
 
-    def connection(self, i: int, start_at: float) -> None:
+    def submit(self, i: int, start_at: float) -> tuple:
+        """Hand connection ``i``'s sink and source to their daemons; ``collect`` waits."""
         rc = self.exp.connections[i]
         c = rc.conn
         t = c.traffic
@@ -219,6 +228,13 @@ class _Run:
             allow_other_workers=False,
             key=f"source-{c.name}-{key}",
         )
+        return i, start_at, ft, fs
+
+    def collect(self, job: tuple) -> None:
+        """Wait for a submitted connection's reports and keep them."""
+        i, start_at, ft, fs = job
+        c = self.exp.connections[i].conn
+        tx, rx = c.transmitter, c.receiver
         where = f"connection {c.name} ({tx} -> {rx})"
         try:
             sent = self.wait(ft, where, "source", tx, (tx, rx))
@@ -356,6 +372,11 @@ def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tupl
     """What bound a real connection, from the kernel's own evidence (TCP_INFO's busy,
     rwnd-limited and sndbuf-limited times; the pacer's schedule; datagrams lost)."""
     mbps = sent["throughput_bps"] / 1e6
+    if sent.get("cap_waits"):
+        return "application", (
+            f"held at {mbps:.2f} Mb/s by the daemon's --max-rate "
+            f"({sent['cap_waits']} write(s) waited for it)"
+        )
     if offered is not None and sent["throughput_bps"] >= offered * (1 - RATE_MET):
         late = (sent.get("timing") or {}).get("late_blocks", 0)
         return "application", (

@@ -195,6 +195,8 @@ pub struct SourceReport {
     pub timing: Option<Timing>,
     /// UDP writes the kernel refused (ENOBUFS and the like): the data was not sent.
     pub send_errors: u64,
+    /// Full blast: writes that waited for the daemon's rate cap (`max_rate_bps`).
+    pub cap_waits: u64,
     pub sndbuf_granted: Option<u32>,
     pub congestion: Option<String>,
     /// TCP, read once the sink has closed (every byte acknowledged).
@@ -448,6 +450,7 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
             // Ahead of the daemon's cap: wait until the bytes sent so far are due.
             let allowed = t0 + Duration::from_secs_f64(report.bytes as f64 * 8.0 / cap);
             if allowed > Instant::now() {
+                report.cap_waits += 1;
                 sleep_until(allowed, stop)?;
             }
         }
@@ -755,6 +758,7 @@ mod test {
         assert!(tx.throughput_bps <= 8e6 * 1.05, "{}", tx.throughput_bps);
         assert!((250..=310).contains(&tx.blocks), "{}", tx.blocks);
         assert!(tx.timing.is_none(), "a full blast reports no pacing");
+        assert!(tx.cap_waits > 200, "{}", tx.cap_waits);
         assert_eq!(rx.bytes, tx.bytes);
     }
 
