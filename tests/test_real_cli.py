@@ -4,6 +4,7 @@ traffic, a controller without credentials refused, and an end-to-end run."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import stat
 import subprocess
@@ -168,3 +169,44 @@ def test_unauthenticated_client_is_refused(loopback_daemons):
             [sys.executable, "-c", probe, url], capture_output=True, text=True, timeout=60
         )
         assert r.stdout.startswith("refused"), url + r.stdout + r.stderr
+
+
+def test_ttcp_and_netperf_engine_real(loopback_daemons):
+    """The tools against two daemons print what they print on the simulator: the same
+    lines and table, the real figures in them."""
+    sched, creds = loopback_daemons
+    port = str(_free_port())
+    real = ["--engine", "real", "--host", "a=127.0.0.1", "--host", "b=127.0.0.1"]
+    real += ["--scheduler", sched, "--credentials", str(creds)]
+
+    def shape(text: str) -> list[str]:
+        # Numbers and host names aside, line for line the same.
+        return [re.sub(r"\d+(\.\d+)?", "N", line.replace("-> B", "-> b")) for line in text]
+
+    r = cellbench("ttcp", "-t", "-n", "300", "-p", port, "b", *real)
+    assert r.returncode == 0, r.stderr
+    got = r.stdout.splitlines()
+    sim = cellbench("ttcp", "-t", "-n", "300").stdout.splitlines()
+    assert got[3].startswith(f"ttcp-t: {300 * 8192} bytes in "), got
+    assert shape(got[:5]) == shape(sim[:5])
+    assert got[-1].startswith("# limited by ")
+
+    r = cellbench("ttcp", "-r", "-u", "-l", "1400", "-n", "20", "-p", port, *real)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[2].startswith(f"ttcp-r: {20 * 1400} bytes in "), r.stdout
+
+    r = cellbench("netperf", "-l", "0.5", *real, "--", "-s", "64K")
+    assert r.returncode == 0, r.stderr
+    got = r.stdout.splitlines()
+    sim = cellbench("netperf", "-l", "0.5").stdout.splitlines()
+    assert got[0] == "TCP STREAM TEST to b (real: a=127.0.0.1, b=127.0.0.1)"
+    assert got[1:6] == sim[1:6]
+    recv, send, size, secs, mbps = got[6].split()
+    # Linux doubles SO_SNDBUF for its bookkeeping, and netperf prints what it reads back.
+    assert (int(send), int(size)) == (2 * 65536, 8192)
+    assert float(secs) == pytest.approx(0.5, abs=0.1) and float(mbps) > 1
+
+    # Two hosts, no more: a one-line error.
+    _one_line_error(
+        cellbench("netperf", *real, "--host", "c=127.0.0.1"), "needs two --host NAME=ADDRESS"
+    )

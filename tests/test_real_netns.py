@@ -235,6 +235,38 @@ def test_120_connections(network):
     assert rows["started_s"].max() - rows["started_s"].min() < 1.0
 
 
+def test_constant_rate_at_100_mbps_and_1_gbps(network):
+    """A paced stream a -> b (unshaped veth) at 100 Mb/s, then at 1 Gb/s: each within
+    2% of its offered rate, every block sent, and the pacer's own timing recorded."""
+    head = EXPERIMENT.split("cluster {")[0]
+    f = network["tmp"] / "rates.netspec"
+    f.write_text(
+        head + "cluster { serial {\n"
+        "parallel { test m { type = burst (blocksize=12500, period=1000, duration=1); "
+        "own = a:5031; peer = b:5031; }\n"
+        "test mr { type = sink (blocksize=12500); own = b:5031; peer = a:5031; } }\n"
+        "parallel { test g { type = burst (blocksize=125000, period=1000, duration=1); "
+        "own = a:5032; peer = b:5032; }\n"
+        "test gr { type = sink (blocksize=125000); own = b:5032; peer = a:5032; } }\n} }\n"
+    )
+    out = network["tmp"] / "rates.result"
+    r = cellbench(
+        "run", str(f), "--engine", "real", "--out", str(out),
+        "--scheduler", network["scheduler"], "--credentials", str(network["creds"]),
+        netns=network["ns"]["a"],
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    rows = pd.read_parquet(out / "runs").set_index("test")
+    for test, offered in (("m", 100e6), ("g", 1e9)):
+        row = rows.loc[test]
+        assert row["offered_bps"] == pytest.approx(offered)
+        assert row["throughput_bps"] == pytest.approx(offered, rel=0.02), test
+        assert row["bytes"] == 1000 * offered / 8 / 1000
+        assert row["limited_by"] == "application", row["limit_evidence"]
+        assert row["timing_error_p50_us"] <= row["timing_error_p99_us"]
+        assert row["timing_error_p99_us"] <= row["timing_error_max_us"]
+
+
 def test_ctrl_c_stops_every_agent(network):
     """Ctrl-C during a 20 s transfer: the controller exits within 3 s, and the link is
     free at once for the next run (the agents stopped, not just the controller)."""

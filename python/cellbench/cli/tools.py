@@ -104,8 +104,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
+    from cellbench.real.tools import add_options
+
     p.add_argument("--testbed", default="lan-buffers", help="testbed preset (lan-buffers)")
     p.add_argument("--seed", type=seed(), default=1, help="seed (1)")
+    add_options(p)
 
 
 def _spec(
@@ -192,23 +195,32 @@ def ttcp(args: argparse.Namespace) -> int:
     sndbuf = args.sndbuf or (args.b if not receiver and args.b else 52428)
     rcvbuf = args.rcvbuf or (args.b if receiver and args.b else 52428)
     nbytes = args.l * args.n
-    spec = _spec(
-        args.testbed,
-        args.seed,
-        {
-            "protocol": "udp" if args.u else "tcp",
-            "sndbuf": sndbuf,
-            "rcvbuf": rcvbuf,
-            "nodelay": args.D,
-            "traffic": {"type": "full", "blocksize": args.l, "nbytes": nbytes},
-        },
-        args.host,
-        (
-            "ttcp --sndbuf" if args.sndbuf else "ttcp -b",
-            "ttcp --rcvbuf" if args.rcvbuf else "ttcp -b",
-        ),
-    )
-    c = _native.simulate(spec)["connections"][0]
+    connection = {
+        "protocol": "udp" if args.u else "tcp",
+        "sndbuf": sndbuf,
+        "rcvbuf": rcvbuf,
+        "nodelay": args.D,
+        "traffic": {"type": "full", "blocksize": args.l, "nbytes": nbytes},
+    }
+    if args.engine == "real":
+        from cellbench.real.tools import run_one
+
+        # A real kernel keeps its own buffer sizes unless ttcp was given one.
+        connection["sndbuf"] = args.sndbuf or (None if receiver else args.b)
+        connection["rcvbuf"] = args.rcvbuf or (args.b if receiver else None)
+        c = run_one(args, args.host, connection)
+    else:
+        spec = _spec(
+            args.testbed,
+            args.seed,
+            connection,
+            args.host,
+            (
+                "ttcp --sndbuf" if args.sndbuf else "ttcp -b",
+                "ttcp --rcvbuf" if args.rcvbuf else "ttcp -b",
+            ),
+        )
+        c = _native.simulate(spec)["connections"][0]
     tag = "ttcp-r" if receiver else "ttcp-t"
     proto = "udp" if args.u else "tcp"
     out = sys.stdout
@@ -235,7 +247,8 @@ def ttcp(args: argparse.Namespace) -> int:
         nbytes_seen, secs, calls = c["bytes"], c["sender_seconds"], c["writes"]
         busy = c["sender_cpu_busy"]
     if not c["completed"]:
-        print(f"{tag}: transfer did not complete within the simulated time limit", file=sys.stderr)
+        limit = "its sink's deadline" if args.engine == "real" else "the simulated time limit"
+        print(f"{tag}: transfer did not complete within {limit}", file=sys.stderr)
         return 1
     # ttcp's floor for the interval, so a tiny transfer divides by something.
     realt = secs if secs > 0 else 0.001
@@ -334,28 +347,34 @@ def netperf(args: argparse.Namespace) -> int:
     udp = args.test == "UDP_STREAM"
     sndbuf, rcvbuf = o.get("local_send", 52428), o.get("remote_recv", 52428)
     send_size = o.get("send_size", 8192)
-    spec = _spec(
-        args.testbed,
-        args.seed,
-        {
-            "protocol": "udp" if udp else "tcp",
-            "sndbuf": sndbuf,
-            "rcvbuf": rcvbuf,
-            "receiver_blocksize": o.get("recv_size", send_size),
-            "traffic": {"type": "full", "blocksize": send_size, "duration_s": args.seconds},
-        },
-        args.remote,
-        ("netperf -s", "netperf -S"),
-    )
-    conn = spec["connections"][0]
-    sndbuf, rcvbuf = conn["sndbuf"], conn["rcvbuf"]
-    c = _native.simulate(spec)["connections"][0]
+    connection = {
+        "protocol": "udp" if udp else "tcp",
+        "sndbuf": sndbuf,
+        "rcvbuf": rcvbuf,
+        "receiver_blocksize": o.get("recv_size", send_size),
+        "traffic": {"type": "full", "blocksize": send_size, "duration_s": args.seconds},
+    }
+    if args.engine == "real":
+        from cellbench.real.tools import run_one
+
+        # A real kernel keeps its own buffer sizes unless -s/-S set them; netperf
+        # prints what getsockopt returns.
+        connection["sndbuf"], connection["rcvbuf"] = o.get("local_send"), o.get("remote_recv")
+        c = run_one(args, args.remote, connection)
+        sndbuf, rcvbuf = c["sndbuf_granted"] or 0, c["rcvbuf_granted"] or 0
+        where = "real: " + ", ".join(args.hosts)
+    else:
+        spec = _spec(args.testbed, args.seed, connection, args.remote, ("netperf -s", "netperf -S"))
+        conn = spec["connections"][0]
+        sndbuf, rcvbuf = conn["sndbuf"], conn["rcvbuf"]
+        c = _native.simulate(spec)["connections"][0]
+        where = f"simulated: testbed {args.testbed}"
     # netperf's elapsed time runs from the start of the test until its timer ends
     # it: a sender blocked for good (a window that never opens, a transfer the
     # simulated-time limit cut) still ends at -l, when netperf's alarm fires.
     elapsed = max(c["sender_seconds"], args.seconds) if c["completed"] else args.seconds
     div, unit = NETPERF_FORMATS[args.fmt]
-    print(f"{NETPERF_TESTS[args.test]} to {c['receiver']} (simulated: testbed {args.testbed})")
+    print(f"{NETPERF_TESTS[args.test]} to {c['receiver']} ({where})")
     if udp:
         # nettest_bsd.c send_udp_stream: the title, then a row for the sending
         # socket (messages sent, failed sends) and one for the receiving socket.

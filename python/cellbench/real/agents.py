@@ -90,6 +90,33 @@ def sink(spec: dict) -> dict:
     return _native.real_sink(spec)
 
 
+def _each(agent, specs: list[dict]) -> list[dict]:
+    """Run ``agent`` on every spec at once, a thread each (the agents release the GIL);
+    each one's ``{"report": ...}`` or ``{"error": "..."}``, in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(spec: dict) -> dict:
+        try:
+            return {"report": agent(spec)}
+        except Exception as e:
+            return {"error": str(e)}
+
+    if len(specs) == 1:
+        return [one(specs[0])]
+    with ThreadPoolExecutor(max_workers=len(specs)) as pool:
+        return list(pool.map(one, specs))
+
+
+def sources(specs: list[dict]) -> list[dict]:
+    """A batch of sources on this host, one task for the controller to send."""
+    return _each(source, specs)
+
+
+def sinks(specs: list[dict]) -> list[dict]:
+    """A batch of sinks on this host."""
+    return _each(sink, specs)
+
+
 def probe() -> dict:
     """This daemon's clock and version, for the controller's checks."""
     from cellbench import __version__

@@ -27,9 +27,9 @@ from cellbench.real import agents, credentials, measure
 from cellbench.real import plan as rplan
 
 #: Time from handing a group to the daemons to its agreed start.
-START_MARGIN_S = 0.25
+START_MARGIN_S = 0.1
 #: ... and per connection in the group (tasks reach the daemons one by one).
-START_MARGIN_PER_CONNECTION_S = 0.004
+START_MARGIN_PER_CONNECTION_S = 0.0005
 #: A TCP sink waits this long after its source's duration before giving up.
 DRAIN_S = 30.0
 #: How often a waiting controller checks that the daemons are still there, s.
@@ -177,7 +177,7 @@ class _Run:
 
     def node(self, node: rplan.Group | int, start_at: float) -> None:
         if isinstance(node, int):
-            self.connection(node, start_at)
+            self.collect(self.submit([node], start_at))
         elif node.kind == "serial":
             for i, child in enumerate(node.children):
                 if i:
@@ -187,30 +187,36 @@ class _Run:
         elif len(node.children) == 1:
             self.node(node.children[0], start_at)
         else:
-            with ThreadPoolExecutor(max_workers=len(node.children)) as pool:
-                futures = [pool.submit(self.node, c, start_at) for c in node.children]
+            # The group's own connections go out as one batch per host; its nested
+            # groups run beside them, each on a thread.
+            conns = [c for c in node.children if isinstance(c, int)]
+            groups = [c for c in node.children if isinstance(c, rplan.Group)]
+            job = self.submit(conns, start_at) if conns else None
+            with ThreadPoolExecutor(max_workers=len(groups) + 1) as pool:
+                futures = [pool.submit(self.node, g, start_at) for g in groups]
+                if job is not None:
+                    futures.append(pool.submit(self.collect, job))
                 errors = [f.exception() for f in futures]
             first = next((e for e in errors if e is not None), None)
             if first is not None:
                 raise first
 
-    def connection(self, i: int, start_at: float) -> None:
+    def specs(self, i: int, start_at: float) -> tuple[dict, dict]:
+        """Connection ``i``'s sink and source, on their daemons' clocks."""
         rc = self.exp.connections[i]
         c = rc.conn
         t = c.traffic
-        tx, rx = c.transmitter, c.receiver
-        peer = _peer(self.exp, rc)
         wait = t.duration_s + DRAIN_S if t.duration_s is not None else 1e9
         sink = {
             "protocol": c.protocol,
-            "bind": peer,
+            "bind": _peer(self.exp, rc),
             "rcvbuf": rc.rcvbuf,
             "blocksize": c.receiver_blocksize,
-            "deadline_at": start_at + self.offsets[rx] + wait,
+            "deadline_at": start_at + self.offsets[c.receiver] + wait,
             "group": self.group,
         }
         source = source_spec(self.exp, rc) | {
-            "start_at": start_at + self.offsets[tx],
+            "start_at": start_at + self.offsets[c.transmitter],
             "group": self.group,
             "congestion": c.congestion,
             "mss": c.mss,
@@ -219,33 +225,61 @@ class _Run:
         }
         if source["random"] and "blocksize" in source["random"]:
             source["blocksize"] = rplan.largest_block(c)
+        return sink, source
+
+    def submit(self, conns: list[int], start_at: float) -> tuple:
+        """Hand connections to their daemons: one task per host for its sinks, then one
+        per host for its sources (a task per agent costs the scheduler and the daemons
+        milliseconds each, and the start must wait for the last to arrive)."""
+        batches: dict[tuple[str, str], list[tuple[int, dict]]] = {}
+        for i in conns:
+            c = self.exp.connections[i].conn
+            sink, source = self.specs(i, start_at)
+            batches.setdefault(("sink", c.receiver), []).append((i, sink))
+            batches.setdefault(("source", c.transmitter), []).append((i, source))
         key = uuid.uuid4().hex[:12]
-        submit = self.client.submit
-        fs = submit(
-            agents.sink, sink, workers=[rx], allow_other_workers=False, key=f"sink-{c.name}-{key}"
-        )
-        ft = submit(
-            agents.source,
-            source,
-            workers=[tx],
-            allow_other_workers=False,
-            key=f"source-{c.name}-{key}",
-        )
-        where = f"connection {c.name} ({tx} -> {rx})"
+        futures = {}
+        for role in ("sink", "source"):
+            for (r, host), items in batches.items():
+                if r == role:
+                    futures[(role, host)] = self.client.submit(
+                        agents.sinks if role == "sink" else agents.sources,
+                        [spec for _, spec in items],
+                        workers=[host],
+                        allow_other_workers=False,
+                        key=f"{role}s-{host}-{key}",
+                    )
+        return start_at, batches, futures
+
+    def collect(self, job: tuple) -> None:
+        """Wait for a submitted batch's reports and keep them."""
+        start_at, batches, futures = job
+        got: dict[tuple[str, int], dict] = {}
+        # Sources first: a failed source leaves its sink waiting for its deadline.
+        order = sorted(futures.items(), key=lambda kv: kv[0][0] != "source")
         try:
-            sent = self.wait(ft, where, "source", tx, (tx, rx))
-            got = self.wait(fs, where, "sink", rx, (tx, rx))
+            for (role, host), f in order:
+                conns = [i for i, _ in batches[(role, host)]]
+                for i, report in zip(conns, self.wait(f, conns, role, host)):
+                    got[(role, i)] = report
         except RealError:
-            for f in (ft, fs):
+            for f in futures.values():
                 f.cancel()
             raise
         with self.lock:
-            self.reports[i] = (sent, got, start_at)
+            for (role, i), report in got.items():
+                if role == "source":
+                    self.reports[i] = (report, got[("sink", i)], start_at)
 
-    def wait(self, future, where: str, role: str, host: str, hosts: tuple[str, str]) -> dict:
-        """An agent's report. A task pinned to a daemon that died would wait for it
+    def where(self, i: int) -> str:
+        c = self.exp.connections[i].conn
+        return f"connection {c.name} ({c.transmitter} -> {c.receiver})"
+
+    def wait(self, future, conns: list[int], role: str, host: str) -> list[dict]:
+        """A batch's reports. A task pinned to a daemon that died would wait for it
         for ever: the daemons are looked at every second, and a failure names the
-        daemon that is gone, else the agent's own error."""
+        first connection on the daemon that is gone, else the agent's own error."""
+        hosts = {h: i for i in reversed(conns) for h in self.hosts(i)}
         # Waiting with a done-callback rather than result(timeout=): distributed's
         # sync() can end a timed wait on a cancelled inner future and then fail with
         # an unbound local (seen with 100+ connections waiting at once).
@@ -254,34 +288,47 @@ class _Run:
         while not done.wait(DAEMON_CHECK_S):
             gone = self.gone(hosts)
             if gone:
-                raise RealError(f"{where}: {gone}")
+                raise RealError(f"{self.where(hosts[gone])}: {_gone(gone)}")
         try:
-            return future.result()
+            outs = future.result()
         except Exception as e:
+            outs = [{"error": str(e)}] * len(conns)
+        for i, out in zip(conns, outs):
+            if "error" not in out:
+                continue
             # An agent's error is often the echo of its peer's daemon dying (a reset
             # connection): the scheduler learns of the death a moment later, so ask it
             # afresh for a while before blaming the agent.
+            mine = {h: i for h in self.hosts(i)}
             deadline = time.monotonic() + PEER_DEATH_S
-            gone = self.gone(hosts, fresh=True)
+            gone = self.gone(mine, fresh=True)
             while gone is None and time.monotonic() < deadline:
                 time.sleep(0.1)
-                gone = self.gone(hosts, fresh=True)
-            raise RealError(f"{where}: {gone or f'the {role} on host {host}: {e}'}") from None
+                gone = self.gone(mine, fresh=True)
+            why = _gone(gone) if gone else f"the {role} on host {host}: {out['error']}"
+            raise RealError(f"{self.where(i)}: {why}")
+        return [out["report"] for out in outs]
 
-    def gone(self, hosts: tuple[str, str], fresh: bool = False) -> str | None:
+    def hosts(self, i: int) -> tuple[str, str]:
+        c = self.exp.connections[i].conn
+        return c.transmitter, c.receiver
+
+    def gone(self, hosts, fresh: bool = False) -> str | None:
+        """The first of ``hosts`` whose daemon the scheduler no longer has."""
         with self.lock:
             # One question to the scheduler a second, however many connections wait.
             if fresh or time.monotonic() - self.live_at > DAEMON_CHECK_S / 2:
                 self.live = live_daemons(self.client)
                 self.live_at = time.monotonic()
             live = self.live
-        for h in hosts:
-            if h not in live:
-                return (
-                    f"the daemon for host {h} is gone (it died or was stopped); finished "
-                    "runs are kept: restart it and run again with --resume"
-                )
-        return None
+        return next((h for h in hosts if h not in live), None)
+
+
+def _gone(host: str) -> str:
+    return (
+        f"the daemon for host {host} is gone (it died or was stopped); finished "
+        "runs are kept: restart it and run again with --resume"
+    )
 
 
 def run_plan(
@@ -308,8 +355,9 @@ def run_plan(
             run = _Run(client, exps[task.point], offsets, task, plan.series)
             try:
                 origin = run.start()
-            except KeyboardInterrupt:
-                # Ctrl-C: every agent of this run, on every daemon, ends within ~0.1 s.
+            except (KeyboardInterrupt, RealError):
+                # Ctrl-C or a failure: every agent of this run, on every daemon still
+                # there, ends within ~0.1 s.
                 client.run(agents.stop, run.group, on_error="ignore")
                 raise
             # The controller's clock at the run's first start, so started_s maps back to it.

@@ -89,6 +89,11 @@ def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tupl
     the interfaces' drops, the pacer's schedule, the datagrams lost."""
     mbps = sent["throughput_bps"] / 1e6
     tx, rx = sent.get("host") or {}, got.get("host") or {}
+    if sent.get("cap_waits"):
+        return "application", (
+            f"held at {mbps:.2f} Mb/s by the daemon's --max-rate "
+            f"({sent['cap_waits']} write(s) waited for it)"
+        )
     if offered is not None and sent["throughput_bps"] >= offered * (1 - RATE_MET):
         late = (sent.get("timing") or {}).get("late_blocks", 0)
         return "application", (
