@@ -202,7 +202,7 @@ def test_netperf_elapsed_is_the_test_length_on_every_testbed() -> None:
         (["netperf", "-l", "2", "--", "-x", "1"], "netperf test option '-x'"),
         (["netperf", "-t", "UDP_RR"], "the simulator runs TCP_STREAM, UDP_STREAM"),
         (["ttcp", "-l", "0"], "-l must be >= 1"),
-        (["ttcp", "--testbed", "hetero-lan"], "not yet simulable"),
+        (["ttcp", "--testbed", "wan-contention"], "not yet simulable"),
         (["netperf", "--testbed", "wan-window", "-H", "B"], "host 'B' is not in testbed"),
         (["ttcp", "--testbed", "nowhere"], "expected one of"),
     ],

@@ -151,8 +151,9 @@ pub struct TransferResult {
     pub receiver: TcpStats,
     pub pdus_dropped_at_adapter: u64,
     /// Time spent in the Nagle/delayed-ACK circular wait: the sender holding a
-    /// short segment for an ACK, the receiver (buffer read empty, everything
-    /// sent has arrived) holding that ACK for its timer.
+    /// short segment for an ACK (or, NT, an unbuffered send waiting for its
+    /// ACK), the receiver (buffer read empty, everything sent has arrived)
+    /// holding that ACK for its timer.
     pub circular_wait_seconds: f64,
     /// For UDP transfers: datagram counts at the transmitter (sent) and receiver.
     pub udp: Option<UdpStats>,
@@ -1271,7 +1272,16 @@ impl World {
             }
             _ => {}
         }
-        let waiting = s.holding() && r.delack_pending() && r.rcv.cc == 0 && s.snd_max == r.rcv_nxt;
+        // The sender waits on the receiver's ACK timer: Nagle holds a short segment,
+        // or (Winsock AFD) an unbuffered send holds the application until acknowledged.
+        let unbuffered = match &self.eps[2 * transfer].app {
+            App::Source(src) => src.awaiting_ack(),
+            App::Sink(_) => false,
+        };
+        let waiting = (s.holding() || unbuffered)
+            && r.delack_pending()
+            && r.rcv.cc == 0
+            && s.snd_max == r.rcv_nxt;
         match (waiting, self.wait_since[transfer]) {
             (true, None) => self.wait_since[transfer] = Some(self.now),
             (false, Some(since)) => {
@@ -1290,13 +1300,14 @@ impl World {
         let costs = Costs {
             syscall: self.scaled(p.syscall),
             copy_ps_per_byte: p.copy_ps_per_byte * self.job_scale / 1000,
-            // The socket layer goes with the kernel: SunOS's for sunos411, 4.4BSD's otherwise.
+            // The socket layer goes with the kernel: SunOS's for SunOS 4.1.x, 4.4BSD's otherwise.
             append: match self.eps[ep].tcb.flavour {
-                Flavour::Sunos411 => AppendRule::SunOs,
+                Flavour::Sunos411 | Flavour::Sunos413 => AppendRule::SunOs,
                 _ => AppendRule::Bsd44 {
                     mclbytes: self.eps[ep].tcb.policy().mclbytes,
                 },
             },
+            send_completes_on_ack: self.eps[ep].tcb.policy().send_completes_on_ack,
         };
         if self.eps[ep].udp.is_some() {
             self.run_udp_app(h, ep, t, &costs);
