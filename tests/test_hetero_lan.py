@@ -132,3 +132,57 @@ def test_json_contract_and_stored_result(tmp_path) -> None:
         capture_output=True,
     )  # fmt: skip
     assert png.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize(
+    "host, message",
+    [
+        # A flavour name the core does not know, with its position.
+        ("flavour = nt4;", "x.netspec:2:58: found nt4, expected a TCP flavour: one of"),
+        ("profile = pentium-133;", "x.netspec:2:58: found pentium-133, expected a host profile"),
+    ],
+)
+def test_unknown_flavour_or_profile_is_one_line_with_position(tmp_path, host, message) -> None:
+    f = tmp_path / "x.netspec"
+    f.write_text(
+        "testbed hetero-lan {\n"
+        f"    host pentium90-a {{ phy = oc3c; site = tb1; {host} }}\n"
+        "}\n"
+        "cluster {\n"
+        "    test s { type = full (nbytes=1M); own = pentium90-a:1; peer = pentium90-b:1; }\n"
+        "    test r { type = sink; own = pentium90-b:1; peer = pentium90-a:1; }\n"
+        "}\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-m", "cellbench", "run", "x.netspec"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 2
+    assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+    assert message in p.stderr
+
+
+def test_a_window_nt_cannot_advertise_is_an_error(tmp_path) -> None:
+    f = tmp_path / "w.netspec"
+    f.write_text(
+        "testbed hetero-lan { }\n"
+        "cluster {\n"
+        "    test s { type = full (nbytes=1M); protocol = tcp (window=128K);\n"
+        "             own = challenge:1; peer = pentium100:1; }\n"
+        "    test r { type = sink; protocol = tcp (window=128K);\n"
+        "             own = pentium100:1; peer = challenge:1; }\n"
+        "}\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-m", "cellbench", "run", "w.netspec"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 2
+    assert p.stderr == (
+        "cellbench: error: w.netspec:5:38: SO_RCVBUF 131072 is a window nt351 cannot "
+        "advertise: at most 65535 (no RFC 1323 window scaling)\n"
+    )

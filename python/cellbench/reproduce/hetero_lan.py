@@ -231,6 +231,13 @@ def maxima(df: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
+def collapsed(part: pd.DataFrame) -> list[tuple[int, int]]:
+    """A pair's points far below its median: (socket buffer, message size)."""
+    median = float(part.throughput_bps.median())
+    low = part[part.throughput_bps < COLLAPSE_SHARE * median]
+    return [(int(b), int(m)) for b, m in zip(low.socket_buffer, low.message_size)]
+
+
 def remarkable(df: pd.DataFrame) -> list[dict[str, Any]]:
     """The cases worth a sentence, found in the surfaces (not assumed): a collapse at
     message = socket buffer = one MSS, and a pair fastest with messages below the MSS."""
@@ -312,6 +319,11 @@ def report(df: pd.DataFrame) -> str:
             "limited by: "
             + ", ".join(f"{k} {v}" for k, v in part.limited_by.value_counts().sort_index().items())
             + " (points)"
+        )
+        low = collapsed(part)
+        lines.append(
+            f"collapsed (under {COLLAPSE_SHARE:.0%} of the pair's median), buffer x message: "
+            + (", ".join(f"{_size(b)}x{_size(m)}" for b, m in low) if low else "none")
         )
     lines.append("")
     lines.append("maxima (share of calc layers' TCP payload rate on OC-3c for the encapsulation):")
