@@ -84,6 +84,9 @@ def test_nt_unbuffered_send_collapses_to_one_message_per_delayed_ack(surfaces) -
     per_timer = 9148 * 8 / 0.200
     # (a 1 s run holds five timer periods and the first message, sent at once)
     assert row.throughput_bps == pytest.approx(per_timer, rel=0.25)
+    # The explanation names it: the sender waits in send(), not in Nagle.
+    assert row.limited_by == "lockstep"
+    assert row.limit_evidence.startswith("unacknowledged-send/delayed-ACK circular wait")
     # With room for the message in the buffer AFD copies it and returns at once.
     roomy = part[(part.socket_buffer == 2 * 9148) & (part.message_size == 9148)].iloc[0]
     assert roomy.throughput_bps > 50 * row.throughput_bps
