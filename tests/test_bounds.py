@@ -33,10 +33,9 @@ def test_an_absurd_event_rate_is_refused_with_the_bound() -> None:
   test s { type = burst (blocksize=8K, period=0.000001, duration=1); own = A:1; peer = B:1; }
   test r { type = sink; own = B:1; peer = A:1; }
 }"""
-    t = time.perf_counter()
+    # Refused by planning, before anything is simulated.
     with pytest.raises(lang.ExperimentError) as e:
         runner.make_plan(text)
-    assert time.perf_counter() - t < 1.0
     assert str(e.value) == (
         "<text>:2:47: found period 1e-06 µs, expected at least 127 µs, the time one write() "
         "takes on sparc-ipc: no host writes blocks more often"

@@ -261,9 +261,13 @@ def test_numbers_comments_strings():
             "x.netspec:1:30: found vax, expected a host profile: one of sparc-ipc, pentium-90, sparc-10, pentium-100, power-challenge, sparc-20, ultra-1, alpha-3000",
         ),
         (
-            "testbed hetero-lan { }\ncluster {\n" + pair(0) + "}",
-            "x.netspec:1:9: testbed preset 'hetero-lan' is not yet simulable (its hosts' TCPs "
-            "(Windows NT 3.51, IRIX 6, Solaris 2) have no flavour yet)",
+            # Solaris 2.5 takes a 128 KB buffer but has no window scaling to advertise it.
+            "testbed hetero-lan { }\ncluster {\n"
+            "test s { type = full (nbytes=1M); protocol = tcp (window=128K); own = ultra1-a:1; peer = ultra1-b:1; }\n"
+            "test r { type = sink; protocol = tcp (window=128K); own = ultra1-b:1; peer = ultra1-a:1; }\n"
+            "}",
+            "x.netspec:4:34: SO_RCVBUF 131072 is a window solaris25 cannot advertise: at most "
+            "65535 (no RFC 1323 window scaling)",
         ),
         (
             "testbed wan-window { }\ncluster {\n" + pair(0) + "}",
@@ -378,7 +382,7 @@ def test_testbed_block_and_presets():
     assert set(tb.PRESETS) >= {"lan-buffers", "wan-window", "europe-vp", "hetero-lan"}
     # The WAN presets are written in the language: their hosts only, sites and trunks.
     vp = tb.preset("europe-vp")
-    assert vp.not_simulable is None and vp.defaults is None
+    assert vp.defaults is None
     assert [(h.name, h.phy, h.site) for h in vp.hosts.values()] == [
         ("sparc10-a", "oc3c", "lan-a"),
         ("sparc10-b", "taxi100", "lan-b"),

@@ -17,6 +17,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_many, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_flavours, m)?)?;
+    m.add_function(wrap_pyfunction!(tcp_max_windows, m)?)?;
     m.add_function(wrap_pyfunction!(host_profiles, m)?)?;
     m.add_function(wrap_pyfunction!(host_write_us, m)?)?;
     m.add_function(wrap_pyfunction!(check_spec, m)?)?;
@@ -55,6 +56,15 @@ fn tcp_flavours() -> Vec<(&'static str, u32)> {
     Flavour::ALL
         .iter()
         .map(|f| (f.name(), f.policy().max_sockbuf))
+        .collect()
+}
+
+/// Per TCP flavour, the largest window it can advertise (65535 without RFC 1323 scaling).
+#[pyfunction]
+fn tcp_max_windows() -> Vec<(&'static str, u32)> {
+    Flavour::ALL
+        .iter()
+        .map(|f| (f.name(), f.policy().max_window()))
         .collect()
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cellbench.cli import reproduce_hetero
 from cellbench.cli.common import (
     U64_MAX,
     UsageError,
@@ -36,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     common.add_argument("--json", action="store_true", help="print JSON instead of the table")
     _lan_buffers(studies, common)
+    reproduce_hetero.register(studies, common)
     for name, doc in WAN_STUDIES.items():
         w = studies.add_parser(name, parents=[common], help=doc, description=doc)
         if name in wan.EXPERIMENTS:

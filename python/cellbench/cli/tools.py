@@ -128,8 +128,6 @@ def _spec(
         hosts = {h["name"]: h for h in bed["hosts"]}
     except ExperimentError as e:
         raise UsageError(str(e)) from None
-    if tb.not_simulable:
-        raise UsageError(tb.not_simulable)
     if peer == local:
         raise UsageError(
             f"host {peer} is the transmitter: name the receiving host (e.g. {tb.pair[1]})"

@@ -4,7 +4,9 @@
   grid) over sender SO_SNDBUF × receiver SO_RCVBUF, a heat map with the values
   written in and lock-step cells marked; ``compare="published"`` adds the published
   mean under each cell and the error per cell (lan-buffers).
-- ``buffer-surface``: the same as a 3-D surface.
+- ``buffer-surface``: the same as a 3-D surface; on a result whose socket buffers are
+  equal at both ends and whose message size varies (hetero-lan), over socket buffer ×
+  message size.
 - ``window``: throughput against the TCP window (the smaller socket buffer); on
   wan-window with the published points, window / RTT and the link's TCP payload rate.
 - ``message-size``: throughput against the application's write size.
@@ -382,6 +384,41 @@ def buffer_surface(result, fig, df, picked) -> None:
     fig.colorbar(surf, ax=ax, shrink=0.55, pad=0.08, label="mean " + MBIT)
     ax.set_title(
         "Throughput surface over send × receive buffer\n" + _subtitle(result, picked), fontsize=10
+    )
+
+
+def _equal_buffers(df: pd.DataFrame) -> bool:
+    """Every run set its send and receive buffers alike, and the message size varies."""
+    return bool((df["sndbuf"] == df["rcvbuf"]).all()) and df["blocksize"].nunique() > 1
+
+
+def message_surface(result, fig, df, picked) -> None:
+    """Mean throughput (Mb/s) over socket buffer x message size."""
+    import mpl_toolkits.mplot3d  # noqa: F401 - registers the 3-D projection
+
+    g = df.groupby(["sndbuf", "blocksize"])["mbps"].mean()
+    buf = sorted(df["sndbuf"].unique())
+    msg = sorted(df["blocksize"].unique())
+    z = np.full((len(buf), len(msg)), np.nan)
+    for (b, m), v in g.items():
+        z[buf.index(b), msg.index(m)] = v
+    fig.set_size_inches(8, 6.5)
+    ax = fig.add_subplot(projection="3d")
+    x, y = np.meshgrid(np.array(msg, float) / 1024, np.array(buf, float) / 1024)
+    surf = ax.plot_surface(x, y, np.nan_to_num(z), cmap="viridis", edgecolor="grey", linewidth=0.3)
+    ax.view_init(elev=35, azim=-50)
+    step = max(1, len(msg) // 6)
+    ax.set_xticks([v / 1024 for v in msg[::step]], [_size(v) for v in msg[::step]], fontsize=7)
+    step = max(1, len(buf) // 5)
+    ax.set_yticks([v / 1024 for v in buf[::step]], [_size(v) for v in buf[::step]], fontsize=7)
+    ax.tick_params(axis="z", labelsize=7)
+    ax.set_xlabel("message size (send())", labelpad=6)
+    ax.set_ylabel("socket buffer (both ends)", labelpad=6)
+    ax.set_zlabel("Mb/s", labelpad=4)
+    fig.colorbar(surf, ax=ax, shrink=0.55, pad=0.08, label="mean " + MBPS)
+    ax.set_title(
+        "Throughput surface over socket buffer × message size\n" + _subtitle(result, picked),
+        fontsize=10,
     )
 
 
@@ -914,6 +951,20 @@ def plot(
             queue(result, fig, run, port, picked)
         else:
             time_sequence(result, fig, run, connection, picked)
+    elif kind == "buffer-surface" and _equal_buffers(df):
+        # Socket buffers set equal at both ends (netperf -s/-S): the surface is over
+        # the one buffer and the message size (hetero-lan).
+        check_fit(
+            df,
+            kind,
+            {
+                "sndbuf": "the socket buffer (SO_SNDBUF = SO_RCVBUF)",
+                "blocksize": "the message size",
+            },
+            params,
+            by,
+        )
+        message_surface(result, fig, df, picked)
     elif kind in ("buffer-grid", "buffer-surface"):
         check_fit(
             df,

@@ -50,6 +50,8 @@ PHYS = ("oc3c", "oc12c", "taxi100", "taxi140", "e3", "ds3")
 WRITE_US = dict(_native.host_write_us())
 #: TCP flavours of SPEC §6.1 and the largest socket buffer each kernel accepts.
 FLAVOUR_MAX_SOCKBUF = dict(_native.tcp_flavours())
+#: The largest window each flavour can advertise (65535 without RFC 1323 scaling).
+FLAVOUR_MAX_WINDOW = dict(_native.tcp_max_windows())
 ENCAPS = ("vc-mux", "llc-snap")
 POLICIES = ("tail-drop", "ppd", "epd")
 SWITCH_KEYS = (
@@ -110,8 +112,6 @@ class Testbed:
     trunks: list[dict] = field(default_factory=list)
     mtu: int = 9188
     encap: str = "vc-mux"
-    #: None when the simulator can run it; else why not (a preset waiting for a feature).
-    not_simulable: str | None = None
     #: The transmitter and receiver the ttcp/netperf front ends use.
     pair: tuple[str, str] = ("A", "B")
     description: str = ""
@@ -167,15 +167,6 @@ def _lan_buffers() -> Testbed:
         description="two SPARCstation IPCs (SunOS 4.1.1) on 100 Mb/s TAXI through one "
         "256-cell-per-port switch, VC-mux, MTU 9188; any host name maps onto this hardware",
         defaults=HostSpec(name="*"),
-    )
-
-
-def _later(name: str, description: str, why: str) -> Testbed:
-    return Testbed(
-        name=name,
-        description=description,
-        defaults=HostSpec(name="*"),
-        not_simulable=f"testbed preset {name!r} is not yet simulable ({why})",
     )
 
 
@@ -289,6 +280,38 @@ def _wan_contention_text() -> str:
 
 _WAN_CONTENTION = _wan_contention_text()
 
+
+# --- hetero-lan (TESTBEDS.md): the SPEC §6.3 hosts, each with its own OS's TCP ----------
+#: A campus backbone: the two switches are a building apart; 1 km of fibre at 5 µs/km
+#: (an assumption: the setup gives no length; at 5 µs it is far below one cell time's
+#: worth of effect on a LAN transfer).
+CAMPUS_TRUNK_MS = 1 * FIBRE_US_PER_KM / 1000
+#: OC-3c over UTP-5 reaches at most 100 m (ATM Forum af-phy-0015); the longest is taken.
+UTP5_M = 100
+_HETERO_LAN = f"""
+    # Every adapter keeps SPEC §5's 52 µs gap between PDUs (the one adapter timing the
+    # setups give; pdu_gap_us's default).
+    # Testbed 1: one switch, OC-3c (SONET framing) on UTP-5. Two Pentium-90s (Windows
+    # NT 3.51, PCI adapters, VC-mux only) and two SPARCstation 20s (Solaris 2.4).
+    host pentium90-a {{ profile = pentium-90; flavour = nt351; phy = oc3c; site = tb1;
+                       distance_m = {UTP5_M}; }}
+    host pentium90-b {{ profile = pentium-90; flavour = nt351; phy = oc3c; site = tb1;
+                       distance_m = {UTP5_M}; }}
+    host sparc20-a {{ profile = sparc-20; flavour = solaris24; phy = oc3c; site = tb1;
+                     distance_m = {UTP5_M}; }}
+    host sparc20-b {{ profile = sparc-20; flavour = solaris24; phy = oc3c; site = tb1;
+                     distance_m = {UTP5_M}; }}
+    # Testbed 2: the campus backbone switch with the Power Challenge (IRIX 6.0.1), joined
+    # over OC-3c fibre to a second switch with a Pentium-100 (NT 3.51), a SPARCstation
+    # 10/512 (SunOS 4.1.3) and two Ultra-1s (Solaris 2.5).
+    host challenge {{ profile = power-challenge; flavour = irix601; phy = oc3c; site = campus; }}
+    host pentium100 {{ profile = pentium-100; flavour = nt351; phy = oc3c; site = dept; }}
+    host sparc10 {{ profile = sparc-10; flavour = sunos413; phy = oc3c; site = dept; }}
+    host ultra1-a {{ profile = ultra-1; flavour = solaris25; phy = oc3c; site = dept; }}
+    host ultra1-b {{ profile = ultra-1; flavour = solaris25; phy = oc3c; site = dept; }}
+    trunk {{ from = campus; to = dept; phy = oc3c; delay_ms = {CAMPUS_TRUNK_MS:g}; }}
+"""
+
 #: Named presets: the classic testbeds of TESTBEDS.md. ``lan`` is lan-buffers' hardware.
 PRESETS = {
     "lan-buffers": _lan_buffers,
@@ -311,10 +334,12 @@ PRESETS = {
         ("sparc10-a", "sparc10-b"),
         _EUROPE_VP,
     ),
-    "hetero-lan": lambda: _later(
+    "hetero-lan": lambda: _written(
         "hetero-lan",
-        "host pairs of SPEC §6.3 on OC-3c",
-        "its hosts' TCPs (Windows NT 3.51, IRIX 6, Solaris 2) have no flavour yet",
+        "heterogeneous ATM LAN on OC-3c: NT PCs and SPARCstation 20s on one switch; "
+        "a Power Challenge, a Pentium-100, a SPARCstation 10 and Ultra-1s on two",
+        ("ultra1-a", "ultra1-b"),
+        _HETERO_LAN,
     ),
     "wan-contention": lambda: _written(
         "wan-contention",

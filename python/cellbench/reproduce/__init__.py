@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cellbench.reproduce import lan_buffers
+from cellbench.reproduce import hetero_lan, lan_buffers
 
 #: name -> module with ``run(...)`` returning a DataFrame and ``report(df)`` for the CLI.
 STUDIES = {"lan-buffers": lan_buffers}
@@ -24,4 +24,4 @@ def reproduce_study(name: str, **options):
     return study.run(**options)
 
 
-__all__ = ["STUDIES", "lan_buffers", "reproduce_study"]
+__all__ = ["STUDIES", "hetero_lan", "lan_buffers", "reproduce_study"]

@@ -34,6 +34,9 @@ pub struct Costs {
     pub copy_ps_per_byte: u64,
     /// The kernel's socket layer.
     pub append: AppendRule,
+    /// Winsock AFD: a write of at least SO_SNDBUF bytes returns only once
+    /// all of it is acknowledged (`Policy::send_completes_on_ack`).
+    pub send_completes_on_ack: bool,
 }
 
 /// When a source stops writing.
@@ -86,6 +89,8 @@ pub struct Source {
     pub last_return: Option<SimTime>,
     /// The last step copied in the end of a write().
     completed_write: bool,
+    /// A write() that AFD did not buffer is waiting for its data to be acknowledged.
+    awaiting_ack: bool,
     pub finished: Option<SimTime>,
 }
 
@@ -114,6 +119,7 @@ impl Source {
             started: None,
             last_return: None,
             completed_write: false,
+            awaiting_ack: false,
             finished: None,
         }
     }
@@ -214,6 +220,12 @@ impl Source {
         Ok(n)
     }
 
+    /// An unbuffered (Winsock AFD) send holds the application until its data
+    /// is acknowledged.
+    pub fn awaiting_ack(&self) -> bool {
+        self.awaiting_ack
+    }
+
     /// Whether the byte count (if any) has all been written.
     pub fn all_written(&self) -> bool {
         matches!(self.limit, Limit::Bytes(n) if self.written >= n)
@@ -229,8 +241,20 @@ impl Source {
         t: &mut SimTime,
         out: &mut Vec<Segment>,
     ) -> Step {
+        if self.awaiting_ack {
+            // The unbuffered send still holds the application until the send
+            // buffer has drained (every byte of it acknowledged).
+            if tcb.snd.cc > 0 {
+                return Step::Blocked;
+            }
+            self.awaiting_ack = false;
+        }
+        let fresh = self.resid == 0;
         if let Some(stop) = self.start_write(costs, t) {
             return stop;
+        }
+        if fresh && costs.send_completes_on_ack && self.resid >= tcb.snd.hiwat {
+            self.awaiting_ack = true;
         }
         let Some(n) = sosend_piece(tcb, costs, self.resid, t, out) else {
             return Step::Blocked;

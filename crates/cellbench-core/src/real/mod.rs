@@ -23,8 +23,8 @@
 //! clock; the controller maps them onto its own.
 
 pub mod measure;
-pub mod schedule;
 mod pacer;
+pub mod schedule;
 mod socket;
 pub mod tcp_info;
 
@@ -435,9 +435,7 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
     let local = spec.bind.map(|ip| SocketAddr::new(ip, 0));
     let stop = Stop(spec.group.as_deref());
     // Raised for the whole transfer (the start is paced too), put back on return.
-    let priority = spec
-        .paced()
-        .then(|| pacer::Priority::raise(spec.realtime));
+    let priority = spec.paced().then(|| pacer::Priority::raise(spec.realtime));
     // TCP connects at the start time (the sink listens from before it), so the
     // handshake is part of no one's throughput but the connection is fresh.
     sleep_until(start, stop)?;

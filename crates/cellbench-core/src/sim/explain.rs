@@ -337,10 +337,17 @@ pub fn classify(f: &Facts) -> Explanation {
         }
     }
     if f.tcp && f.lockstep {
+        // Without Nagle holding data, the sender waited in the application: a
+        // send that returns only once acknowledged (Winsock AFD, `nt351`).
+        let who = if f.holding_seconds < 0.5 * f.circular_wait_seconds {
+            "unacknowledged-send/delayed-ACK"
+        } else {
+            "Nagle/delayed-ACK"
+        };
         return done(
             LimitedBy::Lockstep,
             format!(
-                "Nagle/delayed-ACK circular wait {:.2} s of {:.2} s ({}); measured {}",
+                "{who} circular wait {:.2} s of {:.2} s ({}); measured {}",
                 f.circular_wait_seconds,
                 f.sender_seconds,
                 pct(of_transfer(f.circular_wait_seconds)),

@@ -155,8 +155,9 @@ pub struct TransferResult {
     pub receiver: TcpStats,
     pub pdus_dropped_at_adapter: u64,
     /// Time spent in the Nagle/delayed-ACK circular wait: the sender holding a
-    /// short segment for an ACK, the receiver (buffer read empty, everything
-    /// sent has arrived) holding that ACK for its timer.
+    /// short segment for an ACK (or, NT, an unbuffered send waiting for its
+    /// ACK), the receiver (buffer read empty, everything sent has arrived)
+    /// holding that ACK for its timer.
     pub circular_wait_seconds: f64,
     /// For UDP transfers: datagram counts at the transmitter (sent) and receiver.
     pub udp: Option<UdpStats>,
@@ -1310,13 +1311,17 @@ impl World {
             _ => {}
         }
         // One end holds a short segment for an ACK the other, having read all
-        // that came, delays. A stream's receiver sends no data; in a
-        // request/response test the server holds responses as the client requests.
-        let waits = |a: &Tcb, b: &Tcb| {
-            a.holding() && b.delack_pending() && b.rcv.cc == 0 && a.snd_max == b.rcv_nxt
+        // that came, delays: Nagle holds a short segment, or (Winsock AFD) an
+        // unbuffered send holds the application until acknowledged. A stream's
+        // receiver sends no data; in a request/response test the server holds
+        // responses as the client requests.
+        let unbuffered =
+            matches!(&self.eps[2 * transfer].app, App::Source(src) if src.awaiting_ack());
+        let waits = |a: &Tcb, b: &Tcb, held: bool| {
+            (a.holding() || held) && b.delack_pending() && b.rcv.cc == 0 && a.snd_max == b.rcv_nxt
         };
         let exchange = matches!(self.eps[2 * transfer].app, App::Exchange(_));
-        let waiting = waits(s, r) || (exchange && waits(r, s));
+        let waiting = waits(s, r, unbuffered) || (exchange && waits(r, s, false));
         match (waiting, self.wait_since[transfer]) {
             (true, None) => self.wait_since[transfer] = Some(self.now),
             (false, Some(since)) => {
@@ -1335,13 +1340,14 @@ impl World {
         let costs = Costs {
             syscall: self.scaled(p.syscall),
             copy_ps_per_byte: p.copy_ps_per_byte * self.job_scale / 1000,
-            // The socket layer goes with the kernel: SunOS's for sunos411, 4.4BSD's otherwise.
+            // The socket layer goes with the kernel: SunOS's for SunOS 4.1.x, 4.4BSD's otherwise.
             append: match self.eps[ep].tcb.flavour {
-                Flavour::Sunos411 => AppendRule::SunOs,
+                Flavour::Sunos411 | Flavour::Sunos413 => AppendRule::SunOs,
                 _ => AppendRule::Bsd44 {
                     mclbytes: self.eps[ep].tcb.policy().mclbytes,
                 },
             },
+            send_completes_on_ack: self.eps[ep].tcb.policy().send_completes_on_ack,
         };
         if self.eps[ep].udp.is_some() {
             self.run_udp_app(h, ep, t, &costs);

@@ -24,15 +24,34 @@ pub enum Flavour {
     /// tcp_mss leaves room for the timestamp option so that segments still
     /// carry whole mbuf clusters of data.
     Osf1,
+    /// SunOS 4.1.3 (SPARCstation 10/512): the same 4.3BSD-Tahoe TCP and socket
+    /// layer as 4.1.1.
+    Sunos413,
+    /// Solaris 2.4 (SPARCstation 20): Mentat's STREAMS TCP, ACK every second
+    /// segment, per-connection delayed-ACK timer, no RFC 1323.
+    Solaris24,
+    /// Solaris 2.5 (Ultra-1): as Solaris 2.4 on the sun4u's 8 KB pages.
+    Solaris25,
+    /// IRIX 6.0.1 (SGI Power Challenge): 4.3BSD-Reno-derived, with RFC 1323.
+    Irix601,
+    /// Windows NT 3.51 (Pentium PCs): its own TCP under the Winsock AFD layer;
+    /// ACK every second segment or after 200 ms, no RFC 1323, and a send of at
+    /// least SO_SNDBUF bytes completes only once acknowledged.
+    Nt351,
 }
 
 impl Flavour {
-    pub const ALL: [Flavour; 5] = [
+    pub const ALL: [Flavour; 10] = [
         Flavour::Sunos411,
         Flavour::Reno,
         Flavour::Rfc1122,
         Flavour::Modern,
         Flavour::Osf1,
+        Flavour::Sunos413,
+        Flavour::Solaris24,
+        Flavour::Solaris25,
+        Flavour::Irix601,
+        Flavour::Nt351,
     ];
 
     pub fn name(self) -> &'static str {
@@ -42,6 +61,11 @@ impl Flavour {
             Flavour::Rfc1122 => "rfc1122",
             Flavour::Modern => "modern",
             Flavour::Osf1 => "osf1",
+            Flavour::Sunos413 => "sunos413",
+            Flavour::Solaris24 => "solaris24",
+            Flavour::Solaris25 => "solaris25",
+            Flavour::Irix601 => "irix601",
+            Flavour::Nt351 => "nt351",
         }
     }
 
@@ -67,6 +91,9 @@ impl Flavour {
             mclbytes: 4096,
             mss_in_clusters: false,
             tstamp_within_mtu: false,
+            send_completes_on_ack: false,
+            // Linux's TCP_RTO_MIN (include/net/tcp.h); only per-connection timers use it.
+            rto_min: SimTime::from_ms(200),
         };
         // 4.3BSD-Reno tcp_input/tcp_output as kept in 4.4BSD-Lite.
         let reno = Policy {
@@ -85,8 +112,77 @@ impl Flavour {
             mss_in_clusters: true,
             ..sunos411
         };
+        // Solaris 2.4/2.5's TCP (Mentat, STREAMS). Sources: the Solaris Tunable
+        // Parameters Reference Manual (docs.oracle.com, 806-6779): tcp_deferred_acks_max
+        // 2 (an ACK for every second full segment), tcp_deferred_ack_interval 100 ms
+        // on a timer of the connection's own. Assumptions (the manual documents
+        // Solaris 8; 2.4/2.5 are taken to have the same defaults): those two, a
+        // largest socket buffer (tcp_max_buf) of 256 KB, no RFC 1323 (window
+        // scaling came with Solaris 2.6), MSS = MTU − 40 (no cluster rounding).
+        let solaris = Policy {
+            max_sockbuf: 262_144,
+            ack: AckPolicy::SecondFullSegment,
+            delack_interval: SimTime::from_ms(100),
+            timers: TimerModel::PerConnection,
+            rtt_unit: SimTime::from_ms(1),
+            // tcp_rexmit_interval_min (the same manual): 400 ms.
+            rto_min: SimTime::from_ms(400),
+            mss_in_clusters: false,
+            // The stream head copies a write into the send queue a page at a
+            // time (assumption: 4 KB pages on sun4m).
+            mclbytes: 4096,
+            ..reno
+        };
         match self {
-            Flavour::Sunos411 => sunos411,
+            Flavour::Sunos411 | Flavour::Sunos413 => sunos411,
+            Flavour::Solaris24 => solaris,
+            // The Ultra-1 (sun4u) has 8 KB pages.
+            Flavour::Solaris25 => Policy {
+                mclbytes: 8192,
+                ..solaris
+            },
+            // IRIX 6.0.1: SGI's BSD-derived TCP (IRIX network administration guide,
+            // "Kernel Configuration": tcp_sendspace/tcp_recvspace in master.d/bsd,
+            // default 60 KB, the 4.3BSD names). Assumptions: Reno's loss recovery and
+            // window update; RFC 1323 window scaling and timestamps offered; a
+            // largest socket buffer of 512 KB; mbuf clusters of the 64-bit kernel's
+            // 16 KB page, so an ATM MSS of ~9 KB is below one cluster and tcp_mss
+            // keeps it. None of its peers here offers RFC 1323, so the options
+            // never take effect in hetero-lan.
+            Flavour::Irix601 => Policy {
+                max_sockbuf: 512 * 1024,
+                window_scaling: true,
+                timestamps: true,
+                mclbytes: 16_384,
+                ..reno
+            },
+            // Windows NT 3.51. Sources: TcpDelAckTicks (Windows TCP/IP registry
+            // reference, technet cc938206): default 2 × 100 ms, an ACK for every
+            // other segment, else when 200 ms have passed since the segment;
+            // KB Q199947: NT 3.5/3.51/4.0 have no window scale option, so 65535
+            // is the largest window; MSDN Magazine Oct 2000 ("Winsock", AFD.SYS)
+            // and KB 823764: AFD copies a send into its buffer up to SO_SNDBUF and
+            // completes it at once, but a send of at least SO_SNDBUF bytes is not
+            // buffered and completes only when all its data is acknowledged.
+            // Assumptions: Reno's fast retransmit and recovery; 4.4BSD's
+            // window-update test (RFC 1122's receiver SWS avoidance); MSS = MTU − 40;
+            // AFD hands TCP a send whole (copied when it fits the free quota, else
+            // the user's buffer itself), not in mbuf clusters: one append per send.
+            Flavour::Nt351 => Policy {
+                max_sockbuf: 65_535,
+                ack: AckPolicy::SecondFullSegment,
+                delack_interval: SimTime::from_ms(200),
+                timers: TimerModel::PerConnection,
+                rtt_unit: SimTime::from_ms(1),
+                // Assumption (no public source gives NT 3.51's floor): 500 ms, RFC 1122's
+                // bound on an ACK's delay, so that a lone segment whose ACK its NT peer
+                // holds for 200 ms is not resent.
+                rto_min: SimTime::from_ms(500),
+                mss_in_clusters: false,
+                mclbytes: 65_535,
+                send_completes_on_ack: true,
+                ..reno
+            },
             Flavour::Reno => reno,
             Flavour::Rfc1122 => Policy {
                 ack: AckPolicy::SecondFullSegment,
@@ -262,9 +358,24 @@ pub struct Policy {
     /// timestamp option when the MTU has room, so that data segments stay a
     /// whole number of clusters (otherwise the option eats 12 bytes of each).
     pub tstamp_within_mtu: bool,
+    /// Winsock AFD (Windows NT): a write of at least SO_SNDBUF bytes is not
+    /// buffered; it returns only when every byte of it is acknowledged.
+    pub send_completes_on_ack: bool,
+    /// The floor of the retransmit timeout under `TimerModel::PerConnection`.
+    pub rto_min: SimTime,
 }
 
 impl Policy {
+    /// The largest window this kernel can advertise: 65535 without RFC 1323
+    /// window scaling, else 65535 << 14.
+    pub fn max_window(&self) -> u32 {
+        if self.window_scaling {
+            65_535 << 14
+        } else {
+            65_535
+        }
+    }
+
     /// The MSS this kernel derives from an interface's MTU − 40.
     pub fn interface_mss(&self, mtu_mss: u32) -> u32 {
         let cl = self.mclbytes;
@@ -288,7 +399,8 @@ mod test {
         let e = "vegas".parse::<Flavour>().unwrap_err().to_string();
         assert_eq!(
             e,
-            "unknown TCP flavour \"vegas\": expected one of sunos411, reno, rfc1122, modern, osf1"
+            "unknown TCP flavour \"vegas\": expected one of sunos411, reno, rfc1122, modern, osf1, \
+             sunos413, solaris24, solaris25, irix601, nt351"
         );
     }
 
@@ -331,6 +443,42 @@ mod test {
                 ..r
             }
         );
+    }
+
+    #[test]
+    fn the_era_hosts_flavours_are_small_policy_sets() {
+        let (sunos, reno) = (Flavour::Sunos411.policy(), Flavour::Reno.policy());
+        // SunOS 4.1.3 keeps 4.1.1's TCP.
+        assert_eq!(Flavour::Sunos413.policy(), sunos);
+        // Solaris 2.5 is 2.4 on 8 KB pages.
+        let (s24, s25) = (Flavour::Solaris24.policy(), Flavour::Solaris25.policy());
+        assert_eq!(
+            s25,
+            Policy {
+                mclbytes: 8192,
+                ..s24
+            }
+        );
+        assert_eq!(s24.ack, AckPolicy::SecondFullSegment);
+        assert_eq!(s24.delack_interval, SimTime::from_ms(100));
+        // No RFC 1323 but a buffer beyond 64 KB: a window it cannot advertise.
+        assert!(s24.max_sockbuf > s24.max_window());
+        assert_eq!(s24.max_window(), 65_535);
+        // IRIX 6.0.1: Reno with the RFC 1323 options.
+        let irix = Flavour::Irix601.policy();
+        assert!(irix.window_scaling && irix.max_window() > irix.max_sockbuf);
+        assert_eq!(
+            (irix.ack, irix.window_update),
+            (reno.ack, reno.window_update)
+        );
+        // NT 3.51: 64 KB at most, every second segment or 200 ms, AFD's unbuffered send.
+        let nt = Flavour::Nt351.policy();
+        assert_eq!((nt.max_sockbuf, nt.max_window()), (65_535, 65_535));
+        assert_eq!(nt.delack_interval, SimTime::from_ms(200));
+        assert_eq!(nt.interface_mss(9148), 9148);
+        for f in Flavour::ALL {
+            assert_eq!(f.policy().send_completes_on_ack, f == Flavour::Nt351, "{f}");
+        }
     }
 
     #[test]

@@ -30,9 +30,9 @@ const TCPTV_PERSMAX: u32 = 120; // 60 s
 const TCPTV_MSL: u32 = 60; // 30 s
 const TCP_MAXRXTSHIFT: u32 = 12;
 const TCP_BACKOFF: [u32; 13] = [1, 2, 4, 8, 16, 32, 64, 64, 64, 64, 64, 64, 64];
-/// Linux (include/net/tcp.h), for `TimerModel::PerConnection`: RTO bounds,
-/// the RTO before any RTT sample (RFC 6298 2.1), TIME_WAIT's length.
-const TCP_RTO_MIN: SimTime = SimTime::from_ms(200);
+/// Linux (include/net/tcp.h), for `TimerModel::PerConnection`: the RTO's
+/// upper bound (its floor is the flavour's `rto_min`), the RTO before any RTT
+/// sample (RFC 6298 2.1), TIME_WAIT's length.
 const TCP_RTO_MAX: SimTime = SimTime::from_secs(120);
 const TCP_TIMEOUT_INIT: SimTime = SimTime::from_secs(1);
 const TCP_TIMEWAIT_LEN: SimTime = SimTime::from_secs(60);
@@ -1506,7 +1506,7 @@ impl Tcb {
                     let unit = self.policy.rtt_unit.0;
                     let srtt = self.t_srtt as u64 * unit / 8;
                     let var4 = (self.t_rttvar as u64 * unit).max(unit);
-                    SimTime(srtt + var4).clamp(TCP_RTO_MIN, TCP_RTO_MAX)
+                    SimTime(srtt + var4).clamp(self.policy.rto_min, TCP_RTO_MAX)
                 };
                 let backoff = 1u64 << self.t_rxtshift.min(TCP_MAXRXTSHIFT);
                 SimTime(base.0.saturating_mul(backoff)).min(TCP_RTO_MAX)

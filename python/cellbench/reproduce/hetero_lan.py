@@ -1,0 +1,369 @@
+"""hetero-lan (TESTBEDS.md): which host pairs reach what share of OC-3c, and why.
+
+Six sender -> receiver pairs of the SPEC §6.3 hosts, each running its own OS's TCP
+(flavours ``nt351``, ``solaris24``, ``solaris25``, ``irix601``, ``sunos413``) on the
+``hetero-lan`` testbed preset: netperf TCP_STREAM (a timed stream of ``send()``s of one
+message size; socket buffers set equal at both ends, ``-s``/``-S``; the receiver's
+``recv()`` size netperf's default, the receive socket buffer) over every socket buffer
+x message size. Socket buffers: 8 KB and 1 .. 7 x MSS (the largest, 7 x 9148 = 64036,
+still fits the 16-bit window); messages 1 .. 7 x MSS, and 1 .. 9 KB too for the
+Ultra-1 pair. MSS = MTU - 40: Classical IP (LLC/SNAP, MTU 9180) gives 9140, VC-mux
+(MTU 9188) 9148.
+
+Each pair is an experiment of its own (its hosts and encapsulation differ), run by the
+experiment runner; ``out`` stores one result per pair in ``out/PAIR`` (``ultra1-ultra1``
+...), which ``cellbench show``/``plot --kind buffer-surface`` read. Nothing is tuned to
+a published number: the hosts' costs are their profiles', the TCPs' rules their
+flavours'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cellbench import calc
+from cellbench.experiment import testbed
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(frozen=True)
+class Pair:
+    name: str  # as the JSON names it: "ultra1->ultra1"
+    transmitter: str  # hosts of the hetero-lan preset
+    receiver: str
+    encap: str  # llc-snap (Classical IP, MTU 9180) or vc-mux (MTU 9188)
+
+    @property
+    def mtu(self) -> int:
+        return 9180 if self.encap == "llc-snap" else 9188
+
+    @property
+    def mss(self) -> int:
+        return self.mtu - 40
+
+    @property
+    def slug(self) -> str:
+        """The pair as a file name (its result under ``out``)."""
+        return self.name.replace("->", "-")
+
+
+#: The study's pairs, in TESTBEDS.md's order.
+PAIRS = (
+    Pair("sparc10->challenge", "sparc10", "challenge", "llc-snap"),
+    Pair("pentium90->pentium90", "pentium90-a", "pentium90-b", "vc-mux"),
+    Pair("challenge->pentium100", "challenge", "pentium100", "vc-mux"),
+    Pair("ultra1->challenge", "ultra1-a", "challenge", "llc-snap"),
+    Pair("sparc20->sparc20", "sparc20-a", "sparc20-b", "vc-mux"),
+    Pair("ultra1->ultra1", "ultra1-a", "ultra1-b", "vc-mux"),
+)
+PAIR_NAMES = tuple(p.name for p in PAIRS)
+#: The pair measured with small messages too.
+SMALL_MESSAGE_PAIR = "ultra1->ultra1"
+SMALL_MESSAGES = tuple(k * 1024 for k in range(1, 10))
+#: netperf -l: seconds per measurement, netperf's default (the first segment's
+#: delayed ACK alone costs up to 200 ms of it).
+SECONDS = 10.0
+#: A surface point below this share of its pair's median is a collapse.
+COLLAPSE_SHARE = 0.1
+#: A pair is "fastest below the MSS" when its best sub-MSS message beats every message
+#: of one MSS or more by more than this share (not by a rounding on a flat top).
+FASTER_BY = 0.01
+
+
+def socket_buffers(pair: Pair) -> list[int]:
+    """8 KB and 1 .. 7 x MSS, up to the largest buffer both hosts' kernels accept (SunOS
+    4.1.3: 52428, which then closes the sweep as it does lan-buffers')."""
+    tb = testbed.preset("hetero-lan")
+    flavours = (tb.hosts[pair.transmitter].flavour, tb.hosts[pair.receiver].flavour)
+    largest = min(testbed.FLAVOUR_MAX_SOCKBUF[f] for f in flavours)
+    sizes = [b for b in [8192] + [k * pair.mss for k in range(1, 8)] if b <= largest]
+    return sizes if sizes[-1] >= 7 * pair.mss else [*sizes, largest]
+
+
+def messages(pair: Pair) -> list[int]:
+    sizes = [k * pair.mss for k in range(1, 8)]
+    if pair.name == SMALL_MESSAGE_PAIR:
+        sizes = sorted(set(SMALL_MESSAGES) | set(sizes))
+    return sizes
+
+
+def experiment_text(
+    pair: Pair, buffers: list[int], sizes: list[int], seconds: float, seed: int
+) -> str:
+    """The pair's netperf sweep as an experiment file (stored with its result)."""
+
+    def values(xs: list[int]) -> str:
+        return "[" + ", ".join(str(x) for x in xs) + "]"
+
+    tx, rx = pair.transmitter, pair.receiver
+    return f"""\
+# hetero-lan (TESTBEDS.md), pair {pair.name}: netperf TCP_STREAM from {tx} to {rx},
+# {pair.encap} at MTU {pair.mtu} (MSS {pair.mss}); socket buffers equal at both ends
+# (netperf -s/-S), send() size message_size, recv() size the receive buffer.
+testbed hetero-lan {{ encap = {pair.encap}; mtu = {pair.mtu}; }}
+
+cluster {{
+    test sender {{
+        type = full (blocksize=$message_size, duration=$seconds);
+        protocol = tcp (window=$socket_buffer);
+        own = {tx}:5001;
+        peer = {rx}:5001;
+    }}
+    test receiver {{
+        type = sink (blocksize=$socket_buffer);
+        protocol = tcp (window=$socket_buffer);
+        own = {rx}:5001;
+        peer = {tx}:5001;
+    }}
+}}
+
+sweep {{
+    socket_buffer = {values(buffers)};
+    message_size = {values(sizes)};
+    seconds = {seconds:g};
+    replications = 1;
+    seed = {seed};
+}}
+"""
+
+
+def theoretical_bps(pair: Pair) -> float:
+    """``calc layers``' TCP payload rate on OC-3c for the pair's encapsulation."""
+    rows = calc.layers("oc3c", pair.encap, pair.mtu)
+    return next(r["mbps"] for r in rows if r["layer"] == "tcp_payload") * 1e6
+
+
+def _pair(name: str) -> Pair:
+    for p in PAIRS:
+        if p.name == name:
+            return p
+    raise ValueError(f"unknown pair {name!r}: expected one of {', '.join(PAIR_NAMES)}")
+
+
+def run(
+    *,
+    pairs: list[str] | None = None,
+    seconds: float = SECONDS,
+    seed: int = 1,
+    workers: int = 0,
+    out: str | Path | None = None,
+    resume: bool = False,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Every pair's surface; one row per pair x socket buffer x message size."""
+    import pandas as pd
+
+    from cellbench.experiment.runner import run as run_experiment
+
+    if resume and out is None:
+        raise ValueError("resume needs out (the results to finish)")
+    chosen = [_pair(n) for n in (pairs or PAIR_NAMES)]
+    rows: list[dict[str, Any]] = []
+    for pair in chosen:
+        text = experiment_text(pair, socket_buffers(pair), messages(pair), seconds, seed)
+        source: str | Path = text
+        if out is not None:
+            # The pair's experiment file beside its result: `cellbench run` takes it as is.
+            Path(out).mkdir(parents=True, exist_ok=True)
+            source = Path(out) / f"{pair.slug}.netspec"
+            if not (resume and source.exists()):
+                source.write_text(text)
+        result = run_experiment(
+            source,
+            out=None if out is None else Path(out) / pair.slug,
+            resume=resume,
+            workers=workers or None,
+            progress=progress,
+        )
+        rows.extend(pair_rows(pair, result))
+    return pd.DataFrame(rows)
+
+
+def pair_rows(pair: Pair, result) -> list[dict[str, Any]]:
+    """A pair's stored (or in-memory) result as the study's rows."""
+    df = result.to_pandas().sort_values(["socket_buffer", "message_size"], kind="stable")
+    top = theoretical_bps(pair)
+    out = []
+    for r in df.to_dict(orient="records"):
+        bps = float(r["throughput_bps"])
+        out.append(
+            {
+                "pair": pair.name,
+                "transmitter": pair.transmitter,
+                "receiver": pair.receiver,
+                "encap": pair.encap,
+                "mtu": pair.mtu,
+                "socket_buffer": int(r["socket_buffer"]),
+                "message_size": int(r["message_size"]),
+                "seconds": float(r["seconds"]),
+                "replication": int(r["replication"]),
+                "seed": int(r["seed"]),
+                "throughput_bps": bps,
+                "percent_of_theoretical": 100 * bps / top,
+                "cells_lost": int(r["cells_lost"]),
+                "limited_by": str(r["limited_by"]),
+                "limit_evidence": str(r["limit_evidence"]),
+            }
+        )
+    return out
+
+
+def maxima(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per pair, its fastest point and that point's share of the TCP payload rate."""
+    out = []
+    for name in [n for n in PAIR_NAMES if n in set(df.pair)]:
+        part = df[df.pair == name]
+        best = part.loc[part.throughput_bps.idxmax()]
+        out.append(
+            {
+                "pair": name,
+                "throughput_bps": float(best.throughput_bps),
+                "percent_of_theoretical": float(best.percent_of_theoretical),
+                "socket_buffer": int(best.socket_buffer),
+                "message_size": int(best.message_size),
+                "limited_by": str(best.limited_by),
+            }
+        )
+    return out
+
+
+def collapsed(part: pd.DataFrame) -> list[tuple[int, int]]:
+    """A pair's points far below its median: (socket buffer, message size)."""
+    median = float(part.throughput_bps.median())
+    low = part[part.throughput_bps < COLLAPSE_SHARE * median]
+    return [(int(b), int(m)) for b, m in zip(low.socket_buffer, low.message_size)]
+
+
+def remarkable(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The cases worth a sentence, found in the surfaces (not assumed): a collapse at
+    message = socket buffer = one MSS, and a pair fastest with messages below the MSS."""
+    found = []
+    for name in [n for n in PAIR_NAMES if n in set(df.pair)]:
+        pair = _pair(name)
+        part = df[df.pair == name]
+        median = float(part.throughput_bps.median())
+        one = part[(part.socket_buffer == pair.mss) & (part.message_size == pair.mss)]
+        if not one.empty and float(one.throughput_bps.iloc[0]) < COLLAPSE_SHARE * median:
+            r = one.iloc[0]
+            found.append(
+                {
+                    "case": "collapse",
+                    "pair": name,
+                    "socket_buffer": int(r.socket_buffer),
+                    "message_size": int(r.message_size),
+                    "throughput_bps": float(r.throughput_bps),
+                    "median_bps": median,
+                    "limited_by": str(r.limited_by),
+                    "limit_evidence": str(r.limit_evidence),
+                }
+            )
+        best = part.loc[part.throughput_bps.idxmax()]
+        at_mss = part[part.message_size >= pair.mss].throughput_bps.max()
+        if int(best.message_size) < pair.mss and best.throughput_bps > (1 + FASTER_BY) * at_mss:
+            found.append(
+                {
+                    "case": "fastest-below-mss",
+                    "pair": name,
+                    "socket_buffer": int(best.socket_buffer),
+                    "message_size": int(best.message_size),
+                    "throughput_bps": float(best.throughput_bps),
+                    "best_at_or_above_mss_bps": float(at_mss),
+                    "limited_by": str(best.limited_by),
+                    "limit_evidence": str(best.limit_evidence),
+                }
+            )
+    return found
+
+
+def to_json(df: pd.DataFrame) -> dict[str, Any]:
+    rows = df.astype(object).where(df.notna(), None).to_dict(orient="records")
+    return {
+        "study": "hetero-lan",
+        "rows": rows,
+        "maxima": maxima(df),
+        "remarkable": remarkable(df),
+    }
+
+
+def _size(n: int) -> str:
+    return f"{n // 1024}K" if n % 1024 == 0 else str(n)
+
+
+def report(df: pd.DataFrame) -> str:
+    """Per pair its surface (Mb/s) with what limited the fastest point, then the maxima
+    and the remarkable cases."""
+    import pandas as pd
+
+    lines = ["hetero-lan: netperf TCP_STREAM throughput in Mb/s (10^6 bit/s)"]
+    for m in maxima(df):
+        pair = _pair(m["pair"])
+        part = df[df.pair == pair.name]
+        grid = part.pivot_table(
+            index="socket_buffer", columns="message_size", values="throughput_bps"
+        )
+        grid = (grid / 1e6).round(2)
+        grid.index = [_size(int(x)) for x in grid.index]
+        grid.columns = [_size(int(x)) for x in grid.columns]
+        grid.columns.name = "buffer \\ message"
+        lines.append("")
+        lines.append(
+            f"{pair.name}: {pair.transmitter} -> {pair.receiver}, {pair.encap} MTU {pair.mtu} "
+            f"(MSS {pair.mss})"
+        )
+        lines.append(grid.to_string())
+        lines.append(
+            "limited by: "
+            + ", ".join(f"{k} {v}" for k, v in part.limited_by.value_counts().sort_index().items())
+            + " (points)"
+        )
+        low = collapsed(part)
+        lines.append(
+            f"collapsed (under {COLLAPSE_SHARE:.0%} of the pair's median), buffer x message: "
+            + (", ".join(f"{_size(b)}x{_size(m)}" for b, m in low) if low else "none")
+        )
+    lines.append("")
+    lines.append("maxima (share of calc layers' TCP payload rate on OC-3c for the encapsulation):")
+    table = pd.DataFrame(
+        [
+            {
+                "pair": m["pair"],
+                "Mb/s": round(m["throughput_bps"] / 1e6, 2),
+                "% of TCP payload": round(m["percent_of_theoretical"], 1),
+                "socket buffer": m["socket_buffer"],
+                "message": m["message_size"],
+                "limited by": m["limited_by"],
+            }
+            for m in maxima(df)
+        ]
+    )
+    lines.append(table.to_string(index=False))
+    cases = remarkable(df)
+    lines.append("")
+    lines.append("remarkable cases found in the surfaces:")
+    if not cases:
+        lines.append(
+            "  none (no collapse at message = buffer = MSS; no pair fastest below the MSS)"
+        )
+    for c in cases:
+        if c["case"] == "collapse":
+            lines.append(
+                f"  {c['pair']}: collapses at message = socket buffer = one MSS "
+                f"({c['message_size']}): {c['throughput_bps'] / 1e6:.2f} Mb/s against a median "
+                f"of {c['median_bps'] / 1e6:.2f}; {c['limited_by']}: {c['limit_evidence']}"
+            )
+        else:
+            lines.append(
+                f"  {c['pair']}: fastest with {c['message_size']}-byte messages, below the MSS: "
+                f"{c['throughput_bps'] / 1e6:.2f} Mb/s (best at or above the MSS: "
+                f"{c['best_at_or_above_mss_bps'] / 1e6:.2f}); {c['limited_by']}: "
+                f"{c['limit_evidence']}"
+            )
+    lines.append("limited by: what bound each point (--json: limited_by, limit_evidence per row)")
+    return "\n".join(lines)
+
+
+__all__ = ["PAIRS", "PAIR_NAMES", "maxima", "remarkable", "report", "run", "testbed"]
