@@ -78,7 +78,9 @@ def test_ctrl_c_stops_a_running_simulation_and_keeps_finished_runs(tmp_path, wor
     err = p.communicate(timeout=30)[1]
     stopped = time.monotonic() - t
     assert p.returncode == 130, err
-    assert stopped < 1.0, f"{stopped:.2f} s from SIGINT to exit"
+    # The long run would take minutes: stopping within seconds shows the stop flag reached
+    # the simulation (0.35-0.40 s on an idle machine; the bound leaves room for a loaded one).
+    assert stopped < 5.0, f"{stopped:.2f} s from SIGINT to exit"
     assert "Traceback" not in err and "interrupted: 1/2 runs kept" in err, err
     result = load(out)
     assert list(result.to_pandas()["duration_s"]) == [0.5]

@@ -93,7 +93,7 @@ def run_one(args: argparse.Namespace, receiver: str | None, connection: dict) ->
     try:
         offsets = controller.check_daemons(client, sorted(exp.addresses))
         controller.check_admitted(client, [exp])
-        run = controller._Run(client, exp, offsets)
+        run = controller._Run(client, exp, offsets, next(iter(plan.tasks())))
         try:
             run.start()
         except KeyboardInterrupt:
