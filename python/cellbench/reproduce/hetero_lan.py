@@ -170,7 +170,8 @@ def run(
             # The pair's experiment file beside its result: `cellbench run` takes it as is.
             Path(out).mkdir(parents=True, exist_ok=True)
             source = Path(out) / f"{pair.slug}.netspec"
-            if not (resume and source.exists()):
+            # A stored result keeps the file it ran (the runner refuses or resumes it).
+            if not (Path(out) / pair.slug).exists():
                 source.write_text(text)
         result = run_experiment(
             source,
