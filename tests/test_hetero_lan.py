@@ -102,7 +102,11 @@ def test_remarkable_cases_are_read_from_the_surfaces(surfaces) -> None:
             assert c["throughput_bps"] < hetero_lan.COLLAPSE_SHARE * part.throughput_bps.median()
         else:
             assert c["message_size"] < pair.mss
+            if c["scope"] == "socket_buffer":
+                part = part[part.socket_buffer == c["socket_buffer"]]
             assert c["throughput_bps"] == part.throughput_bps.max()
+            above = part[part.message_size >= pair.mss].throughput_bps.max()
+            assert c["throughput_bps"] > (1 + hetero_lan.FASTER_BY) * above
 
 
 def test_same_seed_same_rows_at_any_worker_count() -> None:
@@ -189,3 +193,12 @@ def test_a_window_nt_cannot_advertise_is_an_error(tmp_path) -> None:
         "cellbench: error: w.netspec:5:38: SO_RCVBUF 131072 is a window nt351 cannot "
         "advertise: at most 65535 (no RFC 1323 window scaling)\n"
     )
+
+
+def test_ultra1_pair_at_8k_is_fastest_with_messages_below_the_mss(surfaces) -> None:
+    # An 8 KB window holds two whole 4 KB messages (4096-byte segments, 87 cells);
+    # messages of one MSS and more split into 8192-byte segments and short tails that
+    # wait on the receiver's delayed ACK. The study's small messages show it.
+    cases = [c for c in hetero_lan.remarkable(surfaces) if c["case"] == "fastest-below-mss"]
+    at_8k = [c for c in cases if c["pair"] == "ultra1->ultra1" and c["socket_buffer"] == 8192]
+    assert at_8k and at_8k[0]["message_size"] < 9148

@@ -19,7 +19,7 @@ def register(studies: argparse._SubParsersAction, common: argparse.ArgumentParse
         "--pair",
         action="append",
         type=_pair,
-        help="only this pair, as ultra1->ultra1 or ultra1-ultra1 (no quoting needed); "
+        help="only this pair: ultra1-ultra1, or 'ultra1->ultra1' quoted (> is the shell's); "
         "repeatable (default: all six)",
     )
     p.add_argument(
@@ -31,6 +31,7 @@ def register(studies: argparse._SubParsersAction, common: argparse.ArgumentParse
     p.add_argument(
         "--out",
         type=Path,
+        metavar="DIR",
         help="store one result per pair in DIR/PAIR (e.g. DIR/ultra1-ultra1; cellbench "
         "show/plot read it)",
     )

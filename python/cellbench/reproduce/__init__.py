@@ -5,7 +5,7 @@ from __future__ import annotations
 from cellbench.reproduce import hetero_lan, lan_buffers
 
 #: name -> module with ``run(...)`` returning a DataFrame and ``report(df)`` for the CLI.
-STUDIES = {"lan-buffers": lan_buffers}
+STUDIES = {"lan-buffers": lan_buffers, "hetero-lan": hetero_lan}
 
 
 def reproduce_study(name: str, **options):

@@ -119,6 +119,9 @@ impl Flavour {
         // Solaris 8; 2.4/2.5 are taken to have the same defaults): those two, a
         // largest socket buffer (tcp_max_buf) of 256 KB, no RFC 1323 (window
         // scaling came with Solaris 2.6), MSS = MTU − 40 (no cluster rounding).
+        // Nagle and sender SWS avoidance as RFC 896 and RFC 1122 4.2.3.4 give them,
+        // which the core's BSD send test is (a full segment; everything when idle;
+        // at least half the largest window offered): the same for NT below.
         let solaris = Policy {
             max_sockbuf: 262_144,
             ack: AckPolicy::SecondFullSegment,
