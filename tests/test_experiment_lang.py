@@ -159,7 +159,7 @@ def test_numbers_comments_strings():
         ),
         (
             "cluster {\n" + pair(0, tx="blast (blocksize=8K)") + "}",
-            "x.netspec:2:18: found blast(blocksize=8K), expected a traffic type: full, burst, burstq or sink",
+            "x.netspec:2:18: found blast(blocksize=8K), expected a traffic type: full, burst, burstq, ftp or sink",
         ),
         (
             "cluster {\n" + pair(0, tx="full (blocksize=8.5, nbytes=1M)") + "}",
