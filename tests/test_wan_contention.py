@@ -138,6 +138,10 @@ def test_credits_on_a_switch_without_flow_control_are_refused(tmp_path, capsys):
     assert main(["run", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"cellbench: error: {bad}:2:5: found flow_control = credit, expected")
+    bad.write_text(bad.read_text().replace("switch lawrence", "switch nowhere"))
+    assert main(["run", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"cellbench: error: {bad}:2:12: found switch nowhere, expected a site")
 
 
 def test_burst_knees_bracket_the_edge_buffers(everything):

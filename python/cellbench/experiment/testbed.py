@@ -542,8 +542,19 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             start.name = b.name
             tb.hosts[b.name] = _host(b, start)
     _check_flow_control(block, tb.switch)
+    sites = {h.site for h in tb.hosts.values()} | {
+        x for t in tb.trunks for x in (t["from"], t["to"])
+    }
+    if tb.defaults is not None:
+        sites.add(tb.defaults.site)
     for b in site_blocks:
         assert b.name is not None
+        if b.name not in sites:
+            raise expected(
+                b.name_pos or b.pos,
+                f"switch {b.name}",
+                f"a site of the testbed: {', '.join(sorted(sites)) or 'none'}",
+            )
         tb.sites[b.name] = sw = dict(tb.sites.get(b.name) or tb.switch)
         _switch(b, sw)
         _check_flow_control(b, sw)

@@ -725,6 +725,13 @@ impl RunSpec {
         let default_rules = self.switch.rules("switch")?;
         let mut site_rules = BTreeMap::new();
         for (site, sw) in &self.sites {
+            let known = self.hosts.iter().any(|h| &h.site == site)
+                || self.trunks.iter().any(|t| &t.from == site || &t.to == site);
+            if !known {
+                return Err(err(format!(
+                    "switch {site}: no host or trunk is at site {site:?}"
+                )));
+            }
             site_rules.insert(site.as_str(), sw.rules(&format!("switch {site}"))?);
         }
         let rules_of = |site: &str| site_rules.get(site).copied().unwrap_or(default_rules);
@@ -1573,6 +1580,19 @@ mod test {
         let e = spec(r#"{"flow_control": "xon"}"#).unwrap_err().to_string();
         assert!(e.contains("expected none or credit"), "{e}");
         assert!(spec(r#"{"flow_control": "credit", "credits": 8}"#).is_ok());
+        let e = RunSpec::from_json(
+            r#"{"sites": {"nowhere": {"buffer_cells": 8}}, "hosts": [{"name": "a"},
+            {"name": "b"}], "connections": [{"transmitter": "a", "receiver": "b",
+            "traffic": {"type": "full", "nbytes": 1000}}]}"#,
+        )
+        .unwrap()
+        .scenario()
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("switch nowhere: no host or trunk is at site"),
+            "{e}"
+        );
     }
 
     /// Host a (west, OC-3c) and host b (east, OC-3c, paced at 60 Mb/s) blast
