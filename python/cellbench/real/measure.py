@@ -66,9 +66,11 @@ def series_rows(ident: dict, connection: int, sent: dict, shift: float) -> list[
 
 
 def _cpu(role: str, h: dict) -> str:
+    """An agent's CPU in words (either figure may be missing: a span under a tick)."""
     agent, busy = h.get("agent_cpu"), h.get("cpu_busy")
+    used = f"used {agent:.2f} of a core" if agent is not None else "CPU time not measured"
     host = f", host CPUs {busy:.0%} busy" if busy is not None else ""
-    return f"the {role}'s agent used {agent:.2f} of a core{host}"
+    return f"the {role}'s agent {used}{host}"
 
 
 def _drops(tx: dict, rx: dict) -> str:

@@ -1,0 +1,83 @@
+"""What bound a real connection, read from the kernel's and the hosts' evidence
+(cellbench.real.measure.explain), on reports shaped as the agents write them."""
+
+from __future__ import annotations
+
+import pytest
+
+from cellbench.real.measure import columns, explain, series_rows
+
+
+def _sent(**info) -> dict:
+    host = info.pop("host", {"agent_cpu": 0.1, "cpu_busy": 0.3, "interface": "eth0"})
+    return {
+        "throughput_bps": 90e6,
+        "bytes": 10_000_000,
+        "blocks": 100,
+        "send_errors": 0,
+        "seconds": 1.0,
+        "tcp_info": {"busy_us": 1_000_000, "total_retrans": 0, "rtt_us": 500} | info,
+        "host": host,
+    }
+
+
+GOT = {"bytes": 10_000_000, "datagrams": None, "host": {"agent_cpu": 0.1, "interface": "eth0"}}
+
+
+@pytest.mark.parametrize(
+    ("info", "limited_by", "words"),
+    [
+        ({"rwnd_limited_us": 700_000}, "window", "receiver's window held the sender back 70%"),
+        ({"sndbuf_limited_us": 600_000}, "window", "send buffer held the sender back 60%"),
+        ({"total_retrans": 12}, "link", "12 retransmitted segment(s)"),
+        ({"host": {"agent_cpu": 0.97, "cpu_busy": 0.6}}, "host-cpu", "0.97 of a core"),
+        ({"busy_us": 200_000}, "application", "had data to send 20% of the writes' span"),
+        ({"busy_us": 0}, "undetermined", "clock tick"),
+        ({"busy_us": None}, "undetermined", "before Linux 4.10"),
+        ({}, "link", "congestion window over the path"),
+    ],
+)
+def test_tcp_limits(info, limited_by, words):
+    got, evidence = explain("tcp", _sent(**info), GOT, None)
+    assert got == limited_by and words in evidence, evidence
+
+
+def test_window_comes_before_retransmissions_and_a_met_rate_before_all():
+    sent = _sent(rwnd_limited_us=800_000, total_retrans=5)
+    assert explain("tcp", sent, GOT, None)[0] == "window"
+    assert explain("tcp", sent, GOT, 90e6)[0] == "application"
+    assert explain("tcp", sent, GOT, 100e6)[0] == "window"  # 10% short of the offered rate
+
+
+def test_udp_loss_at_the_socket_buffer_or_on_the_path():
+    sent = _sent() | {"tcp_info": None, "bytes": 1_400_000, "blocks": 1000}
+    got = {"bytes": 700_000, "datagrams": 500, "host": {"agent_cpu": 0.4}}
+    limited, evidence = explain("udp", sent, got | {"host": {"udp_rcvbuf_errors": 500}}, None)
+    assert limited == "host-cpu" and "RcvbufErrors" in evidence
+    tx = {"interface": "vab", "if_tx_drops": 3}
+    limited, evidence = explain("udp", sent | {"host": tx}, got, None)
+    assert limited == "link" and "50.0% of the bytes" in evidence and "3 dropped at vab" in evidence
+    whole = got | {"bytes": 1_400_000, "datagrams": 1000}
+    assert explain("udp", sent, whole, None)[0] == "undetermined"
+
+
+def test_columns_and_series_rows():
+    sent = _sent(rwnd_limited_us=250_000, snd_mss=1448) | {
+        "congestion": "cubic",
+        "notes": ["TCP_MAXSEG 9000: ...", "x"],
+        "series": [[100.5, 14480, 2**31 * 1448, 2896, 410]],
+    }
+    c = columns("tcp", sent, GOT)
+    assert c["mss"] == 1448 and c["rwnd_limited_s"] == 0.25 and c["tcp_busy_s"] == 1.0
+    assert c["tx_interface"] == c["rx_interface"] == "eth0" and c["notes"].endswith("; x")
+    assert c["rx_udp_rcvbuf_errors"] is None
+    (row,) = series_rows({"run": 3}, 1, sent, 100.0)
+    assert row == {
+        "run": 3,
+        "connection": 1,
+        "t_s": 0.5,
+        "cwnd": 14480,
+        "ssthresh": 2**31 * 1448,
+        "flight": 2896,
+        "srtt_us": 410.0,
+    }
