@@ -64,7 +64,7 @@ def run_one(args: argparse.Namespace, receiver: str | None, connection: dict) ->
     nodelay, receiver_blocksize, traffic) from the first --host to the receiver on
     their daemons; the report in the simulated connection's keys."""
     from cellbench.experiment import runner
-    from cellbench.real import controller
+    from cellbench.real import controller, measure
     from cellbench.real import plan as rplan
 
     tx, rx, given = _hosts(args, receiver)
@@ -104,7 +104,7 @@ def run_one(args: argparse.Namespace, receiver: str | None, connection: dict) ->
     finally:
         client.close()
     sent, got, _ = run.reports[0]
-    limited_by, evidence = controller.explain(proto, sent, got, None)
+    limited_by, evidence = measure.explain(proto, sent, got, None)
     nbytes = t.get("nbytes")
     return {
         "transmitter": tx,
