@@ -98,3 +98,26 @@ def test_bad_spec_and_refused_connection():
     }
     with pytest.raises(OSError, match=f"connect 127.0.0.1:{port}"):
         _native().real_source(spec)
+
+
+def test_daemon_limits(monkeypatch):
+    """What a daemon refuses, whoever asks: each limit by itself, and the same spec
+    admitted once the daemon's owner raised that limit."""
+    from cellbench.real import agents
+
+    base = {"protocol": "tcp", "blocksize": 1000, "peer": "127.0.0.1:5001"}
+    cases = [
+        ({"peer": "10.9.9.9:5001", "nbytes": 1000}, "allow", ["10.9.0.0/16"]),
+        ({"peer": "[2001:db8::1]:5001", "nbytes": 1000}, "allow", ["2001:db8::/32"]),
+        ({"duration_s": 400}, "max_duration_s", 500.0),
+        ({"period_us": 0.5, "duration_s": 1}, "max_rate_bps", 20e9),  # 16 Gb/s paced
+        ({"nbytes": 10**12}, "max_rate_bps", 100e9),  # 800 s even at 10 Gb/s
+    ]
+    for extra, limit, raised in cases:
+        spec = base | extra
+        assert agents.refusal(spec), spec
+        with monkeypatch.context() as m:
+            value = agents.LIMITS[limit] + raised if limit == "allow" else raised
+            m.setitem(agents.LIMITS, limit, value)
+            assert agents.refusal(spec) is None, (spec, agents.refusal(spec))
+    assert agents.admit([base | {"nbytes": 1}, base | {"duration_s": 1e4}])[0] is None

@@ -193,6 +193,41 @@ def test_controller_without_credentials_is_refused(network, result):
     assert "refused" in r.stdout, r.stdout + r.stderr
 
 
+HTTP_PROBE = """
+import socket, subprocess
+lines = subprocess.run(["ss", "-ltnH"], capture_output=True, text=True).stdout.splitlines()
+for line in lines:
+    addr, port = line.split()[3].rsplit(":", 1)
+    with socket.create_connection((addr.strip("[]"), int(port)), timeout=3) as s:
+        s.sendall(b"GET /json/identity.json HTTP/1.0\\r\\n\\r\\n")
+        try:
+            head = s.recv(64).split(b"\\r\\n")[0].decode(errors="replace")
+        except OSError:
+            head = ""
+    print(addr, port, head or "-")
+"""
+
+
+def test_daemons_answer_nothing_without_tls(network):
+    """Beside its TLS ports, Dask starts an HTTP server with pages about the cluster:
+    a daemon's serves nothing, and only on loopback."""
+    for host, ns in network["ns"].items():
+        r = subprocess.run(
+            ["ip", "netns", "exec", ns, sys.executable, "-c", HTTP_PROBE],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert r.returncode == 0, r.stderr
+        seen = [line.split(" ", 2) for line in r.stdout.splitlines()]
+        assert any(addr == STAR[host] for addr, _, _ in seen), (host, seen)
+        for addr, port, head in seen:
+            if addr.startswith("127."):
+                assert " 200 " not in head, (host, addr, port, head)
+            else:
+                assert not head.startswith("HTTP"), (host, addr, port, head)
+
+
 def test_a_host_without_daemon_is_refused_before_traffic(network):
     f = network["tmp"] / "nodaemon.netspec"
     f.write_text(

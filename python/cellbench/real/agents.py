@@ -58,10 +58,12 @@ def refusal(spec: dict) -> str | None:
     rate, max_rate = offered_bps(spec), LIMITS["max_rate_bps"]
     if rate is not None and rate > max_rate * (1 + 1e-9):
         return f"rate {rate / 1e6:g} Mb/s exceeds its --max-rate {max_rate / 1e6:g} Mb/s"
-    if rate is not None and spec.get("nbytes") and spec["nbytes"] * 8 / rate > cap:
+    # A byte count lasts at least this long at its paced rate, or at the rate cap.
+    fastest = rate if rate is not None else max_rate
+    if spec.get("nbytes") and spec["nbytes"] * 8 / fastest > cap:
         return (
-            f"{spec['nbytes']} bytes at {rate / 1e6:g} Mb/s take longer than its "
-            f"--max-duration {cap:g} s"
+            f"{spec['nbytes']} bytes take at least {spec['nbytes'] * 8 / fastest:g} s at "
+            f"{fastest / 1e6:g} Mb/s, longer than its --max-duration {cap:g} s"
         )
     return None
 

@@ -49,10 +49,16 @@ async def _serve(
     creds: str,
     agents_n: int,
 ) -> None:
+    import dask
     from distributed import Scheduler, Worker
 
     sec = credentials.security(creds)
     host, port = parse_listen(listen)
+    # Dask starts an HTTP server beside every scheduler and worker whatever `dashboard`
+    # says (the scheduler's on port 8787 of the listening address), with pages about
+    # the cluster and no authentication: here it serves nothing, on a loopback port.
+    dask.config.set({"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []})
+    http = {"dashboard_address": "127.0.0.1:0"}
     if scheduler is None:
         async with Scheduler(
             host=host,
@@ -60,9 +66,16 @@ async def _serve(
             protocol="tls",
             security=sec,
             dashboard=False,
+            **http,
         ) as s:
             async with Worker(
-                s.address, name=name, nthreads=agents_n, security=sec, host=host, protocol="tls"
+                s.address,
+                name=name,
+                nthreads=agents_n,
+                security=sec,
+                host=host,
+                protocol="tls",
+                **http,
             ) as w:
                 _ready(name, s.address, w.address)
                 await _until_stopped(w)
@@ -75,6 +88,7 @@ async def _serve(
         host=host,
         port=port,
         protocol="tls",
+        **http,
     ) as w:
         _ready(name, scheduler, w.address)
         await _until_stopped(w)

@@ -14,8 +14,11 @@
 //! process may (root or CAP_SYS_NICE), the lowest real-time priority
 //! (SCHED_FIFO 1): it then runs as soon as its timer fires, ahead of every
 //! ordinary task. The kernel's real-time throttle (95% of each second by
-//! default) keeps such threads from starving the host.
+//! default) keeps such threads from starving the host, and at most one fewer
+//! pacer than the host has CPUs runs real-time at once (the rest at the normal
+//! priority), so the daemon's own control traffic always finds a CPU.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -75,7 +78,8 @@ pub(super) struct Priority {
 }
 
 impl Priority {
-    /// Timer slack of 1 ns always; SCHED_FIFO 1 when `realtime` and permitted.
+    /// Timer slack of 1 ns always; SCHED_FIFO 1 when `realtime`, permitted, and
+    /// fewer than `realtime_limit()` pacers hold it.
     pub(super) fn raise(realtime: bool) -> Priority {
         // SAFETY: prctl with these options reads/writes only the calling thread's slack.
         let slack = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
@@ -83,7 +87,15 @@ impl Priority {
             // SAFETY: as above.
             && unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) } == 0)
             .then_some(slack as libc::c_ulong);
-        let old = realtime.then(raise_fifo).flatten();
+        let old = (realtime && take_realtime_slot())
+            .then(|| {
+                let old = raise_fifo();
+                if old.is_none() {
+                    REALTIME_PACERS.fetch_sub(1, Ordering::Relaxed);
+                }
+                old
+            })
+            .flatten();
         Priority { slack_ns, old }
     }
 
@@ -91,6 +103,26 @@ impl Priority {
     pub(super) fn realtime(&self) -> bool {
         self.old.is_some()
     }
+}
+
+/// Pacers running real-time now, in this process.
+static REALTIME_PACERS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many pacers may run real-time at once: one fewer than the CPUs, at least one.
+fn realtime_limit() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get().saturating_sub(1))
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// A real-time slot, if one is free (released in `Drop`).
+fn take_realtime_slot() -> bool {
+    REALTIME_PACERS
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+            (n < realtime_limit()).then_some(n + 1)
+        })
+        .is_ok()
 }
 
 /// SCHED_FIFO 1 for this thread; the previous policy, or None when refused.
@@ -114,6 +146,7 @@ impl Drop for Priority {
         unsafe {
             if let Some((policy, param)) = self.old {
                 libc::pthread_setschedparam(libc::pthread_self(), policy, &param);
+                REALTIME_PACERS.fetch_sub(1, Ordering::Relaxed);
             }
             if let Some(s) = self.slack_ns {
                 libc::prctl(libc::PR_SET_TIMERSLACK, s, 0, 0, 0);
@@ -126,6 +159,9 @@ impl Drop for Priority {
 mod test {
     use super::*;
     use std::time::Duration;
+
+    /// The tests that take real-time slots, one at a time (the count is process-wide).
+    static SLOTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     #[test]
     fn test_sleep_until_is_absolute() {
@@ -140,6 +176,7 @@ mod test {
 
     #[test]
     fn test_priority_is_restored() {
+        let _one = SLOTS.lock().unwrap_or_else(|e| e.into_inner());
         let policy = || {
             // SAFETY: as in raise_fifo.
             unsafe {
@@ -159,5 +196,18 @@ mod test {
             assert_eq!(policy() == libc::SCHED_FIFO, prio.realtime());
         }
         assert_eq!((policy(), slack()), (p0, s0));
+    }
+
+    #[test]
+    fn test_realtime_pacers_are_limited() {
+        let _one = SLOTS.lock().unwrap_or_else(|e| e.into_inner());
+        // Where real-time is permitted, the slots run out at the limit and come back.
+        let held: Vec<Priority> = (0..realtime_limit() + 2)
+            .map(|_| Priority::raise(true))
+            .collect();
+        let n = held.iter().filter(|p| p.realtime()).count();
+        assert!(n <= realtime_limit(), "{n}");
+        drop(held);
+        assert_eq!(REALTIME_PACERS.load(Ordering::Relaxed), 0);
     }
 }
