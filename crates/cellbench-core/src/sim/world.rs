@@ -1298,11 +1298,13 @@ impl World {
     /// wait, and (for explanations) the time its sender holds back data.
     fn track_circular_wait(&mut self, transfer: usize) {
         let (s, r) = (&self.eps[2 * transfer].tcb, &self.eps[2 * transfer + 1].tcb);
+        let exchange = matches!(self.eps[2 * transfer].app, App::Exchange(_));
+        // Data held back (Nagle, sender SWS avoidance): the sender's; in a
+        // request/response test the server's responses too.
+        let holding = (s.holding() && !self.eps[2 * transfer].app_done)
+            || (exchange && r.holding() && !self.eps[2 * transfer + 1].app_done);
         let p = &mut self.probes[transfer];
-        match (
-            s.holding() && !self.eps[2 * transfer].app_done,
-            p.hold_since,
-        ) {
+        match (holding, p.hold_since) {
             (true, None) => p.hold_since = Some(self.now),
             (false, Some(since)) => {
                 p.hold_total += self.now - since;
@@ -1320,7 +1322,6 @@ impl World {
         let waits = |a: &Tcb, b: &Tcb, held: bool| {
             (a.holding() || held) && b.delack_pending() && b.rcv.cc == 0 && a.snd_max == b.rcv_nxt
         };
-        let exchange = matches!(self.eps[2 * transfer].app, App::Exchange(_));
         let waiting = waits(s, r, unbuffered) || (exchange && waits(r, s, false));
         match (waiting, self.wait_since[transfer]) {
             (true, None) => self.wait_since[transfer] = Some(self.now),
