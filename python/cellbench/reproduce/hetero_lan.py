@@ -1,6 +1,6 @@
-"""hetero-lan (TESTBEDS.md): which host pairs reach what share of OC-3c, and why.
+"""hetero-lan (docs/hetero-lan.md): which host pairs reach what share of OC-3c, and why.
 
-Six sender -> receiver pairs of the SPEC §6.3 hosts, each running its own OS's TCP
+Six sender -> receiver pairs of the era's hosts, each running its own OS's TCP
 (flavours ``nt351``, ``solaris24``, ``solaris25``, ``irix601``, ``sunos413``) on the
 ``hetero-lan`` testbed preset: netperf TCP_STREAM (a timed stream of ``send()``s of one
 message size; socket buffers set equal at both ends, ``-s``/``-S``; the receiver's
@@ -101,7 +101,7 @@ def experiment_text(
 
     tx, rx = pair.transmitter, pair.receiver
     return f"""\
-# hetero-lan (TESTBEDS.md), pair {pair.name}: netperf TCP_STREAM from {tx} to {rx},
+# hetero-lan (docs/hetero-lan.md), pair {pair.name}: netperf TCP_STREAM from {tx} to {rx},
 # {pair.encap} at MTU {pair.mtu} (MSS {pair.mss}); socket buffers equal at both ends
 # (netperf -s/-S), send() size message_size, recv() size the receive buffer.
 testbed hetero-lan {{ encap = {pair.encap}; mtu = {pair.mtu}; }}

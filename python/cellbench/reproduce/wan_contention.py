@@ -1,4 +1,4 @@
-"""wan-contention (TESTBEDS.md): several transfers sharing WAN links and switch buffers.
+"""wan-contention (docs/wan-contention.md): several transfers sharing WAN links and switch buffers.
 
 Every part is an experiment file beside this module (``wan-contention-PART.netspec``)
 on the ``wan-contention`` testbed preset (python/cellbench/experiment/testbed.py: five

@@ -255,6 +255,12 @@ mod test {
         // flight, which the client delays to its 200 ms timer: one transaction per tick.
         let slow = rr(1, 9148, false, ROOM);
         assert_eq!(slow.limited_by, "lockstep", "{}", slow.limit_evidence);
+        // The server's Nagle holds the tail (not an application waiting in send()).
+        assert!(
+            slow.limit_evidence.starts_with("Nagle/delayed-ACK"),
+            "{}",
+            slow.limit_evidence
+        );
         let rate = slow.transaction_rate.unwrap();
         assert!((4.5..=5.5).contains(&rate), "{rate}");
         // TCP_NODELAY (netperf -D) sends the tail at once.

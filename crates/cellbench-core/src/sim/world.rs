@@ -1298,12 +1298,13 @@ impl World {
     /// wait, and (for explanations) the time its sender holds back data.
     fn track_circular_wait(&mut self, transfer: usize) {
         let (s, r) = (&self.eps[2 * transfer].tcb, &self.eps[2 * transfer + 1].tcb);
-        // In a request/response test either end holds: the client its requests,
-        // the server its responses.
         let exchange = matches!(self.eps[2 * transfer].app, App::Exchange(_));
-        let holding = s.holding() || (exchange && r.holding());
+        // Data held back (Nagle, sender SWS avoidance): the sender's; in a
+        // request/response test the server's responses too.
+        let holding = (s.holding() && !self.eps[2 * transfer].app_done)
+            || (exchange && r.holding() && !self.eps[2 * transfer + 1].app_done);
         let p = &mut self.probes[transfer];
-        match (holding && !self.eps[2 * transfer].app_done, p.hold_since) {
+        match (holding, p.hold_since) {
             (true, None) => p.hold_since = Some(self.now),
             (false, Some(since)) => {
                 p.hold_total += self.now - since;
