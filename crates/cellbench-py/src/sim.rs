@@ -231,7 +231,7 @@ fn simulate(py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<PyObject> {
 fn on_main_thread(py: Python<'_>) -> PyResult<bool> {
     let threading = py.import_bound("threading")?;
     let main = threading.call_method0("main_thread")?.getattr("ident")?;
-    Ok(threading.call_method0("get_ident")?.eq(main)?)
+    threading.call_method0("get_ident")?.eq(main)
 }
 
 /// Run many specs on `workers` threads (0 = all cores); results in input order.
