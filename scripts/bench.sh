@@ -2,7 +2,8 @@
 # Speed with many connections, side by side with ns-3 in one run: N parallel
 # 1 MB TCP transfers from one host to another through one switch port
 # (SPARCstation IPC, SunOS 4.1.1, 256-cell port) for N = 1, 10, 100, 1000, and
-# 10,000 for cellbench alone; then N sender hosts into one receiver.
+# 10,000 for cellbench alone; then N sender hosts into one receiver; then the whole
+# lan-buffers study (5000 transfers of 32 MB) on 1 and 2 workers, and the speed-up.
 # ns-3 runs ../shared/bench/ns3_flows.cc (packet level, same sizes), built with
 # ../shared/bench/build-ns3-anchor.sh from Debian's libns3-dev when installable.
 # Usage: bash scripts/bench.sh   (CELLBENCH_SHARED=DIR to find shared/ elsewhere)
@@ -77,3 +78,24 @@ for n in 1 10 100 1000; do
   printf '%6s | %8s %8s %10s %8s %10s\n' "$n" "$(field wall_s "$line")" "$(field cpu_s "$line")" \
     "$(field events "$line")" "$(field us_per_event "$line")" "$(field completed "$line")"
 done
+
+echo
+echo "The lan-buffers study: cellbench reproduce lan-buffers --workers W (100 buffer pairs x 50"
+echo "replications of a 32 MB ttcp transfer, 5000 runs; the whole command: start-up, runs, table)"
+if ! python3 -c "import cellbench._native" 2>/dev/null; then
+  echo "cellbench is not installed here (pip install .): skipped"
+  exit 0
+fi
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) (on a busy machine wall times and the"
+echo " speed-up read low: CPU time beside them; CPU 2/1 near 1 says the second worker adds no work)"
+printf '%8s | %8s %8s\n' workers wall_s cpu_s
+declare -A study_wall study_cpu
+for w in 1 2; do
+  TIMEFORMAT='%R %U %S'
+  t=$( { time python3 -m cellbench reproduce lan-buffers --workers "$w" >/dev/null; } 2>&1 )
+  read -r study_wall[$w] u s <<<"$t"
+  study_cpu[$w]=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
+  printf '%8s | %8s %8s\n' "$w" "${study_wall[$w]}" "${study_cpu[$w]}"
+done
+awk -v w1="${study_wall[1]}" -v w2="${study_wall[2]}" -v c1="${study_cpu[1]}" -v c2="${study_cpu[2]}" \
+  'BEGIN { printf "speed-up on 2 workers: %.2fx (wall 1 / wall 2); CPU 2/1: %.2f\n", w1 / w2, c2 / c1 }'
