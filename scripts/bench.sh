@@ -82,20 +82,8 @@ done
 echo
 echo "The lan-buffers study: cellbench reproduce lan-buffers --workers W (100 buffer pairs x 50"
 echo "replications of a 32 MB ttcp transfer, 5000 runs; the whole command: start-up, runs, table)"
-if ! python3 -c "import cellbench._native" 2>/dev/null; then
+if python3 -c "import cellbench._native" 2>/dev/null; then
+  python3 scripts/bench_study.py
+else
   echo "cellbench is not installed here (pip install .): skipped"
-  exit 0
 fi
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) (on a busy machine wall times and the"
-echo " speed-up read low: CPU time beside them; CPU 2/1 near 1 says the second worker adds no work)"
-printf '%8s | %8s %8s\n' workers wall_s cpu_s
-declare -A study_wall study_cpu
-for w in 1 2; do
-  TIMEFORMAT='%R %U %S'
-  t=$( { time python3 -m cellbench reproduce lan-buffers --workers "$w" >/dev/null; } 2>&1 )
-  read -r study_wall[$w] u s <<<"$t"
-  study_cpu[$w]=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
-  printf '%8s | %8s %8s\n' "$w" "${study_wall[$w]}" "${study_cpu[$w]}"
-done
-awk -v w1="${study_wall[1]}" -v w2="${study_wall[2]}" -v c1="${study_cpu[1]}" -v c2="${study_cpu[2]}" \
-  'BEGIN { printf "speed-up on 2 workers: %.2fx (wall 1 / wall 2); CPU 2/1: %.2f\n", w1 / w2, c2 / c1 }'
