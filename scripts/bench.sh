@@ -2,7 +2,8 @@
 # Speed with many connections, side by side with ns-3 in one run: N parallel
 # 1 MB TCP transfers from one host to another through one switch port
 # (SPARCstation IPC, SunOS 4.1.1, 256-cell port) for N = 1, 10, 100, 1000, and
-# 10,000 for cellbench alone; then N sender hosts into one receiver.
+# 10,000 for cellbench alone; then N sender hosts into one receiver; then the whole
+# lan-buffers study (5000 transfers of 32 MB) on 1 and 2 workers, and the speed-up.
 # ns-3 runs ../shared/bench/ns3_flows.cc (packet level, same sizes), built with
 # ../shared/bench/build-ns3-anchor.sh from Debian's libns3-dev when installable.
 # Usage: bash scripts/bench.sh   (CELLBENCH_SHARED=DIR to find shared/ elsewhere)
@@ -77,3 +78,12 @@ for n in 1 10 100 1000; do
   printf '%6s | %8s %8s %10s %8s %10s\n' "$n" "$(field wall_s "$line")" "$(field cpu_s "$line")" \
     "$(field events "$line")" "$(field us_per_event "$line")" "$(field completed "$line")"
 done
+
+echo
+echo "The lan-buffers study: cellbench reproduce lan-buffers --workers W (100 buffer pairs x 50"
+echo "replications of a 32 MB ttcp transfer, 5000 runs; the whole command: start-up, runs, table)"
+if python3 -c "import cellbench._native" 2>/dev/null; then
+  python3 scripts/bench_study.py
+else
+  echo "cellbench is not installed here (pip install .): skipped"
+fi

@@ -74,13 +74,33 @@ pub(crate) fn spec_json(spec: &Bound<'_, PyAny>) -> PyResult<String> {
     if let Ok(text) = spec.extract::<String>() {
         return Ok(text);
     }
-    if let Some((path, v)) = non_finite(spec, String::new(), 16)? {
-        return Err(value_error(format!(
-            "run spec: {path} is {v}: expected a finite number"
-        )));
+    // Paths are spelled out only for a spec that has such a value: every run's
+    // spec passes here, and a string per key would cost more than the check.
+    if has_non_finite(spec, 16) {
+        if let Some((path, v)) = non_finite(spec, String::new(), 16)? {
+            return Err(value_error(format!(
+                "run spec: {path} is {v}: expected a finite number"
+            )));
+        }
     }
     let json = spec.py().import_bound("json")?;
     json.call_method1("dumps", (spec,))?.extract()
+}
+
+/// Whether a spec's dicts and lists hold a NaN or infinite float, within `depth` levels.
+fn has_non_finite(v: &Bound<'_, PyAny>, depth: u32) -> bool {
+    if depth == 0 {
+        return false;
+    }
+    if let Ok(d) = v.downcast::<pyo3::types::PyDict>() {
+        d.iter().any(|(_, x)| has_non_finite(&x, depth - 1))
+    } else if let Ok(l) = v.downcast::<pyo3::types::PyList>() {
+        l.iter().any(|x| has_non_finite(&x, depth - 1))
+    } else if let Ok(f) = v.downcast::<pyo3::types::PyFloat>() {
+        !f.value().is_finite()
+    } else {
+        false
+    }
 }
 
 /// The first NaN or infinite float in a spec's dicts and lists: its key path
@@ -195,11 +215,33 @@ fn allow_runs() {
 
 /// Run one spec (see `sim::spec`): a dict or its JSON text; returns a dict.
 /// Ctrl-C stops it within a fraction of a second (KeyboardInterrupt).
+///
+/// The GIL is held only to read the spec (json.dumps) and to build the result
+/// (json.loads): parsing, the run and the result's JSON text happen without it,
+/// so the runner's worker threads run side by side with its storing of rows.
 #[pyfunction]
 fn simulate(py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<PyObject> {
-    let spec = RunSpec::from_json(&spec_json(spec)?).map_err(value_error)?;
-    let result = interruptible(py, || spec.run())?.map_err(run_error)?;
-    to_py(py, serde_json::to_string(&result))
+    let text = spec_json(spec)?;
+    let work = move || -> Result<String, PyErr> {
+        let spec = RunSpec::from_json(&text).map_err(value_error)?;
+        let result = spec.run().map_err(run_error)?;
+        serde_json::to_string(&result).map_err(value_error)
+    };
+    // Only the main thread sees Ctrl-C (`interruptible`); elsewhere the runner's
+    // `stop_runs` stops a run, and a thread of its own would only cost its start.
+    let result = if on_main_thread(py)? {
+        interruptible(py, work)?
+    } else {
+        py.allow_threads(work)
+    };
+    to_py(py, Ok(result?))
+}
+
+/// Whether this is Python's main thread, the one that runs signal handlers.
+fn on_main_thread(py: Python<'_>) -> PyResult<bool> {
+    let threading = py.import_bound("threading")?;
+    let main = threading.call_method0("main_thread")?.getattr("ident")?;
+    threading.call_method0("get_ident")?.eq(main)
 }
 
 /// Run many specs on `workers` threads (0 = all cores); results in input order.

@@ -1788,7 +1788,12 @@ impl Host {
 
 /// A cost scaled by a jitter factor per mille.
 fn scale_cost(cost: SimTime, scale: u64) -> SimTime {
-    SimTime((cost.0 as u128 * scale as u128 / 1000) as u64)
+    // In u64 when the product fits (any cost under about 5 hours): a u128
+    // division is a library call, and this runs for every cost of every job.
+    match cost.0.checked_mul(scale) {
+        Some(p) => SimTime(p / 1000),
+        None => SimTime((cost.0 as u128 * scale as u128 / 1000) as u64),
+    }
 }
 
 /// Used by reports: why a segment was sent, for a whole trace.
