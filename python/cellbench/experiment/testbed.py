@@ -75,6 +75,21 @@ class HostSpec:
     pacing_counts: str = "cells"
     #: The host's address on a real network (``--engine real``); the simulator ignores it.
     address: str | None = None
+    #: ``--engine emu``: the namespace kernel's TCP settings (``kernel_cc = cubic;``...),
+    #: by their testbed key; the simulator ignores them.
+    kernel: dict[str, str | int] = field(default_factory=dict)
+
+
+#: ``--engine emu``'s per-namespace kernel TCP settings: testbed key -> sysctl, and what
+#: a value must be (a congestion control name, 0/1, or a socket buffer limit in bytes).
+KERNEL_SYSCTLS = {
+    "kernel_cc": ("net.ipv4.tcp_congestion_control", "name"),
+    "kernel_sack": ("net.ipv4.tcp_sack", "flag"),
+    "kernel_timestamps": ("net.ipv4.tcp_timestamps", "flag"),
+    "kernel_window_scaling": ("net.ipv4.tcp_window_scaling", "flag"),
+    "kernel_rmem": ("net.ipv4.tcp_rmem", "bytes"),
+    "kernel_wmem": ("net.ipv4.tcp_wmem", "bytes"),
+}
 
 
 @dataclass
@@ -134,6 +149,8 @@ def _host_dict(h: HostSpec) -> dict:
     d = asdict(h)
     if d["address"] is None:
         del d["address"]
+    if not d["kernel"]:
+        del d["kernel"]
     return d
 
 
@@ -329,6 +346,7 @@ HOST_KEYS = (
     "stall",
     "pacing_counts",
     "address",
+    *KERNEL_SYSCTLS,
 )
 #: What a pacing rate can count (the core's names).
 PACING_COUNTS = ("cells", "payloads", "datagrams")
@@ -351,6 +369,20 @@ def _address(s: Setting) -> str:
         return str(ipaddress.ip_address(v.text if isinstance(v, (Name, String)) else ""))
     except ValueError:
         raise expected(v.pos, render(v), "an IP address such as 10.1.0.1") from None
+
+
+def _kernel_value(s: Setting) -> str | int:
+    """A ``kernel_*`` setting: a congestion control name (cubic, reno, bbr), 0 or 1, or a
+    socket buffer limit in bytes."""
+    kind = KERNEL_SYSCTLS[s.key][1]
+    v = s.value
+    if kind == "name":
+        if isinstance(v, (Name, String)) and v.text.replace("_", "").isalnum():
+            return v.text
+        raise expected(v.pos, render(v), "a Linux congestion control name such as cubic or reno")
+    if kind == "flag":
+        return int(_number(s, f"{s.key} (0 or 1)", 0, 1))
+    return int(_number(s, f"{s.key}: the socket buffer limit in bytes", 4096, 1 << 30))
 
 
 def _trunk(block: Block) -> dict:
@@ -410,6 +442,8 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
             h.pacing_counts = _choice(s, "what the adapter's pacing rate counts", PACING_COUNTS)
         elif s.key == "address":
             h.address = _address(s)
+        elif s.key in KERNEL_SYSCTLS:
+            h.kernel = {**h.kernel, s.key: _kernel_value(s)}
         else:
             raise _unknown(s, "host", HOST_KEYS)
     return h

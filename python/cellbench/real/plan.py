@@ -98,8 +98,11 @@ def build(
     params: list[sweep.Param],
     exp: model.Experiment,
     given: dict[str, str],
+    *,
+    engine: str = "real",
 ) -> RealExperiment:
-    """The real engine's view of one sweep point (``exp`` is the checked experiment)."""
+    """The real engine's view of one sweep point (``exp`` is the checked experiment).
+    ``engine="emu"``: the same, over emulated adapters, which do pace (``pacing=``)."""
     doc = sweep.apply(lang.parse(text, file), point, params)
     cluster = next(b for b in doc.blocks if b.kind == "cluster")
     eps: dict[int, model.Endpoint] = {}
@@ -114,10 +117,10 @@ def build(
         if c.traffic.random:
             raise ExperimentError(
                 c.pos,
-                f"not implemented for --engine real yet: a random "
+                f"not implemented for --engine {engine} yet: a random "
                 f"{' and '.join(sorted(c.traffic.random))} (test {c.name})",
             )
-        if c.pacing_mbps is not None:
+        if c.pacing_mbps is not None and engine == "real":
             raise ExperimentError(
                 c.pos, f"test {c.name}: pacing= paces an ATM adapter; not for --engine real"
             )

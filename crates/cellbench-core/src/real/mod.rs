@@ -147,6 +147,10 @@ pub struct SinkSpec {
     pub bind: SocketAddr,
     #[serde(default)]
     pub rcvbuf: Option<u32>,
+    /// TCP: advertise at most this window (TCP_WINDOW_CLAMP; the emulator sets
+    /// it to the file's window, which Linux's SO_RCVBUF only approximates).
+    #[serde(default)]
+    pub window_clamp: Option<u32>,
     pub blocksize: usize,
     /// Give up (and report what arrived) at this instant (epoch seconds).
     pub deadline_at: f64,
@@ -320,6 +324,7 @@ impl SourceSpec {
             nodelay: self.nodelay,
             congestion: self.congestion.clone(),
             mss: self.mss,
+            window_clamp: None,
         }
     }
 
@@ -513,6 +518,7 @@ impl Sink {
         }
         let opts = SocketOptions {
             rcvbuf: spec.rcvbuf,
+            window_clamp: spec.window_clamp,
             ..SocketOptions::default()
         };
         let socket = match spec.protocol {
@@ -567,6 +573,9 @@ impl Sink {
                             last = Some(t);
                             report.bytes += n as u64;
                             report.reads += 1;
+                            if let Some(w) = self.spec.window_clamp {
+                                socket::reclamp_window(s.as_raw_fd(), w);
+                            }
                             stop.check()?;
                         }
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -681,6 +690,7 @@ mod test {
             protocol,
             bind: loopback(port),
             rcvbuf: None,
+            window_clamp: None,
             blocksize,
             deadline_at: now + 10.0,
             idle_timeout_s: 0.5,
