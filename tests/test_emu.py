@@ -47,7 +47,9 @@ cluster {{
 
 
 def leftovers() -> tuple[list[str], list[str]]:
-    """This engine's namespaces, and TUN devices in this namespace (there never are)."""
+    """This engine's namespaces, and TUN devices in this namespace (there never are);
+    those a killed run left (a test's timeout) are swept first, as the next run would."""
+    netns.sweep_orphans()
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
     return (
@@ -162,6 +164,19 @@ def test_show_reports_the_lateness_and_real_time(tmp_path):
     assert ("NOT REAL-TIME" in shown) == (not row["real_time"])
     meta = json.loads((tmp_path / "e.result" / "result.json").read_text())
     assert meta["engine"] == "emu"
+    shown = subprocess.run(
+        CELLBENCH + ["show", "e.result", "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    ).stdout
+    j = json.loads(shown)["rows"][0]
+    assert j["lateness_us"] == {
+        "p50": row["lateness_p50_us"],
+        "p99": row["lateness_p99_us"],
+        "max": row["lateness_max_us"],
+    }
+    assert j["engine"] == "emu" and j["real_time"] == row["real_time"]
 
 
 def test_ctrl_c_and_sigterm_remove_everything(tmp_path):
@@ -190,20 +205,21 @@ def test_ctrl_c_and_sigterm_remove_everything(tmp_path):
 
 def test_a_failing_agent_removes_everything_and_names_the_connection(tmp_path):
     before = leftovers()
-    # The sink's port is refused by nobody, but the source's block is too large for UDP.
     text = """
-testbed { host a { phy = oc3c; } host b { phy = oc3c; } }
+testbed { host a { phy = oc3c; %s} host b { phy = oc3c; } }
 cluster {
-    test t { type = burst (blocksize=9000, period=1000, duration=0.5); protocol = udp;
-             own = a:5001; peer = b:5001; }
-    test r { type = sink (blocksize=9000); protocol = udp; own = b:5001; peer = a:5001; }
+    test t { type = full (blocksize=64K, nbytes=1M); own = a:5001; peer = b:5001; }
+    test r { type = sink (blocksize=64K); own = b:5001; peer = a:5001; }
 }
 """
-    ok = run(tmp_path, text, "--engine", "emu", "--out", "udp.result")
+    ok = run(tmp_path, text % "kernel_cc = reno; kernel_sack = 0; ", "--engine", "emu")
     assert ok.returncode == 0, ok.stderr
-    bad = run(tmp_path, text.replace("a { phy", "a { kernel_cc = nosuchcc; phy"), "--engine", "emu")
-    assert bad.returncode == 2
-    assert "nosuchcc" in bad.stderr and "Traceback" not in bad.stderr
+    assert rows(tmp_path / "exp.result").iloc[0]["kernel_cc"] == "reno"
+    # The sender's socket refuses an unknown congestion control: the run stops there.
+    bad = run(tmp_path, text % "kernel_cc = nosuchcc; ", "--engine", "emu", "--overwrite")
+    assert bad.returncode == 2, bad.stderr
+    assert "connection t (a -> b)" in bad.stderr and "nosuchcc" in bad.stderr
+    assert "Traceback" not in bad.stderr
     assert leftovers() == before
 
 
@@ -214,3 +230,29 @@ def test_missing_privileges_name_what_is_missing(monkeypatch):
     monkeypatch.setattr(netns.os.path, "exists", lambda p: p != "/dev/net/tun")
     with pytest.raises(UsageError, match=r"/dev/net/tun"):
         netns.check_privileges()
+
+
+def test_a_policed_vp_discards_unspaced_cells_and_passes_spaced_ones(tmp_path):
+    """europe-vp: the VP policed by GCRA(16.39 µs, 101 µs). Unspaced (OC-3c back to
+    back) the UPC discards cells of every 9 KB datagram and nothing gets through;
+    spaced at 19.45 µs per cell the stream conforms and nothing is discarded. (UDP: a
+    TCP writer blocked behind a collapsed connection would hold the run for minutes.)"""
+    text = """
+testbed europe-vp {{ host sparc10-a {{ spacing_us = {spacing}; }} }}
+cluster {{
+    test t {{ type = burst (blocksize=9000, period=5000, duration=1); protocol = udp;
+             own = sparc10-a:5001; peer = sparc10-b:5001; }}
+    test r {{ type = sink (blocksize=9000); protocol = udp;
+             own = sparc10-b:5001; peer = sparc10-a:5001; }}
+}}
+"""
+    r = run(tmp_path, text.format(spacing="off"), "--engine", "emu", "--out", "off.result")
+    assert r.returncode == 0, r.stderr
+    off = rows(tmp_path / "off.result").iloc[0]
+    assert off["cells_policed"] > 0 and not off["met_contract"]
+    assert off["data_pdus_lost"] >= 0.9 * off["data_pdus_sent"] > 0
+    r = run(tmp_path, text.format(spacing="19.45"), "--engine", "emu", "--out", "on.result")
+    assert r.returncode == 0, r.stderr
+    on = rows(tmp_path / "on.result").iloc[0]
+    assert on["cells_policed"] == 0 and on["met_contract"]
+    assert on["data_pdus_lost"] == 0 and on["datagrams_received"] == on["datagrams_sent"]

@@ -275,6 +275,10 @@ def show_main(args: argparse.Namespace) -> int:
     elif args.format == "json":
         meta = dict(result.meta)
         rows = json.loads(result.to_pandas().to_json(orient="records"))
+        for row in rows:
+            # The emulator's lateness as its JSON contract names it, beside the columns.
+            if row.get("lateness_p50_us") is not None:
+                row["lateness_us"] = {q: row[f"lateness_{q}_us"] for q in ("p50", "p99", "max")}
         print_json({"meta": meta, "rows": rows})
     else:
         _print_summary(result, "table")

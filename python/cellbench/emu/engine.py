@@ -23,6 +23,9 @@ from cellbench.experiment.lang import ExperimentError
 from cellbench.real import agents, controller
 from cellbench.real import plan as rplan
 
+#: A UDP sink's wait after its source's duration (a datagram still in flight
+#: arrives within milliseconds; a TCP sink waits the real engine's DRAIN_S).
+UDP_DRAIN_S = 3.0
 #: Time from starting the agents of a group to their agreed start.
 START_MARGIN_S = 0.3
 #: Addresses given to hosts the testbed gives none (they never leave the namespaces).
@@ -69,6 +72,8 @@ class _Run:
     offsets: dict[str, float]
     group: str = field(default_factory=lambda: uuid.uuid4().hex)
     reports: dict[int, tuple[dict, dict, float]] = field(default_factory=dict)
+    #: Host -> its testbed kernel_cc, if it sets one.
+    kernel_cc: dict[str, str] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -81,6 +86,7 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
     hosts = [h["name"] for h in spec["hosts"]]
     by_name = {h.name: h for h in exp.hosts}
     run = _Run(rexp, {h: 0.0 for h in rexp.addresses})
+    run.kernel_cc = {h.name: h.kernel["kernel_cc"] for h in exp.hosts if "kernel_cc" in h.kernel}
     with netns.Namespaces(len(hosts)) as ns:
         emu = _native.Emulator(
             {
@@ -165,7 +171,8 @@ def _connection(run: _Run, where: dict[str, str], i: int, start_at: float) -> No
     c, t = rc.conn, rc.conn.traffic
     tx, rx = c.transmitter, c.receiver
     peer = f"{run.exp.addresses[rx]}:{rc.port}"
-    wait = t.duration_s + controller.DRAIN_S if t.duration_s is not None else 1e9
+    drain = controller.DRAIN_S if c.protocol == "tcp" else UDP_DRAIN_S
+    wait = t.duration_s + drain if t.duration_s is not None else 1e9
     sink = {
         "protocol": c.protocol,
         "bind": peer,
@@ -183,6 +190,8 @@ def _connection(run: _Run, where: dict[str, str], i: int, start_at: float) -> No
         "peer": peer,
         "sndbuf": rc.sndbuf,
         "nodelay": c.nodelay,
+        # The transmitter's kernel_cc, on its socket (netns.kernel_sysctls says why).
+        "congestion": run.kernel_cc.get(tx),
         "blocksize": t.blocksize,
         "period_us": t.period_us if t.type != "full" else None,
         "nbytes": t.nbytes,

@@ -158,9 +158,13 @@ class Namespaces:
 
 def kernel_sysctls(kernel: dict) -> dict[str, object]:
     """A host's ``kernel_*`` settings as sysctls. A buffer limit is the third (largest)
-    value of tcp_rmem/tcp_wmem; the default (second) is kept at or below it."""
+    value of tcp_rmem/tcp_wmem; the default (second) is kept at or below it. Not
+    ``kernel_cc``: a namespace's default may only be one of the machine's
+    tcp_allowed_congestion_control, so the sender's socket takes it (TCP_CONGESTION)."""
     out: dict[str, object] = {}
     for key, v in kernel.items():
+        if key == "kernel_cc":
+            continue
         sysctl, kind = tbmod.KERNEL_SYSCTLS[key]
         if kind == "bytes":
             assert isinstance(v, int)
