@@ -161,6 +161,17 @@ impl Emulator {
     /// Build the network from the simulator's spec and open every host's TUN
     /// device in its namespace (the namespaces exist already).
     pub fn open(spec: EmuSpec) -> Result<Emulator, SetupError> {
+        let mut emu = Emulator::build(&spec)?;
+        emu.tuns = spec
+            .hosts
+            .iter()
+            .map(|h| Tun::open_in(&h.netns, &h.tun))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(emu)
+    }
+
+    /// Everything but the TUN devices.
+    fn build(spec: &EmuSpec) -> Result<Emulator, SetupError> {
         let scenario = spec.run.scenario().map_err(|e| SetupError(e.to_string()))?;
         if spec.hosts.len() != spec.run.hosts.len() {
             return Err(SetupError(format!(
@@ -205,16 +216,11 @@ impl Emulator {
             .unwrap_or_default();
         let net = Network::new(scenario.topology.clone(), Fidelity::Train)
             .map_err(|e| SetupError(e.to_string()))?;
-        let tuns = spec
-            .hosts
-            .iter()
-            .map(|h| Tun::open_in(&h.netns, &h.tun))
-            .collect::<Result<Vec<_>, _>>()?;
         Ok(Emulator {
             addresses: spec.hosts.iter().map(|h| h.address).collect(),
-            spec: spec.run,
+            spec: spec.run.clone(),
             net,
-            tuns,
+            tuns: Vec::new(),
             routes,
             encap,
             in_flight: Vec::new(),
@@ -473,4 +479,72 @@ fn thread_cpu_seconds() -> f64 {
     // SAFETY: clock_gettime writes one timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    /// Two hosts, one connection a -> b to port 5001, LLC/SNAP.
+    fn emulator() -> Emulator {
+        let spec: EmuSpec = serde_json::from_str(
+            r#"{"run": {"hosts": [{"name": "a"}, {"name": "b"}], "connections": [
+                 {"transmitter": "a", "receiver": "b", "encap": "llc-snap",
+                  "traffic": {"type": "full", "nbytes": 1000}}]},
+                "hosts": [{"netns": "/run/netns/x", "tun": "atm0", "address": "10.9.0.1"},
+                          {"netns": "/run/netns/y", "tun": "atm0", "address": "10.9.0.2"}],
+                "ports": [5001]}"#,
+        )
+        .unwrap();
+        Emulator::build(&spec).unwrap()
+    }
+
+    /// An IPv4 header (20 bytes) of `proto` from `src` to `dst`, then ports.
+    fn datagram(src: [u8; 4], dst: [u8; 4], proto: u8, sport: u16, dport: u16) -> Vec<u8> {
+        let mut d = vec![0x45, 0, 0, 40, 0, 0, 0x40, 0, 64, proto, 0, 0];
+        d.extend_from_slice(&src);
+        d.extend_from_slice(&dst);
+        d.extend_from_slice(&sport.to_be_bytes());
+        d.extend_from_slice(&dport.to_be_bytes());
+        d.resize(40, 0);
+        d
+    }
+
+    #[test]
+    fn a_datagram_goes_on_its_connections_circuit() {
+        let e = emulator();
+        let (a, b) = ([10, 9, 0, 1], [10, 9, 0, 2]);
+        let r = e.routes[0];
+        // To the sink's port: data; from it: the return (ACK) circuit.
+        assert_eq!(e.classify(0, &datagram(a, b, 6, 40000, 5001)), Some(r.data));
+        assert_eq!(e.classify(1, &datagram(b, a, 6, 5001, 40000)), Some(r.ack));
+        // Anything else between the two: the first circuit their way (ICMP, say).
+        assert_eq!(e.classify(1, &datagram(b, a, 1, 0, 0)), Some(r.ack));
+        // Not a testbed address, to itself, or not IPv4: nowhere.
+        assert_eq!(e.classify(0, &datagram(a, [8, 8, 8, 8], 6, 1, 5001)), None);
+        assert_eq!(e.classify(0, &datagram(a, a, 6, 1, 5001)), None);
+        let mut v6 = datagram(a, b, 6, 1, 5001);
+        v6[0] = 0x60;
+        assert_eq!(e.classify(0, &v6), None);
+        assert_eq!(e.encap[r.data], Encap::LlcSnap);
+    }
+
+    #[test]
+    fn a_datagram_crosses_the_network_whole_and_is_timed() {
+        let mut e = emulator();
+        let d = datagram([10, 9, 0, 1], [10, 9, 0, 2], 6, 40000, 5001);
+        e.inject(SimTime::ZERO, 0, &d);
+        let at = e.net.poll_at().expect("cells in flight");
+        let mut delivered = Vec::new();
+        e.net.poll(SimTime::from_secs(1), &mut delivered);
+        assert_eq!(delivered.len(), 1);
+        assert!(delivered[0].at >= at);
+        let token = delivered[0].token as usize;
+        let (pdu, encap) = e.in_flight[token].clone().unwrap();
+        // LLC/SNAP + the datagram, padded, with a trailer whose CRC checks.
+        let p = CpcsPdu::new_checked(&pdu[..]).unwrap();
+        assert_eq!(encap.decapsulate(p.payload()).unwrap(), &d[..]);
+        // 8 + 40 bytes and the 8-byte trailer: two cells.
+        assert_eq!(e.net.circuit_counters(e.routes[0].data).cells_sent, 2);
+    }
 }
