@@ -7,10 +7,14 @@
 //! - [`tcp`]: TCP implementations (`sunos411` first) over one shared core.
 //! - [`host`]: sockets, applications (ttcp) and host processing-cost profiles.
 //! - [`real`]: traffic agents on real kernel sockets (the `real` engine, Linux).
+//! - [`emu`]: the emulator (`--engine emu`, Linux): kernel TCP in network
+//!   namespaces over TUN devices, joined by [`sim::net`] in real time.
 //!
 //! No Python here: the bindings live in the `cellbench-py` crate.
 
 pub mod atm;
+#[cfg(target_os = "linux")]
+pub mod emu;
 pub mod host;
 #[cfg(target_os = "linux")]
 pub mod real;

@@ -9,6 +9,8 @@
 use pyo3::prelude::*;
 
 mod calc;
+#[cfg(target_os = "linux")]
+mod emu;
 mod error;
 #[cfg(target_os = "linux")]
 mod real;
@@ -23,5 +25,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sim::register(m)?;
     #[cfg(target_os = "linux")]
     real::register(m)?;
+    #[cfg(target_os = "linux")]
+    emu::register(m)?;
     Ok(())
 }

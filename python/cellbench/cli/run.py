@@ -68,10 +68,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--check", action="store_true", help="only parse and check the file")
     p.add_argument(
         "--engine",
-        choices=["sim", "real"],
+        choices=["sim", "real", "emu"],
         default="sim",
         help="sim: the simulator (default); real: real hosts through their daemons "
-        "(cellbench daemon --help)",
+        "(cellbench daemon --help); emu: this machine's Linux TCP in network namespaces over "
+        "the emulated ATM network, in real time (Linux, as root)",
     )
     p.add_argument(
         "--host",
@@ -138,6 +139,10 @@ def run_main(args: argparse.Namespace) -> int:
         from cellbench.real.cli import run_real
 
         return run_real(args)
+    if args.engine == "emu":
+        from cellbench.emu.cli import run_emu
+
+        return run_emu(args)
     plan = runner.make_plan(
         Path(args.file),
         sets=args.sets,
@@ -215,6 +220,30 @@ def _print_summary(result, fmt: str) -> None:
     table = summary.drop(columns=["limit_evidence"])
     print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     _print_limits(result, summary)
+    _print_timing(result)
+
+
+def _print_timing(result) -> None:
+    """An emulated result: the emulator's lateness, and whether it kept real time."""
+    if result.meta.get("engine") != "emu":
+        return
+    df = result.to_pandas()
+    if df.empty or "lateness_p99_us" not in df:
+        return
+    runs = df.drop_duplicates("run")
+    worst = runs.loc[runs["lateness_p99_us"].idxmax()]
+    print(
+        f"# emulator lateness (actual minus ideal delivery of each PDU), worst run: "
+        f"p50 {worst['lateness_p50_us']:.1f} µs, p99 {worst['lateness_p99_us']:.1f} µs, "
+        f"max {worst['lateness_max_us']:.1f} µs"
+    )
+    late = runs[runs["real_time"] == False]  # noqa: E712 - a nullable column
+    if len(late):
+        print(
+            f"# NOT REAL-TIME: {len(late)} of {len(runs)} run(s) had a p99 lateness above one "
+            "cell time of the slowest link; their timing (RTT, cell spacing, queueing) is "
+            "not the testbed's: rerun on an idle machine"
+        )
 
 
 #: Up to this many summary rows, `show` prints each row's limit evidence.
@@ -247,6 +276,10 @@ def show_main(args: argparse.Namespace) -> int:
     elif args.format == "json":
         meta = dict(result.meta)
         rows = json.loads(result.to_pandas().to_json(orient="records"))
+        for row in rows:
+            # The emulator's lateness as its JSON contract names it, beside the columns.
+            if row.get("lateness_p50_us") is not None:
+                row["lateness_us"] = {q: row[f"lateness_{q}_us"] for q in ("p50", "p99", "max")}
         print_json({"meta": meta, "rows": rows})
     else:
         _print_summary(result, "table")

@@ -170,6 +170,16 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("timing_error_p50_us", "float64"),
     ("timing_error_max_us", "float64"),
     ("pacing_realtime", "bool"),
+    # --engine emu: the namespace kernel's congestion control and retransmissions
+    # (TCP_INFO), and the emulator's lateness (actual minus ideal delivery of each PDU,
+    # over the run); real_time: its p99 within one cell time of the slowest link.
+    ("kernel_cc", "string"),
+    ("retransmits", "int64"),
+    ("lateness_p50_us", "float64"),
+    ("lateness_p99_us", "float64"),
+    ("lateness_max_us", "float64"),
+    ("real_time", "bool"),
+    ("emu_cpu_seconds", "float64"),
 ]
 
 

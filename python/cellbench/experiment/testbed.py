@@ -90,6 +90,21 @@ class HostSpec:
     address: str | None = None
     #: The adapter's interface queue, PDUs (None: BSD's ifq_maxlen, 50).
     ifq_pdus: int | None = None
+    #: ``--engine emu``: the namespace kernel's TCP settings (``kernel_cc = cubic;``...),
+    #: by their testbed key; the simulator ignores them.
+    kernel: dict[str, str | int] = field(default_factory=dict)
+
+
+#: ``--engine emu``'s per-namespace kernel TCP settings: testbed key -> sysctl, and what
+#: a value must be (a congestion control name, 0/1, or a socket buffer limit in bytes).
+KERNEL_SYSCTLS = {
+    "kernel_cc": ("net.ipv4.tcp_congestion_control", "name"),
+    "kernel_sack": ("net.ipv4.tcp_sack", "flag"),
+    "kernel_timestamps": ("net.ipv4.tcp_timestamps", "flag"),
+    "kernel_window_scaling": ("net.ipv4.tcp_window_scaling", "flag"),
+    "kernel_rmem": ("net.ipv4.tcp_rmem", "bytes"),
+    "kernel_wmem": ("net.ipv4.tcp_wmem", "bytes"),
+}
 
 
 @dataclass
@@ -153,6 +168,8 @@ def _host_dict(h: HostSpec) -> dict:
     for key in ("address", "ifq_pdus"):
         if d[key] is None:
             del d[key]
+    if not d["kernel"]:
+        del d["kernel"]
     return d
 
 
@@ -417,6 +434,7 @@ HOST_KEYS = (
     "pacing_counts",
     "address",
     "ifq_pdus",
+    *KERNEL_SYSCTLS,
 )
 #: What a pacing rate can count (the core's names).
 PACING_COUNTS = ("cells", "payloads", "datagrams")
@@ -439,6 +457,20 @@ def _address(s: Setting) -> str:
         return str(ipaddress.ip_address(v.text if isinstance(v, (Name, String)) else ""))
     except ValueError:
         raise expected(v.pos, render(v), "an IP address such as 10.1.0.1") from None
+
+
+def _kernel_value(s: Setting) -> str | int:
+    """A ``kernel_*`` setting: a congestion control name (cubic, reno, bbr), 0 or 1, or a
+    socket buffer limit in bytes."""
+    kind = KERNEL_SYSCTLS[s.key][1]
+    v = s.value
+    if kind == "name":
+        if isinstance(v, (Name, String)) and v.text.replace("_", "").isalnum():
+            return v.text
+        raise expected(v.pos, render(v), "a Linux congestion control name such as cubic or reno")
+    if kind == "flag":
+        return int(_number(s, f"{s.key} (0 or 1)", 0, 1))
+    return int(_number(s, f"{s.key}: the socket buffer limit in bytes", 4096, 1 << 30))
 
 
 def _trunk(block: Block) -> dict:
@@ -500,6 +532,8 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
             h.address = _address(s)
         elif s.key == "ifq_pdus":
             h.ifq_pdus = int(_number(s, "the adapter's interface queue in PDUs", 1, 1 << 20))
+        elif s.key in KERNEL_SYSCTLS:
+            h.kernel = {**h.kernel, s.key: _kernel_value(s)}
         else:
             raise _unknown(s, "host", HOST_KEYS)
     return h

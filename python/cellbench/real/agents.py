@@ -43,19 +43,21 @@ def offered_bps(spec: dict) -> float | None:
     return spec["blocksize"] * 8 / (p * 1e-6) if p else None
 
 
-def refusal(spec: dict) -> str | None:
-    """Why this daemon will not run a source ``spec``, or None."""
+def refusal(spec: dict, limits: dict | None = None) -> str | None:
+    """Why this daemon (or whoever runs the agent, with its own ``limits``) will not run
+    a source ``spec``, or None."""
+    limits = LIMITS if limits is None else limits
     addr = ipaddress.ip_address(_host_of(spec["peer"]))
-    nets = [ipaddress.ip_network(n) for n in LIMITS["allow"]]
+    nets = [ipaddress.ip_network(n) for n in limits["allow"]]
     if not any(addr in n for n in nets if n.version == addr.version):
         return (
-            f"destination {addr} is not in its allow list ({', '.join(LIMITS['allow'])}); "
+            f"destination {addr} is not in its allow list ({', '.join(limits['allow'])}); "
             f"start the daemon with --allow {addr} (or a network) to permit it"
         )
-    cap = LIMITS["max_duration_s"]
+    cap = limits["max_duration_s"]
     if (spec.get("duration_s") or 0) > cap:
         return f"duration {spec['duration_s']:g} s exceeds its --max-duration {cap:g} s"
-    rate, max_rate = offered_bps(spec), LIMITS["max_rate_bps"]
+    rate, max_rate = offered_bps(spec), limits["max_rate_bps"]
     if rate is not None and rate > max_rate * (1 + 1e-9):
         return f"rate {rate / 1e6:g} Mb/s exceeds its --max-rate {max_rate / 1e6:g} Mb/s"
     # A byte count lasts at least this long at its paced rate, or at the rate cap.
@@ -73,13 +75,16 @@ def admit(specs: list[dict]) -> list[str | None]:
     return [refusal(s) for s in specs]
 
 
-def source(spec: dict) -> dict:
+def source(spec: dict, limits: dict | None = None) -> dict:
+    """Run a source agent within ``limits`` (the daemon's LIMITS by default; the
+    emulator passes its own, allowing exactly the namespaces it made)."""
     from cellbench import _native
 
-    why = refusal(spec)
+    limits = LIMITS if limits is None else limits
+    why = refusal(spec, limits)
     if why:
         raise RefusedError(f"refused: {why}")
-    spec = dict(spec, realtime=LIMITS["realtime"], max_rate_bps=LIMITS["max_rate_bps"])
+    spec = dict(spec, realtime=limits["realtime"], max_rate_bps=limits["max_rate_bps"])
     return _native.real_source(spec)
 
 

@@ -122,8 +122,11 @@ def build(
     params: list[sweep.Param],
     exp: model.Experiment,
     given: dict[str, str],
+    *,
+    engine: str = "real",
 ) -> RealExperiment:
-    """The real engine's view of one sweep point (``exp`` is the checked experiment)."""
+    """The real engine's view of one sweep point (``exp`` is the checked experiment).
+    ``engine="emu"``: the same, over emulated adapters, which do pace (``pacing=``)."""
     doc = sweep.apply(lang.parse(text, file), point, params)
     cluster = next(b for b in doc.blocks if b.kind == "cluster")
     eps: dict[int, model.Endpoint] = {}
@@ -135,7 +138,13 @@ def build(
         if ep.is_sink:
             continue
         c = by_name[ep.name]
-        if c.pacing_mbps is not None:
+        if c.traffic.random and engine == "emu":
+            raise ExperimentError(
+                c.pos,
+                f"not implemented for --engine emu yet: a random "
+                f"{' and '.join(sorted(c.traffic.random))} (test {c.name})",
+            )
+        if c.pacing_mbps is not None and engine == "real":
             raise ExperimentError(
                 c.pos, f"test {c.name}: pacing= paces an ATM adapter; not for --engine real"
             )

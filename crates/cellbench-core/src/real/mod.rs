@@ -172,6 +172,10 @@ pub struct SinkSpec {
     pub bind: SocketAddr,
     #[serde(default)]
     pub rcvbuf: Option<u32>,
+    /// TCP: advertise at most this window (TCP_WINDOW_CLAMP; the emulator sets
+    /// it to the file's window, which Linux's SO_RCVBUF only approximates).
+    #[serde(default)]
+    pub window_clamp: Option<u32>,
     pub blocksize: usize,
     /// Give up (and report what arrived) at this instant (epoch seconds).
     pub deadline_at: f64,
@@ -366,6 +370,7 @@ impl SourceSpec {
             nodelay: self.nodelay,
             congestion: self.congestion.clone(),
             mss: self.mss,
+            window_clamp: None,
         }
     }
 
@@ -599,6 +604,7 @@ impl Sink {
         }
         let opts = SocketOptions {
             rcvbuf: spec.rcvbuf,
+            window_clamp: spec.window_clamp,
             ..SocketOptions::default()
         };
         let socket = match spec.protocol {
@@ -656,6 +662,9 @@ impl Sink {
                             last = Some(t);
                             report.bytes += n as u64;
                             report.reads += 1;
+                            if let Some(w) = self.spec.window_clamp {
+                                socket::reclamp_window(s.as_raw_fd(), w);
+                            }
                             stop.check()?;
                         }
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -779,6 +788,7 @@ mod test {
             protocol,
             bind: loopback(port),
             rcvbuf: None,
+            window_clamp: None,
             blocksize,
             deadline_at: now + 10.0,
             idle_timeout_s: 0.5,

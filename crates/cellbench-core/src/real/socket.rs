@@ -22,6 +22,9 @@ pub struct SocketOptions {
     pub congestion: Option<String>,
     /// TCP_MAXSEG: the MSS this end advertises and sends with.
     pub mss: Option<u32>,
+    /// TCP_WINDOW_CLAMP: the largest window this end advertises, whatever
+    /// SO_RCVBUF's doubling and the kernel's autotuning would allow.
+    pub window_clamp: Option<u32>,
 }
 
 fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
@@ -158,6 +161,10 @@ fn apply(
             ));
         }
     }
+    if let Some(n) = o.window_clamp {
+        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, n as i32)
+            .map_err(|e| with_context(e, &format!("TCP_WINDOW_CLAMP {n}")))?;
+    }
     Ok(())
 }
 
@@ -191,6 +198,14 @@ pub fn mss_note(asked: u32, snd_mss: u32) -> Option<String> {
     (snd_mss > 0 && snd_mss + 40 < asked).then(|| {
         format!("TCP_MAXSEG {asked}: the kernel sends {snd_mss}-byte segments (the path allows no more)")
     })
+}
+
+/// Put TCP_WINDOW_CLAMP back to `window`: Linux 6.x resets a connection's clamp
+/// from its receive buffer whenever it re-measures the bytes-to-truesize ratio
+/// of arriving segments (tcp_measure_rcv_mss), so a sink that must hold its
+/// window sets it again after each read (a no-op while it still holds).
+pub fn reclamp_window(fd: RawFd, window: u32) {
+    let _ = setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, window as i32);
 }
 
 fn bind(fd: RawFd, addr: &SocketAddr) -> io::Result<()> {

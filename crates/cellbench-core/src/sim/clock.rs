@@ -33,11 +33,22 @@ impl WallClock {
             slowdown: slowdown.max(1e-9),
         }
     }
+
+    /// The simulated time it is now (the wall clock since the start, over the slowdown).
+    pub fn now(&self) -> SimTime {
+        SimTime::from_secs_f64(self.start.elapsed().as_secs_f64() / self.slowdown)
+    }
+
+    /// The wall-clock instant at which it is `t`: an emulator that must also
+    /// wait for input (a TUN device) sleeps until then itself.
+    pub fn instant_of(&self, t: SimTime) -> Instant {
+        self.start + Duration::from_secs_f64(t.as_secs_f64() * self.slowdown)
+    }
 }
 
 impl Clock for WallClock {
     fn advance_to(&mut self, t: SimTime) {
-        let due = self.start + Duration::from_secs_f64(t.as_secs_f64() * self.slowdown);
+        let due = self.instant_of(t);
         let now = Instant::now();
         if due > now {
             std::thread::sleep(due - now);
@@ -55,6 +66,8 @@ mod test {
         let t0 = Instant::now();
         c.advance_to(SimTime::from_ms(20));
         assert!(t0.elapsed() >= Duration::from_millis(19));
+        assert!(c.now() >= SimTime::from_ms(19));
+        assert!(c.instant_of(SimTime::from_ms(20)) <= Instant::now());
         FlatOut.advance_to(SimTime::from_secs(1_000_000));
     }
 }

@@ -6,8 +6,8 @@
 use super::explain::{classify, lockstep_cycle, Facts, LimitedBy, LockstepCycle};
 use super::guard::DEFAULT_EVENT_BUDGET;
 use super::net::{
-    AdapterSpec, CircuitSpec, DropPolicy, Fidelity, FlowControl, Hop, PacedQuantity, PolicerSpec,
-    PortSpec, Topology, TxSpacing, VcPacing,
+    AdapterSpec, CircuitSpec, DropPolicy, Fidelity, FlowControl, Hop, PacedQuantity,
+    PolicerCounters, PolicerSpec, PortCounters, PortSpec, Topology, TxSpacing, VcPacing,
 };
 use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN, MACHINE_ROOM_DELAY, SBUS_PDU_GAP};
 use super::world::{
@@ -1149,6 +1149,43 @@ impl RunSpec {
         }
     }
 
+    /// Per switch port and per UPC, what the network's counters say (no queue
+    /// series): the simulator's and the emulator's results share it.
+    pub fn network_results(
+        &self,
+        ports: &[PortCounters],
+        policers: &[PolicerCounters],
+    ) -> (Vec<PortResult>, Vec<PolicerResult>) {
+        let ports = ports
+            .iter()
+            .enumerate()
+            .map(|(p, c)| PortResult {
+                port: p,
+                host: self.port_label(p),
+                cells_in: c.cells_in,
+                cells_out: c.cells_out,
+                cells_lost: c.cells_lost.total(),
+                peak_occupancy: c.peak_occupancy,
+                cells_lost_clp: c.cells_lost.clp,
+                cells_tagged: c.cells_tagged,
+                queue_series: None,
+            })
+            .collect();
+        let policed: Vec<&TrunkSpec> = self.trunks.iter().filter(|t| t.upc.is_some()).collect();
+        let policers = policers
+            .iter()
+            .zip(policed)
+            .map(|(p, t)| PolicerResult {
+                trunk: format!("{}->{}", t.from, t.to),
+                cells_in: p.cells_in,
+                conforming: p.conforming,
+                non_conforming: p.non_conforming(),
+                met_contract: p.non_conforming() == 0,
+            })
+            .collect();
+        (ports, policers)
+    }
+
     fn results(&self, scenario: &Scenario, r: &RunResult) -> SpecResult {
         let connections = r
             .transfers
@@ -1265,39 +1302,15 @@ impl RunSpec {
                 }
             })
             .collect();
-        let ports = r
-            .ports
-            .iter()
-            .enumerate()
-            .map(|(p, c)| PortResult {
-                port: p,
-                host: self.port_label(p),
-                cells_in: c.cells_in,
-                cells_out: c.cells_out,
-                cells_lost: c.cells_lost.total(),
-                peak_occupancy: c.peak_occupancy,
-                cells_lost_clp: c.cells_lost.clp,
-                cells_tagged: c.cells_tagged,
-                queue_series: r
+        let (mut ports, policers) = self.network_results(&r.ports, &r.policers);
+        if self.series {
+            for (p, out) in ports.iter_mut().enumerate() {
+                out.queue_series = r
                     .queue_series
                     .get(p)
-                    .filter(|_| self.series)
-                    .map(|s| s.iter().map(|&(t, n)| (t.as_secs_f64(), n)).collect()),
-            })
-            .collect();
-        let policed: Vec<&TrunkSpec> = self.trunks.iter().filter(|t| t.upc.is_some()).collect();
-        let policers = r
-            .policers
-            .iter()
-            .zip(policed)
-            .map(|(p, t)| PolicerResult {
-                trunk: format!("{}->{}", t.from, t.to),
-                cells_in: p.cells_in,
-                conforming: p.conforming,
-                non_conforming: p.non_conforming(),
-                met_contract: p.non_conforming() == 0,
-            })
-            .collect();
+                    .map(|s| s.iter().map(|&(t, n)| (t.as_secs_f64(), n)).collect());
+            }
+        }
         SpecResult {
             connections,
             ports,

@@ -15,7 +15,7 @@ use super::cell::{
     PAYLOAD_LEN,
 };
 use core::fmt;
-use crc::{Crc, CRC_32_BZIP2};
+use crc::{Crc, Table, CRC_32_BZIP2};
 use std::collections::BTreeMap;
 
 /// Bytes in the CPCS-PDU trailer.
@@ -41,7 +41,9 @@ mod field {
 /// The AAL5 CRC-32 is CRC-32/BZIP2 of the catalogue: generator 0x04C11DB7, initial
 /// value all ones, not reflected, final complement (I.363.5 §10.4.4; the same as
 /// Ethernet's polynomial, but MSB first).
-const CRC32: Crc<u32> = Crc::<u32>::new(&CRC_32_BZIP2);
+// Slice-by-16 tables: a 9 KB PDU's CRC in about a microsecond rather than ten,
+// which the emulator pays twice per datagram in real time.
+const CRC32: Crc<u32, Table<16>> = Crc::<u32, Table<16>>::new(&CRC_32_BZIP2);
 
 /// The AAL5 CRC-32 of `data`.
 pub fn crc32(data: &[u8]) -> u32 {

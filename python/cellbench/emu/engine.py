@@ -1,0 +1,270 @@
+"""One emulated run: namespaces, the emulator, the real engine's agents, the rows.
+
+The agents are the real engine's (``cellbench.real.agents``): each runs on a thread
+that has entered its host's namespace, so its sockets are that kernel's. The block
+tree is kept as on real hosts (``serial { }`` starts a child when the previous one
+has ended, on the real clock). Rows are the real engine's (``controller.rows``) plus
+what the emulated network measured: cells lost, policed and tagged per connection,
+per port cells in/out/lost and peak occupancy, and the emulator's lateness.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from cellbench.emu import netns
+from cellbench.experiment import runner
+from cellbench.experiment.lang import ExperimentError
+from cellbench.real import agents, controller
+from cellbench.real import plan as rplan
+
+#: A UDP sink's wait after its source's duration (a datagram still in flight
+#: arrives within milliseconds; a TCP sink waits the real engine's DRAIN_S).
+UDP_DRAIN_S = 3.0
+#: Time from starting the agents of a group to their agreed start.
+START_MARGIN_S = 0.3
+#: Addresses given to hosts the testbed gives none (they never leave the namespaces).
+AUTO_NET = "10.213.0.{}"
+#: Testbed host settings that only the simulator reads: hosts are real kernels here.
+SIM_ONLY_HOST_KEYS = ("profile", "flavour")
+
+
+class EmuError(ExperimentError):
+    """An agent or the emulator failing: one line, naming the connection."""
+
+    def __init__(self, message: str):
+        super().__init__(None, message)
+
+
+def addresses(exp) -> dict[str, str]:
+    """Every host's address: the testbed's, else one of AUTO_NET."""
+    return {h.name: h.address or AUTO_NET.format(i + 1) for i, h in enumerate(exp.hosts)}
+
+
+def notes(exp) -> list[str]:
+    """One line per simulator-only setting the emulator ignores."""
+    hosts = ", ".join(f"{h.name} ({h.profile}, {h.flavour})" for h in exp.hosts)
+    return [
+        f"--engine emu: host profile and TCP flavour are ignored, hosts are this machine's "
+        f"Linux kernel in namespaces: {hosts} (set kernel_cc, kernel_sack, ... instead)"
+    ]
+
+
+def meta(plan: runner.Plan) -> dict:
+    m = plan.meta()
+    m["engine"] = "emu"
+    # An emulated result resumes only as an emulated result.
+    m["plan_digest"] = hashlib.sha256((m["plan_digest"] + ":emu").encode()).hexdigest()
+    return m
+
+
+@dataclass
+class _Run:
+    """What ``controller.rows`` reads of a run: the experiment, a report pair per
+    connection and each host's clock offset (one clock here)."""
+
+    exp: rplan.RealExperiment
+    offsets: dict[str, float]
+    group: str = field(default_factory=lambda: uuid.uuid4().hex)
+    reports: dict[int, tuple[dict, dict, float]] = field(default_factory=dict)
+    #: Host -> its testbed kernel_cc, if it sets one.
+    kernel_cc: dict[str, str] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) -> tuple:
+    """One run, start to end, everything it made removed: the stored tables' rows."""
+    from cellbench import _native
+
+    exp = plan.experiments[task.point]
+    spec = task.spec
+    hosts = [h["name"] for h in spec["hosts"]]
+    by_name = {h.name: h for h in exp.hosts}
+    run = _Run(rexp, {h: 0.0 for h in rexp.addresses})
+    run.kernel_cc = {h.name: h.kernel["kernel_cc"] for h in exp.hosts if "kernel_cc" in h.kernel}
+    with netns.Namespaces(len(hosts)) as ns:
+        emu = _native.Emulator(
+            {
+                "run": spec,
+                "hosts": [
+                    {"netns": ns.path(i), "tun": netns.TUN, "address": rexp.addresses[h]}
+                    for i, h in enumerate(hosts)
+                ],
+                "ports": [rc.port for rc in rexp.connections],
+            }
+        )
+        try:
+            for i, h in enumerate(hosts):
+                ns.configure(i, rexp.addresses[h], exp.testbed.mtu, by_name[h].kernel)
+            where = {h: ns.path(i) for i, h in enumerate(hosts)}
+            emu.start()
+            origin = time.time() + START_MARGIN_S
+            try:
+                _node(run, where, rexp.root, origin)
+            except KeyboardInterrupt:
+                _native.real_stop(run.group)
+                raise
+            report = emu.stop()
+        finally:
+            emu.close()
+    rows = controller.rows(plan, task, run, origin)
+    for row, rc, c in zip(rows, rexp.connections, report["connections"]):
+        sent = run.reports[rc.conn.index][0]
+        kernel = by_name[rc.conn.transmitter].kernel
+        data, ack = c["data"], c["ack"]
+        both = {k: data[k] + ack[k] for k in data}
+        row |= {
+            "engine": "emu",
+            "kernel_cc": sent.get("congestion") or kernel.get("kernel_cc"),
+            "retransmits": row.get("retransmitted_segments"),
+            "cells_lost": both["cells_lost"],
+            "cells_policed": both["cells_policed"],
+            "cells_tagged": both["cells_tagged"],
+            "cells_lost_clp": both["cells_lost_clp"],
+            "pdus_dropped_at_adapter": both["pdus_dropped_at_adapter"],
+            "data_pdus_sent": data["pdus_sent"],
+            "data_pdus_lost": data["pdus_lost"],
+            "lateness_p50_us": report["lateness_us"]["p50"],
+            "lateness_p99_us": report["lateness_us"]["p99"],
+            "lateness_max_us": report["lateness_us"]["max"],
+            "real_time": report["real_time"],
+            "emu_cpu_seconds": report["cpu_seconds"],
+        }
+        if report["policers"]:
+            row["met_contract"] = all(p["met_contract"] for p in report["policers"])
+    ident = {"run": task.run, "point": task.point, "replication": task.replication}
+    ports = [{**ident, **p} for p in report["ports"]]
+    return rows, [], ports, [], [], report
+
+
+def _node(run: _Run, where: dict[str, str], node, start_at: float) -> None:
+    if isinstance(node, int):
+        _connection(run, where, node, start_at)
+    elif node.kind == "serial":
+        for i, child in enumerate(node.children):
+            _node(run, where, child, start_at if i == 0 else time.time() + START_MARGIN_S)
+    else:
+        pool = ThreadPoolExecutor(max_workers=len(node.children))
+        try:
+            futures = [pool.submit(_node, run, where, c, start_at) for c in node.children]
+            errors = [f.exception() for f in futures]
+        except BaseException:
+            # Ctrl-C: stop this run's agents first, or the pool would wait for them.
+            from cellbench import _native
+
+            _native.real_stop(run.group)
+            raise
+        finally:
+            pool.shutdown(wait=True)
+        first = next((e for e in errors if e is not None), None)
+        if first is not None:
+            raise first
+
+
+def _connection(run: _Run, where: dict[str, str], i: int, start_at: float) -> None:
+    rc = run.exp.connections[i]
+    c, t = rc.conn, rc.conn.traffic
+    tx, rx = c.transmitter, c.receiver
+    peer = f"{run.exp.addresses[rx]}:{rc.port}"
+    drain = controller.DRAIN_S if c.protocol == "tcp" else UDP_DRAIN_S
+    wait = t.duration_s + drain if t.duration_s is not None else 1e9
+    sink = {
+        "protocol": c.protocol,
+        "bind": peer,
+        "rcvbuf": rc.rcvbuf,
+        # Linux doubles SO_RCVBUF and advertises a share of it that depends on the
+        # packets: clamp the window to the file's, as the simulator's TCP has it.
+        "window_clamp": rc.rcvbuf if c.protocol == "tcp" else None,
+        "blocksize": c.receiver_blocksize,
+        "deadline_at": start_at + wait,
+        "group": run.group,
+    }
+    source = {
+        "protocol": c.protocol,
+        "bind": run.exp.addresses[tx],
+        "peer": peer,
+        "sndbuf": rc.sndbuf,
+        "nodelay": c.nodelay,
+        # The transmitter's kernel_cc, on its socket (netns.kernel_sysctls says why).
+        "congestion": run.kernel_cc.get(tx),
+        "blocksize": t.blocksize,
+        "period_us": t.period_us if t.type != "full" else None,
+        "nbytes": t.nbytes,
+        "duration_s": t.duration_s if t.nbytes is None else None,
+        "start_at": start_at,
+        "group": run.group,
+    }
+    # The agents send only between the namespaces this run made.
+    limits = dict(agents.LIMITS, allow=sorted(run.exp.addresses.values()))
+
+    def send(spec: dict) -> dict:
+        return agents.source(spec, limits)
+
+    out: dict[str, dict] = {}
+    errors: dict[str, BaseException] = {}
+
+    def agent(role: str, host: str, fn, spec: dict) -> None:
+        try:
+            out[role] = netns.in_netns(where[host], lambda: fn(spec))
+        except BaseException as e:  # noqa: BLE001 - reported below, naming the agent
+            errors[role] = e
+            # The other side would wait for its peer until its deadline: stop it.
+            from cellbench import _native
+
+            _native.real_stop(run.group)
+
+    threads = [
+        threading.Thread(target=agent, args=("sink", rx, agents.sink, sink), daemon=True),
+        threading.Thread(target=agent, args=("source", tx, send, source), daemon=True),
+    ]
+    for th in threads:
+        th.start()
+    for th in threads:
+        while th.is_alive():
+            th.join(0.1)
+    if errors:
+        role, e = next(iter(errors.items()))
+        host = rx if role == "sink" else tx
+        raise EmuError(f"connection {c.name} ({tx} -> {rx}): the {role} on host {host}: {e}")
+    with run.lock:
+        run.reports[i] = (out["source"], out["sink"], start_at)
+
+
+def run_plan(plan: runner.Plan, store, exps: list[rplan.RealExperiment], progress: bool) -> list:
+    """Every run not yet in ``store``, one after another (one emulator at a time: it
+    needs the machine's cores to keep real time); each stored when it ends. The
+    emulator reports, in run order."""
+    from tqdm import tqdm
+
+    done = store.done()
+    reports = []
+    bar = tqdm(
+        total=plan.runs_total,
+        initial=len(done),
+        unit="run",
+        desc="cellbench run (emu)",
+        disable=None if progress else True,
+    )
+    try:
+        for task in plan.tasks():
+            if task.run in done:
+                continue
+            rows, traces, ports, cwnd, queue, report = run_one(plan, task, exps[task.point])
+            store.write_run(task.run, rows, traces, ports, cwnd, queue)
+            reports.append(report)
+            bar.update()
+    except BaseException:
+        try:
+            store.close()
+        except Exception:
+            pass
+        raise
+    finally:
+        bar.close()
+    store.finish()
+    return reports

@@ -1,0 +1,175 @@
+"""The emulated hosts: one network namespace each, holding a TUN device the emulator
+opened, its address and the testbed's kernel TCP settings. Every namespace is made
+and removed here, on every exit path; its name carries this process's id, so one a
+killed controller left behind is removed by the next run (``sweep_orphans``).
+
+The namespaces have no link but their TUN device (and loopback): test traffic cannot
+leave them, whatever address the testbed gives a host.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from cellbench.cli.common import UsageError
+from cellbench.experiment import testbed as tbmod
+
+#: Every namespace this engine makes is called PREFIX<pid>x<host index>.
+PREFIX = "cbemu"
+#: The TUN device's name inside every namespace.
+TUN = "atm0"
+#: Where ``ip netns add`` puts a namespace's handle.
+NETNS_DIR = Path("/run/netns")
+#: CAP_NET_ADMIN's bit in /proc/self/status CapEff.
+CAP_NET_ADMIN = 12
+
+T = TypeVar("T")
+
+
+def check_privileges() -> None:
+    """Before anything is made: root or CAP_NET_ADMIN, /dev/net/tun and iproute2, each
+    missing one named in a one-line error (exit 2)."""
+    missing = []
+    if not _has_net_admin():
+        missing.append("root or CAP_NET_ADMIN (run as root)")
+    if not os.path.exists("/dev/net/tun"):
+        missing.append("/dev/net/tun (modprobe tun)")
+    if shutil.which("ip") is None:
+        missing.append("the ip command (Debian's iproute2)")
+    if missing:
+        raise UsageError(f"--engine emu needs {' and '.join(missing)}")
+
+
+def _has_net_admin() -> bool:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("CapEff:"):
+                return bool(int(line.split()[1], 16) >> CAP_NET_ADMIN & 1)
+    except OSError:
+        pass
+    return os.geteuid() == 0
+
+
+def ip(*args: str) -> None:
+    """Run ``ip ARGS``; its complaint, if any, as an error naming the command."""
+    r = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise OSError(f"ip {' '.join(args)}: {r.stderr.strip() or f'exit {r.returncode}'}")
+
+
+def in_netns(path: str, work: Callable[[], T]) -> T:
+    """``work()`` on a thread of its own that has entered the namespace at ``path``
+    (only that thread moves); its result or its exception."""
+    from cellbench import _native
+
+    out: dict = {}
+
+    def body() -> None:
+        try:
+            _native.emu_setns(path)
+            out["value"] = work()
+        except BaseException as e:  # noqa: BLE001 - handed to the caller as is
+            out["error"] = e
+
+    t = threading.Thread(target=body, name="cellbench-emu-netns", daemon=True)
+    t.start()
+    t.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def sweep_orphans() -> None:
+    """Remove namespaces a killed cellbench left (its pid no longer runs)."""
+    if not NETNS_DIR.is_dir():
+        return
+    for p in NETNS_DIR.iterdir():
+        m = re.fullmatch(rf"{PREFIX}(\d+)x\d+", p.name)
+        if m and not Path(f"/proc/{m.group(1)}").exists():
+            subprocess.run(["ip", "netns", "del", p.name], capture_output=True)
+
+
+class Namespaces:
+    """The run's namespaces, made on entering and removed on leaving, whatever ended it."""
+
+    def __init__(self, n: int):
+        self.names = [f"{PREFIX}{os.getpid()}x{i}" for i in range(n)]
+        self.made: list[str] = []
+
+    def path(self, i: int) -> str:
+        return str(NETNS_DIR / self.names[i])
+
+    def __enter__(self) -> Namespaces:
+        sweep_orphans()
+        try:
+            for name in self.names:
+                ip("netns", "add", name)
+                self.made.append(name)
+        except BaseException:
+            self.remove()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+    def remove(self) -> None:
+        # Deleting a namespace removes its devices; the TUN devices also go when the
+        # emulator closes their descriptors.
+        while self.made:
+            subprocess.run(["ip", "netns", "del", self.made.pop()], capture_output=True)
+
+    def configure(self, i: int, address: str, mtu: int, kernel: dict) -> None:
+        """Host i's TUN up with its MTU and address, every other address through it;
+        then its kernel settings."""
+        name = self.names[i]
+        # No IPv6: the kernel's own router solicitations would only be dropped.
+        self.sysctls(
+            i, {"net.ipv6.conf.all.disable_ipv6": 1, "net.ipv6.conf.default.disable_ipv6": 1}
+        )
+        ip("-n", name, "link", "set", "lo", "up")
+        ip("-n", name, "link", "set", TUN, "mtu", str(mtu), "up")
+        ip("-n", name, "addr", "add", f"{address}/32", "dev", TUN)
+        ip("-n", name, "route", "add", "default", "dev", TUN)
+        self.sysctls(i, kernel_sysctls(kernel))
+
+    def sysctls(self, i: int, values: dict[str, object]) -> None:
+        """Write sysctls in namespace i (``/proc/sys/net`` is the opener's namespace's)."""
+
+        def write() -> None:
+            for key, v in values.items():
+                path = Path("/proc/sys") / key.replace(".", "/")
+                try:
+                    path.write_text(f"{v}\n")
+                except OSError as e:
+                    raise UsageError(
+                        f"cannot set {key} = {v} in the emulated host's kernel: {e.strerror}"
+                    ) from None
+
+        if values:
+            in_netns(self.path(i), write)
+
+
+def kernel_sysctls(kernel: dict) -> dict[str, object]:
+    """A host's ``kernel_*`` settings as sysctls. A buffer limit is the third (largest)
+    value of tcp_rmem/tcp_wmem; the default (second) is kept at or below it. Not
+    ``kernel_cc``: a namespace's default may only be one of the machine's
+    tcp_allowed_congestion_control, so the sender's socket takes it (TCP_CONGESTION)."""
+    out: dict[str, object] = {}
+    for key, v in kernel.items():
+        if key == "kernel_cc":
+            continue
+        sysctl, kind = tbmod.KERNEL_SYSCTLS[key]
+        if kind == "bytes":
+            assert isinstance(v, int)
+            default = min(131072 if key == "kernel_rmem" else 16384, v)
+            out[sysctl] = f"4096 {default} {v}"
+        else:
+            out[sysctl] = v
+    return out

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""The emulator (``--engine emu``) against its ceilings and the simulator, side by side.
+
+Run as root: ``python3 scripts/bench_emu.py [MBYTES]`` (default 16). Prints, in one run:
+
+- an unconstrained OC-3c path (two OC-3c hosts, one 256-cell port, 1 MB windows; the
+  kernel's default congestion control): Linux TCP's throughput against the path's TCP
+  payload ceiling (``cellbench calc layers --phy oc3c``) and the simulator's `modern`
+  TCP, with the emulator's lateness p50/p99/max, whether it kept real time (p99 within
+  one OC-3c cell time), and its CPU cost per emulated Gb/s of cells;
+- the wan-window path (8.8 ms round trip) with 64 KB windows: Linux against the
+  window/RTT bound and the simulator's `modern` TCP.
+
+A benchmark, not a test: real-time figures depend on the machine and its load, which is
+printed with them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+CELLBENCH = [sys.executable, "-m", "cellbench"]
+
+OC3 = """
+testbed {{
+    # alpha-3000: the simulator's host fast enough for OC-3c (SPEC 6.3).
+    host a {{ phy = oc3c; flavour = modern; profile = alpha-3000; }}
+    host b {{ phy = oc3c; flavour = modern; profile = alpha-3000; }}
+}}
+cluster {{
+    test t {{ type = full (blocksize=64K, nbytes={mb}M); protocol = tcp (window=1M);
+             own = a:5001; peer = b:5001; }}
+    test r {{ type = sink (blocksize=64K); protocol = tcp (window=1M);
+             own = b:5001; peer = a:5001; }}
+}}
+"""
+
+WAN = """
+testbed wan-window {{
+    host alpha-west {{ flavour = modern; }}
+    host alpha-east {{ flavour = modern; }}
+}}
+cluster {{
+    test t {{ type = full (blocksize=64K, nbytes={mb}M); protocol = tcp (window=64K);
+             own = alpha-west:5001; peer = alpha-east:5001; }}
+    test r {{ type = sink (blocksize=64K); protocol = tcp (window=64K);
+             own = alpha-east:5001; peer = alpha-west:5001; }}
+}}
+"""
+
+
+def run(d: Path, name: str, text: str, *args: str) -> tuple[pd.Series, pd.DataFrame]:
+    f = d / f"{name}.netspec"
+    f.write_text(text)
+    out = d / f"{name}{'-'.join(args)}.result"
+    subprocess.run(
+        CELLBENCH + ["run", str(f), "--out", str(out), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return pd.read_parquet(out / "runs").iloc[0], pd.read_parquet(out / "ports")
+
+
+def tcp_ceiling(phy: str) -> float:
+    r = subprocess.run(
+        CELLBENCH + ["calc", "layers", "--phy", phy, "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return next(x["mbps"] for x in json.loads(r.stdout) if x["layer"] == "tcp_payload") * 1e6
+
+
+def main() -> int:
+    mb = int(sys.argv[1]) if len(sys.argv) > 1 else 16
+    if os.geteuid() != 0:
+        print("bench_emu.py: run as root (the emulator makes network namespaces)")
+        return 2
+    load = os.getloadavg()
+    print(f"# load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        e, ports = run(d, "oc3", OC3.format(mb=mb), "--engine", "emu")
+        s, _ = run(d, "oc3", OC3.format(mb=mb))
+        ceiling = tcp_ceiling("oc3c")
+        cell_gbps = ports["cells_out"].sum() * 424 / max(e["ended_s"] - e["started_s"], 1e-9)
+        cpu_per_gbps = e["emu_cpu_seconds"] / max(e["ended_s"] - e["started_s"], 1e-9)
+        cpu_per_gbps /= max(cell_gbps / 1e9, 1e-12)
+        print(f"## unconstrained OC-3c path, {mb} MB, Linux {e['kernel_cc']}, 1 MB windows")
+        ratio = e["throughput_bps"] / s["throughput_bps"]
+        print(
+            f"emu {e['throughput_bps'] / 1e6:8.2f} Mb/s = {e['throughput_bps'] / ceiling:6.1%} of "
+            f"the OC-3c TCP payload ceiling {ceiling / 1e6:.2f} Mb/s (receiver's goodput "
+            f"{e['goodput_bps'] / 1e6:.2f} Mb/s = {e['goodput_bps'] / ceiling:.1%}); simulator "
+            f"(modern) {s['throughput_bps'] / 1e6:.2f} Mb/s; emu/sim {ratio:.3f}"
+        )
+        print(
+            f"emu cells lost {e['cells_lost']}, retransmits {e['retransmits']}; sim cells lost "
+            f"{s['cells_lost']}, retransmitted segments {s['retransmitted_segments']}"
+        )
+        print(
+            f"lateness p50 {e['lateness_p50_us']:.2f} µs, p99 {e['lateness_p99_us']:.2f} µs, "
+            f"max {e['lateness_max_us']:.2f} µs (one OC-3c cell: 2.83 µs); real time: "
+            f"{bool(e['real_time'])}"
+        )
+        print(
+            f"CPU: {e['emu_cpu_seconds']:.3f} s of the emulator's thread for "
+            f"{cell_gbps / 1e6:.1f} Mb/s of port cells = {cpu_per_gbps:.3f} CPU-s per s per "
+            "emulated Gb/s of cells"
+        )
+        e, _ = run(d, "wan", WAN.format(mb=mb // 4 or 1), "--engine", "emu")
+        s, _ = run(d, "wan", WAN.format(mb=mb // 4 or 1))
+        bound = 65536 * 8 / 8.8e-3
+        print(f"## wan-window, 64 KB windows, {mb // 4 or 1} MB, Linux {e['kernel_cc']}")
+        ratio = e["throughput_bps"] / s["throughput_bps"]
+        print(
+            f"emu {e['throughput_bps'] / 1e6:8.2f} Mb/s = {e['throughput_bps'] / bound:6.1%} of "
+            f"window/RTT {bound / 1e6:.2f} Mb/s; simulator (modern) "
+            f"{s['throughput_bps'] / 1e6:.2f} Mb/s; emu/sim {ratio:.3f}; "
+            f"lateness p99 {e['lateness_p99_us']:.2f} µs"
+        )
+    load = os.getloadavg()
+    print(f"# load average after: {load[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
