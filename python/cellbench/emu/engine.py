@@ -121,7 +121,6 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
         row |= {
             "engine": "emu",
             "kernel_cc": sent.get("congestion") or kernel.get("kernel_cc"),
-            "retransmits": row.get("retransmitted_segments"),
             "cells_lost": both["cells_lost"],
             "cells_policed": both["cells_policed"],
             "cells_tagged": both["cells_tagged"],

@@ -396,6 +396,8 @@ def rows(plan: runner.Plan, task: runner.Task, run: _Run, origin: float) -> list
             "throughput_mbit_ttcp": sent["throughput_bps"] / 2**20,
             "goodput_bps": got["throughput_bps"],
             "retransmitted_segments": info.get("total_retrans"),
+            # The key the real and emulated engines' contracts name (same count).
+            "retransmits": info.get("total_retrans"),
             "datagrams_sent": sent["blocks"] - sent["send_errors"] if c.protocol == "udp" else None,
             "datagrams_received": got["datagrams"] if c.protocol == "udp" else None,
             "datagrams_dropped_no_buffer": sent["send_errors"] if c.protocol == "udp" else None,
