@@ -23,8 +23,7 @@
 //! comes here and runs exactly as before.
 
 use super::port::{self, Verdict};
-use super::{upc, Ev, Network};
-use crate::atm::gcra;
+use super::{Ev, Network};
 use crate::time::SimTime;
 use std::collections::VecDeque;
 
@@ -95,37 +94,11 @@ impl Network {
         pdu: u32,
         cell: u32,
         stage: usize,
-        mut clp: bool,
+        clp: bool,
     ) {
-        let (c, eom) = {
-            let r = &self.pdus[pdu as usize];
-            (r.circuit as usize, cell + 1 == r.ncells)
+        let Some((c, eom, p, clp)) = self.arrive_at_stage(a, pdu, cell, stage, clp) else {
+            return;
         };
-        if stage == self.circuits[c].stages.len() {
-            return self.reassemble(c, pdu, cell, 1, a, SimTime::ZERO, clp);
-        }
-        let p = self.circuits[c].stages[stage].port;
-        if let Some(pol) = self.circuits[c].stages[stage].policer {
-            match self.police(pol, p, c, a) {
-                gcra::Verdict::Conforming => {}
-                gcra::Verdict::Tagged => clp = true,
-                gcra::Verdict::Discarded => {
-                    let cell_time = self.ports[p].cell;
-                    return self.count_dropped(
-                        p,
-                        c,
-                        stage,
-                        pdu,
-                        cell,
-                        1,
-                        a,
-                        cell_time,
-                        upc::POLICED,
-                        clp,
-                    );
-                }
-            }
-        }
         let e = self.adapters.len() + p;
         let q = &self.txq[e];
         // The cells waiting, and the one on the link until its transmission ends.

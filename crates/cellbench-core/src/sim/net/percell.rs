@@ -7,21 +7,24 @@ use crate::atm::gcra;
 use crate::time::SimTime;
 
 impl Network {
-    /// Cell `cell` of a PDU arrives at `stage` (a port, or the receiver past the last).
-    pub(super) fn cell_arrives(
+    /// A cell arriving at `stage`, in either per-cell mode: past the last stage it
+    /// goes to the receiver's reassembly, else through the stage's policer (if any).
+    /// `Some((circuit, end of message, port, clp))` when it reaches the port's buffer.
+    pub(super) fn arrive_at_stage(
         &mut self,
         a: SimTime,
         pdu: u32,
         cell: u32,
         stage: usize,
         mut clp: bool,
-    ) {
+    ) -> Option<(usize, bool, usize, bool)> {
         let (c, eom) = {
             let r = &self.pdus[pdu as usize];
             (r.circuit as usize, cell + 1 == r.ncells)
         };
         if stage == self.circuits[c].stages.len() {
-            return self.reassemble(c, pdu, cell, 1, a, SimTime::ZERO, clp);
+            self.reassemble(c, pdu, cell, 1, a, SimTime::ZERO, clp);
+            return None;
         }
         let p = self.circuits[c].stages[stage].port;
         if let Some(pol) = self.circuits[c].stages[stage].policer {
@@ -30,21 +33,26 @@ impl Network {
                 gcra::Verdict::Tagged => clp = true,
                 gcra::Verdict::Discarded => {
                     let cell_time = self.ports[p].cell;
-                    return self.count_dropped(
-                        p,
-                        c,
-                        stage,
-                        pdu,
-                        cell,
-                        1,
-                        a,
-                        cell_time,
-                        upc::POLICED,
-                        clp,
-                    );
+                    self.count_dropped(p, c, stage, pdu, cell, 1, a, cell_time, upc::POLICED, clp);
+                    return None;
                 }
             }
         }
+        Some((c, eom, p, clp))
+    }
+
+    /// Cell `cell` of a PDU arrives at `stage` (a port, or the receiver past the last).
+    pub(super) fn cell_arrives(
+        &mut self,
+        a: SimTime,
+        pdu: u32,
+        cell: u32,
+        stage: usize,
+        clp: bool,
+    ) {
+        let Some((c, eom, p, clp)) = self.arrive_at_stage(a, pdu, cell, stage, clp) else {
+            return;
+        };
         let port = &mut self.ports[p];
         // Cells whose transmission has ended by now have left the buffer.
         while port.ends.front().is_some_and(|&e| e <= a) {
