@@ -11,6 +11,7 @@ same seed gives the same rows at any worker count.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -202,3 +203,29 @@ def test_ultra1_pair_at_8k_is_fastest_with_messages_below_the_mss(surfaces) -> N
     cases = [c for c in hetero_lan.remarkable(surfaces) if c["case"] == "fastest-below-mss"]
     at_8k = [c for c in cases if c["pair"] == "ultra1->ultra1" and c["socket_buffer"] == 8192]
     assert at_8k and at_8k[0]["message_size"] < 9148
+
+
+def test_one_mss_buffer_and_message_is_a_stop_and_wait_bound_by_the_window(surfaces) -> None:
+    # Buffer = message = one MSS: the sender has one segment out, then waits for the
+    # receiver to take it in, read it and open the window again. Both hosts' work is
+    # in that loop, so the window over the segment's round trip overstates it; over
+    # the round trip the window really took, it is the bound.
+    part = surfaces[surfaces.pair == "pentium90->pentium90"]
+    row = part[(part.socket_buffer == 9148) & (part.message_size == 9148)].iloc[0]
+    assert row.limited_by == "window", row.limit_evidence
+    assert row.limit_evidence.startswith(
+        "window 9148 B in flight (sndbuf 9148, rcvbuf 9148) closed "
+    ), row.limit_evidence
+    m = re.search(
+        r"round trip with both hosts' work ([\d.]+) ms \(segment out to its ACK in ([\d.]+) ms\) "
+        r"= ([\d.]+) Mb/s; measured ([\d.]+) Mb/s",
+        row.limit_evidence,
+    )
+    assert m, row.limit_evidence
+    loop_ms, rtt_ms, bound, measured = map(float, m.groups())
+    # The loop is longer than the segment's round trip by the sender's own work
+    # (the window update's input, the next write's copy, its output).
+    assert loop_ms > 1.3 * rtt_ms
+    # One segment per loop is what the transfer got.
+    assert bound == pytest.approx(9148 * 8 / loop_ms / 1e3, rel=0.01)
+    assert measured == pytest.approx(bound, rel=0.10)

@@ -171,6 +171,10 @@ pub const CPU_BUSY: f64 = 0.90;
 /// sender back (the delayed or every-second-segment ACK costs up to a segment's
 /// time per round trip, which is why the share is not nearer 1).
 pub const WINDOW_SHARE: f64 = 0.80;
+/// The window's closed cycles (a segment out with the window closed behind it,
+/// to the next new one) spanned at least this share of the transfer: the
+/// closed window, not a moment of it, paced most of the transfer.
+pub const WINDOW_CLOSED: f64 = 0.50;
 /// The sender held back data its window allowed for at least this share of
 /// the transfer: for most of it, Nagle's rule, not the window, kept data back
 /// (as the circular wait's share makes a lock-step).
@@ -207,6 +211,20 @@ pub struct WindowFacts {
     pub min_rtt: SimTime,
     pub sndbuf: u32,
     pub rcvbuf: u32,
+    /// The closed window's cycles, host work included (`ProbeResult::window_cycles`):
+    /// how many, the window bytes in flight summed, their time summed.
+    pub closed_cycles: u32,
+    pub closed_bytes: u64,
+    pub closed_time: SimTime,
+}
+
+impl WindowFacts {
+    /// What the closed window lets through over the round trip it really
+    /// took: the mean window over the mean cycle, bit/s (None if it never closed).
+    pub fn closed_bound_bps(&self) -> Option<f64> {
+        let secs = self.closed_time.as_secs_f64();
+        (self.closed_cycles > 0 && secs > 0.0).then(|| self.closed_bytes as f64 * 8.0 / secs)
+    }
 }
 
 /// Everything [`classify`] looks at, for one connection. Plain data: tests
@@ -271,7 +289,11 @@ fn pct(x: f64) -> String {
 /// 4. `host-cpu`: the sender's or receiver's CPU busy >= [`CPU_BUSY`] of the
 ///    transfer. Before the window: a saturated CPU stretches the round trip,
 ///    which would make the window look like the limit.
-/// 5. `window`: throughput >= [`WINDOW_SHARE`] of peak flight / minimum RTT.
+/// 5. `window`: throughput >= [`WINDOW_SHARE`] of peak flight / minimum RTT;
+///    or of the mean window in flight when it closed / the mean time until it
+///    let the next new segment go (the round trip with both hosts' work in it:
+///    a stop-and-wait of one segment spends most of its loop in the hosts),
+///    if those closed cycles span >= [`WINDOW_CLOSED`] of the transfer.
 /// 6. `policing`: the UPC discarded cells of this connection and data PDUs were lost.
 /// 7. `cell-loss`: cells lost in switch buffers (or PDUs at the interface
 ///    queue), and TCP retransmitted or timed out.
@@ -419,6 +441,36 @@ pub fn classify(f: &Facts) -> Explanation {
                     w.peak_flight,
                     w.sndbuf,
                     w.rcvbuf,
+                    w.min_rtt.as_secs_f64() * 1e3,
+                    mbps(bound),
+                    mbps(measured),
+                    pct(share(bound))
+                ),
+            );
+        }
+    }
+    // The same rule over the round trip the window actually took. When the
+    // window is as small as a segment or two, the hosts' work is most of the
+    // loop (the receiver must take the data in and read it before it opens the
+    // window, the sender must take the update in and write and copy the next
+    // segment), so a segment's round trip to its ACK overstates what the
+    // window allows.
+    if let Some(w) = f.window.as_ref().filter(|_| f.tcp) {
+        let closed = of_transfer(w.closed_time.as_secs_f64());
+        let bound = w.closed_bound_bps().filter(|&b| share(b) >= WINDOW_SHARE);
+        if let Some(bound) = bound.filter(|_| closed >= WINDOW_CLOSED) {
+            let n = w.closed_cycles as f64;
+            return done(
+                LimitedBy::Window,
+                format!(
+                    "window {:.0} B in flight (sndbuf {}, rcvbuf {}) closed {} times ({} of the transfer); \
+                     round trip with both hosts' work {:.2} ms (segment out to its ACK in {:.2} ms) = {}; measured {} ({})",
+                    w.closed_bytes as f64 / n,
+                    w.sndbuf,
+                    w.rcvbuf,
+                    w.closed_cycles,
+                    pct(closed),
+                    w.closed_time.as_secs_f64() * 1e3 / n,
                     w.min_rtt.as_secs_f64() * 1e3,
                     mbps(bound),
                     mbps(measured),
@@ -621,6 +673,9 @@ impl Facts {
                 min_rtt,
                 sndbuf: spec.sndbuf,
                 rcvbuf: spec.rcvbuf,
+                closed_cycles: t.probe.window_cycles.0,
+                closed_bytes: t.probe.window_cycles.1,
+                closed_time: t.probe.window_cycles.2,
             }),
             _ => None,
         };
@@ -751,6 +806,9 @@ mod test {
                 min_rtt: SimTime::from_ms(10),
                 sndbuf: 32768,
                 rcvbuf: 65536,
+                closed_cycles: 0,
+                closed_bytes: 0,
+                closed_time: SimTime::ZERO,
             }),
             cells_policed: 0,
             cells_lost_in_buffers: 0,
@@ -781,6 +839,39 @@ mod test {
             "{}",
             e.evidence
         );
+    }
+
+    #[test]
+    fn a_closed_window_over_its_round_trip_with_host_work() {
+        // Stop-and-wait: one 9148-byte segment per cycle of 2 ms, of which the
+        // path is 0.5 ms; window/path RTT says 146 Mb/s, the cycle 36.6 Mb/s.
+        let mut f = plain();
+        let w = f.window.as_mut().expect("window");
+        (w.peak_flight, w.sndbuf, w.rcvbuf) = (9148, 9148, 9148);
+        w.min_rtt = SimTime::from_us(500);
+        (w.closed_cycles, w.closed_bytes) = (4000, 4000 * 9148);
+        w.closed_time = SimTime::from_ms(8000);
+        f.throughput_bps = 0.80 * 9148.0 * 8.0 / 0.002;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Window);
+        assert!(
+            e.evidence.starts_with("window 9148 B in flight (sndbuf 9148, rcvbuf 9148) closed 4000 times (80% of the transfer); round trip with both hosts' work 2.00 ms (segment out to its ACK in 0.50 ms) = 36.59 Mb/s; measured 29.27 Mb/s (80%)"),
+            "{}",
+            e.evidence
+        );
+        f.throughput_bps *= 0.99;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+        // A window closed for less than half the transfer did not pace it.
+        f.throughput_bps = 36e6;
+        assert_eq!(limit(&f), LimitedBy::Window);
+        let w = f.window.as_mut().expect("window");
+        (w.closed_cycles, w.closed_bytes) = (2400, 2400 * 9148);
+        w.closed_time = SimTime::from_ms(4800);
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+        // A window that never closed says nothing about it.
+        let w = f.window.as_mut().expect("window");
+        (w.closed_cycles, w.closed_bytes, w.closed_time) = (0, 0, SimTime::ZERO);
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
     }
 
     #[test]

@@ -197,6 +197,15 @@ pub struct ProbeResult {
     /// segment waiting for an ACK: Nagle or sender SWS avoidance), until its
     /// application finished.
     pub holding_seconds: f64,
+    /// The window's own round trip, host work included: each time a new data
+    /// segment left with the window closed behind it (the offered or congestion
+    /// window full, or the send buffer full and all of it in flight), the time
+    /// to the next new data segment leaving, which the ACK or window update
+    /// opening the window let go. It covers both hosts' work in the loop (the
+    /// receiver's input, read and copy, the sender's ACK input, write, copy and
+    /// output) besides the path. Cycles with a resend in them are not counted
+    /// (Karn: they time recovery). Count, window bytes in flight summed, time summed.
+    pub window_cycles: (u32, u64, SimTime),
 }
 
 impl TransferResult {
@@ -481,6 +490,10 @@ struct Probe {
     /// Since when the sender holds back data (Nagle, sender SWS avoidance), and the total.
     hold_since: Option<SimTime>,
     hold_total: SimTime,
+    /// When a new segment left with the window closed behind it, and the bytes
+    /// then in flight; the closed-window cycles so far (see `ProbeResult::window_cycles`).
+    closed: Option<(SimTime, u32)>,
+    window_cycles: (u32, u64, SimTime),
 }
 
 /// Run a scenario to the end of all transfers (or the time limit), flat out.
@@ -1557,6 +1570,22 @@ impl World {
         }
         let flight = (end - e.tcb.snd_una).max(0) as u32;
         p.peak_flight = p.peak_flight.max(flight);
+        if new {
+            if let Some((since, window)) = p.closed.take() {
+                let (n, bytes, time) = &mut p.window_cycles;
+                *n += 1;
+                *bytes += window as u64;
+                *time += at.saturating_sub(since);
+            }
+            let tcb = &e.tcb;
+            let window_full = flight >= tcb.snd_wnd.min(tcb.snd_cwnd);
+            let sndbuf_full = tcb.snd.space() == 0 && flight >= tcb.snd.cc;
+            if window_full || sndbuf_full {
+                p.closed = Some((at, flight));
+            }
+        } else {
+            p.closed = None;
+        }
         if p.largest_segment.is_none_or(|(len, _)| seg.len > len) {
             p.largest_segment = Some((seg.len, ip_len));
             let header = e.encap_header + ip_len - seg.len;
@@ -1722,6 +1751,7 @@ impl World {
                         largest_segment_buffers: p.largest_segment_buffers.clone(),
                         cpu_busy: p.cpu_busy,
                         holding_seconds: p.hold_total.as_secs_f64(),
+                        window_cycles: p.window_cycles,
                     }
                 },
                 started_at: self.starts.started_at[i],
