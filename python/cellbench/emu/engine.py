@@ -74,6 +74,8 @@ class _Run:
     reports: dict[int, tuple[dict, dict, float]] = field(default_factory=dict)
     #: Host -> its testbed kernel_cc, if it sets one.
     kernel_cc: dict[str, str] = field(default_factory=dict)
+    #: The simulator's seed and replication: random-rate draws follow them.
+    draws: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -86,6 +88,7 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
     hosts = [h["name"] for h in spec["hosts"]]
     by_name = {h.name: h for h in exp.hosts}
     run = _Run(rexp, {h: 0.0 for h in rexp.addresses})
+    run.draws = {"seed": spec["seed"], "replication": spec["replication"]}
     run.kernel_cc = {h.name: h.kernel["kernel_cc"] for h in exp.hosts if "kernel_cc" in h.kernel}
     with netns.Namespaces(len(hosts)) as ns:
         emu = _native.Emulator(
@@ -167,37 +170,19 @@ def _node(run: _Run, where: dict[str, str], node, start_at: float) -> None:
 
 def _connection(run: _Run, where: dict[str, str], i: int, start_at: float) -> None:
     rc = run.exp.connections[i]
-    c, t = rc.conn, rc.conn.traffic
+    c = rc.conn
     tx, rx = c.transmitter, c.receiver
-    peer = f"{run.exp.addresses[rx]}:{rc.port}"
     drain = controller.DRAIN_S if c.protocol == "tcp" else UDP_DRAIN_S
-    wait = t.duration_s + drain if t.duration_s is not None else 1e9
-    sink = {
-        "protocol": c.protocol,
-        "bind": peer,
-        "rcvbuf": rc.rcvbuf,
+    sink, source = controller.specs(
+        run.exp, i, start_at, run.offsets, run.draws, run.group, drain_s=drain
+    )
+    if c.protocol == "tcp":
         # Linux doubles SO_RCVBUF and advertises a share of it that depends on the
         # packets: clamp the window to the file's, as the simulator's TCP has it.
-        "window_clamp": rc.rcvbuf if c.protocol == "tcp" else None,
-        "blocksize": c.receiver_blocksize,
-        "deadline_at": start_at + wait,
-        "group": run.group,
-    }
-    source = {
-        "protocol": c.protocol,
-        "bind": run.exp.addresses[tx],
-        "peer": peer,
-        "sndbuf": rc.sndbuf,
-        "nodelay": c.nodelay,
-        # The transmitter's kernel_cc, on its socket (netns.kernel_sysctls says why).
-        "congestion": run.kernel_cc.get(tx),
-        "blocksize": t.blocksize,
-        "period_us": t.period_us if t.type != "full" else None,
-        "nbytes": t.nbytes,
-        "duration_s": t.duration_s if t.nbytes is None else None,
-        "start_at": start_at,
-        "group": run.group,
-    }
+        sink["window_clamp"] = rc.rcvbuf
+    # The test's congestion=, else the transmitter's kernel_cc, on its socket
+    # (netns.kernel_sysctls says why).
+    source["congestion"] = source["congestion"] or run.kernel_cc.get(tx)
     # The agents send only between the namespaces this run made.
     limits = dict(agents.LIMITS, allow=sorted(run.exp.addresses.values()))
 

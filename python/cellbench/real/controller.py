@@ -124,6 +124,45 @@ def source_spec(exp: rplan.RealExperiment, rc: rplan.RealConnection) -> dict:
     }
 
 
+def specs(
+    exp: rplan.RealExperiment,
+    i: int,
+    start_at: float,
+    offsets: dict[str, float],
+    draws: dict,
+    group: str,
+    *,
+    series: bool = False,
+    drain_s: float = DRAIN_S,
+) -> tuple[dict, dict]:
+    """Connection ``i``'s sink and source, on their hosts' clocks (``offsets``): the
+    real engine's and the emulator's agents take the same specs. ``draws``: the run's
+    seed and replication, which random-rate traffic follows."""
+    rc = exp.connections[i]
+    c = rc.conn
+    t = c.traffic
+    wait = t.duration_s + drain_s if t.duration_s is not None else 1e9
+    sink = {
+        "protocol": c.protocol,
+        "bind": _peer(exp, rc),
+        "rcvbuf": rc.rcvbuf,
+        "blocksize": c.receiver_blocksize,
+        "deadline_at": start_at + offsets[c.receiver] + wait,
+        "group": group,
+    }
+    source = source_spec(exp, rc) | {
+        "start_at": start_at + offsets[c.transmitter],
+        "group": group,
+        "congestion": c.congestion,
+        "mss": c.mss,
+        "random": rplan.random_spec(c, draws),
+        "series_interval_us": measure.SERIES_INTERVAL_US if series else None,
+    }
+    if source["random"] and "blocksize" in source["random"]:
+        source["blocksize"] = rplan.largest_block(c)
+    return sink, source
+
+
 def check_admitted(client, exps: list[rplan.RealExperiment]) -> None:
     """Every source within its daemon's limits (destinations, duration, rate), asked of
     the daemons themselves before any traffic: a refusal names the connection."""
@@ -203,29 +242,9 @@ class _Run:
 
     def specs(self, i: int, start_at: float) -> tuple[dict, dict]:
         """Connection ``i``'s sink and source, on their daemons' clocks."""
-        rc = self.exp.connections[i]
-        c = rc.conn
-        t = c.traffic
-        wait = t.duration_s + DRAIN_S if t.duration_s is not None else 1e9
-        sink = {
-            "protocol": c.protocol,
-            "bind": _peer(self.exp, rc),
-            "rcvbuf": rc.rcvbuf,
-            "blocksize": c.receiver_blocksize,
-            "deadline_at": start_at + self.offsets[c.receiver] + wait,
-            "group": self.group,
-        }
-        source = source_spec(self.exp, rc) | {
-            "start_at": start_at + self.offsets[c.transmitter],
-            "group": self.group,
-            "congestion": c.congestion,
-            "mss": c.mss,
-            "random": rplan.random_spec(c, self.draws),
-            "series_interval_us": measure.SERIES_INTERVAL_US if self.series else None,
-        }
-        if source["random"] and "blocksize" in source["random"]:
-            source["blocksize"] = rplan.largest_block(c)
-        return sink, source
+        return specs(
+            self.exp, i, start_at, self.offsets, self.draws, self.group, series=self.series
+        )
 
     def submit(self, conns: list[int], start_at: float) -> tuple:
         """Hand connections to their daemons: one task per host for its sinks, then one

@@ -138,12 +138,6 @@ def build(
         if ep.is_sink:
             continue
         c = by_name[ep.name]
-        if c.traffic.random and engine == "emu":
-            raise ExperimentError(
-                c.pos,
-                f"not implemented for --engine emu yet: a random "
-                f"{' and '.join(sorted(c.traffic.random))} (test {c.name})",
-            )
         if c.pacing_mbps is not None and engine == "real":
             raise ExperimentError(
                 c.pos, f"test {c.name}: pacing= paces an ATM adapter; not for --engine real"
