@@ -131,6 +131,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(func=plot_main)
 
 
+def make_plan(args: argparse.Namespace, **options):
+    """The plan of `run FILE` on any engine: the file with --set, --replications,
+    --seed and --testbed; ``options``: what the engine records besides (trace, series)."""
+    from cellbench.experiment import runner
+
+    return runner.make_plan(
+        Path(args.file),
+        sets=args.sets,
+        replications=args.replications,
+        seed=args.seed,
+        testbed=args.testbed,
+        file=args.file,
+        **options,
+    )
+
+
 def run_main(args: argparse.Namespace) -> int:
     from cellbench.experiment import results, runner
 
@@ -143,16 +159,7 @@ def run_main(args: argparse.Namespace) -> int:
         from cellbench.emu.cli import run_emu
 
         return run_emu(args)
-    plan = runner.make_plan(
-        Path(args.file),
-        sets=args.sets,
-        replications=args.replications,
-        seed=args.seed,
-        testbed=args.testbed,
-        trace=args.trace,
-        series=args.series,
-        file=args.file,
-    )
+    plan = make_plan(args, trace=args.trace, series=args.series)
     for note in plan.notes:
         print(f"cellbench: note: {note}", file=sys.stderr)
     if args.check:

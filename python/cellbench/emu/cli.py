@@ -16,8 +16,9 @@ def _terminate(signum, frame) -> None:
 
 
 def run_emu(args: argparse.Namespace) -> int:
+    from cellbench.cli.run import _print_summary, make_plan
     from cellbench.emu import engine, netns
-    from cellbench.experiment import results, runner
+    from cellbench.experiment import results
     from cellbench.real import plan as rplan
 
     for flag, on in (("--trace", args.trace), ("--series", args.series), ("--dask", args.dask)):
@@ -27,14 +28,7 @@ def run_emu(args: argparse.Namespace) -> int:
         raise UsageError("--host is for --engine real; emulated hosts take the testbed's address")
     if sys.platform != "linux":
         raise UsageError("--engine emu needs Linux (network namespaces and TUN devices)")
-    plan = runner.make_plan(
-        Path(args.file),
-        sets=args.sets,
-        replications=args.replications,
-        seed=args.seed,
-        testbed=args.testbed,
-        file=args.file,
-    )
+    plan = make_plan(args)
     exps = []
     for pt, e in zip(plan.points, plan.experiments):
         exps.append(
@@ -63,7 +57,6 @@ def run_emu(args: argparse.Namespace) -> int:
         return interrupted(args, out)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    from cellbench.cli.run import _print_summary
 
     result = results.load(out)
     print(f"cellbench: result in {out} ({len(result.to_pandas())} rows)", file=sys.stderr)

@@ -10,7 +10,8 @@ from cellbench.cli.common import UsageError, interrupted
 
 
 def run_real(args: argparse.Namespace) -> int:
-    from cellbench.experiment import results, runner
+    from cellbench.cli.run import _print_summary, make_plan
+    from cellbench.experiment import results
     from cellbench.real import controller
     from cellbench.real import plan as rplan
 
@@ -18,15 +19,7 @@ def run_real(args: argparse.Namespace) -> int:
         if on:
             raise UsageError(f"{flag} is not available with --engine real yet")
     given = rplan.parse_hosts(args.hosts)
-    plan = runner.make_plan(
-        Path(args.file),
-        sets=args.sets,
-        replications=args.replications,
-        seed=args.seed,
-        testbed=args.testbed,
-        series=args.series,
-        file=args.file,
-    )
+    plan = make_plan(args, series=args.series)
     # Resolve every point's hosts before anything connects: a bad address is exit 2.
     exps = [
         rplan.build(plan.text, plan.file, pt, plan.sweep.params, e, given)
@@ -60,7 +53,6 @@ def run_real(args: argparse.Namespace) -> int:
         return interrupted(args, out)
     finally:
         client.close()
-    from cellbench.cli.run import _print_summary
 
     result = results.load(out)
     print(f"cellbench: result in {out} ({len(result.to_pandas())} rows)", file=sys.stderr)
