@@ -223,17 +223,9 @@ def run_plan(plan: runner.Plan, store, exps: list[rplan.RealExperiment], progres
     """Every run not yet in ``store``, one after another (one emulator at a time: it
     needs the machine's cores to keep real time); each stored when it ends. The
     emulator reports, in run order."""
-    from tqdm import tqdm
-
     done = store.done()
     reports = []
-    bar = tqdm(
-        total=plan.runs_total,
-        initial=len(done),
-        unit="run",
-        desc="cellbench run (emu)",
-        disable=None if progress else True,
-    )
+    bar = runner.progress_bar(plan, done, "cellbench run (emu)", progress)
     try:
         for task in plan.tasks():
             if task.run in done:

@@ -368,6 +368,21 @@ def lookahead(workers: int) -> int:
     return max(4 * workers, 16)
 
 
+def progress_bar(plan: Plan, done, desc: str, progress: bool):
+    """The runs' progress bar on stderr, every engine alike: the plan's runs, those
+    already stored counted as done; shown only on a terminal unless ``progress``."""
+    from tqdm import tqdm
+
+    return tqdm(
+        total=plan.runs_total,
+        initial=len(done),
+        unit="run",
+        desc=desc,
+        disable=None if progress else True,
+        file=sys.stderr,
+    )
+
+
 def execute_plan(
     plan: Plan,
     store,
@@ -380,7 +395,6 @@ def execute_plan(
     """Run every run not yet in ``store``, in run order with a bounded look-ahead
     (``lookahead``); each finished run goes to the store at once. ``dask`` is a
     scheduler address or a connected client."""
-    from tqdm import tqdm
 
     done = store.done()
     todo = (run for run in range(plan.runs_total) if run not in done)
@@ -392,14 +406,7 @@ def execute_plan(
         pool = _InlinePool(executor)
     else:
         pool = _ThreadPool(workers, executor)
-    bar = tqdm(
-        total=plan.runs_total,
-        initial=len(done),
-        unit="run",
-        desc="cellbench run",
-        disable=None if progress else True,
-        file=sys.stderr,
-    )
+    bar = progress_bar(plan, done, "cellbench run", progress)
     try:
         _drive(plan, store, todo, pool, bar)
     except BaseException:

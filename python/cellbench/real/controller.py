@@ -355,20 +355,12 @@ def run_plan(
 ) -> None:
     """Every run not yet in ``store``, one after another; each stored when it ends.
     ``exps``: each point's experiment with its hosts resolved (``plan.build``)."""
-    from tqdm import tqdm
-
     done = store.done()
     hosts = sorted({h for e in exps for h in e.addresses})
     offsets = check_daemons(client, hosts)
     check_admitted(client, exps)
     todo = [t for t in plan.tasks() if t.run not in done]
-    bar = tqdm(
-        total=plan.runs_total,
-        initial=len(done),
-        unit="run",
-        desc="cellbench run (real)",
-        disable=None if progress else True,
-    )
+    bar = runner.progress_bar(plan, done, "cellbench run (real)", progress)
     try:
         for task in todo:
             run = _Run(client, exps[task.point], offsets, task, plan.series)
