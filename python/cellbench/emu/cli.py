@@ -21,14 +21,14 @@ def run_emu(args: argparse.Namespace) -> int:
     from cellbench.experiment import results
     from cellbench.real import plan as rplan
 
-    for flag, on in (("--trace", args.trace), ("--series", args.series), ("--dask", args.dask)):
+    for flag, on in (("--trace", args.trace), ("--dask", args.dask)):
         if on:
             raise UsageError(f"{flag} is not available with --engine emu yet")
     if args.hosts:
         raise UsageError("--host is for --engine real; emulated hosts take the testbed's address")
     if sys.platform != "linux":
         raise UsageError("--engine emu needs Linux (network namespaces and TUN devices)")
-    plan = make_plan(args)
+    plan = make_plan(args, series=args.series)
     exps = []
     for pt, e in zip(plan.points, plan.experiments):
         exps.append(

@@ -5,7 +5,9 @@ that has entered its host's namespace, so its sockets are that kernel's. The blo
 tree is kept as on real hosts (``serial { }`` starts a child when the previous one
 has ended, on the real clock). Rows are the real engine's (``controller.rows``) plus
 what the emulated network measured: cells lost, policed and tagged per connection,
-per port cells in/out/lost and peak occupancy, and the emulator's lateness.
+per port cells in/out/lost (by cause) and peak occupancy, and the emulator's lateness;
+with ``--series`` each port's occupancy (the network's samples, as the simulator's) and
+each TCP sender's cwnd (TCP_INFO, as the real engine's).
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ class _Run:
     kernel_cc: dict[str, str] = field(default_factory=dict)
     #: The simulator's seed and replication: random-rate draws follow them.
     draws: dict = field(default_factory=dict)
+    #: --series: the senders sample TCP_INFO (the real engine's cwnd series).
+    series: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -87,7 +91,7 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
     spec = task.spec
     hosts = [h["name"] for h in spec["hosts"]]
     by_name = {h.name: h for h in exp.hosts}
-    run = _Run(rexp, {h: 0.0 for h in rexp.addresses})
+    run = _Run(rexp, {h: 0.0 for h in rexp.addresses}, series=plan.series)
     run.draws = {"seed": spec["seed"], "replication": spec["replication"]}
     run.kernel_cc = {h.name: h.kernel["kernel_cc"] for h in exp.hosts if "kernel_cc" in h.kernel}
     with netns.Namespaces(len(hosts)) as ns:
@@ -140,8 +144,10 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
         if report["policers"]:
             row["met_contract"] = all(p["met_contract"] for p in report["policers"])
     ident = {"run": task.run, "point": task.point, "replication": task.replication}
-    ports = [{**ident, **p} for p in report["ports"]]
-    return rows, [], ports, [], [], report
+    # The network's time 0 is the emulator's start; the run's is the agents' origin.
+    ports, queue = runner.port_rows(ident, report["ports"], report["clock_start_unix"] - origin)
+    cwnd = controller.series(task, run, origin) if plan.series else []
+    return rows, [], ports, cwnd, queue, report
 
 
 def _node(run: _Run, where: dict[str, str], node, start_at: float) -> None:
@@ -174,7 +180,7 @@ def _connection(run: _Run, where: dict[str, str], i: int, start_at: float) -> No
     tx, rx = c.transmitter, c.receiver
     drain = controller.DRAIN_S if c.protocol == "tcp" else UDP_DRAIN_S
     sink, source = controller.specs(
-        run.exp, i, start_at, run.offsets, run.draws, run.group, drain_s=drain
+        run.exp, i, start_at, run.offsets, run.draws, run.group, series=run.series, drain_s=drain
     )
     if c.protocol == "tcp":
         # Linux doubles SO_RCVBUF and advertises a share of it that depends on the

@@ -124,6 +124,9 @@ pub struct EmuReport {
     pub policers: Vec<PolicerResult>,
     /// Wall-clock seconds the emulator ran, and its thread's CPU seconds.
     pub seconds: f64,
+    /// When the network's time 0 was, s since the Unix epoch: the queue series'
+    /// times are on the network's clock, the agents' on the system clock.
+    pub clock_start_unix: f64,
     pub cpu_seconds: f64,
     /// Cells the links carried (every adapter's and port's), for the CPU cost per cell rate.
     pub cells_carried: u64,
@@ -214,8 +217,10 @@ impl Emulator {
             .map(|r| r.time_for_bits(crate::atm::phy::CELL_BITS))
             .max()
             .unwrap_or_default();
-        let net = Network::new(scenario.topology.clone(), Fidelity::Train)
+        let mut net = Network::new(scenario.topology.clone(), Fidelity::Train)
             .map_err(|e| SetupError(e.to_string()))?;
+        // --series: each port's occupancy, as the simulator records it.
+        net.set_queue_series(spec.run.series);
         Ok(Emulator {
             addresses: spec.hosts.iter().map(|h| h.address).collect(),
             spec: spec.run.clone(),
@@ -437,12 +442,24 @@ impl Emulator {
         let policer_counters: Vec<_> = (0..npolicers)
             .map(|p| self.net.policer_counters(p))
             .collect();
-        let (ports, policers) = self.spec.network_results(&port_counters, &policer_counters);
+        let until = SimTime::from_secs_f64(seconds);
+        let queue_series: Vec<_> = (0..nports)
+            .map(|p| self.net.queue_series(p, until))
+            .collect();
+        let (ports, policers) =
+            self.spec
+                .network_results(&port_counters, &policer_counters, &queue_series);
         let sent: u64 = (0..2 * self.routes.len())
             .map(|c| self.net.circuit_counters(c).cells_sent)
             .sum();
         let cells_carried = sent + port_counters.iter().map(|p| p.cells_out).sum::<u64>();
+        // `seconds` is the time since the clock's start, measured just now.
+        let clock_start_unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64())
+            - seconds;
         EmuReport {
+            clock_start_unix,
             real_time: lateness_us.p99 <= slowest_us,
             lateness_us,
             slowest_cell_time_us: slowest_us,

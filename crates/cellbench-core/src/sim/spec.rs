@@ -554,6 +554,13 @@ pub struct PortResult {
     pub peak_occupancy: u32,
     /// Of `cells_lost`, CLP = 1 cells refused at the CLP-1 threshold.
     pub cells_lost_clp: u64,
+    /// Of `cells_lost`, by the rest of the causes (`CellLoss`): the buffer full
+    /// (tail drop), the rest of a damaged PDU (PPD), whole PDUs refused at the
+    /// EPD threshold, and cells a UPC at this port discarded.
+    pub cells_lost_overflow: u64,
+    pub cells_lost_ppd: u64,
+    pub cells_lost_epd: u64,
+    pub cells_lost_policed: u64,
     /// Cells a UPC at this port tagged CLP = 1.
     pub cells_tagged: u64,
     /// With `series`: `[t_s, cells]`, the occupancy just after accepted
@@ -1149,12 +1156,15 @@ impl RunSpec {
         }
     }
 
-    /// Per switch port and per UPC, what the network's counters say (no queue
-    /// series): the simulator's and the emulator's results share it.
+    /// Per switch port and per UPC, what the network's counters say, and with
+    /// `series` each port's occupancy samples (`queue_series`, per port, as
+    /// `Network::queue_series` gives them): the simulator's and the emulator's
+    /// results share it.
     pub fn network_results(
         &self,
         ports: &[PortCounters],
         policers: &[PolicerCounters],
+        queue_series: &[Vec<(SimTime, u32)>],
     ) -> (Vec<PortResult>, Vec<PolicerResult>) {
         let ports = ports
             .iter()
@@ -1167,8 +1177,15 @@ impl RunSpec {
                 cells_lost: c.cells_lost.total(),
                 peak_occupancy: c.peak_occupancy,
                 cells_lost_clp: c.cells_lost.clp,
+                cells_lost_overflow: c.cells_lost.overflow,
+                cells_lost_ppd: c.cells_lost.ppd,
+                cells_lost_epd: c.cells_lost.epd,
+                cells_lost_policed: c.cells_lost.policing,
                 cells_tagged: c.cells_tagged,
-                queue_series: None,
+                queue_series: queue_series
+                    .get(p)
+                    .filter(|_| self.series)
+                    .map(|s| s.iter().map(|&(t, n)| (t.as_secs_f64(), n)).collect()),
             })
             .collect();
         let policed: Vec<&TrunkSpec> = self.trunks.iter().filter(|t| t.upc.is_some()).collect();
@@ -1302,15 +1319,7 @@ impl RunSpec {
                 }
             })
             .collect();
-        let (mut ports, policers) = self.network_results(&r.ports, &r.policers);
-        if self.series {
-            for (p, out) in ports.iter_mut().enumerate() {
-                out.queue_series = r
-                    .queue_series
-                    .get(p)
-                    .map(|s| s.iter().map(|&(t, n)| (t.as_secs_f64(), n)).collect());
-            }
-        }
+        let (ports, policers) = self.network_results(&r.ports, &r.policers, &r.queue_series);
         SpecResult {
             connections,
             ports,
