@@ -136,6 +136,8 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
             "lateness_max_us": report["lateness_us"]["max"],
             "real_time": report["real_time"],
             "emu_cpu_seconds": report["cpu_seconds"],
+            "emu_write_p50_us": report["write_us"]["p50"],
+            "emu_write_p99_us": report["write_us"]["p99"],
         }
         if report["policers"]:
             row["met_contract"] = all(p["met_contract"] for p in report["policers"])

@@ -180,6 +180,10 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("lateness_max_us", "float64"),
     ("real_time", "bool"),
     ("emu_cpu_seconds", "float64"),
+    # How long the emulator's TUN writes took (the receiving kernel's input run on its
+    # thread): what delays the deliveries after each, so what bounds the lateness.
+    ("emu_write_p50_us", "float64"),
+    ("emu_write_p99_us", "float64"),
 ]
 
 

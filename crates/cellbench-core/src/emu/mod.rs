@@ -2,9 +2,9 @@
 //! namespaces, joined by the simulator's own cell network in real time.
 //!
 //! ```text
-//!  ns a: kernel TCP ─▶ tun ─read─▶ RFC 1483 + AAL5 ─▶ Network::send ─┐
-//!                                                                      │ the simulator's adapters,
-//!  ns b: kernel TCP ◀─ tun ◀─write─ check CRC, strip ◀─ Network::poll ◀┘ links, ports, UPC (sim::net)
+//!  ns a: kernel TCP ─▶ tun ─read─▶ RFC 1483 + AAL5, check CRC ─▶ Network::send ─┐
+//!                                                                                │ the simulator's adapters,
+//!  ns b: kernel TCP ◀─ tun ◀─write─ the PDU's datagram ◀──────── Network::poll ◀┘ links, ports, UPC (sim::net)
 //! ```
 //!
 //! One model per mechanism: the cells, their spacing, the switch buffers, drop
@@ -32,6 +32,7 @@ use crate::wire::aal5::{self, CpcsPdu};
 use crate::wire::llc_snap::Encap;
 use serde::{Deserialize, Serialize};
 use std::net::Ipv4Addr;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -41,6 +42,9 @@ pub use tun::{enter_netns, SetupError, Tun};
 /// spin: a timer wake-up is late by tens of µs on a busy machine, a spin by
 /// well under one.
 const SPIN: Duration = Duration::from_micros(100);
+/// An empty TUN read takes about a µs, one carrying a 9 KB datagram several:
+/// closer than this to a cell event, the loop waits for the event instead.
+const READ_GUARD: Duration = Duration::from_micros(5);
 /// The longest the loop sleeps without looking at its stop flag.
 const TICK: Duration = Duration::from_millis(10);
 /// Larger than any IP datagram.
@@ -67,12 +71,31 @@ pub struct EmuHost {
     pub address: Ipv4Addr,
 }
 
-/// Percentiles of the lateness, µs.
+/// Percentiles of a per-PDU duration (the lateness, a TUN write), µs.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Lateness {
     pub p50: f64,
     pub p99: f64,
     pub max: f64,
+}
+
+impl Lateness {
+    /// p50, p99 and max of durations in ps (sorted in place), in µs.
+    fn of(ps: &mut [u64]) -> Lateness {
+        ps.sort_unstable();
+        let pick = |q: f64| -> f64 {
+            if ps.is_empty() {
+                return 0.0;
+            }
+            let i = ((ps.len() - 1) as f64 * q).round() as usize;
+            ps[i] as f64 / 1e6
+        };
+        Lateness {
+            p50: pick(0.5),
+            p99: pick(0.99),
+            max: pick(1.0),
+        }
+    }
 }
 
 /// What one circuit saw, as the simulator's per-connection columns name it.
@@ -105,7 +128,7 @@ pub struct DatagramCounts {
     pub unroutable: u64,
     /// Too large for one AAL5 PDU (cannot happen at the hosts' MTU).
     pub oversized: u64,
-    /// Arrived whole but failed the AAL5 CRC or the LLC/SNAP check (a bug if ever seen).
+    /// Failed the AAL5 CRC or the LLC/SNAP check (a bug if ever seen).
     pub corrupt: u64,
     /// The receiving kernel refused the write.
     pub write_errors: u64,
@@ -114,6 +137,9 @@ pub struct DatagramCounts {
 #[derive(Debug, Clone, Serialize)]
 pub struct EmuReport {
     pub lateness_us: Lateness,
+    /// How long each TUN write took (the receiving kernel's IP and TCP input, its
+    /// ACK included, run on the emulator's thread): what delays later deliveries.
+    pub write_us: Lateness,
     /// p99 lateness within one cell time of the slowest link.
     pub real_time: bool,
     pub slowest_cell_time_us: f64,
@@ -149,10 +175,13 @@ pub struct Emulator {
     routes: Vec<Route>,
     /// Per circuit: how its datagrams are encapsulated.
     encap: Vec<Encap>,
-    /// PDUs in flight, by the token given to the network.
-    in_flight: Vec<Option<(Vec<u8>, Encap)>>,
+    /// PDUs in flight, by the token given to the network: the CPCS-PDU and
+    /// where in it the datagram lies.
+    in_flight: Vec<Option<(Vec<u8>, Range<usize>)>>,
     free: Vec<usize>,
     lateness_ps: Vec<u64>,
+    /// Per TUN write: how long the receiving kernel held this thread.
+    write_ps: Vec<u64>,
     counts: DatagramCounts,
     slowest_cell: SimTime,
 }
@@ -226,6 +255,7 @@ impl Emulator {
             in_flight: Vec::new(),
             free: Vec::new(),
             lateness_ps: Vec::new(),
+            write_ps: Vec::new(),
             counts: DatagramCounts::default(),
             slowest_cell,
         })
@@ -256,7 +286,13 @@ impl Emulator {
             // a datagram is encapsulated waits only for that one.
             self.deliver_due(&clock, &mut delivered);
             for h in 0..self.tuns.len() {
-                while let Some(n) = self.tuns[h].recv(&mut buf)? {
+                loop {
+                    // A read must not straddle a cell event: within READ_GUARD of
+                    // one, wait for it on the clock alone and handle it first.
+                    self.spin_if_due_within(READ_GUARD, &clock, &mut delivered);
+                    let Some(n) = self.tuns[h].recv(&mut buf)? else {
+                        break;
+                    };
                     self.inject(clock.now(), h, &buf[..n]);
                     self.deliver_due(&clock, &mut delivered);
                 }
@@ -292,6 +328,27 @@ impl Emulator {
         Ok(report)
     }
 
+    /// If the next cell event is due within `guard`, spin on the clock until it
+    /// is (no system call: each costs a µs or more), then handle it.
+    fn spin_if_due_within(
+        &mut self,
+        guard: Duration,
+        clock: &WallClock,
+        delivered: &mut Vec<Delivery>,
+    ) {
+        let Some(t) = self.net.poll_at() else {
+            return;
+        };
+        let due = clock.instant_of(t);
+        if due.saturating_duration_since(Instant::now()) > guard {
+            return;
+        }
+        while clock.now() < t {
+            std::hint::spin_loop();
+        }
+        self.deliver_due(clock, delivered);
+    }
+
     /// Hand over every PDU whose last cell has arrived by now.
     fn deliver_due(&mut self, clock: &WallClock, delivered: &mut Vec<Delivery>) {
         self.net.poll(clock.now(), delivered);
@@ -313,15 +370,22 @@ impl Emulator {
             self.counts.oversized += 1;
             return;
         };
+        // Checked as the receiving adapter checks it (CRC-32, then the LLC/SNAP
+        // header) now rather than when it arrives: the cells carry these bytes
+        // unchanged, and the CRC of 9 KB would add its 2 µs to every delivery.
+        let Some(datagram) = checked_datagram(&pdu, encap) else {
+            self.counts.corrupt += 1;
+            return;
+        };
         // The network's cell count comes from the CPCS payload's length.
         let payload_len = sdu.len() as u32;
         let token = match self.free.pop() {
             Some(i) => {
-                self.in_flight[i] = Some((pdu, encap));
+                self.in_flight[i] = Some((pdu, datagram));
                 i
             }
             None => {
-                self.in_flight.push(Some((pdu, encap)));
+                self.in_flight.push(Some((pdu, datagram)));
                 self.in_flight.len() - 1
             }
         };
@@ -368,47 +432,31 @@ impl Emulator {
         fallback
     }
 
-    /// The network says a PDU's last cell arrived at `d.at`: check it as the
-    /// receiving adapter would, and hand its datagram to the receiver's kernel.
+    /// The network says a PDU's last cell arrived at `d.at`: hand its datagram
+    /// to the receiver's kernel.
     fn deliver(&mut self, clock: &WallClock, d: Delivery) {
         let token = d.token as usize;
-        let Some((pdu, encap)) = self.in_flight.get_mut(token).and_then(Option::take) else {
+        let Some((pdu, datagram)) = self.in_flight.get_mut(token).and_then(Option::take) else {
             return;
         };
         self.free.push(token);
-        let datagram = CpcsPdu::new_checked(&pdu[..])
-            .ok()
-            .and_then(|p| encap.decapsulate(&pdu[..p.payload().len()]).ok());
-        let Some(datagram) = datagram else {
-            self.counts.corrupt += 1;
-            return;
-        };
+        let datagram = &pdu[datagram];
         // Lateness is taken as the datagram is handed over: the write itself runs
         // the receiving kernel's IP and TCP input on this thread, which is the
         // host's time, not the network's.
-        let late = clock.now().saturating_sub(d.at);
-        self.lateness_ps.push(late.as_ps());
+        let now = clock.now();
+        self.lateness_ps.push(now.saturating_sub(d.at).as_ps());
         match self.tuns[d.host].send(datagram) {
             Ok(()) => self.counts.delivered += 1,
             Err(_) => self.counts.write_errors += 1,
         }
+        // What bounds the lateness of the deliveries after this one.
+        self.write_ps.push(clock.now().saturating_sub(now).as_ps());
     }
 
     fn report(mut self, seconds: f64, cpu_seconds: f64) -> EmuReport {
-        self.lateness_ps.sort_unstable();
-        let pick = |q: f64| -> f64 {
-            let v = &self.lateness_ps;
-            if v.is_empty() {
-                return 0.0;
-            }
-            let i = ((v.len() - 1) as f64 * q).round() as usize;
-            v[i] as f64 / 1e6
-        };
-        let lateness_us = Lateness {
-            p50: pick(0.5),
-            p99: pick(0.99),
-            max: pick(1.0),
-        };
+        let lateness_us = Lateness::of(&mut self.lateness_ps);
+        let write_us = Lateness::of(&mut self.write_ps);
         let slowest_us = self.slowest_cell.as_us_f64();
         let circuit = |c: CircuitId| {
             let k = self.net.circuit_counters(c);
@@ -445,6 +493,7 @@ impl Emulator {
         EmuReport {
             real_time: lateness_us.p99 <= slowest_us,
             lateness_us,
+            write_us,
             slowest_cell_time_us: slowest_us,
             pdus_timed: self.lateness_ps.len() as u64,
             datagrams: self.counts.clone(),
@@ -457,6 +506,14 @@ impl Emulator {
             realtime_priority: false,
         }
     }
+}
+
+/// Where the datagram lies in a CPCS-PDU, if its CRC and encapsulation check.
+fn checked_datagram(pdu: &[u8], encap: Encap) -> Option<Range<usize>> {
+    let p = CpcsPdu::new_checked(pdu).ok()?;
+    let d = encap.decapsulate(&pdu[..p.payload().len()]).ok()?;
+    let start = d.as_ptr() as usize - pdu.as_ptr() as usize;
+    Some(start..start + d.len())
 }
 
 /// Real-time scheduling for the calling thread (SCHED_FIFO, when the process may:
@@ -540,10 +597,11 @@ mod test {
         assert_eq!(delivered.len(), 1);
         assert!(delivered[0].at >= at);
         let token = delivered[0].token as usize;
-        let (pdu, encap) = e.in_flight[token].clone().unwrap();
+        let (pdu, datagram) = e.in_flight[token].clone().unwrap();
         // LLC/SNAP + the datagram, padded, with a trailer whose CRC checks.
         let p = CpcsPdu::new_checked(&pdu[..]).unwrap();
-        assert_eq!(encap.decapsulate(p.payload()).unwrap(), &d[..]);
+        assert_eq!(Encap::LlcSnap.decapsulate(p.payload()).unwrap(), &d[..]);
+        assert_eq!(&pdu[datagram], &d[..]);
         // 8 + 40 bytes and the 8-byte trailer: two cells.
         assert_eq!(e.net.circuit_counters(e.routes[0].data).cells_sent, 2);
     }
