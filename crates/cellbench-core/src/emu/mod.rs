@@ -60,6 +60,12 @@ pub struct EmuSpec {
     pub hosts: Vec<EmuHost>,
     /// Per connection (in `run.connections` order): the sink's port.
     pub ports: Vec<u16>,
+    /// The CPU the loop's thread keeps to, if any. The caller steers the hosts'
+    /// kernel input to the other CPUs (receive packet steering), so that a TUN
+    /// write only queues the datagram there instead of running the receiver's IP
+    /// and TCP input, and its ACK, on this thread while later cells fall due.
+    #[serde(default)]
+    pub cpu: Option<usize>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -155,6 +161,8 @@ pub struct EmuReport {
     pub cells_carried: u64,
     /// Whether the emulator's thread ran at a real-time scheduling priority.
     pub realtime_priority: bool,
+    /// The CPU the emulator's thread kept to, if it was pinned.
+    pub cpu: Option<usize>,
 }
 
 /// How a datagram is assigned to a circuit.
@@ -179,6 +187,7 @@ pub struct Emulator {
     /// where in it the datagram lies.
     in_flight: Vec<Option<(Vec<u8>, Range<usize>)>>,
     free: Vec<usize>,
+    cpu: Option<usize>,
     lateness_ps: Vec<u64>,
     /// Per TUN write: how long the receiving kernel held this thread.
     write_ps: Vec<u64>,
@@ -254,6 +263,7 @@ impl Emulator {
             encap,
             in_flight: Vec::new(),
             free: Vec::new(),
+            cpu: spec.cpu,
             lateness_ps: Vec::new(),
             write_ps: Vec::new(),
             counts: DatagramCounts::default(),
@@ -267,6 +277,7 @@ impl Emulator {
         // SAFETY: PR_SET_TIMERSLACK takes one integer argument and touches no memory.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
         let realtime_priority = raise_priority();
+        let cpu = self.cpu.filter(|&c| pin_to_cpu(c));
         let clock = WallClock::new(1.0);
         let cpu0 = thread_cpu_seconds();
         let started = Instant::now();
@@ -325,6 +336,7 @@ impl Emulator {
         }
         let mut report = self.report(started.elapsed().as_secs_f64(), thread_cpu_seconds() - cpu0);
         report.realtime_priority = realtime_priority;
+        report.cpu = cpu;
         Ok(report)
     }
 
@@ -504,6 +516,7 @@ impl Emulator {
             cpu_seconds,
             cells_carried,
             realtime_priority: false,
+            cpu: None,
         }
     }
 }
@@ -525,6 +538,21 @@ fn raise_priority() -> bool {
     let param = libc::sched_param { sched_priority: 10 };
     // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+}
+
+/// Keep the calling thread on CPU `cpu`; false if the kernel refuses (no such CPU,
+/// or outside this process's cpuset).
+fn pin_to_cpu(cpu: usize) -> bool {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return false;
+    }
+    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET writes within it (cpu is
+    // checked against its size); pid 0 is the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
 }
 
 /// CPU time of the calling thread, s.
