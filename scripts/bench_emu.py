@@ -107,11 +107,17 @@ def unconstrained(d: Path, phy: str, mb: int) -> None:
         f"emu cells lost {e['cells_lost']}, retransmits {e['retransmits']}; sim cells lost "
         f"{s['cells_lost']}, retransmitted segments {s['retransmitted_segments']}"
     )
+    late = {k: e[f"emu_late_{k}"] for k in ("write", "read", "sleep", "other")}
     print(
         f"lateness p50 {e['lateness_p50_us']:.2f} µs, p99 {e['lateness_p99_us']:.2f} µs, "
         f"max {e['lateness_max_us']:.2f} µs (one {phy} cell: {CELL_US[phy]:.2f} µs); "
-        f"real time: {bool(e['real_time'])}; each TUN write (the receiving kernel's input "
-        f"on the emulator's thread) p50 {e['emu_write_p50_us']:.2f} µs, "
+        f"real time: {bool(e['real_time'])}"
+    )
+    print(
+        f"PDUs later than one cell: {sum(late.values())} of {e['emu_pdus_timed']}, by what the "
+        f"emulator's thread was doing when each fell due: "
+        + ", ".join(f"{k} {n}" for k, n in late.items())
+        + f"; each TUN write p50 {e['emu_write_p50_us']:.2f} µs, "
         f"p99 {e['emu_write_p99_us']:.2f} µs"
     )
     print(

@@ -143,6 +143,8 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
             "emu_cpu_seconds": report["cpu_seconds"],
             "emu_write_p50_us": report["write_us"]["p50"],
             "emu_write_p99_us": report["write_us"]["p99"],
+            "emu_pdus_timed": report["pdus_timed"],
+            **{f"emu_late_{k}": n for k, n in report["late_pdus"].items()},
         }
         if report["policers"]:
             row["met_contract"] = all(p["met_contract"] for p in report["policers"])

@@ -31,6 +31,7 @@ use crate::time::SimTime;
 use crate::wire::aal5::{self, CpcsPdu};
 use crate::wire::llc_snap::Encap;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,6 +48,8 @@ const SPIN: Duration = Duration::from_micros(100);
 const READ_GUARD: Duration = Duration::from_micros(5);
 /// The longest the loop sleeps without looking at its stop flag.
 const TICK: Duration = Duration::from_millis(10);
+/// The loop's recent activities kept to find what a late delivery waited for.
+const BUSY_LOG: usize = 64;
 /// Larger than any IP datagram.
 const BUF_LEN: usize = 65_536;
 
@@ -104,6 +107,30 @@ impl Lateness {
     }
 }
 
+/// What the loop's thread was busy with: a PDU that fell due during it waited
+/// for its end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Busy {
+    Read,
+    Write,
+    Sleep,
+}
+
+/// The PDUs delivered later than one cell time of the slowest link, by what the
+/// emulator's thread was doing when each fell due: what bounds the lateness.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct LateCauses {
+    /// Writing another PDU's datagram into a TUN device.
+    pub write: u64,
+    /// Reading a TUN device (and encapsulating what it read), or finding it empty.
+    pub read: u64,
+    /// Sleeping: the wake-up came later than the loop's spin margin (a timer's
+    /// latency, or the core busy with another task).
+    pub sleep: u64,
+    /// Anything else: the network's own work, or the thread preempted.
+    pub other: u64,
+}
+
 /// What one circuit saw, as the simulator's per-connection columns name it.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CircuitResult {
@@ -146,6 +173,7 @@ pub struct EmuReport {
     /// How long each TUN write took (the receiving kernel's IP and TCP input, its
     /// ACK included, run on the emulator's thread): what delays later deliveries.
     pub write_us: Lateness,
+    pub late_pdus: LateCauses,
     /// p99 lateness within one cell time of the slowest link.
     pub real_time: bool,
     pub slowest_cell_time_us: f64,
@@ -191,6 +219,9 @@ pub struct Emulator {
     lateness_ps: Vec<u64>,
     /// Per TUN write: how long the receiving kernel held this thread.
     write_ps: Vec<u64>,
+    /// The loop's last activities: (start, end, what).
+    busy: VecDeque<(SimTime, SimTime, Busy)>,
+    late: LateCauses,
     counts: DatagramCounts,
     slowest_cell: SimTime,
 }
@@ -266,6 +297,8 @@ impl Emulator {
             cpu: spec.cpu,
             lateness_ps: Vec::new(),
             write_ps: Vec::new(),
+            busy: VecDeque::with_capacity(BUSY_LOG),
+            late: LateCauses::default(),
             counts: DatagramCounts::default(),
             slowest_cell,
         })
@@ -301,10 +334,13 @@ impl Emulator {
                     // A read must not straddle a cell event: within READ_GUARD of
                     // one, wait for it on the clock alone and handle it first.
                     self.spin_if_due_within(READ_GUARD, &clock, &mut delivered);
+                    let start = clock.now();
                     let Some(n) = self.tuns[h].recv(&mut buf)? else {
+                        self.note(start, clock.now(), Busy::Read);
                         break;
                     };
                     self.inject(clock.now(), h, &buf[..n]);
+                    self.note(start, clock.now(), Busy::Read);
                     self.deliver_due(&clock, &mut delivered);
                 }
             }
@@ -321,6 +357,7 @@ impl Emulator {
                     tv_sec: sleep.as_secs() as libc::time_t,
                     tv_nsec: sleep.subsec_nanos() as libc::c_long,
                 };
+                let start = clock.now();
                 // SAFETY: `pfds` holds valid pollfd entries for its length.
                 unsafe {
                     libc::ppoll(
@@ -330,6 +367,7 @@ impl Emulator {
                         std::ptr::null(),
                     )
                 };
+                self.note(start, clock.now(), Busy::Sleep);
             } else {
                 std::hint::spin_loop();
             }
@@ -359,6 +397,35 @@ impl Emulator {
             std::hint::spin_loop();
         }
         self.deliver_due(clock, delivered);
+    }
+
+    /// The loop was busy with `what` from `start` to `end`.
+    fn note(&mut self, start: SimTime, end: SimTime, what: Busy) {
+        if self.busy.len() == BUSY_LOG {
+            self.busy.pop_front();
+        }
+        self.busy.push_back((start, end, what));
+    }
+
+    /// A PDU due at `at` was handed over at `now`: if later than one cell time
+    /// of the slowest link, count what the loop was busy with at `at`.
+    fn count_late(&mut self, at: SimTime, now: SimTime) {
+        if now.saturating_sub(at) <= self.slowest_cell {
+            return;
+        }
+        let during = self
+            .busy
+            .iter()
+            .rev()
+            .find(|&&(start, end, _)| start <= at && at < end)
+            .map(|&(_, _, what)| what);
+        let n = match during {
+            Some(Busy::Write) => &mut self.late.write,
+            Some(Busy::Read) => &mut self.late.read,
+            Some(Busy::Sleep) => &mut self.late.sleep,
+            None => &mut self.late.other,
+        };
+        *n += 1;
     }
 
     /// Hand over every PDU whose last cell has arrived by now.
@@ -452,18 +519,20 @@ impl Emulator {
             return;
         };
         self.free.push(token);
-        let datagram = &pdu[datagram];
         // Lateness is taken as the datagram is handed over: the write itself runs
         // the receiving kernel's IP and TCP input on this thread, which is the
         // host's time, not the network's.
         let now = clock.now();
         self.lateness_ps.push(now.saturating_sub(d.at).as_ps());
-        match self.tuns[d.host].send(datagram) {
+        match self.tuns[d.host].send(&pdu[datagram]) {
             Ok(()) => self.counts.delivered += 1,
             Err(_) => self.counts.write_errors += 1,
         }
         // What bounds the lateness of the deliveries after this one.
-        self.write_ps.push(clock.now().saturating_sub(now).as_ps());
+        let end = clock.now();
+        self.write_ps.push(end.saturating_sub(now).as_ps());
+        self.count_late(d.at, now);
+        self.note(now, end, Busy::Write);
     }
 
     fn report(mut self, seconds: f64, cpu_seconds: f64) -> EmuReport {
@@ -506,6 +575,7 @@ impl Emulator {
             real_time: lateness_us.p99 <= slowest_us,
             lateness_us,
             write_us,
+            late_pdus: self.late.clone(),
             slowest_cell_time_us: slowest_us,
             pdus_timed: self.lateness_ps.len() as u64,
             datagrams: self.counts.clone(),
@@ -632,5 +702,29 @@ mod test {
         assert_eq!(&pdu[datagram], &d[..]);
         // 8 + 40 bytes and the 8-byte trailer: two cells.
         assert_eq!(e.net.circuit_counters(e.routes[0].data).cells_sent, 2);
+    }
+
+    #[test]
+    fn a_late_pdu_is_counted_against_what_the_loop_was_doing_when_it_fell_due() {
+        let mut e = emulator();
+        let us = SimTime::from_us;
+        e.note(us(0), us(10), Busy::Read);
+        e.note(us(10), us(30), Busy::Write);
+        e.note(us(40), us(100), Busy::Sleep);
+        // Within one cell time of the slowest link: on time, not counted.
+        e.count_late(us(5), us(5) + e.slowest_cell);
+        assert_eq!(e.late, LateCauses::default());
+        e.count_late(us(5), us(12));
+        e.count_late(us(20), us(31));
+        e.count_late(us(50), us(101));
+        // Between two activities: the loop's own work.
+        e.count_late(us(35), us(41));
+        let one_each = LateCauses {
+            write: 1,
+            read: 1,
+            sleep: 1,
+            other: 1,
+        };
+        assert_eq!(e.late, one_each);
     }
 }
