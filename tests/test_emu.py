@@ -274,6 +274,19 @@ def test_missing_privileges_name_what_is_missing(monkeypatch):
         netns.check_privileges()
 
 
+def test_the_loop_keeps_to_one_cpu_and_the_hosts_input_goes_to_the_others(monkeypatch):
+    """The emulator's CPU is the last this process may use; every other is in the
+    receive-steering mask, written as sysfs writes CPU masks (32-bit hex words)."""
+    for cpus, layout in (
+        ({0, 1}, (1, "00000001")),
+        ({2, 5, 7}, (7, "00000024")),
+        (set(range(40)), (39, "0000007f,ffffffff")),
+        ({3}, (None, None)),
+    ):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid, cpus=cpus: cpus)
+        assert netns.cpu_layout() == layout
+
+
 def test_a_policed_vp_discards_unspaced_cells_and_passes_spaced_ones(tmp_path):
     """europe-vp: the VP policed by GCRA(16.39 µs, 101 µs). Unspaced (OC-3c back to
     back) the UPC discards cells of every 9 KB datagram and nothing gets through;

@@ -94,6 +94,7 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
     run = _Run(rexp, {h: 0.0 for h in rexp.addresses}, series=plan.series)
     run.draws = {"seed": spec["seed"], "replication": spec["replication"]}
     run.kernel_cc = {h.name: h.kernel["kernel_cc"] for h in exp.hosts if "kernel_cc" in h.kernel}
+    cpu, rps_cpus = netns.cpu_layout()
     with netns.Namespaces(len(hosts)) as ns:
         emu = _native.Emulator(
             {
@@ -103,11 +104,15 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
                     for i, h in enumerate(hosts)
                 ],
                 "ports": [rc.port for rc in rexp.connections],
+                # The loop's CPU; every host's input is steered off it (below).
+                "cpu": cpu,
             }
         )
         try:
             for i, h in enumerate(hosts):
                 ns.configure(i, rexp.addresses[h], exp.testbed.mtu, by_name[h].kernel)
+                if rps_cpus is not None:
+                    ns.steer_input(i, rps_cpus)
             where = {h: ns.path(i) for i, h in enumerate(hosts)}
             emu.start()
             origin = time.time() + START_MARGIN_S
@@ -140,6 +145,10 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
             "lateness_max_us": report["lateness_us"]["max"],
             "real_time": report["real_time"],
             "emu_cpu_seconds": report["cpu_seconds"],
+            "emu_write_p50_us": report["write_us"]["p50"],
+            "emu_write_p99_us": report["write_us"]["p99"],
+            "emu_pdus_timed": report["pdus_timed"],
+            **{f"emu_late_{k}": n for k, n in report["late_pdus"].items()},
         }
         if report["policers"]:
             row["met_contract"] = all(p["met_contract"] for p in report["policers"])

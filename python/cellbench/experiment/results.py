@@ -181,6 +181,18 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("lateness_max_us", "float64"),
     ("real_time", "bool"),
     ("emu_cpu_seconds", "float64"),
+    # How long the emulator's TUN writes took (the receiving kernel's input run on its
+    # thread): what delays the deliveries after each, so what bounds the lateness.
+    ("emu_write_p50_us", "float64"),
+    ("emu_write_p99_us", "float64"),
+    # PDUs the emulator timed, and those later than one cell time of the slowest link
+    # by what its thread was doing when each fell due (writing another PDU, reading a
+    # TUN device, sleeping past its wake-up, or anything else).
+    ("emu_pdus_timed", "int64"),
+    ("emu_late_write", "int64"),
+    ("emu_late_read", "int64"),
+    ("emu_late_sleep", "int64"),
+    ("emu_late_other", "int64"),
 ]
 
 

@@ -2,9 +2,9 @@
 //! namespaces, joined by the simulator's own cell network in real time.
 //!
 //! ```text
-//!  ns a: kernel TCP ─▶ tun ─read─▶ RFC 1483 + AAL5 ─▶ Network::send ─┐
-//!                                                                      │ the simulator's adapters,
-//!  ns b: kernel TCP ◀─ tun ◀─write─ check CRC, strip ◀─ Network::poll ◀┘ links, ports, UPC (sim::net)
+//!  ns a: kernel TCP ─▶ tun ─read─▶ RFC 1483 + AAL5, check CRC ─▶ Network::send ─┐
+//!                                                                                │ the simulator's adapters,
+//!  ns b: kernel TCP ◀─ tun ◀─write─ the PDU's datagram ◀──────── Network::poll ◀┘ links, ports, UPC (sim::net)
 //! ```
 //!
 //! One model per mechanism: the cells, their spacing, the switch buffers, drop
@@ -31,7 +31,9 @@ use crate::time::SimTime;
 use crate::wire::aal5::{self, CpcsPdu};
 use crate::wire::llc_snap::Encap;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 use std::net::Ipv4Addr;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -41,8 +43,13 @@ pub use tun::{enter_netns, SetupError, Tun};
 /// spin: a timer wake-up is late by tens of µs on a busy machine, a spin by
 /// well under one.
 const SPIN: Duration = Duration::from_micros(100);
+/// An empty TUN read takes about a µs, one carrying a 9 KB datagram several:
+/// closer than this to a cell event, the loop waits for the event instead.
+const READ_GUARD: Duration = Duration::from_micros(5);
 /// The longest the loop sleeps without looking at its stop flag.
 const TICK: Duration = Duration::from_millis(10);
+/// The loop's recent activities kept to find what a late delivery waited for.
+const BUSY_LOG: usize = 64;
 /// Larger than any IP datagram.
 const BUF_LEN: usize = 65_536;
 
@@ -56,6 +63,12 @@ pub struct EmuSpec {
     pub hosts: Vec<EmuHost>,
     /// Per connection (in `run.connections` order): the sink's port.
     pub ports: Vec<u16>,
+    /// The CPU the loop's thread keeps to, if any. The caller steers the hosts'
+    /// kernel input to the other CPUs (receive packet steering), so that a TUN
+    /// write only queues the datagram there instead of running the receiver's IP
+    /// and TCP input, and its ACK, on this thread while later cells fall due.
+    #[serde(default)]
+    pub cpu: Option<usize>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -67,12 +80,55 @@ pub struct EmuHost {
     pub address: Ipv4Addr,
 }
 
-/// Percentiles of the lateness, µs.
+/// Percentiles of a per-PDU duration (the lateness, a TUN write), µs.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Lateness {
     pub p50: f64,
     pub p99: f64,
     pub max: f64,
+}
+
+impl Lateness {
+    /// p50, p99 and max of durations in ps (sorted in place), in µs.
+    fn of(ps: &mut [u64]) -> Lateness {
+        ps.sort_unstable();
+        let pick = |q: f64| -> f64 {
+            if ps.is_empty() {
+                return 0.0;
+            }
+            let i = ((ps.len() - 1) as f64 * q).round() as usize;
+            ps[i] as f64 / 1e6
+        };
+        Lateness {
+            p50: pick(0.5),
+            p99: pick(0.99),
+            max: pick(1.0),
+        }
+    }
+}
+
+/// What the loop's thread was busy with: a PDU that fell due during it waited
+/// for its end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Busy {
+    Read,
+    Write,
+    Sleep,
+}
+
+/// The PDUs delivered later than one cell time of the slowest link, by what the
+/// emulator's thread was doing when each fell due: what bounds the lateness.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct LateCauses {
+    /// Writing another PDU's datagram into a TUN device.
+    pub write: u64,
+    /// Reading a TUN device (and encapsulating what it read), or finding it empty.
+    pub read: u64,
+    /// Sleeping: the wake-up came later than the loop's spin margin (a timer's
+    /// latency, or the core busy with another task).
+    pub sleep: u64,
+    /// Anything else: the network's own work, or the thread preempted.
+    pub other: u64,
 }
 
 /// What one circuit saw, as the simulator's per-connection columns name it.
@@ -105,7 +161,7 @@ pub struct DatagramCounts {
     pub unroutable: u64,
     /// Too large for one AAL5 PDU (cannot happen at the hosts' MTU).
     pub oversized: u64,
-    /// Arrived whole but failed the AAL5 CRC or the LLC/SNAP check (a bug if ever seen).
+    /// Failed the AAL5 CRC or the LLC/SNAP check (a bug if ever seen).
     pub corrupt: u64,
     /// The receiving kernel refused the write.
     pub write_errors: u64,
@@ -114,6 +170,10 @@ pub struct DatagramCounts {
 #[derive(Debug, Clone, Serialize)]
 pub struct EmuReport {
     pub lateness_us: Lateness,
+    /// How long each TUN write took (the receiving kernel's IP and TCP input, its
+    /// ACK included, run on the emulator's thread): what delays later deliveries.
+    pub write_us: Lateness,
+    pub late_pdus: LateCauses,
     /// p99 lateness within one cell time of the slowest link.
     pub real_time: bool,
     pub slowest_cell_time_us: f64,
@@ -132,6 +192,8 @@ pub struct EmuReport {
     pub cells_carried: u64,
     /// Whether the emulator's thread ran at a real-time scheduling priority.
     pub realtime_priority: bool,
+    /// The CPU the emulator's thread kept to, if it was pinned.
+    pub cpu: Option<usize>,
 }
 
 /// How a datagram is assigned to a circuit.
@@ -152,10 +214,17 @@ pub struct Emulator {
     routes: Vec<Route>,
     /// Per circuit: how its datagrams are encapsulated.
     encap: Vec<Encap>,
-    /// PDUs in flight, by the token given to the network.
-    in_flight: Vec<Option<(Vec<u8>, Encap)>>,
+    /// PDUs in flight, by the token given to the network: the CPCS-PDU and
+    /// where in it the datagram lies.
+    in_flight: Vec<Option<(Vec<u8>, Range<usize>)>>,
     free: Vec<usize>,
+    cpu: Option<usize>,
     lateness_ps: Vec<u64>,
+    /// Per TUN write: how long the receiving kernel held this thread.
+    write_ps: Vec<u64>,
+    /// The loop's last activities: (start, end, what).
+    busy: VecDeque<(SimTime, SimTime, Busy)>,
+    late: LateCauses,
     counts: DatagramCounts,
     slowest_cell: SimTime,
 }
@@ -230,7 +299,11 @@ impl Emulator {
             encap,
             in_flight: Vec::new(),
             free: Vec::new(),
+            cpu: spec.cpu,
             lateness_ps: Vec::new(),
+            write_ps: Vec::new(),
+            busy: VecDeque::with_capacity(BUSY_LOG),
+            late: LateCauses::default(),
             counts: DatagramCounts::default(),
             slowest_cell,
         })
@@ -242,6 +315,7 @@ impl Emulator {
         // SAFETY: PR_SET_TIMERSLACK takes one integer argument and touches no memory.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
         let realtime_priority = raise_priority();
+        let cpu = self.cpu.filter(|&c| pin_to_cpu(c));
         let clock = WallClock::new(1.0);
         let cpu0 = thread_cpu_seconds();
         let started = Instant::now();
@@ -261,8 +335,17 @@ impl Emulator {
             // a datagram is encapsulated waits only for that one.
             self.deliver_due(&clock, &mut delivered);
             for h in 0..self.tuns.len() {
-                while let Some(n) = self.tuns[h].recv(&mut buf)? {
+                loop {
+                    // A read must not straddle a cell event: within READ_GUARD of
+                    // one, wait for it on the clock alone and handle it first.
+                    self.spin_if_due_within(READ_GUARD, &clock, &mut delivered);
+                    let start = clock.now();
+                    let Some(n) = self.tuns[h].recv(&mut buf)? else {
+                        self.note(start, clock.now(), Busy::Read);
+                        break;
+                    };
                     self.inject(clock.now(), h, &buf[..n]);
+                    self.note(start, clock.now(), Busy::Read);
                     self.deliver_due(&clock, &mut delivered);
                 }
             }
@@ -279,6 +362,7 @@ impl Emulator {
                     tv_sec: sleep.as_secs() as libc::time_t,
                     tv_nsec: sleep.subsec_nanos() as libc::c_long,
                 };
+                let start = clock.now();
                 // SAFETY: `pfds` holds valid pollfd entries for its length.
                 unsafe {
                     libc::ppoll(
@@ -288,13 +372,65 @@ impl Emulator {
                         std::ptr::null(),
                     )
                 };
+                self.note(start, clock.now(), Busy::Sleep);
             } else {
                 std::hint::spin_loop();
             }
         }
         let mut report = self.report(started.elapsed().as_secs_f64(), thread_cpu_seconds() - cpu0);
         report.realtime_priority = realtime_priority;
+        report.cpu = cpu;
         Ok(report)
+    }
+
+    /// If the next cell event is due within `guard`, spin on the clock until it
+    /// is (no system call: each costs a µs or more), then handle it.
+    fn spin_if_due_within(
+        &mut self,
+        guard: Duration,
+        clock: &WallClock,
+        delivered: &mut Vec<Delivery>,
+    ) {
+        let Some(t) = self.net.poll_at() else {
+            return;
+        };
+        let due = clock.instant_of(t);
+        if due.saturating_duration_since(Instant::now()) > guard {
+            return;
+        }
+        while clock.now() < t {
+            std::hint::spin_loop();
+        }
+        self.deliver_due(clock, delivered);
+    }
+
+    /// The loop was busy with `what` from `start` to `end`.
+    fn note(&mut self, start: SimTime, end: SimTime, what: Busy) {
+        if self.busy.len() == BUSY_LOG {
+            self.busy.pop_front();
+        }
+        self.busy.push_back((start, end, what));
+    }
+
+    /// A PDU due at `at` was handed over at `now`: if later than one cell time
+    /// of the slowest link, count what the loop was busy with at `at`.
+    fn count_late(&mut self, at: SimTime, now: SimTime) {
+        if now.saturating_sub(at) <= self.slowest_cell {
+            return;
+        }
+        let during = self
+            .busy
+            .iter()
+            .rev()
+            .find(|&&(start, end, _)| start <= at && at < end)
+            .map(|&(_, _, what)| what);
+        let n = match during {
+            Some(Busy::Write) => &mut self.late.write,
+            Some(Busy::Read) => &mut self.late.read,
+            Some(Busy::Sleep) => &mut self.late.sleep,
+            None => &mut self.late.other,
+        };
+        *n += 1;
     }
 
     /// Hand over every PDU whose last cell has arrived by now.
@@ -318,15 +454,22 @@ impl Emulator {
             self.counts.oversized += 1;
             return;
         };
+        // Checked as the receiving adapter checks it (CRC-32, then the LLC/SNAP
+        // header) now rather than when it arrives: the cells carry these bytes
+        // unchanged, and the CRC of 9 KB would add its 2 µs to every delivery.
+        let Some(datagram) = checked_datagram(&pdu, encap) else {
+            self.counts.corrupt += 1;
+            return;
+        };
         // The network's cell count comes from the CPCS payload's length.
         let payload_len = sdu.len() as u32;
         let token = match self.free.pop() {
             Some(i) => {
-                self.in_flight[i] = Some((pdu, encap));
+                self.in_flight[i] = Some((pdu, datagram));
                 i
             }
             None => {
-                self.in_flight.push(Some((pdu, encap)));
+                self.in_flight.push(Some((pdu, datagram)));
                 self.in_flight.len() - 1
             }
         };
@@ -373,47 +516,33 @@ impl Emulator {
         fallback
     }
 
-    /// The network says a PDU's last cell arrived at `d.at`: check it as the
-    /// receiving adapter would, and hand its datagram to the receiver's kernel.
+    /// The network says a PDU's last cell arrived at `d.at`: hand its datagram
+    /// to the receiver's kernel.
     fn deliver(&mut self, clock: &WallClock, d: Delivery) {
         let token = d.token as usize;
-        let Some((pdu, encap)) = self.in_flight.get_mut(token).and_then(Option::take) else {
+        let Some((pdu, datagram)) = self.in_flight.get_mut(token).and_then(Option::take) else {
             return;
         };
         self.free.push(token);
-        let datagram = CpcsPdu::new_checked(&pdu[..])
-            .ok()
-            .and_then(|p| encap.decapsulate(&pdu[..p.payload().len()]).ok());
-        let Some(datagram) = datagram else {
-            self.counts.corrupt += 1;
-            return;
-        };
         // Lateness is taken as the datagram is handed over: the write itself runs
         // the receiving kernel's IP and TCP input on this thread, which is the
         // host's time, not the network's.
-        let late = clock.now().saturating_sub(d.at);
-        self.lateness_ps.push(late.as_ps());
-        match self.tuns[d.host].send(datagram) {
+        let now = clock.now();
+        self.lateness_ps.push(now.saturating_sub(d.at).as_ps());
+        match self.tuns[d.host].send(&pdu[datagram]) {
             Ok(()) => self.counts.delivered += 1,
             Err(_) => self.counts.write_errors += 1,
         }
+        // What bounds the lateness of the deliveries after this one.
+        let end = clock.now();
+        self.write_ps.push(end.saturating_sub(now).as_ps());
+        self.count_late(d.at, now);
+        self.note(now, end, Busy::Write);
     }
 
     fn report(mut self, seconds: f64, cpu_seconds: f64) -> EmuReport {
-        self.lateness_ps.sort_unstable();
-        let pick = |q: f64| -> f64 {
-            let v = &self.lateness_ps;
-            if v.is_empty() {
-                return 0.0;
-            }
-            let i = ((v.len() - 1) as f64 * q).round() as usize;
-            v[i] as f64 / 1e6
-        };
-        let lateness_us = Lateness {
-            p50: pick(0.5),
-            p99: pick(0.99),
-            max: pick(1.0),
-        };
+        let lateness_us = Lateness::of(&mut self.lateness_ps);
+        let write_us = Lateness::of(&mut self.write_ps);
         let slowest_us = self.slowest_cell.as_us_f64();
         let circuit = |c: CircuitId| {
             let k = self.net.circuit_counters(c);
@@ -462,6 +591,8 @@ impl Emulator {
             clock_start_unix,
             real_time: lateness_us.p99 <= slowest_us,
             lateness_us,
+            write_us,
+            late_pdus: self.late.clone(),
             slowest_cell_time_us: slowest_us,
             pdus_timed: self.lateness_ps.len() as u64,
             datagrams: self.counts.clone(),
@@ -472,8 +603,17 @@ impl Emulator {
             cpu_seconds,
             cells_carried,
             realtime_priority: false,
+            cpu: None,
         }
     }
+}
+
+/// Where the datagram lies in a CPCS-PDU, if its CRC and encapsulation check.
+fn checked_datagram(pdu: &[u8], encap: Encap) -> Option<Range<usize>> {
+    let p = CpcsPdu::new_checked(pdu).ok()?;
+    let d = encap.decapsulate(&pdu[..p.payload().len()]).ok()?;
+    let start = d.as_ptr() as usize - pdu.as_ptr() as usize;
+    Some(start..start + d.len())
 }
 
 /// Real-time scheduling for the calling thread (SCHED_FIFO, when the process may:
@@ -485,6 +625,21 @@ fn raise_priority() -> bool {
     let param = libc::sched_param { sched_priority: 10 };
     // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+}
+
+/// Keep the calling thread on CPU `cpu`; false if the kernel refuses (no such CPU,
+/// or outside this process's cpuset).
+fn pin_to_cpu(cpu: usize) -> bool {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return false;
+    }
+    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET writes within it (cpu is
+    // checked against its size); pid 0 is the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
 }
 
 /// CPU time of the calling thread, s.
@@ -557,11 +712,36 @@ mod test {
         assert_eq!(delivered.len(), 1);
         assert!(delivered[0].at >= at);
         let token = delivered[0].token as usize;
-        let (pdu, encap) = e.in_flight[token].clone().unwrap();
+        let (pdu, datagram) = e.in_flight[token].clone().unwrap();
         // LLC/SNAP + the datagram, padded, with a trailer whose CRC checks.
         let p = CpcsPdu::new_checked(&pdu[..]).unwrap();
-        assert_eq!(encap.decapsulate(p.payload()).unwrap(), &d[..]);
+        assert_eq!(Encap::LlcSnap.decapsulate(p.payload()).unwrap(), &d[..]);
+        assert_eq!(&pdu[datagram], &d[..]);
         // 8 + 40 bytes and the 8-byte trailer: two cells.
         assert_eq!(e.net.circuit_counters(e.routes[0].data).cells_sent, 2);
+    }
+
+    #[test]
+    fn a_late_pdu_is_counted_against_what_the_loop_was_doing_when_it_fell_due() {
+        let mut e = emulator();
+        let us = SimTime::from_us;
+        e.note(us(0), us(10), Busy::Read);
+        e.note(us(10), us(30), Busy::Write);
+        e.note(us(40), us(100), Busy::Sleep);
+        // Within one cell time of the slowest link: on time, not counted.
+        e.count_late(us(5), us(5) + e.slowest_cell);
+        assert_eq!(e.late, LateCauses::default());
+        e.count_late(us(5), us(12));
+        e.count_late(us(20), us(31));
+        e.count_late(us(50), us(101));
+        // Between two activities: the loop's own work.
+        e.count_late(us(35), us(41));
+        let one_each = LateCauses {
+            write: 1,
+            read: 1,
+            sleep: 1,
+            other: 1,
+        };
+        assert_eq!(e.late, one_each);
     }
 }
