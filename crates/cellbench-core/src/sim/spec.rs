@@ -1139,6 +1139,14 @@ impl RunSpec {
     }
 
     /// What a switch output port leads to: its host's name, or "trunk a->b".
+    /// Every switch output port's name, in port order (the ports table's `host`):
+    /// one per host (the port to it), then two per trunk (one per direction).
+    pub fn port_labels(&self) -> Vec<String> {
+        (0..self.hosts.len() + 2 * self.trunks.len())
+            .map(|p| self.port_label(p))
+            .collect()
+    }
+
     fn port_label(&self, p: usize) -> String {
         match self.hosts.get(p) {
             Some(h) => h.name.clone(),
