@@ -561,6 +561,8 @@ pub struct PortResult {
     pub cells_lost_ppd: u64,
     pub cells_lost_epd: u64,
     pub cells_lost_policed: u64,
+    /// PDUs of which this port dropped at least one cell (EPD refusals included).
+    pub pdus_damaged: u64,
     /// Cells a UPC at this port tagged CLP = 1.
     pub cells_tagged: u64,
     /// With `series`: `[t_s, cells]`, the occupancy just after accepted
@@ -1189,6 +1191,7 @@ impl RunSpec {
                 cells_lost_ppd: c.cells_lost.ppd,
                 cells_lost_epd: c.cells_lost.epd,
                 cells_lost_policed: c.cells_lost.policing,
+                pdus_damaged: c.pdus_damaged,
                 cells_tagged: c.cells_tagged,
                 queue_series: queue_series
                     .get(p)
