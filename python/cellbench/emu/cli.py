@@ -36,6 +36,8 @@ def run_emu(args: argparse.Namespace) -> int:
                 plan.text, plan.file, pt, plan.sweep.params, e, engine.addresses(e), engine="emu"
             )
         )
+    # A PORT=FILE that names no port fails here, before anything is made.
+    engine.pcap_target(args.pcap, plan.task(0).spec, 0, plan.runs_total)
     for note in sorted(set(plan.notes) | set(engine.notes(plan.experiments[0]))):
         print(f"cellbench: note: {note}", file=sys.stderr)
     if args.check:
@@ -52,12 +54,20 @@ def run_emu(args: argparse.Namespace) -> int:
         store = results.ResultDir(
             out, engine.meta(plan), resume=args.resume, overwrite=args.overwrite
         )
-        engine.run_plan(plan, store, exps, progress=True)
+        reports = engine.run_plan(plan, store, exps, progress=True, pcap=args.pcap)
     except KeyboardInterrupt:
         return interrupted(args, out)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
+    for r in reports:
+        if "pcap" in r:
+            t = r["pcap"]
+            print(
+                f"cellbench: pcap: {t['cells']} cells leaving port {t['port']} ({t['name']}) "
+                f"in {t['path']}",
+                file=sys.stderr,
+            )
     result = results.load(out)
     print(f"cellbench: result in {out} ({len(result.to_pandas())} rows)", file=sys.stderr)
     _print_summary(result, "json" if args.json else "table")

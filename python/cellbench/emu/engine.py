@@ -13,12 +13,15 @@ each TCP sender's cwnd (TCP_INFO, as the real engine's).
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from cellbench.cli.common import UsageError
 from cellbench.emu import netns
 from cellbench.experiment import runner
 from cellbench.experiment.lang import ExperimentError
@@ -57,6 +60,31 @@ def notes(exp) -> list[str]:
     ]
 
 
+def pcap_target(arg: str | None, spec: dict, run: int, runs_total: int) -> dict | None:
+    """``--pcap PORT=FILE`` for one run: the port's number (PORT is its name in the
+    ports table, e.g. a host's name for the port to it, or its number) and the file
+    (FILE-runN.EXT when there is more than one run)."""
+    if arg is None:
+        return None
+    from cellbench import _native
+
+    name, sep, path = arg.partition("=")
+    if not sep or not name or not path:
+        raise UsageError(f"--pcap {arg}: expected PORT=FILE (a port of the ports table)")
+    labels = _native.port_labels(spec)
+    if name in labels:
+        port = labels.index(name)
+    elif name.isdigit() and int(name) < len(labels):
+        port = int(name)
+    else:
+        have = ", ".join(f"{i} ({x})" for i, x in enumerate(labels))
+        raise UsageError(f"--pcap {arg}: no port {name!r}; the ports are {have}")
+    if runs_total > 1:
+        p = Path(path)
+        path = str(p.with_name(f"{p.stem}-run{run}{p.suffix}"))
+    return {"port": port, "path": os.path.abspath(path), "name": labels[port]}
+
+
 def meta(plan: runner.Plan) -> dict:
     m = plan.meta()
     m["engine"] = "emu"
@@ -83,8 +111,11 @@ class _Run:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) -> tuple:
-    """One run, start to end, everything it made removed: the stored tables' rows."""
+def run_one(
+    plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment, pcap: str | None = None
+) -> tuple:
+    """One run, start to end, everything it made removed: the stored tables' rows.
+    ``pcap``: ``--pcap PORT=FILE``, the cells leaving that port into FILE."""
     from cellbench import _native
 
     exp = plan.experiments[task.point]
@@ -95,6 +126,7 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
     run.draws = {"seed": spec["seed"], "replication": spec["replication"]}
     run.kernel_cc = {h.name: h.kernel["kernel_cc"] for h in exp.hosts if "kernel_cc" in h.kernel}
     cpu, rps_cpus = netns.cpu_layout()
+    tap = pcap_target(pcap, spec, task.run, plan.runs_total)
     with netns.Namespaces(len(hosts)) as ns:
         emu = _native.Emulator(
             {
@@ -107,6 +139,7 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
                 # The loop's CPU; every host's input is steered off it (below).
                 "cpu": cpu,
             }
+            | ({"pcap": {"port": tap["port"], "path": tap["path"]}} if tap else {})
         )
         try:
             for i, h in enumerate(hosts):
@@ -124,6 +157,10 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
             report = emu.stop()
         finally:
             emu.close()
+    if report.get("pcap_error"):
+        raise EmuError(f"--pcap {tap['path']}: {report['pcap_error']}")
+    if tap:
+        report["pcap"] = tap | {"cells": report["pcap_cells"]}
     rows = controller.rows(plan, task, run, origin)
     for row, rc, c in zip(rows, rexp.connections, report["connections"]):
         sent = run.reports[rc.conn.index][0]
@@ -234,10 +271,16 @@ def _connection(run: _Run, where: dict[str, str], i: int, start_at: float) -> No
         run.reports[i] = (out["source"], out["sink"], start_at)
 
 
-def run_plan(plan: runner.Plan, store, exps: list[rplan.RealExperiment], progress: bool) -> list:
+def run_plan(
+    plan: runner.Plan,
+    store,
+    exps: list[rplan.RealExperiment],
+    progress: bool,
+    pcap: str | None = None,
+) -> list:
     """Every run not yet in ``store``, one after another (one emulator at a time: it
     needs the machine's cores to keep real time); each stored when it ends. The
-    emulator reports, in run order."""
+    emulator reports, in run order. ``pcap``: ``--pcap PORT=FILE``."""
     done = store.done()
     reports = []
     bar = runner.progress_bar(plan, done, "cellbench run (emu)", progress)
@@ -245,7 +288,7 @@ def run_plan(plan: runner.Plan, store, exps: list[rplan.RealExperiment], progres
         for task in plan.tasks():
             if task.run in done:
                 continue
-            rows, traces, ports, cwnd, queue, report = run_one(plan, task, exps[task.point])
+            rows, traces, ports, cwnd, queue, report = run_one(plan, task, exps[task.point], pcap)
             store.write_run(task.run, rows, traces, ports, cwnd, queue)
             reports.append(report)
             bar.update()

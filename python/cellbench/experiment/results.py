@@ -13,7 +13,7 @@
       ports/part-FIRST-LAST.parquet   one row per switch output port per run (cells in/out/
                                       lost, peak, CLP=1 cells lost at the CLP-1 threshold,
                                       cells tagged by a UPC, cells lost by cause: overflow,
-                                      PPD, EPD, policed)
+                                      PPD, EPD, policed; PDUs damaged)
       traces/...           (--trace) one row per trace line: run, connection, line
       cwnd/...             (--series) one row per sample of a TCP sender's congestion state:
                            run, connection, t_s, cwnd, ssthresh, flight (bytes; a
@@ -226,6 +226,7 @@ PORT_COLUMNS = [
     ("cells_lost_ppd", "int64"),
     ("cells_lost_epd", "int64"),
     ("cells_lost_policed", "int64"),
+    ("pdus_damaged", "int64"),
 ]
 TRACE_COLUMNS = [
     ("run", "int64"),

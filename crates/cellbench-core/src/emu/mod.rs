@@ -22,6 +22,7 @@
 //! port it is addressed to (forward) or comes from (return); anything else
 //! between two hosts (ICMP, say) goes on the first circuit between them.
 
+mod tap;
 mod tun;
 
 use crate::sim::clock::WallClock;
@@ -37,6 +38,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+pub use tap::PcapSpec;
 pub use tun::{enter_netns, SetupError, Tun};
 
 /// Sleep (poll the TUN devices) until this close to the next cell event, then
@@ -69,6 +71,9 @@ pub struct EmuSpec {
     /// and TCP input, and its ACK, on this thread while later cells fall due.
     #[serde(default)]
     pub cpu: Option<usize>,
+    /// `--pcap`: the cells leaving one switch port, into a file.
+    #[serde(default)]
+    pub pcap: Option<PcapSpec>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -194,6 +199,9 @@ pub struct EmuReport {
     pub realtime_priority: bool,
     /// The CPU the emulator's thread kept to, if it was pinned.
     pub cpu: Option<usize>,
+    /// `--pcap`: the cells written, or why the file is incomplete.
+    pub pcap_cells: Option<u64>,
+    pub pcap_error: Option<String>,
 }
 
 /// How a datagram is assigned to a circuit.
@@ -227,6 +235,8 @@ pub struct Emulator {
     late: LateCauses,
     counts: DatagramCounts,
     slowest_cell: SimTime,
+    /// `--pcap`: the cells leaving one port.
+    tap: Option<tap::CellTap>,
 }
 
 impl Emulator {
@@ -234,6 +244,9 @@ impl Emulator {
     /// device in its namespace (the namespaces exist already).
     pub fn open(spec: EmuSpec) -> Result<Emulator, SetupError> {
         let mut emu = Emulator::build(&spec)?;
+        if let Some(p) = &spec.pcap {
+            emu.tap = Some(tap::CellTap::open(p, &mut emu.net)?);
+        }
         emu.tuns = spec
             .hosts
             .iter()
@@ -260,6 +273,13 @@ impl Emulator {
             )));
         }
         let topo = &scenario.topology;
+        if let Some(p) = spec.pcap.as_ref().filter(|p| p.port >= topo.ports.len()) {
+            return Err(SetupError(format!(
+                "pcap: no port {} (the network has {})",
+                p.port,
+                topo.ports.len()
+            )));
+        }
         let mut encap = vec![Encap::VcMux; topo.circuits.len()];
         let mut routes = Vec::new();
         for (t, &port) in scenario.transfers.iter().zip(&spec.ports) {
@@ -306,6 +326,7 @@ impl Emulator {
             late: LateCauses::default(),
             counts: DatagramCounts::default(),
             slowest_cell,
+            tap: None,
         })
     }
 
@@ -436,6 +457,8 @@ impl Emulator {
     /// Hand over every PDU whose last cell has arrived by now.
     fn deliver_due(&mut self, clock: &WallClock, delivered: &mut Vec<Delivery>) {
         self.net.poll(clock.now(), delivered);
+        // Before the deliveries: a delivered PDU's bytes are let go.
+        self.tap_cells();
         for d in delivered.drain(..) {
             self.deliver(clock, d);
         }
@@ -477,6 +500,20 @@ impl Emulator {
             // The adapter's interface queue was full: counted by the network.
             self.in_flight[token] = None;
             self.free.push(token);
+        }
+        self.tap_cells();
+    }
+
+    /// `--pcap`: write the cells the tapped port has sent by now.
+    fn tap_cells(&mut self) {
+        if let Some(tap) = &mut self.tap {
+            let in_flight = &self.in_flight;
+            tap.write(&mut self.net, |token| {
+                in_flight
+                    .get(token as usize)
+                    .and_then(|p| p.as_ref())
+                    .map(|(pdu, _)| &pdu[..])
+            });
         }
     }
 
@@ -587,7 +624,14 @@ impl Emulator {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64())
             - seconds;
+        let (pcap_cells, pcap_error) = match self.tap.take().map(tap::CellTap::finish) {
+            None => (None, None),
+            Some(Ok(n)) => (Some(n), None),
+            Some(Err(e)) => (None, Some(e)),
+        };
         EmuReport {
+            pcap_cells,
+            pcap_error,
             clock_start_unix,
             real_time: lateness_us.p99 <= slowest_us,
             lateness_us,
@@ -743,5 +787,44 @@ mod test {
             other: 1,
         };
         assert_eq!(e.late, one_each);
+    }
+
+    #[test]
+    fn a_tapped_port_writes_the_pdus_own_cells() {
+        use crate::wire::cell::Cell;
+        use crate::wire::pcap::{read_pcap, Record};
+        let mut e = emulator();
+        let path = std::env::temp_dir().join(format!("cellbench-tap-{}.pcap", std::process::id()));
+        let spec = PcapSpec {
+            port: 1, // the port to host b
+            path: path.to_string_lossy().into_owned(),
+        };
+        e.tap = Some(tap::CellTap::open(&spec, &mut e.net).unwrap());
+        let d = datagram([10, 9, 0, 1], [10, 9, 0, 2], 6, 40000, 5001);
+        e.inject(SimTime::ZERO, 0, &d);
+        let pdu = e.in_flight[0].clone().unwrap().0;
+        let mut delivered = Vec::new();
+        e.net.poll(SimTime::from_secs(1), &mut delivered);
+        e.tap_cells();
+        assert_eq!(e.tap.take().unwrap().finish(), Ok(2));
+        let pcap = read_pcap(&std::fs::read(&path).unwrap()).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let cells: Vec<_> = pcap
+            .records
+            .iter()
+            .map(|r| match r {
+                Record::Cell { time, cell } => (*time, *cell),
+                other => panic!("not a cell: {other:?}"),
+            })
+            .collect();
+        assert_eq!(cells.len(), 2);
+        // Sent by the port before the PDU was delivered; the PDU's bytes, AUU on the last.
+        assert!(cells[0].0 < cells[1].0 && cells[1].0 < delivered[0].at);
+        for (i, (_, bytes)) in cells.iter().enumerate() {
+            let c = Cell::new_checked(&bytes[..]).unwrap();
+            assert_eq!(c.payload(), &pdu[48 * i..48 * (i + 1)]);
+            assert_eq!(c.pti().auu(), i == 1);
+            assert_eq!(c.hec(), c.expected_hec());
+        }
     }
 }

@@ -561,6 +561,8 @@ pub struct PortResult {
     pub cells_lost_ppd: u64,
     pub cells_lost_epd: u64,
     pub cells_lost_policed: u64,
+    /// PDUs of which this port dropped at least one cell (EPD refusals included).
+    pub pdus_damaged: u64,
     /// Cells a UPC at this port tagged CLP = 1.
     pub cells_tagged: u64,
     /// With `series`: `[t_s, cells]`, the occupancy just after accepted
@@ -1139,6 +1141,14 @@ impl RunSpec {
     }
 
     /// What a switch output port leads to: its host's name, or "trunk a->b".
+    /// Every switch output port's name, in port order (the ports table's `host`):
+    /// one per host (the port to it), then two per trunk (one per direction).
+    pub fn port_labels(&self) -> Vec<String> {
+        (0..self.hosts.len() + 2 * self.trunks.len())
+            .map(|p| self.port_label(p))
+            .collect()
+    }
+
     fn port_label(&self, p: usize) -> String {
         match self.hosts.get(p) {
             Some(h) => h.name.clone(),
@@ -1181,6 +1191,7 @@ impl RunSpec {
                 cells_lost_ppd: c.cells_lost.ppd,
                 cells_lost_epd: c.cells_lost.epd,
                 cells_lost_policed: c.cells_lost.policing,
+                pdus_damaged: c.pdus_damaged,
                 cells_tagged: c.cells_tagged,
                 queue_series: queue_series
                     .get(p)
