@@ -3,7 +3,7 @@
 //! the experiment language and the front ends hand to the simulator, as JSON;
 //! unknown keys are errors, and every value is checked before anything runs.
 
-use super::explain::{classify, lockstep_cycle, Facts, LimitedBy, LockstepCycle};
+use super::explain::{self, classify, lockstep_cycle, Facts, LimitedBy, LockstepCycle};
 use super::guard::DEFAULT_EVENT_BUDGET;
 use super::net::{
     AdapterSpec, CircuitSpec, DropPolicy, Fidelity, FlowControl, Hop, PacedQuantity,
@@ -857,13 +857,16 @@ impl RunSpec {
                     )))
                 }
             };
-            let flavour_name = c
-                .flavour
-                .clone()
-                .unwrap_or_else(|| self.hosts[src].flavour.clone());
-            let flavour: Flavour = flavour_name
-                .parse()
-                .map_err(|e| err(format!("{what}: {e}")))?;
+            // Each end runs its own host's TCP, unless the connection names one for both.
+            let flavour_of = |host: usize| -> Result<Flavour, ScenarioError> {
+                c.flavour
+                    .as_deref()
+                    .unwrap_or(&self.hosts[host].flavour)
+                    .parse()
+                    .map_err(|e| err(format!("{what}: {e}")))
+            };
+            let flavour = flavour_of(src)?;
+            let receiver_flavour = flavour_of(dst)?;
             let encap: Encap = c.encap.parse().map_err(|e| err(format!("{what}: {e}")))?;
             let mtu = c.mtu.unwrap_or(encap.default_mtu() as u32);
             // Each connection gets its own VCI pair on every link.
@@ -1023,6 +1026,7 @@ impl RunSpec {
                 circuit: fwd,
                 return_circuit: fwd + 1,
                 flavour,
+                receiver_flavour,
                 mtu,
                 encap_header: encap.header_len() as u32,
                 sndbuf: c.sndbuf,
@@ -1208,14 +1212,17 @@ impl RunSpec {
                     // A stream's bounds (a rate against the path, the window, a paced
                     // load) say nothing of a transaction: what one took against the
                     // request's round trip does. The lock-step, losses and a saturated
-                    // CPU bind a transaction as they bind a stream.
-                    if !matches!(
-                        why.limited_by,
-                        LimitedBy::Lockstep
-                            | LimitedBy::Policing
-                            | LimitedBy::CellLoss
-                            | LimitedBy::HostCpu
-                    ) {
+                    // CPU bind a transaction as they bind a stream (two CPUs' shares
+                    // added are a transaction's host work, which its evidence gives).
+                    let saturated = facts
+                        .cpu_busy
+                        .is_some_and(|b| b[0].max(b[1]) >= explain::CPU_BUSY);
+                    let binds = match why.limited_by {
+                        LimitedBy::Lockstep | LimitedBy::Policing | LimitedBy::CellLoss => true,
+                        LimitedBy::HostCpu => saturated,
+                        _ => false,
+                    };
+                    if !binds {
                         why.limited_by = LimitedBy::Undetermined;
                         why.evidence = transaction_evidence(n, t);
                     }
