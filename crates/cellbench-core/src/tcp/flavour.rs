@@ -35,7 +35,7 @@ pub enum Flavour {
     /// IRIX 6.0.1 (SGI Power Challenge): 4.3BSD-Reno-derived, with RFC 1323.
     Irix601,
     /// Windows NT 3.51 (Pentium PCs): its own TCP under the Winsock AFD layer;
-    /// ACK every second segment or after 200 ms, a window update on a read only
+    /// ACK every second segment (of any size) or after 200 ms, a window update on a read only
     /// for two segments' worth, no RFC 1323, and a send of at least SO_SNDBUF
     /// bytes completes only once acknowledged.
     Nt351,
@@ -162,7 +162,9 @@ impl Flavour {
             },
             // Windows NT 3.51. Sources: TcpDelAckTicks (Windows TCP/IP registry
             // reference, technet cc938206): default 2 × 100 ms, an ACK for every
-            // other segment, else when 200 ms have passed since the segment;
+            // other segment, else when 200 ms have passed since the segment (neither
+            // it nor the Embedded CE text below asks for full-sized segments, as
+            // RFC 1122 does: `AckPolicy::SecondSegment`, whatever their size);
             // KB Q199947: NT 3.5/3.51/4.0 have no window scale option, so 65535
             // is the largest window; MSDN Magazine Oct 2000 ("Winsock", AFD.SYS)
             // and KB 823764: AFD copies a send into its buffer up to SO_SNDBUF and
@@ -185,7 +187,7 @@ impl Flavour {
             Flavour::Nt351 => Policy {
                 max_sockbuf: 65_535,
                 window_update: WindowUpdateRule::TwoSegments,
-                ack: AckPolicy::SecondFullSegment,
+                ack: AckPolicy::SecondSegment,
                 delack_interval: SimTime::from_ms(200),
                 timers: TimerModel::PerConnection,
                 rtt_unit: SimTime::from_ms(1),
@@ -495,6 +497,7 @@ mod test {
         let nt = Flavour::Nt351.policy();
         assert_eq!((nt.max_sockbuf, nt.max_window()), (65_535, 65_535));
         assert_eq!(nt.delack_interval, SimTime::from_ms(200));
+        assert_eq!(nt.ack, AckPolicy::SecondSegment);
         assert_eq!(nt.interface_mss(9148), 9148);
         for f in Flavour::ALL {
             assert_eq!(f.policy().send_completes_on_ack, f == Flavour::Nt351, "{f}");
