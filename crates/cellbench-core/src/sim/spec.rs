@@ -1461,6 +1461,44 @@ mod test {
         assert_eq!(frag.datagrams_received, frag.datagrams_sent);
     }
 
+    /// One-MSS streams both ways between an IRIX (4.4BSD rules) host and an NT host (or, with
+    /// `flavour`, the connection's flavour at both ends).
+    fn bsd_and_nt(flavour: &str) -> SpecResult {
+        let conn = |from: &str, to: &str| {
+            format!(
+                r#"{{"transmitter": "{from}", "receiver": "{to}", {flavour} "mtu": 9188,
+                "sndbuf": 9148, "rcvbuf": 9148,
+                "traffic": {{"type": "full", "blocksize": 9148, "duration_s": 2}}}}"#
+            )
+        };
+        let text = format!(
+            r#"{{"hosts": [{{"name": "b", "site": "east", "phy": "oc3c", "profile": "sparc-20",
+                        "flavour": "irix601"}},
+                      {{"name": "n", "site": "east", "phy": "oc3c", "profile": "sparc-20",
+                        "flavour": "nt351"}}],
+            "connections": [{}, {}]}}"#,
+            conn("b", "n"),
+            conn("n", "b")
+        );
+        RunSpec::from_json(&text).unwrap().run().unwrap()
+    }
+
+    #[test]
+    fn each_end_runs_its_own_hosts_tcp() {
+        // A one-MSS window: the receiver's window-update rule decides. Into the NT
+        // host it waits for NT's 200 ms delayed-ACK timer, whoever sends; into the
+        // BSD host (update on half the buffer reopened) it goes at once.
+        let r = bsd_and_nt("");
+        let (into_nt, into_bsd) = (&r.connections[0], &r.connections[1]);
+        let per_tick = 9148.0 * 8.0 / 0.2;
+        assert!(into_nt.throughput_bps < 1.3 * per_tick, "{into_nt:?}");
+        assert!(into_bsd.throughput_bps > 20.0 * into_nt.throughput_bps);
+        assert_eq!(into_nt.limited_by, "lockstep");
+        // A connection's flavour still sets both ends: NT's receiving into the IRIX host.
+        let both = bsd_and_nt(r#""flavour": "nt351","#);
+        assert!(both.connections[1].throughput_bps < 1.3 * per_tick);
+    }
+
     /// Host l (local, OC-3c) and host m (remote: west, across a 1 ms OC-3c trunk)
     /// send to host r on the local switch (TAXI: the port to r is the bottleneck),
     /// each with `protocols`; `switch` is the switch block's JSON.
