@@ -1345,14 +1345,12 @@ impl World {
             }
             _ => {}
         }
-        // One end holds a short segment for an ACK the other, having read all
-        // that came, delays: Nagle holds a short segment, or (Winsock AFD) an
-        // unbuffered send holds the application until acknowledged. A stream's
-        // receiver sends no data; in a request/response test the server holds
-        // responses as the client requests.
-        // A stream's sender waits for an ACK too when its write does (NT's
-        // unbuffered send, a send buffer short of room) or when data it has
-        // not sent waits on a closed window.
+        // One end waits for an ACK the other, having read all that came, delays:
+        // Nagle holds a short segment, the sender's write waits (Winsock AFD's
+        // unbuffered send until acknowledged, a send buffer short of room), or
+        // data it has not sent waits on a closed window. A stream's receiver
+        // sends no data; in a request/response test the server holds responses
+        // as the client requests.
         let src = &self.eps[2 * transfer];
         let write_waits = matches!(&src.app, App::Source(_)) && src.app_blocked && !src.app_done;
         let unsent = s.snd.cc > s.outstanding();
