@@ -54,20 +54,12 @@ def run_emu(args: argparse.Namespace) -> int:
         store = results.ResultDir(
             out, engine.meta(plan), resume=args.resume, overwrite=args.overwrite
         )
-        reports = engine.run_plan(plan, store, exps, progress=True, pcap=args.pcap)
+        engine.run_plan(plan, store, exps, progress=True, pcap=args.pcap)
     except KeyboardInterrupt:
         return interrupted(args, out)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
-    for r in reports:
-        if "pcap" in r:
-            t = r["pcap"]
-            print(
-                f"cellbench: pcap: {t['cells']} cells leaving port {t['port']} ({t['name']}) "
-                f"in {t['path']}",
-                file=sys.stderr,
-            )
     result = results.load(out)
     print(f"cellbench: result in {out} ({len(result.to_pandas())} rows)", file=sys.stderr)
     _print_summary(result, "json" if args.json else "table")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import threading
 import time
 import uuid
@@ -112,7 +113,7 @@ class _Run:
 
 
 def run_one(
-    plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment, pcap: str | None = None
+    plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment, *, pcap: str | None = None
 ) -> tuple:
     """One run, start to end, everything it made removed: the stored tables' rows.
     ``pcap``: ``--pcap PORT=FILE``, the cells leaving that port into FILE."""
@@ -276,6 +277,7 @@ def run_plan(
     store,
     exps: list[rplan.RealExperiment],
     progress: bool,
+    *,
     pcap: str | None = None,
 ) -> list:
     """Every run not yet in ``store``, one after another (one emulator at a time: it
@@ -288,9 +290,18 @@ def run_plan(
         for task in plan.tasks():
             if task.run in done:
                 continue
-            rows, traces, ports, cwnd, queue, report = run_one(plan, task, exps[task.point], pcap)
+            rows, traces, ports, cwnd, queue, report = run_one(
+                plan, task, exps[task.point], pcap=pcap
+            )
             store.write_run(task.run, rows, traces, ports, cwnd, queue)
             reports.append(report)
+            if "pcap" in report:
+                t = report["pcap"]
+                bar.write(
+                    f"cellbench: pcap: {t['cells']} cells leaving port {t['port']} ({t['name']}) "
+                    f"in {t['path']}",
+                    file=sys.stderr,
+                )
             bar.update()
     except BaseException:
         try:
