@@ -1613,7 +1613,7 @@ impl World {
                 *time += at.saturating_sub(since);
             }
             let tcb = &e.tcb;
-            let window_full = flight >= tcb.snd_wnd.min(tcb.snd_cwnd);
+            let window_full = tcb.window_full(flight);
             let sndbuf_full = tcb.snd.space() == 0 && flight >= tcb.snd.cc;
             if window_full || sndbuf_full {
                 p.closed = Some((at, flight));

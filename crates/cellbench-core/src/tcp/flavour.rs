@@ -95,6 +95,9 @@ impl Flavour {
             send_completes_on_ack: false,
             // Linux's TCP_RTO_MIN (include/net/tcp.h); only per-connection timers use it.
             rto_min: SimTime::from_ms(200),
+            split_at_window: true,
+            sockbuf_doubled: false,
+            ack_on_emptying_read: false,
         };
         // 4.3BSD-Reno tcp_input/tcp_output as kept in 4.4BSD-Lite.
         let reno = Policy {
@@ -232,6 +235,9 @@ impl Flavour {
                 initial_window_rfc6928: true,
                 // Linux: MSS = MTU − 40, no rounding.
                 mss_in_clusters: false,
+                split_at_window: false,
+                sockbuf_doubled: true,
+                ack_on_emptying_read: true,
                 ..reno
             },
         }
@@ -385,6 +391,23 @@ pub struct Policy {
     pub send_completes_on_ack: bool,
     /// The floor of the retransmit timeout under `TimerModel::PerConnection`.
     pub rto_min: SimTime,
+    /// BSD's tcp_output sends the part of a segment the window allows (when
+    /// the sender SWS test lets it). Linux's tcp_snd_wnd_test sends a queued
+    /// segment only when all of it fits in the window: a window of 16 KB with a
+    /// 9128-byte MSS carries one segment, not one and a half.
+    pub split_at_window: bool,
+    /// Linux doubles SO_SNDBUF and SO_RCVBUF "to allow space for bookkeeping
+    /// overhead" (socket(7)), and the window it advertises is clamped to the size
+    /// asked (TCP_WINDOW_CLAMP, as the emulator sets it): data waiting to be read
+    /// does not close the window until it exceeds the clamp.
+    pub sockbuf_doubled: bool,
+    /// Linux's tcp_cleanup_rbuf: a read that empties the receive queue sends the
+    /// pending delayed ACK at once when the segment it covers was pushed. Linux's
+    /// sender pushes at the end of each write and at least every half window
+    /// (forced_push), so the assumption here is that the segment is pushed: a
+    /// window of an odd number of segments then does not leave its last one to
+    /// the delayed-ACK timer or the next segment.
+    pub ack_on_emptying_read: bool,
 }
 
 impl Policy {

@@ -142,6 +142,9 @@ pub struct Tcb {
 
     pub snd: SockBuf,
     pub rcv: SockBuf,
+    /// The largest window this end advertises: the receive buffer asked for
+    /// (smaller than `rcv.hiwat` when the kernel doubles the buffer).
+    rcv_clamp: u32,
 
     pub iss: Seq,
     pub snd_una: Seq,
@@ -247,8 +250,9 @@ impl Tcb {
             if_mss,
             mtu_mss,
             nodelay: false,
-            snd: SockBuf::new(sndbuf),
-            rcv: SockBuf::new(rcvbuf),
+            snd: SockBuf::new(if policy.sockbuf_doubled { 2 * sndbuf } else { sndbuf }),
+            rcv: SockBuf::new(if policy.sockbuf_doubled { 2 * rcvbuf } else { rcvbuf }),
+            rcv_clamp: rcvbuf,
             iss,
             snd_una: iss,
             snd_nxt: iss,
@@ -320,6 +324,19 @@ impl Tcb {
     /// Bytes sent and not yet acknowledged.
     pub fn outstanding(&self) -> u32 {
         (self.snd_max - self.snd_una).max(0) as u32
+    }
+
+    /// With `flight` bytes outstanding, the window (the peer's or the
+    /// congestion window) lets no more new data go: it is used up, or, for a
+    /// flavour that sends segments only whole, what is left of it is less
+    /// than a segment.
+    pub fn window_full(&self, flight: u32) -> bool {
+        let wnd = self.snd_wnd.min(self.snd_cwnd);
+        if self.policy.split_at_window {
+            flight >= wnd
+        } else {
+            flight.saturating_add(self.t_maxseg) > wnd
+        }
     }
 
     /// A delayed ACK is pending (TF_DELACK).
@@ -410,6 +427,9 @@ impl Tcb {
     pub fn read(&mut self, n: u32, out: &mut Vec<Segment>) {
         debug_assert!(n <= self.rcv.cc);
         self.rcv.cc -= n;
+        if self.policy.ack_on_emptying_read && self.rcv.cc == 0 && self.del_ack && n > 0 {
+            self.ack_now = true;
+        }
         self.output(SendReason::WindowUpdate, out);
     }
 
@@ -468,6 +488,14 @@ impl Tcb {
                 }
             }
             let mut len = (self.snd.cc as i64).min(win) - off;
+            // Linux (tcp_snd_wnd_test): a segment the window would cut waits
+            // whole for more window; only a zero-window probe goes short.
+            if !self.policy.split_at_window && !self.force {
+                let queued = self.snd.cc as i64 - off;
+                if len < queued.min(self.t_maxseg as i64) {
+                    len = len.min(0);
+                }
+            }
             let mut fin = self.state.sends_fin();
             let syn = matches!(self.state, State::SynSent | State::SynReceived)
                 && self.snd_nxt == self.iss;
@@ -489,7 +517,7 @@ impl Tcb {
             if (self.snd_nxt + len).lt(self.snd_una + self.snd.cc) {
                 fin = false;
             }
-            let rwin = self.rcv.space();
+            let rwin = self.rcv_window();
 
             let reason = self.send_decision(len, off as u32, idle, rwin, fin, syn, hint);
             // Data the window allows but the send rules hold back (Nagle, sender SWS).
@@ -560,7 +588,7 @@ impl Tcb {
                     if self.rcv.cc == 0 && adv >= 2 * self.t_maxseg as i64 {
                         return Some(SendReason::WindowUpdate);
                     }
-                    if 100 * adv / self.rcv.hiwat.max(1) as i64 >= 35 {
+                    if 100 * adv / self.rcv_clamp.max(1) as i64 >= 35 {
                         return Some(SendReason::WindowUpdate);
                     }
                 }
@@ -568,7 +596,7 @@ impl Tcb {
                     let adv = rwin.min(TCP_MAXWIN << self.rcv_scale) as i64
                         - (self.rcv_adv - self.rcv_nxt);
                     let half_buffer = self.policy.window_update == WindowUpdateRule::Bsd44
-                        && 2 * adv >= self.rcv.hiwat as i64;
+                        && 2 * adv >= self.rcv_clamp as i64;
                     if adv >= 2 * self.t_maxseg as i64 || half_buffer {
                         return Some(SendReason::WindowUpdate);
                     }
@@ -605,7 +633,7 @@ impl Tcb {
     ) {
         // Receiver silly-window avoidance, and never shrink the offered window.
         let mut win = rwin;
-        if win < self.rcv.hiwat / 4 && win < self.t_maxseg {
+        if win < self.rcv_clamp / 4 && win < self.t_maxseg {
             win = 0;
         }
         win = win.min(TCP_MAXWIN << self.rcv_scale);
@@ -749,6 +777,11 @@ impl Tcb {
         out.push(seg);
     }
 
+    /// The window the receive buffer allows now, up to the clamp.
+    fn rcv_window(&self) -> u32 {
+        self.rcv.space().min(self.rcv_clamp)
+    }
+
     /// The timestamp clock: `now` in units of the RTT estimator, offset by one
     /// so that a real timestamp is never 0 (an echo of 0 means "none").
     fn ts_now(&self) -> u32 {
@@ -759,7 +792,7 @@ impl Tcb {
     fn send_hole(&mut self, seq: Seq, len: u32, out: &mut Vec<Segment>) {
         let onxt = self.snd_nxt;
         self.snd_nxt = seq;
-        let rwin = self.rcv.space();
+        let rwin = self.rcv_window();
         self.send_segment(len, false, false, rwin, SendReason::Retransmit, out);
         self.snd_nxt = onxt.max(self.snd_nxt);
         self.scoreboard.high_rxt = self.scoreboard.high_rxt.max(seq + len);
