@@ -1988,13 +1988,15 @@ mod test {
 
     #[test]
     fn modern_delays_each_ack_40ms_from_the_segment_not_on_a_grid() {
-        // The lock-step buffers with `modern`: one segment at a time waits
-        // for the delayed ACK, which the receiver's own timer sends 40 ms
-        // after the segment arrived (a global 40 ms tick would send it after
-        // 0–40 ms, 20 ms on average).
+        // Nagle against the delayed ACK with `modern`: 4 KB writes into a
+        // 4 KB send buffer, so each short segment waits for the ACK of the one
+        // before, which the receiver's own timer sends 40 ms after the segment
+        // arrived (a global 40 ms tick would send it after 0–40 ms, 20 ms on
+        // average). A short read opens too little window for an update.
         let study = LanBuffers {
             flavour: Flavour::Modern,
-            ..lan(16_384, 24_576, 1 << 20)
+            buflen: 4096,
+            ..lan(4096, 52_428, 1 << 20)
         };
         let r = run_lan(&study, 1, true);
         assert!(r.transfers[0].completed);

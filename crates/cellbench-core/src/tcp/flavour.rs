@@ -97,7 +97,6 @@ impl Flavour {
             rto_min: SimTime::from_ms(200),
             split_at_window: true,
             sockbuf_doubled: false,
-            ack_on_emptying_read: false,
         };
         // 4.3BSD-Reno tcp_input/tcp_output as kept in 4.4BSD-Lite.
         let reno = Policy {
@@ -237,7 +236,6 @@ impl Flavour {
                 mss_in_clusters: false,
                 split_at_window: false,
                 sockbuf_doubled: true,
-                ack_on_emptying_read: true,
                 ..reno
             },
         }
@@ -401,13 +399,6 @@ pub struct Policy {
     /// asked (TCP_WINDOW_CLAMP, as the emulator sets it): data waiting to be read
     /// does not close the window until it exceeds the clamp.
     pub sockbuf_doubled: bool,
-    /// Linux's tcp_cleanup_rbuf: a read that empties the receive queue sends the
-    /// pending delayed ACK at once when the segment it covers was pushed. Linux's
-    /// sender pushes at the end of each write and at least every half window
-    /// (forced_push), so the assumption here is that the segment is pushed: a
-    /// window of an odd number of segments then does not leave its last one to
-    /// the delayed-ACK timer or the next segment.
-    pub ack_on_emptying_read: bool,
 }
 
 impl Policy {

@@ -250,8 +250,16 @@ impl Tcb {
             if_mss,
             mtu_mss,
             nodelay: false,
-            snd: SockBuf::new(if policy.sockbuf_doubled { 2 * sndbuf } else { sndbuf }),
-            rcv: SockBuf::new(if policy.sockbuf_doubled { 2 * rcvbuf } else { rcvbuf }),
+            snd: SockBuf::new(if policy.sockbuf_doubled {
+                2 * sndbuf
+            } else {
+                sndbuf
+            }),
+            rcv: SockBuf::new(if policy.sockbuf_doubled {
+                2 * rcvbuf
+            } else {
+                rcvbuf
+            }),
             rcv_clamp: rcvbuf,
             iss,
             snd_una: iss,
@@ -427,9 +435,6 @@ impl Tcb {
     pub fn read(&mut self, n: u32, out: &mut Vec<Segment>) {
         debug_assert!(n <= self.rcv.cc);
         self.rcv.cc -= n;
-        if self.policy.ack_on_emptying_read && self.rcv.cc == 0 && self.del_ack && n > 0 {
-            self.ack_now = true;
-        }
         self.output(SendReason::WindowUpdate, out);
     }
 
