@@ -144,7 +144,7 @@ def test_a_window_limited_path_runs_at_most_one_window_per_round_trip(tmp_path, 
             "4M",
             marks=pytest.mark.xfail(
                 reason="measured: Linux 6.18 gives 1.14x the simulator's modern TCP at 64 KB "
-                "(52.7 against 46.3 Mb/s). The simulator sends 7 whole segments per window "
+                "(52.7 against 46.7 Mb/s). The simulator sends 7 whole segments per window "
                 "and its receiver leaves every seventh to pair with the next (6 per round "
                 "trip); Linux reaches about 6.8. Which Linux mechanism does it is not "
                 "established: one candidate is that its clamp does not hold between reads "
