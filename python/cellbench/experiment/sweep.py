@@ -24,6 +24,7 @@ add a parameter.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import re
 from dataclasses import dataclass
@@ -235,14 +236,19 @@ def variables(doc: Document) -> dict[str, Pos]:
     """Every ``$name`` the file uses, with its first position."""
     found: dict[str, Pos] = {}
 
-    def visit(v: Value) -> Value:
+    def visit(v: Value) -> None:
         if isinstance(v, Var):
             found.setdefault(v.name, v.pos)
-        return v
+        elif isinstance(v, Call):
+            for a in v.args:
+                visit(a.value)
+        elif isinstance(v, List):
+            for x in v.items:
+                visit(x)
 
     for b in _all_blocks(doc.blocks):
         for s in b.settings():
-            _walk_values(copy.deepcopy(s.value), visit)
+            visit(s.value)
     return found
 
 
@@ -313,9 +319,28 @@ def _apply_path(doc: Document, key: str, value: Value, pos: Pos) -> bool:
     return False
 
 
+def _clone(node):
+    """A copy of a block or value whose containers (the lists and nodes ``apply`` sets
+    or appends to) are new and whose leaves (numbers, names, positions: never changed)
+    are shared: a point's document at a small part of deepcopy's cost."""
+    if isinstance(node, Block):
+        return dataclasses.replace(node, body=[_clone(x) for x in node.body])
+    if isinstance(node, Setting):
+        return dataclasses.replace(node, value=_clone(node.value))
+    if isinstance(node, Call):
+        args = [dataclasses.replace(a, value=_clone(a.value)) for a in node.args]
+        return dataclasses.replace(node, args=args)
+    if isinstance(node, List):
+        return dataclasses.replace(node, items=[_clone(x) for x in node.items])
+    return node
+
+
 def apply(doc: Document, point: dict[str, Value], params: list[Param]) -> Document:
     """A copy of ``doc`` with the point's values in place of its variables and paths."""
-    out = copy.deepcopy(doc)
+    # The sweep blocks are neither substituted nor set: shared, not copied (a sweep of
+    # thousands of points would otherwise copy its own lists once per point).
+    out = copy.copy(doc)
+    out.blocks = [b if b.kind == "sweep" else _clone(b) for b in doc.blocks]
     used = variables(doc)
     where = {p.key: p.pos for p in params}
     for name, pos in used.items():
@@ -328,7 +353,7 @@ def apply(doc: Document, point: dict[str, Value], params: list[Param]) -> Docume
 
     def subst(v: Value) -> Value:
         if isinstance(v, Var):
-            return copy.deepcopy(point[v.name])
+            return _clone(point[v.name])
         return v
 
     for b in _all_blocks(out.blocks):
@@ -338,7 +363,7 @@ def apply(doc: Document, point: dict[str, Value], params: list[Param]) -> Docume
     for key, value in point.items():
         if key in used:
             continue
-        if not _apply_path(out, key, copy.deepcopy(value), value.pos):
+        if not _apply_path(out, key, _clone(value), value.pos):
             tests = sorted(b.name for b in _all_blocks(doc.blocks) if b.kind == "test" and b.name)
             names = ", ".join(f"${v}" for v in sorted(used)) or "none"
             raise ExperimentError(
