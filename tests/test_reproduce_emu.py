@@ -148,10 +148,26 @@ def test_lan_buffers_one_cell_of_the_grid_beside_the_simulator(tmp_path):
     assert row["sim_limited_by"] is not None
 
 
+@needs_root
+def test_wan_mismatch_unpaced_bursts_overrun_the_taxi_port_paced_ones_do_not(tmp_path):
+    """OC-3c into the 256-cell TAXI port: unpaced, Linux's bursts overrun it and the
+    kernel retransmits; paced at 70 Mb/s by the adapter, no cell is lost."""
+    r = reproduce(tmp_path, "wan-mismatch", "--engine", "emu", "--seconds", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["rows"]
+    assert len(rows) == 10
+    by = {(row["case"], row["pacing_mbps"], row["transmitter"]): row for row in rows}
+    unpaced, paced = by[(1, None, "alpha1")], by[(1, 70.0, "alpha1")]
+    assert unpaced["cells_lost"] > 0 and unpaced["retransmits"] > 0
+    assert unpaced["limited_by"] == "cell-loss"
+    assert paced["cells_lost"] == 0
+    assert all(row["sim_throughput_bps"] is not None for row in rows)
+
+
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["wan-mismatch", "--engine", "emu"], "not available with --engine emu yet"),
+        (["wan-window", "--engine", "emu", "--dask", "x"], "--dask is not available"),
         (["lan-buffers", "--engine", "emu", "--nbytes", "1M"], "--seconds"),
         (["europe-vp", "--engine", "emu", "--series", "--out", "x"], "--series"),
     ],

@@ -333,13 +333,10 @@ def emu_main(args: argparse.Namespace, sim: dict, sets: list[str]) -> int:
             f"reproduce {name} is not available with --engine emu yet "
             f"(it is for: {', '.join(emu.STUDIES)})"
         )
-    for flag, on in (
-        ("--dask", args.dask),
-        ("--series", args.series),
-        ("--trace", getattr(args, "trace", False)),
-    ):
-        if on:
+    for flag in ("--dask", "--series", "--trace"):
+        if getattr(args, flag[2:], None):
             raise UsageError(f"{flag} is not available with --engine emu yet")
+    out = getattr(args, "out", None)
     try:
         df = emu.run(
             name,
@@ -349,16 +346,16 @@ def emu_main(args: argparse.Namespace, sim: dict, sets: list[str]) -> int:
             kernel_cc=args.kernel_cc,
             replications=args.replications,
             seed=args.seed,
-            out=args.out,
-            resume=args.resume,
-            overwrite=args.overwrite,
+            out=out,
+            resume=getattr(args, "resume", False),
+            overwrite=getattr(args, "overwrite", False),
             sim=None if args.no_sim else sim,
             workers=args.workers,
         )
     except KeyboardInterrupt:
-        if args.out is None:
+        if out is None:
             raise
-        return interrupted(args, args.out)
+        return interrupted(args, out)
     if args.json:
         rows = df.astype(object).where(df.notna(), None).to_dict(orient="records")
         print_json({"study": name, "engine": "emu", "rows": rows})

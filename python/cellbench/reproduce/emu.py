@@ -49,6 +49,12 @@ class EmuStudy:
     reduced: dict[str, Any] = field(default_factory=dict)
     #: What the simulator's column runs: the study's own transfer.
     sim_transfer: str = ""
+    #: Transfers one after another in a run (wan-mismatch's cases are one run).
+    transfers_per_run: int = 1
+
+    def keys(self) -> list[str]:
+        """The row keys that name a case (the simulator's column joins on them)."""
+        return list(self.params.values()) or ["case", "pacing_mbps", "transmitter"]
 
 
 STUDIES: dict[str, EmuStudy] = {
@@ -73,7 +79,13 @@ STUDIES: dict[str, EmuStudy] = {
         {"window": [49152], "write_size": [8192]},
         "16 MB",
     ),
+    # Its six cases, one after another in one run; a case is named by its tests
+    # (wan-mismatch-emu.netspec).
+    "wan-mismatch": EmuStudy("wan-mismatch-emu", {}, {}, "10 s", transfers_per_run=6),
 }
+
+#: wan-mismatch's fixed window and write size (wan.wan_mismatch_configs).
+MISMATCH = {"window": 131072, "write_size": 65536}
 
 #: A TCP sink's wait for the rest after its timed source's end (the real engine waits
 #: 30 s); a starved connection's run ends that long after its transfer.
@@ -114,12 +126,17 @@ def plan(
         if not k.endswith(".kernel_cc")
     )
     length = p.param_values(0).get("seconds")
-    said = (
-        f"reproduce {name} --engine emu: {len(p.points)} of the study's {len(every.points)} "
-        f"cases ({grid}), {length:g} s transfers, {p.replications} replication(s): about "
-        f"{p.runs_total * (length + 2):.0f} s of real time"
+    cases = (
+        f"{len(p.points)} of the study's {len(every.points)} cases ({grid})"
+        if s.params
+        else f"its {s.transfers_per_run} cases one after another"
     )
-    if not full_grid:
+    said = (
+        f"reproduce {name} --engine emu: {cases}, {length:g} s transfers, "
+        f"{p.replications} replication(s): about "
+        f"{p.runs_total * s.transfers_per_run * (length + 2):.0f} s of real time"
+    )
+    if len(every.points) > 1 and not full_grid:
         said += "; --set KEY=V1,V2 changes them, --full-grid runs them all"
     return p, said
 
@@ -191,7 +208,7 @@ def frame(name: str, result: Result) -> pd.DataFrame:
     rows = []
     for r in df.to_dict(orient="records"):
         sent = r["data_pdus_sent"]
-        row = {s.params[k]: _param(k, r[k]) for k in s.params}
+        row = {s.params[k]: _param(k, r[k]) for k in s.params} or _mismatch_case(r["test"])
         row |= {
             "replication": int(r["replication"]),
             "seed": int(r["seed"]),
@@ -220,6 +237,17 @@ def frame(name: str, result: Result) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _mismatch_case(test: str) -> dict:
+    """wan-mismatch-emu.netspec's test c<case>-<pacing or none>-<sender> as the
+    simulator's row names the case (the sender is the row's transmitter)."""
+    case, pacing, _ = test.split("-", 2)
+    return {
+        "case": int(case[1:]),
+        "pacing_mbps": None if pacing == "none" else float(pacing),
+        **MISMATCH,
+    }
+
+
 def _param(key: str, value: Any) -> Any:
     """A stored sweep value as the simulator's rows give it (spacing ``off``: None)."""
     if key == "spacing_us":
@@ -240,13 +268,15 @@ def _beside_sim(
         simdf = lan_buffers.run(
             send_buffers=values["snd"], recv_buffers=values["rcv"], workers=workers, **sim
         )
+    elif name == "wan-mismatch":
+        simdf = wan.run(name, seed=sim.get("seed", 1), workers=workers)
     else:
         cases = {k: vs for k, vs in values.items() if k in s.params}
         result = study.run(
             name, workers=workers, seed=sim.get("seed"), set=sim.get("set") or None, **cases
         )
         simdf = wan.frame(name, wan.rows(name, result))
-    keys = list(s.params.values())
+    keys = s.keys()
 
     def cases(frame: pd.DataFrame) -> list[tuple]:
         # Back to back (spacing None) must match itself.
@@ -260,14 +290,21 @@ def _beside_sim(
     return df.assign(sim_throughput_bps=[g[0] for g in got], sim_limited_by=[g[1] for g in got])
 
 
+def _number(x: Any) -> str:
+    """A case's value in the table: ``none`` for no spacing or pacing."""
+    import pandas as pd
+
+    return "none" if x is None or pd.isna(x) else f"{x:g}"
+
+
 def report(name: str, df: pd.DataFrame) -> str:
     """The emulated rows beside the simulator's, with units and the timing's honesty."""
     import pandas as pd
 
     s = STUDIES[name]
     show = pd.DataFrame()
-    for k in s.params.values():
-        show[k] = df[k].map(lambda x: "none" if x is None or pd.isna(x) else f"{x:g}")
+    for k in s.keys():
+        show[k] = df[k].map(lambda x: x if isinstance(x, str) else _number(x))
     if "replication" in df and df.replication.nunique() > 1:
         show["rep"] = df.replication
     show["emu Mb/s"] = (df.throughput_bps / 1e6).round(3)
