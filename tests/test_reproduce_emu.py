@@ -164,6 +164,28 @@ def test_wan_mismatch_unpaced_bursts_overrun_the_taxi_port_paced_ones_do_not(tmp
     assert all(row["sim_throughput_bps"] is not None for row in rows)
 
 
+@needs_root
+def test_a_source_that_fails_is_one_line_naming_the_connection(tmp_path, monkeypatch, capsys):
+    """An agent's failure (here the broken pipe a source meets when its sink has gone)
+    ends the study with one line naming the connection, exit 2, no traceback, and the
+    run's namespaces removed."""
+    from cellbench.cli import main
+    from cellbench.real import agents
+
+    def broken(spec: dict, limits: dict | None = None) -> dict:
+        raise OSError("Broken pipe (os error 32)")
+
+    monkeypatch.setattr(agents, "source", broken)
+    monkeypatch.chdir(tmp_path)
+    before = namespaces()
+    argv = ["reproduce", "europe-vp", "--engine", "emu", "--set", "spacing_us=off"]
+    assert main([*argv, "--seconds", "1", "--no-sim"]) == 2
+    err = capsys.readouterr().err
+    assert "connection sender (sparc10-a -> sparc10-b)" in err and "Broken pipe" in err
+    assert "Traceback" not in err
+    assert not {n for n in namespaces() - before if n.startswith(f"{netns.PREFIX}{os.getpid()}x")}
+
+
 @pytest.mark.parametrize(
     "args,message",
     [

@@ -11,13 +11,16 @@ So an emulated study runs
   study counts bytes: a connection the network starves (europe-vp's unspaced cells
   against the UPC) would never finish a byte count; its experiment file is the study's
   with that one change (``lan-buffers-emu.netspec``, ``europe-vp-emu.netspec``);
-  wan-window's transfers are timed already;
-- by default a part of the study's grid (``REDUCED``), said on stderr with the
+  wan-window's transfers are timed already; wan-mismatch's cases, which change which
+  connections exist, are one experiment of six cases one after another
+  (``wan-mismatch-emu.netspec``);
+- by default a part of the study's grid (``STUDIES[name].reduced``), said on stderr with the
   study's full size; ``sets`` (``--set window=16K,32K,48K``) widen or change it,
   ``full_grid`` runs all of it.
 
 The simulator's column is the study as ``cellbench reproduce NAME`` runs it (its
-hosts' TCP flavour, its own transfer: 32 MB, 16 MB or 10 s) on the same cases.
+hosts' TCP flavour, its own transfer: 32 MB, 16 MB or 10 s) on the same cases; the
+``sets`` other than the cases' parameters apply to the emulator only.
 Hosts' profiles and TCP flavours do not apply to a real kernel (a one-line note says
 so); ``kernel_cc`` sets every host's congestion control (default: the kernel's).
 """
