@@ -121,7 +121,7 @@ def test_wan_window_throughput_grows_with_the_window(tmp_path):
     r = reproduce(
         tmp_path,
         "wan-window", "--engine", "emu", "--set", "window=8K,64K", "--seconds", "1.5",
-        "--no-sim", "--json",
+        "--no-sim", "--json", "--out", "ww.result",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     rows = {row["window"]: row for row in json.loads(r.stdout)["rows"]}
@@ -130,6 +130,15 @@ def test_wan_window_throughput_grows_with_the_window(tmp_path):
     assert "sim_throughput_bps" not in rows[8192]
     assert rows[65536]["throughput_bps"] > 3 * rows[8192]["throughput_bps"]
     assert rows[8192]["throughput_bps"] <= 1.1 * 8192 * 8 / 8.8e-3
+    # plot reads the stored emulated result as the simulator's.
+    plot = subprocess.run(
+        CELLBENCH + ["plot", "ww.result", "--kind", "window", "-o", "w.png"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert plot.returncode == 0, plot.stderr
+    assert (tmp_path / "w.png").stat().st_size > 0
 
 
 @needs_root
