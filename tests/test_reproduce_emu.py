@@ -207,3 +207,24 @@ def test_what_the_emulated_studies_refuse_is_one_line(tmp_path, args, message):
     r = reproduce(tmp_path, *args)
     assert r.returncode == 2, r.stderr
     assert message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_emulated_studies_run_a_part_of_the_grid_and_say_so():
+    """No root needed: the plans. europe-vp's default is its five spacings at one window
+    and write size, timed; --full-grid is all 75 cases; --kernel-cc reaches every host."""
+    from cellbench.reproduce import emu
+
+    p, said = emu.plan("europe-vp", kernel_cc="reno")
+    assert len(p.points) == 5 and "5 of the study's 75 cases" in said
+    spacings = {str(p.param_values(i)["spacing_us"]) for i in range(5)}
+    assert spacings == {"off", "19.45", "17.98", "16.5", "16.01"}
+    assert all(h.kernel == {"kernel_cc": "reno"} for h in p.experiments[0].hosts)
+    assert p.experiments[0].connections[0].traffic.duration_s == 4
+    full, said = emu.plan("europe-vp", full_grid=True, seconds=1)
+    assert len(full.points) == 75 and "--full-grid" not in said
+    assert full.experiments[0].connections[0].traffic.duration_s == 1
+    wider, _ = emu.plan("lan-buffers", sets=["snd=16K,20K,24K,28K"])
+    assert len(wider.points) == 4 * 3
+    mismatch, said = emu.plan("wan-mismatch")
+    assert len(mismatch.points) == 1 and "its 6 cases one after another" in said
+    assert len(mismatch.experiments[0].connections) == 10
