@@ -201,6 +201,7 @@ def test_a_source_that_fails_is_one_line_naming_the_connection(tmp_path, monkeyp
         (["wan-window", "--engine", "emu", "--dask", "x"], "--dask is not available"),
         (["lan-buffers", "--engine", "emu", "--nbytes", "1M"], "--seconds"),
         (["europe-vp", "--engine", "emu", "--series", "--out", "x"], "--series"),
+        (["wan-window", "--kernel-cc", "cubic"], "--kernel-cc: for --engine emu"),
     ],
 )
 def test_what_the_emulated_studies_refuse_is_one_line(tmp_path, args, message):

@@ -132,6 +132,25 @@ def _engine_options(p: argparse.ArgumentParser, name: str) -> None:
     g.add_argument("--no-sim", action="store_true", help="without the simulator's column")
 
 
+def _check_engine_args(args: argparse.Namespace) -> None:
+    """The emulator's options only with --engine emu: the simulator would ignore them."""
+    if args.engine == "emu":
+        return
+    given = [
+        flag
+        for flag, on in (
+            ("--kernel-cc", args.kernel_cc),
+            ("--seconds", args.seconds),
+            ("--set", args.emu_sets),
+            ("--full-grid", args.full_grid),
+            ("--no-sim", args.no_sim),
+        )
+        if on
+    ]
+    if given:
+        raise UsageError(f"{', '.join(given)}: for --engine emu (the simulator runs the study)")
+
+
 def _check_experiment_args(args: argparse.Namespace) -> None:
     check_workers(args.workers)
     if getattr(args, "resume", False) and args.out is None:
@@ -152,6 +171,7 @@ WAN_STUDIES = {
 
 def wan_main(args: argparse.Namespace) -> int:
     _check_experiment_args(args)
+    _check_engine_args(args)
     if args.engine == "emu":
         stall = {} if getattr(args, "stall", True) else {"testbed.host.sparc10-a.stall": 0}
         sim = {"seed": args.seed, "set": stall}
@@ -235,6 +255,7 @@ def _lan_buffers(studies: argparse._SubParsersAction, common: argparse.ArgumentP
 
 
 def main(args: argparse.Namespace) -> int:
+    _check_engine_args(args)
     if args.engine == "emu":
         return _lan_buffers_emu(args)
     study = STUDIES[args.name]
