@@ -12,12 +12,13 @@ from cellbench.cli.common import (
     byte_count,
     check_workers,
     interrupted,
+    positive_float,
     positive_int,
     print_json,
     seed,
 )
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
-from cellbench.reproduce import STUDIES, lan_buffers, wan, wan_contention
+from cellbench.reproduce import STUDIES, emu, lan_buffers, wan, wan_contention
 from cellbench.reproduce.published import size_label
 
 
@@ -57,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                 help="without the adapter's 7-8-slot stall at each host buffer (mbuf) "
                 "a PDU is gathered from",
             )
+        _engine_options(w, name)
         w.set_defaults(func=wan_main)
     _wan_contention(studies, common)
 
@@ -91,6 +93,64 @@ def _experiment_options(p: argparse.ArgumentParser, replications_help: str) -> N
     )
 
 
+def _engine_options(p: argparse.ArgumentParser, name: str) -> None:
+    """--engine, and the options of a study on the emulator (reproduce.emu)."""
+    p.add_argument(
+        "--engine",
+        choices=["sim", "emu"],
+        default="sim",
+        help="sim: the simulator (default); emu: this machine's Linux TCP in network "
+        "namespaces over the emulated cells in real time (Linux, root), beside the "
+        "simulator's result for the same cases"
+        + ("" if name in emu.STUDIES else f" (not yet for {name})"),
+    )
+    g = p.add_argument_group("--engine emu")
+    g.add_argument(
+        "--kernel-cc",
+        metavar="NAME",
+        help="every host's kernel congestion control (cubic, reno, bbr, ...; default: "
+        "the kernel's)",
+    )
+    g.add_argument(
+        "--seconds",
+        type=positive_float("--seconds"),
+        help="each transfer's length in seconds (default: the emulated study's)",
+    )
+    g.add_argument(
+        "--set",
+        dest="emu_sets",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a value or list of the emulated study's experiment file, as cellbench run "
+        "--set (e.g. window=16K,32K,48K); repeatable",
+    )
+    g.add_argument(
+        "--full-grid",
+        action="store_true",
+        help="the study's whole grid (default: a part of it, said on stderr)",
+    )
+    g.add_argument("--no-sim", action="store_true", help="without the simulator's column")
+
+
+def _check_engine_args(args: argparse.Namespace) -> None:
+    """The emulator's options only with --engine emu: the simulator would ignore them."""
+    if args.engine == "emu":
+        return
+    given = [
+        flag
+        for flag, on in (
+            ("--kernel-cc", args.kernel_cc),
+            ("--seconds", args.seconds),
+            ("--set", args.emu_sets),
+            ("--full-grid", args.full_grid),
+            ("--no-sim", args.no_sim),
+        )
+        if on
+    ]
+    if given:
+        raise UsageError(f"{', '.join(given)}: for --engine emu (the simulator runs the study)")
+
+
 def _check_experiment_args(args: argparse.Namespace) -> None:
     check_workers(args.workers)
     if getattr(args, "resume", False) and args.out is None:
@@ -111,6 +171,11 @@ WAN_STUDIES = {
 
 def wan_main(args: argparse.Namespace) -> int:
     _check_experiment_args(args)
+    _check_engine_args(args)
+    if args.engine == "emu":
+        stall = {} if getattr(args, "stall", True) else {"testbed.host.sparc10-a.stall": 0}
+        sim = {"seed": args.seed, "set": stall}
+        return emu_main(args, sim, [f"{k}={v}" for k, v in stall.items()])
     options = {"stall": args.stall} if args.name == "europe-vp" else {}
     if args.name in wan.EXPERIMENTS:
         options |= {"out": args.out, "resume": args.resume, "overwrite": args.overwrite,
@@ -185,10 +250,14 @@ def _lan_buffers(studies: argparse._SubParsersAction, common: argparse.ArgumentP
         action="store_true",
         help="print the segment trace of each transfer (tcpdump-like, with why each was sent)",
     )
+    _engine_options(p, "lan-buffers")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
+    _check_engine_args(args)
+    if args.engine == "emu":
+        return _lan_buffers_emu(args)
     study = STUDIES[args.name]
     replications = args.replications or study.DEFAULT_REPLICATIONS
     sends = args.send_buffer or study.SIZES
@@ -248,6 +317,71 @@ def main(args: argparse.Namespace) -> int:
         print_json(study.to_json(summary))
     else:
         print(study.report(summary, replications, args.seed))
+    return 0
+
+
+def _lan_buffers_emu(args: argparse.Namespace) -> int:
+    """lan-buffers on the emulator: the study's options as the emulated file's values,
+    and all of them for the simulator's column."""
+    _check_experiment_args(args)
+    if args.nbytes != lan_buffers.TRANSFER_BYTES:
+        raise UsageError("--nbytes: emulated transfers are timed (--seconds S)")
+    sets = []
+    if args.send_buffer:
+        sets.append("snd=" + ",".join(str(b) for b in args.send_buffer))
+    if args.recv_buffer:
+        sets.append("rcv=" + ",".join(str(b) for b in args.recv_buffer))
+    if args.buflen != 8192:
+        sets += [f"sender.type.blocksize={args.buflen}", f"receiver.type.blocksize={args.buflen}"]
+    if args.mtu != 9188:
+        sets.append(f"testbed.mtu={args.mtu}")
+    if args.nodelay:
+        sets.append("nodelay=1")
+    sim = dict(
+        buflen=args.buflen, mtu=args.mtu, profile=args.profile, flavour=args.flavour,
+        nodelay=args.nodelay, seed=args.seed,
+    )  # fmt: skip
+    return emu_main(args, sim, sets)
+
+
+def emu_main(args: argparse.Namespace, sim: dict, sets: list[str]) -> int:
+    """``reproduce NAME --engine emu``: the emulated study beside the simulator's
+    (``sim``: the simulator's study options), ``sets``: the study's own options as
+    values of the emulated file."""
+    name = args.name
+    if name not in emu.STUDIES:
+        raise UsageError(
+            f"reproduce {name} is not available with --engine emu yet "
+            f"(it is for: {', '.join(emu.STUDIES)})"
+        )
+    for flag in ("--dask", "--series", "--trace"):
+        if getattr(args, flag[2:], None):
+            raise UsageError(f"{flag} is not available with --engine emu yet")
+    out = getattr(args, "out", None)
+    try:
+        df = emu.run(
+            name,
+            sets=sets + (args.emu_sets or []),
+            full_grid=args.full_grid,
+            seconds=args.seconds,
+            kernel_cc=args.kernel_cc,
+            replications=args.replications,
+            seed=args.seed,
+            out=out,
+            resume=getattr(args, "resume", False),
+            overwrite=getattr(args, "overwrite", False),
+            sim=None if args.no_sim else sim,
+            workers=args.workers,
+        )
+    except KeyboardInterrupt:
+        if out is None:
+            raise
+        return interrupted(args, out)
+    if args.json:
+        rows = df.astype(object).where(df.notna(), None).to_dict(orient="records")
+        print_json({"study": name, "engine": "emu", "rows": rows})
+    else:
+        print(emu.report(name, df))
     return 0
 
 

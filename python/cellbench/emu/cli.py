@@ -17,18 +17,58 @@ def _terminate(signum, frame) -> None:
 
 def run_emu(args: argparse.Namespace) -> int:
     from cellbench.cli.run import _print_summary, make_plan
-    from cellbench.emu import engine, netns
     from cellbench.experiment import results
-    from cellbench.real import plan as rplan
 
     for flag, on in (("--trace", args.trace), ("--dask", args.dask)):
         if on:
             raise UsageError(f"{flag} is not available with --engine emu yet")
     if args.hosts:
         raise UsageError("--host is for --engine real; emulated hosts take the testbed's address")
+    check_platform()
+    plan = make_plan(args, series=args.series)
+    out = args.out or Path(Path(args.file).stem + ".result")
+    try:
+        if not run_plan(
+            plan,
+            out,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            check=args.check,
+            pcap=args.pcap,
+        ):
+            return 0
+    except KeyboardInterrupt:
+        return interrupted(args, out)
+    result = results.load(out)
+    print(f"cellbench: result in {out} ({len(result.to_pandas())} rows)", file=sys.stderr)
+    _print_summary(result, "json" if args.json else "table")
+    return 0
+
+
+def check_platform() -> None:
     if sys.platform != "linux":
         raise UsageError("--engine emu needs Linux (network namespaces and TUN devices)")
-    plan = make_plan(args, series=args.series)
+
+
+def run_plan(
+    plan,
+    out: Path,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    check: bool = False,
+    drain_s: float | None = None,
+    pcap: str | None = None,
+) -> bool:
+    """Run ``plan`` (``runner.make_plan``) on the emulator into the result ``out``, the
+    notes on stderr: ``cellbench run --engine emu``, and ``cellbench reproduce --engine
+    emu`` (cellbench.reproduce.emu). ``check``: only check it and say so (False).
+    ``drain_s``: how long a sink waits for the rest after a timed source's end (default:
+    the engine's). ``pcap``: ``--pcap PORT=FILE``."""
+    from cellbench.emu import engine, netns
+    from cellbench.experiment import results
+    from cellbench.real import plan as rplan
+
     exps = []
     for pt, e in zip(plan.points, plan.experiments):
         exps.append(
@@ -37,30 +77,21 @@ def run_emu(args: argparse.Namespace) -> int:
             )
         )
     # A PORT=FILE that names no port fails here, before anything is made.
-    engine.pcap_target(args.pcap, plan.task(0).spec, 0, plan.runs_total)
+    engine.pcap_target(pcap, plan.task(0).spec, 0, plan.runs_total)
     for note in sorted(set(plan.notes) | set(engine.notes(plan.experiments[0]))):
         print(f"cellbench: note: {note}", file=sys.stderr)
-    if args.check:
+    if check:
         print(
-            f"{args.file}: ok: {len(exps[0].connections)} connection(s), "
+            f"{plan.file}: ok: {len(exps[0].connections)} connection(s), "
             f"{len(plan.points)} point(s) x {plan.replications} replication(s) = "
             f"{plan.runs_total} run(s), engine emu"
         )
-        return 0
+        return False
     netns.check_privileges()
-    out = args.out or Path(Path(args.file).stem + ".result")
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        store = results.ResultDir(
-            out, engine.meta(plan), resume=args.resume, overwrite=args.overwrite
-        )
-        engine.run_plan(plan, store, exps, progress=True, pcap=args.pcap)
-    except KeyboardInterrupt:
-        return interrupted(args, out)
+        store = results.ResultDir(out, engine.meta(plan), resume=resume, overwrite=overwrite)
+        engine.run_plan(plan, store, exps, progress=True, drain_s=drain_s, pcap=pcap)
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-    result = results.load(out)
-    print(f"cellbench: result in {out} ({len(result.to_pandas())} rows)", file=sys.stderr)
-    _print_summary(result, "json" if args.json else "table")
-    return 0
+    return True

@@ -109,13 +109,21 @@ class _Run:
     draws: dict = field(default_factory=dict)
     #: --series: the senders sample TCP_INFO (the real engine's cwnd series).
     series: bool = False
+    #: A TCP sink's wait after its timed source's end (None: the real engine's DRAIN_S).
+    drain_s: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def run_one(
-    plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment, *, pcap: str | None = None
+    plan: runner.Plan,
+    task: runner.Task,
+    rexp: rplan.RealExperiment,
+    *,
+    drain_s: float | None = None,
+    pcap: str | None = None,
 ) -> tuple:
     """One run, start to end, everything it made removed: the stored tables' rows.
+    ``drain_s``: a sink's wait after a timed source's end (None: the real engine's);
     ``pcap``: ``--pcap PORT=FILE``, the cells leaving that port into FILE."""
     from cellbench import _native
 
@@ -125,6 +133,7 @@ def run_one(
     by_name = {h.name: h for h in exp.hosts}
     run = _Run(rexp, {h: 0.0 for h in rexp.addresses}, series=plan.series)
     run.draws = {"seed": spec["seed"], "replication": spec["replication"]}
+    run.drain_s = drain_s
     run.kernel_cc = {h.name: h.kernel["kernel_cc"] for h in exp.hosts if "kernel_cc" in h.kernel}
     cpu, rps_cpus = netns.cpu_layout()
     tap = pcap_target(pcap, spec, task.run, plan.runs_total)
@@ -190,11 +199,28 @@ def run_one(
         }
         if report["policers"]:
             row["met_contract"] = all(p["met_contract"] for p in report["policers"])
+        row.update(_network_limit(row, data))
     ident = {"run": task.run, "point": task.point, "replication": task.replication}
     # The network's time 0 is the emulator's start; the run's is the agents' origin.
     ports, queue = runner.port_rows(ident, report["ports"], report["clock_start_unix"] - origin)
     cwnd = controller.series(task, run, origin) if plan.series else []
     return rows, [], ports, cwnd, queue, report
+
+
+def _network_limit(row: dict, data: dict) -> dict:
+    """The simulator's word for a connection whose data PDUs the emulated network
+    discarded (a cell policed or lost loses its PDU) and whose kernel retransmitted:
+    ``policing`` or ``cell-loss``, with the counts. The kernel alone (TCP_INFO) cannot
+    tell a window held by losses from one held by the receiver. Otherwise nothing."""
+    if not (data["pdus_lost"] and row.get("retransmits")):
+        return {}
+    cause = "policing" if data["cells_policed"] else "cell-loss"
+    return {
+        "limited_by": cause,
+        "limit_evidence": f"{data['pdus_lost']} of {data['pdus_sent']} data PDUs lost in the "
+        f"emulated network ({data['cells_lost']} cells lost, {data['cells_policed']} of them "
+        f"discarded by the UPC); {row['retransmits']} retransmission(s) (TCP_INFO)",
+    }
 
 
 def _node(run: _Run, where: dict[str, str], node, start_at: float) -> None:
@@ -226,9 +252,12 @@ def _connection(run: _Run, where: dict[str, str], i: int, start_at: float) -> No
     c = rc.conn
     tx, rx = c.transmitter, c.receiver
     drain = controller.DRAIN_S if c.protocol == "tcp" else UDP_DRAIN_S
+    drain = drain if run.drain_s is None else run.drain_s
     sink, source = controller.specs(
         run.exp, i, start_at, run.offsets, run.draws, run.group, series=run.series, drain_s=drain
     )
+    # The source waits as long for the sink's close (a starved connection's never comes).
+    source["drain_timeout_s"] = drain
     if c.protocol == "tcp":
         # Linux doubles SO_RCVBUF and advertises a share of it that depends on the
         # packets: clamp the window to the file's, as the simulator's TCP has it.
@@ -278,11 +307,13 @@ def run_plan(
     exps: list[rplan.RealExperiment],
     progress: bool,
     *,
+    drain_s: float | None = None,
     pcap: str | None = None,
 ) -> list:
     """Every run not yet in ``store``, one after another (one emulator at a time: it
     needs the machine's cores to keep real time); each stored when it ends. The
-    emulator reports, in run order. ``pcap``: ``--pcap PORT=FILE``."""
+    emulator reports, in run order. ``drain_s``: a sink's wait for the rest of a timed
+    transfer after its end (None: the real engine's); ``pcap``: ``--pcap PORT=FILE``."""
     done = store.done()
     reports = []
     bar = runner.progress_bar(plan, done, "cellbench run (emu)", progress)
@@ -291,7 +322,7 @@ def run_plan(
             if task.run in done:
                 continue
             rows, traces, ports, cwnd, queue, report = run_one(
-                plan, task, exps[task.point], pcap=pcap
+                plan, task, exps[task.point], drain_s=drain_s, pcap=pcap
             )
             store.write_run(task.run, rows, traces, ports, cwnd, queue)
             reports.append(report)

@@ -394,9 +394,17 @@ enum Writer {
 }
 
 impl Writer {
-    /// Write one block; false when a UDP datagram was refused by the kernel. A TCP
-    /// write blocked on a full send buffer wakes every SLICE (SO_SNDTIMEO) to look for a stop.
-    fn write_block(&mut self, block: &[u8], stop: Stop) -> Result<bool, AgentError> {
+    /// Write one block: the bytes the kernel took, None when it refused a UDP
+    /// datagram. A TCP write blocked on a full send buffer wakes every SLICE
+    /// (SO_SNDTIMEO) to look for a stop, and for a timed stream's `end`: a peer that
+    /// takes nothing (a path that discards every segment) cannot hold the writer past
+    /// it, and the block counts only the bytes taken by then.
+    fn write_block(
+        &mut self,
+        block: &[u8],
+        stop: Stop,
+        end: Option<Instant>,
+    ) -> Result<Option<usize>, AgentError> {
         match self {
             Writer::Tcp(s) => {
                 let mut off = 0;
@@ -404,19 +412,24 @@ impl Writer {
                     match s.write(&block[off..]) {
                         Ok(n) => off += n,
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e) if is_timeout(&e) => stop.check()?,
+                        Err(e) if is_timeout(&e) => {
+                            stop.check()?;
+                            if end.is_some_and(|end| Instant::now() >= end) {
+                                break;
+                            }
+                        }
                         Err(e) => return Err(e.into()),
                     }
                 }
-                Ok(true)
+                Ok(Some(off))
             }
             Writer::Udp(s) => match s.send(block) {
-                Ok(_) => Ok(true),
+                Ok(_) => Ok(Some(block.len())),
                 Err(e)
                     if e.raw_os_error() == Some(libc::ENOBUFS)
                         || e.kind() == io::ErrorKind::ConnectionRefused =>
                 {
-                    Ok(false)
+                    Ok(None)
                 }
                 Err(e) => Err(e.into()),
             },
@@ -517,13 +530,16 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
                 sleep_until(allowed, stop)?;
             }
         }
-        if writer.write_block(&block[..len], stop)? {
-            report.bytes += len as u64;
-        } else {
-            report.send_errors += 1;
+        let took = writer.write_block(&block[..len], stop, end)?;
+        match took {
+            Some(n) => report.bytes += n as u64,
+            None => report.send_errors += 1,
         }
         report.blocks += 1;
         last_return = Instant::now();
+        if took.is_some_and(|n| n < len) {
+            break; // the end came while the write was blocked
+        }
     }
     report.started_at = clock.at(t0);
     report.ended_at = clock.at(last_return);
@@ -967,6 +983,24 @@ mod test {
         let (tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
         assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
         assert!(tx.is_err() && rx.is_err());
+    }
+
+    #[test]
+    fn test_a_timed_stream_ends_while_its_write_is_blocked() {
+        // A peer that never reads (the listener never accepts): the window closes, the
+        // write blocks, and the duration's end still ends the stream, with only the
+        // bytes the kernel took counted.
+        let (mut source, _) = specs(Protocol::Tcp, 1 << 20);
+        let listener = std::net::TcpListener::bind(source.peer).unwrap();
+        source.duration_s = Some(0.3);
+        source.drain_timeout_s = 0.2;
+        source.sndbuf = Some(65536);
+        let t = Instant::now();
+        let tx = run_source(&source).unwrap();
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        assert!(tx.bytes > 0 && tx.bytes < 1 << 20, "{}", tx.bytes);
+        assert!(tx.seconds >= 0.3, "{}", tx.seconds);
+        drop(listener);
     }
 
     #[test]

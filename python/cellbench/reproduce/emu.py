@@ -1,0 +1,344 @@
+"""The studies on the emulator: ``cellbench reproduce NAME --engine emu``.
+
+Each study's testbed and connections run with this machine's Linux TCP in network
+namespaces over the simulator's cell network in real time (``cellbench.emu``), beside
+the simulator's result for the same cases, computed in the same call.
+
+Real time costs what it costs: lan-buffers' 5000 transfers of 32 MB would take hours.
+So an emulated study runs
+
+- a timed transfer (``seconds``, ttcp with a time instead of a byte count) where the
+  study counts bytes: a connection the network starves (europe-vp's unspaced cells
+  against the UPC) would never finish a byte count; its experiment file is the study's
+  with that one change (``lan-buffers-emu.netspec``, ``europe-vp-emu.netspec``);
+  wan-window's transfers are timed already; wan-mismatch's cases, which change which
+  connections exist, are one experiment of six cases one after another
+  (``wan-mismatch-emu.netspec``);
+- by default a part of the study's grid (``STUDIES[name].reduced``), said on stderr with the
+  study's full size; ``sets`` (``--set window=16K,32K,48K``) widen or change it,
+  ``full_grid`` runs all of it.
+
+The simulator's column is the study as ``cellbench reproduce NAME`` runs it (its
+hosts' TCP flavour, its own transfer: 32 MB, 16 MB or 10 s) on the same cases; the
+``sets`` other than the cases' parameters apply to the emulator only.
+Hosts' profiles and TCP flavours do not apply to a real kernel (a one-line note says
+so); ``kernel_cc`` sets every host's congestion control (default: the kernel's).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cellbench.reproduce import study
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from cellbench.experiment.results import Result
+    from cellbench.experiment.runner import Plan
+
+
+@dataclass(frozen=True)
+class EmuStudy:
+    #: The experiment file the emulator runs (beside this module, without .netspec).
+    file: str
+    #: The file's sweep parameters -> the rows' names for them (the simulator's rows').
+    params: dict[str, str]
+    #: The part of the grid run by default: --set values of the file.
+    reduced: dict[str, Any] = field(default_factory=dict)
+    #: What the simulator's column runs: the study's own transfer.
+    sim_transfer: str = ""
+    #: Transfers one after another in a run (wan-mismatch's cases are one run).
+    transfers_per_run: int = 1
+
+    def keys(self) -> list[str]:
+        """The row keys that name a case (the simulator's column joins on them)."""
+        return list(self.params.values()) or ["case", "pacing_mbps", "transmitter"]
+
+
+STUDIES: dict[str, EmuStudy] = {
+    # The grid's corners and middle: the lock-step corner (16K send) and the large buffers.
+    "lan-buffers": EmuStudy(
+        "lan-buffers-emu",
+        {"snd": "send_buffer", "rcv": "recv_buffer"},
+        {"snd": [16384, 24576, 52428], "rcv": [16384, 24576, 52428]},
+        "32 MB",
+    ),
+    # Windows a decade apart from the window-bound to the path-bound region.
+    "wan-window": EmuStudy(
+        "wan-window",
+        {"window": "window"},
+        {"window": [4096, 16384, 65536, 131072], "seconds": 3},
+        "10 s",
+    ),
+    # Every spacing against the UPC, at the study's largest window and 8 KB writes.
+    "europe-vp": EmuStudy(
+        "europe-vp-emu",
+        {"spacing_us": "spacing_us", "window": "window", "write_size": "write_size"},
+        {"window": [49152], "write_size": [8192]},
+        "16 MB",
+    ),
+    # Its six cases, one after another in one run; a case is named by its tests
+    # (wan-mismatch-emu.netspec).
+    "wan-mismatch": EmuStudy("wan-mismatch-emu", {}, {}, "10 s", transfers_per_run=6),
+}
+
+#: wan-mismatch's fixed window and write size (wan.wan_mismatch_configs).
+MISMATCH = {"window": 131072, "write_size": 65536}
+
+#: A TCP sink's wait for the rest after its timed source's end (the real engine waits
+#: 30 s); a starved connection's run ends that long after its transfer.
+DRAIN_S = 3.0
+
+
+def experiment_file(name: str) -> Path:
+    return study.experiment_file(STUDIES[name].file)
+
+
+def plan(
+    name: str,
+    *,
+    sets: list[str] | None = None,
+    full_grid: bool = False,
+    seconds: float | None = None,
+    kernel_cc: str | None = None,
+    replications: int | None = None,
+    seed: int | None = None,
+) -> tuple[Plan, str]:
+    """The emulated study's plan, and a line saying what part of the study it runs."""
+    from cellbench.experiment.runner import _as_sets, make_plan
+
+    s = STUDIES[name]
+    file = experiment_file(name)
+    every = make_plan(file, replications=replications, seed=seed, file=str(file))
+    chosen = [] if full_grid else _as_sets(s.reduced)
+    if seconds is not None:
+        chosen.append(f"seconds={seconds:g}")
+    chosen += sets or []
+    if kernel_cc is not None:
+        hosts = every.experiments[0].hosts
+        chosen += [f"testbed.host.{h.name}.kernel_cc={kernel_cc}" for h in hosts]
+    p = make_plan(file, sets=chosen, replications=replications, seed=seed, file=str(file))
+    grid = ", ".join(
+        f"{k}={'/'.join(str(v) for v in values)}"
+        for k, values in _values(p).items()
+        if not k.endswith(".kernel_cc")
+    )
+    length = p.param_values(0).get("seconds")
+    cases = (
+        f"{len(p.points)} of the study's {len(every.points)} cases ({grid})"
+        if s.params
+        else f"its {s.transfers_per_run} cases one after another"
+    )
+    said = (
+        f"reproduce {name} --engine emu: {cases}, {length:g} s transfers, "
+        f"{p.replications} replication(s): about "
+        f"{p.runs_total * s.transfers_per_run * (length + 2):.0f} s of real time"
+    )
+    if len(every.points) > 1 and not full_grid:
+        said += "; --set KEY=V1,V2 changes them, --full-grid runs them all"
+    return p, said
+
+
+def _values(p: Plan) -> dict[str, list]:
+    """Each swept parameter's values in the plan, in its order (``seconds`` aside)."""
+    out: dict[str, list] = {}
+    for i in range(len(p.points)):
+        for k, v in p.param_values(i).items():
+            if k != "seconds" and v not in out.setdefault(k, []):
+                out[k].append(v)
+    return out
+
+
+def run(
+    name: str,
+    *,
+    sets: list[str] | None = None,
+    full_grid: bool = False,
+    seconds: float | None = None,
+    kernel_cc: str | None = None,
+    replications: int | None = None,
+    seed: int | None = None,
+    out: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    sim: dict | None = None,
+    workers: int = 0,
+) -> pd.DataFrame:
+    """Run study ``name`` on the emulator (stored in ``out`` when given), and the
+    simulator on the same cases; one row per connection per case and replication,
+    the simulator's beside it (``sim_throughput_bps``, ``sim_limited_by``: its mean
+    and most common limit over the study's replications). ``sim``: the simulator's
+    study options (lan-buffers' profile, flavour, ...; europe-vp's stall), or
+    None for no simulator column."""
+    from cellbench.emu.cli import check_platform, run_plan
+    from cellbench.experiment import results
+
+    check_platform()
+    p, said = plan(
+        name,
+        sets=sets,
+        full_grid=full_grid,
+        seconds=seconds,
+        kernel_cc=kernel_cc,
+        replications=replications,
+        seed=seed,
+    )
+    print(f"cellbench: note: {said}", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="cellbench-emu-") as tmp:
+        dest = Path(out) if out is not None else Path(tmp) / f"{name}.result"
+        run_plan(p, dest, resume=resume, overwrite=overwrite, drain_s=DRAIN_S)
+        df = frame(name, results.load(dest))
+    if sim is not None:
+        df = _beside_sim(name, df, _values(p), sim, workers)
+        flavours = {h.flavour for h in p.experiments[0].hosts}
+        df.attrs["sim_flavour"] = sim.get("flavour") or "/".join(sorted(flavours))
+    return df
+
+
+def frame(name: str, result: Result) -> pd.DataFrame:
+    """A stored emulated study's rows: the simulator's row keys (the study's parameter
+    names, throughput_bps, segment_loss_rate, cells_lost, cells_policed, limited_by)
+    and the emulator's (engine, kernel_cc, retransmits, lateness_us, real_time)."""
+    import pandas as pd
+
+    s = STUDIES[name]
+    df = result.to_pandas().sort_values(["replication", "point", "connection"], kind="stable")
+    rows = []
+    for r in df.to_dict(orient="records"):
+        sent = r["data_pdus_sent"]
+        row = {s.params[k]: _param(k, r[k]) for k in s.params} or _mismatch_case(r["test"])
+        row |= {
+            "replication": int(r["replication"]),
+            "seed": int(r["seed"]),
+            "seconds": float(r["seconds"]),
+            "transmitter": r["transmitter"],
+            "receiver": r["receiver"],
+            "completed": bool(r["completed"]),
+            "bytes": int(r["bytes"]),
+            "throughput_bps": float(r["throughput_bps"]),
+            "segment_loss_rate": r["data_pdus_lost"] / sent if sent else 0.0,
+            "cells_lost": int(r["cells_lost"]),
+            "cells_policed": int(r["cells_policed"]),
+            "limited_by": r["limited_by"],
+            "limit_evidence": r["limit_evidence"],
+            "engine": "emu",
+            "kernel_cc": r["kernel_cc"],
+            "retransmits": None if pd.isna(r["retransmits"]) else int(r["retransmits"]),
+            "lateness_us": {q: float(r[f"lateness_{q}_us"]) for q in ("p50", "p99", "max")},
+            "real_time": bool(r["real_time"]),
+        }
+        if "met_contract" in r and not pd.isna(r["met_contract"]):
+            row["met_contract"] = bool(r["met_contract"])
+        if r.get("notes"):
+            row["notes"] = r["notes"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _mismatch_case(test: str) -> dict:
+    """wan-mismatch-emu.netspec's test c<case>-<pacing or none>-<sender> as the
+    simulator's row names the case (the sender is the row's transmitter)."""
+    case, pacing, _ = test.split("-", 2)
+    return {
+        "case": int(case[1:]),
+        "pacing_mbps": None if pacing == "none" else float(pacing),
+        **MISMATCH,
+    }
+
+
+def _param(key: str, value: Any) -> Any:
+    """A stored sweep value as the simulator's rows give it (spacing ``off``: None)."""
+    if key == "spacing_us":
+        return None if value == "off" else float(value)
+    return int(value)
+
+
+def _beside_sim(
+    name: str, df: pd.DataFrame, values: dict[str, list], sim: dict, workers: int
+) -> pd.DataFrame:
+    """The simulator's study on the emulated cases (its own transfer, replications and
+    hosts), its mean throughput and most common limit joined to each emulated row."""
+    from cellbench.experiment.results import most_common_limit
+    from cellbench.reproduce import lan_buffers, wan
+
+    s = STUDIES[name]
+    if name == "lan-buffers":
+        simdf = lan_buffers.run(
+            send_buffers=values["snd"], recv_buffers=values["rcv"], workers=workers, **sim
+        )
+    elif name == "wan-mismatch":
+        simdf = wan.run(name, seed=sim.get("seed", 1), workers=workers)
+    else:
+        cases = {k: vs for k, vs in values.items() if k in s.params}
+        result = study.run(
+            name, workers=workers, seed=sim.get("seed"), set=sim.get("set") or None, **cases
+        )
+        simdf = wan.frame(name, wan.rows(name, result))
+    keys = s.keys()
+
+    def cases(frame: pd.DataFrame) -> list[tuple]:
+        # Back to back (spacing None) must match itself.
+        rows = frame[keys].itertuples(index=False, name=None)
+        return [tuple("off" if v is None or v != v else v for v in t) for t in rows]
+
+    by = {}
+    for k, g in simdf.assign(_case=cases(simdf)).groupby("_case", sort=False):
+        by[k] = (float(g.throughput_bps.mean()), most_common_limit(g)[0])
+    got = [by.get(k, (None, None)) for k in cases(df)]
+    return df.assign(sim_throughput_bps=[g[0] for g in got], sim_limited_by=[g[1] for g in got])
+
+
+def _number(x: Any) -> str:
+    """A case's value in the table: ``none`` for no spacing or pacing."""
+    import pandas as pd
+
+    return "none" if x is None or pd.isna(x) else f"{x:g}"
+
+
+def report(name: str, df: pd.DataFrame) -> str:
+    """The emulated rows beside the simulator's, with units and the timing's honesty."""
+    import pandas as pd
+
+    s = STUDIES[name]
+    show = pd.DataFrame()
+    for k in s.keys():
+        show[k] = df[k].map(lambda x: x if isinstance(x, str) else _number(x))
+    if "replication" in df and df.replication.nunique() > 1:
+        show["rep"] = df.replication
+    show["emu Mb/s"] = (df.throughput_bps / 1e6).round(3)
+    if "sim_throughput_bps" in df:
+        show["sim Mb/s"] = (df.sim_throughput_bps / 1e6).round(3)
+    show["retrans"] = df.retransmits
+    show["seg loss"] = df.segment_loss_rate.map(lambda x: f"{100 * x:.2f}%")
+    show["cells_lost"] = df.cells_lost
+    show["cells_policed"] = df.cells_policed
+    show["p99 late µs"] = df.lateness_us.map(lambda x: round(x["p99"], 1))
+    show["emu limited by"] = df.limited_by
+    if "sim_limited_by" in df:
+        show["sim limited by"] = df.sim_limited_by
+    cc = "/".join(sorted({str(x) for x in df.kernel_cc}))
+    seconds = "/".join(f"{x:g}" for x in sorted(df.seconds.unique()))
+    head = [
+        f"{name}, emulated: throughput in Mb/s (10^6 bit/s); seg loss = data PDUs lost / sent",
+        f"emu: this machine's Linux TCP ({cc}) over the emulated cells in real time, "
+        f"{seconds} s transfers"
+        + (
+            f"; sim: the simulator's {df.attrs['sim_flavour']} on the same cases, the "
+            f"study's own {s.sim_transfer} transfer"
+            if "sim_flavour" in df.attrs
+            else ""
+        ),
+    ]
+    late = df[~df.real_time]
+    foot = []
+    if len(late):
+        foot.append(
+            f"NOT REAL-TIME: {len(late)} of {len(df)} row(s) had a p99 lateness above one cell "
+            "time of the slowest link; their timing is not the testbed's: rerun on an idle machine"
+        )
+    return "\n".join(head + [show.to_string(index=False)] + foot)
