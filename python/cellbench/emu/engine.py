@@ -141,6 +141,8 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
             "lateness_max_us": report["lateness_us"]["max"],
             "real_time": report["real_time"],
             "emu_cpu_seconds": report["cpu_seconds"],
+            "emu_read_seconds": report["read_seconds"],
+            "emu_write_seconds": report["write_seconds"],
             "emu_write_p50_us": report["write_us"]["p50"],
             "emu_write_p99_us": report["write_us"]["p99"],
             "emu_pdus_timed": report["pdus_timed"],

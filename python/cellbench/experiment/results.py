@@ -182,6 +182,11 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("emu_cpu_seconds", "float64"),
     # How long the emulator's TUN writes took (the receiving kernel's input run on its
     # thread): what delays the deliveries after each, so what bounds the lateness.
+    # Of the emulator's run, the seconds it spent reading its TUN devices (and
+    # encapsulating) and writing them: the datagrams' own cost (the rest of
+    # emu_cpu_seconds is its spin before each cell event).
+    ("emu_read_seconds", "float64"),
+    ("emu_write_seconds", "float64"),
     ("emu_write_p50_us", "float64"),
     ("emu_write_p99_us", "float64"),
     # PDUs the emulator timed, and those later than one cell time of the slowest link

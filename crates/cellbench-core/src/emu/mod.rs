@@ -111,7 +111,10 @@ impl Lateness {
 /// for its end.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Busy {
+    /// Reading a datagram from a TUN device and encapsulating it.
     Read,
+    /// Finding the TUN device empty.
+    Poll,
     Write,
     Sleep,
 }
@@ -185,6 +188,12 @@ pub struct EmuReport {
     /// Wall-clock seconds the emulator ran, and its thread's CPU seconds.
     pub seconds: f64,
     pub cpu_seconds: f64,
+    /// Of the wall-clock seconds, those spent reading datagrams from the TUN
+    /// devices (and encapsulating them) and writing them: the datagrams' own cost.
+    /// The rest of the CPU seconds is the loop waiting for cell events: spinning,
+    /// and looking at the TUN devices (an empty read) as it spins.
+    pub read_seconds: f64,
+    pub write_seconds: f64,
     /// Cells the links carried (every adapter's and port's), for the CPU cost per cell rate.
     pub cells_carried: u64,
     /// Whether the emulator's thread ran at a real-time scheduling priority.
@@ -221,6 +230,9 @@ pub struct Emulator {
     write_ps: Vec<u64>,
     /// The loop's last activities: (start, end, what).
     busy: VecDeque<(SimTime, SimTime, Busy)>,
+    /// Total time reading and writing.
+    read_time: SimTime,
+    write_time: SimTime,
     late: LateCauses,
     counts: DatagramCounts,
     slowest_cell: SimTime,
@@ -298,6 +310,8 @@ impl Emulator {
             lateness_ps: Vec::new(),
             write_ps: Vec::new(),
             busy: VecDeque::with_capacity(BUSY_LOG),
+            read_time: SimTime::ZERO,
+            write_time: SimTime::ZERO,
             late: LateCauses::default(),
             counts: DatagramCounts::default(),
             slowest_cell,
@@ -336,7 +350,7 @@ impl Emulator {
                     self.spin_if_due_within(READ_GUARD, &clock, &mut delivered);
                     let start = clock.now();
                     let Some(n) = self.tuns[h].recv(&mut buf)? else {
-                        self.note(start, clock.now(), Busy::Read);
+                        self.note(start, clock.now(), Busy::Poll);
                         break;
                     };
                     self.inject(clock.now(), h, &buf[..n]);
@@ -401,6 +415,11 @@ impl Emulator {
 
     /// The loop was busy with `what` from `start` to `end`.
     fn note(&mut self, start: SimTime, end: SimTime, what: Busy) {
+        match what {
+            Busy::Read => self.read_time += end.saturating_sub(start),
+            Busy::Write => self.write_time += end.saturating_sub(start),
+            Busy::Poll | Busy::Sleep => {}
+        }
         if self.busy.len() == BUSY_LOG {
             self.busy.pop_front();
         }
@@ -421,7 +440,7 @@ impl Emulator {
             .map(|&(_, _, what)| what);
         let n = match during {
             Some(Busy::Write) => &mut self.late.write,
-            Some(Busy::Read) => &mut self.late.read,
+            Some(Busy::Read | Busy::Poll) => &mut self.late.read,
             Some(Busy::Sleep) => &mut self.late.sleep,
             None => &mut self.late.other,
         };
@@ -584,6 +603,8 @@ impl Emulator {
             policers,
             seconds,
             cpu_seconds,
+            read_seconds: self.read_time.as_secs_f64(),
+            write_seconds: self.write_time.as_secs_f64(),
             cells_carried,
             realtime_priority: false,
             cpu: None,
@@ -711,6 +732,7 @@ mod test {
         e.note(us(0), us(10), Busy::Read);
         e.note(us(10), us(30), Busy::Write);
         e.note(us(40), us(100), Busy::Sleep);
+        assert_eq!((e.read_time, e.write_time), (us(10), us(20)));
         // Within one cell time of the slowest link: on time, not counted.
         e.count_late(us(5), us(5) + e.slowest_cell);
         assert_eq!(e.late, LateCauses::default());
