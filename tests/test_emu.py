@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -47,15 +48,41 @@ cluster {{
 
 
 def leftovers() -> tuple[list[str], list[str]]:
-    """This engine's namespaces, and TUN devices in this namespace (there never are);
-    those a killed run left (a test's timeout) are swept first, as the next run would."""
-    netns.sweep_orphans()
+    """This test session's namespaces of this engine (those of a run it started that
+    still runs, or of one that ended and left them: a leak), and TUN devices in this
+    namespace (there never are). Another process's live run is not ours to count."""
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
     return (
-        sorted(line.split()[0] for line in ns.splitlines() if line.startswith(netns.PREFIX)),
+        sorted(
+            name
+            for name in (line.split()[0] for line in ns.splitlines())
+            if name.startswith(netns.PREFIX) and _ours_or_orphaned(name)
+        ),
         sorted(line.split()[0] for line in links.splitlines() if netns.TUN in line),
     )
+
+
+def _ours_or_orphaned(name: str) -> bool:
+    m = re.fullmatch(rf"{netns.PREFIX}(\d+)x\d+", name)
+    if m is None:
+        return True
+    pid = int(m.group(1))
+    while pid > 1:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return True  # its maker is gone: left behind
+        if pid == os.getpid():
+            return True
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return False
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_old_orphans():
+    """Namespaces an earlier killed run left are not this session's leak."""
+    netns.sweep_orphans()
 
 
 def run(tmp_path: Path, text: str, *args: str, timeout: int = 180):

@@ -70,6 +70,10 @@ def test_stored_series_match_the_counters(stored):
     # The congested port fills to its buffer; every port's series peaks at its counter.
     sink = ports[ports["host"] == "sink.atm"].iloc[0]
     assert sink["cells_lost"] > 0 and sink["peak_occupancy"] == 256
+    # Every lost cell has one cause: a tail-drop port loses by overflow only.
+    causes = ["overflow", "ppd", "epd", "policed", "clp"]
+    assert (ports[[f"cells_lost_{c}" for c in causes]].sum(axis=1) == ports["cells_lost"]).all()
+    assert sink["cells_lost_overflow"] == sink["cells_lost"] and sink["pdus_damaged"] > 0
     peaks = q.groupby("port")["cells"].max()
     for _, p in ports.iterrows():
         assert peaks[p["port"]] == p["peak_occupancy"], p["host"]

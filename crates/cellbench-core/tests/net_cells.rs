@@ -418,6 +418,56 @@ fn two_switches_in_series() {
     }
 }
 
+#[test]
+fn a_port_tap_records_what_the_cell_log_records_there() {
+    // Two switches, both fidelities, the tap drained as a real-time caller drains
+    // it (after every send and poll): the same records as the full log's at that
+    // port, each cell sent or lost once, the sent ones in time order.
+    let mut sends = Vec::new();
+    for k in 0..10u64 {
+        sends.push((k * 400_000_000, 0, FULL));
+        sends.push((k * 370_000_000 + 1_000, 1, 2000 + 300 * k as u32));
+        sends.push((k * 500_000_000 + 50_000_000, 2, FULL));
+    }
+    sends.sort_by_key(|s| s.0);
+    let topo = two_switches([OC3, OC3, OC3, OC3], [64, 100], DropPolicy::Ppd);
+    for fidelity in [Fidelity::Train, Fidelity::PerCell] {
+        let (full, _) = run(&topo, fidelity, &sends, &no_reaction);
+        for port in 0..topo.ports.len() {
+            let mut net = Network::new(topo.clone(), fidelity).unwrap();
+            net.set_port_tap(port);
+            let (mut tapped, mut delivered) = (Vec::new(), Vec::new());
+            let mut pending = sends.iter().copied().enumerate().peekable();
+            loop {
+                let next_send = pending.peek().map(|&(_, (t, _, _))| SimTime(t));
+                let Some(t) = next_send.into_iter().chain(net.poll_at()).min() else {
+                    break;
+                };
+                net.poll(t, &mut delivered);
+                net.drain_cell_log(&mut tapped);
+                while let Some((token, (_, c, len))) = pending.next_if(|s| SimTime(s.1 .0) == t) {
+                    net.send(t, c, len, token as u64 + 1);
+                    net.drain_cell_log(&mut tapped);
+                }
+            }
+            assert!(net.cell_log().is_empty());
+            let sent: Vec<_> = tapped.iter().filter(|r| r.fate == CellFate::Sent).collect();
+            assert!(sent.windows(2).all(|w| w[0].at <= w[1].at), "{fidelity:?}");
+            let counters = net.port_counters(port);
+            assert_eq!(sent.len() as u64, counters.cells_out);
+            assert_eq!(tapped.len() as u64, counters.cells_in);
+            tapped.sort();
+            let want: Vec<_> = full
+                .log
+                .iter()
+                .filter(|r| r.place == Place::Port(port))
+                .copied()
+                .collect();
+            assert_eq!(tapped, want, "{fidelity:?} port {port}");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Random scenarios.
 

@@ -7,6 +7,7 @@
 use crate::error::{os_error, value_error};
 use crate::sim::{spec_json, to_py};
 use cellbench_core::emu::{enter_netns, EmuReport, EmuSpec, Emulator as Core};
+use cellbench_core::sim::spec::RunSpec;
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -15,7 +16,16 @@ use std::thread::JoinHandle;
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Emulator>()?;
     m.add_function(wrap_pyfunction!(emu_setns, m)?)?;
+    m.add_function(wrap_pyfunction!(port_labels, m)?)?;
     Ok(())
+}
+
+/// Every switch output port's name, in port order (the ports table's `host`), of
+/// a run spec: what `--pcap PORT=FILE` names.
+#[pyfunction]
+fn port_labels(spec: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    let spec: RunSpec = serde_json::from_str(&spec_json(spec)?).map_err(value_error)?;
+    Ok(spec.port_labels())
 }
 
 /// Move the calling thread (only it) into the network namespace at `path`.

@@ -64,6 +64,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="store time series: each TCP sender's cwnd/ssthresh/flight, each port's queue "
         "(--engine real: the kernel's TCP_INFO every 10 ms, with srtt)",
     )
+    p.add_argument(
+        "--pcap",
+        metavar="PORT=FILE",
+        help="--engine emu: write the cells leaving a switch port (its name in the ports "
+        "table, e.g. a host's name for the port to it, or its number) to FILE as a pcap of "
+        "ERF ATM cells, as `wire pcap` writes (FILE-runN.pcap with several runs)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--check", action="store_true", help="only parse and check the file")
     p.add_argument(
@@ -151,6 +158,9 @@ def run_main(args: argparse.Namespace) -> int:
     from cellbench.experiment import results, runner
 
     check_workers(args.workers)
+    if args.pcap and args.engine != "emu":
+        # The simulator carries cell counts, not bytes; the emulator carries the datagrams.
+        raise UsageError("--pcap needs --engine emu: only the emulator carries the cells' bytes")
     if args.engine == "real":
         from cellbench.real.cli import run_real
 

@@ -21,14 +21,14 @@ def run_emu(args: argparse.Namespace) -> int:
     from cellbench.experiment import results
     from cellbench.real import plan as rplan
 
-    for flag, on in (("--trace", args.trace), ("--series", args.series), ("--dask", args.dask)):
+    for flag, on in (("--trace", args.trace), ("--dask", args.dask)):
         if on:
             raise UsageError(f"{flag} is not available with --engine emu yet")
     if args.hosts:
         raise UsageError("--host is for --engine real; emulated hosts take the testbed's address")
     if sys.platform != "linux":
         raise UsageError("--engine emu needs Linux (network namespaces and TUN devices)")
-    plan = make_plan(args)
+    plan = make_plan(args, series=args.series)
     exps = []
     for pt, e in zip(plan.points, plan.experiments):
         exps.append(
@@ -36,6 +36,8 @@ def run_emu(args: argparse.Namespace) -> int:
                 plan.text, plan.file, pt, plan.sweep.params, e, engine.addresses(e), engine="emu"
             )
         )
+    # A PORT=FILE that names no port fails here, before anything is made.
+    engine.pcap_target(args.pcap, plan.task(0).spec, 0, plan.runs_total)
     for note in sorted(set(plan.notes) | set(engine.notes(plan.experiments[0]))):
         print(f"cellbench: note: {note}", file=sys.stderr)
     if args.check:
@@ -52,7 +54,7 @@ def run_emu(args: argparse.Namespace) -> int:
         store = results.ResultDir(
             out, engine.meta(plan), resume=args.resume, overwrite=args.overwrite
         )
-        engine.run_plan(plan, store, exps, progress=True)
+        engine.run_plan(plan, store, exps, progress=True, pcap=args.pcap)
     except KeyboardInterrupt:
         return interrupted(args, out)
     finally:

@@ -5,18 +5,24 @@ that has entered its host's namespace, so its sockets are that kernel's. The blo
 tree is kept as on real hosts (``serial { }`` starts a child when the previous one
 has ended, on the real clock). Rows are the real engine's (``controller.rows``) plus
 what the emulated network measured: cells lost, policed and tagged per connection,
-per port cells in/out/lost and peak occupancy, and the emulator's lateness.
+per port cells in/out/lost (by cause) and peak occupancy, and the emulator's lateness;
+with ``--series`` each port's occupancy (the network's samples, as the simulator's) and
+each TCP sender's cwnd (TCP_INFO, as the real engine's).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from cellbench.cli.common import UsageError
 from cellbench.emu import netns
 from cellbench.experiment import runner
 from cellbench.experiment.lang import ExperimentError
@@ -55,6 +61,31 @@ def notes(exp) -> list[str]:
     ]
 
 
+def pcap_target(arg: str | None, spec: dict, run: int, runs_total: int) -> dict | None:
+    """``--pcap PORT=FILE`` for one run: the port's number (PORT is its name in the
+    ports table, e.g. a host's name for the port to it, or its number) and the file
+    (FILE-runN.EXT when there is more than one run)."""
+    if arg is None:
+        return None
+    from cellbench import _native
+
+    name, sep, path = arg.partition("=")
+    if not sep or not name or not path:
+        raise UsageError(f"--pcap {arg}: expected PORT=FILE (a port of the ports table)")
+    labels = _native.port_labels(spec)
+    if name in labels:
+        port = labels.index(name)
+    elif name.isdigit() and int(name) < len(labels):
+        port = int(name)
+    else:
+        have = ", ".join(f"{i} ({x})" for i, x in enumerate(labels))
+        raise UsageError(f"--pcap {arg}: no port {name!r}; the ports are {have}")
+    if runs_total > 1:
+        p = Path(path)
+        path = str(p.with_name(f"{p.stem}-run{run}{p.suffix}"))
+    return {"port": port, "path": os.path.abspath(path), "name": labels[port]}
+
+
 def meta(plan: runner.Plan) -> dict:
     m = plan.meta()
     m["engine"] = "emu"
@@ -76,21 +107,27 @@ class _Run:
     kernel_cc: dict[str, str] = field(default_factory=dict)
     #: The simulator's seed and replication: random-rate draws follow them.
     draws: dict = field(default_factory=dict)
+    #: --series: the senders sample TCP_INFO (the real engine's cwnd series).
+    series: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) -> tuple:
-    """One run, start to end, everything it made removed: the stored tables' rows."""
+def run_one(
+    plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment, *, pcap: str | None = None
+) -> tuple:
+    """One run, start to end, everything it made removed: the stored tables' rows.
+    ``pcap``: ``--pcap PORT=FILE``, the cells leaving that port into FILE."""
     from cellbench import _native
 
     exp = plan.experiments[task.point]
     spec = task.spec
     hosts = [h["name"] for h in spec["hosts"]]
     by_name = {h.name: h for h in exp.hosts}
-    run = _Run(rexp, {h: 0.0 for h in rexp.addresses})
+    run = _Run(rexp, {h: 0.0 for h in rexp.addresses}, series=plan.series)
     run.draws = {"seed": spec["seed"], "replication": spec["replication"]}
     run.kernel_cc = {h.name: h.kernel["kernel_cc"] for h in exp.hosts if "kernel_cc" in h.kernel}
     cpu, rps_cpus = netns.cpu_layout()
+    tap = pcap_target(pcap, spec, task.run, plan.runs_total)
     with netns.Namespaces(len(hosts)) as ns:
         emu = _native.Emulator(
             {
@@ -103,6 +140,7 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
                 # The loop's CPU; every host's input is steered off it (below).
                 "cpu": cpu,
             }
+            | ({"pcap": {"port": tap["port"], "path": tap["path"]}} if tap else {})
         )
         try:
             for i, h in enumerate(hosts):
@@ -120,6 +158,10 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
             report = emu.stop()
         finally:
             emu.close()
+    if report.get("pcap_error"):
+        raise EmuError(f"--pcap {tap['path']}: {report['pcap_error']}")
+    if tap:
+        report["pcap"] = tap | {"cells": report["pcap_cells"]}
     rows = controller.rows(plan, task, run, origin)
     for row, rc, c in zip(rows, rexp.connections, report["connections"]):
         sent = run.reports[rc.conn.index][0]
@@ -151,8 +193,10 @@ def run_one(plan: runner.Plan, task: runner.Task, rexp: rplan.RealExperiment) ->
         if report["policers"]:
             row["met_contract"] = all(p["met_contract"] for p in report["policers"])
     ident = {"run": task.run, "point": task.point, "replication": task.replication}
-    ports = [{**ident, **p} for p in report["ports"]]
-    return rows, [], ports, [], [], report
+    # The network's time 0 is the emulator's start; the run's is the agents' origin.
+    ports, queue = runner.port_rows(ident, report["ports"], report["clock_start_unix"] - origin)
+    cwnd = controller.series(task, run, origin) if plan.series else []
+    return rows, [], ports, cwnd, queue, report
 
 
 def _node(run: _Run, where: dict[str, str], node, start_at: float) -> None:
@@ -185,7 +229,7 @@ def _connection(run: _Run, where: dict[str, str], i: int, start_at: float) -> No
     tx, rx = c.transmitter, c.receiver
     drain = controller.DRAIN_S if c.protocol == "tcp" else UDP_DRAIN_S
     sink, source = controller.specs(
-        run.exp, i, start_at, run.offsets, run.draws, run.group, drain_s=drain
+        run.exp, i, start_at, run.offsets, run.draws, run.group, series=run.series, drain_s=drain
     )
     if c.protocol == "tcp":
         # Linux doubles SO_RCVBUF and advertises a share of it that depends on the
@@ -230,10 +274,17 @@ def _connection(run: _Run, where: dict[str, str], i: int, start_at: float) -> No
         run.reports[i] = (out["source"], out["sink"], start_at)
 
 
-def run_plan(plan: runner.Plan, store, exps: list[rplan.RealExperiment], progress: bool) -> list:
+def run_plan(
+    plan: runner.Plan,
+    store,
+    exps: list[rplan.RealExperiment],
+    progress: bool,
+    *,
+    pcap: str | None = None,
+) -> list:
     """Every run not yet in ``store``, one after another (one emulator at a time: it
     needs the machine's cores to keep real time); each stored when it ends. The
-    emulator reports, in run order."""
+    emulator reports, in run order. ``pcap``: ``--pcap PORT=FILE``."""
     done = store.done()
     reports = []
     bar = runner.progress_bar(plan, done, "cellbench run (emu)", progress)
@@ -241,9 +292,18 @@ def run_plan(plan: runner.Plan, store, exps: list[rplan.RealExperiment], progres
         for task in plan.tasks():
             if task.run in done:
                 continue
-            rows, traces, ports, cwnd, queue, report = run_one(plan, task, exps[task.point])
+            rows, traces, ports, cwnd, queue, report = run_one(
+                plan, task, exps[task.point], pcap=pcap
+            )
             store.write_run(task.run, rows, traces, ports, cwnd, queue)
             reports.append(report)
+            if "pcap" in report:
+                t = report["pcap"]
+                bar.write(
+                    f"cellbench: pcap: {t['cells']} cells leaving port {t['port']} ({t['name']}) "
+                    f"in {t['path']}",
+                    file=sys.stderr,
+                )
             bar.update()
     except BaseException:
         try:

@@ -12,7 +12,8 @@
       runs/part-FIRST-LAST.parquet    one row per connection per run, runs FIRST..LAST
       ports/part-FIRST-LAST.parquet   one row per switch output port per run (cells in/out/
                                       lost, peak, CLP=1 cells lost at the CLP-1 threshold,
-                                      cells tagged by a UPC)
+                                      cells tagged by a UPC, cells lost by cause: overflow,
+                                      PPD, EPD, policed; PDUs damaged)
       traces/...           (--trace) one row per trace line: run, connection, line
       cwnd/...             (--series) one row per sample of a TCP sender's congestion state:
                            run, connection, t_s, cwnd, ssthresh, flight (bytes; a
@@ -225,6 +226,12 @@ PORT_COLUMNS = [
     ("peak_occupancy", "int64"),
     ("cells_lost_clp", "int64"),
     ("cells_tagged", "int64"),
+    # cells_lost by its other causes: buffer full (tail drop), PPD, EPD, a UPC here.
+    ("cells_lost_overflow", "int64"),
+    ("cells_lost_ppd", "int64"),
+    ("cells_lost_epd", "int64"),
+    ("cells_lost_policed", "int64"),
+    ("pdus_damaged", "int64"),
 ]
 TRACE_COLUMNS = [
     ("run", "int64"),

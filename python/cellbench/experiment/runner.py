@@ -244,7 +244,7 @@ def _rows(plan: Plan, task: Task, out: dict) -> tuple[list[dict], ...]:
     per cwnd sample and per queue sample (the last two with --series)."""
     exp = plan.experiments[task.point]
     params = plan.param_values(task.point)
-    rows, traces, ports, cwnd, queue = [], [], [], [], []
+    rows, traces, cwnd = [], [], []
     ident = {"run": task.run, "point": task.point, "replication": task.replication}
     for c, r in zip(exp.connections, out["connections"]):
         # start_s and end_s, like every measure, come from the simulator: a serial
@@ -269,14 +269,23 @@ def _rows(plan: Plan, task: Task, out: dict) -> tuple[list[dict], ...]:
                 {**ident, "connection": c.index, "t_s": t_s, "cwnd": w}
                 | {"ssthresh": thresh, "flight": flight}
             )
-    for p in out.get("ports", []):
+    ports, queue = port_rows(ident, out.get("ports", []))
+    return rows, traces, ports, cwnd, queue
+
+
+def port_rows(ident: dict, ports: list[dict], shift: float = 0.0) -> tuple[list[dict], list[dict]]:
+    """The network's per-port results as rows of the ports table and, with series, of
+    the queue table (``shift`` takes the network's time to the run's, s): the
+    simulator's and the emulator's."""
+    rows, queue = [], []
+    for p in ports:
         p = dict(p)
         for t_s, cells in p.pop("queue_series", None) or []:
             queue.append(
-                {**ident, "port": p["port"], "host": p["host"], "t_s": t_s, "cells": cells}
+                {**ident, "port": p["port"], "host": p["host"], "t_s": t_s + shift, "cells": cells}
             )
-        ports.append({**ident, **p})
-    return rows, traces, ports, cwnd, queue
+        rows.append({**ident, **p})
+    return rows, queue
 
 
 def make_plan(

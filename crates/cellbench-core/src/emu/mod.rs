@@ -22,6 +22,7 @@
 //! port it is addressed to (forward) or comes from (return); anything else
 //! between two hosts (ICMP, say) goes on the first circuit between them.
 
+mod tap;
 mod tun;
 
 use crate::sim::clock::WallClock;
@@ -37,6 +38,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+pub use tap::PcapSpec;
 pub use tun::{enter_netns, SetupError, Tun};
 
 /// Sleep (poll the TUN devices) until this close to the next cell event, then
@@ -69,6 +71,9 @@ pub struct EmuSpec {
     /// and TCP input, and its ACK, on this thread while later cells fall due.
     #[serde(default)]
     pub cpu: Option<usize>,
+    /// `--pcap`: the cells leaving one switch port, into a file.
+    #[serde(default)]
+    pub pcap: Option<PcapSpec>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -187,6 +192,9 @@ pub struct EmuReport {
     pub policers: Vec<PolicerResult>,
     /// Wall-clock seconds the emulator ran, and its thread's CPU seconds.
     pub seconds: f64,
+    /// When the network's time 0 was, s since the Unix epoch: the queue series'
+    /// times are on the network's clock, the agents' on the system clock.
+    pub clock_start_unix: f64,
     pub cpu_seconds: f64,
     /// Of the wall-clock seconds, those spent reading datagrams from the TUN
     /// devices (and encapsulating them) and writing them: the datagrams' own cost.
@@ -200,6 +208,9 @@ pub struct EmuReport {
     pub realtime_priority: bool,
     /// The CPU the emulator's thread kept to, if it was pinned.
     pub cpu: Option<usize>,
+    /// `--pcap`: the cells written, or why the file is incomplete.
+    pub pcap_cells: Option<u64>,
+    pub pcap_error: Option<String>,
 }
 
 /// How a datagram is assigned to a circuit.
@@ -236,6 +247,8 @@ pub struct Emulator {
     late: LateCauses,
     counts: DatagramCounts,
     slowest_cell: SimTime,
+    /// `--pcap`: the cells leaving one port.
+    tap: Option<tap::CellTap>,
 }
 
 impl Emulator {
@@ -243,6 +256,9 @@ impl Emulator {
     /// device in its namespace (the namespaces exist already).
     pub fn open(spec: EmuSpec) -> Result<Emulator, SetupError> {
         let mut emu = Emulator::build(&spec)?;
+        if let Some(p) = &spec.pcap {
+            emu.tap = Some(tap::CellTap::open(p, &mut emu.net)?);
+        }
         emu.tuns = spec
             .hosts
             .iter()
@@ -269,6 +285,13 @@ impl Emulator {
             )));
         }
         let topo = &scenario.topology;
+        if let Some(p) = spec.pcap.as_ref().filter(|p| p.port >= topo.ports.len()) {
+            return Err(SetupError(format!(
+                "pcap: no port {} (the network has {})",
+                p.port,
+                topo.ports.len()
+            )));
+        }
         let mut encap = vec![Encap::VcMux; topo.circuits.len()];
         let mut routes = Vec::new();
         for (t, &port) in scenario.transfers.iter().zip(&spec.ports) {
@@ -295,8 +318,10 @@ impl Emulator {
             .map(|r| r.time_for_bits(crate::atm::phy::CELL_BITS))
             .max()
             .unwrap_or_default();
-        let net = Network::new(scenario.topology.clone(), Fidelity::Train)
+        let mut net = Network::new(scenario.topology.clone(), Fidelity::Train)
             .map_err(|e| SetupError(e.to_string()))?;
+        // --series: each port's occupancy, as the simulator records it.
+        net.set_queue_series(spec.run.series);
         Ok(Emulator {
             addresses: spec.hosts.iter().map(|h| h.address).collect(),
             spec: spec.run.clone(),
@@ -315,6 +340,7 @@ impl Emulator {
             late: LateCauses::default(),
             counts: DatagramCounts::default(),
             slowest_cell,
+            tap: None,
         })
     }
 
@@ -450,6 +476,8 @@ impl Emulator {
     /// Hand over every PDU whose last cell has arrived by now.
     fn deliver_due(&mut self, clock: &WallClock, delivered: &mut Vec<Delivery>) {
         self.net.poll(clock.now(), delivered);
+        // Before the deliveries: a delivered PDU's bytes are let go.
+        self.tap_cells();
         for d in delivered.drain(..) {
             self.deliver(clock, d);
         }
@@ -491,6 +519,20 @@ impl Emulator {
             // The adapter's interface queue was full: counted by the network.
             self.in_flight[token] = None;
             self.free.push(token);
+        }
+        self.tap_cells();
+    }
+
+    /// `--pcap`: write the cells the tapped port has sent by now.
+    fn tap_cells(&mut self) {
+        if let Some(tap) = &mut self.tap {
+            let in_flight = &self.in_flight;
+            tap.write(&mut self.net, |token| {
+                in_flight
+                    .get(token as usize)
+                    .and_then(|p| p.as_ref())
+                    .map(|(pdu, _)| &pdu[..])
+            });
         }
     }
 
@@ -585,12 +627,31 @@ impl Emulator {
         let policer_counters: Vec<_> = (0..npolicers)
             .map(|p| self.net.policer_counters(p))
             .collect();
-        let (ports, policers) = self.spec.network_results(&port_counters, &policer_counters);
+        let until = SimTime::from_secs_f64(seconds);
+        let queue_series: Vec<_> = (0..nports)
+            .map(|p| self.net.queue_series(p, until))
+            .collect();
+        let (ports, policers) =
+            self.spec
+                .network_results(&port_counters, &policer_counters, &queue_series);
         let sent: u64 = (0..2 * self.routes.len())
             .map(|c| self.net.circuit_counters(c).cells_sent)
             .sum();
         let cells_carried = sent + port_counters.iter().map(|p| p.cells_out).sum::<u64>();
+        // `seconds` is the time since the clock's start, measured just now.
+        let clock_start_unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64())
+            - seconds;
+        let (pcap_cells, pcap_error) = match self.tap.take().map(tap::CellTap::finish) {
+            None => (None, None),
+            Some(Ok(n)) => (Some(n), None),
+            Some(Err(e)) => (None, Some(e)),
+        };
         EmuReport {
+            pcap_cells,
+            pcap_error,
+            clock_start_unix,
             real_time: lateness_us.p99 <= slowest_us,
             lateness_us,
             write_us,
@@ -748,5 +809,44 @@ mod test {
             other: 1,
         };
         assert_eq!(e.late, one_each);
+    }
+
+    #[test]
+    fn a_tapped_port_writes_the_pdus_own_cells() {
+        use crate::wire::cell::Cell;
+        use crate::wire::pcap::{read_pcap, Record};
+        let mut e = emulator();
+        let path = std::env::temp_dir().join(format!("cellbench-tap-{}.pcap", std::process::id()));
+        let spec = PcapSpec {
+            port: 1, // the port to host b
+            path: path.to_string_lossy().into_owned(),
+        };
+        e.tap = Some(tap::CellTap::open(&spec, &mut e.net).unwrap());
+        let d = datagram([10, 9, 0, 1], [10, 9, 0, 2], 6, 40000, 5001);
+        e.inject(SimTime::ZERO, 0, &d);
+        let pdu = e.in_flight[0].clone().unwrap().0;
+        let mut delivered = Vec::new();
+        e.net.poll(SimTime::from_secs(1), &mut delivered);
+        e.tap_cells();
+        assert_eq!(e.tap.take().unwrap().finish(), Ok(2));
+        let pcap = read_pcap(&std::fs::read(&path).unwrap()).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let cells: Vec<_> = pcap
+            .records
+            .iter()
+            .map(|r| match r {
+                Record::Cell { time, cell } => (*time, *cell),
+                other => panic!("not a cell: {other:?}"),
+            })
+            .collect();
+        assert_eq!(cells.len(), 2);
+        // Sent by the port before the PDU was delivered; the PDU's bytes, AUU on the last.
+        assert!(cells[0].0 < cells[1].0 && cells[1].0 < delivered[0].at);
+        for (i, (_, bytes)) in cells.iter().enumerate() {
+            let c = Cell::new_checked(&bytes[..]).unwrap();
+            assert_eq!(c.payload(), &pdu[48 * i..48 * (i + 1)]);
+            assert_eq!(c.pti().auu(), i == 1);
+            assert_eq!(c.hec(), c.expected_hec());
+        }
     }
 }

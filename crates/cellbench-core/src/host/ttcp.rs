@@ -220,12 +220,6 @@ impl Source {
         Ok(n)
     }
 
-    /// An unbuffered (Winsock AFD) send holds the application until its data
-    /// is acknowledged.
-    pub fn awaiting_ack(&self) -> bool {
-        self.awaiting_ack
-    }
-
     /// Whether the byte count (if any) has all been written.
     pub fn all_written(&self) -> bool {
         matches!(self.limit, Limit::Bytes(n) if self.written >= n)

@@ -175,6 +175,10 @@ pub const WINDOW_SHARE: f64 = 0.80;
 /// to the next new one) spanned at least this share of the transfer: the
 /// closed window, not a moment of it, paced most of the transfer.
 pub const WINDOW_CLOSED: f64 = 0.50;
+/// Neither CPU was saturated, but the two together were busy at least this
+/// share of the transfer: their work, not the path or a timer, filled it (the
+/// same share as [`CPU_BUSY`], for the pair taken together).
+pub const CPU_BUSY_JOINT: f64 = CPU_BUSY;
 /// The sender held back data its window allowed for at least this share of
 /// the transfer: for most of it, Nagle's rule, not the window, kept data back
 /// (as the circular wait's share makes a lock-step).
@@ -240,6 +244,9 @@ pub struct Facts {
     /// Time in the Nagle/delayed-ACK circular wait, and whether it was most of the transfer.
     pub circular_wait_seconds: f64,
     pub lockstep: bool,
+    /// Of the circular wait, the time the sender's window was closed (the
+    /// receiver left the update reopening it to its timer).
+    pub window_wait_seconds: f64,
     /// Time the sender held back data its window allowed (Nagle, sender SWS avoidance).
     pub holding_seconds: f64,
     pub path: Option<PathRate>,
@@ -300,6 +307,14 @@ fn pct(x: f64) -> String {
 /// 8. `nagle`: the sender held back data its window allowed for >= [`NAGLE_HOLD`]
 ///    of the transfer (a window that is not whole segments, a receiver that
 ///    ACKs late): measured like the circular wait, but not timer-paced.
+/// 9. `host-cpu`, jointly: neither CPU reached [`CPU_BUSY`], but their busy
+///    shares add up to >= [`CPU_BUSY_JOINT`] of the transfer. Each host's work
+///    waits for the other's: a window of a few segments passes the turn back
+///    and forth (the receiver takes a segment in and reads it before it
+///    acknowledges, the sender takes the ACK in and writes and copies before
+///    the next segment goes), so the per-segment work of both, added along
+///    that cycle, sets the pace. Last: any bound or loss above explains the
+///    transfer better than the sum of two CPUs' shares.
 ///
 /// Losses come after the bounds: a transfer that still reached a bound lost
 /// too little to matter; one that reached none was held back by recovering
@@ -361,15 +376,25 @@ pub fn classify(f: &Facts) -> Explanation {
     if f.tcp && f.lockstep {
         // Without Nagle holding data, the sender waited in the application: a
         // send that returns only once acknowledged (Winsock AFD, `nt351`).
-        let who = if f.holding_seconds < 0.5 * f.circular_wait_seconds {
-            "unacknowledged-send/delayed-ACK"
+        // With the window the sender knew closed, the receiver (all of it read)
+        // held back the update that reopens it until its timer.
+        let (who, how) = if f.window_wait_seconds >= 0.5 * f.circular_wait_seconds {
+            (
+                "window-update/delayed-ACK",
+                format!(
+                    "; window closed {:.2} s: the receiver, its buffer read, left the update to its delayed-ACK timer",
+                    f.window_wait_seconds
+                ),
+            )
+        } else if f.holding_seconds < 0.5 * f.circular_wait_seconds {
+            ("unacknowledged-send/delayed-ACK", String::new())
         } else {
-            "Nagle/delayed-ACK"
+            ("Nagle/delayed-ACK", String::new())
         };
         return done(
             LimitedBy::Lockstep,
             format!(
-                "{who} circular wait {:.2} s of {:.2} s ({}); measured {}",
+                "{who} circular wait {:.2} s of {:.2} s ({}){how}; measured {}",
                 f.circular_wait_seconds,
                 f.sender_seconds,
                 pct(of_transfer(f.circular_wait_seconds)),
@@ -515,6 +540,37 @@ pub fn classify(f: &Facts) -> Explanation {
         }
         return done(
             LimitedBy::Nagle,
+            format!("{s}; measured {}", mbps(measured)),
+        );
+    }
+    if let Some(busy) = f
+        .cpu_busy
+        .filter(|b| f.tcp && b[0] + b[1] >= CPU_BUSY_JOINT)
+    {
+        // The busier first, as the one-CPU rule names it.
+        let names = ["sender", "receiver"];
+        let (a, b) = if busy[1] >= busy[0] { (1, 0) } else { (0, 1) };
+        let mut s = format!(
+            "{} CPU ({}) busy {} and {} CPU ({}) {} of the transfer: together {}, \
+             each waiting on the other's per-segment work",
+            names[a],
+            f.cpu_profiles[a],
+            pct(busy[a]),
+            names[b],
+            f.cpu_profiles[b],
+            pct(busy[b]),
+            pct(busy[0] + busy[1])
+        );
+        if let Some(w) = f.window.as_ref().filter(|w| w.closed_cycles > 0) {
+            s += &format!(
+                "; window closed {} times ({} of the transfer), {:.0} B in flight",
+                w.closed_cycles,
+                pct(of_transfer(w.closed_time.as_secs_f64())),
+                w.closed_bytes as f64 / w.closed_cycles as f64
+            );
+        }
+        return done(
+            LimitedBy::HostCpu,
             format!("{s}; measured {}", mbps(measured)),
         );
     }
@@ -686,6 +742,7 @@ impl Facts {
             offered_bps,
             circular_wait_seconds: t.circular_wait_seconds,
             lockstep: t.lockstep(),
+            window_wait_seconds: t.probe.window_wait_seconds,
             holding_seconds: t.probe.holding_seconds,
             path,
             shared,
@@ -791,6 +848,7 @@ mod test {
             offered_bps: None,
             circular_wait_seconds: 0.0,
             lockstep: false,
+            window_wait_seconds: 0.0,
             holding_seconds: 0.0,
             path: Some(PathRate {
                 payload_bps: 100e6,
@@ -972,6 +1030,54 @@ mod test {
         assert_eq!(limit(&f), LimitedBy::Application);
         f.offered_bps = Some(1e6);
         assert_eq!(limit(&f), LimitedBy::Lockstep);
+    }
+
+    #[test]
+    fn a_closed_window_the_receiver_leaves_to_its_timer_is_named_as_such() {
+        // The sender held nothing back: its window was closed, and the receiver,
+        // everything read, sent the update only when its delayed-ACK timer ran out.
+        let mut f = plain();
+        f.throughput_bps = 0.37e6;
+        f.lockstep = true;
+        f.circular_wait_seconds = 9.9;
+        f.window_wait_seconds = 9.8;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Lockstep);
+        assert!(
+            e.evidence
+                .starts_with("window-update/delayed-ACK circular wait 9.90 s of 10.00 s (99%); window closed 9.80 s"),
+            "{}",
+            e.evidence
+        );
+        // With the window open most of the wait, the sender's write was waiting.
+        f.window_wait_seconds = 2.0;
+        assert!(classify(&f)
+            .evidence
+            .starts_with("unacknowledged-send/delayed-ACK circular wait"));
+    }
+
+    #[test]
+    fn two_cpus_that_fill_the_transfer_together_bind_it() {
+        // Neither CPU is saturated, nothing else bound it; together they were
+        // busy for more than the transfer: each waited on the other's work.
+        let mut f = plain();
+        f.cpu_busy = Some([0.55, 0.65]);
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::HostCpu);
+        assert!(
+            e.evidence.starts_with(
+                "receiver CPU (sparc-ipc) busy 65% and sender CPU (sparc-10) 55% of the transfer: together 120%"
+            ),
+            "{}",
+            e.evidence
+        );
+        // Short of the joint share: undetermined, as `plain` (30% + 40%) is.
+        f.cpu_busy = Some([0.4, 0.45]);
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+        // A bound reached first is the better explanation.
+        f.cpu_busy = Some([0.55, 0.65]);
+        f.throughput_bps = 90e6;
+        assert_eq!(limit(&f), LimitedBy::Link);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! the experiment language and the front ends hand to the simulator, as JSON;
 //! unknown keys are errors, and every value is checked before anything runs.
 
-use super::explain::{classify, lockstep_cycle, Facts, LimitedBy, LockstepCycle};
+use super::explain::{self, classify, lockstep_cycle, Facts, LimitedBy, LockstepCycle};
 use super::guard::DEFAULT_EVENT_BUDGET;
 use super::net::{
     AdapterSpec, CircuitSpec, DropPolicy, Fidelity, FlowControl, Hop, PacedQuantity,
@@ -554,6 +554,15 @@ pub struct PortResult {
     pub peak_occupancy: u32,
     /// Of `cells_lost`, CLP = 1 cells refused at the CLP-1 threshold.
     pub cells_lost_clp: u64,
+    /// Of `cells_lost`, by the rest of the causes (`CellLoss`): the buffer full
+    /// (tail drop), the rest of a damaged PDU (PPD), whole PDUs refused at the
+    /// EPD threshold, and cells a UPC at this port discarded.
+    pub cells_lost_overflow: u64,
+    pub cells_lost_ppd: u64,
+    pub cells_lost_epd: u64,
+    pub cells_lost_policed: u64,
+    /// PDUs of which this port dropped at least one cell (EPD refusals included).
+    pub pdus_damaged: u64,
     /// Cells a UPC at this port tagged CLP = 1.
     pub cells_tagged: u64,
     /// With `series`: `[t_s, cells]`, the occupancy just after accepted
@@ -857,13 +866,16 @@ impl RunSpec {
                     )))
                 }
             };
-            let flavour_name = c
-                .flavour
-                .clone()
-                .unwrap_or_else(|| self.hosts[src].flavour.clone());
-            let flavour: Flavour = flavour_name
-                .parse()
-                .map_err(|e| err(format!("{what}: {e}")))?;
+            // Each end runs its own host's TCP, unless the connection names one for both.
+            let flavour_of = |host: usize| -> Result<Flavour, ScenarioError> {
+                c.flavour
+                    .as_deref()
+                    .unwrap_or(&self.hosts[host].flavour)
+                    .parse()
+                    .map_err(|e| err(format!("{what}: {e}")))
+            };
+            let flavour = flavour_of(src)?;
+            let receiver_flavour = flavour_of(dst)?;
             let encap: Encap = c.encap.parse().map_err(|e| err(format!("{what}: {e}")))?;
             let mtu = c.mtu.unwrap_or(encap.default_mtu() as u32);
             // Each connection gets its own VCI pair on every link.
@@ -1023,6 +1035,7 @@ impl RunSpec {
                 circuit: fwd,
                 return_circuit: fwd + 1,
                 flavour,
+                receiver_flavour,
                 mtu,
                 encap_header: encap.header_len() as u32,
                 sndbuf: c.sndbuf,
@@ -1132,6 +1145,14 @@ impl RunSpec {
     }
 
     /// What a switch output port leads to: its host's name, or "trunk a->b".
+    /// Every switch output port's name, in port order (the ports table's `host`):
+    /// one per host (the port to it), then two per trunk (one per direction).
+    pub fn port_labels(&self) -> Vec<String> {
+        (0..self.hosts.len() + 2 * self.trunks.len())
+            .map(|p| self.port_label(p))
+            .collect()
+    }
+
     fn port_label(&self, p: usize) -> String {
         match self.hosts.get(p) {
             Some(h) => h.name.clone(),
@@ -1149,12 +1170,15 @@ impl RunSpec {
         }
     }
 
-    /// Per switch port and per UPC, what the network's counters say (no queue
-    /// series): the simulator's and the emulator's results share it.
+    /// Per switch port and per UPC, what the network's counters say, and with
+    /// `series` each port's occupancy samples (`queue_series`, per port, as
+    /// `Network::queue_series` gives them): the simulator's and the emulator's
+    /// results share it.
     pub fn network_results(
         &self,
         ports: &[PortCounters],
         policers: &[PolicerCounters],
+        queue_series: &[Vec<(SimTime, u32)>],
     ) -> (Vec<PortResult>, Vec<PolicerResult>) {
         let ports = ports
             .iter()
@@ -1167,8 +1191,16 @@ impl RunSpec {
                 cells_lost: c.cells_lost.total(),
                 peak_occupancy: c.peak_occupancy,
                 cells_lost_clp: c.cells_lost.clp,
+                cells_lost_overflow: c.cells_lost.overflow,
+                cells_lost_ppd: c.cells_lost.ppd,
+                cells_lost_epd: c.cells_lost.epd,
+                cells_lost_policed: c.cells_lost.policing,
+                pdus_damaged: c.pdus_damaged,
                 cells_tagged: c.cells_tagged,
-                queue_series: None,
+                queue_series: queue_series
+                    .get(p)
+                    .filter(|_| self.series)
+                    .map(|s| s.iter().map(|&(t, n)| (t.as_secs_f64(), n)).collect()),
             })
             .collect();
         let policed: Vec<&TrunkSpec> = self.trunks.iter().filter(|t| t.upc.is_some()).collect();
@@ -1208,14 +1240,17 @@ impl RunSpec {
                     // A stream's bounds (a rate against the path, the window, a paced
                     // load) say nothing of a transaction: what one took against the
                     // request's round trip does. The lock-step, losses and a saturated
-                    // CPU bind a transaction as they bind a stream.
-                    if !matches!(
-                        why.limited_by,
-                        LimitedBy::Lockstep
-                            | LimitedBy::Policing
-                            | LimitedBy::CellLoss
-                            | LimitedBy::HostCpu
-                    ) {
+                    // CPU bind a transaction as they bind a stream (two CPUs' shares
+                    // added are a transaction's host work, which its evidence gives).
+                    let saturated = facts
+                        .cpu_busy
+                        .is_some_and(|b| b[0].max(b[1]) >= explain::CPU_BUSY);
+                    let binds = match why.limited_by {
+                        LimitedBy::Lockstep | LimitedBy::Policing | LimitedBy::CellLoss => true,
+                        LimitedBy::HostCpu => saturated,
+                        _ => false,
+                    };
+                    if !binds {
                         why.limited_by = LimitedBy::Undetermined;
                         why.evidence = transaction_evidence(n, t);
                     }
@@ -1302,15 +1337,7 @@ impl RunSpec {
                 }
             })
             .collect();
-        let (mut ports, policers) = self.network_results(&r.ports, &r.policers);
-        if self.series {
-            for (p, out) in ports.iter_mut().enumerate() {
-                out.queue_series = r
-                    .queue_series
-                    .get(p)
-                    .map(|s| s.iter().map(|&(t, n)| (t.as_secs_f64(), n)).collect());
-            }
-        }
+        let (ports, policers) = self.network_results(&r.ports, &r.policers, &r.queue_series);
         SpecResult {
             connections,
             ports,
@@ -1452,6 +1479,44 @@ mod test {
         // 20000-byte datagrams leave as three IP fragments (three PDUs) each.
         let frag = udp("sparc-10", 20_000);
         assert_eq!(frag.datagrams_received, frag.datagrams_sent);
+    }
+
+    /// One-MSS streams both ways between an IRIX (4.4BSD rules) host and an NT host (or, with
+    /// `flavour`, the connection's flavour at both ends).
+    fn bsd_and_nt(flavour: &str) -> SpecResult {
+        let conn = |from: &str, to: &str| {
+            format!(
+                r#"{{"transmitter": "{from}", "receiver": "{to}", {flavour} "mtu": 9188,
+                "sndbuf": 9148, "rcvbuf": 9148,
+                "traffic": {{"type": "full", "blocksize": 9148, "duration_s": 2}}}}"#
+            )
+        };
+        let text = format!(
+            r#"{{"hosts": [{{"name": "b", "site": "east", "phy": "oc3c", "profile": "sparc-20",
+                        "flavour": "irix601"}},
+                      {{"name": "n", "site": "east", "phy": "oc3c", "profile": "sparc-20",
+                        "flavour": "nt351"}}],
+            "connections": [{}, {}]}}"#,
+            conn("b", "n"),
+            conn("n", "b")
+        );
+        RunSpec::from_json(&text).unwrap().run().unwrap()
+    }
+
+    #[test]
+    fn each_end_runs_its_own_hosts_tcp() {
+        // A one-MSS window: the receiver's window-update rule decides. Into the NT
+        // host it waits for NT's 200 ms delayed-ACK timer, whoever sends; into the
+        // BSD host (update on half the buffer reopened) it goes at once.
+        let r = bsd_and_nt("");
+        let (into_nt, into_bsd) = (&r.connections[0], &r.connections[1]);
+        let per_tick = 9148.0 * 8.0 / 0.2;
+        assert!(into_nt.throughput_bps < 1.3 * per_tick, "{into_nt:?}");
+        assert!(into_bsd.throughput_bps > 20.0 * into_nt.throughput_bps);
+        assert_eq!(into_nt.limited_by, "lockstep");
+        // A connection's flavour still sets both ends: NT's receiving into the IRIX host.
+        let both = bsd_and_nt(r#""flavour": "nt351","#);
+        assert!(both.connections[1].throughput_bps < 1.3 * per_tick);
     }
 
     /// Host l (local, OC-3c) and host m (remote: west, across a 1 ms OC-3c trunk)

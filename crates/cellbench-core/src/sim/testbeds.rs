@@ -139,6 +139,7 @@ pub fn loopback(profile: &HostProfile, nbytes: u64, seed: u64) -> Scenario {
             circuit: 0,
             return_circuit: 1,
             flavour: Flavour::Sunos411,
+            receiver_flavour: Flavour::Sunos411,
             mtu: LOOPBACK_MTU,
             encap_header: 0,
             sndbuf: 52_428,

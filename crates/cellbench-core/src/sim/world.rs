@@ -40,7 +40,11 @@ pub struct TransferSpec {
     /// The circuit carrying data (sender → receiver) and the one carrying ACKs back.
     pub circuit: CircuitId,
     pub return_circuit: CircuitId,
+    /// The sender's TCP and the receiver's: each end runs its own host's
+    /// (a heterogeneous pair acknowledges and reopens its window by the
+    /// receiver's rules, sends by the sender's).
     pub flavour: Flavour,
+    pub receiver_flavour: Flavour,
     /// IP MTU of the interface: MSS = MTU − 40.
     pub mtu: u32,
     /// Bytes of encapsulation header before the IP datagram in each PDU (RFC 1483 LLC/SNAP: 8; VC-mux: 0).
@@ -155,8 +159,9 @@ pub struct TransferResult {
     pub receiver: TcpStats,
     pub pdus_dropped_at_adapter: u64,
     /// Time spent in the Nagle/delayed-ACK circular wait: the sender holding a
-    /// short segment for an ACK (or, NT, an unbuffered send waiting for its
-    /// ACK), the receiver (buffer read empty, everything sent has arrived)
+    /// short segment for an ACK (or its write waiting for one: NT's unbuffered
+    /// send, a send buffer short of room; or its data waiting on a closed
+    /// window), the receiver (buffer read empty, everything sent has arrived)
     /// holding that ACK for its timer.
     pub circular_wait_seconds: f64,
     /// For UDP transfers: datagram counts at the transmitter (sent) and receiver.
@@ -206,6 +211,10 @@ pub struct ProbeResult {
     /// output) besides the path. Cycles with a resend in them are not counted
     /// (Karn: they time recovery). Count, window bytes in flight summed, time summed.
     pub window_cycles: (u32, u64, SimTime),
+    /// The part of the circular wait in which the window the sender knew was
+    /// closed: the receiver had read everything, but left the window update
+    /// that would reopen it to its delayed-ACK timer.
+    pub window_wait_seconds: f64,
 }
 
 impl TransferResult {
@@ -494,6 +503,9 @@ struct Probe {
     /// then in flight; the closed-window cycles so far (see `ProbeResult::window_cycles`).
     closed: Option<(SimTime, u32)>,
     window_cycles: (u32, u64, SimTime),
+    /// Since when the circular wait has had the sender's window closed, and the total.
+    window_wait_since: Option<SimTime>,
+    window_wait_total: SimTime,
 }
 
 /// Run a scenario to the end of all transfers (or the time limit), flat out.
@@ -525,8 +537,9 @@ pub fn run_with_clock(
                 fast_interval: scenario
                     .transfers
                     .iter()
-                    .filter(|t| t.sender == h || t.receiver == h)
-                    .map(|t| t.flavour.policy())
+                    .flat_map(|t| [(t.sender, t.flavour), (t.receiver, t.receiver_flavour)])
+                    .filter(|&(host, _)| host == h)
+                    .map(|(_, f)| f.policy())
                     .filter(|p| p.timers == TimerModel::SlowTick)
                     .map(|p| p.delack_interval)
                     .min(),
@@ -594,7 +607,12 @@ pub fn run_with_clock(
                 (Some(_), false) => (t.rcvbuf, t.rcvbuf),
                 (None, _) => (t.sndbuf, t.rcvbuf),
             };
-            let mut tcb = Tcb::new(t.flavour, mss, sndbuf, rcvbuf, iss);
+            let flavour = if is_sender {
+                t.flavour
+            } else {
+                t.receiver_flavour
+            };
+            let mut tcb = Tcb::new(flavour, mss, sndbuf, rcvbuf, iss);
             tcb.nodelay = t.nodelay;
             let udp = (t.protocol == Protocol::Udp).then(|| UdpSock::new(t.rcvbuf));
             let app = if let Some(sizes) = t.transaction {
@@ -683,13 +701,15 @@ pub fn run_with_clock(
 /// Check a scenario before anything runs: a bad value is reported, never half-run.
 pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
     for (i, t) in s.transfers.iter().enumerate() {
-        let max = t.flavour.policy().max_sockbuf;
-        for (what, v) in [("send buffer", t.sndbuf), ("receive buffer", t.rcvbuf)] {
-            if v == 0 || v > max {
-                return Err(ScenarioError(format!(
-                    "transfer {i}: {what} {v} bytes is out of range for {}: 1..={max}",
-                    t.flavour
-                )));
+        // Both ends take both buffers (a stream's ends, netperf -s/-S).
+        for flavour in [t.flavour, t.receiver_flavour] {
+            let max = flavour.policy().max_sockbuf;
+            for (what, v) in [("send buffer", t.sndbuf), ("receive buffer", t.rcvbuf)] {
+                if v == 0 || v > max {
+                    return Err(ScenarioError(format!(
+                        "transfer {i}: {what} {v} bytes is out of range for {flavour}: 1..={max}"
+                    )));
+                }
             }
         }
         if t.buflen == 0 {
@@ -1325,22 +1345,37 @@ impl World {
             }
             _ => {}
         }
-        // One end holds a short segment for an ACK the other, having read all
-        // that came, delays: Nagle holds a short segment, or (Winsock AFD) an
-        // unbuffered send holds the application until acknowledged. A stream's
-        // receiver sends no data; in a request/response test the server holds
-        // responses as the client requests.
-        let unbuffered =
-            matches!(&self.eps[2 * transfer].app, App::Source(src) if src.awaiting_ack());
+        // One end waits for an ACK the other, having read all that came, delays:
+        // Nagle holds a short segment, the sender's write waits (Winsock AFD's
+        // unbuffered send until acknowledged, a send buffer short of room), or
+        // data it has not sent waits on a closed window. A stream's receiver
+        // sends no data; in a request/response test the server holds responses
+        // as the client requests.
+        let src = &self.eps[2 * transfer];
+        let write_waits = matches!(&src.app, App::Source(_)) && src.app_blocked && !src.app_done;
+        let unsent = s.snd.cc > s.outstanding();
         let waits = |a: &Tcb, b: &Tcb, held: bool| {
             (a.holding() || held) && b.delack_pending() && b.rcv.cc == 0 && a.snd_max == b.rcv_nxt
         };
-        let waiting = waits(s, r, unbuffered) || (exchange && waits(r, s, false));
+        let stream_wait = waits(s, r, write_waits || unsent);
+        let waiting = stream_wait || (exchange && waits(r, s, false));
         match (waiting, self.wait_since[transfer]) {
             (true, None) => self.wait_since[transfer] = Some(self.now),
             (false, Some(since)) => {
                 self.wait_total[transfer] += self.now - since;
                 self.wait_since[transfer] = None;
+            }
+            _ => {}
+        }
+        // Of that, the time the window the sender knows is closed: only the
+        // receiver's update (which its timer sends) lets anything more go.
+        let window_wait = stream_wait && s.snd_wnd <= s.outstanding();
+        let p = &mut self.probes[transfer];
+        match (window_wait, p.window_wait_since) {
+            (true, None) => p.window_wait_since = Some(self.now),
+            (false, Some(since)) => {
+                p.window_wait_total += self.now - since;
+                p.window_wait_since = None;
             }
             _ => {}
         }
@@ -1752,6 +1787,7 @@ impl World {
                         cpu_busy: p.cpu_busy,
                         holding_seconds: p.hold_total.as_secs_f64(),
                         window_cycles: p.window_cycles,
+                        window_wait_seconds: p.window_wait_total.as_secs_f64(),
                     }
                 },
                 started_at: self.starts.started_at[i],

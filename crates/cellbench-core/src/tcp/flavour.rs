@@ -35,8 +35,9 @@ pub enum Flavour {
     /// IRIX 6.0.1 (SGI Power Challenge): 4.3BSD-Reno-derived, with RFC 1323.
     Irix601,
     /// Windows NT 3.51 (Pentium PCs): its own TCP under the Winsock AFD layer;
-    /// ACK every second segment or after 200 ms, no RFC 1323, and a send of at
-    /// least SO_SNDBUF bytes completes only once acknowledged.
+    /// ACK every second segment (of any size) or after 200 ms, a window update on a read only
+    /// for two segments' worth, no RFC 1323, and a send of at least SO_SNDBUF
+    /// bytes completes only once acknowledged.
     Nt351,
 }
 
@@ -161,19 +162,32 @@ impl Flavour {
             },
             // Windows NT 3.51. Sources: TcpDelAckTicks (Windows TCP/IP registry
             // reference, technet cc938206): default 2 × 100 ms, an ACK for every
-            // other segment, else when 200 ms have passed since the segment;
+            // other segment, else when 200 ms have passed since the segment (neither
+            // it nor the Embedded CE text below asks for full-sized segments, as
+            // RFC 1122 does: `AckPolicy::SecondSegment`, whatever their size);
             // KB Q199947: NT 3.5/3.51/4.0 have no window scale option, so 65535
             // is the largest window; MSDN Magazine Oct 2000 ("Winsock", AFD.SYS)
             // and KB 823764: AFD copies a send into its buffer up to SO_SNDBUF and
             // completes it at once, but a send of at least SO_SNDBUF bytes is not
             // buffered and completes only when all its data is acknowledged.
-            // Assumptions: Reno's fast retransmit and recovery; 4.4BSD's
-            // window-update test (RFC 1122's receiver SWS avoidance); MSS = MTU − 40;
+            // Microsoft's description of its stack's delayed ACK ("Delayed
+            // Acknowledgments", Windows Embedded CE 6.0 docs, learn.microsoft.com
+            // ee493431: the Microsoft stack sends an ACK only when no ACK went for the
+            // previous segment or 200 ms passed with no other segment) names no ACK
+            // for a read that reopens the window.
+            // Assumptions: Reno's fast retransmit and recovery; MSS = MTU − 40;
             // AFD hands TCP a send whole (copied when it fits the free quota, else
             // the user's buffer itself), not in mbuf clusters: one append per send.
+            // A read sends a window update only when the window the peer knows would
+            // grow by two full segments (`WindowUpdateRule::TwoSegments`: what an
+            // ACK for every second segment amounts to for a reopened window; NT's
+            // TCP is its own code, not BSD's, and no public source gives BSD's
+            // "half the buffer" clause for it): with a socket buffer of one MSS the
+            // read that empties it leaves the update to the 200 ms timer.
             Flavour::Nt351 => Policy {
                 max_sockbuf: 65_535,
-                ack: AckPolicy::SecondFullSegment,
+                window_update: WindowUpdateRule::TwoSegments,
+                ack: AckPolicy::SecondSegment,
                 delack_interval: SimTime::from_ms(200),
                 timers: TimerModel::PerConnection,
                 rtt_unit: SimTime::from_ms(1),
@@ -284,6 +298,11 @@ pub enum WindowUpdateRule {
     Tahoe,
     /// 4.4BSD: the window opens by 2 MSS, or by 50% of the buffer.
     Bsd44,
+    /// Only when the window opens by 2 MSS: 4.4BSD's test without its
+    /// fraction-of-the-buffer clause. A receive buffer under two segments then
+    /// never sends an update on a read; the delayed-ACK timer (or the ACK the
+    /// next segment earns) tells the sender the window opened.
+    TwoSegments,
 }
 
 /// How the receiver acknowledges in-order data.
@@ -478,9 +497,17 @@ mod test {
         let nt = Flavour::Nt351.policy();
         assert_eq!((nt.max_sockbuf, nt.max_window()), (65_535, 65_535));
         assert_eq!(nt.delack_interval, SimTime::from_ms(200));
+        assert_eq!(nt.ack, AckPolicy::SecondSegment);
         assert_eq!(nt.interface_mss(9148), 9148);
         for f in Flavour::ALL {
             assert_eq!(f.policy().send_completes_on_ack, f == Flavour::Nt351, "{f}");
+            // NT alone drops 4.4BSD's "half the buffer" window update; SunOS keeps Tahoe's.
+            let rule = match f {
+                Flavour::Nt351 => WindowUpdateRule::TwoSegments,
+                Flavour::Sunos411 | Flavour::Sunos413 => WindowUpdateRule::Tahoe,
+                _ => WindowUpdateRule::Bsd44,
+            };
+            assert_eq!(f.policy().window_update, rule, "{f}");
         }
     }
 

@@ -564,10 +564,12 @@ impl Tcb {
                         return Some(SendReason::WindowUpdate);
                     }
                 }
-                WindowUpdateRule::Bsd44 => {
+                WindowUpdateRule::Bsd44 | WindowUpdateRule::TwoSegments => {
                     let adv = rwin.min(TCP_MAXWIN << self.rcv_scale) as i64
                         - (self.rcv_adv - self.rcv_nxt);
-                    if adv >= 2 * self.t_maxseg as i64 || 2 * adv >= self.rcv.hiwat as i64 {
+                    let half_buffer = self.policy.window_update == WindowUpdateRule::Bsd44
+                        && 2 * adv >= self.rcv.hiwat as i64;
+                    if adv >= 2 * self.t_maxseg as i64 || half_buffer {
                         return Some(SendReason::WindowUpdate);
                     }
                 }

@@ -399,6 +399,35 @@ fn bsd44_window_update_needs_no_empty_buffer() {
     }
 }
 
+#[test]
+fn nt_window_update_waits_for_two_segments_not_half_the_buffer() {
+    // A receive buffer of one MSS, one full segment in it: reading it reopens
+    // the whole buffer. 4.4BSD (Reno) updates at once (half the buffer); NT
+    // needs two segments' worth, so only its delayed-ACK timer tells the sender.
+    for (flavour, at_once) in [(Flavour::Reno, true), (Flavour::Nt351, false)] {
+        let (mut a, mut b) = open(flavour, flavour, MSS, MSS);
+        let data = send_segments(&mut a, 1);
+        assert!(
+            feed(&mut b, &data).is_empty(),
+            "{flavour}: one segment is not ACKed at once"
+        );
+        let mut out = Vec::new();
+        b.read(MSS, &mut out);
+        let update = out.iter().any(|s| s.reason == SendReason::WindowUpdate);
+        assert_eq!(update, at_once, "{flavour}");
+        if !at_once {
+            assert!(b.delack_pending(), "the timer still owes the ACK");
+        }
+    }
+    // Two segments' room: NT updates on the read as well.
+    let (mut a, mut b) = open(Flavour::Nt351, Flavour::Nt351, 4 * MSS, 4 * MSS);
+    let data = send_segments(&mut a, 3);
+    feed(&mut b, &data);
+    let mut out = Vec::new();
+    b.read(3 * MSS, &mut out);
+    assert!(out.iter().any(|s| s.reason == SendReason::WindowUpdate));
+}
+
 // ----- modern's per-connection timers ------------------------------------
 
 const fn ms(n: u64) -> SimTime {

@@ -235,18 +235,25 @@ pub fn segment_pdu(header: &CellHeader, pdu: &[u8]) -> Result<Vec<[u8; CELL_LEN]
     if pdu.is_empty() || !pdu.len().is_multiple_of(PAYLOAD_LEN) {
         return Err(SegmentError::Payload(Aal5Error::PduSize { len: pdu.len() }));
     }
+    (0..pdu.len() / PAYLOAD_LEN)
+        .map(|i| pdu_cell(header, pdu, i))
+        .collect()
+}
+
+/// Cell `i` of an already-built CPCS-PDU (whose length must be a multiple of 48):
+/// the PDU's `i`-th 48 bytes under `header`, AUU set iff it is the last.
+pub fn pdu_cell(header: &CellHeader, pdu: &[u8], i: usize) -> Result<[u8; CELL_LEN], SegmentError> {
     let n = pdu.len() / PAYLOAD_LEN;
-    let mut cells = Vec::with_capacity(n);
-    for (i, chunk) in pdu.chunks_exact(PAYLOAD_LEN).enumerate() {
-        let h = CellHeader {
-            pti: header.pti.with_auu(i + 1 == n),
-            ..*header
-        };
-        let mut payload = [0u8; PAYLOAD_LEN];
-        payload.copy_from_slice(chunk);
-        cells.push(h.cell(&payload).map_err(SegmentError::Header)?);
+    if i >= n || !pdu.len().is_multiple_of(PAYLOAD_LEN) {
+        return Err(SegmentError::Payload(Aal5Error::PduSize { len: pdu.len() }));
     }
-    Ok(cells)
+    let h = CellHeader {
+        pti: header.pti.with_auu(i + 1 == n),
+        ..*header
+    };
+    let mut payload = [0u8; PAYLOAD_LEN];
+    payload.copy_from_slice(&pdu[i * PAYLOAD_LEN..(i + 1) * PAYLOAD_LEN]);
+    h.cell(&payload).map_err(SegmentError::Header)
 }
 
 /// A virtual channel: the reassembly key.

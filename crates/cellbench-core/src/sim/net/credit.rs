@@ -23,7 +23,7 @@
 //! comes here and runs exactly as before.
 
 use super::port::{self, Verdict};
-use super::{Ev, Network};
+use super::{Ev, Network, Place};
 use crate::time::SimTime;
 use std::collections::VecDeque;
 
@@ -183,7 +183,7 @@ impl Network {
         if s == 0 && eom {
             q.pdus_held -= 1;
         }
-        if s >= 1 && self.log_on {
+        if s >= 1 && self.logs(Place::Port(self.circuits[c].stages[s].port)) {
             let p = self.circuits[c].stages[s].port;
             self.log_sent(p, c, s, head.pdu, head.cell, std::iter::once(now), head.clp);
         }

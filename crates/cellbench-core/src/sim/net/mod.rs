@@ -769,6 +769,16 @@ pub enum CellFate {
     Received,
 }
 
+/// Which cells the cell log keeps.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum LogScope {
+    Off,
+    /// Every cell at every place.
+    All,
+    /// The cells a port handles (a tap).
+    Port(usize),
+}
+
 /// One cell at one place (see [`Network::set_cell_log`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CellRecord {
@@ -946,7 +956,7 @@ pub struct Network {
     agenda: Agenda,
     now: SimTime,
     events: u64,
-    log_on: bool,
+    log_scope: LogScope,
     log: Vec<CellRecord>,
     /// Per port, its occupancy over time (see [`Network::set_queue_series`]); None: off.
     queue_series: Option<Vec<QueueSeries>>,
@@ -1029,7 +1039,7 @@ impl Network {
         c.counters.cells_sent += ncells as u64;
         let (vpi, vci) = (c.stages[0].vpi, c.stages[0].vci);
         let pdu = self.alloc_pdu(circuit, token, ncells);
-        if self.log_on {
+        if self.logs(Place::Adapter(src)) {
             for r in &runs {
                 for k in 0..r.count {
                     self.log.push(CellRecord {
@@ -1156,13 +1166,37 @@ impl Network {
 
     /// When on, record every cell at every place (for equivalence tests; costly).
     pub fn set_cell_log(&mut self, on: bool) {
-        self.log_on = on;
+        self.log_scope = if on { LogScope::All } else { LogScope::Off };
+    }
+
+    /// A tap on one switch output port: record only the cells it handles (sent
+    /// or lost there), as [`Network::set_cell_log`] records them. A port's
+    /// records come in the order the port decides its cells; the caller takes
+    /// them as they come ([`Network::drain_cell_log`]), e.g. into a pcap file.
+    pub fn set_port_tap(&mut self, port: usize) {
+        self.log_scope = LogScope::Port(port);
     }
 
     /// The cell records taken while the log was on. Their order differs between
     /// fidelities; sort them to compare.
     pub fn cell_log(&self) -> &[CellRecord] {
         &self.log
+    }
+
+    /// Move the cell records taken so far to the end of `out` (a long-running
+    /// tap keeps only what its caller has not taken yet).
+    pub fn drain_cell_log(&mut self, out: &mut Vec<CellRecord>) {
+        out.append(&mut self.log);
+    }
+
+    /// Whether the cell log keeps the records of a place.
+    #[inline]
+    fn logs(&self, place: Place) -> bool {
+        match self.log_scope {
+            LogScope::Off => false,
+            LogScope::All => true,
+            LogScope::Port(p) => place == Place::Port(p),
+        }
     }
 
     /// When on, record each port's occupancy over time: `(t, cells)` just
@@ -1290,6 +1324,7 @@ impl Network {
         step: SimTime,
         clp: bool,
     ) {
+        let log = self.logs(Place::Receiver(self.circuits[circuit].dst));
         let rec = &mut self.pdus[pdu as usize];
         let c = &mut self.circuits[circuit];
         if c.rx_cur != rec.serial + 1 {
@@ -1306,7 +1341,7 @@ impl Network {
             c.rx_open = false;
             rec.eom_at = Some(t0 + step.times(count as u64 - 1));
         }
-        if self.log_on {
+        if log {
             let s = c.stages.last().expect("a circuit has a stage 0");
             for k in 0..count {
                 self.log.push(CellRecord {
@@ -1367,6 +1402,7 @@ impl Network {
             let r = &self.pdus[pdu as usize];
             (r.serial, r.token)
         };
+        let log = self.logs(Place::Port(port));
         let pc = &mut self.ports[port].counters;
         pc.cells_in += n as u64;
         pc.cells_lost.add(cause, n as u64);
@@ -1379,7 +1415,7 @@ impl Network {
             st.last_damaged = serial + 1;
             pc.pdus_damaged += 1;
         }
-        if self.log_on {
+        if log {
             let (vpi, vci) = (st.vpi, st.vci);
             for k in 0..n {
                 self.log.push(CellRecord {

@@ -2,7 +2,7 @@
 //! literal FIFO of the end times of the cells it holds.
 
 use super::port::{self, Verdict};
-use super::{upc, Ev, Network};
+use super::{upc, Ev, Network, Place};
 use crate::atm::gcra;
 use crate::time::SimTime;
 
@@ -74,7 +74,7 @@ impl Network {
                 self.ports[p].ends.push_back(start + cell_time);
                 self.count_accepted(p, 1, occ + 1);
                 self.sample_queue(p, a, occ + 1, start + cell_time);
-                if self.log_on {
+                if self.logs(Place::Port(p)) {
                     self.log_sent(p, c, stage, pdu, cell, std::iter::once(start), clp);
                 }
                 let next = Ev::Cell {

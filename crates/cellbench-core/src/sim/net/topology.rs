@@ -2,8 +2,9 @@
 
 use super::upc::PolicerRt;
 use super::{
-    AdapterRt, Agenda, CircuitCounters, CircuitId, CircuitRt, Element, Fidelity, Network, Next,
-    PolicerCounters, PortCounters, PortRt, StageRt, Topology, TopologyError, TxSpacing, VcState,
+    AdapterRt, Agenda, CircuitCounters, CircuitId, CircuitRt, Element, Fidelity, LogScope, Network,
+    Next, PolicerCounters, PortCounters, PortRt, StageRt, Topology, TopologyError, TxSpacing,
+    VcState,
 };
 use crate::atm::gcra::Policer;
 use crate::atm::phy::CELL_BITS;
@@ -278,7 +279,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         agenda: Agenda::default(),
         now: SimTime::ZERO,
         events: 0,
-        log_on: false,
+        log_scope: LogScope::Off,
         log: Vec::new(),
         queue_series: None,
         dirty: Vec::new(),

@@ -36,7 +36,7 @@
 //! is scheduled before its time. The port graph must be loop-free (checked).
 
 use super::port::{self, VcState, Verdict};
-use super::{upc, DropPolicy, Ev, LossCause, Network, Next};
+use super::{upc, DropPolicy, Ev, LossCause, Network, Next, Place};
 use crate::time::SimTime;
 use std::cmp::Reverse;
 
@@ -399,7 +399,7 @@ impl Network {
         } else {
             VcState::Accepting
         };
-        if self.log_on {
+        if self.logs(Place::Port(p)) {
             let starts = (0..run.n).map(|k| run.start(k, a0, seg.step, cell));
             self.log_sent(p, c, s, seg.pdu, seg.first + j, starts, seg.clp);
         }
@@ -449,7 +449,7 @@ impl Network {
                 self.ports[p].end = start + cell;
                 self.count_accepted(p, 1, occ + 1);
                 self.sample_queue(p, a, occ + 1, start + cell);
-                if self.log_on {
+                if self.logs(Place::Port(p)) {
                     self.log_sent(p, c, s, seg.pdu, idx, std::iter::once(start), seg.clp);
                 }
                 self.emit(c, s, seg.pdu, idx, 1, start + cell + delay, cell, seg.clp);
