@@ -123,8 +123,8 @@ def unconstrained(d: Path, phy: str, mb: int, reps: int) -> None:
             f"  PDUs later than one cell: {sum(late.values())} of {e['emu_pdus_timed']}, by "
             "what the emulator's thread was doing when each fell due: "
             + ", ".join(f"{k} {n}" for k, n in late.items())
-            + f"; each TUN write p50 {e['emu_write_p50_us']:.2f} µs, "
-            f"p99 {e['emu_write_p99_us']:.2f} µs"
+            + f" (the thread was preempted {e['emu_preemptions']} times); each TUN write "
+            f"p50 {e['emu_write_p50_us']:.2f} µs, p99 {e['emu_write_p99_us']:.2f} µs"
         )
         work = e["emu_read_seconds"] + e["emu_write_seconds"]
         print(

@@ -188,6 +188,7 @@ def run_one(
             "emu_write_p50_us": report["write_us"]["p50"],
             "emu_write_p99_us": report["write_us"]["p99"],
             "emu_pdus_timed": report["pdus_timed"],
+            "emu_preemptions": report["preemptions"],
             **{f"emu_late_{k}": n for k, n in report["late_pdus"].items()},
         }
         if report["policers"]:

@@ -198,6 +198,9 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("emu_late_read", "int64"),
     ("emu_late_sleep", "int64"),
     ("emu_late_other", "int64"),
+    # How often the kernel took the CPU from the emulator's thread (involuntary
+    # context switches): the late PDUs that waited on none of the above.
+    ("emu_preemptions", "int64"),
 ]
 
 

@@ -208,6 +208,9 @@ pub struct EmuReport {
     pub realtime_priority: bool,
     /// The CPU the emulator's thread kept to, if it was pinned.
     pub cpu: Option<usize>,
+    /// How often the kernel took the CPU from the emulator's thread (involuntary
+    /// context switches): each a late delivery if a PDU fell due meanwhile.
+    pub preemptions: u64,
     /// `--pcap`: the cells written, or why the file is incomplete.
     pub pcap_cells: Option<u64>,
     pub pcap_error: Option<String>,
@@ -353,6 +356,7 @@ impl Emulator {
         let cpu = self.cpu.filter(|&c| pin_to_cpu(c));
         let clock = WallClock::new(1.0);
         let cpu0 = thread_cpu_seconds();
+        let preempted0 = thread_preemptions();
         let started = Instant::now();
         let mut buf = vec![0u8; BUF_LEN];
         let mut delivered: Vec<Delivery> = Vec::new();
@@ -415,6 +419,7 @@ impl Emulator {
         let mut report = self.report(started.elapsed().as_secs_f64(), thread_cpu_seconds() - cpu0);
         report.realtime_priority = realtime_priority;
         report.cpu = cpu;
+        report.preemptions = thread_preemptions().saturating_sub(preempted0);
         Ok(report)
     }
 
@@ -669,6 +674,7 @@ impl Emulator {
             cells_carried,
             realtime_priority: false,
             cpu: None,
+            preemptions: 0,
         }
     }
 }
@@ -716,6 +722,15 @@ fn thread_cpu_seconds() -> f64 {
     // SAFETY: clock_gettime writes one timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Involuntary context switches of the calling thread so far.
+fn thread_preemptions() -> u64 {
+    // SAFETY: a zeroed rusage is valid; getrusage writes one.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_THREAD reports on the calling thread into `ru`.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    ru.ru_nivcsw.max(0) as u64
 }
 
 #[cfg(test)]
