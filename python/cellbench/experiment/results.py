@@ -1169,10 +1169,15 @@ def _read_legacy_parts(folder: Path, columns) -> pd.DataFrame:
 
 
 def _fill_columns(rows: pd.DataFrame) -> pd.DataFrame:
-    for name, _ in ROW_COLUMNS:
-        if name not in rows:
-            rows[name] = None  # a column added since this result was written
-    return rows
+    """The columns added since this result was written, empty; in one step (one column
+    at a time fragments the frame, which pandas warns about past 100 columns)."""
+    import pandas as pd
+
+    missing = [name for name, _ in ROW_COLUMNS if name not in rows]
+    if not missing:
+        return rows
+    added = pd.DataFrame({name: [None] * len(rows) for name in missing}, index=rows.index)
+    return pd.concat([rows, added], axis=1)
 
 
 def load(path: str | Path) -> Result:
