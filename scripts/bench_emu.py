@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """The emulator (``--engine emu``) against its ceilings and the simulator, side by side.
 
-Run as root: ``python3 scripts/bench_emu.py [MBYTES]`` (default 16; OC-12c moves four times
-as much). Prints, in one run:
+Run as root: ``python3 scripts/bench_emu.py [MBYTES [RUNS]]`` (default 16 MB, OC-12c moving
+four times as much; 1 emulated run of each path). Prints, in one run:
 
 - an unconstrained OC-3c path and an unconstrained OC-12c path (two hosts of that
   phy with no gap between PDUs, one 256-cell port, 1 MB windows; the kernel's
   default congestion control):
-  Linux TCP's throughput against the path's TCP payload ceiling (``cellbench calc
+  Linux TCP's goodput against the path's TCP payload ceiling (``cellbench calc
   layers --phy oc3c`` / ``oc12c``) and the simulator's `modern` TCP, with the
   emulator's lateness p50/p99/max, whether it kept real time (p99 within one cell
-  time of the phy), and its CPU cost per emulated Gb/s of cells;
+  time of the phy), what the late PDUs waited for, and its CPU cost per emulated
+  Gb/s of cells (and how much of it the datagrams' own reads and writes are);
 - the wan-window path (8.8 ms round trip) with 64 KB windows: Linux against the
   window/RTT bound and the simulator's `modern` TCP.
 
@@ -87,58 +88,76 @@ def tcp_ceiling(phy: str) -> float:
 CELL_US = {"oc3c": 424 / 149.76, "oc12c": 424 / 599.04}
 
 
-def unconstrained(d: Path, phy: str, mb: int) -> None:
-    """Two hosts of `phy` through one port: the emulator against the ceiling and the simulator."""
-    e, ports = run(d, phy, UNCONSTRAINED.format(phy=phy, mb=mb), "--engine", "emu")
+def unconstrained(d: Path, phy: str, mb: int, reps: int) -> None:
+    """Two hosts of `phy` through one port: the emulator (`reps` runs) against the ceiling
+    and the simulator (deterministic: one run)."""
     s, _ = run(d, phy, UNCONSTRAINED.format(phy=phy, mb=mb))
     ceiling = tcp_ceiling(phy)
-    seconds = max(e["ended_s"] - e["started_s"], 1e-9)
-    cell_gbps = ports["cells_out"].sum() * 424 / seconds
-    cpu_per_gbps = e["emu_cpu_seconds"] / seconds / max(cell_gbps / 1e9, 1e-12)
-    print(f"## unconstrained {phy} path, {mb} MB, Linux {e['kernel_cc']}, 1 MB windows")
-    ratio = e["throughput_bps"] / s["throughput_bps"]
+    print(f"## unconstrained {phy} path, {mb} MB, 1 MB windows")
     print(
-        f"emu {e['throughput_bps'] / 1e6:8.2f} Mb/s = {e['throughput_bps'] / ceiling:6.1%} of "
-        f"the {phy} TCP payload ceiling {ceiling / 1e6:.2f} Mb/s (receiver's goodput "
-        f"{e['goodput_bps'] / 1e6:.2f} Mb/s = {e['goodput_bps'] / ceiling:.1%}); simulator "
-        f"(modern) {s['throughput_bps'] / 1e6:.2f} Mb/s; emu/sim {ratio:.3f}"
+        f"simulator (modern): goodput {s['goodput_bps'] / 1e6:.2f} Mb/s = "
+        f"{s['goodput_bps'] / ceiling:.1%} of the {phy} TCP payload ceiling "
+        f"{ceiling / 1e6:.2f} Mb/s; cells lost {s['cells_lost']}, retransmitted segments "
+        f"{s['retransmitted_segments']}"
     )
-    print(
-        f"emu cells lost {e['cells_lost']}, retransmits {e['retransmits']}; sim cells lost "
-        f"{s['cells_lost']}, retransmitted segments {s['retransmitted_segments']}"
-    )
-    late = {k: e[f"emu_late_{k}"] for k in ("write", "read", "sleep", "other")}
-    print(
-        f"lateness p50 {e['lateness_p50_us']:.2f} µs, p99 {e['lateness_p99_us']:.2f} µs, "
-        f"max {e['lateness_max_us']:.2f} µs (one {phy} cell: {CELL_US[phy]:.2f} µs); "
-        f"real time: {bool(e['real_time'])}"
-    )
-    print(
-        f"PDUs later than one cell: {sum(late.values())} of {e['emu_pdus_timed']}, by what the "
-        f"emulator's thread was doing when each fell due: "
-        + ", ".join(f"{k} {n}" for k, n in late.items())
-        + f"; each TUN write p50 {e['emu_write_p50_us']:.2f} µs, "
-        f"p99 {e['emu_write_p99_us']:.2f} µs"
-    )
-    print(
-        f"CPU: {e['emu_cpu_seconds']:.3f} s of the emulator's thread for "
-        f"{cell_gbps / 1e6:.1f} Mb/s of port cells = {cpu_per_gbps:.3f} CPU-s per s per "
-        "emulated Gb/s of cells"
-    )
+    for rep in range(reps):
+        load = os.getloadavg()[0]
+        e, ports = run(d, f"{phy}{rep}", UNCONSTRAINED.format(phy=phy, mb=mb), "--engine", "emu")
+        seconds = max(e["ended_s"] - e["started_s"], 1e-9)
+        cell_gbps = ports["cells_out"].sum() * 424 / seconds
+        per_gbps = 1 / seconds / max(cell_gbps / 1e9, 1e-12)
+        print(
+            f"emu run {rep + 1} (load {load:.1f}), Linux {e['kernel_cc']}: goodput "
+            f"{e['goodput_bps'] / 1e6:.2f} Mb/s = {e['goodput_bps'] / ceiling:.1%} of the "
+            f"ceiling, emu/sim {e['goodput_bps'] / s['goodput_bps']:.3f} (sender's rate "
+            f"{e['throughput_bps'] / 1e6:.2f} Mb/s); cells lost {e['cells_lost']}, "
+            f"retransmits {e['retransmits']}"
+        )
+        late = {k: e[f"emu_late_{k}"] for k in ("write", "read", "sleep", "other")}
+        print(
+            f"  lateness p50 {e['lateness_p50_us']:.2f} µs, p99 {e['lateness_p99_us']:.2f} µs, "
+            f"max {e['lateness_max_us']:.2f} µs (one {phy} cell: {CELL_US[phy]:.2f} µs); "
+            f"real time: {bool(e['real_time'])}"
+        )
+        print(
+            f"  PDUs later than one cell: {sum(late.values())} of {e['emu_pdus_timed']}, by "
+            "what the emulator's thread was doing when each fell due: "
+            + ", ".join(f"{k} {n}" for k, n in late.items())
+            + f" (the thread was preempted {e['emu_preemptions']} times); each TUN write "
+            f"p50 {e['emu_write_p50_us']:.2f} µs, p99 {e['emu_write_p99_us']:.2f} µs"
+        )
+        work = e["emu_read_seconds"] + e["emu_write_seconds"]
+        print(
+            f"  CPU: {e['emu_cpu_seconds']:.3f} s of the emulator's thread in {seconds:.3f} s "
+            f"for {cell_gbps / 1e6:.1f} Mb/s of port cells (both ways) = "
+            f"{e['emu_cpu_seconds'] * per_gbps:.3f} CPU-s per s per emulated Gb/s of cells; "
+            f"of it reading {e['emu_read_seconds']:.3f} s and writing "
+            f"{e['emu_write_seconds']:.3f} s (the datagrams' own cost, {work * per_gbps:.3f} "
+            "per Gb/s), the rest spinning before cell events"
+        )
 
 
 def main() -> int:
     mb = int(sys.argv[1]) if len(sys.argv) > 1 else 16
+    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     if os.geteuid() != 0:
         print("bench_emu.py: run as root (the emulator makes network namespaces)")
         return 2
+    from cellbench.emu import netns
+
     load = os.getloadavg()
-    print(f"# load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
+    cpu, rps = netns.cpu_layout()
+    throttle = Path("/proc/sys/kernel/sched_rt_runtime_us").read_text().strip()
+    print(
+        f"# load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores; "
+        f"the emulator's loop on CPU {cpu}, the hosts' input steered to CPUs {rps}; "
+        f"sched_rt_runtime_us {throttle} (of 1 s: a loop spinning more is throttled)"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         # OC-12c moves four times the bytes in about the same time.
         for phy, nbytes in (("oc3c", mb), ("oc12c", 4 * mb)):
-            unconstrained(d, phy, nbytes)
+            unconstrained(d, phy, nbytes, reps)
         e, _ = run(d, "wan", WAN.format(mb=mb // 4 or 1), "--engine", "emu")
         s, _ = run(d, "wan", WAN.format(mb=mb // 4 or 1))
         bound = 65536 * 8 / 8.8e-3

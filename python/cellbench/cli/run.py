@@ -254,6 +254,16 @@ def _print_timing(result) -> None:
         f"p50 {worst['lateness_p50_us']:.1f} µs, p99 {worst['lateness_p99_us']:.1f} µs, "
         f"max {worst['lateness_max_us']:.1f} µs"
     )
+    import pandas as pd
+
+    causes = ("write", "read", "sleep", "other")
+    if all(pd.notna(worst.get(f"emu_late_{k}")) for k in causes):
+        n = {k: int(worst[f"emu_late_{k}"]) for k in causes}
+        print(
+            f"#   its PDUs later than one cell time: {sum(n.values())} of "
+            f"{int(worst['emu_pdus_timed'])}, fell due while the emulator was writing another "
+            f"{n['write']}, reading {n['read']}, asleep {n['sleep']}, other {n['other']}"
+        )
     late = runs[runs["real_time"] == False]  # noqa: E712 - a nullable column
     if len(late):
         print(

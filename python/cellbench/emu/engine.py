@@ -192,9 +192,12 @@ def run_one(
             "lateness_max_us": report["lateness_us"]["max"],
             "real_time": report["real_time"],
             "emu_cpu_seconds": report["cpu_seconds"],
+            "emu_read_seconds": report["read_seconds"],
+            "emu_write_seconds": report["write_seconds"],
             "emu_write_p50_us": report["write_us"]["p50"],
             "emu_write_p99_us": report["write_us"]["p99"],
             "emu_pdus_timed": report["pdus_timed"],
+            "emu_preemptions": report["preemptions"],
             **{f"emu_late_{k}": n for k, n in report["late_pdus"].items()},
         }
         if report["policers"]:

@@ -183,6 +183,11 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("emu_cpu_seconds", "float64"),
     # How long the emulator's TUN writes took (the receiving kernel's input run on its
     # thread): what delays the deliveries after each, so what bounds the lateness.
+    # Of the emulator's run, the seconds it spent reading its TUN devices (and
+    # encapsulating) and writing them: the datagrams' own cost (the rest of
+    # emu_cpu_seconds is its spin before each cell event).
+    ("emu_read_seconds", "float64"),
+    ("emu_write_seconds", "float64"),
     ("emu_write_p50_us", "float64"),
     ("emu_write_p99_us", "float64"),
     # PDUs the emulator timed, and those later than one cell time of the slowest link
@@ -193,6 +198,9 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("emu_late_read", "int64"),
     ("emu_late_sleep", "int64"),
     ("emu_late_other", "int64"),
+    # How often the kernel took the CPU from the emulator's thread (involuntary
+    # context switches): the late PDUs that waited on none of the above.
+    ("emu_preemptions", "int64"),
 ]
 
 
@@ -1161,10 +1169,15 @@ def _read_legacy_parts(folder: Path, columns) -> pd.DataFrame:
 
 
 def _fill_columns(rows: pd.DataFrame) -> pd.DataFrame:
-    for name, _ in ROW_COLUMNS:
-        if name not in rows:
-            rows[name] = None  # a column added since this result was written
-    return rows
+    """The columns added since this result was written, empty; in one step (one column
+    at a time fragments the frame, which pandas warns about past 100 columns)."""
+    import pandas as pd
+
+    missing = [name for name, _ in ROW_COLUMNS if name not in rows]
+    if not missing:
+        return rows
+    added = pd.DataFrame({name: [None] * len(rows) for name in missing}, index=rows.index)
+    return pd.concat([rows, added], axis=1)
 
 
 def load(path: str | Path) -> Result:

@@ -45,9 +45,10 @@ pub use tun::{enter_netns, SetupError, Tun};
 /// spin: a timer wake-up is late by tens of µs on a busy machine, a spin by
 /// well under one.
 const SPIN: Duration = Duration::from_micros(100);
-/// An empty TUN read takes about a µs, one carrying a 9 KB datagram several:
-/// closer than this to a cell event, the loop waits for the event instead.
-const READ_GUARD: Duration = Duration::from_micros(5);
+/// An empty TUN read takes about a µs; reading a 9 KB datagram and building its
+/// PDU (two CRC-32 passes) about 7: closer than this to a cell event, the loop
+/// waits for the event instead.
+const READ_GUARD: Duration = Duration::from_micros(12);
 /// The longest the loop sleeps without looking at its stop flag.
 const TICK: Duration = Duration::from_millis(10);
 /// The loop's recent activities kept to find what a late delivery waited for.
@@ -116,7 +117,10 @@ impl Lateness {
 /// for its end.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Busy {
+    /// Reading a datagram from a TUN device and encapsulating it.
     Read,
+    /// Finding the TUN device empty.
+    Poll,
     Write,
     Sleep,
 }
@@ -193,12 +197,21 @@ pub struct EmuReport {
     /// times are on the network's clock, the agents' on the system clock.
     pub clock_start_unix: f64,
     pub cpu_seconds: f64,
+    /// Of the wall-clock seconds, those spent reading datagrams from the TUN
+    /// devices (and encapsulating them) and writing them: the datagrams' own cost.
+    /// The rest of the CPU seconds is the loop waiting for cell events: spinning,
+    /// and looking at the TUN devices (an empty read) as it spins.
+    pub read_seconds: f64,
+    pub write_seconds: f64,
     /// Cells the links carried (every adapter's and port's), for the CPU cost per cell rate.
     pub cells_carried: u64,
     /// Whether the emulator's thread ran at a real-time scheduling priority.
     pub realtime_priority: bool,
     /// The CPU the emulator's thread kept to, if it was pinned.
     pub cpu: Option<usize>,
+    /// How often the kernel took the CPU from the emulator's thread (involuntary
+    /// context switches): each a late delivery if a PDU fell due meanwhile.
+    pub preemptions: u64,
     /// `--pcap`: the cells written, or why the file is incomplete.
     pub pcap_cells: Option<u64>,
     pub pcap_error: Option<String>,
@@ -232,6 +245,9 @@ pub struct Emulator {
     write_ps: Vec<u64>,
     /// The loop's last activities: (start, end, what).
     busy: VecDeque<(SimTime, SimTime, Busy)>,
+    /// Total time reading and writing.
+    read_time: SimTime,
+    write_time: SimTime,
     late: LateCauses,
     counts: DatagramCounts,
     slowest_cell: SimTime,
@@ -323,6 +339,8 @@ impl Emulator {
             lateness_ps: Vec::new(),
             write_ps: Vec::new(),
             busy: VecDeque::with_capacity(BUSY_LOG),
+            read_time: SimTime::ZERO,
+            write_time: SimTime::ZERO,
             late: LateCauses::default(),
             counts: DatagramCounts::default(),
             slowest_cell,
@@ -339,6 +357,7 @@ impl Emulator {
         let cpu = self.cpu.filter(|&c| pin_to_cpu(c));
         let clock = WallClock::new(1.0);
         let cpu0 = thread_cpu_seconds();
+        let preempted0 = thread_preemptions();
         let started = Instant::now();
         let mut buf = vec![0u8; BUF_LEN];
         let mut delivered: Vec<Delivery> = Vec::new();
@@ -362,7 +381,7 @@ impl Emulator {
                     self.spin_if_due_within(READ_GUARD, &clock, &mut delivered);
                     let start = clock.now();
                     let Some(n) = self.tuns[h].recv(&mut buf)? else {
-                        self.note(start, clock.now(), Busy::Read);
+                        self.note(start, clock.now(), Busy::Poll);
                         break;
                     };
                     self.inject(clock.now(), h, &buf[..n]);
@@ -401,6 +420,7 @@ impl Emulator {
         let mut report = self.report(started.elapsed().as_secs_f64(), thread_cpu_seconds() - cpu0);
         report.realtime_priority = realtime_priority;
         report.cpu = cpu;
+        report.preemptions = thread_preemptions().saturating_sub(preempted0);
         Ok(report)
     }
 
@@ -427,6 +447,11 @@ impl Emulator {
 
     /// The loop was busy with `what` from `start` to `end`.
     fn note(&mut self, start: SimTime, end: SimTime, what: Busy) {
+        match what {
+            Busy::Read => self.read_time += end.saturating_sub(start),
+            Busy::Write => self.write_time += end.saturating_sub(start),
+            Busy::Poll | Busy::Sleep => {}
+        }
         if self.busy.len() == BUSY_LOG {
             self.busy.pop_front();
         }
@@ -447,7 +472,7 @@ impl Emulator {
             .map(|&(_, _, what)| what);
         let n = match during {
             Some(Busy::Write) => &mut self.late.write,
-            Some(Busy::Read) => &mut self.late.read,
+            Some(Busy::Read | Busy::Poll) => &mut self.late.read,
             Some(Busy::Sleep) => &mut self.late.sleep,
             None => &mut self.late.other,
         };
@@ -645,9 +670,12 @@ impl Emulator {
             policers,
             seconds,
             cpu_seconds,
+            read_seconds: self.read_time.as_secs_f64(),
+            write_seconds: self.write_time.as_secs_f64(),
             cells_carried,
             realtime_priority: false,
             cpu: None,
+            preemptions: 0,
         }
     }
 }
@@ -695,6 +723,15 @@ fn thread_cpu_seconds() -> f64 {
     // SAFETY: clock_gettime writes one timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Involuntary context switches of the calling thread so far.
+fn thread_preemptions() -> u64 {
+    // SAFETY: a zeroed rusage is valid; getrusage writes one.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_THREAD reports on the calling thread into `ru`.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    ru.ru_nivcsw.max(0) as u64
 }
 
 #[cfg(test)]
@@ -772,6 +809,7 @@ mod test {
         e.note(us(0), us(10), Busy::Read);
         e.note(us(10), us(30), Busy::Write);
         e.note(us(40), us(100), Busy::Sleep);
+        assert_eq!((e.read_time, e.write_time), (us(10), us(20)));
         // Within one cell time of the slowest link: on time, not counted.
         e.count_late(us(5), us(5) + e.slowest_cell);
         assert_eq!(e.late, LateCauses::default());
