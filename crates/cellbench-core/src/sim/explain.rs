@@ -740,9 +740,11 @@ impl Facts {
             throughput_bps: t.throughput_bps(),
             sender_seconds: t.sender_seconds,
             offered_bps,
-            circular_wait_seconds: t.circular_wait_seconds,
+            // Within the sender's time: the last wait may outlast its last
+            // write (the data sits in the buffer until the timer releases it).
+            circular_wait_seconds: t.circular_wait_seconds.min(t.sender_seconds),
             lockstep: t.lockstep(),
-            window_wait_seconds: t.probe.window_wait_seconds,
+            window_wait_seconds: t.probe.window_wait_seconds.min(t.sender_seconds),
             holding_seconds: t.probe.holding_seconds,
             path,
             shared,
