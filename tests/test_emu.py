@@ -135,25 +135,7 @@ def test_a_window_limited_path_runs_at_most_one_window_per_round_trip(tmp_path, 
     assert ports["cells_out"].sum() > 0 and ports["cells_lost"].sum() == 0
 
 
-@pytest.mark.parametrize(
-    "window,nbytes",
-    [
-        ("16K", "1M"),
-        pytest.param(
-            "64K",
-            "4M",
-            marks=pytest.mark.xfail(
-                reason="measured: Linux 6.18 gives 1.14x the simulator's modern TCP at 64 KB "
-                "(52.7 against 46.7 Mb/s). The simulator sends 7 whole segments per window "
-                "and its receiver leaves every seventh to pair with the next (6 per round "
-                "trip); Linux reaches about 6.8. Which Linux mechanism does it is not "
-                "established: one candidate is that its clamp does not hold between reads "
-                "(tcp_measure_rcv_mss resets it; the sink sets it again after each read)",
-                strict=False,
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("window,nbytes", [("16K", "1M"), ("64K", "4M")])
 def test_a_window_limited_path_within_10_percent_of_the_simulators_modern_tcp(
     tmp_path, window, nbytes
 ):

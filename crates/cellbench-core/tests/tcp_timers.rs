@@ -44,6 +44,9 @@ fn timeout_stalls(r: &RunResult) -> Vec<SimTime> {
 
 #[test]
 fn modern_recovers_from_a_timeout_in_its_rto_not_in_slow_ticks() {
+    // Which seeds' losses end in a timeout for modern depends on its segments
+    // (seed 3's SACK recovery needs none): the seeds together must show some.
+    let mut modern_timeouts = 0;
     for seed in 1..=3 {
         // osf1 is 4.3BSD-Reno with the RFC 1323 windows this path needs.
         let bsd = mismatch("osf1", seed);
@@ -52,7 +55,7 @@ fn modern_recovers_from_a_timeout_in_its_rto_not_in_slow_ticks() {
         let (bs, ms) = (timeout_stalls(&bsd), timeout_stalls(&modern));
         // Each timeout shows as one stall, and both flavours have some.
         assert!(b.sender.timeouts >= 2, "seed {seed}: {:?}", b.sender);
-        assert!(m.sender.timeouts >= 1, "seed {seed}: {:?}", m.sender);
+        modern_timeouts += m.sender.timeouts;
         assert_eq!(bs.len() as u64, b.sender.timeouts, "seed {seed}: {bs:?}");
         assert_eq!(ms.len() as u64, m.sender.timeouts, "seed {seed}: {ms:?}");
         // modern: about its RTO, the 200 ms floor or a little more when the
@@ -75,12 +78,16 @@ fn modern_recovers_from_a_timeout_in_its_rto_not_in_slow_ticks() {
         // less (how many timeouts each takes depends on the losses).
         let mean = |v: &[SimTime]| v.iter().map(|s| s.as_secs_f64()).sum::<f64>() / v.len() as f64;
         assert!(
-            5.0 * mean(&ms) < mean(&bs),
+            ms.is_empty() || 5.0 * mean(&ms) < mean(&bs),
             "seed {seed}: {} s per timeout (modern) vs {} s (osf1)",
             mean(&ms),
             mean(&bs)
         );
     }
+    assert!(
+        modern_timeouts >= 2,
+        "modern took {modern_timeouts} timeouts"
+    );
 }
 
 #[test]

@@ -97,6 +97,8 @@ impl Flavour {
             rto_min: SimTime::from_ms(200),
             split_at_window: true,
             sockbuf_doubled: false,
+            window_tail: false,
+            whole_segment_window: false,
         };
         // 4.3BSD-Reno tcp_input/tcp_output as kept in 4.4BSD-Lite.
         let reno = Policy {
@@ -236,6 +238,8 @@ impl Flavour {
                 mss_in_clusters: false,
                 split_at_window: false,
                 sockbuf_doubled: true,
+                window_tail: true,
+                whole_segment_window: true,
                 ..reno
             },
         }
@@ -399,6 +403,17 @@ pub struct Policy {
     /// asked (TCP_WINDOW_CLAMP, as the emulator sets it): data waiting to be read
     /// does not close the window until it exceeds the clamp.
     pub sockbuf_doubled: bool,
+    /// Linux sends from skbs of several segments (GSO): tcp_snd_wnd_test asks
+    /// only that the first segment fit, and tcp_mss_split_point then sends up to
+    /// the window's edge, a sub-MSS last segment included, unless Nagle holds it
+    /// (tcp_nagle_check with Minshall's rule: a sub-MSS segment already sent is
+    /// unacknowledged). A 64 KB window with a 9128-byte MSS then carries 7 whole
+    /// segments and a 1640-byte one: the whole 65536 bytes, in an even count.
+    pub window_tail: bool,
+    /// Linux's receiver without window scaling offers its window in whole
+    /// segments (__tcp_select_window: rounddown(free_space, mss)); with scaling
+    /// it offers the free space as it is.
+    pub whole_segment_window: bool,
 }
 
 impl Policy {

@@ -92,6 +92,9 @@ pub enum SendReason {
     AckNow,
     /// Connection set-up or tear-down control segment.
     Control,
+    /// The sub-MSS rest of the window after a full segment (Linux's
+    /// tcp_mss_split_point, `Policy::window_tail`).
+    WindowTail,
 }
 
 impl SendReason {
@@ -107,6 +110,7 @@ impl SendReason {
             SendReason::DelayedAck => "delack-timer",
             SendReason::AckNow => "ack-now",
             SendReason::Control => "control",
+            SendReason::WindowTail => "window-tail",
         }
     }
 }

@@ -206,6 +206,9 @@ pub struct Tcb {
     user_closed: bool,
     /// The last tcp_output held back data the window would have allowed.
     holding: bool,
+    /// The end of the last sub-MSS data segment sent (Linux's snd_sml, for
+    /// Minshall's Nagle test).
+    snd_sml: Seq,
 
     timers: Timers,
     deadlines: Deadlines,
@@ -298,6 +301,7 @@ impl Tcb {
             force: false,
             user_closed: false,
             holding: false,
+            snd_sml: iss,
             timers: Timers::default(),
             deadlines: Deadlines::default(),
             t_rtt: 0,
@@ -463,6 +467,9 @@ impl Tcb {
             // 4.3BSD-Reno: idle for an RTO, no ACKs will clock data out: slow start.
             self.snd_cwnd = self.initial_window();
         }
+        // This call has just sent a full segment of new data: Linux's skb of
+        // several segments passed tcp_snd_wnd_test (`Policy::window_tail`).
+        let mut after_full = false;
         loop {
             let off = self.snd_nxt - self.snd_una;
             let mut win = self.snd_wnd.min(self.snd_cwnd) as i64;
@@ -494,11 +501,20 @@ impl Tcb {
             }
             let mut len = (self.snd.cc as i64).min(win) - off;
             // Linux (tcp_snd_wnd_test): a segment the window would cut waits
-            // whole for more window; only a zero-window probe goes short.
+            // whole for more window; only a zero-window probe goes short, and
+            // the window's sub-MSS rest after a full segment when Nagle allows
+            // it (tcp_mss_split_point, `Policy::window_tail`).
+            let mut window_tail = false;
             if !self.policy.split_at_window && !self.force {
                 let queued = self.snd.cc as i64 - off;
                 if len < queued.min(self.t_maxseg as i64) {
-                    len = len.min(0);
+                    window_tail = len > 0
+                        && self.policy.window_tail
+                        && after_full
+                        && (self.nodelay || !self.small_unacked());
+                    if !window_tail {
+                        len = len.min(0);
+                    }
                 }
             }
             let mut fin = self.state.sends_fin();
@@ -524,7 +540,11 @@ impl Tcb {
             }
             let rwin = self.rcv_window();
 
-            let reason = self.send_decision(len, off as u32, idle, rwin, fin, syn, hint);
+            let reason = if window_tail {
+                Some(SendReason::WindowTail)
+            } else {
+                self.send_decision(len, off as u32, idle, rwin, fin, syn, hint)
+            };
             // Data the window allows but the send rules hold back (Nagle, sender SWS).
             self.holding = reason.is_none() && len > 0;
             let Some(reason) = reason else {
@@ -543,6 +563,7 @@ impl Tcb {
                 }
                 return;
             };
+            after_full = len == self.t_maxseg && self.snd_nxt == self.snd_max;
             self.send_segment(len, fin, syn, rwin, reason, out);
             if !sendalot {
                 return;
@@ -747,6 +768,10 @@ impl Tcb {
                 self.sent_fin = true;
             }
             self.snd_nxt = self.snd_nxt + len;
+            if len > 0 && len < self.t_maxseg {
+                // tcp_minshall_update
+                self.snd_sml = self.snd_nxt;
+            }
             if self.snd_nxt.gt(self.snd_max) {
                 self.snd_max = self.snd_nxt;
                 // Karn: time only new data, one segment at a time.
@@ -782,9 +807,21 @@ impl Tcb {
         out.push(seg);
     }
 
-    /// The window the receive buffer allows now, up to the clamp.
+    /// The window the receive buffer allows now, up to the clamp (in whole
+    /// segments for a flavour whose receiver rounds it without window scaling).
     fn rcv_window(&self) -> u32 {
-        self.rcv.space().min(self.rcv_clamp)
+        let w = self.rcv.space().min(self.rcv_clamp);
+        if self.policy.whole_segment_window && self.rcv_scale == 0 {
+            w / self.t_maxseg * self.t_maxseg
+        } else {
+            w
+        }
+    }
+
+    /// Minshall's Nagle (tcp_minshall_check): a sub-MSS segment sent is not yet
+    /// acknowledged.
+    fn small_unacked(&self) -> bool {
+        self.snd_sml.gt(self.snd_una) && self.snd_sml.le(self.snd_nxt)
     }
 
     /// The timestamp clock: `now` in units of the RTT estimator, offset by one

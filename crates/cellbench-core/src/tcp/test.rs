@@ -1024,3 +1024,62 @@ fn segment_data_size_follows_each_kernels_tcp_mss() {
     let (a, _) = handshake(Flavour::Osf1, 8192);
     assert_eq!(a.t_maxseg, 8192 - 12);
 }
+
+#[test]
+fn modern_fills_a_scaled_window_with_a_sub_mss_tail_unless_one_is_unacked() {
+    // wan-window at 64 KB: a 9128-byte MSS, window scaling (65536 > 65535).
+    let (mut a, mut b) = handshake(Flavour::Modern, 9140);
+    let mss = a.t_maxseg;
+    assert_eq!((a.rcv_scale, b.rcv_scale), (1, 1));
+    a.snd_cwnd = 1 << 20;
+    a.snd_wnd = 65_536;
+    let mut burst = Vec::new();
+    a.append(14 * mss, &mut burst);
+    // Seven whole segments, then the window's rest (Linux's tcp_mss_split_point):
+    // the whole 64 KB, eight segments.
+    let lens: Vec<u32> = burst.iter().map(|s| s.len).collect();
+    assert_eq!(lens, [vec![mss; 7], vec![65_536 - 7 * mss]].concat());
+    assert_eq!(burst[7].reason, SendReason::WindowTail);
+    // The receiver offers the whole window still; its ACK of the first two
+    // segments, with 1000 bytes more window: two whole segments go, the new
+    // 1000-byte rest waits, for the 1640-byte one is unacknowledged (Minshall).
+    let acks = feed(&mut b, &burst);
+    assert_eq!(acks.len(), 4, "every second segment: {acks:?}");
+    let mut first = acks[0];
+    assert_eq!(first.ack, burst[2].seq);
+    first.win += 1000 >> 1;
+    let sent = feed(&mut a, &[first]);
+    let lens: Vec<u32> = sent.iter().map(|s| s.len).collect();
+    assert_eq!(lens, [mss, mss]);
+    // Once it is acknowledged, a rest goes again after a whole segment.
+    a.append(2 * mss, &mut Vec::new());
+    let sent = feed(&mut a, &acks[1..]);
+    assert!(
+        sent.iter().any(|s| s.reason == SendReason::WindowTail),
+        "{sent:?}"
+    );
+}
+
+#[test]
+fn modern_offers_an_unscaled_window_in_whole_segments() {
+    // wan-window at 16 KB: no window scaling; Linux's __tcp_select_window
+    // offers 9128 of the 16384 bytes, so one segment per round trip.
+    let mut a = Tcb::new(Flavour::Modern, 9140, 16_384, 16_384, Seq(1000));
+    let mut b = Tcb::new(Flavour::Modern, 9140, 16_384, 16_384, Seq(5000));
+    let mut out = Vec::new();
+    b.listen();
+    a.connect(&mut out);
+    b.input(&out.pop().unwrap(), &mut out);
+    a.input(&out.pop().unwrap(), &mut out);
+    b.input(&out.pop().unwrap(), &mut out);
+    assert_eq!(b.rcv_scale, 0);
+    let mss = a.t_maxseg;
+    assert_eq!(a.snd_wnd, mss);
+    a.snd_cwnd = 1 << 20;
+    let mut segs = Vec::new();
+    a.append(3 * mss, &mut segs);
+    assert_eq!(segs.len(), 1);
+    let mut acks = feed(&mut b, &segs);
+    delayed_ack(&mut b, &mut acks);
+    assert_eq!(acks.last().unwrap().win, mss, "{acks:?}");
+}
