@@ -105,6 +105,16 @@ def _loss_note(lost: dict[str, int], path: list[str]) -> tuple[list[str], str]:
     return where, text
 
 
+def _streams(result: Result):
+    """Each sending stream's row, with the ports on its path that lost cells and what
+    bound it (``_limit``): (row, lost_at, limited_by, limit_evidence)."""
+    lost = _lost_at(result)
+    for r in _senders(result).to_dict(orient="records"):
+        path = _path_ports(result, r["transmitter"], r["receiver"])
+        where, text = _loss_note(lost.get(int(r["run"]), {}), path)
+        yield (r, where, *_limit(r, text))
+
+
 # --- (a) offered load ---------------------------------------------------------------------
 
 
@@ -137,15 +147,10 @@ def _limit(r: dict, text: str) -> tuple[str, str]:
 
 
 def offered_load_rows(result: Result) -> list[dict]:
-    df = _senders(result)
-    lost = _lost_at(result)
     rows = []
-    for r in df.to_dict(orient="records"):
-        path = _path_ports(result, r["transmitter"], r["receiver"])
-        where, text = _loss_note(lost.get(int(r["run"]), {}), path)
+    for r, where, limited, evidence in _streams(result):
         carried = _udp_carried_bps(r)
         cells = int(r["cells_lost"] or 0)
-        limited, evidence = _limit(r, text)
         rows.append(
             {
                 "part": "offered-load",
@@ -250,16 +255,11 @@ def credits_rows(results: list[Result]) -> list[dict]:
     for result in results:
         switch = result.meta["testbed"]["switch"]
         flow = switch.get("flow_control", "none")
-        lost = _lost_at(result)
-        df = _senders(result)
-        for r in df.to_dict(orient="records"):
+        for r, where, limited, evidence in _streams(result):
             local, remote = _protocol_name(r["local"]), _protocol_name(r["remote"])
             # The mixes the setup names: TCP against TCP, UDP against UDP, and TCP
             # against UDP (either way round: which stream is UDP is the row's protocol).
             mix = f"{local}-{remote}" if local == remote else "tcp-udp"
-            path = _path_ports(result, r["transmitter"], r["receiver"])
-            where, text = _loss_note(lost.get(int(r["run"]), {}), path)
-            limited, evidence = _limit(r, text)
             rows.append(
                 {
                     "part": "credits",
@@ -321,12 +321,8 @@ CELL_PAYLOAD = 48
 
 
 def burst_rows(result: Result) -> list[dict]:
-    lost = _lost_at(result)
     rows = []
-    for r in _senders(result).to_dict(orient="records"):
-        path = _path_ports(result, r["transmitter"], r["receiver"])
-        where, text = _loss_note(lost.get(int(r["run"]), {}), path)
-        limited, evidence = _limit(r, text)
+    for r, where, limited, evidence in _streams(result):
         rows.append(
             {
                 "part": "burst",
@@ -453,10 +449,9 @@ def five_pairs_rows(*, seed: int, workers: int, out: Path | None, progress: bool
         lost = {p["host"]: p["cells_lost"] for p in res["ports"] if p["cells_lost"]}
         for c, conn in zip(spec["connections"], res["connections"]):
             a, b = c["transmitter"], c["receiver"]
-            path = _ports_on_path(tb, a, b)
-            where = [p for p in path if p in lost] if conn["cells_lost"] else []
-            r = dict(conn) | {"protocol": "tcp"}
-            limited, evidence = _limit(r, ", ".join(f"{lost[p]} cells at {p}" for p in where))
+            lost_here = lost if conn["cells_lost"] else {}
+            where, text = _loss_note(lost_here, _ports_on_path(tb, a, b))
+            limited, evidence = _limit(dict(conn) | {"protocol": "tcp"}, text)
             rows.append(
                 {
                     "part": "five-pairs",
@@ -484,11 +479,7 @@ def five_pairs_rows(*, seed: int, workers: int, out: Path | None, progress: bool
 
 def ftp_rows(result: Result) -> list[dict]:
     rows = []
-    lost = _lost_at(result)
-    for r in _senders(result).to_dict(orient="records"):
-        path = _path_ports(result, r["transmitter"], r["receiver"])
-        where, text = _loss_note(lost.get(int(r["run"]), {}), path)
-        limited, evidence = _limit(r, text)
+    for r, where, limited, evidence in _streams(result):
         rows.append(
             {
                 "part": "ftp",
