@@ -775,9 +775,12 @@ def cwnd(result, fig, run=None, connection=None, picked=None) -> None:
     t = sel["t_s"].to_numpy(float)
     kb = {k: sel[k].to_numpy(float) / 1024 for k in ("cwnd", "ssthresh", "flight")}
     ax = fig.add_subplot()
+    # A long series' fill is an image in a vector file (.svg, .pdf, the report's page):
+    # as a path it would take a vertex per sample, megabytes for one transfer.
     ax.fill_between(
-        t, kb["flight"], step="post", color="tab:green", alpha=0.25, linewidth=0, label="in flight"
-    )
+        t, kb["flight"], step="post", color="tab:green", alpha=0.25, linewidth=0,
+        label="in flight", rasterized=len(t) > 2000,
+    )  # fmt: skip
     ax.step(t, kb["cwnd"], where="post", color="tab:blue", linewidth=1.2, label="cwnd")
     # Before the first loss ssthresh is "infinite" (a gigabyte or so): draw it only
     # where it is on the scale of the window.
