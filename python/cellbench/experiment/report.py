@@ -80,7 +80,9 @@ def highlight(text: str) -> str:
     out = []
     for j, (kind, s) in enumerate(lexemes):
         c = "c" if kind == "comment" else cls.get(j)
-        out.append(f'<span class="{c}">{html.escape(s)}</span>' if c else html.escape(s))
+        out.append(
+            f'<span class="{c}">{html.escape(s, False)}</span>' if c else html.escape(s, False)
+        )
     return "".join(out)
 
 
