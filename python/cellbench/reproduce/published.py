@@ -61,3 +61,10 @@ def wan_window_table() -> dict[int, float]:
     """Window bytes -> published throughput in bits/s (the table gives 10^6 bit/s)."""
     rows = _rows("wan_window_table.csv")
     return {int(w): float(v) * 1e6 for w, v in rows[1:]}
+
+
+def hetero_lan_maxima() -> dict[str, tuple[float, float]]:
+    """Pair ("ultra1->ultra1", as reproduce.hetero_lan names it) -> (the study's maximum
+    netperf throughput in Mb/s, 10^6 bit/s, its percent of the TCP payload rate)."""
+    rows = _rows("hetero_lan_maxima.csv")
+    return {f"{s}->{r}": (float(mbps), float(pct)) for s, r, _, mbps, pct in rows[1:]}
