@@ -89,7 +89,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="NAME=ADDRESS",
         help="--engine real: a testbed host's address (instead of its address = ...;)",
     )
-    p.add_argument("--scheduler", metavar="tls://HOST:PORT", help="--engine real: the daemons'")
+    p.add_argument(
+        "--scheduler",
+        metavar="tls://HOST:PORT",
+        help="--engine real: the address of the daemons' scheduler (the daemon started "
+        "without --scheduler hosts it; cellbench daemon --help)",
+    )
     p.add_argument("--credentials", metavar="DIR", help="--engine real: the TLS credentials")
     p.set_defaults(func=run_main)
 

@@ -85,7 +85,8 @@ def source(spec: dict, limits: dict | None = None) -> dict:
     if why:
         raise RefusedError(f"refused: {why}")
     spec = dict(spec, realtime=limits["realtime"], max_rate_bps=limits["max_rate_bps"])
-    return _native.real_source(spec)
+    # The cap goes back with the report: what bound the row names it (measure.explain).
+    return {**_native.real_source(spec), "max_rate_bps": limits["max_rate_bps"]}
 
 
 def sink(spec: dict) -> dict:
