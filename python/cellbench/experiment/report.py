@@ -264,8 +264,13 @@ def summary_frame(result) -> tuple[pd.DataFrame, dict]:
     if summary.empty:
         return summary, fixed
     show = summary[[*varying]].copy()
-    show["test"] = summary["test"]
-    show["transmitter → receiver"] = summary["transmitter"] + " → " + summary["receiver"]
+    ends = summary["transmitter"] + " → " + summary["receiver"]
+    if summary["test"].nunique(dropna=False) > 1:
+        show["test"] = summary["test"]
+        show["transmitter → receiver"] = ends
+    else:
+        # One connection: said once, under the table, with the fixed parameters.
+        fixed = {"connection": f"{summary['test'].iloc[0]} ({ends.iloc[0]})", **fixed}
     for col in ("runs", "truncated", "mean_mbps", "min_mbps", "max_mbps", "mean_mbit_ttcp",
                 "mean_trans_per_s", "retransmits", "lockstep"):  # fmt: skip
         if col in summary:
@@ -476,7 +481,7 @@ dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.1em 1em;font-siz
  margin:.4em 0}
 dl.meta dt{color:#555}dl.meta dd{margin:0;overflow-wrap:anywhere}
 pre.netspec{background:#f6f7f9;border:1px solid #e1e3e8;padding:.8em;overflow:auto;
- font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;max-height:32em}
+ font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;max-height:20em}
 .netspec .k{color:#7c2d9e;font-weight:600}.netspec .a{color:#0b5cad}.netspec .n{color:#b35c00}
 .netspec .s{color:#1a7f37}.netspec .v{color:#a3114f}.netspec .c{color:#6e7781;font-style:italic}
 .netspec .p{color:#57606a}
