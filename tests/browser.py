@@ -4,6 +4,7 @@ console's messages and, if asked, a screenshot. scripts/test.sh installs chromiu
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 import subprocess
@@ -49,3 +50,27 @@ def screenshot(page: Path, png: Path, size: tuple[int, int] = (1400, 2200)) -> l
 
 def console(stderr: str) -> list[str]:
     return [m.group(1) for line in stderr.splitlines() if (m := _CONSOLE.search(line))]
+
+
+def rendered(page: Path) -> str:
+    """The page's DOM after its scripts ran, checked for what every report has: no
+    script error (console or the page's own error line) and its load handler run."""
+    dom, messages = load(page)
+    assert messages == [], messages
+    assert 'data-ready="1"' in dom, "the page's load handler did not run"
+    assert re.search(r'<p id="script-errors"></p>', dom), "a script error on the page"
+    return dom
+
+
+def table_rows(dom: str, cls: str) -> list[list[str]]:
+    body = re.search(rf'<table class="sortable {cls}">.*?<tbody>(.*?)</tbody>', dom, re.S)
+    assert body, f"no {cls} table"
+    return [
+        [html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", tr)]
+        for tr in re.findall(r"<tr>(.*?)</tr>", body.group(1), re.S)
+    ]
+
+
+def headers(dom: str, cls: str) -> list[str]:
+    head = re.search(rf'<table class="sortable {cls}">.*?<thead>(.*?)</thead>', dom, re.S)
+    return [html.unescape(h) for h in re.findall(r"<th[^>]*>(.*?)</th>", head.group(1))]

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser import load, screenshot
+from browser import headers, load, rendered, screenshot, table_rows
 
 from cellbench.experiment.report import highlight
 from cellbench.reproduce.published import lan_buffer_table
@@ -24,30 +24,6 @@ def cellbench(*args: str, cwd: Path, timeout: int = 300) -> subprocess.Completed
     return subprocess.run(
         CELLBENCH + list(args), capture_output=True, text=True, cwd=cwd, timeout=timeout
     )
-
-
-def rendered(page: Path) -> str:
-    """The page's DOM after its scripts ran, checked for what every report has: no
-    script error (console or the page's own error line) and its load handler run."""
-    dom, messages = load(page)
-    assert messages == [], messages
-    assert 'data-ready="1"' in dom, "the page's load handler did not run"
-    assert re.search(r'<p id="script-errors"></p>', dom), "a script error on the page"
-    return dom
-
-
-def table_rows(dom: str, cls: str) -> list[list[str]]:
-    body = re.search(rf'<table class="sortable {cls}">.*?<tbody>(.*?)</tbody>', dom, re.S)
-    assert body, f"no {cls} table"
-    return [
-        [html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", tr)]
-        for tr in re.findall(r"<tr>(.*?)</tr>", body.group(1), re.S)
-    ]
-
-
-def headers(dom: str, cls: str) -> list[str]:
-    head = re.search(rf'<table class="sortable {cls}">.*?<thead>(.*?)</thead>', dom, re.S)
-    return [html.unescape(h) for h in re.findall(r"<th[^>]*>(.*?)</th>", head.group(1))]
 
 
 @pytest.fixture(scope="module")
