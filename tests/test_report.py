@@ -180,3 +180,20 @@ def test_one_experiment_on_sim_and_emu_side_by_side(tmp_path):
     assert "worst p99 lateness µs" in dom  # the emulator's timing, per point
     # Each engine's cwnd figure (the emulator's from TCP_INFO).
     assert len(re.findall(r'<figure data-kind="cwnd"><svg', dom)) == 2
+
+
+def test_ctrl_c_under_report_without_out_offers_no_resume(monkeypatch, tmp_path, capsys):
+    from cellbench.cli import main
+    from cellbench.reproduce import wan
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(wan, "run", interrupted)
+    assert main(["reproduce", "wan-window", "--report", str(tmp_path / "w.html")]) == 130
+    err = capsys.readouterr().err
+    assert err == (
+        "cellbench: interrupted; no page written (--out DIR keeps a result to finish with "
+        "--resume)\n"
+    )
+    assert not (tmp_path / "w.html").exists()

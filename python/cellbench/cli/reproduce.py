@@ -96,6 +96,7 @@ def _with_report(func):
             stored_by_user = args.out is not None
             if not stored_by_user:
                 args.out = Path(tmp) / args.name
+                args.out_for_report_only = True  # nothing to --resume after Ctrl-C
             status = func(args)
             if status:
                 return status

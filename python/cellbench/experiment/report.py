@@ -404,8 +404,15 @@ def _comparison(results: list, labels: list[str]) -> str:
         frames.append((r, label, s))
     if len(frames) < 2:
         return ""
-    common = set.intersection(*[set(_varying(r, r.to_pandas())[0]) for r, _, _ in frames])
-    keys = [*sorted(common), "test"]
+    swept = [set(_varying(r, r.to_pandas())[0]) for r, _, _ in frames]
+    if any(s != swept[0] for s in swept):
+        # A mean over one result's points beside another's single point would mislead.
+        return (
+            '<p class="note">the results sweep different parameters ('
+            + html.escape("; ".join(", ".join(sorted(s)) or "none" for s in swept))
+            + "): compare their tables below</p>"
+        )
+    keys = [*sorted(swept[0]), "test"]
     merged = None
     for _, label, s in frames:
         part = s.groupby(keys, dropna=False, sort=False).agg(
