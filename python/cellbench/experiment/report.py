@@ -225,29 +225,35 @@ def _varying(result, df: pd.DataFrame) -> tuple[list[str], dict]:
     return varying, fixed
 
 
-def published_column(result, summary: pd.DataFrame) -> tuple[str, list] | None:
-    """The published value of each summary row, where the repository carries the
-    study's table: lan-buffers' grid (ttcp's Mbit/s) by send and receive buffer,
-    wan-window's (Mb/s) by window. None for any other testbed."""
+def _per_summary_row(result, summary: pd.DataFrame, rows: pd.DataFrame, **agg) -> pd.DataFrame:
+    """Row columns aggregated per summary row (``agg`` as pandas' named aggregation),
+    in the summary's order: its keys are those ``Result.summary`` groups by."""
+    keys = [k for k in [*result.params, "connection", "test", "transmitter", "receiver"]
+            if k in summary]  # fmt: skip
+    per = rows.groupby(keys, dropna=False, sort=False).agg(**agg)
+    return per.reindex(summary.set_index(keys).index)
+
+
+def published_column(result, summary: pd.DataFrame, rows: pd.DataFrame):
+    """(column name, the published value of each summary row) where the repository
+    carries the study's table: lan-buffers' grid (ttcp's Mbit/s) by send and receive
+    buffer, wan-window's (Mb/s) by window; None for any other testbed."""
+    import pandas as pd
+
     from cellbench.reproduce.published import lan_buffer_table, wan_window_table
 
     name = result.meta.get("testbed", {}).get("name")
     if name not in ("lan-buffers", "wan-window") or summary.empty:
         return None
-    keys = [k for k in [*result.params, "connection"] if k in summary]
-    rows = result.to_pandas()
-    bufs = rows.groupby(keys, dropna=False, sort=False)[["sndbuf", "rcvbuf"]].first()
-    at = summary.join(bufs, on=keys)
+    bufs = _per_summary_row(result, summary, rows, snd=("sndbuf", "first"), rcv=("rcvbuf", "first"))
+    pairs = [(int(s), int(r)) if pd.notna(s) and pd.notna(r) else None
+             for s, r in zip(bufs["snd"], bufs["rcv"])]  # fmt: skip
     if name == "lan-buffers":
         table_ = lan_buffer_table()
-        col = "published Mbit/s (2^20)"
-        values = [table_.get((int(s), int(r))) if s == s and r == r else None
-                  for s, r in zip(at["sndbuf"], at["rcvbuf"])]  # fmt: skip
+        col, values = "published Mbit/s (2^20)", [p and table_.get(p) for p in pairs]
     else:
         table_ = {w: bps / 1e6 for w, bps in wan_window_table().items()}
-        col = "published Mb/s"
-        values = [table_.get(int(min(s, r))) if s == s and r == r else None
-                  for s, r in zip(at["sndbuf"], at["rcvbuf"])]  # fmt: skip
+        col, values = "published Mb/s", [p and table_.get(min(p)) for p in pairs]
     if not any(v is not None for v in values):
         return None
     return col, values
@@ -275,7 +281,7 @@ def summary_frame(result) -> tuple[pd.DataFrame, dict]:
                 "mean_trans_per_s", "retransmits", "lockstep"):  # fmt: skip
         if col in summary:
             show[col] = summary[col]
-    pub = published_column(result, summary)
+    pub = published_column(result, summary, rows)
     if pub is not None:
         col, values = pub
         show[col] = values
@@ -293,26 +299,19 @@ def engine_columns(result, rows: pd.DataFrame, summary: pd.DataFrame, show) -> N
     """What an emulated or real result records besides: the emulator's worst p99
     lateness per point and whether every run kept real time; the real engine's
     notes (the kernel's refusals, a daemon's rate cap)."""
-    keys = [k for k in [*result.params, "connection", "test", "transmitter", "receiver"]
-            if k in summary]  # fmt: skip
-    g = rows.groupby(keys, dropna=False, sort=False)
     if rows["lateness_p99_us"].notna().any():
-        show["worst p99 lateness µs"] = (
-            g["lateness_p99_us"].max().reindex(summary.set_index(keys).index).to_numpy()
-        )
-        show["real time"] = (
-            g["real_time"]
-            .apply(lambda s: bool(s.fillna(False).all()))
-            .reindex(summary.set_index(keys).index)
-            .to_numpy()
-        )
+        per = _per_summary_row(
+            result, summary, rows,
+            p99=("lateness_p99_us", "max"),
+            real=("real_time", lambda s: bool(s.fillna(False).all())),
+        )  # fmt: skip
+        show["worst p99 lateness µs"] = per["p99"].to_numpy()
+        show["real time"] = per["real"].to_numpy()
     if rows["notes"].notna().any():
-        show["notes"] = (
-            g["notes"]
-            .apply(lambda s: "; ".join(dict.fromkeys(s.dropna())))
-            .reindex(summary.set_index(keys).index)
-            .to_numpy()
+        per = _per_summary_row(
+            result, summary, rows, notes=("notes", lambda s: "; ".join(dict.fromkeys(s.dropna())))
         )
+        show["notes"] = per["notes"].to_numpy()
 
 
 # --- the page ---------------------------------------------------------------------------------
