@@ -142,6 +142,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     q.set_defaults(func=plot_main)
 
+    from cellbench.cli import report
+
+    report.register(sub)
+
 
 def make_plan(args: argparse.Namespace, **options):
     """The plan of `run FILE` on any engine: the file with --set, --replications,

@@ -458,9 +458,10 @@ def _hetero_published(result, df: pd.DataFrame):
     from cellbench.reproduce.published import hetero_lan_maxima
 
     pair = hetero_pair(result, df)
-    if pair is None or pair.name not in hetero_lan_maxima():
+    published = hetero_lan_maxima().get(pair.name) if pair is not None else None
+    if published is None:
         return None
-    return (pair, *hetero_lan_maxima()[pair.name])
+    return pair, published["max_bps"] / 1e6, published["percent_of_theoretical"]
 
 
 def message_surface(result, fig, df, picked) -> None:
