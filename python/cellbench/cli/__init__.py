@@ -45,20 +45,34 @@ def _version() -> str:
     return f"cellbench {__version__}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    # As typed: an interrupted command prints itself back with --resume.
-    args.argv = list(sys.argv[1:] if argv is None else argv)
-    # The progress bar names the command: `cellbench reproduce lan-buffers`.
+def _name_the_command(args: argparse.Namespace) -> None:
+    """The progress bar names the command: `cellbench reproduce lan-buffers`."""
     from cellbench.experiment import runner
 
     study = [args.name] if args.command == "reproduce" else []
     runner.COMMAND = " ".join(["cellbench", args.command, *study])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _name_the_command(args)
+    # As typed: an interrupted command prints itself back with --resume.
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return int(args.func(args) or 0)
     except (UsageError, ValueError) as e:
         print(f"cellbench: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("cellbench: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except OSError as e:
+        # A path the user gave that cannot be written or read (--out, -o, a pcap).
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"cellbench: error: {where}{e.strerror or e}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as e:
         extra = OPTIONAL.get((e.name or "").partition(".")[0])
@@ -71,16 +85,6 @@ def main(argv: list[str] | None = None) -> int:
             f"pip install 'cellbench[{extra}]'",
             file=sys.stderr,
         )
-        return 2
-    except KeyboardInterrupt:
-        print("cellbench: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
-    except OSError as e:
-        # A path the user gave that cannot be written or read (--out, -o, a pcap).
-        where = f"{e.filename}: " if e.filename else ""
-        print(f"cellbench: error: {where}{e.strerror or e}", file=sys.stderr)
         return 2
 
 

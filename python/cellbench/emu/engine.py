@@ -319,7 +319,7 @@ def run_plan(
     transfer after its end (None: the real engine's); ``pcap``: ``--pcap PORT=FILE``."""
     done = store.done()
     reports = []
-    bar = runner.progress_bar(plan, done, f"{runner.COMMAND} (emu)", progress)
+    bar = runner.progress_bar(plan, done, "cellbench run (emu)", progress)
     try:
         for task in plan.tasks():
             if task.run in done:

@@ -377,9 +377,9 @@ def lookahead(workers: int) -> int:
     return max(4 * workers, 16)
 
 
-#: What the progress bar is labelled with: the command being run (``cli.main`` sets
-#: it, e.g. ``cellbench reproduce lan-buffers``).
-COMMAND = "cellbench"
+#: The command being run, which the progress bar names in place of "cellbench run"
+#: (``cli.main`` sets it: ``cellbench reproduce lan-buffers``).
+COMMAND = "cellbench run"
 #: Without a terminal (a pipe, a log), the bar is a line at most this often (seconds).
 LINE_INTERVAL_S = 5.0
 
@@ -408,6 +408,7 @@ def progress_bar(plan: Plan, done, desc: str, progress: bool):
     tqdm's bar, elsewhere as a line every LINE_INTERVAL_S seconds."""
     from tqdm import tqdm
 
+    desc = desc.replace("cellbench run", COMMAND, 1)  # "(emu)", "(real)" stay
     tty = sys.stderr.isatty()
     return tqdm(
         total=plan.runs_total,
@@ -455,7 +456,7 @@ def execute_plan(
         pool = _InlinePool(executor)
     else:
         pool = _ThreadPool(workers, executor)
-    bar = progress_bar(plan, done, COMMAND, progress)
+    bar = progress_bar(plan, done, "cellbench run", progress)
     try:
         _drive(plan, store, todo, pool, bar)
     except BaseException:

@@ -85,8 +85,7 @@ def source(spec: dict, limits: dict | None = None) -> dict:
     if why:
         raise RefusedError(f"refused: {why}")
     spec = dict(spec, realtime=limits["realtime"], max_rate_bps=limits["max_rate_bps"])
-    # The cap goes back with the report: what bound the row names it (measure.explain).
-    return {**_native.real_source(spec), "max_rate_bps": limits["max_rate_bps"]}
+    return _native.real_source(spec)
 
 
 def sink(spec: dict) -> dict:

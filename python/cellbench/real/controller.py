@@ -360,7 +360,7 @@ def run_plan(
     offsets = check_daemons(client, hosts)
     check_admitted(client, exps)
     todo = [t for t in plan.tasks() if t.run not in done]
-    bar = runner.progress_bar(plan, done, f"{runner.COMMAND} (real)", progress)
+    bar = runner.progress_bar(plan, done, "cellbench run (real)", progress)
     try:
         for task in todo:
             run = _Run(client, exps[task.point], offsets, task, plan.series)
