@@ -28,8 +28,6 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cellbench.experiment.plotkinds import ONE_RUN
-
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -37,6 +35,8 @@ if TYPE_CHECKING:
 
 #: The sweep figure kinds a report tries, in order (each refuses a result it would misdraw).
 SWEEP_KINDS = ("buffer-grid", "buffer-surface", "window", "message-size", "offered-load")
+#: The one-run figure kinds a report draws, and the stored table each needs (Result's).
+ONE_RUN_TABLES = {"time-sequence": "traces", "cwnd": "cwnd_series", "queue": "queue_series"}
 #: A summary table longer than this is cut (with a line saying so): a sweep of more
 #: points than a reader scrolls through is read from its figures and `cellbench show`.
 MAX_TABLE_ROWS = 2000
@@ -143,7 +143,7 @@ def figures(result) -> list[tuple[str, str, str]]:
                 continue
             out.append((kind, f"cellbench plot --kind {kind}{_options_text(options)}", svg))
             break
-    for kind, table in zip(ONE_RUN, ("traces", "cwnd_series", "queue_series")):
+    for kind, table in ONE_RUN_TABLES.items():
         stored = getattr(result, table)()
         if stored.empty:
             continue
