@@ -65,6 +65,8 @@ def test_lan_buffers_page_renders_with_published_column_and_figures(lan):
     assert "error per cell against the published grid" in dom
     assert "receiver SO_RCVBUF (bytes; K = 1024)" in dom
     assert '<span class="k">cluster</span>' in dom  # the experiment file, highlighted
+    # The testbed as the run resolved it (the preset's values), beside the file.
+    assert "<summary>testbed as run</summary>" in dom and '"buffer_cells": 256' in dom
 
 
 def test_lan_buffers_page_screenshot_is_drawn_and_loads_fast(lan):

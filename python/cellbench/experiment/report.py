@@ -22,6 +22,7 @@ connection), never dumped row by row, so the 5000-run lan-buffers result is a
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 import tempfile
@@ -368,6 +369,13 @@ def _result_section(result, index: int, fig_prefix: str) -> str:
     parts = [f'<section class="result" data-engine="{html.escape(engine(result))}">']
     parts.append(f"<h3>{html.escape(_label(result, index))}</h3>")
     parts.append(_meta_list(result))
+    testbed = result.meta.get("testbed")
+    if isinstance(testbed, dict):
+        # The preset as the run resolved it: hosts, links, switch, every value in force.
+        parts.append(
+            "<details><summary>testbed as run</summary>"
+            f'<pre class="testbed">{html.escape(json.dumps(testbed, indent=1))}</pre></details>'
+        )
     if show.empty:
         parts.append('<p class="note">no runs stored yet</p>')
     else:
@@ -486,6 +494,7 @@ h1{font-size:1.5em;margin:.8em 0 .2em}h2{font-size:1.3em;border-bottom:2px solid
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.1em 1em;font-size:.92em;
  margin:.4em 0}
 dl.meta dt{color:#555}dl.meta dd{margin:0;overflow-wrap:anywhere}
+pre.testbed{font:11.5px/1.3 ui-monospace,monospace;max-height:20em;overflow:auto}
 pre.netspec{background:#f6f7f9;border:1px solid #e1e3e8;padding:.8em;overflow:auto;
  font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;max-height:20em}
 .netspec .k{color:#7c2d9e;font-weight:600}.netspec .a{color:#0b5cad}.netspec .n{color:#b35c00}
