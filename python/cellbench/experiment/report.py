@@ -509,7 +509,7 @@ th.asc::after{content:" ▲"}th.desc::after{content:" ▼"}
 td.prose{min-width:26em}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tbody tr:nth-child(even){background:#fafbfc}
-figure{margin:1em 0}svg.figure{width:100%;height:auto;max-width:60em;display:block}
+figure{margin:1em 0}svg.figure{width:100%;height:auto;max-width:60em;display:block;overflow:visible}
 figcaption{font:12px ui-monospace,monospace;color:#555}
 #script-errors{color:#b00;white-space:pre-wrap}
 """
