@@ -90,14 +90,17 @@ def test_a_full_blast_held_at_the_daemons_max_rate_says_so():
     waited = _sent() | {"throughput_bps": 9.58e9, "cap_waits": 3120, "max_rate_bps": cap}
     limited, evidence = explain("tcp", waited, GOT, None)
     assert limited == "max-rate"
-    assert evidence.startswith("held at 9580.00 Mb/s by the transmitter's daemon's --max-rate")
-    assert "of 10000 Mb/s (3120 write(s) waited for it)" in evidence
+    assert evidence == (
+        "3120 write(s) waited for the transmitter's daemon's --max-rate of 10000 Mb/s: the "
+        "cap, not the path, set the pace; measured 9580.00 Mb/s"
+    )
     note = columns("tcp", waited, GOT)["notes"]
     assert "held this full blast at its --max-rate of 10000 Mb/s" in note
     assert "cellbench daemon --max-rate MBPS raises it" in note
     # Within 5% of the cap without a write waiting (the writes' own time kept it under).
     near = waited | {"cap_waits": 0}
-    assert explain("tcp", near, GOT, None)[0] == "max-rate"
+    limited, evidence = explain("tcp", near, GOT, None)
+    assert limited == "max-rate" and evidence.startswith("ran within 5% of the transmitter's")
     # Further below it, or paced (its rate was checked against the cap before it ran),
     # the cap had no part in it.
     assert explain("tcp", near | {"throughput_bps": 9.0e9}, GOT, None)[0] != "max-rate"

@@ -121,12 +121,14 @@ def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tupl
     tx, rx = sent.get("host") or {}, got.get("host") or {}
     if held_at_cap(sent, offered):
         cap = sent.get("max_rate_bps")
+        of = f" of {cap / 1e6:g} Mb/s" if cap else ""
         waits = sent.get("cap_waits") or 0
-        return "max-rate", (
-            f"held at {mbps:.2f} Mb/s by the transmitter's daemon's --max-rate"
-            + (f" of {cap / 1e6:g} Mb/s" if cap else "")
-            + f" ({waits} write(s) waited for it): the path may carry more"
+        how = (
+            f"{waits} write(s) waited for the transmitter's daemon's --max-rate{of}"
+            if waits
+            else f"ran within {CAP_NEAR:.0%} of the transmitter's daemon's --max-rate{of}"
         )
+        return "max-rate", f"{how}: the cap, not the path, set the pace; measured {mbps:.2f} Mb/s"
     if offered is not None and sent["throughput_bps"] >= offered * (1 - RATE_MET):
         late = (sent.get("timing") or {}).get("late_blocks", 0)
         return "application", (
