@@ -199,3 +199,15 @@ def test_ctrl_c_under_report_without_out_offers_no_resume(monkeypatch, tmp_path,
         "--resume)\n"
     )
     assert not (tmp_path / "w.html").exists()
+
+
+def test_a_study_with_three_parameters_gets_figures_with_a_pick(tmp_path):
+    """europe-vp sweeps spacing, window and write size: each line figure draws a line
+    per spacing at the largest value of the third parameter, and its caption says so."""
+    r = cellbench("reproduce", "europe-vp", "--report", "evp.html", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    dom = rendered(tmp_path / "evp.html")
+    captions = re.findall(r"<figcaption>([^<]*)</figcaption>", dom)
+    assert "cellbench plot --kind window --by spacing_us --where write_size=65536" in captions
+    assert "cellbench plot --kind message-size --by spacing_us --where window=49152" in captions
+    assert "spacing_us=16.01" in dom and "spacing_us=off" in dom  # the legend, as text

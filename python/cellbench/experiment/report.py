@@ -137,6 +137,14 @@ def figures(result) -> list[tuple[str, str, str]]:
             tries.insert(0, {"compare": "published"})
         if kind in ("window", "message-size", "offered-load"):
             tries += [{"by": p} for p in params]
+            # Two parameters besides the axis (europe-vp: spacing, window, write size):
+            # a line per value of one at the other's largest value, which the caption says.
+            tries += [
+                {"by": p, "where": [f"{q}={_largest(rows[q])}"]}
+                for p in params
+                for q in params
+                if q != p
+            ]
         for options in tries:
             try:
                 svg = _svg(result, kind, **options)
@@ -160,7 +168,17 @@ def figures(result) -> list[tuple[str, str, str]]:
 
 
 def _options_text(options: dict) -> str:
-    return "".join(f" --{k} {v}" for k, v in options.items())
+    return "".join(
+        f" --{k} {w}" for k, v in options.items() for w in (v if isinstance(v, list) else [v])
+    )
+
+
+def _largest(column) -> str:
+    """A parameter's largest value (numbers before words), as --where takes it."""
+    values = [v.item() if hasattr(v, "item") else v for v in column.dropna().unique()]
+    value = sorted(values, key=lambda v: (isinstance(v, str), v if isinstance(v, str) else
+                                          float(v)))[-1]  # fmt: skip
+    return str(int(value) if isinstance(value, float) and value.is_integer() else value)
 
 
 # --- tables -----------------------------------------------------------------------------------
