@@ -370,19 +370,16 @@ def _mark_maximum(ax, z, unit: str, published=None, published_label: str = "") -
         i, j = np.unravel_index(np.nanargmax(z), z.shape)
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5))
         handles.append(Line2D([], [], color="red", lw=2.5, label=f"maximum: {z[i, j]:.2f} {unit}"))
-    if isinstance(published, tuple):
-        i, j, value = published
-        ax.add_patch(
-            Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", lw=2, ls="--")
-        )
+    if published is not None:
+        value = published[2] if isinstance(published, tuple) else published
+        if isinstance(published, tuple):
+            i, j = published[:2]
+            ax.add_patch(
+                Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", lw=2, ls="--")
+            )
         handles.append(
             Line2D([], [], color="black", lw=2, ls="--",
                    label=f"published maximum: {value:.2f} {unit}{published_label}")
-        )  # fmt: skip
-    elif published is not None:
-        handles.append(
-            Line2D([], [], color="black", lw=2, ls="--",
-                   label=f"published maximum: {published:.2f} {unit}{published_label}")
         )  # fmt: skip
     return handles
 
