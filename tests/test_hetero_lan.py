@@ -208,6 +208,14 @@ def test_json_contract_and_stored_result(tmp_path) -> None:
     assert "message size, send() (bytes)" in text and "socket buffer, both ends (bytes" in text
     for r in d["rows"][:5]:
         assert f"{r['throughput_bps'] / 1e6:.1f}" in text
+    # Against message size, the pair's published maximum is a line.
+    subprocess.run(
+        [sys.executable, "-m", "cellbench", "plot", str(out / "ultra1-ultra1"), "--kind",
+         "message-size", "--where", "socket_buffer=8192", "-o", str(svg)],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    assert "published maximum of ultra1->ultra1: 130.77 Mb/s" in svg.read_text()
 
 
 @pytest.mark.parametrize(
