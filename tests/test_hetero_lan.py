@@ -215,7 +215,7 @@ def test_json_contract_and_stored_result(tmp_path) -> None:
         check=True,
         capture_output=True,
     )  # fmt: skip
-    assert "published maximum of ultra1->ultra1: 130.77 Mb/s" in svg.read_text()
+    assert "published maximum of ultra1-&gt;ultra1: 130.77 Mb/s" in svg.read_text()  # XML text
 
 
 @pytest.mark.parametrize(
