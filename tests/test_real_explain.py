@@ -87,7 +87,7 @@ def test_a_full_blast_held_at_the_daemons_max_rate_says_so():
     """A veth pair carries 25 Gb/s; the daemon's default --max-rate of 10000 Mb/s held
     ttcp's full blast to 9.58 Gb/s: the limit, its evidence and the row's notes name it."""
     cap = 10e9
-    waited = _sent() | {"throughput_bps": 9.58e9, "cap_waits": 3120, "max_rate_bps": cap}
+    waited = _sent() | {"throughput_bps": 9.58e9, "cap_waits": 3120, "cap_bps": cap}
     limited, evidence = explain("tcp", waited, GOT, None)
     assert limited == "max-rate"
     assert evidence == (

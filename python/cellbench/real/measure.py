@@ -31,17 +31,18 @@ CAP_NEAR = 0.05
 
 def held_at_cap(sent: dict, offered: float | None = None) -> bool:
     """A full blast (nothing offered, no pacing timing) that the transmitter's daemon
-    held at its --max-rate: a write waited for the cap, or it ran within CAP_NEAR of it."""
+    held at its --max-rate: a write waited for the cap, or it ran within CAP_NEAR of the
+    cap the source ran under (``cap_bps``, where the agent's report carries it)."""
     if offered is not None or sent.get("timing") is not None:
         return False
-    cap = sent.get("max_rate_bps")
+    cap = sent.get("cap_bps")
     near = bool(cap) and sent.get("throughput_bps", 0) >= cap * (1 - CAP_NEAR)
     return bool(sent.get("cap_waits")) or near
 
 
 def cap_note(sent: dict) -> str:
     """The sentence a capped row's notes and ttcp's report carry."""
-    cap = sent.get("max_rate_bps")
+    cap = sent.get("cap_bps")
     at = f" of {cap / 1e6:g} Mb/s" if cap else ""
     return (
         f"the transmitter's daemon held this full blast at its --max-rate{at} "
@@ -120,7 +121,7 @@ def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tupl
     mbps = sent["throughput_bps"] / 1e6
     tx, rx = sent.get("host") or {}, got.get("host") or {}
     if held_at_cap(sent, offered):
-        cap = sent.get("max_rate_bps")
+        cap = sent.get("cap_bps")
         of = f" of {cap / 1e6:g} Mb/s" if cap else ""
         waits = sent.get("cap_waits") or 0
         how = (
