@@ -11,7 +11,8 @@
   wan-window with the published points, window / RTT and the link's TCP payload rate.
 - ``message-size``: throughput against the application's write size.
 - ``offered-load``: aggregate carried load against aggregate offered load (UDP: the
-  datagrams that arrived), with the full-load point (the highest offered load), the
+  datagrams that arrived; paced sources: what arrived over the periods their blocks
+  own), with the full-load point (the highest offered load), the
   lossless point (the largest offered load with no cell lost in any replication)
   and the peak marked; logarithmic axes when the loads span more than a decade.
 - ``time-sequence``: a traced connection's data segments, ACKs and receive window.
@@ -587,12 +588,25 @@ def message_size(result, fig, df, picked, by=None) -> None:
 def carried_bps(df: pd.DataFrame) -> pd.Series:
     """The load a connection carried: TCP's throughput (all of it arrived); for UDP,
     whose throughput the sender measures (as ttcp does), the datagrams that arrived,
-    over the sender's time or the receiver's if longer."""
+    over the sender's time or the receiver's if longer. A paced source (constant-rate
+    traffic, TCP or UDP) carried the bytes that arrived over the periods its due blocks
+    own: ceil(duration / period) blocks fall due, one at the start and one every period
+    (62 in 2 s at 32.768 ms), so one that delivered every block carried exactly what it
+    offered, never more."""
+    import numpy as np
+
     udp = df["protocol"].eq("udp") & df["datagrams_received"].notna()
     received = df["datagrams_received"].fillna(0) * df["blocksize"].fillna(0) * 8
     longer = df[["sender_seconds", "receiver_seconds"]].max(axis=1)
     seconds = longer.where(longer > 0)
-    return df["throughput_bps"].where(~udp, (received / seconds).fillna(0.0))
+    carried = df["throughput_bps"].where(~udp, (received / seconds).fillna(0.0))
+    # TCP's bytes delivered: its goodput over the receiver's time.
+    tcp_bits = df["goodput_bps"].fillna(0.0) * df["receiver_seconds"].fillna(0.0)
+    got = received.where(udp, tcp_bits)
+    paced = df["traffic"].isin(["burst", "burstq"]) & df["period_us"].notna()
+    period = df["period_us"].where(paced)
+    due = np.ceil(df["duration_s"] * 1e6 / period - 1e-9)
+    return carried.where(~paced, got / (due * period * 1e-6))
 
 
 def _load_points(df: pd.DataFrame) -> pd.DataFrame:

@@ -297,6 +297,35 @@ def _wan_contention_text() -> str:
 
 _WAN_CONTENTION = _wan_contention_text()
 
+#: wan-contention's offered-load part (TESTBEDS.md): three source-destination pairs on
+#: the AAI network, WPAFB-ITTC, NRL-ITTC and ARL-GSD, whose paths share one DS-3 link.
+#: The paper names the sites and the shared DS-3, not the other links' rates or lengths;
+#: each choice below says why (route km at FIBRE_US_PER_KM).
+_WAN_CONTENTION_AAI = """
+    encap = llc-snap; mtu = 9180;
+    # DEC Alphas (OSF/1, OC-3c adapters) as on the rest of the study's WAN.
+    host wpafb1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = wpafb; }
+    host nrl1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = nrl; }
+    host arl1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = arl; }
+    host ittc1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = ittc; }
+    host ittc2 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = ittc; }
+    # GSD: the paper gives no place; on the carrier's Kansas City switch (kc), so that
+    # ARL-GSD crosses the same east-to-Kansas-City DS-3 as the two pairs into ITTC.
+    host gsd1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = kc; }
+    # Every link but the shared one is OC-3c (no rate given): the DS-3 is then the only
+    # narrow link, so whatever is lost is lost where the three paths meet.
+    # WPAFB (Dayton, Ohio) to the carrier's eastern switch in Washington: 600 km of route.
+    trunk { from = wpafb; to = east; phy = oc3c; delay_ms = 3; }
+    # NRL (Washington, DC): a metro link, 20 km.
+    trunk { from = nrl; to = east; phy = oc3c; delay_ms = 0.1; }
+    # ARL (Aberdeen Proving Ground, Maryland) to Washington: 120 km.
+    trunk { from = arl; to = east; phy = oc3c; delay_ms = 0.6; }
+    # The shared DS-3, Washington to Kansas City: 1700 km of route (1550 km great circle).
+    trunk { from = east; to = kc; phy = ds3; delay_ms = 8.5; }
+    # ITTC (Lawrence, Kansas) to Kansas City: 60 km.
+    trunk { from = kc; to = ittc; phy = oc3c; delay_ms = 0.3; }
+"""
+
 
 # --- hetero-lan (TESTBEDS.md): the SPEC §6.3 hosts, each with its own OS's TCP ----------
 #: A campus backbone: the two switches are a building apart; 1 km of fibre at 5 µs/km
@@ -364,6 +393,12 @@ PRESETS = {
         "round trips of 2 to 70 ms",
         ("kclab1", "law1"),
         _WAN_CONTENTION,
+    ),
+    "wan-contention-aai": lambda: _written(
+        "wan-contention-aai",
+        "the AAI WAN: WPAFB, NRL and ARL into ITTC and GSD over one shared DS-3",
+        ("wpafb1", "ittc1"),
+        _WAN_CONTENTION_AAI,
     ),
 }
 
