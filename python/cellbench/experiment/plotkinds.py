@@ -7,6 +7,7 @@ KINDS = (
     "window",
     "message-size",
     "offered-load",
+    "segment-size",
     "time-sequence",
     "cwnd",
     "queue",

@@ -15,6 +15,8 @@
   own), with the full-load point (the highest offered load), the
   lossless point (the largest offered load with no cell lost in any replication)
   and the peak marked; logarithmic axes when the loads span more than a decade.
+- ``segment-size``: throughput against the TCP segment size, MTU − 40 (TCP/IP
+  headers), for a result whose testbed sweeps its MTU (``testbed { mtu = $mtu; }``).
 - ``time-sequence``: a traced connection's data segments, ACKs and receive window.
 - ``cwnd``: a connection's congestion window, ssthresh and data in flight over time,
   with the loss reactions the series shows.
@@ -567,6 +569,23 @@ def _wan_window_published(result, ax, windows: pd.Series) -> None:
     ax.set_ylim(0.2, link * 1.6)
 
 
+#: TCP and IP headers without options: a segment is the MTU less these.
+TCPIP_HEADER = 40
+
+
+def segment_size(result, fig, df, picked, by=None) -> None:
+    df = df.assign(segment=df["mtu"].astype(int) - TCPIP_HEADER)
+    ax = fig.add_subplot()
+    for label, part in _facets(df, by):
+        _line(ax, part, "segment", label or "simulated")
+    ax.set_xlabel("TCP segment size: MTU - 40 (bytes)")
+    ax.set_ylabel("mean " + MBPS)
+    ax.grid(True, alpha=0.3)
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, title=_spread_note(df), title_fontsize=8)
+    ax.set_title("Throughput against TCP segment size\n" + _subtitle(result, picked), fontsize=10)
+
+
 def message_size(result, fig, df, picked, by=None) -> None:
     ax = fig.add_subplot()
     for label, part in _facets(df, by):
@@ -1103,6 +1122,14 @@ def plot(
     elif kind == "message-size":
         check_fit(df, kind, {"blocksize": "the message (write) size"}, params, by)
         message_size(result, fig, df, picked, by)
+    elif kind == "segment-size":
+        if "mtu" not in df:
+            raise PlotError(
+                "segment-size needs the MTU swept (testbed { mtu = $mtu; } and mtu = [...] "
+                "in the sweep): this result has one MTU"
+            )
+        check_fit(df, kind, {"mtu": "the MTU (segment size + 40)"}, params, by)
+        segment_size(result, fig, df, picked, by)
     else:
         if df["offered_bps"].isna().all():
             raise PlotError(

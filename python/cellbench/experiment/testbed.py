@@ -242,6 +242,36 @@ _WAN_MISMATCH = (
 """
     + _MAGIC_TRUNK
 )
+#: wan-mismatch's case 3 and experiments 5 and 6 (TESTBEDS.md: the slides' experiments
+#: 4-6) on the MAGIC network's sites: Lawrence and Kansas City in Kansas, and South
+#: Dakota, as the slides place the hosts. The lengths the slides do not give are chosen
+#: so that Lawrence to South Dakota is the MAGIC path the other cases use (600 km,
+#: 8.8 ms round trip: MAGIC_KM, MAGIC_RTT_MS).
+MAGIC_LAWRENCE_KC_KM = 60
+MAGIC_LAWRENCE_KC_MS = MAGIC_LAWRENCE_KC_KM * FIBRE_US_PER_KM / 1000
+MAGIC_KC_SOUTH_DAKOTA_MS = round(MAGIC_ONE_WAY_MS - MAGIC_LAWRENCE_KC_MS, 6)
+_MAGIC_SITES = f"""
+    encap = llc-snap; mtu = 9180;
+    # The Alphas' OC-3c adapters (DEC OTTO) pace per VC, counting cells with headers.
+    host alpha-law1 {{ profile = alpha-3000; phy = oc3c; flavour = osf1; site = lawrence;
+                      pacing_counts = cells; }}
+    host alpha-law2 {{ profile = alpha-3000; phy = oc3c; flavour = osf1; site = lawrence;
+                      pacing_counts = cells; }}
+    # SPARC-10s with 100 Mb/s TAXI Fore adapters (no pacing), TCP as wan-mismatch's
+    # SPARC-10 (128 KB windows). "One in Kansas": the slides name no town; Lawrence.
+    host sparc10-ks {{ profile = sparc-10; phy = taxi100; flavour = osf1; site = lawrence; }}
+    host sparc10-sd {{ profile = sparc-10; phy = taxi100; flavour = osf1; site = south-dakota; }}
+    # The SGI Onyx (IRIX, TAXI Fore adapter): the Power Challenge's profile, the same
+    # SGI machine family and IRIX (the era's profiles have no Onyx of its own).
+    host onyx {{ profile = power-challenge; phy = taxi100; flavour = irix601; site = kc; }}
+    # Lawrence to Kansas City: {MAGIC_LAWRENCE_KC_KM} km of route.
+    trunk {{ from = lawrence; to = kc; phy = oc3c;
+            delay_ms = {MAGIC_LAWRENCE_KC_MS:g}; }}
+    # Kansas City to South Dakota: the rest of the 600 km MAGIC path, with its
+    # {MAGIC_EQUIPMENT_MS:g} ms of WAN equipment, so Lawrence-South Dakota is 8.8 ms round trip.
+    trunk {{ from = kc; to = south-dakota; phy = oc3c;
+            delay_ms = {MAGIC_KC_SOUTH_DAKOTA_MS:g}; }}
+"""
 _EUROPE_VP = """
     # The sender's SBus adapter: SPEC §5's 52 µs firmware gap between PDUs (idle time
     # beyond the spacing interval when spacing is on), and with spacing the 7-8 slot
@@ -373,6 +403,13 @@ PRESETS = {
         "MAGIC WAN: OC-3c (and TAXI) senders into a TAXI receiver 600 km away",
         ("alpha1", "sparc10"),
         _WAN_MISMATCH,
+    ),
+    "magic": lambda: _written(
+        "magic",
+        "MAGIC WAN sites: OC-3c Alphas and a TAXI SPARC-10 in Lawrence, a TAXI SPARC-10 in "
+        "South Dakota, a TAXI SGI Onyx in Kansas City",
+        ("alpha-law1", "sparc10-sd"),
+        _MAGIC_SITES,
     ),
     "europe-vp": lambda: _written(
         "europe-vp",
