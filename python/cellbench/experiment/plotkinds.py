@@ -8,6 +8,7 @@ KINDS = (
     "message-size",
     "offered-load",
     "segment-size",
+    "measurements",
     "time-sequence",
     "cwnd",
     "queue",

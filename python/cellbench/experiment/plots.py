@@ -17,6 +17,10 @@
   and the peak marked; logarithmic axes when the loads span more than a decade.
 - ``segment-size``: throughput against the TCP segment size, MTU − 40 (TCP/IP
   headers), for a result whose testbed sweeps its MTU (``testbed { mtu = $mtu; }``).
+- ``measurements``: each chosen cell's throughput against measurement number (the
+  replications one by one, as the LAN study plots its 50 per configuration), a line
+  per cell (pick at most MEASURED_CELLS with ``--where``), so a reader sees which
+  replications locked and which flowed.
 - ``time-sequence``: a traced connection's data segments, ACKs and receive window.
 - ``cwnd``: a connection's congestion window, ssthresh and data in flight over time,
   with the loss reactions the series shows.
@@ -567,6 +571,44 @@ def _wan_window_published(result, ax, windows: pd.Series) -> None:
     # windows' points read as well as the large ones'.
     ax.set_yscale("log")
     ax.set_ylim(0.2, link * 1.6)
+
+
+#: The most cells ``measurements`` draws as lines of their own (more are unreadable).
+MEASURED_CELLS = 8
+
+
+def measurements(result, fig, df, picked, params: list[str]) -> None:
+    """Throughput against measurement number (replication + 1), a line per cell: the
+    sweep point and, in a result with several connections, the connection."""
+    varying = [p for p in params if p in df and df[p].nunique(dropna=False) > 1]
+    keys = ["point", *(["test"] if df["test"].nunique() > 1 else [])]
+    cells = list(df.groupby(keys, sort=True))
+    if len(cells) > MEASURED_CELLS:
+        raise PlotError(
+            f"measurements draws at most {MEASURED_CELLS} cells, and {len(cells)} are "
+            "picked: choose them with --where (e.g. --where snd=24K --where rcv=48K)"
+            + (f"; the result varies {', '.join(varying)}" if varying else "")
+        )
+    ax = fig.add_subplot()
+    for key, part in cells:
+        first = part.iloc[0]
+        label = ", ".join(f"{p}={_value_text(first[p])}" for p in varying)
+        if "test" in keys:
+            label = f"{label}, {first['test']}" if label else str(first["test"])
+        part = part.sort_values("replication")
+        ax.plot(part["replication"] + 1, part["mbps"], marker="o", markersize=4,
+                linewidth=0.8, label=label or "the result's one cell")  # fmt: skip
+    lo, hi = float(df["mbps"].min()), float(df["mbps"].max())
+    # Locked and flowing replications differ by orders of magnitude: a log axis shows both.
+    if lo > 0 and hi / lo > 20:
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
+    ax.set_xlabel("measurement number (replication)")
+    ax.set_ylabel(MBPS)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("Throughput of each measurement\n" + _subtitle(result, picked), fontsize=10)
 
 
 #: TCP and IP headers without options: a segment is the MTU less these.
@@ -1122,6 +1164,8 @@ def plot(
     elif kind == "message-size":
         check_fit(df, kind, {"blocksize": "the message (write) size"}, params, by)
         message_size(result, fig, df, picked, by)
+    elif kind == "measurements":
+        measurements(result, fig, df, picked, params)
     elif kind == "segment-size":
         if "mtu" not in df:
             raise PlotError(
