@@ -590,7 +590,7 @@ def measurements(result, fig, df, picked, params: list[str]) -> None:
             + (f"; the result varies {', '.join(varying)}" if varying else "")
         )
     ax = fig.add_subplot()
-    for key, part in cells:
+    for _key, part in cells:
         first = part.iloc[0]
         label = ", ".join(f"{p}={_value_text(first[p])}" for p in varying)
         if "test" in keys:
