@@ -244,27 +244,36 @@ def test_windows_are_the_bandwidth_delay_products():
     pairs = {"w1": ("kclab1", "law1"), "w2": ("mpls1", "law2"), "w3": ("dc1", "law3"),
              "w4": ("sd1", "dc2"), "w5": ("mpls2", "dc3")}  # fmt: skip
     text = (wan_contention.study.HERE / "wan-contention-five-pairs.netspec").read_text()
-    ftp = (wan_contention.study.HERE / "wan-contention-ftp.netspec").read_text()
     for key, (a, b) in pairs.items():
         w = wan_contention.bdp_window(rate * 1e6, wan_contention.pair_rtt_s(tb, a, b))
         assert f"{key} = {w // 1024}K;" in text
-        if key == "w4":
-            assert f"window = [64K, {w // 1024}K];" in ftp
+    # The NRL -> JPL FTP's extended window: its own testbed's round trip.
+    from cellbench.experiment import runner
+
+    ftp = wan_contention.study.HERE / "wan-contention-ftp.netspec"
+    plan = runner.make_plan(str(ftp), sets=[], replications=None, seed=None, testbed=None,
+                            trace=False, series=False)  # fmt: skip
+    trunks = plan.task(0).spec["trunks"]
+    rtt = 2 * sum(t["delay_ms"] for t in trunks) / 1e3
+    w = wan_contention.bdp_window(rate * 1e6, rtt)
+    assert f"extended_window = {w // 1024}K;" in ftp.read_text()
 
 
-def test_ftp_reads_its_disk_and_rfc1323_fills_the_ds3(everything):
-    rows = {(r["app"], r["window"]): r for r in everything["rows"] if r["part"] == "ftp"}
-    assert {a for a, _ in rows} == {"ftp", "ttcp"} and len(rows) == 4
-    small, big = sorted({w for _, w in rows})
-    assert small == 65536
-    # 64 KB over 70 ms: both window-bound at some 7 Mb/s.
-    for app in ("ftp", "ttcp"):
-        r = rows[(app, small)]
-        assert r["limited_by"] == "window" and 6e6 < r["throughput_bps"] < 7.5e6
-    # RFC 1323: ttcp fills the DS-3; ftp is held to its disk (4 MB/s = 33.55 Mb/s).
-    assert rows[("ttcp", big)]["limited_by"] == "link"
-    assert rows[("ftp", big)]["limited_by"] == "application"
-    assert rows[("ftp", big)]["throughput_bps"] == pytest.approx(4 * 2**20 * 8, rel=0.01)
+def test_ftp_nrl_to_jpl_default_window_extended_window_and_ttcp(everything):
+    rows = {r["app"]: r for r in everything["rows"] if r["part"] == "ftp"}
+    assert set(rows) == {"ftp-default", "ftp-extended", "ttcp"}
+    assert {(r["transmitter"], r["receiver"]) for r in rows.values()} == {("nrl", "jpl")}
+    # 3,700 km at 5 µs/km each way, plus the two 20 km metro DS-3s.
+    assert rows["ttcp"]["rtt_ms"] == pytest.approx(37.4)
+    # The default 4 KB window: window-bound at 4 KB per round trip (< 0.9 Mb/s).
+    small = rows["ftp-default"]
+    assert small["window"] == 4096 and small["limited_by"] == "window"
+    assert 0.7e6 < small["throughput_bps"] <= 4096 * 8 / 0.0374
+    # Extended: ftp held to its disk (4 MB/s = 33.55 Mb/s), ttcp by the DS-3 path.
+    assert rows["ftp-extended"]["limited_by"] == "application"
+    assert rows["ftp-extended"]["throughput_bps"] < 4 * 2**20 * 8
+    assert rows["ttcp"]["limited_by"] == "link"
+    assert rows["ttcp"]["throughput_bps"] > 30 * small["throughput_bps"]
     assert all(r["cells_lost"] == 0 for r in rows.values())
 
 
