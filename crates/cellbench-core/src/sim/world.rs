@@ -12,8 +12,8 @@ use super::clock::{Clock, FlatOut};
 use super::event::EventQueue;
 use super::guard;
 use super::net::{
-    aal5_cells, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, PolicerCounters,
-    PortCounters, Topology,
+    aal5_cells, CellRecord, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network,
+    PolicerCounters, PortCounters, Topology,
 };
 use super::rng;
 use crate::host::dist::Dist;
@@ -518,11 +518,34 @@ pub fn run_with_clock(
     scenario: &Scenario,
     clock: &mut dyn Clock,
 ) -> Result<RunResult, ScenarioError> {
+    run_inner(scenario, clock, None).map(|(r, _)| r)
+}
+
+/// Run a scenario flat out with a tap on switch output port `port`: also
+/// every cell record of that port (`Network::set_port_tap`), in memory, so
+/// for short runs (tests of adapter timing: the cells a host's adapter sent
+/// arrive at its peer's port in its order, spaced as they left when the
+/// port is no slower than the adapter's link).
+pub fn run_tapped(
+    scenario: &Scenario,
+    port: usize,
+) -> Result<(RunResult, Vec<CellRecord>), ScenarioError> {
+    run_inner(scenario, &mut FlatOut, Some(port))
+}
+
+fn run_inner(
+    scenario: &Scenario,
+    clock: &mut dyn Clock,
+    tap: Option<usize>,
+) -> Result<(RunResult, Vec<CellRecord>), ScenarioError> {
     validate(scenario)?;
     let mut net = Network::new(scenario.topology.clone(), scenario.fidelity)
         .map_err(|e| ScenarioError(format!("topology: {e}")))?;
     if scenario.series {
         net.set_queue_series(true);
+    }
+    if let Some(port) = tap {
+        net.set_port_tap(port);
     }
     let mut world = World {
         now: SimTime::ZERO,
@@ -695,7 +718,9 @@ pub fn run_with_clock(
     }
 
     world.run(scenario.time_limit, scenario.event_budget, clock)?;
-    Ok(world.results(scenario))
+    let mut cells = Vec::new();
+    world.net.drain_cell_log(&mut cells);
+    Ok((world.results(scenario), cells))
 }
 
 /// Check a scenario before anything runs: a bad value is reported, never half-run.
