@@ -151,7 +151,10 @@ pub fn udp_fragment_gather(offset: u32, len: u32, header: u32, out: &mut Vec<u32
     const UDP_HEADER: u32 = 8;
     out.clear();
     // The first data cluster follows the header mbuf: no cluster ends there.
-    let first = offset.saturating_sub(UDP_HEADER).div_ceil(SMALL_UNIT).max(1);
+    let first = offset
+        .saturating_sub(UDP_HEADER)
+        .div_ceil(SMALL_UNIT)
+        .max(1);
     out.extend(
         (first..)
             .map(|k| UDP_HEADER + k * SMALL_UNIT)

@@ -6,9 +6,9 @@
 use super::explain::{self, classify, lockstep_cycle, Facts, LimitedBy, LockstepCycle};
 use super::guard::DEFAULT_EVENT_BUDGET;
 use super::net::{
-    AdapterModel, AdapterSpec, CircuitSpec, DropPolicy, Fidelity, FlowControl, Hop,
-    PacedQuantity, PolicerCounters, PolicerSpec, PortCounters, PortSpec, SpacingMode, Topology,
-    TxSpacing, VcPacing,
+    AdapterModel, AdapterSpec, CircuitSpec, DropPolicy, Fidelity, FlowControl, Hop, PacedQuantity,
+    PolicerCounters, PolicerSpec, PortCounters, PortSpec, SpacingMode, Topology, TxSpacing,
+    VcPacing,
 };
 use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN, MACHINE_ROOM_DELAY};
 use super::world::{
@@ -834,13 +834,7 @@ impl RunSpec {
             };
             let timing = model.timing(mode);
             let gap = match h.pdu_gap_us {
-                Some(us) => time_in(
-                    &format!("host {:?}: PDU gap", h.name),
-                    us,
-                    1e6,
-                    "µs",
-                    false,
-                )?,
+                Some(us) => time_in(&format!("host {:?}: PDU gap", h.name), us, 1e6, "µs", false)?,
                 None => timing.pdu_gap,
             };
             // The adapter's clock counts cell slots and its 0.492 µs idle units
