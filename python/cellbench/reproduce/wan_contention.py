@@ -782,8 +782,8 @@ def _offered_load_report(df: pd.DataFrame, f: dict, part: str) -> str:
             "offered Mb/s": agg.offered_bps.map(lambda x: "full blast" if pd.isna(x) else _mbps(x)),
             "carried Mb/s": agg.carried_bps.map(_mbps),
             "cells lost": agg.cells_lost,
-            "retransmits": agg.retransmitted_segments,
-            "timeouts": agg.timeouts,
+            "retransmits": agg.retransmitted_segments.astype(int),
+            "timeouts": agg.timeouts.astype(int),
             "lost at (port)": agg.lost_at.map(_lost_text),
             "limited by": agg.limited_by,
         }

@@ -54,7 +54,9 @@ def _rows(name: str, result: Result) -> list[dict]:
     for r in df.to_dict(orient="records"):
         run = int(r["run"])
         refused = int(r["pdus_dropped_at_adapter"] or 0)
-        where = _lost_at(result, run) + (["sender's interface queue"] if refused else [])
+        # The ports that lost cells in the run, named for a connection that lost cells.
+        ports = _lost_at(result, run) if r["cells_lost"] else []
+        where = ports + (["sender's interface queue"] if refused else [])
         lost = int(r["data_pdus_lost"] or 0) + refused
         row = {
             "run": name,
