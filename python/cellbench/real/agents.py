@@ -4,7 +4,7 @@ daemon's own limits, and the probes the controller asks before any traffic.
 The controller sends plain specs (data); nothing from an experiment file is
 executed here, and a daemon runs no task but these entry points (``TASKS``, held
 to that by ``guard``), each of which checks its specs as data first
-(``check_specs``: known fields, types, ranges). A daemon refuses a spec beyond its
+(``spec_refusal``: known fields, types, ranges). A daemon refuses a spec beyond its
 limits, whoever sent it:
 
 - a destination outside its allow list (``--allow``; loopback by default), so
@@ -98,7 +98,9 @@ def set_limits(**limits) -> None:
 
 def admit(specs: list[dict]) -> list[str | None]:
     """For each source spec, why it would be refused (None: it would run)."""
-    check_specs(specs, SOURCE_FIELDS)
+    why = spec_refusal(specs, SOURCE_FIELDS)
+    if why:
+        return [why] * _count(specs)
     return [refusal(s) for s in specs]
 
 
@@ -146,21 +148,25 @@ def _each(agent, specs: list[dict]) -> list[dict]:
 
 def sources(specs: list[dict]) -> list[dict]:
     """A batch of sources on this host, one task for the controller to send."""
-    check_specs(specs, SOURCE_FIELDS)
-    paced = sum(offered_bps(s) or 0.0 for s in specs)
-    cap = LIMITS["max_rate_bps"]
-    if paced > cap * (1 + 1e-9):
-        why = (
-            f"refused: the batch's paced rates add up to {paced / 1e6:g} Mb/s, above its "
-            f"--max-rate {cap / 1e6:g} Mb/s"
-        )
-        return [{"error": why}] * len(specs)
+    why = spec_refusal(specs, SOURCE_FIELDS)
+    if why is None:
+        paced = sum(offered_bps(s) or 0.0 for s in specs)
+        cap = LIMITS["max_rate_bps"]
+        if paced > cap * (1 + 1e-9):
+            why = (
+                f"refused: the batch's paced rates add up to {paced / 1e6:g} Mb/s, above its "
+                f"--max-rate {cap / 1e6:g} Mb/s"
+            )
+    if why:
+        return [{"error": why}] * _count(specs)
     return _each(source, specs)
 
 
 def sinks(specs: list[dict]) -> list[dict]:
     """A batch of sinks on this host."""
-    check_specs(specs, SINK_FIELDS)
+    why = spec_refusal(specs, SINK_FIELDS)
+    if why:
+        return [{"error": why}] * _count(specs)
     return _each(sink, specs)
 
 
@@ -264,28 +270,32 @@ SINK_FIELDS = {
 }
 
 
-class SpecError(RefusedError):
-    """A spec that is not the data an agent takes."""
+def _count(specs) -> int:
+    """How many answers a refused batch gets (one, when it is not a list)."""
+    return max(1, min(len(specs), LIMITS["agents"])) if isinstance(specs, list) else 1
 
 
-def check_specs(specs, fields: dict) -> None:
-    """Every spec a dict of known ``fields``, each value what it must be."""
+def spec_refusal(specs, fields: dict) -> str | None:
+    """Why ``specs`` is not a list of dicts of known ``fields``, each value what it must
+    be, or None. (Returned, not raised: an entry point answers with data, never with an
+    exception for its caller to unpickle.)"""
     if not isinstance(specs, list) or not 0 < len(specs) <= LIMITS["agents"]:
-        raise SpecError(f"refused: expected a list of 1 to {LIMITS['agents']} agent specs")
+        return f"refused: expected a list of 1 to {LIMITS['agents']} agent specs"
     for spec in specs:
         if not isinstance(spec, dict):
-            raise SpecError(f"refused: an agent spec is a dict, not {type(spec).__name__}")
+            return f"refused: an agent spec is a dict, not {type(spec).__name__}"
         for key, value in spec.items():
             if key not in fields:
-                raise SpecError(f"refused: unknown field {key!r} in an agent spec")
+                return f"refused: unknown field {key!r} in an agent spec"
             ok, optional = fields[key]
             if value is None and optional:
                 continue
             if not ok(value):
-                raise SpecError(f"refused: {key} = {value!r:.60}: expected {ok.expected}")
+                return f"refused: {key} = {value!r:.60}: expected {ok.expected}"
         missing = [k for k, (_, optional) in fields.items() if not optional and k not in spec]
         if missing:
-            raise SpecError(f"refused: an agent spec without {missing[0]}")
+            return f"refused: an agent spec without {missing[0]}"
+    return None
 
 
 def _plain_args(args) -> bool:
@@ -311,9 +321,9 @@ def task_refusal(run_spec) -> str | None:
     return None
 
 
-def refuse(why: str):
-    """What a refused task runs in its place."""
-    raise RefusedError(f"refused by the daemon: {why}")
+def refuse(why: str) -> str:
+    """What a refused task runs in its place: the refusal, as its result."""
+    return f"refused by the daemon: {why}"
 
 
 def probe() -> dict:

@@ -182,6 +182,9 @@ async def _until_stopped(worker) -> None:
 
 
 def _ready(name: str, scheduler: str, worker: str, user: str | None) -> None:
+    dask_log = logging.getLogger("distributed")
+    if dask_log.level == logging.CRITICAL:
+        dask_log.setLevel(logging.ERROR)
     # One line a script (or a test) can wait for.
     as_user = f"; running as {user}, without root" if user else ""
     print(
@@ -326,7 +329,8 @@ def serve(
     log.addHandler(logging.StreamHandler(sys.stderr))
     log.setLevel(logging.INFO)
     if quiet:
-        logging.getLogger("distributed").setLevel(logging.ERROR)
+        # Until it is ready a failure is StartError's one line; then Dask's errors show.
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
     user = drop_privileges(realtime)
     workdir = tempfile.mkdtemp(prefix="cellbench-daemon-")
     try:

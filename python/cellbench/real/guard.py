@@ -22,7 +22,7 @@ attempts in tests/test_real_guard.py:
    refused before any of it runs.
 4. Execution: a task runs only if its function is an agent entry point
    (``agents.TASKS``) and its arguments are data, which the entry point then
-   checks field by field (``agents.check_specs``).
+   checks field by field (``agents.spec_refusal``).
 
 The limits themselves (``--allow``, ``--max-rate``, ``--max-duration``) are the
 agents' own, set once in the process (``agents.set_limits``).

@@ -91,7 +91,8 @@ def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tupl
     the interfaces' drops, the pacer's schedule, the datagrams lost."""
     mbps = sent["throughput_bps"] / 1e6
     tx, rx = sent.get("host") or {}, got.get("host") or {}
-    if sent.get("cap_waits"):
+    cap = sent.get("cap_bps")
+    if sent.get("cap_waits") or (cap and sent["throughput_bps"] >= cap * (1 - RATE_MET)):
         return "application", (
             f"held at {mbps:.2f} Mb/s by the daemon's --max-rate "
             f"({sent['cap_waits']} write(s) waited for it)"

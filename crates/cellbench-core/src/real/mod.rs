@@ -234,8 +234,11 @@ pub struct SourceReport {
     pub timing: Option<Timing>,
     /// UDP writes the kernel refused (ENOBUFS and the like): the data was not sent.
     pub send_errors: u64,
-    /// Writes that waited for a rate cap (`max_rate_bps`, or the process's: limits.rs).
+    /// Writes that waited for a rate cap (`max_rate_bps`, or the process's: limits.rs)
+    /// beyond their own bytes' time at it.
     pub cap_waits: u64,
+    /// The rate cap this source ran under (the lower of the two), bit/s.
+    pub cap_bps: Option<f64>,
     pub sndbuf_granted: Option<u32>,
     pub congestion: Option<String>,
     /// TCP, read once the sink has closed (every byte acknowledged).
@@ -531,6 +534,10 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
     let own_burst = own_cap
         .as_ref()
         .map(|c| CAP_BURST.max(c.time_of(4 * spec.blocksize)));
+    report.cap_bps = [spec.max_rate_bps, limits.map(|l| l.cap.rate_bps())]
+        .into_iter()
+        .flatten()
+        .reduce(f64::min);
     let t0 = Instant::now();
     report.start_late_s = (t0 - start.min(t0)).as_secs_f64();
     let end = spec.duration_s.map(|d| t0 + Duration::from_secs_f64(d));
@@ -577,8 +584,13 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
                 Duration::ZERO
             };
             let at = l.cap.reserve(len, tolerance);
-            if at > Instant::now() {
-                report.cap_waits += 1;
+            let now = Instant::now();
+            if at > now {
+                // Held: it waited for more than its own bytes' time (the cap was busy
+                // with bytes reserved before them, this source's or another's).
+                if at - now > l.cap.time_of(len).saturating_sub(tolerance) {
+                    report.cap_waits += 1;
+                }
                 wait_until(at, stop)?;
             }
         }
