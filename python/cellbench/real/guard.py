@@ -3,8 +3,8 @@ the parties allowed to ask, and nothing else.
 
 The control channel is Dask's, which is built to run any Python a client sends on
 every worker (``Client.run``, ``submit``, plugins, ``upload_file``) and to unpickle
-whatever arrives. A daemon narrows it, each layer alone enough to stop the
-attempts in tests/test_real_guard.py:
+whatever arrives. A daemon narrows it in four layers, each a check of its own (the
+attempts they refuse are in tests/test_real_guard.py):
 
 1. Who: every TLS peer's certificate names its role (``credentials``). The
    scheduler accepts the controller and the daemons; a daemon's worker accepts

@@ -136,11 +136,17 @@ pub fn process_limits() -> Option<&'static Limits> {
 
 /// A rate cap shared by any number of senders: a GCRA (ITU-T I.371's virtual
 /// scheduling algorithm) used as a shaper rather than a policer. Each write reserves
-/// its bytes and may start once the cap's theoretical arrival time (TAT), advanced by
-/// those bytes, is no more than `tolerance` away: TAT <- max(now, TAT) + len * 8 / rate,
-/// then wait until TAT - tolerance. With no tolerance a write starts only once its own
-/// bytes' time at the cap has passed, so the bytes written by all senders from the
-/// first reservation to the end of any write never exceed rate x that time.
+/// its bytes, advancing the cap's theoretical arrival time (TAT) by their time at the
+/// cap, T = len x 8 / rate, and may start once TAT - `tolerance` has come:
+///
+///   TAT <- max(now - credit, TAT) + T,   start at max(now, TAT - tolerance)
+///
+/// The credit is one block's time (T), or none for a sender's first write (`fresh`).
+/// With no tolerance every write starts at least T after the previous write of any
+/// sender started, and a sender's first write T after it asked: so the bytes of a
+/// transfer (or of all at once), counted from its first reservation to the start of
+/// its last write, never exceed the rate, however short. A sender slower than the cap
+/// (its write took longer than T) finds TAT behind `now - T` and waits for nothing.
 pub struct RateCap {
     rate_bps: f64,
     tat: Mutex<Option<Instant>>,
@@ -164,10 +170,13 @@ impl RateCap {
     }
 
     /// Reserve `len` bytes; the instant the write may start (now or later).
-    pub fn reserve(&self, len: usize, tolerance: Duration) -> Instant {
+    pub fn reserve(&self, len: usize, tolerance: Duration, fresh: bool) -> Instant {
         let now = Instant::now();
+        let t = self.time_of(len);
+        let credit = if fresh { Duration::ZERO } else { t };
+        let floor = now.checked_sub(credit).unwrap_or(now);
         let mut tat = self.tat.lock().unwrap_or_else(|e| e.into_inner());
-        let next = tat.map_or(now, |t| t.max(now)) + self.time_of(len);
+        let next = tat.map_or(floor, |old| old.max(floor)) + t;
         *tat = Some(next);
         next.checked_sub(tolerance).unwrap_or(now).max(now)
     }
@@ -198,21 +207,38 @@ mod test {
 
     #[test]
     fn test_rate_cap_is_shared() {
-        // 8 Mb/s: 1000 bytes take 1 ms. Two senders reserving alternately get
-        // successive slots of the one schedule, not a slot each.
+        // 8 Mb/s: 1000 bytes take 1 ms. Writes reserved back to back (two senders
+        // alternately, or one) get successive slots of the one schedule: write k
+        // starts k + 1 blocks' time after the first reservation (its own included).
         let cap = RateCap::new(8e6);
         let t0 = Instant::now();
-        let slots: Vec<Instant> = (0..10).map(|_| cap.reserve(1000, Duration::ZERO)).collect();
+        let slots: Vec<Instant> = (0..10)
+            .map(|k| cap.reserve(1000, Duration::ZERO, k < 2))
+            .collect();
         for (k, s) in slots.iter().enumerate() {
             let at = (*s - t0).as_secs_f64();
-            // Slot k starts when k + 1 blocks' time has passed (its own included).
             assert!(at >= (k + 1) as f64 * 1e-3 - 1e-9, "{k}: {at}");
             assert!(at < (k + 1) as f64 * 1e-3 + 5e-3, "{k}: {at}");
         }
         // A tolerance of one block's time starts that block at the previous TAT.
         let tol = cap.time_of(1000);
-        let s = cap.reserve(1000, tol);
+        let s = cap.reserve(1000, tol, false);
         assert!((s - *slots.last().unwrap()).as_secs_f64().abs() < 1e-6);
+    }
+
+    #[test]
+    fn test_rate_cap_holds_no_slower_sender() {
+        // A sender whose writes take longer than their time at the cap never waits
+        // after its first write; its first waits its own time.
+        let cap = RateCap::new(8e6);
+        let first = cap.reserve(1000, Duration::ZERO, true);
+        assert!(first > Instant::now());
+        std::thread::sleep(first.saturating_duration_since(Instant::now()));
+        for _ in 0..3 {
+            std::thread::sleep(Duration::from_millis(3)); // a 3 ms write of a 1 ms block
+            let at = cap.reserve(1000, Duration::ZERO, false);
+            assert!(at <= Instant::now(), "waited {:?}", at - Instant::now());
+        }
     }
 
     #[test]

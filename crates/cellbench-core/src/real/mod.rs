@@ -567,28 +567,28 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
         if let Some((due, _)) = paced {
             sleep_until(due, stop)?;
         } else if let (Some(cap), Some(burst)) = (&own_cap, own_burst) {
-            let at = cap.reserve(len, burst);
+            let at = cap.reserve(len, burst, false);
             if at > Instant::now() {
                 report.cap_waits += 1;
                 wait_until(at, stop)?;
             }
         }
-        // The process's cap, shared by all its sources: a full blast's block waits
-        // for its own bytes' time (limits::RateCap, no tolerance), so however short
-        // the blast its rate stays under the cap; a paced block only for the blocks
-        // reserved before it (it is on time whenever the total is under the cap).
+        // The process's cap, shared by all its sources: a full blast's write waits
+        // until its own bytes' time at the cap has passed since the previous write
+        // of any source (limits::RateCap, no tolerance), so however short the blast
+        // its rate stays under the cap; a paced block only for the bytes reserved
+        // before it (it is on time whenever the total is under the cap).
         if let Some(l) = limits {
             let tolerance = if paced.is_some() {
                 l.cap.time_of(len)
             } else {
                 Duration::ZERO
             };
-            let at = l.cap.reserve(len, tolerance);
-            let now = Instant::now();
-            if at > now {
-                // Held: it waited for more than its own bytes' time (the cap was busy
-                // with bytes reserved before them, this source's or another's).
-                if at - now > l.cap.time_of(len).saturating_sub(tolerance) {
+            let fresh = report.blocks == 0;
+            let at = l.cap.reserve(len, tolerance, fresh && paced.is_none());
+            if at > Instant::now() {
+                // Held: the source (or all of them) ran ahead of the cap.
+                if !fresh {
                     report.cap_waits += 1;
                 }
                 wait_until(at, stop)?;
