@@ -19,6 +19,9 @@ SERIES_INTERVAL_US = 10_000.0
 LIMITED_SHARE = 0.5
 #: A paced source within this fraction of its offered rate ran at the application's rate.
 RATE_MET = 0.02
+#: The share of a source's span spent waiting for the daemon's rate cap from which
+#: the cap, not the path, set its rate (half: the cap took more time than all else).
+CAP_HELD = 0.5
 #: An agent using this much of one core was bound by its CPU (the copy, the stack).
 AGENT_SATURATED = 0.9
 #: The kernel had data to send less than this share of the writes' span: the
@@ -91,11 +94,14 @@ def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tupl
     the interfaces' drops, the pacer's schedule, the datagrams lost."""
     mbps = sent["throughput_bps"] / 1e6
     tx, rx = sent.get("host") or {}, got.get("host") or {}
-    cap = sent.get("cap_bps")
-    if sent.get("cap_waits") or (cap and sent["throughput_bps"] >= cap * (1 - RATE_MET)):
+    # The daemon's rate cap held the source: it ran at the cap, or waited for it (alone
+    # or shared with the daemon's other sources) half its span or more.
+    cap, waited = sent.get("cap_bps"), sent.get("cap_wait_s") or 0.0
+    at_cap = cap is not None and sent["throughput_bps"] >= cap * (1 - RATE_MET)
+    if sent.get("cap_waits") and (at_cap or waited >= CAP_HELD * sent["seconds"]):
         return "application", (
             f"held at {mbps:.2f} Mb/s by the daemon's --max-rate "
-            f"({sent['cap_waits']} write(s) waited for it)"
+            f"({sent['cap_waits']} write(s) waited for it, {waited:.3g} s in all)"
         )
     if offered is not None and sent["throughput_bps"] >= offered * (1 - RATE_MET):
         late = (sent.get("timing") or {}).get("late_blocks", 0)

@@ -239,6 +239,8 @@ pub struct SourceReport {
     pub cap_waits: u64,
     /// The rate cap this source ran under (the lower of the two), bit/s.
     pub cap_bps: Option<f64>,
+    /// How long its writes waited for a rate cap in all, s.
+    pub cap_wait_s: f64,
     pub sndbuf_granted: Option<u32>,
     pub congestion: Option<String>,
     /// TCP, read once the sink has closed (every byte acknowledged).
@@ -568,8 +570,10 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
             sleep_until(due, stop)?;
         } else if let (Some(cap), Some(burst)) = (&own_cap, own_burst) {
             let at = cap.reserve(len, burst, false);
-            if at > Instant::now() {
+            let now = Instant::now();
+            if at > now {
                 report.cap_waits += 1;
+                report.cap_wait_s += (at - now).as_secs_f64();
                 wait_until(at, stop)?;
             }
         }
@@ -586,10 +590,12 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
             };
             let fresh = report.blocks == 0;
             let at = l.cap.reserve(len, tolerance, fresh && paced.is_none());
-            if at > Instant::now() {
+            let now = Instant::now();
+            if at > now {
                 // Held: the source (or all of them) ran ahead of the cap.
                 if !fresh {
                     report.cap_waits += 1;
+                    report.cap_wait_s += (at - now).as_secs_f64();
                 }
                 wait_until(at, stop)?;
             }
