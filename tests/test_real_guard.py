@@ -299,7 +299,7 @@ def test_max_rate_caps_the_daemons_total(net):
     assert r.returncode == 0, r.stderr
     row = pd.read_parquet(out / "runs").iloc[0]
     assert row["throughput_bps"] <= MAX_RATE_MBPS * 1e6, row["throughput_bps"]
-    assert row["limited_by"] == "application" and "--max-rate" in row["limit_evidence"]
+    assert row["limited_by"] == "max-rate" and "--max-rate" in row["limit_evidence"]
 
 
 def test_paced_streams_adding_up_beyond_the_cap_are_refused(net):
