@@ -131,6 +131,9 @@ def test_out_is_a_result_show_and_plot_read(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "maximum lossless throughput" in text and "Mb/s" in text
     assert main(["show", str(out / "offered-load")]) == 0
+    # The full-load run (every source full blast) is stored beside the paced sweep.
+    assert main(["show", str(out / "full-load")]) == 0
+    assert "full" in capsys.readouterr().out
     png = tmp_path / "ol.svg"
     assert main(["plot", str(out / "offered-load"), "--kind", "offered-load", "-o", str(png)]) == 0
     svg = png.read_text()
