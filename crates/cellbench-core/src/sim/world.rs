@@ -8,12 +8,13 @@
 //! cost, and each segment it sends leaves the host when the CPU has paid for
 //! it (tcp_output, checksum, copy to the adapter).
 
+use super::capture::{CaptureCounts, CellCapture};
 use super::clock::{Clock, FlatOut};
 use super::event::EventQueue;
 use super::guard;
 use super::net::{
-    aal5_cells, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, PolicerCounters,
-    PortCounters, Topology,
+    aal5_cells, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, Place,
+    PolicerCounters, PortCounters, Topology,
 };
 use super::rng;
 use crate::host::dist::Dist;
@@ -30,6 +31,7 @@ use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
+use std::io::Write;
 
 /// One ttcp transfer between two hosts.
 #[derive(Clone, Debug, PartialEq)]
@@ -442,6 +444,10 @@ struct World {
     /// The endpoints the piece of work being executed touched, in host order.
     touched: Vec<usize>,
     events_handled: u64,
+    /// The cell tester, if one is on (`sim::capture`).
+    capture: Option<Capture>,
+    /// When the event loop stopped: the run's end for the capture.
+    loop_end: SimTime,
 }
 
 /// When transfers start and end (`TransferSpec::after`): a transfer that
@@ -518,9 +524,37 @@ pub fn run_with_clock(
     scenario: &Scenario,
     clock: &mut dyn Clock,
 ) -> Result<RunResult, ScenarioError> {
+    run_captured(scenario, clock, None).map(|(r, _)| r)
+}
+
+/// A capture's file: any writer (a buffered file in practice).
+pub type Capture = CellCapture<Box<dyn Write>>;
+
+/// Run a scenario, with a cell tester on one place when `tester` is given:
+/// `(place, file)`. The file's cells are written as the run goes; the run's
+/// results do not depend on it.
+pub fn run_captured(
+    scenario: &Scenario,
+    clock: &mut dyn Clock,
+    tester: Option<(Place, Box<dyn Write>)>,
+) -> Result<(RunResult, Option<CaptureCounts>), ScenarioError> {
     validate(scenario)?;
     let mut net = Network::new(scenario.topology.clone(), scenario.fidelity)
         .map_err(|e| ScenarioError(format!("topology: {e}")))?;
+    let capture = match tester {
+        Some((place, out)) => {
+            if net.link_cell_time(place).is_none() {
+                return Err(ScenarioError(format!(
+                    "cells: {place:?} is not a switch output port or adapter of the network"
+                )));
+            }
+            Some(
+                CellCapture::new(out, place, &mut net)
+                    .map_err(|e| ScenarioError(format!("cells: {e}")))?,
+            )
+        }
+        None => None,
+    };
     if scenario.series {
         net.set_queue_series(true);
     }
@@ -589,6 +623,8 @@ pub fn run_with_clock(
         apps_running: 0,
         touched: Vec::new(),
         events_handled: 0,
+        capture: None,
+        loop_end: SimTime::ZERO,
     };
 
     for (i, t) in scenario.transfers.iter().enumerate() {
@@ -694,8 +730,18 @@ pub fn run_with_clock(
         world.events.schedule(slow, Event::SlowTick(h));
     }
 
+    world.capture = capture;
     world.run(scenario.time_limit, scenario.event_budget, clock)?;
-    Ok(world.results(scenario))
+    let results = world.results(scenario);
+    // After the results: settling the network for the capture moves its counters.
+    let counts = match world.capture.take() {
+        Some(c) => Some(
+            c.finish(&mut world.net, world.loop_end)
+                .map_err(|e| ScenarioError(format!("cells: {e}")))?,
+        ),
+        None => None,
+    };
+    Ok((results, counts))
 }
 
 /// Check a scenario before anything runs: a bad value is reported, never half-run.
@@ -804,7 +850,11 @@ impl World {
     ) -> Result<(), ScenarioError> {
         let mut steps: u64 = 0;
         loop {
+            if let Some(c) = &mut self.capture {
+                c.take(&mut self.net, self.now);
+            }
             if self.apps_running == 0 {
+                self.loop_end = self.now;
                 return Ok(());
             }
             // The one place a run looks outside itself: its event budget and a stop request.
@@ -821,6 +871,8 @@ impl World {
                 (Some(a), Some(b)) => a.min(b),
             };
             if next > limit {
+                // Cut by the limit: the capture takes every cell started by then.
+                self.loop_end = limit;
                 break;
             }
             clock.advance_to(next);
@@ -841,6 +893,7 @@ impl World {
         }
         // At the time limit, or out of events: the run ends at its last event
         // up to the limit, counting the ticks of idle hosts as if they had run.
+        self.loop_end = self.loop_end.max(self.now);
         for h in 0..self.hosts.len() {
             if let Some(last) = self.replay_ticks(h, SimTime(limit.0.saturating_add(1))) {
                 self.now = self.now.max(last);
