@@ -53,6 +53,9 @@ class Capture:
     #: Each cell's time since the previous one, in whole slots (one fewer than cells).
     slots: list[int] = field(repr=False)
     vc: tuple[int, int] | None = None
+    #: The same in picoseconds, unrounded; and the indices of the cells ending PDUs.
+    iat_ps: list[int] = field(default_factory=list, repr=False)
+    pdu_ends: list[int] = field(default_factory=list, repr=False)
 
     def histogram(self) -> list[tuple[int, int]]:
         """(IAT in slots, cells), by increasing IAT."""
@@ -91,15 +94,23 @@ def link(path: str | os.PathLike, phy: str | None = None, slot_us: float | None 
         d = json.loads(text)
     except ValueError as e:
         raise CaptureError(f"{side}: not a capture description (bad JSON: {e})") from None
-    ps = d.get("cell_time_ps") if isinstance(d, dict) else None
-    if isinstance(ps, bool) or not isinstance(ps, int) or not 0 < ps < 10**18:
-        raise CaptureError(
-            f"{side}: not a capture description (expected cell_time_ps, a whole number of "
-            f"picoseconds > 0; found {ps!r}): give --phy or --slot-us"
-        )
+    ps = _picoseconds(d, "cell_time_ps", side)
+    # A tester that counts in a slot of its own (tester { slot_us = ...; }).
+    slot = _picoseconds(d, "slot_ps", side) if "slot_ps" in d else ps
     phy_name = d.get("phy") if isinstance(d.get("phy"), str) else None
     where = d.get("link") if isinstance(d.get("link"), str) else None
-    return Link(ps, side.name, phy_name, where)
+    source = side.name if slot == ps else f"{side.name}: the tester's; the link's {ps / 1e6:.6g} µs"
+    return Link(slot, source, phy_name, where)
+
+
+def _picoseconds(d, key: str, side: Path) -> int:
+    ps = d.get(key) if isinstance(d, dict) else None
+    if isinstance(ps, bool) or not isinstance(ps, int) or not 0 < ps < 10**18:
+        raise CaptureError(
+            f"{side}: not a capture description (expected {key}, a whole number of "
+            f"picoseconds > 0; found {ps!r}): give --phy or --slot-us"
+        )
+    return ps
 
 
 def parse_vc(text: str) -> tuple[int, int]:
@@ -139,7 +150,63 @@ def read(
         last_s=None if x["last_ps"] is None else x["last_ps"] / 1e12,
         slots=list(x["slots"]),
         vc=vc,
+        iat_ps=list(x["iat_ps"]),
+        pdu_ends=list(x["pdu_ends"]),
     )
+
+
+@dataclass
+class Pattern:
+    """What a capture shows of the adapter's spacing, within its PDUs (slots)."""
+
+    #: The most common inter-arrival time inside PDUs (the spacing interval; 1 for bursts).
+    regular: int
+    #: Each longer interval inside a PDU: (its increase over ``regular``, the cells
+    #: since the previous one or the PDU's first cell).
+    stalls: list[tuple[int, int]]
+    #: Lengths of the runs of back-to-back cells (one slot apart) inside PDUs.
+    bursts: list[int]
+    #: Slots from each burst's first cell to the next one's, inside PDUs.
+    burst_starts: list[int]
+    #: The inter-arrival time of each PDU's first cell (after the previous PDU's last).
+    pdu_gaps: list[int]
+    #: PDUs looked at (every one the capture ends).
+    pdus: int
+
+
+def pattern(c: Capture) -> Pattern:
+    """The spacing pattern inside the capture's complete PDUs."""
+    slot = c.link.slot_ps
+    inside: list[list[int]] = []  # per PDU, the IATs (ps) between its cells
+    gaps = []
+    for i, end in enumerate(c.pdu_ends):
+        first = c.pdu_ends[i - 1] + 1 if i else 0  # a capture starts at a PDU's first cell
+        inside.append(c.iat_ps[first:end])
+        if i:
+            gaps.append(c.slots[first - 1])
+
+    def whole(ps: int) -> int:
+        return (2 * ps + slot) // (2 * slot)
+
+    counts = Counter(whole(d) for pdu in inside for d in pdu)
+    regular = counts.most_common(1)[0][0] if counts else 0
+    stalls, bursts, starts = [], [], []
+    for pdu in inside:
+        since, run, t, start = 0, 1, 0, 0
+        for d in pdu:
+            since, t, k = since + 1, t + d, whole(d)
+            if k > regular:
+                stalls.append((k - regular, since))
+                since = 0
+            if k <= 1:
+                run += 1
+                continue
+            # A cell more than one slot after the one before starts a burst.
+            bursts.append(run)
+            starts.append(whole(t - start))
+            run, start = 1, t
+        bursts.append(run)
+    return Pattern(regular, stalls, bursts, starts, gaps, len(inside))
 
 
 def report(c: Capture) -> str:

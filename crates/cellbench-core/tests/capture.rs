@@ -60,6 +60,7 @@ fn run_until(
     spec.cells = place.map(|p| CellsSpec {
         place: p.to_string(),
         path: path.to_string(),
+        slot_us: None,
     });
     serde_json::to_value(spec.run().unwrap()).unwrap()
 }

@@ -198,8 +198,9 @@ fn pcap_read<'py>(py: Python<'py>, path: &str) -> PyResult<Vec<Bound<'py, PyDict
 }
 
 /// A tester's capture (ERF ATM cells) read back: `cells`, `pdus`, `vcs` (a list of
-/// `(vpi, vci, cells)`), `first_ps`, `last_ps` and `slots`, each cell's
-/// inter-arrival time in slots of `slot_ps`, rounded (`sim::capture::cell_iats`);
+/// `(vpi, vci, cells)`), `first_ps`, `last_ps`, `slots` (each cell's
+/// inter-arrival time in slots of `slot_ps`, rounded; `iat_ps` unrounded) and `pdu_ends` (the
+/// indices of the cells that end PDUs) (`sim::capture::cell_iats`);
 /// `vpi`/`vci`: only that VC's cells. A bad file is a ValueError, one line.
 #[pyfunction]
 #[pyo3(signature = (path, slot_ps, vpi=None, vci=None))]
@@ -227,6 +228,8 @@ fn pcap_cell_iats<'py>(
     d.set_item("first_ps", x.first.map(|t| t.as_ps()))?;
     d.set_item("last_ps", x.last.map(|t| t.as_ps()))?;
     d.set_item("slots", x.slots)?;
+    d.set_item("pdu_ends", x.pdu_ends)?;
+    d.set_item("iat_ps", x.iat_ps)?;
     Ok(d)
 }
 

@@ -258,6 +258,8 @@ class Experiment:
     #: (a place as ``cellbench run --cells`` names it), and the setting's position.
     tester: str | None = None
     tester_pos: Pos | None = None
+    #: ``slot_us``: the slot the tester counts in, µs (None: the link's cell time).
+    tester_slot_us: float | None = None
 
     def spec(
         self, seed: int, replication: int, *, trace: bool = False, series: bool = False
@@ -315,18 +317,29 @@ def check_tester(exp: Experiment, place: str, pos: Pos | None) -> None:
         raise ExperimentError(pos, str(e)) from None
 
 
-def _tester(doc: Document) -> tuple[str | None, Pos | None]:
-    """The ``tester { port = PLACE; }`` block, if any: PLACE as a name or a string
-    (``"adapter:HOST"``, ``"trunk a->b"``) or a port's number."""
+def _tester(doc: Document) -> tuple[str | None, Pos | None, float | None]:
+    """The ``tester { port = PLACE; slot_us = US; }`` block, if any: PLACE as a name or
+    a string (``"adapter:HOST"``, ``"trunk a->b"``) or a port's number; ``slot_us``
+    (optional) the slot the tester counts inter-arrival times in."""
     blocks = [b for b in doc.blocks if b.kind == "tester"]
     if not blocks:
-        return None, None
+        return None, None, None
     if len(blocks) > 1:
         raise expected(blocks[1].pos, "a second 'tester' block", "one tester per experiment")
     port: tuple[str, Pos] | None = None
+    slot_us: float | None = None
     for st in blocks[0].settings():
+        if st.key == "slot_us":
+            slot_us = float(
+                _number(st.value, "the tester's cell slot in µs", lo=0, integer=False, hi=1e6)
+            )
+            if slot_us <= 0:
+                raise expected(st.value.pos, render(st.value), "a cell slot > 0 µs")
+            continue
         if st.key != "port":
-            raise expected(st.pos, f"setting '{st.key}'", "'port' (the tester's place)")
+            raise expected(
+                st.pos, f"setting '{st.key}'", "'port' (the tester's place) or 'slot_us'"
+            )
         v = st.value
         if isinstance(v, (Name, String)):
             port = (v.text, v.pos)
@@ -341,7 +354,7 @@ def _tester(doc: Document) -> tuple[str | None, Pos | None]:
             )
     if port is None:
         raise expected(blocks[0].pos, "a tester block without 'port'", "port = PLACE;")
-    return port
+    return port[0], port[1], slot_us
 
 
 def host_spec(h: tbmod.HostSpec) -> dict:
@@ -974,5 +987,5 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 f"found no transmitter test with own = {ep.peer} and peer = {ep.own}, expected "
                 f"one for sink test {ep.name}",
             )
-    tester, tester_pos = _tester(doc)
-    return Experiment(doc.file, doc.text, testbed, hosts, conns, notes, tester, tester_pos)
+    tester, tester_pos, slot_us = _tester(doc)
+    return Experiment(doc.file, doc.text, testbed, hosts, conns, notes, tester, tester_pos, slot_us)

@@ -164,6 +164,9 @@ class Plan:
         # The simulator's runs (execute_plan) have a directory; other engines record no cells.
         if place is not None and self.cells_dir is not None:
             spec["cells"] = {"place": place, "path": str(self.cells_dir / f"run{run}.pcap")}
+            if self.cells is None and exp.tester_slot_us is not None:
+                # The file's tester counts in slots of its own (--cells: the link's).
+                spec["cells"]["slot_us"] = exp.tester_slot_us
         return Task(run, point, r, spec)
 
     def tasks(self) -> Iterable[Task]:

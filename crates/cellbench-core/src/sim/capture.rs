@@ -197,6 +197,10 @@ pub struct CellIats {
     /// Each cell's time since the one before, in slots, rounded to the nearest
     /// (a tester counts whole slots); one fewer than `cells`.
     pub slots: Vec<u64>,
+    /// The same, unrounded, in picoseconds.
+    pub iat_ps: Vec<u64>,
+    /// The indices (0 = the first cell counted) of the cells that end a PDU.
+    pub pdu_ends: Vec<u64>,
 }
 
 /// Read a capture of ERF ATM cells (`bytes`, a pcap file) and measure each
@@ -239,6 +243,7 @@ pub fn cell_iats(bytes: &[u8], slot: SimTime, vc: Option<(u16, u16)>) -> Result<
                 ));
             }
             let dt = time.0 - prev.0;
+            out.iat_ps.push(dt);
             out.slots
                 .push(dt / slot.0 + u64::from(dt % slot.0 >= slot.0.div_ceil(2)));
         }
@@ -246,7 +251,10 @@ pub fn cell_iats(bytes: &[u8], slot: SimTime, vc: Option<(u16, u16)>) -> Result<
         out.last = Some(time);
         out.cells += 1;
         // PTI 0xx: user data; its low bit is AUU.
-        out.pdus += u64::from(cell[3] & 0x0a == 0x02);
+        if cell[3] & 0x0a == 0x02 {
+            out.pdu_ends.push(out.cells - 1);
+            out.pdus += 1;
+        }
     }
     Ok(out)
 }
@@ -310,6 +318,7 @@ mod test {
         let x = cell_iats(&f, slot, None).unwrap();
         assert_eq!(x.slots, vec![1, 7, 6]);
         assert_eq!((x.cells, x.pdus), (4, 4));
+        assert_eq!(x.pdu_ends, vec![0, 1, 2, 3]);
         assert_eq!(x.vcs.get(&(0, 32)), Some(&4));
         assert_eq!(cell_iats(&f, slot, Some((0, 33))).unwrap().cells, 0);
         assert!(cell_iats(&f[..f.len() - 3], slot, None).is_err());

@@ -80,6 +80,10 @@ pub struct CellsSpec {
     pub place: String,
     /// The pcap file; its description goes beside it, in `PATH.json`.
     pub path: String,
+    /// The slot the tester counts inter-arrival times in, µs, when it is not
+    /// the link's modelled cell time (an instrument's own unit; None: the link's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_us: Option<f64>,
 }
 
 /// What the cell tester wrote.
@@ -91,6 +95,8 @@ pub struct CellsResult {
     pub path: String,
     pub phy: String,
     pub cell_time_ps: u64,
+    /// The tester's slot (`CellsSpec::slot_us`), or the link's cell time.
+    pub slot_ps: u64,
     pub cells: u64,
     pub pdus: u64,
     /// Cells decided to leave after the run's end (not in the file).
@@ -1242,6 +1248,10 @@ impl RunSpec {
             Place::Receiver(_) => unreachable!("tester_place names no receiver"),
         }
         .time_for_bits(CELL_BITS);
+        let slot = match cells.slot_us {
+            Some(us) => time_in("cells: slot", us, 1e6, "µs", true)?,
+            None => cell_time,
+        };
         let fail =
             |e: &dyn std::fmt::Display| err(format!("cells: cannot write {}: {e}", cells.path));
         let sidecar = serde_json::json!({
@@ -1252,6 +1262,7 @@ impl RunSpec {
             "link": link,
             "phy": phy,
             "cell_time_ps": cell_time.as_ps(),
+            "slot_ps": slot.as_ps(),
             "seed": self.seed,
             "replication": self.replication,
             "time": "each cell's start on the link, from the run's start",
@@ -1272,6 +1283,7 @@ impl RunSpec {
             path: cells.path.clone(),
             phy,
             cell_time_ps: cell_time.as_ps(),
+            slot_ps: slot.as_ps(),
             cells: counts.cells,
             pdus: counts.pdus,
             cells_after_end: counts.after_end,
