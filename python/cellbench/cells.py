@@ -159,8 +159,10 @@ def read(
 class Pattern:
     """What a capture shows of the adapter's spacing, within its PDUs (slots)."""
 
-    #: The most common inter-arrival time inside PDUs (the spacing interval; 1 for bursts).
+    #: The most common inter-arrival time inside PDUs (the spacing interval; 1 for bursts),
+    #: and the mean of the intervals that round to it, µs.
     regular: int
+    regular_us: float
     #: Each longer interval inside a PDU: (its increase over ``regular``, the cells
     #: since the previous one or the PDU's first cell).
     stalls: list[tuple[int, int]]
@@ -190,6 +192,8 @@ def pattern(c: Capture) -> Pattern:
 
     counts = Counter(whole(d) for pdu in inside for d in pdu)
     regular = counts.most_common(1)[0][0] if counts else 0
+    at_regular = [d for pdu in inside for d in pdu if whole(d) == regular]
+    regular_us = sum(at_regular) / len(at_regular) / 1e6 if at_regular else 0.0
     stalls, bursts, starts = [], [], []
     for pdu in inside:
         since, run, t, start = 0, 1, 0, 0
@@ -206,7 +210,7 @@ def pattern(c: Capture) -> Pattern:
             starts.append(whole(t - start))
             run, start = 1, t
         bursts.append(run)
-    return Pattern(regular, stalls, bursts, starts, gaps, len(inside))
+    return Pattern(regular, regular_us, stalls, bursts, starts, gaps, len(inside))
 
 
 def report(c: Capture) -> str:
