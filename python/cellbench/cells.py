@@ -213,8 +213,9 @@ def pattern(c: Capture) -> Pattern:
     return Pattern(regular, regular_us, stalls, bursts, starts, gaps, len(inside))
 
 
-def report(c: Capture) -> str:
-    """The capture's histogram as a table, with what was measured where."""
+def report(c: Capture, max_slots: int | None = None) -> str:
+    """The capture's histogram as a table, with what was measured where; ``max_slots``:
+    longer inter-arrival times counted in one last row (idle periods between bursts)."""
     lk = c.link
     where = ", ".join(x for x in (lk.description, lk.phy) if x)
     vcs = ", ".join(f"{p}/{v} ({n})" for (p, v), n in sorted(c.vcs.items())) or "none"
@@ -229,6 +230,10 @@ def report(c: Capture) -> str:
         return "\n".join(lines)
     lines.append("inter-arrival time in cell slots (rounded to the nearest slot), and cells:")
     hist = c.histogram()
+    longer = sum(n for k, n in hist if max_slots is not None and k > max_slots)
+    hist = [(k, n) for k, n in hist if max_slots is None or k <= max_slots]
+    if longer:
+        hist.append((f"> {max_slots}", longer))  # type: ignore[arg-type]
     width = max(len(str(n)) for _, n in hist)
     top = max(n for _, n in hist)
     lines.append(f"{'slots':>6} {'cells':>{max(width, 5)}}")

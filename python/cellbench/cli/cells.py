@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from cellbench.cli.common import print_json
+from cellbench.cli.common import UsageError, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,6 +21,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--phy", help="the captured link's physical layer (oc3c, taxi100, ...)")
     p.add_argument("--slot-us", type=float, help="the cell slot in µs (e.g. 2.726)")
     p.add_argument("--vc", metavar="VPI/VCI", help="only this VC's cells (default: all)")
+    p.add_argument(
+        "--max-slots",
+        type=int,
+        metavar="N",
+        help="count the inter-arrival times longer than N slots in one last row",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p.set_defaults(func=main)
 
@@ -29,9 +35,11 @@ def main(args: argparse.Namespace) -> int:
     from cellbench import cells
 
     vc = cells.parse_vc(args.vc) if args.vc else None
+    if args.max_slots is not None and args.max_slots < 1:
+        raise UsageError(f"--max-slots {args.max_slots}: expected a number of slots >= 1")
     c = cells.read(args.file, phy=args.phy, slot_us=args.slot_us, vc=vc)
     if args.json:
         print_json(cells.to_json(c))
     else:
-        print(cells.report(c))
+        print(cells.report(c, args.max_slots))
     return 0
