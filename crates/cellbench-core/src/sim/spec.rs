@@ -1241,36 +1241,10 @@ impl RunSpec {
             let r: RunResult = run(&scenario)?;
             return Ok(self.results(&scenario, &r));
         };
-        let (place, link, phy) = self.tester_place(&cells.place)?;
-        let cell_time = match place {
-            Place::Adapter(h) => scenario.topology.adapters[h].rate,
-            Place::Port(p) => scenario.topology.ports[p].rate,
-            Place::Receiver(_) => unreachable!("tester_place names no receiver"),
-        }
-        .time_for_bits(CELL_BITS);
-        let slot = match cells.slot_us {
-            Some(us) => time_in("cells: slot", us, 1e6, "µs", true)?,
-            None => cell_time,
-        };
+        let (place, link, phy, cell_time, slot) =
+            self.describe_capture(&scenario, &cells.place, cells.slot_us, "sim", &cells.path)?;
         let fail =
             |e: &dyn std::fmt::Display| err(format!("cells: cannot write {}: {e}", cells.path));
-        let sidecar = serde_json::json!({
-            "format": "cellbench-cells",
-            "version": 1,
-            "engine": "sim",
-            "place": cells.place,
-            "link": link,
-            "phy": phy,
-            "cell_time_ps": cell_time.as_ps(),
-            "slot_ps": slot.as_ps(),
-            "seed": self.seed,
-            "replication": self.replication,
-            "time": "each cell's start on the link, from the run's start",
-            "payload": "simulated PDUs: the PDU's number in the run (8 bytes, big-endian), \
-                        zeros, and a valid AAL5 trailer",
-        });
-        let text = serde_json::to_string_pretty(&sidecar).map_err(|e| fail(&e))?;
-        std::fs::write(format!("{}.json", cells.path), text + "\n").map_err(|e| fail(&e))?;
         let file = std::fs::File::create(&cells.path).map_err(|e| fail(&e))?;
         let out: Box<dyn std::io::Write> =
             Box::new(std::io::BufWriter::with_capacity(64 << 10, file));
@@ -1289,6 +1263,58 @@ impl RunSpec {
             cells_after_end: counts.after_end,
         });
         Ok(result)
+    }
+
+    /// Where a capture is taken (`place`, a name of [`RunSpec::tester_places`]),
+    /// written down beside its file in `PATH.json` for readers (`cellbench
+    /// cells`): the link in words, its physical layer and modelled cell time,
+    /// and the slot a tester counts in (`slot_us`, or that cell time). The
+    /// simulator's captures and the emulator's `--pcap` are described alike.
+    /// Returns the place, the link, the phy, the cell time and the slot.
+    pub fn describe_capture(
+        &self,
+        scenario: &Scenario,
+        place: &str,
+        slot_us: Option<f64>,
+        engine: &str,
+        path: &str,
+    ) -> Result<(Place, String, String, SimTime, SimTime), ScenarioError> {
+        let (at, link, phy) = self.tester_place(place)?;
+        let cell_time = match at {
+            Place::Adapter(h) => scenario.topology.adapters[h].rate,
+            Place::Port(p) => scenario.topology.ports[p].rate,
+            Place::Receiver(_) => unreachable!("tester_place names no receiver"),
+        }
+        .time_for_bits(CELL_BITS);
+        let slot = match slot_us {
+            Some(us) => time_in("cells: slot", us, 1e6, "µs", true)?,
+            None => cell_time,
+        };
+        let payload = match engine {
+            "sim" => {
+                "simulated PDUs: the PDU's number in the run (8 bytes, big-endian), \
+                      zeros, and a valid AAL5 trailer"
+            }
+            _ => "the emulated datagrams' own AAL5 PDUs",
+        };
+        let description = serde_json::json!({
+            "format": "cellbench-cells",
+            "version": 1,
+            "engine": engine,
+            "place": place,
+            "link": link,
+            "phy": phy,
+            "cell_time_ps": cell_time.as_ps(),
+            "slot_ps": slot.as_ps(),
+            "seed": self.seed,
+            "replication": self.replication,
+            "time": "each cell's start on the link, from the run's start",
+            "payload": payload,
+        });
+        let fail = |e: &dyn std::fmt::Display| err(format!("cells: cannot write {path}.json: {e}"));
+        let text = serde_json::to_string_pretty(&description).map_err(|e| fail(&e))?;
+        std::fs::write(format!("{path}.json"), text + "\n").map_err(|e| fail(&e))?;
+        Ok((at, link, phy, cell_time, slot))
     }
 
     /// Every place a cell tester can sit, by the name `cells` takes: each
