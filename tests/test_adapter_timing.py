@@ -206,6 +206,15 @@ def test_unspaced_hosts_get_no_52us_gap(profile, adapter):
     assert min(gaps) < 5, min(gaps)
 
 
+def test_an_explicit_pdu_gap_overrides_the_table():
+    # pdu_gap_us on a host replaces what its adapter model gives (here none, unspaced).
+    tx = _host("tx", pdu_gap_us=30.0)
+    pdus = [p for p in _cells(tx, "tcp", 1 << 20) if len(p) > 100]
+    gaps = [b[0] - a[-1] for a, b in zip(pdus, pdus[1:])]
+    cell_us = 424 / (155.52 * 26 / 27)  # an OC-3c cell time, SONET framing counted
+    assert min(gaps) == pytest.approx(30 + cell_us, abs=0.05)
+
+
 def test_the_adapter_table_names_a_source_for_every_entry():
     table = dict(_native.adapter_models())
     assert set(table) == {"sba100", "sba200", "pca200", "vma200", "otto"}

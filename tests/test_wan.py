@@ -105,27 +105,21 @@ def test_europe_vp_policing_collapse_and_spacing():
     # back only 52: back-to-back segments (windows of 32 KB and up) overrun tau = 101 us
     # and TCP collapses, as the study found (a 3% change in the cell rate took TCP from
     # 19 Mb/s to 1 Mb/s). A 16 KB window leaves the link idle enough to conform.
-    tight = {x["window"]: x for x in spaced if x["spacing_us"] == 16.01}
-    assert all(
-        x["met_contract"] for x in spaced if x["spacing_us"] == 16.01 and x["window"] == 16384
-    )
-    for x in spaced:
-        if x["spacing_us"] == 16.01 and x["window"] >= 32768:
+    tight = [x for x in spaced if x["spacing_us"] == 16.01]
+    for x in tight:
+        if x["window"] == 16384:
+            assert x["met_contract"]
+        else:
             assert not x["met_contract"] and x["cells_policed"] > 0
-    assert tight[49152]["throughput_bps"] < 1e6
+            assert x["window"] < 49152 or x["throughput_bps"] < 1e6
 
 
 def test_europe_vp_the_stall_does_not_touch_tcp_from_4k_clusters():
     # --no-stall changes nothing the study's TCP transfers send: their segments come
     # from 4 KB clusters, whose ends the adapter does not stall at (SPEC §5).
     keys = ("spacing_us", "window", "write_size", "throughput_bps", "met_contract")
-    rows = [
-        [
-            tuple(x[k] for k in keys)
-            for x in json.loads(cli("europe-vp", "--json", *o).stdout)["rows"]
-        ]
-        for o in ([], ["--no-stall"])
-    ]
+    runs = [json.loads(cli("europe-vp", "--json", *o).stdout)["rows"] for o in ([], ["--no-stall"])]
+    rows = [[tuple(x[k] for k in keys) for x in run] for run in runs]
     assert rows[0] == rows[1]
 
 

@@ -194,8 +194,8 @@ pub struct ProbeResult {
     pub peak_flight: u32,
     /// The largest data segment sent: data bytes and IP datagram bytes.
     pub largest_segment: Option<(u32, u32)>,
-    /// The CPCS payload offsets where the host buffers of that segment's PDU
-    /// after the first began (see `Network::send_gathered`).
+    /// The CPCS payload offsets where a 1 KB cluster mbuf of that segment's
+    /// PDU ended (see `Network::send_gathered`).
     pub largest_segment_buffers: Vec<u32>,
     /// Fraction of ttcp -t's interval each CPU was busy: the sender's host and the
     /// receiver's (None when the interval never closed).
@@ -419,8 +419,8 @@ struct World {
     eps: Vec<Endpoint>,
     /// Packets in flight, by token (the sending endpoint and the packet).
     segs: Vec<(usize, Packet)>,
-    /// By token: the CPCS payload offsets where the packet's host buffers
-    /// after the first begin (what `Network::send_gathered` takes).
+    /// By token: the CPCS payload offsets where a 1 KB cluster mbuf of the
+    /// packet ends and the next buffer begins (what `Network::send_gathered` takes).
     gathers: Vec<Vec<u32>>,
     /// Next UDP datagram id.
     next_dgram: u64,
