@@ -1308,7 +1308,10 @@ impl RunSpec {
             "slot_ps": slot.as_ps(),
             "seed": self.seed,
             "replication": self.replication,
-            "time": "each cell's start on the link, from the run's start",
+            "time": match engine {
+                "sim" => "each cell's start on the link, from the run's start",
+                _ => "each cell's start on the link, from the emulator's start",
+            },
             "payload": payload,
         });
         let fail = |e: &dyn std::fmt::Display| err(format!("cells: cannot write {path}.json: {e}"));
