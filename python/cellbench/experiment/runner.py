@@ -116,7 +116,8 @@ class Plan:
             try:
                 model.check_tester(first, self.cells, None)
             except lang.ExperimentError as err:
-                raise lang.ExperimentError(None, f"--cells: {err.message}") from None
+                why = err.message.removeprefix(f'cells "{self.cells}": ')
+                raise lang.ExperimentError(None, f"--cells {self.cells}: {why}") from None
 
     def tester(self, point: int) -> str | None:
         """Where the point's runs record cells: --cells, else the file's tester block."""
