@@ -45,8 +45,10 @@ def test_one_line_per_published_result(lines) -> None:
     assert len(by["layers"]) == sum(len(v) for v in published.layer_bandwidth().values()) == 10
     # The grid's two classes (its 100 cells between them) and the study's remedy.
     assert len(by["lan-buffers"]) == 3
-    counted = sum(int(x.quantity.split()[0]) for x in by["lan-buffers"][:2])
-    assert counted == len(published.lan_buffer_table()) == 100
+    collapsed, flowing = (int(x.quantity.split()[0]) for x in by["lan-buffers"][:2])
+    assert collapsed + flowing == len(published.lan_buffer_table()) == 100
+    # The class the table's values give is the study's own marking of the anomalous cells.
+    assert collapsed == len(published.LAN_ANOMALOUS) == 14
     assert {"europe-vp", "wan-mismatch", "wan-contention"} <= set(by)
     for x in lines:
         assert x.verdict in fidelity.VERDICTS
