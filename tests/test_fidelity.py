@@ -151,18 +151,14 @@ def test_a_doctored_lan_buffers_cell_flips_its_class(runs, lines, monkeypatch, c
 def test_europe_vp_lines_read_the_published_figures(runs, lines, monkeypatch) -> None:
     conforming = find(lines, "europe-vp", "spacing 16.50")
     tight = find(lines, "europe-vp", "spacing 16.01")
-    # The quoted "19 Mb/s", doctored to 30: the 16.50 µs line flips.
-    monkeypatch.setattr(
-        fidelity,
-        "VP_CONFORMING_MBPS",
-        30.0 if conforming.verdict != "miss" else conforming.simulated,
-    )
-    # "to 1 Mb/s", doctored to the simulated rate: the collapse line flips.
-    monkeypatch.setattr(
-        fidelity,
-        "VP_COLLAPSED_MBPS",
-        tight.simulated if tight.verdict == "miss" else tight.simulated / 10,
-    )
+
+    def edit(claim):
+        # "from 19 Mb/s": doctored to 30 (or to the simulated rate when it missed).
+        claim["from_mbps"] = 30.0 if conforming.verdict != "miss" else conforming.simulated
+        # "to 1 Mb/s": doctored to a tenth of the simulated rate (or to the rate itself).
+        claim["to_mbps"] = tight.simulated / 10 if tight.verdict != "miss" else tight.simulated
+
+    _doctor(monkeypatch, "europe_vp_claim", edit)
     after = fidelity.score(runs)
     assert find(after, "europe-vp", "spacing 16.50").verdict == _flip(conforming.verdict)
     assert find(after, "europe-vp", "spacing 16.01").verdict == (

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cellbench.reproduce import study
+from cellbench.reproduce.published import CLAIMS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -602,6 +603,7 @@ def report(res: dict) -> str:
             f"{_mbps(f['full_load_offered_bps'])} offered)",
             "limited by: no loss -> the sources' rate (application); loss -> cell-loss at "
             "the ports named (a lost cell loses its whole datagram)",
+            CLAIMS["wan-contention offered-load"] + "; cellbench fidelity compares",
         ]
     if (rows.part == "credits").any() if len(rows) else False:
         df = rows[rows.part == "credits"]
