@@ -33,9 +33,9 @@ if TYPE_CHECKING:
 VERDICTS = ("within tolerance", "qualitative", "miss")
 
 #: Runs per configuration. lan-buffers: 10 of the study's 50 transfers per cell (its
-#: replications differ only in when a transfer locks; 10 keep the whole scoreboard
-#: under a minute on 2 cores, and the cells' means within a few % of 50's). The other
-#: studies publish one figure per configuration and run once, as their commands do.
+#: replications differ in the hosts' timer phases and costs; 10 keep the whole scoreboard
+#: under a minute on 2 cores, and every cell's mean within 0.6% of 50's, seed 1, the same
+#: cells locked). The other studies run once per configuration, as their commands do.
 REPLICATIONS = {"lan-buffers": 10, "lan-buffers remedy": 3}
 
 #: lan-buffers' MSS: MTU 9188 (VC-mux) - 40 (docs/lan-buffers.md).
