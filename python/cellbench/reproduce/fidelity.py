@@ -96,25 +96,10 @@ KNOWN_DEVIATIONS = {
         "bound in the Challenge's receive path, and no profile is calibrated to its table: the "
         "simulated pair is bound by the link"
     ),
-    "hetero-lan ultra1->ultra1 below": (
-        "known deviation: the SBus adapter's 52 µs inter-PDU gap applies without cell "
-        "spacing too; the study's 97% bounds the unspaced gap to about 16 µs (issue 21 §1: "
-        "the gap belongs to the cell-spacing firmware path)"
-    ),
-    "hetero-lan sparc20->sparc20 below": (
-        "known deviation: the SBus adapter's 52 µs inter-PDU gap applies without cell spacing "
-        "too, holding a link-bound pair under the published maximum (issue 21 §1)"
-    ),
     "hetero-lan sparc20->sparc20 above": (
         "known deviation: nothing in the simulated SPARCstation 20s (230.94 Mb/s loopback) "
         "binds the pair under the link, and the study names no bound for its 93%; no profile "
         "is calibrated to its table"
-    ),
-    "europe-vp 16.01": (
-        "known deviation: the adapter's 7-8-slot stall at every 4 KB mbuf of a TCP segment "
-        "lets the policer's bucket drain, so 16.01 µs conforms; the study's conformance "
-        "analysis and traces have TCP's cells at exactly the spacing interval, no stall "
-        "(issue 21 §1)"
     ),
 }
 UNEXPLAINED = "no known cause: a deviation the project has not explained yet"
@@ -477,7 +462,7 @@ def _europe_vp(df: pd.DataFrame) -> list[Line]:
             verdict=_verdict(_within(conforming, claim["from_mbps"], VP_TOLERANCE)),
         ),
         _line(
-            "europe-vp 16.01",
+            None,
             study="europe-vp",
             quantity=f"spacing {claim['to_spacing_us']:.2f} µs (3% faster), {where}: collapse",
             unit="Mb/s",
