@@ -111,6 +111,11 @@ def interrupted(args: argparse.Namespace, out: Path) -> int:
     """Ctrl-C with a result directory: what was kept, and the command that finishes it."""
     from cellbench.experiment import results
 
+    if getattr(args, "out_for_report_only", False):
+        print("cellbench: interrupted; no page written (--out DIR keeps a result to "
+              "finish with --resume)", file=sys.stderr)  # fmt: skip
+        return 130
+
     try:
         total = results.read_meta(out).get("runs_total", "?")
     except results.ResultError:
