@@ -19,7 +19,7 @@ from cellbench.cli.common import (
     seed,
 )
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
-from cellbench.reproduce import STUDIES, emu, lan_buffers, wan, wan_contention
+from cellbench.reproduce import STUDIES, emu, lan_buffers, wan, wan_contention, wan_mismatch
 from cellbench.reproduce.published import size_label
 
 
@@ -57,6 +57,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                 type=positive_int("--replications"),
                 default=1,
                 help="runs per configuration (default 1)",
+            )
+        if name == "wan-mismatch":
+            w.add_argument(
+                "--part",
+                action="append",
+                choices=wan_mismatch.PARTS,
+                help="run only this part (repeatable; default all): cases (1 and 2), case3 "
+                "(the slides' Experiment 4: runs 3a and 3b), segment-size (Experiments 5, 6)",
+            )
+            w.add_argument(
+                "--out",
+                type=Path,
+                help="store case 3's and Experiments 5 and 6's results in OUT/RUN (case3a, "
+                "case3b, experiment-5, experiment-6; cellbench show/plot read them)",
             )
         if name == "europe-vp":
             w.add_argument(
@@ -234,6 +248,8 @@ def wan_main(args: argparse.Namespace) -> int:
         stall = {} if getattr(args, "stall", True) else {"testbed.host.sparc10-a.stall": 0}
         sim = {"seed": args.seed, "set": stall}
         return emu_main(args, sim, [f"{k}={v}" for k, v in stall.items()])
+    if args.name == "wan-mismatch":
+        return _wan_mismatch_main(args)
     options = {"stall": args.stall} if args.name == "europe-vp" else {}
     if args.name in wan.EXPERIMENTS:
         options |= {"out": args.out, "resume": args.resume, "overwrite": args.overwrite,
@@ -255,6 +271,32 @@ def wan_main(args: argparse.Namespace) -> int:
         print_json({"study": args.name, "rows": rows})
     else:
         print(wan.report(args.name, df))
+    return 0
+
+
+def _wan_mismatch_main(args: argparse.Namespace) -> int:
+    """Cases 1 and 2 (specs on the simulator), then the experiment-file parts."""
+    check_workers(args.workers)
+    parts = args.part or list(wan_mismatch.PARTS)
+    if args.report is not None and not set(parts) - {"cases"}:
+        raise UsageError(
+            "--report: reproduce wan-mismatch --part cases runs its cases directly and stores "
+            "no result to report (case3 and segment-size store theirs)"
+        )
+    df = None
+    if "cases" in parts:
+        df = wan.run("wan-mismatch", replications=args.replications or 1, seed=args.seed,
+                     workers=args.workers)  # fmt: skip
+    res = wan_mismatch.run(parts, seed=args.seed, workers=args.workers, out=args.out,
+                           progress=True)  # fmt: skip
+    if args.json:
+        rows = [] if df is None else df.astype(object).where(df.notna(), None).to_dict("records")
+        print_json({"study": args.name, "rows": rows} | res)
+        return 0
+    text = [] if df is None else [wan.report(args.name, df)]
+    if res:
+        text.append(wan_mismatch.report(res))
+    print("\n\n".join(text))
     return 0
 
 

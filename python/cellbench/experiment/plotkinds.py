@@ -7,6 +7,8 @@ KINDS = (
     "window",
     "message-size",
     "offered-load",
+    "segment-size",
+    "measurements",
     "time-sequence",
     "cwnd",
     "queue",
