@@ -120,7 +120,7 @@ def test_numbers_comments_strings():
         ),
         (
             "clusters { }",
-            "x.netspec:1:1: found 'clusters', expected 'cluster', 'testbed', 'sweep' or end of file",
+            "x.netspec:1:1: found 'clusters', expected 'cluster', 'testbed', 'sweep', 'tester' or end of file",
         ),
         (
             "cluster {\n",

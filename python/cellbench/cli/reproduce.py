@@ -74,6 +74,14 @@ def register(sub: argparse._SubParsersAction) -> None:
             )
         if name == "europe-vp":
             w.add_argument(
+                "--part",
+                action="append",
+                choices=EUROPE_VP_PARTS,
+                help="vp: the policed VP's table (the default); tester: the adapter's own "
+                "cells on a cell tester, both drivers' IAT histograms (repeatable; with "
+                "both, --out DIR stores each in DIR/PART)",
+            )
+            w.add_argument(
                 "--no-stall",
                 dest="stall",
                 action="store_false",
@@ -241,9 +249,16 @@ WAN_STUDIES = {
 }
 
 
+#: europe-vp's parts: the policed VP's sweep, and the adapter's cells on a tester.
+EUROPE_VP_PARTS = ("vp", "tester")
+
+
 def wan_main(args: argparse.Namespace) -> int:
     _check_experiment_args(args)
     _check_engine_args(args)
+    parts = getattr(args, "part", None) or ["vp"]
+    if "tester" in parts:
+        return _europe_vp_tester(args, both="vp" in parts)
     if args.engine == "emu":
         stall = {} if getattr(args, "stall", True) else {"testbed.host.sparc10-a.stall": 0}
         sim = {"seed": args.seed, "set": stall}
@@ -297,6 +312,55 @@ def _wan_mismatch_main(args: argparse.Namespace) -> int:
     if res:
         text.append(wan_mismatch.report(res))
     print("\n\n".join(text))
+    return 0
+
+
+def _europe_vp_tester(args: argparse.Namespace, both: bool) -> int:
+    """``reproduce europe-vp --part tester`` (and ``--part vp`` beside it)."""
+    from cellbench.reproduce import tester
+
+    given = [
+        flag
+        for flag, on in (
+            ("--replications", args.replications),
+            ("--resume", args.resume),
+            ("--dask", args.dask),
+            ("--series", args.series),
+            ("--no-stall", not args.stall),
+            ("--engine emu", args.engine == "emu"),
+        )
+        if on
+    ]
+    if given and not both:
+        raise UsageError(f"{', '.join(given)}: not for --part tester (one run per driver)")
+    if given:
+        raise UsageError(f"{', '.join(given)}: for --part vp alone (the tester part has none)")
+    out = args.out
+    vp = None
+    if both:
+        vp = wan.run(
+            "europe-vp",
+            seed=args.seed,
+            workers=args.workers,
+            out=None if out is None else out / "vp",
+            overwrite=args.overwrite,
+            progress=True,
+        )
+        out = None if out is None else out / "tester"
+    parts = tester.run(
+        seed=args.seed, workers=args.workers, out=out, overwrite=args.overwrite, progress=True
+    )
+    if args.json:
+        doc = tester.to_json(parts)
+        if vp is not None:
+            rows = vp.astype(object).where(vp.notna(), None).to_dict(orient="records")
+            doc = {"study": "europe-vp", "rows": rows, "tester": doc}
+        print_json(doc)
+        return 0
+    if vp is not None:
+        print(wan.report("europe-vp", vp))
+        print()
+    print(tester.report(parts))
     return 0
 
 

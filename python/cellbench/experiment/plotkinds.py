@@ -12,7 +12,10 @@ KINDS = (
     "time-sequence",
     "cwnd",
     "queue",
+    "iat",
 )
 
 #: The figure kinds that draw one stored run (the others draw the whole sweep).
 ONE_RUN = ("time-sequence", "cwnd", "queue")
+#: The figure kinds that draw a cell tester's capture (a pcap, or a result's cells/).
+CAPTURE = ("iat",)

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cellbench.experiment.plotkinds import KINDS, ONE_RUN
+from cellbench.experiment.plotkinds import CAPTURE, KINDS, ONE_RUN
 
 MBPS = "throughput (Mb/s, 10^6 bit/s)"
 MBIT = "throughput (Mbit/s as ttcp prints it, 2^20 bit/s)"
@@ -1075,6 +1075,33 @@ def _one_run(result, df: pd.DataFrame, run: int | None, where: list[str]) -> int
     return run if run is not None else runs[0]
 
 
+def iat(capture, output: str | Path) -> Path:
+    """The inter-arrival-time histogram of a cell tester's capture (``cells.Capture``):
+    cells against their IAT in cell slots of the captured link (the European study's
+    figures 3a/3b)."""
+    hist = capture.histogram()
+    if not hist:
+        raise PlotError(f"{capture.path}: fewer than two cells: no inter-arrival time")
+    fig = _figure()
+    ax = fig.add_subplot()
+    slots = [k for k, _ in hist]
+    counts = [n for _, n in hist]
+    ax.bar(slots, counts, width=0.8, color="tab:blue")
+    for k, n in hist:
+        ax.annotate(str(n), (k, n), ha="center", va="bottom", fontsize=8)
+    lk = capture.link
+    ax.set_xlabel(f"inter-arrival time (cell slots of {lk.slot_us:.4g} µs)")
+    ax.set_ylabel("cells")
+    ax.set_xlim(-0.5, max(slots) + 1.5)
+    ax.set_ylim(0, max(counts) * 1.1)
+    where = lk.description or Path(capture.path).name
+    ax.set_title(f"{where}: {capture.cells} cells, {capture.pdus} PDUs", fontsize=10)
+    output = Path(output)
+    meta = {".svg": {"Date": None}, ".pdf": {"CreationDate": None}}.get(output.suffix.lower())
+    fig.savefig(output, dpi=120, metadata=meta)
+    return output
+
+
 def plot(
     result,
     kind: str,
@@ -1094,6 +1121,8 @@ def plot(
     (buffer-grid on lan-buffers; window on wan-window draws them always)."""
     if kind not in KINDS:
         raise PlotError(f"plot kind {kind!r}: expected one of {', '.join(KINDS)}")
+    if kind in CAPTURE:
+        raise PlotError(f"{kind} draws a cell tester's capture: plots.iat(cells.read(FILE))")
     if compare not in (None, "published"):
         raise PlotError(f"--compare {compare}: expected published")
     if compare and kind != "buffer-grid":
