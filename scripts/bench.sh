@@ -4,24 +4,29 @@
 # (SPARCstation IPC, SunOS 4.1.1, 256-cell port) for N = 1, 10, 100, 1000, and
 # 10,000 for cellbench alone; then N sender hosts into one receiver; then the whole
 # lan-buffers study (5000 transfers of 32 MB) on 1 and 2 workers, and the speed-up.
-# ns-3 runs ../shared/bench/ns3_flows.cc (packet level, same sizes), built with
-# ../shared/bench/build-ns3-anchor.sh from Debian's libns3-dev when installable.
-# Usage: bash scripts/bench.sh   (CELLBENCH_SHARED=DIR to find shared/ elsewhere)
+# ns-3 runs scripts/ns3/ns3_flows.cc (packet level, same sizes), built with
+# scripts/ns3/build-ns3-anchor.sh from Debian's libns3-dev when installable.
+# Usage: bash scripts/bench.sh   (CELLBENCH_NS3_DIR=DIR to take the anchor from elsewhere;
+# CELLBENCH_SHARED=DIR, the older name, still means DIR/bench)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-shared=${CELLBENCH_SHARED:-../shared}
+if [ -n "${CELLBENCH_SHARED:-}" ]; then
+  ns3dir=${CELLBENCH_NS3_DIR:-$CELLBENCH_SHARED/bench}
+else
+  ns3dir=${CELLBENCH_NS3_DIR:-scripts/ns3}
+fi
 
 cargo build --release --quiet -p cellbench-core --example flows
 flows=target/release/examples/flows
 
 ns3=""
-anchor=$shared/bench/build-ns3-anchor.sh
+anchor=$ns3dir/build-ns3-anchor.sh
 if [ -f "$anchor" ]; then
   # libns3-dev's link line names libgslcblas.so, which only libgsl-dev ships.
   if [ "$(id -u)" = 0 ] && ! dpkg -s libgsl-dev >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgsl-dev pkg-config >/dev/null 2>&1 || true
   fi
-  if [ target/ns3_flows -nt "$shared/bench/ns3_flows.cc" ] ||
+  if [ target/ns3_flows -nt "$ns3dir/ns3_flows.cc" ] ||
     bash "$anchor" target/ns3_flows >/dev/null 2>target/ns3_build.log; then
     ns3=target/ns3_flows
   else

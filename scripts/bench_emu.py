@@ -34,7 +34,7 @@ CELLBENCH = [sys.executable, "-m", "cellbench"]
 
 UNCONSTRAINED = """
 testbed {{
-    # alpha-3000: the simulator's fastest host (SPEC 6.3). No gap between PDUs: the
+    # alpha-3000: the simulator's fastest host (docs/design.md §6.3). No gap between PDUs: the
     # SBus adapter's 52 µs would cap a 9180-byte MTU at 91% of OC-3c, 72% of OC-12c.
     host a {{ phy = {phy}; flavour = modern; profile = alpha-3000; pdu_gap_us = 0; }}
     host b {{ phy = {phy}; flavour = modern; profile = alpha-3000; pdu_gap_us = 0; }}

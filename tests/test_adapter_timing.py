@@ -1,4 +1,4 @@
-"""Adapter timing as SPEC §5 states it, seen from the testbed (issue 15 §5): what a
+"""Adapter timing as docs/design.md §5 states it, seen from the testbed (issue 15 §5): what a
 pacing rate counts, and the MAGIC path's delay derived once for both WAN studies.
 (The cell-level rules -- the gap beyond the spacing interval, the stalls at host
 buffer boundaries -- are tested in the Rust core: net/adapter.rs, host/socket.rs.)"""
@@ -87,7 +87,7 @@ def test_what_the_pacing_rate_counts_sets_the_data_rate():
     # pad, the LLC/SNAP header); each bound by its own 40 Mb/s, as ttcp measures at the
     # sender: its last write returns with up to a send buffer (128 KB of the 4 MB) not
     # yet sent, so the bound is 40 x 4 MB / (4 MB - 128 KB). (The OTTO has no gap
-    # between PDUs to hide that under: SPEC §5.)
+    # between PDUs to hide that under: docs/design.md §5.)
     cells, payloads, datagrams = (_paced_mbps(c) for c in ("cells", "payloads", "datagrams"))
     sender_side = (4 << 20) / ((4 << 20) - 131072)
     assert cells < payloads < datagrams < 40 * sender_side
@@ -144,7 +144,7 @@ def _cells(tx: dict, protocol: str, nbytes: int, window: int = 49152) -> list[li
 
 
 def test_tcp_segments_on_a_spaced_sba200_have_no_stall_and_the_52us_gap():
-    # SPEC §5: on the policed VP the study's conformance analysis, borne out by its
+    # docs/design.md §5: on the policed VP the study's conformance analysis, borne out by its
     # traces, has every cell of a TCP segment at exactly the spacing interval and the
     # 52 µs gap (beyond the interval) between segments. SunOS's send buffer holds a bulk
     # writer's data in 4 KB clusters, whose ends stall nothing.

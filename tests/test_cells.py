@@ -247,9 +247,9 @@ def test_bad_captures_are_one_line_errors(tmp_path):
 
 
 def test_reproduce_europe_vp_tester_shows_both_drivers_patterns_in_the_capture(tmp_path):
-    """The study's IAT figures (SPEC §5), read from the tester's capture of each run: 2.2.9
-    keeps the spacing interval and stalls 7-8 slots every 21-22 cells; 2.3.0 sends bursts
-    of 6 cells back to back, burst starts ~40 slots apart (within 10%)."""
+    """The study's IAT figures (docs/design.md §5), read from the tester's capture of each
+    run: 2.2.9 keeps the spacing interval and stalls 7-8 slots every 21-22 cells; 2.3.0
+    sends bursts of 6 cells back to back, burst starts ~40 slots apart (within 10%)."""
     out = tmp_path / "t"
     r = cli("reproduce", "europe-vp", "--part", "tester", "--json", "--out", str(out))
     assert r.returncode == 0, r.stderr

@@ -101,7 +101,7 @@ def rows(out: Path) -> pd.DataFrame:
     return pd.read_parquet(out / "runs")
 
 
-#: The wan-window path's round trip (TESTBEDS.md), s: a window's bound is window / RTT.
+#: The wan-window path's round trip (docs/wan-window.md), s: a window's bound is window / RTT.
 RTT_S = 8.8e-3
 
 

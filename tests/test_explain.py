@@ -1,4 +1,4 @@
-"""What bound a transfer (SPEC §8): the simulator's `limited_by` and `limit_evidence`
+"""What bound a transfer (docs/design.md §8): the simulator's `limited_by` and `limit_evidence`
 on the classic studies, where the mechanism is known, and in every front end."""
 
 from __future__ import annotations

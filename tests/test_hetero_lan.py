@@ -1,6 +1,6 @@
 """hetero-lan: the heterogeneous host pairs, each with its own OS's TCP.
 
-Each test asserts a mechanism: a pair whose hosts cannot fill OC-3c (SPEC §6.3: a
+Each test asserts a mechanism: a pair whose hosts cannot fill OC-3c (docs/design.md §6.3: a
 host sends or receives about twice its loopback rate) is bound by a host's CPU; a
 pair of fast hosts is bound by the link; an NT receiver, which sends a window update
 only for two segments' worth, leaves a one-MSS window to its 200 ms delayed-ACK timer

@@ -1,4 +1,4 @@
-"""Time series (SPEC §8): cwnd per TCP sender and queue occupancy per switch port,
+"""Time series (docs/design.md §8): cwnd per TCP sender and queue occupancy per switch port,
 stored with a result (--series) and drawn from it (cwnd, queue) without re-running."""
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ def test_europe_vp_policing_collapse_and_spacing():
         if x["spacing_us"] >= 16.39:
             assert x["met_contract"] and x["cells_lost"] == 0 and x["throughput_bps"] > 5e6
     # 16.01 us is faster than T. TCP segments from SunOS's 4 KB send-buffer clusters meet
-    # no adapter stall (SPEC §5: cells at exactly the spacing interval, the 52 us gap
+    # no adapter stall (docs/design.md §5: cells at exactly the spacing interval, the 52 us gap
     # between segments), so a 192-cell segment gains 72 us on the GCRA and the gap gives
     # back only 52: back-to-back segments (windows of 32 KB and up) overrun tau = 101 us
     # and TCP collapses, as the study found (a 3% change in the cell rate took TCP from
@@ -112,7 +112,7 @@ def test_europe_vp_policing_collapse_and_spacing():
 
 def test_europe_vp_the_stall_does_not_touch_tcp_from_4k_clusters():
     # --no-stall changes nothing the study's TCP transfers send: their segments come
-    # from 4 KB clusters, whose ends the adapter does not stall at (SPEC §5).
+    # from 4 KB clusters, whose ends the adapter does not stall at (docs/design.md §5).
     keys = ("spacing_us", "window", "write_size", "throughput_bps", "met_contract")
     runs = [json.loads(cli("europe-vp", "--json", *o).stdout)["rows"] for o in ([], ["--no-stall"])]
     rows = [[tuple(x[k] for k in keys) for x in run] for run in runs]

@@ -1,4 +1,4 @@
-"""wan-contention (TESTBEDS.md): the mechanisms each part reproduces, end to end."""
+"""wan-contention (docs/wan-contention.md): the mechanisms each part reproduces, end to end."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def offered_load(everything):
     return {"rows": rows, "offered_load": everything["offered_load"]}
 
 
-#: The three pairs of the AAI network (TESTBEDS.md) and the DS-3 their paths share.
+#: The three pairs of the AAI network (docs/wan-contention.md) and the DS-3 their paths share.
 AAI_PAIRS = {("wpafb1", "ittc1"), ("nrl1", "ittc2"), ("arl1", "gsd1")}
 SHARED_DS3 = "trunk east->kc"
 

@@ -1,4 +1,4 @@
-//! Find, for each host of SPEC §6.3, how many times faster than the IPC its
+//! Find, for each host of docs/design.md §6.3, how many times faster than the IPC its
 //! costs must be for the simulated loopback transfer to match the published
 //! figure (bisection). The factors are then written into `HostProfile::by_name`.
 //! `cargo run --release --example calibrate_loopback`

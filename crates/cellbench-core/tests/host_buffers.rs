@@ -1,6 +1,6 @@
 //! A TCP segment reaches the adapter with the places where a 1 KB cluster mbuf
-//! of the send buffer ends, where the SBA-200 stalls (SPEC §5), as the socket
-//! layer appended them (SPEC §6.1): SunOS's 8 KB writes into a roomy buffer go
+//! of the send buffer ends, where the SBA-200 stalls (docs/design.md §5), as the socket
+//! layer appended them (docs/design.md §6.1): SunOS's 8 KB writes into a roomy buffer go
 //! in as 4 KB clusters, so a full segment has none.
 
 use cellbench_core::sim::testbeds::LanBuffers;

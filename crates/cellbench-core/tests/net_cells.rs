@@ -174,7 +174,7 @@ fn peak_cell_rate_and_pdu_gap_space_the_cells() {
         .collect();
     // 3 cells per PDU, every 3·C_i; the second PDU waits one spacing interval
     // after the last cell's start (2·3·C_i + 3·C_i) plus 52 µs: with spacing on,
-    // the gap is idle time beyond the spacing interval (SPEC §5).
+    // the gap is idle time beyond the spacing interval (docs/design.md §5).
     let second = 9 * C_OC3 + 52_000_000;
     assert_eq!(
         starts,

@@ -401,7 +401,7 @@ fn europe_vp_spaced_streams_with_the_sbus_stall_conform() {
 #[test]
 fn europe_vp_without_the_stall_16_01_exceeds_the_contract() {
     // Without the stall a 192-cell PDU at I = 16.115196 µs per cell, then the
-    // 52 µs gap beyond the spacing interval (SPEC §5), takes 192·I + 52 =
+    // 52 µs gap beyond the spacing interval (docs/design.md §5), takes 192·I + 52 =
     // 3146.08 µs, while the contract allows 192 cells in 192·T = 3146.88 µs:
     // 0.8 µs too fast per PDU. Within a PDU the lead TAT − t_a grows by
     // d = T − I = 0.274804 µs per cell, 191·d = 52.487564 µs; the gap's

@@ -42,7 +42,7 @@ fn tester_places(spec: &Bound<'_, PyAny>, place: Option<&str>) -> PyResult<Vec<S
     Ok(spec.tester_places())
 }
 
-/// The host profiles the simulator knows (SPEC §6.3).
+/// The host profiles the simulator knows (docs/design.md §6.3).
 #[pyfunction]
 fn host_profiles() -> Vec<&'static str> {
     cellbench_core::host::HostProfile::names()
@@ -59,7 +59,7 @@ fn host_write_us() -> Vec<(&'static str, f64)> {
         .collect()
 }
 
-/// The host adapter models (SPEC §5) by their language names, each with its
+/// The host adapter models (docs/design.md §5) by their language names, each with its
 /// timing per spacing mode: (name, [(mode, pdu gap µs, stall, source)]).
 #[pyfunction]
 #[allow(clippy::type_complexity)]

@@ -143,7 +143,7 @@ fn pcap_write(
         PcapLink::Cells
     };
     let mut w = PcapWriter::new(BufWriter::new(file), link).map_err(value_error)?;
-    // 149.76 Mb/s: the cell rate SONET OC-3c leaves to ATM (SPEC §2).
+    // 149.76 Mb/s: the cell rate SONET OC-3c leaves to ATM (docs/design.md §2).
     let oc3c = BitRate(149_760_000);
     let start = SimTime::from_ps(start_ps);
     let written = if pdus {

@@ -53,17 +53,17 @@ from cellbench.experiment.lang import (
     render,
 )
 
-#: Host profiles of SPEC §6.3, as the core knows them.
+#: Host profiles of docs/design.md §6.3, as the core knows them.
 PROFILES = tuple(_native.host_profiles())
 PHYS = ("oc3c", "oc12c", "taxi100", "taxi140", "e3", "ds3")
 #: Per profile, the time of one write() system call, µs: the shortest block period.
 WRITE_US = dict(_native.host_write_us())
-#: TCP flavours of SPEC §6.1 and the largest socket buffer each kernel accepts.
+#: TCP flavours of docs/design.md §6.1 and the largest socket buffer each kernel accepts.
 FLAVOUR_MAX_SOCKBUF = dict(_native.tcp_flavours())
 #: The largest window each flavour can advertise (65535 without RFC 1323 scaling).
 FLAVOUR_MAX_WINDOW = dict(_native.tcp_max_windows())
 ENCAPS = ("vc-mux", "llc-snap")
-#: Host adapter models (SPEC §5), as the core knows them, and the spacing modes.
+#: Host adapter models (docs/design.md §5), as the core knows them, and the spacing modes.
 ADAPTERS = tuple(name for name, _ in _native.adapter_models())
 SPACINGS = ("cell-level", "cell-burst")
 POLICIES = ("tail-drop", "ppd", "epd")
@@ -75,7 +75,7 @@ SWITCH_KEYS = (
     "flow_control",
     "credits",
 )
-#: Hop-by-hop flow control at a switch's output ports (SPEC §4; none: off).
+#: Hop-by-hop flow control at a switch's output ports (docs/design.md §4; none: off).
 FLOW_CONTROLS = ("none", "credit")
 
 
@@ -86,19 +86,19 @@ class HostSpec:
     phy: str = "taxi100"
     distance_m: float = 20.0
     #: The adapter's idle time between PDUs, µs (None: the adapter model's for its
-    #: spacing mode, from the core's one table; SPEC §5).
+    #: spacing mode, from the core's one table; docs/design.md §5).
     pdu_gap_us: float | None = None
     flavour: str = "sunos411"
     #: The site (one switch) the host hangs off; sites are joined by trunks.
     site: str = "lan"
     #: Adapter cell spacing: one cell every this many µs (None: back to back).
     spacing_us: float | None = None
-    #: The host adapter (ADAPTERS; None: its profile's, SPEC §5).
+    #: The host adapter (ADAPTERS; None: its profile's, docs/design.md §5).
     adapter: str | None = None
     #: How ``spacing_us`` is met: cell-level (None, the default) or cell-burst.
     spacing: str | None = None
     #: With cell-level spacing on an SBA-200, its stall where each 1 KB cluster mbuf
-    #: a PDU is gathered from ends (SPEC §5).
+    #: a PDU is gathered from ends (docs/design.md §5).
     stall: bool = True
     #: What the adapter's per-VC pacing rate counts: cells (with headers), payloads
     #: (48-byte cell payloads) or datagrams (IP datagrams). Default cells: the per-VC
@@ -215,7 +215,7 @@ def _written(name: str, description: str, pair: tuple[str, str], text: str) -> T
 # --- the MAGIC path (wan-window and wan-mismatch describe the same one) ---------------------
 #: Light in fibre: about 5 µs per km (refractive index ~1.5).
 FIBRE_US_PER_KM = 5.0
-#: The path's length and its measured round trip (TESTBEDS.md).
+#: The path's length and its measured round trip (docs/wan-window.md).
 MAGIC_KM = 600
 MAGIC_RTT_MS = 8.8
 #: One way, the fibre alone: 600 km x 5 µs/km = 3.0 ms.
@@ -237,7 +237,7 @@ _MAGIC_TRUNK = f"""
     trunk {{ from = west; to = east; phy = oc3c; delay_ms = {MAGIC_ONE_WAY_MS:g}; }}
 """
 
-#: TESTBEDS.md's WAN setups, as the reproductions build them.
+#: The WAN setups of docs/design.md §10, as the reproductions build them.
 _WAN_WINDOW = (
     """
     encap = llc-snap; mtu = 9180;
@@ -261,7 +261,7 @@ _WAN_MISMATCH = (
 """
     + _MAGIC_TRUNK
 )
-#: wan-mismatch's case 3 and experiments 5 and 6 (TESTBEDS.md: the slides' experiments
+#: wan-mismatch's case 3 and experiments 5 and 6 (docs/wan-mismatch.md: the slides' experiments
 #: 4-6) on the MAGIC network's sites: Lawrence and Kansas City in Kansas, and South
 #: Dakota, as the slides place the hosts. The lengths the slides do not give are chosen
 #: so that Lawrence to South Dakota is the MAGIC path the other cases use (600 km,
@@ -293,7 +293,7 @@ _MAGIC_SITES = f"""
 """
 _EUROPE_VP = """
     # The sender's SBus adapter, an SBA-200 (the sparc-10 profile's): with cell-level
-    # spacing (driver 2.2.9) SPEC §5's 52 µs firmware gap between PDUs, idle time beyond
+    # spacing (driver 2.2.9) docs/design.md §5's 52 µs firmware gap between PDUs, idle time beyond
     # the spacing interval, and the 7-8 slot stall where a 1 KB cluster mbuf ends
     # (stall = 1), which TCP segments from SunOS's 4 KB send-buffer clusters never
     # meet; unspaced, no gap (none published). docs/mechanisms.md.
@@ -308,10 +308,11 @@ _EUROPE_VP = """
 """
 
 # --- wan-contention: several transfers sharing WAN links -------------------------------------
-#: TESTBEDS.md gives sites on DS-3 and OC-3c access links and round trips of 2 to 70 ms
-#: with a coast-to-coast path among them, not the sites. This WAN is a star around a
-#: carrier hub (kc, Kansas City): each site's edge switch (256 cells per output port)
-#: reaches the hub by its access link. One-way delays are fibre routes at
+#: The study (docs/wan-contention.md) gives sites on DS-3 and OC-3c access links and
+#: round trips of 2 to 70 ms with a coast-to-coast path among them, not the sites. This
+#: WAN is a star around a carrier hub (kc, Kansas City): each site's edge switch (256
+#: cells per output port) reaches the hub by its access link. One-way delays are fibre
+#: routes at
 #: FIBRE_US_PER_KM, their lengths chosen so that the pairs' round trips span the
 #: setup's range: lawrence<->kclab 2 ms (100 km each), the coast-to-coast pair
 #: san-diego<->washington 70 ms (4000 + 3000 km).
@@ -348,7 +349,7 @@ def _wan_contention_text() -> str:
 
 _WAN_CONTENTION = _wan_contention_text()
 
-#: wan-contention's offered-load part (TESTBEDS.md): three source-destination pairs on
+#: wan-contention's offered-load part (docs/wan-contention.md): three source-destination pairs on
 #: the AAI network, WPAFB-ITTC, NRL-ITTC and ARL-GSD, whose paths share one DS-3 link.
 #: The paper names the sites and the shared DS-3, not the other links' rates or lengths;
 #: each choice below says why (route km at FIBRE_US_PER_KM).
@@ -378,7 +379,7 @@ _WAN_CONTENTION_AAI = """
 """
 
 
-# --- hetero-lan (TESTBEDS.md): the SPEC §6.3 hosts, each with its own OS's TCP ----------
+# --- hetero-lan (docs/hetero-lan.md): the hosts of docs/design.md §6.3, each with its OS's TCP
 #: A campus backbone: the two switches are a building apart; 1 km of fibre at 5 µs/km
 #: (an assumption: the setup gives no length; at 5 µs it is far below one cell time's
 #: worth of effect on a LAN transfer).
@@ -386,7 +387,7 @@ CAMPUS_TRUNK_MS = 1 * FIBRE_US_PER_KM / 1000
 #: OC-3c over UTP-5 reaches at most 100 m (ATM Forum af-phy-0015); the longest is taken.
 UTP5_M = 100
 _HETERO_LAN = f"""
-    # Each host's adapter is its profile's (SPEC §5): SBA-200 on the SPARCs and
+    # Each host's adapter is its profile's (docs/design.md §5): SBA-200 on the SPARCs and
     # Ultra-1s, PCA-200 on the Pentiums, VMA-200 on the Power Challenge; unspaced, none
     # has a published gap between PDUs (the Ultra-1 pair's 97% of OC-3c bounds the
     # SBA-200's to ~16 µs), so none is modelled.
@@ -411,7 +412,7 @@ _HETERO_LAN = f"""
     trunk {{ from = campus; to = dept; phy = oc3c; delay_ms = {CAMPUS_TRUNK_MS:g}; }}
 """
 
-#: Named presets: the classic testbeds of TESTBEDS.md. ``lan`` is lan-buffers' hardware.
+#: Named presets: the classic testbeds of docs/design.md §10. ``lan`` is lan-buffers' hardware.
 PRESETS = {
     "lan-buffers": _lan_buffers,
     "lan": _lan_buffers,

@@ -52,7 +52,7 @@ class Pair:
         return self.name.replace("->", "-")
 
 
-#: The study's pairs, in TESTBEDS.md's order.
+#: The study's pairs, in the study's order (docs/hetero-lan.md).
 PAIRS = (
     Pair("sparc10->challenge", "sparc10", "challenge", "llc-snap"),
     Pair("pentium90->pentium90", "pentium90-a", "pentium90-b", "vc-mux"),

@@ -15,9 +15,9 @@ from typing import Any
 from cellbench import cells
 from cellbench.reproduce import study
 
-#: The study's two drivers and the spacing mode each is (TESTBEDS.md, SPEC §5).
+#: The study's two drivers and the spacing mode each is (docs/europe-vp.md, docs/design.md §5).
 DRIVERS = {"cell-level": "2.2.9", "cell-burst": "2.3.0"}
-#: What the study saw (SPEC §5, from its IAT figures), printed beside each histogram.
+#: What the study saw (docs/design.md §5, from its IAT figures), printed beside each histogram.
 PUBLISHED = {
     "2.2.9": "the spacing interval, plus 7-8 slots after every 21-22 cells",
     "2.3.0": "bursts of 6 cells back to back, burst starts ~40 slots apart",

@@ -376,7 +376,7 @@ def _credits_table(df: pd.DataFrame) -> str:
 
 # --- (d) switch buffering ----------------------------------------------------------------
 
-#: What a buffer is counted in (SPEC §4: 256 cells = 12 KB): cell payload bytes.
+#: What a buffer is counted in (docs/design.md §4: 256 cells = 12 KB): cell payload bytes.
 CELL_PAYLOAD = 48
 
 
@@ -409,7 +409,7 @@ def buffer_estimates(rows: list[dict], result_testbed: dict) -> list[dict]:
     """Per direction, the knee: the largest burst that lost no cell (and the next,
     which did), and the buffer it implies. A burst of B cells arriving every T_i into
     a port that sends one every T_o leaves B (1 - T_i / T_o) cells queued at its end
-    (SPEC §3's burst calculator, read backwards), so the buffer lies between the
+    (docs/design.md §3's burst calculator, read backwards), so the buffer lies between the
     queue the lossless burst left and the one the lossy burst would have."""
     from cellbench import _native
 

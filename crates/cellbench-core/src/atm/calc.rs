@@ -1,4 +1,4 @@
-//! Closed-form calculators engineers used to size ATM paths (SPEC §3).
+//! Closed-form calculators engineers used to size ATM paths (docs/design.md §3).
 //!
 //! - [`layer_bandwidth`]: the bandwidth left to each layer, line → ATM → AAL5 →
 //!   IP → TCP payload, for a physical layer, encapsulation and MTU;
@@ -283,7 +283,7 @@ pub fn layer_bandwidth(
 /// The longest burst (in cells) that a buffer of `buffer_cells` absorbs when
 /// cells arrive every `t_in` and leave every `t_out`: L / (1 − T_i/T_o) =
 /// L·T_o / (T_o − T_i), rounded down to whole cells (the fluid approximation
-/// of SPEC §3: while the burst lasts the queue grows by 1 − T_i/T_o cells per
+/// of docs/design.md §3: while the burst lasts the queue grows by 1 − T_i/T_o cells per
 /// arriving cell). `None` when `t_in >= t_out`: the buffer never fills, any
 /// burst is absorbed.
 pub fn buffer_burst(

@@ -115,7 +115,7 @@ impl HostProfile {
         }
     }
 
-    /// The era's hosts of SPEC §6.3, each with the IPC's cost structure made
+    /// The era's hosts of docs/design.md §6.3, each with the IPC's cost structure made
     /// `speed` times faster, `speed` found by simulating a loopback ttcp
     /// transfer until it matched the host's published loopback throughput
     /// (`cargo run --release --example calibrate_loopback`; checked by the

@@ -11,7 +11,7 @@
 //!
 //! Each piece lands in host buffers (mbufs) that tcp_output later gathers a
 //! segment from; the SBA-200 with cell-level spacing stalls where one of
-//! them that is a 1 KB cluster mbuf ends and the next begins (SPEC §5):
+//! them that is a 1 KB cluster mbuf ends and the next begins (docs/design.md §5):
 //! [`SendMbufs`] keeps where they begin and which follow a 1 KB cluster.
 //!
 //! Why only there. The stall was measured on 8 KB UDP datagrams built from
@@ -33,7 +33,7 @@ use std::collections::VecDeque;
 /// One cluster (MCLBYTES on the era's Sun kernels with 4 KB pages).
 pub const CLUSTER: u32 = 4096;
 /// The smaller unit sosend falls back to: a 1 KB buffer of its own (the 1 KB
-/// cluster mbufs the SBus adapter's stalls were measured on, SPEC §5).
+/// cluster mbufs the SBus adapter's stalls were measured on, docs/design.md §5).
 pub const SMALL_UNIT: u32 = 1024;
 
 /// Which kernel's sosend moves user data into the send buffer.
@@ -142,7 +142,7 @@ impl SendMbufs {
 /// The CPCS payload offsets where, in one IP fragment of a UDP datagram, a
 /// 1 KB cluster mbuf ends and the next buffer begins (what the adapter
 /// stalls at, as [`SendMbufs::gather`]). sosend copies a datagram's data into
-/// 1 KB clusters (SPEC §5: "UDP packets built from 1 KB cluster mbufs") after
+/// 1 KB clusters (the adapter stalls where they end, docs/design.md §5) after
 /// a header mbuf holding the IP and UDP headers; ip_output gives every later
 /// fragment a header mbuf of its own. `offset`/`len`: the fragment's IP
 /// payload within the UDP datagram (its 8-byte header counted); `header`:
@@ -250,7 +250,7 @@ mod test {
 
     #[test]
     fn a_segment_stalls_only_where_a_1k_cluster_ends() {
-        // SPEC §6.1's appends of an 8 KB write into a roomy buffer: two 4 KB
+        // docs/design.md §6.1's appends of an 8 KB write into a roomy buffer: two 4 KB
         // clusters; then a 3 KB piece (three 1 KB clusters) and a 100-byte tail.
         let iss = Seq(1000);
         let mut m = SendMbufs::default();
@@ -260,7 +260,7 @@ mod test {
         let mut out = vec![];
         // A 9148-byte segment from the first byte, 40 bytes of headers (VC-mux):
         // header mbuf, clusters at 0 and 4096, 1 KB clusters from 8192: the
-        // 4 KB clusters' ends stall nothing (SPEC §5: TCP on the policed VP).
+        // 4 KB clusters' ends stall nothing (docs/design.md §5: TCP on the policed VP).
         m.gather(iss + 1, 9148, 40, &mut out);
         assert!(out.is_empty(), "{out:?}");
         // One starting mid-cluster (stream offset 1000, LLC/SNAP headers):

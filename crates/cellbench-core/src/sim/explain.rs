@@ -1,4 +1,4 @@
-//! What bound a transfer (SPEC §8), and the evidence.
+//! What bound a transfer (docs/design.md §8), and the evidence.
 //!
 //! [`classify`] names the limit of one connection from facts measured while
 //! it ran ([`Facts`], gathered by [`Facts::gather`]): one of [`LimitedBy`], with

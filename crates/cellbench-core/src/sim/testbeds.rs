@@ -1,4 +1,5 @@
-//! The classic testbeds as ready scenarios (../shared/reference/TESTBEDS.md).
+//! The classic testbeds as ready scenarios (docs/design.md §10, each
+//! with its page in docs/).
 
 use super::net::{AdapterSpec, CircuitSpec, Fidelity, Topology, TxSpacing};
 use super::spec::{ConnSpec, HostSpec, Param, RunSpec, SwitchSpec, Traffic};
@@ -15,7 +16,7 @@ pub const IFQ_MAXLEN: usize = 50;
 /// A few metres of fibre in a machine room: 20 m at 5 ns/m.
 pub const MACHINE_ROOM_DELAY: SimTime = SimTime::from_ns(100);
 
-/// The lan-buffers study (TESTBEDS.md) as a preset: the parameters of one
+/// The lan-buffers study (docs/lan-buffers.md) as a preset: the parameters of one
 /// transfer, turned into a [`RunSpec`] by [`LanBuffers::spec`]; the spec builds
 /// the testbed, as it does every other run.
 #[derive(Clone, Debug, PartialEq)]
@@ -165,7 +166,7 @@ mod test {
 
     #[test]
     fn profiles_reproduce_their_published_loopback_throughput() {
-        // SPEC §6.3's table: each profile is scaled to its loopback figure; the
+        // docs/design.md §6.3's table: each profile is scaled to its loopback figure; the
         // simulated loopback transfer (one CPU doing both ends) must land within 15%.
         for name in HostProfile::names() {
             let p = HostProfile::by_name(name).unwrap();

@@ -1,5 +1,5 @@
 //! The transmit side of a host adapter: when each cell of a PDU starts on the
-//! access link, for every transmission mode of SPEC §5.
+//! access link, for every transmission mode of docs/design.md §5.
 //!
 //! A PDU's schedule is a short list of regular runs `(first cell, count, offset
 //! of its first cell from the PDU's start, step)`, the same for both fidelities:
@@ -17,7 +17,7 @@
 //!   adapter moves on from a 1 KB cluster mbuf to the next host buffer
 //!   ([`super::Network::send_gathered`]; `send` assumes 1 KB clusters from the
 //!   payload's start). Which boundaries those are is a property of the send
-//!   path (`host/socket.rs`): SPEC §5's two measurements put the stall at the
+//!   path (`host/socket.rs`): docs/design.md §5's two measurements put the stall at the
 //!   ends of the 1 KB cluster mbufs of 8 KB UDP datagrams (the cell tester saw
 //!   it every 21–22 cells) and none inside TCP segments gathered from SunOS's
 //!   4 KB send-buffer clusters (the conformance analysis on the policed VP,
@@ -35,7 +35,7 @@
 //!   **Burst rule** of [`TxSpacing::cell_burst`] for a mean interval I:
 //!   `k = 6 + ⌊5·C/I⌋` (11 at the line rate, 6 below a fifth of it: the
 //!   driver's 6–11), `P = k·I`, so the mean rate is exactly 1/I. An
-//!   assumption constrained by the one published point (SPEC §5: 6 cells
+//!   assumption constrained by the one published point (docs/design.md §5: 6 cells
 //!   back to back, ~40 tester slots of 2.726 µs between burst starts, at a
 //!   requested 22.3 Mb/s from a TAXI 140 SBA-200, where C/I = 0.16): the
 //!   linear rule rounding to nearest would give 7 there.
@@ -52,7 +52,7 @@
 //! - the previous PDU's last cell plus `pdu_gap`, counted from the end of that
 //!   cell, or with cell-level spacing on (`Cell`, `PeakCellRate`) from one
 //!   spacing interval I after its start: the gap is idle time beyond the
-//!   spacing interval (SPEC §5; the era's conformance analyses count it so);
+//!   spacing interval (docs/design.md §5; the era's conformance analyses count it so);
 //! - for an unpaced circuit, what the spacing asks of the previous unpaced PDU:
 //!   I after its last cell's start (`PeakCellRate`, `Cell`), P after its first
 //!   cell's start (`Packet`), P after its last burst's start (`CellBurst`);
@@ -67,10 +67,10 @@ use std::fmt;
 /// The idle-time granularity of cell-level spacing (0.492 µs).
 pub const CELL_SPACING_UNIT: SimTime = SimTime(492_000);
 /// The host buffer size [`super::Network::send`] assumes: the 1 KB cluster
-/// mbufs the SBus adapter's stalls were measured with (SPEC §5).
+/// mbufs the SBus adapter's stalls were measured with (docs/design.md §5).
 pub const HOST_BUFFER_BYTES: u64 = 1024;
 
-/// The host adapters of the studies (SPEC §5), each with its own timing.
+/// The host adapters of the studies (docs/design.md §5), each with its own timing.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum AdapterModel {
     /// Fore SBA-100: the first-generation SBus adapter (AAL5 in hardware, data
@@ -133,8 +133,8 @@ const ADAPTER_TIMING: [(AdapterModel, SpacingMode, AdapterTiming); 15] = {
             AdapterTiming {
                 // The heterogeneous-LAN study's Ultra-1 pair carried TCP at
                 // about 97% of the OC-3c TCP payload rate with 9188-byte MTUs:
-                // at most ~16 µs between PDUs (SPEC §5, TESTBEDS.md
-                // hetero-lan). An upper bound, with the hosts' own share of
+                // at most ~16 µs between PDUs (docs/design.md §5,
+                // docs/hetero-lan.md). An upper bound, with the hosts' own share of
                 // the 3% unknown: no positive gap is justified, so none.
                 pdu_gap: SimTime::ZERO,
                 stall: false,
@@ -149,10 +149,10 @@ const ADAPTER_TIMING: [(AdapterModel, SpacingMode, AdapterTiming); 15] = {
                 // PDUs with the cell-spacing firmware (driver 2.2.9), measured
                 // with UDP as a lower bound and attributed to the firmware, so
                 // TCP segments see it too; and the 7–8-slot pipeline stall at
-                // the 1 KB cluster mbufs of 8 KB UDP datagrams (SPEC §5).
+                // the 1 KB cluster mbufs of 8 KB UDP datagrams (docs/design.md §5).
                 pdu_gap: SimTime::from_us(52),
                 stall: true,
-                source: "European ATM Pilot study, driver 2.2.9 (SPEC §5): ~52 µs, \
+                source: "European ATM Pilot study, driver 2.2.9 (docs/design.md §5): ~52 µs, \
                          7-8 slot stall per 1 KB cluster mbuf",
             },
         ),
@@ -204,10 +204,11 @@ impl AdapterModel {
             .map(|(m, _)| *m)
     }
 
-    /// The adapter a host profile (SPEC §6.3) had in its study: the SPARCs'
+    /// The adapter a host profile (docs/design.md §6.3) had in its study: the SPARCs'
     /// SBus adapters (the IPC's first-generation SBA-100; SBA-200 for the
-    /// SPARCstation 10/20 and Ultra-1), the Pentiums' PCA-200 (TESTBEDS.md:
-    /// "PCI adapters"), the Power Challenge's VMA-200, the Alphas' OTTO.
+    /// SPARCstation 10/20 and Ultra-1), the Pentiums' PCA-200 (PCI adapters;
+    /// docs/mechanisms.md, "Adapters"), the Power Challenge's VMA-200, the
+    /// Alphas' OTTO.
     /// `None` for a profile this table does not know.
     pub fn of_profile(profile: &str) -> Option<AdapterModel> {
         Some(match profile {
@@ -233,7 +234,7 @@ impl AdapterModel {
 const CELL_PAYLOAD: u64 = 48;
 
 /// The unit the stall was published in: a cell slot of the 155.52 Mb/s ATM
-/// tester that timed it (424 bits / 155.52 Mb/s = 2.726337 µs; SPEC §5). The
+/// tester that timed it (424 bits / 155.52 Mb/s = 2.726337 µs; docs/design.md §5). The
 /// stall is kept in that absolute time whatever the sender's own link (the
 /// measured sender was on TAXI 140, whose cell slot is 3.03 µs): read as
 /// "7–8 tester slots", it is also about one spacing interval at the requested
@@ -355,7 +356,7 @@ impl TxSpacing {
 
     /// How long after its last cell's start a PDU ends, for the PDU gap that
     /// follows: the cell time, or with cell-level spacing on one spacing
-    /// interval, so that the gap is idle time beyond the spacing (SPEC §5).
+    /// interval, so that the gap is idle time beyond the spacing (docs/design.md §5).
     fn gap_origin(&self, cell: SimTime) -> SimTime {
         match self {
             TxSpacing::PeakCellRate { .. } | TxSpacing::Cell { .. } => self.mean_interval(cell),
@@ -696,7 +697,7 @@ mod test {
 
     #[test]
     fn test_cell_burst_gives_the_published_point() {
-        // SPEC §5: a TAXI 140 SBA-200 with driver 2.3.0 at a requested
+        // docs/design.md §5: a TAXI 140 SBA-200 with driver 2.3.0 at a requested
         // 22.3 Mb/s at the ATM level: bursts of 6 cells, about 40 slots of the
         // 155 Mb/s tester (424 bits / 155.52 Mb/s = 2.726 µs) between burst
         // starts.
@@ -787,7 +788,7 @@ mod test {
 
     #[test]
     fn test_gap_is_idle_time_beyond_the_spacing_interval() {
-        // SPEC §5: with cell-level spacing on, the next PDU's first cell leaves
+        // docs/design.md §5: with cell-level spacing on, the next PDU's first cell leaves
         // one spacing interval plus the gap after the previous PDU's last cell.
         let gap = SimTime::from_us(52);
         let tx = TxSpacing::Cell {

@@ -1,4 +1,4 @@
-//! Credit-based hop-by-hop flow control (the DEC AN2 switch; SPEC §4).
+//! Credit-based hop-by-hop flow control (the DEC AN2 switch; docs/design.md §4).
 //!
 //! A port with flow control grants each VC `credits` cells of its buffer. The
 //! element upstream of it on the VC's path (the source adapter, or the previous

@@ -283,7 +283,7 @@ pub struct AdapterSpec {
     pub tx_queue_pdus: usize,
 }
 
-/// How an adapter spaces the cells of its PDUs (SPEC §5). `C` is the access
+/// How an adapter spaces the cells of its PDUs (docs/design.md §5). `C` is the access
 /// link's cell time; offsets are from the start of the PDU's first cell. See
 /// `adapter.rs` for the exact schedule of each mode.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -30,7 +30,7 @@ pub(super) enum Verdict {
 
 /// A port's buffer as its admission sees it: its size, and the occupancy from
 /// which cells with CLP = 1 are refused (CLP-selective discard: low-priority
-/// cells give way before the buffer is full, SPEC §3's "tag" made to matter).
+/// cells give way before the buffer is full, docs/design.md §3's "tag" made to matter).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(super) struct Buffer {
     /// Cells the buffer holds, the one in transmission included.
