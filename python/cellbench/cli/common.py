@@ -107,8 +107,15 @@ def resume_command(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
-def interrupted(args: argparse.Namespace, out: Path) -> int:
-    """Ctrl-C with a result directory: what was kept, and the command that finishes it."""
+def signal_status(e: BaseException | None) -> int:
+    """The exit status of a command a signal stopped: 128 + its number, as a shell
+    reports it (130 for Ctrl-C, 143 for SIGTERM)."""
+    return 128 + getattr(e, "signum", 2)
+
+
+def interrupted(args: argparse.Namespace, out: Path, e: BaseException | None = None) -> int:
+    """Ctrl-C or SIGTERM (``e``) with a result directory: what was kept, and the
+    command that finishes it; the exit status, ``signal_status``."""
     from cellbench.experiment import results
 
     try:
@@ -120,4 +127,4 @@ def interrupted(args: argparse.Namespace, out: Path) -> int:
         f"finish with: {resume_command(args)}",
         file=sys.stderr,
     )
-    return 130
+    return signal_status(e)

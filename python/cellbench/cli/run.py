@@ -190,8 +190,8 @@ def run_main(args: argparse.Namespace) -> int:
             runner.execute_plan(
                 plan, store, workers=args.workers or None, progress=True, dask=client
             )
-        except KeyboardInterrupt:
-            return interrupted(args, out)
+        except KeyboardInterrupt as e:
+            return interrupted(args, out, e)
     finally:
         if client is not None:
             client.close()

@@ -454,6 +454,18 @@ def _as_lists(rows: list[dict], columns: list[tuple[str, str]]) -> list[list]:
     return [[r.get(n) for n, _ in columns] for r in rows]
 
 
+def _stored_rows(file: Path, columns: list[tuple[str, str]]) -> list[list]:
+    """A stored Parquet file's rows as lists in column order, as ``write_run`` takes
+    them (a column the file lacks, null)."""
+    _, pq = _arrow()
+    table = pq.ParquetFile(file).read()
+    n = table.num_rows
+    cols = [
+        table.column(c).to_pylist() if c in table.column_names else [None] * n for c, _ in columns
+    ]
+    return [list(r) for r in zip(*cols)]
+
+
 class _Store:
     """What ResultDir and MemoryResult share: a run's tables in, parts out."""
 
@@ -531,6 +543,7 @@ class ResultDir(_Store):
         resume: bool,
         overwrite: bool = False,
     ):
+        _arrow()  # imported now, not when Ctrl-C puts the finished runs in a part (~1 s)
         self.path = Path(path)
         self.repairs: list[str] = []
         self.legacy = False  # format_version 2, put in parts on resume
@@ -561,8 +574,13 @@ class ResultDir(_Store):
             "plan_digest": meta["plan_digest"],
             "parts": [],
         }
-        self._start(meta, [(p["first_run"], p["last_run"]) for p in self.manifest["parts"]])
+        # Parts cut short by an interruption are taken apart again, so the resumed
+        # result has the parts an uninterrupted run makes, byte for byte.
+        short = [p for p in self.manifest["parts"] if not self._full(p)] if manifest else []
+        kept = [p for p in self.manifest["parts"] if p not in short]
+        self._start(meta, [(p["first_run"], p["last_run"]) for p in kept])
         recovered = self._recover_journal() if manifest is not None else []
+        recovered += self._reopen(short)
         for f in self.incoming.iterdir():
             f.unlink()  # a part or a journal a killed run left half written
         if self.legacy:
@@ -577,6 +595,13 @@ class ResultDir(_Store):
             if run not in self.gatherer.done():
                 os.write(self._fd, line)
                 self.gatherer.add(run, tables, line)
+        if short:
+            # Their runs are in the journal now: the manifest drops them, then the files go.
+            self.manifest["parts"] = [p for p in self.manifest["parts"] if p not in short]
+            _write_json(self.path / "manifest.json", self.manifest, self.incoming)
+            for p in short:
+                for t, f in p["files"].items():
+                    (self.path / t / f["name"]).unlink(missing_ok=True)
 
     def print_repairs(self) -> None:
         """What --resume found damaged and set aside, one line each on stderr."""
@@ -661,10 +686,30 @@ class ResultDir(_Store):
             n += 1
         os.replace(d.file, target)
 
+    @staticmethod
+    def _full(part: dict) -> bool:
+        """Whether a part was cut where the gatherer cuts (``PART_RUNS`` runs or
+        ``PART_ROWS`` rows), not short by an interruption or at the result's end."""
+        runs = part["last_run"] - part["first_run"] + 1
+        return runs >= PART_RUNS or sum(f["rows"] for f in part["files"].values()) >= PART_ROWS
+
+    def _reopen(self, parts: list[dict]) -> list[tuple[int, dict, bytes]]:
+        """The runs of ``parts`` (checked against the manifest already), as the
+        journal holds them."""
+        out = []
+        for p in parts:
+            runs: dict[int, dict] = {}
+            for t, f in p["files"].items():
+                for row in _stored_rows(self.path / t / f["name"], self.columns[t]):
+                    runs.setdefault(row[0], {}).setdefault(t, []).append(row)
+            for run, tables in sorted(runs.items()):
+                line = json.dumps([run, tables], separators=(",", ":")).encode() + b"\n"
+                out.append((run, tables, line))
+        return out
+
     def _convert_legacy(self) -> None:
         """Format 2 (a file per run, ``part-NNNNNN.parquet``, no manifest) into parts,
         so that --resume extends it as any other."""
-        _, pq = _arrow()
         files = {}
         for t in TABLES:
             for f in sorted((self.path / t).iterdir()):
@@ -675,15 +720,7 @@ class ResultDir(_Store):
         for run in sorted(files):
             if "runs" not in files[run]:
                 continue  # its rows were never written: the run runs again
-            tables = {}
-            for t, f in files[run].items():
-                table = pq.ParquetFile(f).read()
-                n = table.num_rows
-                cols = [
-                    table.column(c).to_pylist() if c in table.column_names else [None] * n
-                    for c, _ in self.columns[t]
-                ]
-                tables[t] = [list(r) for r in zip(*cols)]
+            tables = {t: _stored_rows(f, self.columns[t]) for t, f in files[run].items()}
             self.gatherer.add(run, tables)
         self.gatherer.flush()
         for parts in files.values():

@@ -19,11 +19,15 @@ gives the numbers of ``cellbench reproduce lan-buffers`` (tests/test_experiment_
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import json
 import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -392,6 +396,55 @@ def progress_bar(plan: Plan, done, desc: str, progress: bool):
     )
 
 
+class Interrupted(KeyboardInterrupt):
+    """A sweep stopped by a signal: ``signum`` is SIGINT (Ctrl-C) or SIGTERM; the
+    command's exit status is 128 + ``signum``, as a shell reports a signal's."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+#: The CLI sets this: a second signal while a sweep stops ends the process at once
+#: (os._exit) -- every finished run is in the journal (``results``), as after a kill.
+#: A library caller (a notebook) gets KeyboardInterrupt instead.
+EXIT_ON_SECOND_SIGNAL = False
+
+
+@contextlib.contextmanager
+def _signals_stop_runs() -> Iterator[list[int]]:
+    """While a sweep runs, SIGINT and SIGTERM only ask every simulation to stop
+    (``stop_runs``) and note the signal; the sweep loop sees the note at its next
+    step and stops there (``Interrupted``). A KeyboardInterrupt raised wherever the
+    main thread happened to be could leave a lock taken -- inside
+    ``concurrent.futures.wait``'s acquisition of its futures' locks -- which the
+    workers then wait on forever while the main thread joins them."""
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got  # only the main thread receives signals
+        return
+
+    def note(signum, frame) -> None:
+        if got:  # the user insists
+            if EXIT_ON_SECOND_SIGNAL:
+                os.write(2, b"cellbench: interrupted again: exiting now (--resume keeps every "
+                            b"finished run)\n")  # fmt: skip
+                os._exit(128 + signum)
+            raise Interrupted(signum)
+        got.append(signum)
+        _native().stop_runs()
+
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(sig) is not signal.SIG_IGN:  # (nohup, a background job)
+            previous[sig] = signal.signal(sig, note)
+    try:
+        yield got
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def execute_plan(
     plan: Plan,
     store,
@@ -403,7 +456,8 @@ def execute_plan(
 ) -> None:
     """Run every run not yet in ``store``, in run order with a bounded look-ahead
     (``lookahead``); each finished run goes to the store at once. ``dask`` is a
-    scheduler address or a connected client."""
+    scheduler address or a connected client. SIGINT or SIGTERM stops the sweep with
+    every finished run kept (``Interrupted``)."""
 
     done = store.done()
     todo = (run for run in range(plan.runs_total) if run not in done)
@@ -416,35 +470,40 @@ def execute_plan(
     else:
         pool = _ThreadPool(workers, executor)
     bar = progress_bar(plan, done, "cellbench run", progress)
-    try:
-        _drive(plan, store, todo, pool, bar)
-    except BaseException:
+    with _signals_stop_runs() as signals:
         try:
-            store.close()  # every finished run into a part; the rest stays missing
-        except Exception:
-            pass  # (the store failing again must not hide why the sweep stopped)
-        raise
-    finally:
-        pool.close()
-        bar.close()
-        if isinstance(dask, str):
-            client.close()
+            _drive(plan, store, todo, pool, bar, signals)
+        except BaseException as e:
+            try:
+                store.close()  # every finished run into a part; the rest stays missing
+            except Exception:
+                pass  # (the store failing again must not hide why the sweep stopped)
+            if signals and isinstance(e, KeyboardInterrupt):
+                raise Interrupted(signals[0]) from None
+            raise
+        finally:
+            pool.close()
+            bar.close()
+            if isinstance(dask, str):
+                client.close()
     store.finish()
 
 
-def _drive(plan: Plan, store, todo: Iterator[int], pool: _Pool, bar) -> None:
+def _drive(plan: Plan, store, todo: Iterator[int], pool: _Pool, bar, signals: list[int]) -> None:
     """Submit runs in order while they are within the look-ahead of the oldest one
-    unfinished; store each as it finishes."""
+    unfinished; store each as it finishes; stop at a signal (``signals``)."""
     inflight: dict[Any, Task] = {}
     nxt = next(todo, None)
     try:
         while nxt is not None or inflight:
+            if signals:
+                raise Interrupted(signals[0])
             oldest = min((t.run for t in inflight.values()), default=nxt)
             while nxt is not None and nxt < oldest + pool.lookahead:
                 task = plan.task(nxt)
                 inflight[pool.submit(task.spec)] = task
                 nxt = next(todo, None)
-            for f in pool.wait_any(list(inflight)):
+            for f in pool.wait_any(list(inflight), signals):
                 _store(plan, store, inflight.pop(f), f)
                 bar.update()
     except BaseException:
@@ -474,14 +533,14 @@ def _store(plan: Plan, store, task: Task, future) -> None:
 
 
 class _Pool:
-    """Where runs execute: ``submit(specs)`` gives a future, ``wait_any(futures)``
-    those of them that are done (at least one)."""
+    """Where runs execute: ``submit(specs)`` gives a future, ``wait_any(futures,
+    signals)`` those of them that are done (at least one, unless a signal came)."""
 
     lookahead = 1
 
     def submit(self, spec: dict): ...
 
-    def wait_any(self, futures: list) -> list: ...
+    def wait_any(self, futures: list, signals: list[int]) -> list: ...
 
     def close(self) -> None:
         pass
@@ -501,7 +560,7 @@ class _InlinePool(_Pool):
             f.set_exception(e)
         return f
 
-    def wait_any(self, futures):
+    def wait_any(self, futures, signals):
         return futures
 
 
@@ -516,7 +575,8 @@ class _ThreadPool(_Pool):
     def submit(self, spec):
         return self.pool.submit(self.executor, spec)
 
-    def wait_any(self, futures):
+    def wait_any(self, futures, signals):
+        # A signal stops the running simulations (stop_runs): their futures end.
         return wait(futures, return_when=FIRST_COMPLETED).done
 
     def close(self) -> None:
@@ -536,8 +596,16 @@ class _DaskPool(_Pool):
         self.finished.add(f)
         return f
 
-    def wait_any(self, futures):
-        return self.finished.next_batch(block=True)
+    #: How often the wait for a Dask worker looks for a signal: a stop request
+    #: does not reach runs on other machines, so the wait itself must end.
+    SIGNAL_POLL_S = 0.05
+
+    def wait_any(self, futures, signals):
+        while not self.finished.has_ready():
+            if signals:
+                return []
+            time.sleep(self.SIGNAL_POLL_S)
+        return self.finished.next_batch(block=False)
 
 
 def _fail(task: Task, plan: Plan, e: Exception) -> Exception:
