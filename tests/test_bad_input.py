@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
 from cellbench.cli import main
-from cellbench.experiment import lang, runner
+from cellbench.experiment import lang, results, runner
 
 PAIR = """cluster {
   test s { type = TYPE; protocol = PROTO; own = A:5001; peer = PEER; }
@@ -179,7 +180,7 @@ ENGINE = [
         "2:35",
         "at most 65507 bytes, the largest UDP datagram",
     ),
-    (experiment() + "sweep { seed = 18446744073709551616; }", "5:16", "<= 18446744073709551615"),
+    (experiment() + "sweep { seed = 9223372036854775808; }", "5:16", "<= 9223372036854775807"),
 ]
 
 
@@ -209,6 +210,71 @@ def test_serial_steps_past_the_time_limit_are_refused() -> None:
     assert "(a duration of at most 600 s here)" in str(e.value)
 
 
+LAN = Path(__file__).resolve().parents[1] / "examples" / "lan-buffers.netspec"
+SMALL = ["--set", "snd=16K", "--set", "rcv=16K", "--set", "nbytes=64K", "--replications", "1"]
+
+
+def test_a_seed_the_result_cannot_store_is_refused_before_anything_runs(capsys, tmp_path):
+    """A result stores the seed as int64: 2^63 was taken, every run ran, and storing
+    the first part failed (pyarrow OverflowError), again on --resume."""
+    out = tmp_path / "s"
+    code, err = cli(capsys, "run", str(LAN), *SMALL, "--seed", str(2**63), "--out", str(out))
+    assert code == 2 and not out.exists()
+    assert "--seed must be >= 0 and at most 9223372036854775807 (2^63-1)" in one_line_error(err)
+    with pytest.raises(lang.ExperimentError, match=r"seed 9223372036854775808: must be 0\.\."):
+        runner.make_plan(LAN, seed=2**63)
+    code, err = cli(capsys, "run", str(LAN), *SMALL, "--seed", str(2**63 - 1), "--out", str(out))
+    assert code == 0, err
+    assert results.load(out).to_pandas()["seed"].tolist() == [2**63 - 1]
+
+
+def test_testbed_option_replaces_the_preset_the_file_names(capsys) -> None:
+    """Every example names a preset (testbed lan-buffers { }); --testbed was ignored."""
+    text = "testbed lan-buffers { mtu = 4352; }\n" + experiment().replace(
+        "A:", "alpha-west:"
+    ).replace("B:", "alpha-east:")
+    plan = runner.make_plan(text, testbed="wan-window")
+    tb = plan.experiments[0].testbed
+    assert tb.name == "wan-window" and tb.trunks and tb.mtu == 4352  # the block still applies
+    assert plan.notes == [
+        "<text>:1:9: --testbed wan-window replaces the file's preset lan-buffers; "
+        "the block's settings apply on top of it"
+    ]
+    with pytest.raises(lang.ExperimentError, match="<text>:1:9: found testbed preset 'lan-bufers'"):
+        runner.make_plan(text.replace("lan-buffers", "lan-bufers"), testbed="wan-window")
+
+
+@pytest.mark.parametrize(
+    "block, where, message",
+    [
+        (
+            "testbed wan-window { trunk { from = west; to = east; delay_ms = 100; } }",
+            "1:22",
+            "found a second trunk between west and east, expected one per pair of sites: "
+            "testbed wan-window's trunk joins them already",
+        ),
+        (
+            "testbed { trunk { from = a; to = b; delay_ms = 1; }\n"
+            "  trunk { from = b; to = a; delay_ms = 2; } defaults { } }",
+            "2:3",
+            "found a second trunk between b and a, expected one per pair of sites: "
+            "the trunk at <text>:1:11 joins them already",
+        ),
+        (
+            "testbed { host A { profile = sparc-10; } host C.atn { profile = sparc-10; } }",
+            "1:47",
+            "found host C.atn, on which no test runs, expected a host of the tests (A, B)",
+        ),
+    ],
+)
+def test_testbed_blocks_that_would_change_nothing_are_errors(block, where, message) -> None:
+    """A second trunk between two sites was appended and never used; a host block
+    for a host no test runs on (a misspelt name) did nothing."""
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan(block + "\n" + experiment())
+    assert str(e.value).startswith(f"<text>:{where}: {message}")
+
+
 def test_reproduce_refuses_a_transfer_the_time_limit_would_cut(capsys) -> None:
     code, err = cli(capsys, "reproduce", "lan-buffers", "--nbytes", "100G", "--replications", "1")
     assert code == 2
@@ -222,7 +288,7 @@ def test_reproduce_refuses_a_transfer_the_time_limit_would_cut(capsys) -> None:
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["run", "X", "--seed", "-5"], "--seed must be >= 0 and at most 18446744073709551615"),
+        (["run", "X", "--seed", "-5"], "--seed must be >= 0 and at most 9223372036854775807"),
         (["run", "X", "--seed", str(2**64)], "--seed must be >= 0 and at most"),
         (["reproduce", "lan-buffers", "--seed", "-5"], "--seed must be >= 0"),
         (["ttcp", "--seed", str(2**64)], "--seed must be >= 0"),

@@ -80,8 +80,11 @@ def byte_count(what: str, hi: int = U32_MAX):
 
 
 def seed(what: str = "--seed"):
-    """An argparse type: a master seed, a whole number 0..2^64-1 (the simulator's u64)."""
-    return _whole_number(what, 0, U64_MAX, f"{U64_MAX} (2^64-1)")
+    """An argparse type: a master seed, a whole number 0..2^63-1 (what a result stores,
+    ``model.SEED_MAX``)."""
+    from cellbench.experiment.model import SEED_MAX
+
+    return _whole_number(what, 0, SEED_MAX, f"{SEED_MAX} (2^63-1)")
 
 
 def check_workers(workers: int) -> None:

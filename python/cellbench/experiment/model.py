@@ -55,6 +55,10 @@ MAX_DATAGRAM = 65507
 MAX_PERIOD_US = 1e12
 U32_MAX = (1 << 32) - 1
 U64_MAX = (1 << 64) - 1
+#: The largest master seed: the simulator takes a u64, but a result stores the seed in
+#: an int64 column (as pandas, DuckDB and polars read integers), so 2^63-1; a larger
+#: one would fail only when the first part is written, after the runs.
+SEED_MAX = (1 << 63) - 1
 #: An ATM cell carries 48 bytes of its 53: no transfer moves data faster than this
 #: share of its link's cell rate.
 CELL_PAYLOAD_SHARE = 48 / 53
@@ -790,6 +794,20 @@ def clamp_sockbuf(value: int, flavour: str, what: str, pos: Pos | str, notes: li
     return value
 
 
+def check_host_blocks(doc: Document, used: set[str]) -> None:
+    """A ``host NAME { }`` in the file's testbed block that no test runs on (at any
+    point of the sweep) changes nothing: a misspelt name, refused at its position."""
+    for tb in (b for b in doc.blocks if b.kind == "testbed"):
+        for b in tb.blocks():
+            if b.kind == "host" and b.name not in used:
+                raise expected(
+                    b.name_pos or b.pos,
+                    f"host {b.name}, on which no test runs",
+                    f"a host of the tests ({', '.join(sorted(used))}): a host block for "
+                    "any other changes nothing",
+                )
+
+
 def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
     """Check the document and make the experiment; raises ExperimentError."""
     clusters = [b for b in doc.blocks if b.kind == "cluster"]
@@ -800,6 +818,13 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
     # The file's testbed block applies on top of the command line's (--testbed), if any.
     base = testbed
     testbed = tbmod.from_document(doc, base=base) or base or tbmod.preset("lan-buffers")
+    notes: list[str] = []
+    block = next((b for b in doc.blocks if b.kind == "testbed"), None)
+    if base is not None and block is not None and block.name not in (None, base.name):
+        notes.append(
+            f"{block.name_pos}: --testbed {base.name} replaces the file's preset "
+            f"{block.name}; the block's settings apply on top of it"
+        )
     eps: dict[int, Endpoint] = {}
     _collect_tests(clusters[0], eps)
     if not eps:
@@ -832,7 +857,6 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 host_order.append(h.host)
     hosts = [testbed.host(n, None) for n in host_order]
     flavour = {h.name: h.flavour for h in hosts}
-    notes: list[str] = []
     conns: list[Connection] = []
     paired: set[int] = set()
     earliest = _earliest_starts(ordered)

@@ -98,8 +98,10 @@ class Plan:
         first = self.experiments[0]
         shape = [(c.name, c.after) for c in first.connections]
         notes = set(first.notes)
+        used: set[str] = set()
         for i in range(len(self.points)):
             e = self.experiments[i]
+            used.update(h.name for h in e.hosts)
             if [(c.name, c.after) for c in e.connections] != shape:
                 raise lang.ExperimentError(
                     None, "the sweep changes which connections exist: it may change values only"
@@ -107,6 +109,7 @@ class Plan:
             # Whatever the simulator would refuse, refused now, before anything is written.
             model.check_with_engine(e, self.seed)
             notes.update(e.notes)
+        model.check_host_blocks(self.doc, used)
         self.notes = sorted(notes)
 
     @property
@@ -313,8 +316,8 @@ def make_plan(
     if reps < 1:
         raise lang.ExperimentError(None, f"replications {reps}: must be at least 1")
     seed = seed if seed is not None else (sw.seed if sw.seed is not None else 1)
-    if not 0 <= seed <= model.U64_MAX:
-        raise lang.ExperimentError(None, f"seed {seed}: must be 0..{model.U64_MAX} (2^64-1)")
+    if not 0 <= seed <= model.SEED_MAX:
+        raise lang.ExperimentError(None, f"seed {seed}: must be 0..{model.SEED_MAX} (2^63-1)")
     if reps > model.U32_MAX:
         raise lang.ExperimentError(None, f"replications {reps}: at most {model.U32_MAX}")
     check_engine()

@@ -48,6 +48,7 @@ from cellbench.experiment.lang import (
     parse_value,
     render,
 )
+from cellbench.experiment.model import SEED_MAX
 
 _NUM = r"-?(\d+(\.\d*)?|\.\d+)([eE]-?\d+)?[KMG]?"
 _RANGE = re.compile(rf"\s*({_NUM})\s*:\s*({_NUM})\s*(:\s*({_NUM})\s*)?\Z")
@@ -164,8 +165,8 @@ def from_document(doc: Document) -> Sweep:
             if s.key in ("replications", "seed"):
                 v = s.value
                 lo = 1 if s.key == "replications" else 0
-                # The simulator's widths: a u64 seed, a u32 replication number.
-                hi = (1 << 64) - 1 if s.key == "seed" else (1 << 32) - 1
+                # A seed the result stores (model.SEED_MAX), a u32 replication number.
+                hi = SEED_MAX if s.key == "seed" else (1 << 32) - 1
                 if (
                     not isinstance(v, Number)
                     or not isinstance(v.value, int)
