@@ -388,6 +388,7 @@ def test_results_stored_with_serial_stages_still_read(tmp_path):
                 else [0] * t.num_rows
             )
             pq.write_table(t.add_column(3, "stage", pa.array(stage, pa.int64())), part)
+            part.rename(part.with_name("part-000000.parquet"))  # format 2's name (one run)
     res = results.load(out)
     df = res.to_pandas()
     assert list(df.stage) == [0, 0, 0, 1, 1] and list(df.connection) == [0, 1, 2, 3, 4]

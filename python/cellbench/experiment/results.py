@@ -30,16 +30,19 @@ replication). Runs are gathered in run order into parts of up to ``PART_RUNS`` r
 or ``PART_ROWS`` rows (whichever comes first, so the cut depends only on the
 results: the same seed gives the same files at any worker count). Each finished run
 is appended at once to the journal, so a killed sweep loses no finished run; an
-interrupted one (Ctrl-C, an error) puts every finished run in parts before it
-exits. ``--resume`` reads the journal back, checks every part against the manifest,
-sets aside whatever is damaged or does not belong (into ``.damaged/``) and re-runs
-exactly the runs that are missing. The parts have one fixed schema, so
+interrupted one (Ctrl-C, SIGTERM, an error) puts every finished run in parts before
+it exits. ``--resume`` reads the journal back, checks every part against the manifest,
+sets aside whatever is damaged or does not belong (into ``.damaged/``), takes apart
+the parts an interruption cut short (so the parts are those of an uninterrupted run,
+byte for byte) and re-runs exactly the runs that are missing. The parts have one fixed schema, so
 ``pandas.read_parquet("RESULT/runs")``, ``polars.read_parquet("RESULT/runs/*.parquet")``
 and DuckDB's ``read_parquet('RESULT/runs/*.parquet')`` read them as one table.
 
 ``format_version`` 1 is what ``cellbench reproduce --out`` once wrote (result.json
-and runs.csv), 2 a part per run without a manifest; both are still read, and
-``--resume`` puts a version 2 result's runs in parts (version 3) and extends it. A
+and runs.csv), 2 a part per run without a manifest; both are still read (version 2
+checked as far as it can be: every file a part of a run of the result holding that
+run's rows, none missing from a complete result), and ``--resume`` puts a version 2
+result's runs in parts (version 3), keeps its files in ``.format2/`` and extends it. A
 newer version than ``FORMAT_VERSION`` is refused. Adding a column to ``ROW_COLUMNS``
 keeps the version: readers fill a column that older parts lack with nulls
 (``limited_by`` and ``limit_evidence``, what bound each connection, came so), and
@@ -275,6 +278,8 @@ TABLES = ("runs", "traces", "ports", "cwnd", "queue")
 
 INCOMING = ".incoming"
 DAMAGED = ".damaged"
+#: Where --resume keeps a format 2 result's files once their runs are in parts.
+LEGACY_KEPT = ".format2"
 _PART_NAME = re.compile(r"part-(\d+)-(\d+)\.parquet\Z")
 
 
@@ -709,25 +714,29 @@ class ResultDir(_Store):
 
     def _convert_legacy(self) -> None:
         """Format 2 (a file per run, ``part-NNNNNN.parquet``, no manifest) into parts,
-        so that --resume extends it as any other."""
-        files = {}
+        so that --resume extends it as any other: each file checked as ``load`` checks
+        it, what does not check out set aside, and the originals kept in ``.format2/``
+        (this store did not write them: it deletes none)."""
+        files: dict[int, dict[str, Path]] = {}
         for t in TABLES:
-            for f in sorted((self.path / t).iterdir()):
-                m = re.fullmatch(r"part-(\d+)\.parquet", f.name)
-                run = int(m.group(1)) if m else -1
-                if 0 <= run < self.meta["runs_total"]:
-                    files.setdefault(run, {})[t] = f
-        for run in sorted(files):
-            if "runs" not in files[run]:
-                continue  # its rows were never written: the run runs again
+            found, damage = _legacy_parts(self.path, {**self.meta, "complete": False}, t)
+            for d in damage:
+                self._set_aside(d)
+            for run, (f, _) in found.items():
+                files.setdefault(run, {})[t] = f
+        converted = [run for run in sorted(files) if "runs" in files[run]]
+        for run in converted:  # (a run without rows was never finished: it runs again)
             tables = {t: _stored_rows(f, self.columns[t]) for t, f in files[run].items()}
             self.gatherer.add(run, tables)
         self.gatherer.flush()
-        for parts in files.values():
-            for f in parts.values():
-                f.unlink()
+        kept = self.path / LEGACY_KEPT
+        for run in sorted(files):
+            for t, f in files[run].items():
+                kept.mkdir(exist_ok=True)
+                os.replace(f, kept / f"{t}-{f.name}")
         self.repairs.append(
-            f"{len(files)} run(s) of format_version 2 (a file per run) put in parts"
+            f"{len(converted)} run(s) of format_version 2 (a file per run) put in parts; "
+            f"the original files kept in {LEGACY_KEPT}/"
         )
         for d in _verify(self.path, self.manifest, self.columns, digests=False)[1]:
             self._set_aside(d)  # whatever else was in the folders
@@ -868,8 +877,11 @@ def _meta_problems(meta: dict) -> list[str]:
         )
     ):
         out.append("'param_columns' is not a list of [name, type] pairs")
-    if not isinstance(meta.get("runs_total"), int):
-        out.append("'runs_total' is missing or not a whole number")
+    total, points, reps = (meta.get(k) for k in ("runs_total", "points", "replications"))
+    if not isinstance(total, int) or isinstance(total, bool) or total < 1:
+        out.append(f"'runs_total' is {total!r}, not a whole number of runs >= 1")
+    elif isinstance(points, int) and isinstance(reps, int) and total != points * reps:
+        out.append(f"'runs_total' is {total}, not points x replications = {points} x {reps}")
     return out
 
 
@@ -1188,20 +1200,67 @@ def _read_checked(path: Path, meta: dict, manifest: dict, table: str) -> pd.Data
     return pa.concat_tables(tables, promote_options="default").to_pandas()
 
 
-def _read_legacy_parts(folder: Path, columns) -> pd.DataFrame:
-    """Format 2: a file per run, ``part-NNNNNN.parquet``, no manifest."""
+_LEGACY_PART = re.compile(r"part-(\d+)\.parquet\Z")
+
+
+def _legacy_parts(path: Path, meta: dict, table: str) -> tuple[dict[int, tuple], list[Damage]]:
+    """Format 2 (a file per run, ``part-NNNNNN.parquet``, no manifest), checked as
+    far as it can be without one: run -> (file, its Arrow table), and what is wrong
+    (a stray file, a run beyond ``runs_total``, an unreadable file, a file whose rows
+    are another run's: a copy; for the runs table of a complete result, runs missing)."""
     pa, pq = _arrow()
+    folder = path / table
+    found: dict[int, tuple] = {}
+    damage: list[Damage] = []
+    total = meta["runs_total"]
     if folder.exists() and not folder.is_dir():
-        raise ResultError(f"{folder}: a file, not the folder of the result's parts")
-    parts = sorted(folder.glob("part-*.parquet"))
-    if not parts:
-        return _empty(columns)
-    tables = []
-    for p in parts:
+        damage.append(
+            Damage(f"{table} is a file where the folder of {table} parts belongs", folder)
+        )
+    for f in sorted(folder.iterdir()) if folder.is_dir() else []:
+        m = _LEGACY_PART.match(f.name)
+        if m is None or not f.is_file():
+            damage.append(Damage(f"{table}/{f.name} is a stray file, not a part of the result", f))
+            continue
+        run = int(m.group(1))
+        if run >= total:
+            damage.append(Damage(f"{table}/{f.name}: run {run} is past the result's {total}", f))
+            continue
         try:
-            tables.append(pq.read_table(p))
+            t = pq.ParquetFile(f).read()
+            runs = set(t.column("run").to_pylist()) if "run" in t.column_names else set()
         except (OSError, pa.ArrowException) as e:
-            raise ResultError(f"{p}: not a readable Parquet part ({e})") from None
+            damage.append(
+                Damage(f"{table}/{f.name} is not a readable Parquet part ({e})", f,
+                       "set aside; its run runs again")
+            )  # fmt: skip
+            continue
+        if runs != {run}:
+            held = ", ".join(str(r) for r in sorted(runs, key=str)[:3]) or "none"
+            damage.append(
+                Damage(f"{table}/{f.name} holds the rows of run(s) {held}, not of run {run} "
+                       "(copied in from elsewhere?)", f, "set aside; its run runs again")
+            )  # fmt: skip
+            continue
+        found[run] = (f, t)
+    if table == "runs" and meta.get("complete") is not False and len(found) < total:
+        first = next(r for r in range(total) if r not in found)
+        damage.append(
+            Damage(f"runs/ holds {len(found)} of the result's {total} runs (run {first} is "
+                   "missing)", None, "the missing runs run again")
+        )  # fmt: skip
+    return found, damage
+
+
+def _read_legacy_parts(path: Path, meta: dict, table: str) -> pd.DataFrame:
+    """A format 2 table, every part checked (``_legacy_parts``): any damage is an error."""
+    pa, _ = _arrow()
+    found, damage = _legacy_parts(path, meta, table)
+    if damage:
+        raise _damage_error(path, meta, damage)
+    if not found:
+        return _empty(_columns(meta)[table])
+    tables = [t for _, (_, t) in sorted(found.items())]
     return pa.concat_tables(tables, promote_options="default").to_pandas()
 
 
@@ -1231,13 +1290,13 @@ def load(path: str | Path) -> Result:
         raise _damage_error(path, meta, [Damage(f"result.json: {p}") for p in problems])
     columns = _columns(meta)
     if meta["format_version"] == 2:
-        rows = _fill_columns(_read_legacy_parts(path / "runs", columns["runs"]))
+        rows = _fill_columns(_read_legacy_parts(path, meta, "runs"))
         if not rows.empty:
             # Connection numbers are unique within a run (also in older results, whose
             # serial "stages" ran as separate simulations and carry a stage column).
             rows = rows.sort_values(["run", "connection"], kind="stable")
             rows = rows.reset_index(drop=True)
-        tables = {t: (lambda t=t: _read_legacy_parts(path / t, PARTS[t])) for t in PARTS}
+        tables = {t: (lambda t=t: _read_legacy_parts(path, meta, t)) for t in PARTS}
         return Result(meta, rows, path, tables)
     manifest, why = _read_json(path / "manifest.json")
     if why or not isinstance(manifest, dict) or not _manifest_ok(manifest):
