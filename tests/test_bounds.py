@@ -246,3 +246,42 @@ def test_a_signal_while_a_long_run_is_submitted_stops_it(tmp_path) -> None:
     assert r.stdout.startswith("stopped after "), r.stderr
     # The run alone takes 6 s on a loaded 2-core machine; stopped, 0.0-0.1 s.
     assert float(r.stdout.split()[2]) < 2.0, r.stdout
+
+
+#: A result of N runs made in a moment: each run's output one of eight real runs'.
+_MAKE_RESULT = """
+import sys
+from pathlib import Path
+from cellbench import _native
+from cellbench.experiment import results, runner
+plan = runner.make_plan(sys.argv[1], sets=["snd=16K,32K", "rcv=16K,32K", "nbytes=64K"],
+                        replications=int(sys.argv[3]) // 4)
+outs = [_native.simulate(plan.task(i).spec) for i in range(8)]
+store = results.ResultDir(Path(sys.argv[2]), plan.meta(), resume=False)
+made = iter(range(10**9))
+runner.execute_plan(plan, store, workers=1, executor=lambda spec: outs[next(made) % 8])
+"""
+
+
+def _peak_rss_kb(argv: list[str]) -> int:
+    import os
+
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    assert p.returncode == 0, argv
+    return usage.ru_maxrss
+
+
+def test_the_summary_of_a_result_does_not_grow_with_its_rows(tmp_path) -> None:
+    """`show` and the end of `run` summed every row in memory, all 110 columns: some
+    2.3 KB a run (10^5 runs: 488 MB). Now it reads the summary's columns and keeps a
+    limit's evidence once per point: about 0.25 KB a run on top of the libraries."""
+    lan = Path(__file__).resolve().parents[1] / "examples" / "lan-buffers.netspec"
+    peak = {}
+    for n in (2_000, 30_000):
+        out = tmp_path / f"r{n}"
+        subprocess.run([sys.executable, "-c", _MAKE_RESULT, str(lan), str(out), str(n)], check=True)
+        peak[n] = _peak_rss_kb([sys.executable, "-m", "cellbench", "show", str(out)])
+    per_run = (peak[30_000] - peak[2_000]) * 1024 / 28_000
+    assert per_run < 1000, f"{per_run:.0f} bytes a run ({peak})"

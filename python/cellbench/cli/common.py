@@ -88,9 +88,15 @@ def seed(what: str = "--seed"):
 
 
 def check_workers(workers: int) -> None:
-    """--workers: 0 means all cores; fewer is a usage error."""
-    if workers < 0:
-        raise UsageError(f"--workers {workers}: must be 0 (all cores) or more")
+    """--workers: 0 means all cores; fewer, or more than ``runner.MAX_WORKERS``, is a
+    usage error."""
+    from cellbench.experiment.runner import MAX_WORKERS
+
+    if not 0 <= workers <= MAX_WORKERS:
+        raise UsageError(
+            f"--workers {workers}: must be 0 (all cores) to {MAX_WORKERS} (threads beyond "
+            "the cores add only memory)"
+        )
 
 
 def print_json(obj: Any) -> None:

@@ -196,7 +196,7 @@ def run_main(args: argparse.Namespace) -> int:
         if client is not None:
             client.close()
     result = results.load(out)
-    print(f"cellbench: result in {out} ({len(result.to_pandas())} rows)", file=sys.stderr)
+    print(f"cellbench: result in {out} ({result.num_rows} rows)", file=sys.stderr)
     _print_summary(result, "json" if args.json else "table")
     return 0
 

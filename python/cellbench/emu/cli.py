@@ -43,7 +43,7 @@ def run_emu(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as e:
         return interrupted(args, out, e)
     result = results.load(out)
-    print(f"cellbench: result in {out} ({len(result.to_pandas())} rows)", file=sys.stderr)
+    print(f"cellbench: result in {out} ({result.num_rows} rows)", file=sys.stderr)
     _print_summary(result, "json" if args.json else "table")
     return 0
 

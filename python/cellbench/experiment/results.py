@@ -1051,14 +1051,33 @@ class Result:
     def __init__(
         self,
         meta: dict,
-        rows: pd.DataFrame,
+        rows: pd.DataFrame | Callable[[], pd.DataFrame],
         path: Path | None = None,
         tables: dict[str, pd.DataFrame | Callable[[], pd.DataFrame]] | None = None,
+        *,
+        summary_rows: Callable[[], pd.DataFrame] | None = None,
+        num_rows: int | None = None,
     ):
         self.meta = meta
-        self._rows = rows
+        self._rows_or_reader = rows
+        self._summary_rows = summary_rows
+        self._num_rows = num_rows
         self._tables = dict(tables or {})
         self.path = path
+
+    @property
+    def _rows(self) -> pd.DataFrame:
+        """The rows, read when first asked for (a stored result's summary needs not)."""
+        if callable(self._rows_or_reader):
+            self._rows_or_reader = self._rows_or_reader()
+        return self._rows_or_reader
+
+    @property
+    def num_rows(self) -> int:
+        """How many rows (connections x runs), without reading them."""
+        if self._num_rows is None or not callable(self._rows_or_reader):
+            return len(self._rows)
+        return self._num_rows
 
     def _table(self, name: str) -> pd.DataFrame:
         t = self._tables.get(name)
@@ -1098,11 +1117,11 @@ class Result:
     def summary(self) -> pd.DataFrame:
         """Per sweep point and connection: throughput over the replications, and
         the limit most of them had (``limited_by``) with its evidence."""
-        df = self._rows
+        lean = callable(self._rows_or_reader) and self._summary_rows is not None
+        df = self._summary_rows() if lean else self._rows
         if df.empty:
             return df
-        keys = [*self.params, "connection", "test", "transmitter", "receiver"]
-        keys = [k for k in keys if k in df.columns]
+        keys = _summary_keys(self.meta, df.columns)
         mbps = df["throughput_bps"] / 1e6
         # A run the simulated-time limit cut (not completed) counts here, and the
         # summary says how many there were: its rate is the rate so far.
@@ -1135,7 +1154,7 @@ class Result:
     def __repr__(self) -> str:
         where = f" at {self.path}" if self.path else ""
         return (
-            f"<cellbench Result{where}: {len(self._rows)} rows, {self.meta.get('runs_total')} runs>"
+            f"<cellbench Result{where}: {self.num_rows} rows, {self.meta.get('runs_total')} runs>"
         )
 
     @classmethod
@@ -1163,8 +1182,16 @@ def most_common_limit(rows: pd.DataFrame) -> tuple[str | None, str | None]:
     return first["limited_by"], first["limit_evidence"]
 
 
-def _read_checked(path: Path, meta: dict, manifest: dict, table: str) -> pd.DataFrame:
-    """A table's parts, each checked against its digest and row count as it is read."""
+def _read_checked(
+    path: Path,
+    meta: dict,
+    manifest: dict,
+    table: str,
+    keep: list[str] | None = None,
+    part: Callable = lambda t: t,
+) -> pd.DataFrame:
+    """A table's parts, each checked against its digest and row count as it is read;
+    with ``keep``, only those columns, each part's Arrow table passed through ``part``."""
     pa, pq = _arrow()
     columns = _columns(meta)[table]
     tables = []
@@ -1186,15 +1213,22 @@ def _read_checked(path: Path, meta: dict, manifest: dict, table: str) -> pd.Data
                 meta,
                 [Damage(f"{table}/{f['name']} differs from its SHA-256 in the manifest ({runs})")],
             )
-        t = pq.ParquetFile(pa.BufferReader(data)).read()  # read_table: pyarrow.dataset too
-        if t.num_rows != f["rows"]:
+        # (ParquetFile: read_table would need pyarrow.dataset too.)
+        pf = pq.ParquetFile(pa.BufferReader(data))
+        if pf.metadata.num_rows != f["rows"]:
             raise _damage_error(
                 path,
                 meta,
-                [Damage(f"{table}/{f['name']} has {t.num_rows} rows, the manifest says "
-                        f"{f['rows']} ({runs})")],
+                [Damage(f"{table}/{f['name']} has {pf.metadata.num_rows} rows, the manifest "
+                        f"says {f['rows']} ({runs})")],
             )  # fmt: skip
-        tables.append(t)
+        if keep is None:
+            tables.append(pf.read())
+        else:
+            names = set(pf.schema_arrow.names)
+            tables.append(part(pf.read(columns=[c for c in keep if c in names])))
+    if keep is not None:
+        columns = [c for c in columns if c[0] in keep]
     if not tables:
         return _empty(columns)
     return pa.concat_tables(tables, promote_options="default").to_pandas()
@@ -1309,9 +1343,64 @@ def load(path: str | Path) -> Result:
     _, damage = _verify(path, manifest, columns, digests=False)
     if damage:
         raise _damage_error(path, meta, damage)
-    rows = _fill_columns(_read_checked(path, meta, manifest, "runs"))
     tables = {t: (lambda t=t: _read_checked(path, meta, manifest, t)) for t in PARTS}
-    return Result(meta, rows, path, tables)
+    count = sum(p["files"]["runs"]["rows"] for p in manifest["parts"] if "runs" in p["files"])
+    # The rows are read when asked for; the summary reads only its own columns.
+    return Result(
+        meta,
+        lambda: _fill_columns(_read_checked(path, meta, manifest, "runs")),
+        path,
+        tables,
+        summary_rows=lambda: _summary_rows(path, meta, manifest),
+        num_rows=count,
+    )
+
+
+#: The columns of the runs table a summary reads besides its keys (``Result.summary``).
+SUMMARY_COLUMNS = [
+    "run",
+    "completed",
+    "throughput_bps",
+    "throughput_mbit_ttcp",
+    "retransmitted_segments",
+    "lockstep",
+    "transaction_rate",
+    "limited_by",
+    "limit_evidence",
+]
+
+
+def _summary_keys(meta: dict, have) -> list[str]:
+    keys = [c[0] for c in meta.get("param_columns", [])]
+    return [k for k in [*keys, "connection", "test", "transmitter", "receiver"] if k in have]
+
+
+def _summary_rows(path: Path, meta: dict, manifest: dict) -> pd.DataFrame:
+    """The runs table as ``summary`` needs it, in memory that does not grow with the
+    runs' evidence: only its columns, and a limit's evidence only on the first row of
+    each point, connection and limit (the row ``most_common_limit`` quotes), so a
+    sweep of 10^5 runs costs some 100 bytes a run, not the whole rows' 2-3 KB."""
+    pa, _ = _arrow()
+    import pyarrow.compute as pc
+
+    keys = _summary_keys(meta, [n for n, _ in _columns(meta)["runs"]])
+    seen: set[tuple] = set()
+
+    def thin(t):
+        if "limit_evidence" not in t.column_names or "limited_by" not in t.column_names:
+            return t
+        ident = [t.column(k).to_pylist() for k in [*keys, "limited_by"] if k in t.column_names]
+        first = []
+        for key in zip(*ident):
+            first.append(key not in seen)
+            seen.add(key)
+        i = t.column_names.index("limit_evidence")
+        evidence = pc.if_else(pa.array(first), t.column(i), pa.scalar(None, pa.string()))
+        return t.set_column(i, "limit_evidence", evidence)
+
+    rows = _read_checked(path, meta, manifest, "runs", [*keys, *SUMMARY_COLUMNS], thin)
+    missing = [c for c in SUMMARY_COLUMNS if c not in rows]  # (columns added since)
+    return rows.assign(**{c: [None] * len(rows) for c in missing}) if missing else rows
 
 
 def _load_v1(path: Path, meta: dict) -> Result:
