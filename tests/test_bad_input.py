@@ -105,12 +105,33 @@ def test_a_huge_file_is_refused_at_once(tmp_path) -> None:
     assert peak < 20 * 2**20
 
 
+@pytest.mark.parametrize(
+    "sets, text, message",
+    [
+        (["snd=16K:48K"], "", "--set:1:5: found range 16384..49152 without a step: 32769 values"),
+        ([], "sweep { w = range(1, 2000); }", "<text>:5:13: found range 1..2000 without a step"),
+    ],
+)
+def test_a_long_range_without_a_step_is_refused(sets, text, message) -> None:
+    """``snd=16K:48K`` meant a step of 1 byte: 32,769 points, 93 s, then 52 s to show."""
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan(experiment() + text, sets=sets)
+    assert str(e.value).startswith(message)
+    assert "expected a step (start:stop:step, range(start, stop, step))" in str(e.value)
+    # A short one still steps by 1; a written step as before.
+    plan = runner.make_plan(experiment(proto="tcp (window=$w)"), sets=["w=16K:48K:4K"])
+    assert len(plan.points) == 9
+    assert (
+        len(runner.make_plan(experiment(proto="tcp (window=$w)"), sets=["w=16K:16388"]).points) == 5
+    )
+
+
 def test_the_sweep_guard_is_on_the_product_and_builds_nothing() -> None:
     # Builds nothing: the two value lists take about 36 MB; 10^10 points would take
     # terabytes (memory, not time: a timed assertion fails on a loaded machine).
     tracemalloc.start()
     with pytest.raises(lang.ExperimentError) as e:
-        runner.make_plan(experiment(), sets=["a=1:100000", "b=1:100000"])
+        runner.make_plan(experiment(), sets=["a=1:100000:1", "b=1:100000:1"])
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 200 * 2**20
@@ -290,6 +311,8 @@ def test_reproduce_refuses_a_transfer_the_time_limit_would_cut(capsys) -> None:
     [
         (["run", "X", "--seed", "-5"], "--seed must be >= 0 and at most 9223372036854775807"),
         (["run", "X", "--seed", str(2**64)], "--seed must be >= 0 and at most"),
+        (["run", "X", "--workers", "1000000"], "--workers 1000000: must be 0 (all cores) to 1024"),
+        (["reproduce", "lan-buffers", "--workers", "2000"], "--workers 2000: must be 0 (all"),
         (["reproduce", "lan-buffers", "--seed", "-5"], "--seed must be >= 0"),
         (["ttcp", "--seed", str(2**64)], "--seed must be >= 0"),
         (["reproduce", "lan-buffers", "--nbytes", str(2**64)], "--nbytes must be >= 1 and at most"),
