@@ -126,6 +126,19 @@ def test_a_long_range_without_a_step_is_refused(sets, text, message) -> None:
     )
 
 
+def test_check_says_each_note_once_with_a_count(capsys) -> None:
+    """A note per point (100,000 points printed 47,572 note lines): now each once."""
+    window = str(LAN.with_name("window.netspec"))
+    code, err = cli(capsys, "run", window, "--set", "w=52429:53428:1", "--check")
+    assert code == 0
+    notes = [line for line in err.splitlines() if line.startswith("cellbench: note: ")]
+    assert len(notes) == 2, err[:2000]  # SO_SNDBUF and SO_RCVBUF
+    assert notes[1].endswith(
+        ":9:20: SO_SNDBUF 52429 exceeds 52428, the largest socket buffer sunos411 accepts: "
+        "using 52428 (and 999 more point(s) of the sweep alike)"
+    )
+
+
 def test_the_sweep_guard_is_on_the_product_and_builds_nothing() -> None:
     # Builds nothing: the two value lists take about 36 MB; 10^10 points would take
     # terabytes (memory, not time: a timed assertion fails on a loaded machine).

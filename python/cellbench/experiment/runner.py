@@ -24,6 +24,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -110,7 +111,7 @@ class Plan:
             model.check_with_engine(e, self.seed)
             notes.update(e.notes)
         model.check_host_blocks(self.doc, used)
-        self.notes = sorted(notes)
+        self.notes = once_each(notes)
 
     @property
     def runs_total(self) -> int:
@@ -192,6 +193,24 @@ class Plan:
                 "period_us": "µs",
             },
         }
+
+
+_POSITION = re.compile(r"(\S+:\d+:\d+: )?(.*)", re.S)
+
+
+def once_each(notes: set[str]) -> list[str]:
+    """The sweep's notes, each said once: notes at one position that differ only in
+    their numbers (one per point: ``SO_RCVBUF 52429 exceeds ...``) as the first of
+    them with a count of the others (100,000 points printed 47,572 note lines)."""
+    alike: dict[tuple, list[str]] = {}
+    for note in sorted(notes):
+        where, text = _POSITION.fullmatch(note).groups()  # type: ignore[union-attr]
+        alike.setdefault((where, re.sub(r"\d+(\.\d+)?", "#", text)), []).append(note)
+    out = []
+    for group in alike.values():
+        more = len(group) - 1
+        out.append(group[0] + (f" (and {more} more point(s) of the sweep alike)" if more else ""))
+    return sorted(out)
 
 
 def _native():
