@@ -454,3 +454,15 @@ def test_resume_of_format_2_sets_foreign_files_aside_and_deletes_nothing(
     aside = {p.name: p.read_bytes() for p in (old / results.DAMAGED).iterdir()}
     assert aside == {"runs-part-000005.parquet": before.pop("part-000005.parquet")}
     assert kept == {f"runs-{name}": data for name, data in before.items()}
+
+
+@pytest.mark.parametrize("name", ["result.json", "manifest.json"])
+def test_deeply_nested_json_is_one_line_error_not_recursion_error(stored, capsys, name):
+    out, _ = stored
+    (out / name).write_text("[" * 100_000 + "]" * 100_000)
+    for argv in (["show", str(out)], ["plot", str(out), "--kind", "window", "-o", "x.png"]):
+        capsys.readouterr()
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and err.count("\n") == 1, err[-500:]
+        assert f"{name}: not a result's JSON: nested too deeply" in err

@@ -760,7 +760,7 @@ class ResultDir(_Store):
                             for t, rows in tables.items()
                         )
                     )
-                except (ValueError, TypeError):
+                except (ValueError, TypeError, RecursionError):
                     ok = False  # the line a kill cut short: that run runs again
                 if ok and 0 <= run < self.meta["runs_total"]:
                     out.append((run, tables, line))
@@ -861,6 +861,8 @@ def _read_json(path: Path) -> tuple[Any, str | None]:
         return None, f"unreadable ({e})"
     except json.JSONDecodeError as e:
         return None, f"not valid JSON ({e.msg} at line {e.lineno})"
+    except RecursionError:  # (json's decoder recurses per level of nesting)
+        return None, "not a result's JSON: nested too deeply"
 
 
 def _meta_problems(meta: dict) -> list[str]:
