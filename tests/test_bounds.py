@@ -49,13 +49,43 @@ def test_an_absurd_event_rate_is_refused_with_the_bound() -> None:
         _native.simulate(spec)
 
 
-def test_every_run_has_an_event_budget() -> None:
+def test_every_run_has_an_event_budget_and_keeps_what_it_did_in_it() -> None:
+    """A run that spends its budget ends there as one the time limit cuts: not
+    completed, its rate so far (before: an error, and nothing kept)."""
     spec = _native.lan_buffers_spec(16384, 16384)
     spec["max_events"] = 20_000
-    with pytest.raises(ValueError, match=r"event budget exhausted: \d+ events by [\d.]+ s"):
-        _native.simulate(spec)
+    out = _native.simulate(spec)
+    [c] = out["connections"]
+    assert 20_000 < out["events"] < 20_000 + 4096 + 100  # checked every 4096 steps
+    assert not c["completed"] and c["limited_by"] == "event-budget"
+    assert 0 < c["bytes"] < 32 * 2**20 and c["throughput_bps"] > 10e6
+    assert c["limit_evidence"].startswith(
+        "truncated: cut by the event budget (20000 events, max_events) at "
+        f"{out['sim_seconds']:.3f} s of simulated time after {c['bytes']} of its bytes"
+    )
+    assert f"{c['throughput_bps'] / 1e6:.3f} Mb/s so far" in c["limit_evidence"]
     spec["max_events"] = 10**7
     assert _native.simulate(spec)["connections"][0]["completed"]
+
+
+def test_a_run_its_event_budget_would_cut_is_refused_before_it_runs() -> None:
+    """Found only after the run spent its budget (47 s here); the writes a run asks
+    for are a floor on its events, known before it runs."""
+    text = """cluster {
+  test s { type = burst (blocksize=1K, period=200, duration=600); own = A:1; peer = B:1; }
+  test t { type = full (blocksize=1, nbytes=1G); own = A:2; peer = B:2; }
+  test r { type = sink; own = B:1; peer = A:1; }
+  test q { type = sink; own = B:2; peer = A:2; }
+}"""
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan(text)
+    assert str(e.value) == (
+        "<text>:3:45: found test t: 1.074e+09 writes (1073741824 bytes in 1-byte writes), "
+        "1.077e+09 in the run, expected at most 5e+08 (each write is at least one event, and "
+        "a run ends when it has spent its event budget of 5e+08): larger writes, longer "
+        "periods, fewer bytes or a shorter duration"
+    )
+    assert len(runner.make_plan(text.replace("nbytes=1G", "nbytes=1M")).points) == 1
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])

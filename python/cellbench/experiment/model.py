@@ -26,6 +26,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from cellbench import _native
 from cellbench.experiment import testbed as tbmod
 from cellbench.experiment.lang import (
     Block,
@@ -285,8 +286,6 @@ def check_with_engine(exp: Experiment, seed: int) -> None:
     """The run's spec through the simulator's own checks, without running it: what
     this module does not check yet is still refused before the first run, at the test
     of the connection it names (``connection I (A -> B): ...``)."""
-    from cellbench import _native
-
     try:
         _native.check_spec(exp.spec(seed, 0))
     except ValueError as e:
@@ -941,4 +940,38 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 f"found no transmitter test with own = {ep.peer} and peer = {ep.own}, expected "
                 f"one for sink test {ep.name}",
             )
+    _check_event_budget([e for e in ordered if not e.is_sink])
     return Experiment(doc.file, doc.text, testbed, hosts, conns, notes)
+
+
+def _writes(t: Traffic) -> tuple[float, str]:
+    """The writes a transmitter's traffic asks for when it can be known before it
+    runs (a byte count in fixed blocks; blocks every period for a duration), and how
+    they come; 0 otherwise."""
+    if t.nbytes is not None and "blocksize" not in t.random and t.type != "rr":
+        return math.ceil(t.nbytes / t.blocksize), f"{t.nbytes} bytes in {t.blocksize}-byte writes"
+    if t.period_us and t.duration_s:
+        n = t.blocks * t.duration_s / (t.period_us * 1e-6)
+        return n, f"{t.blocks} write(s) every {t.period_us:g} µs for {t.duration_s:g} s"
+    return 0, ""
+
+
+def _check_event_budget(transmitters: list[Endpoint]) -> None:
+    """A run its event budget would cut, refused before it runs where the count can
+    be known: each write is at least one step of the simulator's loop (measured:
+    1.0-1.8 steps a write), so the writes are a floor on the steps the run needs;
+    past the budget (sim::guard, a spec's max_events) the run would end cut."""
+    budget = _native.DEFAULT_EVENT_BUDGET
+    writes = [(*_writes(ep.traffic), ep) for ep in transmitters]
+    total = sum(n for n, _, _ in writes)
+    if total > budget:
+        n, how, ep = max(writes, key=lambda w: w[0])
+        t = ep.traffic
+        pos = t.where.get("nbytes" if t.nbytes is not None else "period", ep.type_pos)
+        raise expected(
+            pos,
+            f"test {ep.name}: {n:.4g} writes ({how}), {total:.4g} in the run",
+            f"at most {budget:.4g} (each write is at least one event, and a run ends "
+            f"when it has spent its event budget of {budget:.4g}): larger writes, longer "
+            "periods, fewer bytes or a shorter duration",
+        )
