@@ -37,3 +37,9 @@ cellbench run examples/offered-load.netspec --set period=1000 --replications 1 -
     --out "$tmp/series" > /dev/null
 cellbench plot "$tmp/series" --kind cwnd -o $out/cwnd.png
 cellbench plot "$tmp/series" --kind queue -o $out/queue.png
+
+# cellbench report: the lan-buffers result as a page, as headless Chromium renders it
+# from disk (Debian's chromium; scripts/test.sh installs it).
+cellbench report "$tmp/lan" -o "$tmp/report.html" --title "cellbench reproduce lan-buffers" 2> /dev/null
+chromium --headless --disable-gpu --no-sandbox --hide-scrollbars --window-size=1400,1700 \
+    --screenshot="$PWD/$out/report.png" "file://$tmp/report.html" 2> /dev/null

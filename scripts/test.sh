@@ -25,8 +25,10 @@ require() {
 require tshark "pcap decoding" tshark
 # ip and tc build the real engine's test network (tests/test_real_netns.py, as root).
 require iproute2 "namespace tests" ip tc
+# A real browser loads cellbench report's pages from disk (tests/test_report.py).
+require chromium "the report page in a browser" chromium
 
-echo "== install (editable, with test extras)"
+echo "== install (editable, with test extras; a first build compiles the Rust core: a minute or more)"
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 
 echo "== lint: rustfmt, clippy (warnings are errors), ruff"

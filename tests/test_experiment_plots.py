@@ -209,8 +209,10 @@ def test_wan_window_figure_beside_the_published_points(wan, tmp_path, capsys):
     out = tmp_path / "w.svg"
     assert main(["plot", str(wan), "--kind", "window", "-o", str(out)]) == 0
     svg = out.read_text()
-    for text in ("published (the study", "window / RTT (8.8 ms", "oc3c TCP payload rate"):
+    for text in ("published (the study", "window / RTT (8.8 ms round trip)",
+                 "oc3c TCP payload rate"):  # fmt: skip
         assert text in svg, text
+    assert "propagation" not in svg  # 8.8 ms is the measured round trip
     # A power-of-two sweep: log2 axis with the sweep's windows as ticks, in K.
     for tick in ("<!-- 512 -->", "<!-- 1K -->", "<!-- 64K -->", "<!-- 128K -->"):
         assert tick in svg, tick
@@ -270,3 +272,88 @@ def test_trace_parsing(lan):
 def test_plot_errors(lan, load, tmp_path, capsys):
     assert main(["plot", str(lan), "--kind", "window", "-o", str(tmp_path / "x.gif")]) == 2
     assert "expected a .png, .svg or .pdf" in capsys.readouterr().err
+
+
+def drawn(monkeypatch, result, kind: str, tmp_path: Path, **options):
+    """The matplotlib Figure ``plots.plot`` drew (and wrote to a file)."""
+    figures = []
+    make = plots._figure
+
+    def keep(*args, **kwargs):
+        figures.append(make(*args, **kwargs))
+        return figures[-1]
+
+    monkeypatch.setattr(plots, "_figure", keep)
+    plots.plot(result, kind, tmp_path / f"{kind}.png", **options)
+    (fig,) = figures
+    return fig
+
+
+def legend_texts(fig) -> list[str]:
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+    return [t.get_text() for lg in legends for t in lg.get_texts()]
+
+
+def test_offered_load_over_a_decade_is_drawn_on_log_axes(load, monkeypatch, tmp_path):
+    res = cellbench.experiment.load(load)
+    fig = drawn(monkeypatch, res, "offered-load", tmp_path)
+    ax = fig.axes[0]
+    assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
+    assert ax.get_xlabel() == "aggregate offered load (Mb/s, 10^6 bit/s) (log scale)"
+    assert ax.get_ylabel() == "aggregate carried load (Mb/s, 10^6 bit/s) (log scale)"
+    texts = legend_texts(fig)
+    for start in ("lossless point: ", "peak (", "full load: the highest offered load"):
+        assert any(t.startswith(start) for t in texts), (start, texts)
+    # Every point is in view: the smallest carried load and the highest offered one.
+    pts = plots._load_points(res.to_pandas())
+    assert ax.get_ylim()[0] < pts["carried"].min() / 1e6
+    assert ax.get_xlim()[1] >= pts["offered"].max() / 1e6
+
+
+def test_buffer_surface_is_a_heat_map_with_its_maximum_and_the_published_one(
+    lan, monkeypatch, tmp_path
+):
+    res = cellbench.experiment.load(lan)
+    fig = drawn(monkeypatch, res, "buffer-surface", tmp_path, where=["blocksize=8192"])
+    ax = fig.axes[0]
+    assert ax.name == "rectilinear" and ax.images  # a heat map, not a 3-D surface
+    rows = res.to_pandas()
+    rows = rows[rows.blocksize == 8192]
+    means = rows.groupby(["sndbuf", "rcvbuf"]).throughput_mbit_ttcp.mean()
+    cells = {t.get_text().rstrip("*") for t in ax.texts}
+    assert {f"{m:.1f}" for m in means} <= cells
+    pub = lan_buffer_table()
+    best_pub = max(pub[k] for k in means.index)
+    texts = legend_texts(fig)
+    assert f"maximum: {means.max():.2f} Mbit/s (2^20)" in texts
+    assert f"published maximum: {best_pub:.2f} Mbit/s (2^20) (the study's grid)" in texts
+    assert ax.get_xlabel() == "receiver SO_RCVBUF (bytes; K = 1024)"
+    assert ax.get_ylabel() == "sender SO_SNDBUF (bytes; K = 1024)"
+
+
+#: What an axis label says its unit with.
+UNITS = ("Mb/s", "Mbit/s", "bytes", "(s)", "(cells)", "(%)")
+
+
+@pytest.mark.parametrize(
+    "fixture, kind, options",
+    [
+        ("lan", "buffer-grid", {"where": ["blocksize=8192"], "compare": "published"}),
+        ("lan", "buffer-surface", {"where": ["blocksize=8192"]}),
+        ("lan", "window", {"where": ["rcv=48K"], "by": "sender.type.blocksize"}),
+        ("lan", "message-size", {"where": ["snd=32K", "rcv=48K"]}),
+        ("lan", "time-sequence", {}),
+        ("load", "offered-load", {}),
+        ("wan", "window", {}),
+    ],
+)
+def test_every_axis_says_its_unit(request, monkeypatch, tmp_path, fixture, kind, options):
+    res = cellbench.experiment.load(request.getfixturevalue(fixture))
+    fig = drawn(monkeypatch, res, kind, tmp_path, **options)
+    labelled = 0
+    for ax in fig.axes:
+        for label in (ax.get_xlabel(), ax.get_ylabel()):
+            if label:
+                labelled += 1
+                assert any(u in label for u in UNITS), f"{kind}: {label!r} has no unit"
+    assert labelled >= 2

@@ -193,15 +193,29 @@ def test_json_contract_and_stored_result(tmp_path) -> None:
     assert set(m) >= {"throughput_bps", "percent_of_theoretical", "socket_buffer", "message_size"}
     assert all({"throughput_bps", "cells_lost", "limited_by"} <= set(r) for r in d["rows"])
     assert {"socket_buffer", "message_size"} <= set(d["rows"][0])
-    # The stored result draws its surface.
-    png = tmp_path / "s.png"
+    # The stored result draws its surface: a heat map with the values in the cells, its
+    # maximum and the study's (Table 3: 130.77 Mb/s for the Ultra-1 pair) marked.
+    svg = tmp_path / "s.svg"
     subprocess.run(
         [sys.executable, "-m", "cellbench", "plot", str(out / "ultra1-ultra1"), "--kind",
-         "buffer-surface", "-o", str(png)],
+         "buffer-surface", "-o", str(svg)],
         check=True,
         capture_output=True,
     )  # fmt: skip
-    assert png.stat().st_size > 10_000
+    text = svg.read_text()
+    assert f"maximum: {m['throughput_bps'] / 1e6:.2f} Mb/s" in text
+    assert "published maximum: 130.77 Mb/s (97.1% of the TCP payload rate" in text
+    assert "message size, send() (bytes)" in text and "socket buffer, both ends (bytes" in text
+    for r in d["rows"][:5]:
+        assert f"{r['throughput_bps'] / 1e6:.1f}" in text
+    # Against message size, the pair's published maximum is a line.
+    subprocess.run(
+        [sys.executable, "-m", "cellbench", "plot", str(out / "ultra1-ultra1"), "--kind",
+         "message-size", "--where", "socket_buffer=8192", "-o", str(svg)],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    assert "published maximum of ultra1-&gt;ultra1: 130.77 Mb/s" in svg.read_text()  # XML text
 
 
 @pytest.mark.parametrize(

@@ -110,6 +110,10 @@ def test_readme_has_examples() -> None:
 
 MARK = "@@readme-test@@"
 ROOT_WARNING = 'Running as user "root" and group "root". This could be dangerous.'
+#: A progress line (experiment.runner.progress_bar, off a terminal: one every few seconds
+#: of a long run, so how many depends on the machine's speed); README leaves the
+#: progress out, as it leaves out the bar a terminal shows.
+PROGRESS = re.compile(r"cellbench [a-z]+( [a-z0-9-]+)?( \((emu|real)\))?: +\d+%\|")
 
 
 def run_block(block: Block, cwd: Path) -> list[tuple[int, list[str]]]:
@@ -135,6 +139,8 @@ def run_block(block: Block, cwd: Path) -> list[tuple[int, list[str]]]:
     for ln in p.stdout.splitlines():
         if ln.startswith(ROOT_WARNING):
             continue  # tshark's note when CI runs it as root; a user's terminal has none
+        if PROGRESS.match(ln):
+            continue
         if ln.startswith(MARK):
             # The `echo` before the mark ends a last line that had no newline.
             if lines and lines[-1] == "":

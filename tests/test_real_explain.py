@@ -81,3 +81,30 @@ def test_columns_and_series_rows():
         "flight": 2896,
         "srtt_us": 410.0,
     }
+
+
+def test_a_full_blast_held_at_the_daemons_max_rate_says_so():
+    """A veth pair carries 25 Gb/s; the daemon's default --max-rate of 10000 Mb/s held
+    ttcp's full blast to 9.58 Gb/s: the limit, its evidence and the row's notes name it."""
+    cap = 10e9
+    waited = _sent() | {"throughput_bps": 9.58e9, "cap_waits": 3120, "cap_bps": cap}
+    limited, evidence = explain("tcp", waited, GOT, None)
+    assert limited == "max-rate"
+    assert evidence == (
+        "3120 write(s) waited for the transmitter's daemon's --max-rate of 10000 Mb/s: the "
+        "cap, not the path, set the pace; measured 9580.00 Mb/s"
+    )
+    note = columns("tcp", waited, GOT)["notes"]
+    assert "held this full blast at its --max-rate of 10000 Mb/s" in note
+    assert "cellbench daemon --max-rate MBPS raises it" in note
+    # Within 5% of the cap without a write waiting (the writes' own time kept it under).
+    near = waited | {"cap_waits": 0}
+    limited, evidence = explain("tcp", near, GOT, None)
+    assert limited == "max-rate" and evidence.startswith("ran within 5% of the transmitter's")
+    # Further below it, or paced (its rate was checked against the cap before it ran),
+    # the cap had no part in it.
+    assert explain("tcp", near | {"throughput_bps": 9.0e9}, GOT, None)[0] != "max-rate"
+    paced = near | {"timing": {"late_blocks": 0}}
+    assert explain("tcp", paced, GOT, 9.58e9)[0] == "application"
+    assert columns("tcp", paced, GOT)["notes"] is None
+    assert columns("tcp", near | {"throughput_bps": 9.0e9}, GOT)["notes"] is None

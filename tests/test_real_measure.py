@@ -32,7 +32,9 @@ cluster {
 }
 """
 
-CATEGORIES = {"application", "link", "host-cpu", "window", "undetermined"}
+#: max-rate: loopback carries more than the daemon's default cap of 10000 Mb/s, which then
+#: holds a full blast (issue 24).
+CATEGORIES = {"application", "link", "host-cpu", "window", "undetermined", "max-rate"}
 
 
 def _free_port() -> int:
@@ -80,7 +82,9 @@ def result(daemons):
 def test_kernel_congestion_control_and_mss(result):
     rows = pd.read_parquet(result[0] / "runs").set_index("test")
     a1 = rows.loc["a1"]
-    assert a1["congestion"] == "reno" and pd.isna(a1["notes"])
+    # No refusal: the kernel took reno and TCP_MAXSEG (the daemon's rate cap may be noted).
+    notes = a1["notes"] if isinstance(a1["notes"], str) else ""
+    assert a1["congestion"] == "reno" and "refused" not in notes, notes
     # TCP_MAXSEG 1000: the kernel's snd_mss is that less the TCP options it sends.
     assert 900 <= a1["mss"] <= 1000
     assert a1["bytes"] == 64 * 2**20

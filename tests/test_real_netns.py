@@ -400,3 +400,42 @@ def test_a_killed_daemon_is_reported_and_resume_finishes(network):
     assert r.returncode == 0, r.stderr
     rows = pd.read_parquet(out / "runs")
     assert len(rows) == 1 and rows["bytes"].iloc[0] > 0
+
+
+def test_a_real_result_as_a_page_in_chromium(network):
+    """`cellbench report` on a real engine's result: its summary with the kernel's
+    evidence, and the cwnd figure from TCP_INFO, rendered from disk by Chromium."""
+    from browser import headers, rendered, table_rows
+
+    f = network["tmp"] / "one.netspec"
+    f.write_text(
+        """
+testbed {
+    host a { address = 10.77.1.1; }
+    host c { address = 10.77.2.2; }
+}
+cluster {
+    test t { type = full (blocksize=64K, nbytes=4M); own = a:5011; peer = c:5011; }
+    test r { type = sink (blocksize=64K); own = c:5011; peer = a:5011; }
+}
+"""
+    )
+    out = network["tmp"] / "one.result"
+    r = cellbench(
+        "run", str(f), "--engine", "real", "--series", "--out", str(out),
+        "--scheduler", network["scheduler"], "--credentials", str(network["creds"]),
+        netns=network["ns"]["a"],
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    page = network["tmp"] / "real.html"
+    r = cellbench("report", str(out), "-o", str(page))
+    assert r.returncode == 0, r.stderr
+    dom = rendered(page)
+    assert '<section class="result" data-engine="real">' in dom
+    cols = headers(dom, "summary")
+    (row,) = table_rows(dom, "summary")
+    # The rate the sender measured (4 MB: its socket buffer and the bottleneck's burst
+    # take part of it at once, so above the 50 Mb/s), and what bound it.
+    assert float(row[cols.index("mean_mbps")]) > 10
+    assert row[cols.index("limited_by")] and row[cols.index("limit_evidence")]
+    assert '<figure data-kind="cwnd"><svg' in dom

@@ -13,6 +13,11 @@ import sys
 from cellbench.cli import calc, daemon, reproduce, run, tools, wire
 from cellbench.cli.common import UsageError, signal_status
 
+#: The optional dependencies (pyproject's extras), by the module a command imports:
+#: Dask is the real engine's control plane (and --dask's), cryptography makes its TLS
+#: certificates. `real` holds both.
+OPTIONAL = {"dask": "real", "distributed": "real", "cryptography": "real"}
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a bad argument is one line on stderr (exit 2), not a usage dump."""
@@ -26,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="cellbench",
         description="A laboratory for TCP/IP performance over ATM networks.",
     )
-    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("-V", "--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for area in (calc, wire, reproduce, run, tools, daemon):
@@ -40,9 +45,18 @@ def _version() -> str:
     return f"cellbench {__version__}"
 
 
+def _name_the_command(args: argparse.Namespace) -> None:
+    """The progress bar names the command: `cellbench reproduce lan-buffers`."""
+    from cellbench.experiment import runner
+
+    study = [args.name] if args.command == "reproduce" else []
+    runner.COMMAND = " ".join(["cellbench", args.command, *study])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _name_the_command(args)
     # As typed: an interrupted command prints itself back with --resume.
     args.argv = list(sys.argv[1:] if argv is None else argv)
     from cellbench.experiment import runner
@@ -62,6 +76,18 @@ def main(argv: list[str] | None = None) -> int:
         # A path the user gave that cannot be written or read (--out, -o, a pcap).
         where = f"{e.filename}: " if e.filename else ""
         print(f"cellbench: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as e:
+        extra = OPTIONAL.get((e.name or "").partition(".")[0])
+        if extra is None:
+            raise
+        if getattr(args, "dask", None) and getattr(args, "engine", "sim") != "real":
+            extra = "dask"  # --dask ADDRESS on the simulator needs Dask alone
+        print(
+            f"cellbench: error: {args.command} needs {e.name}, an optional dependency: "
+            f"pip install 'cellbench[{extra}]'",
+            file=sys.stderr,
+        )
         return 2
 
 

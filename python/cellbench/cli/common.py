@@ -127,6 +127,11 @@ def interrupted(args: argparse.Namespace, out: Path, e: BaseException | None = N
     command that finishes it; the exit status, ``signal_status``."""
     from cellbench.experiment import results
 
+    if getattr(args, "out_for_report_only", False):
+        print("cellbench: interrupted; no page written (--out DIR keeps a result to "
+              "finish with --resume)", file=sys.stderr)  # fmt: skip
+        return 130
+
     try:
         total = results.read_meta(out).get("runs_total", "?")
     except results.ResultError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import tempfile
 from pathlib import Path
 
 from cellbench.cli import reproduce_hetero
@@ -37,6 +38,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--workers", type=int, default=0, help="worker threads (default: all cores)"
     )
     common.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    common.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE.html",
+        help="also write the study's result as one HTML page (as cellbench report does; "
+        "with --out, of the result stored there)",
+    )
     _lan_buffers(studies, common)
     reproduce_hetero.register(studies, common)
     for name, doc in WAN_STUDIES.items():
@@ -61,6 +69,56 @@ def register(sub: argparse._SubParsersAction) -> None:
         _engine_options(w, name)
         w.set_defaults(func=wan_main)
     _wan_contention(studies, common)
+    for study in studies.choices.values():
+        study.set_defaults(func=_with_report(study.get_default("func")))
+
+
+def _with_report(func):
+    """A study's command with --report: the study stores its result (in a temporary
+    directory without --out), then every result it stored goes on one page."""
+
+    def run(args: argparse.Namespace) -> int:
+        if args.report is None:
+            return func(args)
+        from cellbench.cli.report import check_output, write_report
+        from cellbench.experiment import results
+
+        check_output(args.report, "--report")
+        if not hasattr(args, "out"):
+            raise UsageError(
+                f"--report: reproduce {args.name} runs its cases directly and stores no "
+                "result to report (the studies that do: lan-buffers, hetero-lan, wan-window, "
+                "europe-vp, wan-contention)"
+            )
+        if getattr(args, "trace", False):
+            raise UsageError("--trace prints the transfers; it does not combine with --report")
+        with tempfile.TemporaryDirectory(prefix="cellbench-reproduce-") as tmp:
+            stored_by_user = args.out is not None
+            if not stored_by_user:
+                args.out = Path(tmp) / args.name
+                args.out_for_report_only = True  # nothing to --resume after Ctrl-C
+            status = func(args)
+            if status:
+                return status
+            found = [results.load(p) for p in stored_results(args.out)]
+            if not stored_by_user:
+                for r in found:
+                    r.path = None  # a temporary directory, gone when the page is written
+            write_report(found, args.report, f"cellbench reproduce {args.name}")
+        return 0
+
+    return run
+
+
+def stored_results(root: Path) -> list[Path]:
+    """The result directories at or under ``root`` (a study with parts or pairs stores
+    one per part, ``root/PART``), in name order."""
+    if (root / "result.json").is_file():
+        return [root]
+    found = []
+    for sub in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        found += stored_results(sub)
+    return found
 
 
 def _experiment_options(p: argparse.ArgumentParser, replications_help: str) -> None:

@@ -89,7 +89,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="NAME=ADDRESS",
         help="--engine real: a testbed host's address (instead of its address = ...;)",
     )
-    p.add_argument("--scheduler", metavar="tls://HOST:PORT", help="--engine real: the daemons'")
+    p.add_argument(
+        "--scheduler",
+        metavar="tls://HOST:PORT",
+        help="--engine real: the address of the daemons' scheduler (the daemon started "
+        "without --scheduler hosts it; cellbench daemon --help)",
+    )
     p.add_argument("--credentials", metavar="DIR", help="--engine real: the TLS credentials")
     p.set_defaults(func=run_main)
 
@@ -136,6 +141,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="buffer-grid: the published value and the error per cell (lan-buffers)",
     )
     q.set_defaults(func=plot_main)
+
+    from cellbench.cli import report
+
+    report.register(sub)
 
 
 def make_plan(args: argparse.Namespace, **options):

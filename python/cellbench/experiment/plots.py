@@ -4,16 +4,16 @@
   grid) over sender SO_SNDBUF × receiver SO_RCVBUF, a heat map with the values
   written in and lock-step cells marked; ``compare="published"`` adds the published
   mean under each cell and the error per cell (lan-buffers).
-- ``buffer-surface``: the same as a 3-D surface; on a result whose socket buffers are
-  equal at both ends and whose message size varies (hetero-lan), over socket buffer ×
-  message size.
+- ``buffer-surface``: the same as a heat map with its maximum (and the published
+  maximum) marked; on a result whose socket buffers are equal at both ends and whose
+  message size varies (hetero-lan), over socket buffer × message size.
 - ``window``: throughput against the TCP window (the smaller socket buffer); on
   wan-window with the published points, window / RTT and the link's TCP payload rate.
 - ``message-size``: throughput against the application's write size.
 - ``offered-load``: aggregate carried load against aggregate offered load (UDP: the
   datagrams that arrived), with the full-load point (the highest offered load), the
   lossless point (the largest offered load with no cell lost in any replication)
-  and the peak marked.
+  and the peak marked; logarithmic axes when the loads span more than a decade.
 - ``time-sequence``: a traced connection's data segments, ACKs and receive window.
 - ``cwnd``: a connection's congestion window, ssthresh and data in flight over time,
   with the loss reactions the series shows.
@@ -357,34 +357,78 @@ def _spread_pct(lo: float, hi: float, pub: float) -> str:
     return f"\n[{round(100 * (lo - pub) / pub):+d}, {round(100 * (hi - pub) / pub):+d}]"
 
 
-def buffer_surface(result, fig, df, picked) -> None:
-    import mpl_toolkits.mplot3d  # noqa: F401 - registers the 3-D projection
+def _mark_maximum(ax, z, unit: str, published=None, published_label: str = "") -> list:
+    """A red box round the cell of the highest mean, and the published maximum: a
+    dashed box round its cell (``published`` an (i, j, value)) or, where the study
+    gives only the value, a line on the colour bar (``published`` a number). The
+    legend's handles."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle
 
-    snd, rcv, z, _, _, _ = _grid(df)
+    handles = []
+    if np.isfinite(z).any():
+        i, j = np.unravel_index(np.nanargmax(z), z.shape)
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5))
+        handles.append(Line2D([], [], color="red", lw=2.5, label=f"maximum: {z[i, j]:.2f} {unit}"))
+    if published is not None:
+        value = published[2] if isinstance(published, tuple) else published
+        if isinstance(published, tuple):
+            i, j = published[:2]
+            ax.add_patch(
+                Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", lw=2, ls="--")
+            )
+        handles.append(
+            Line2D([], [], color="black", lw=2, ls="--",
+                   label=f"published maximum: {value:.2f} {unit}{published_label}")
+        )  # fmt: skip
+    return handles
+
+
+def _surface_legend(fig, handles) -> None:
+    fig.legend(handles=handles, loc="outside lower left", frameon=False, fontsize=8)
+
+
+def buffer_surface(result, fig, df, picked) -> None:
+    """Mean throughput over send x receive buffer as a heat map with the values in
+    the cells (a 3-D surface hid the lock-step collapses behind the plateau), its
+    maximum and, on lan-buffers, the published grid's maximum over the same cells."""
+    snd, rcv, z, lock, _, _ = _grid(df)
     if len(snd) < 2 or len(rcv) < 2:
         raise PlotError(
             f"buffer-surface needs at least 2 send and 2 receive buffer sizes, "
             f"the result has {len(snd)} x {len(rcv)}"
         )
     fig.set_size_inches(8, 6.5)
-    ax = fig.add_subplot(projection="3d")
-    x, y = np.meshgrid(np.array(rcv, float) / 1024, np.array(snd, float) / 1024)
-    surf = ax.plot_surface(x, y, np.nan_to_num(z), cmap="viridis", edgecolor="grey", linewidth=0.3)
-    # Seen from the large-receive-buffer, small-send-buffer corner, so the lock-step
-    # trough (small SO_SNDBUF against a larger SO_RCVBUF) faces the reader.
-    ax.view_init(elev=40, azim=-30)
-    step = max(1, len(rcv) // 5)
-    ax.set_xticks([v / 1024 for v in rcv[::step]], [_size(v) for v in rcv[::step]], fontsize=7)
-    step = max(1, len(snd) // 5)
-    ax.set_yticks([v / 1024 for v in snd[::step]], [_size(v) for v in snd[::step]], fontsize=7)
-    ax.tick_params(axis="z", labelsize=7)
-    ax.set_xlabel("receiver SO_RCVBUF", labelpad=6)
-    ax.set_ylabel("sender SO_SNDBUF", labelpad=6)
-    ax.set_zlabel("Mbit/s (2^20)", labelpad=4)
-    fig.colorbar(surf, ax=ax, shrink=0.55, pad=0.08, label="mean " + MBIT)
+    ax = fig.add_subplot()
+    text = [
+        [f"{z[i, j]:.1f}" + ("*" if lock[i, j] else "") if np.isfinite(z[i, j]) else ""
+         for j in range(len(rcv))]
+        for i in range(len(snd))
+    ]  # fmt: skip
+    published = None
+    if result.meta.get("testbed", {}).get("name") == "lan-buffers":
+        try:
+            pub = _published_grid(result, snd, rcv)
+        except PlotError:
+            pub = None
+        if pub is not None:
+            i, j = np.unravel_index(np.nanargmax(pub), pub.shape)
+            published = (i, j, float(pub[i, j]))
+    im = _heat(ax, snd, rcv, z, text)
+    fig.colorbar(im, ax=ax, label="mean " + MBIT)
+    handles = _mark_maximum(ax, z, "Mbit/s (2^20)", published, " (the study's grid)")
+    handles.append(_note("* = Nagle/delayed-ACK lock-step (most replications)"))
+    _surface_legend(fig, handles)
     ax.set_title(
-        "Throughput surface over send × receive buffer\n" + _subtitle(result, picked), fontsize=10
+        "Throughput over send × receive buffer (Mbit/s, 2^20 bit/s)\n" + _subtitle(result, picked),
+        fontsize=10,
     )
+
+
+def _note(text: str):
+    from matplotlib.patches import Patch
+
+    return Patch(color="none", label=text)
 
 
 def _equal_buffers(df: pd.DataFrame) -> bool:
@@ -392,32 +436,59 @@ def _equal_buffers(df: pd.DataFrame) -> bool:
     return bool((df["sndbuf"] == df["rcvbuf"]).all()) and df["blocksize"].nunique() > 1
 
 
-def message_surface(result, fig, df, picked) -> None:
-    """Mean throughput (Mb/s) over socket buffer x message size."""
-    import mpl_toolkits.mplot3d  # noqa: F401 - registers the 3-D projection
+def hetero_pair(result, df: pd.DataFrame):
+    """The hetero-lan pair a result's runs are (reproduce.hetero_lan.PAIRS), or None."""
+    if result.meta.get("testbed", {}).get("name") != "hetero-lan":
+        return None
+    from cellbench.reproduce.hetero_lan import PAIRS
 
+    ends = set(zip(df["transmitter"], df["receiver"]))
+    encap = result.meta["testbed"].get("encap")
+    for pair in PAIRS:
+        if ends == {(pair.transmitter, pair.receiver)} and encap in (None, pair.encap):
+            return pair
+    return None
+
+
+def _hetero_published(result, df: pd.DataFrame):
+    """(pair, published maximum Mb/s, its percent of the TCP payload rate) or None."""
+    from cellbench.reproduce.published import hetero_lan_maxima
+
+    pair = hetero_pair(result, df)
+    published = hetero_lan_maxima().get(pair.name) if pair is not None else None
+    if published is None:
+        return None
+    return pair, published["max_bps"] / 1e6, published["percent_of_theoretical"]
+
+
+def message_surface(result, fig, df, picked) -> None:
+    """Mean throughput (Mb/s) over socket buffer x message size as a heat map with the
+    values in the cells, its maximum and, for a hetero-lan pair, the study's maximum
+    (Table 3 gives the value, not where it was)."""
     g = df.groupby(["sndbuf", "blocksize"])["mbps"].mean()
     buf = sorted(df["sndbuf"].unique())
     msg = sorted(df["blocksize"].unique())
     z = np.full((len(buf), len(msg)), np.nan)
     for (b, m), v in g.items():
         z[buf.index(b), msg.index(m)] = v
-    fig.set_size_inches(8, 6.5)
-    ax = fig.add_subplot(projection="3d")
-    x, y = np.meshgrid(np.array(msg, float) / 1024, np.array(buf, float) / 1024)
-    surf = ax.plot_surface(x, y, np.nan_to_num(z), cmap="viridis", edgecolor="grey", linewidth=0.3)
-    ax.view_init(elev=35, azim=-50)
-    step = max(1, len(msg) // 6)
-    ax.set_xticks([v / 1024 for v in msg[::step]], [_size(v) for v in msg[::step]], fontsize=7)
-    step = max(1, len(buf) // 5)
-    ax.set_yticks([v / 1024 for v in buf[::step]], [_size(v) for v in buf[::step]], fontsize=7)
-    ax.tick_params(axis="z", labelsize=7)
-    ax.set_xlabel("message size (send())", labelpad=6)
-    ax.set_ylabel("socket buffer (both ends)", labelpad=6)
-    ax.set_zlabel("Mb/s", labelpad=4)
-    fig.colorbar(surf, ax=ax, shrink=0.55, pad=0.08, label="mean " + MBPS)
+    fig.set_size_inches(8.5, 6.5)
+    ax = fig.add_subplot()
+    text = [[f"{v:.1f}" if np.isfinite(v) else "" for v in row] for row in z]
+    pub = _hetero_published(result, df)
+    top = max(float(np.nanmax(z)), pub[1] if pub else 0.0)
+    im = _heat(ax, buf, msg, z, text, vmin=0.0, vmax=top)
+    ax.set_xlabel("message size, send() (bytes)")
+    ax.set_ylabel("socket buffer, both ends (bytes; K = 1024)")
+    bar = fig.colorbar(im, ax=ax, label="mean " + MBPS)
+    if pub:
+        bar.ax.axhline(pub[1], color="black", linestyle="--", linewidth=2)
+    label = f" ({pub[2]:.1f}% of the TCP payload rate; the study's Table 3)" if pub else ""
+    handles = _mark_maximum(ax, z, "Mb/s", pub[1] if pub else None, label)
+    _surface_legend(fig, handles)
+    name = f"{pub[0].name}: " if pub else ""
     ax.set_title(
-        "Throughput surface over socket buffer × message size\n" + _subtitle(result, picked),
+        f"{name}throughput over socket buffer × message size (Mb/s, 10^6 bit/s)\n"
+        + _subtitle(result, picked),
         fontsize=10,
     )
 
@@ -484,7 +555,7 @@ def _wan_window_published(result, ax, windows: pd.Series) -> None:
         xs * 8 / rtt_s / 1e6,
         linestyle="--",
         color="grey",
-        label=f"window / RTT ({rtt_s * 1e3:.1f} ms propagation)",
+        label=f"window / RTT ({rtt_s * 1e3:.1f} ms round trip)",
     )
     ax.axhline(
         link, linestyle=":", color="tab:red", label=f"{phy} TCP payload rate {link:.1f} Mb/s"
@@ -499,6 +570,11 @@ def message_size(result, fig, df, picked, by=None) -> None:
     ax = fig.add_subplot()
     for label, part in _facets(df, by):
         _line(ax, part, "blocksize", label or "simulated")
+    pub = _hetero_published(result, df)
+    if pub:
+        ax.axhline(pub[1], color="black", linestyle="--", linewidth=1,
+                   label=f"published maximum of {pub[0].name}: {pub[1]:.2f} Mb/s "
+                   "(the study's Table 3)")  # fmt: skip
     _size_axis(ax, df["blocksize"])
     ax.set_xlabel("message (write) size (bytes; K = 1024)")
     ax.set_ylabel("mean " + MBPS)
@@ -595,11 +671,30 @@ def offered_load(result, fig, df, picked, by=None) -> None:
                 label=f"full load: the highest offered load ({full['carried'] / 1e6:.1f} Mb/s "
                 "carried)",
             )
-    ax.plot([0, top], [0, top], linestyle=":", color="grey", label="carried = offered")
-    ax.set_xlabel("aggregate offered load (Mb/s, 10^6 bit/s)")
-    ax.set_ylabel("aggregate carried load (Mb/s, 10^6 bit/s)")
-    ax.set_xlim(0, top)
-    ax.set_ylim(0, top)
+    loads = df.groupby(["point", "run"])["offered_bps"].sum() / 1e6
+    low = float(loads[loads > 0].min()) if (loads > 0).any() else 0.0
+    # Loads over more than a decade (the study's 5 to 400 Mb/s): logarithmic axes, so
+    # the interesting low range is not squeezed into a corner and the markers part.
+    log = low > 0 and top / low > 10
+    if log:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        floor = low / 1.5
+        carried = _load_points(df)["carried"] / 1e6
+        # Down to the smallest load carried: a collapse at full load stays in view.
+        bottom = min(floor, float(carried[carried > 0].min()) / 1.5) if (carried > 0).any() \
+            else floor  # fmt: skip
+        ax.plot([floor, top], [floor, top], linestyle=":", color="grey",
+                label="carried = offered")  # fmt: skip
+        ax.set_xlim(floor, top)
+        ax.set_ylim(bottom, top)
+    else:
+        ax.plot([0, top], [0, top], linestyle=":", color="grey", label="carried = offered")
+        ax.set_xlim(0, top)
+        ax.set_ylim(0, top)
+    scale = " (log scale)" if log else ""
+    ax.set_xlabel(f"aggregate offered load (Mb/s, 10^6 bit/s){scale}")
+    ax.set_ylabel(f"aggregate carried load (Mb/s, 10^6 bit/s){scale}")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7.5, title=_spread_note(df), title_fontsize=8, loc="upper left")
     ax.set_title("Carried against offered load\n" + _subtitle(result, picked), fontsize=10)
@@ -775,9 +870,12 @@ def cwnd(result, fig, run=None, connection=None, picked=None) -> None:
     t = sel["t_s"].to_numpy(float)
     kb = {k: sel[k].to_numpy(float) / 1024 for k in ("cwnd", "ssthresh", "flight")}
     ax = fig.add_subplot()
+    # A long series' fill is an image in a vector file (.svg, .pdf, the report's page):
+    # as a path it would take a vertex per sample, megabytes for one transfer.
     ax.fill_between(
-        t, kb["flight"], step="post", color="tab:green", alpha=0.25, linewidth=0, label="in flight"
-    )
+        t, kb["flight"], step="post", color="tab:green", alpha=0.25, linewidth=0,
+        label="in flight", rasterized=len(t) > 2000,
+    )  # fmt: skip
     ax.step(t, kb["cwnd"], where="post", color="tab:blue", linewidth=1.2, label="cwnd")
     # Before the first loss ssthresh is "infinite" (a gigabyte or so): draw it only
     # where it is on the scale of the window.

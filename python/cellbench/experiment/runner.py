@@ -416,18 +416,59 @@ def lookahead(workers: int) -> int:
     return max(4 * workers, 16)
 
 
+#: The command being run, which the progress bar names in place of "cellbench run"
+#: (``cli.main`` sets it: ``cellbench reproduce lan-buffers``).
+COMMAND = "cellbench run"
+#: Without a terminal (a pipe, a log), the bar is a line at most this often (seconds).
+LINE_INTERVAL_S = 5.0
+
+
+class _Lines:
+    """tqdm's output as whole lines, for a pipe or a log file: each refresh a line of
+    its own (on a terminal tqdm redraws one line in place with carriage returns)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.last = ""
+
+    def write(self, text: str) -> None:
+        line = text.replace("\r", "").strip()
+        if line and line != self.last:
+            self.stream.write(line + "\n")
+            self.last = line
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
 def progress_bar(plan: Plan, done, desc: str, progress: bool):
     """The runs' progress bar on stderr, every engine alike: the plan's runs, those
-    already stored counted as done; shown only on a terminal unless ``progress``."""
+    already stored counted as done; shown only when ``progress``: on a terminal as
+    tqdm's bar, elsewhere as a line every LINE_INTERVAL_S seconds."""
     from tqdm import tqdm
 
+    desc = desc.replace("cellbench run", COMMAND, 1)  # "(emu)", "(real)" stay
+    tty = sys.stderr.isatty()
     return tqdm(
         total=plan.runs_total,
         initial=len(done),
         unit="run",
         desc=desc,
-        disable=None if progress else True,
-        file=sys.stderr,
+        disable=not progress,
+        file=sys.stderr if tty else _Lines(sys.stderr),
+        # Off a terminal, nothing for a short run (a line only once LINE_INTERVAL_S have
+        # passed), then a line at most every LINE_INTERVAL_S.
+        **(
+            {}
+            if tty
+            else {
+                "mininterval": LINE_INTERVAL_S,
+                "delay": LINE_INTERVAL_S,
+                "miniters": 1,
+                "ascii": True,
+                "ncols": 100,
+            }
+        ),  # fmt: skip
     )
 
 

@@ -24,6 +24,30 @@ AGENT_SATURATED = 0.9
 #: The kernel had data to send less than this share of the writes' span: the
 #: application, not the network, set the pace.
 APP_IDLE_SHARE = 0.5
+#: A full blast within this fraction of the daemon's --max-rate ran at the cap, even
+#: where no write had to wait for it (the writes' own time kept it just under).
+CAP_NEAR = 0.05
+
+
+def held_at_cap(sent: dict, offered: float | None = None) -> bool:
+    """A full blast (nothing offered, no pacing timing) that the transmitter's daemon
+    held at its --max-rate: a write waited for the cap, or it ran within CAP_NEAR of the
+    cap the source ran under (``cap_bps``, where the agent's report carries it)."""
+    if offered is not None or sent.get("timing") is not None:
+        return False
+    cap = sent.get("cap_bps")
+    near = bool(cap) and sent.get("throughput_bps", 0) >= cap * (1 - CAP_NEAR)
+    return bool(sent.get("cap_waits")) or near
+
+
+def cap_note(sent: dict) -> str:
+    """The sentence a capped row's notes and ttcp's report carry."""
+    cap = sent.get("cap_bps")
+    at = f" of {cap / 1e6:g} Mb/s" if cap else ""
+    return (
+        f"the transmitter's daemon held this full blast at its --max-rate{at} "
+        "(cellbench daemon --max-rate MBPS raises it)"
+    )
 
 
 def _s(us: float | None) -> float | None:
@@ -51,8 +75,13 @@ def columns(protocol: str, sent: dict, got: dict) -> dict:
         "rx_if_bytes": rx.get("if_rx_bytes"),
         "rx_if_drops": rx.get("if_rx_drops"),
         "rx_udp_rcvbuf_errors": rx.get("udp_rcvbuf_errors") if protocol == "udp" else None,
-        "notes": "; ".join(sent.get("notes") or []) or None,
+        "notes": "; ".join([*(sent.get("notes") or []), *_cap_notes(sent)]) or None,
     }
+
+
+def _cap_notes(sent: dict) -> list[str]:
+    # A paced source's rate was checked against the cap before it ran (agents.refusal).
+    return [cap_note(sent)] if held_at_cap(sent) else []
 
 
 def series_rows(ident: dict, connection: int, sent: dict, shift: float) -> list[dict]:
@@ -91,11 +120,16 @@ def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tupl
     the interfaces' drops, the pacer's schedule, the datagrams lost."""
     mbps = sent["throughput_bps"] / 1e6
     tx, rx = sent.get("host") or {}, got.get("host") or {}
-    if sent.get("cap_waits"):
-        return "application", (
-            f"held at {mbps:.2f} Mb/s by the daemon's --max-rate "
-            f"({sent['cap_waits']} write(s) waited for it)"
+    if held_at_cap(sent, offered):
+        cap = sent.get("cap_bps")
+        of = f" of {cap / 1e6:g} Mb/s" if cap else ""
+        waits = sent.get("cap_waits") or 0
+        how = (
+            f"{waits} write(s) waited for the transmitter's daemon's --max-rate{of}"
+            if waits
+            else f"ran within {CAP_NEAR:.0%} of the transmitter's daemon's --max-rate{of}"
         )
+        return "max-rate", f"{how}: the cap, not the path, set the pace; measured {mbps:.2f} Mb/s"
     if offered is not None and sent["throughput_bps"] >= offered * (1 - RATE_MET):
         late = (sent.get("timing") or {}).get("late_blocks", 0)
         return "application", (

@@ -61,3 +61,41 @@ def wan_window_table() -> dict[int, float]:
     """Window bytes -> published throughput in bits/s (the table gives 10^6 bit/s)."""
     rows = _rows("wan_window_table.csv")
     return {int(w): float(v) * 1e6 for w, v in rows[1:]}
+
+
+#: The hetero-lan table's encapsulation names as cellbench's (Classical IP is RFC 1483
+#: LLC/SNAP at MTU 9180; VC-mux at 9188).
+_ENCAP = {"classical-ip": "llc-snap", "vc-mux": "vc-mux"}
+
+
+def hetero_lan_maxima() -> dict[str, dict]:
+    """Pair as hetero-lan names it ("sparc10->challenge") -> {"encap": llc-snap | vc-mux,
+    "max_bps": the pair's published maximum in bit/s (the table gives 10^6 bit/s),
+    "percent_of_theoretical": its share of the TCP payload rate}."""
+    rows = _rows("hetero_lan_maxima.csv")
+    header = rows[0]
+    out = {}
+    for row in rows[1:]:
+        r = dict(zip(header, row))
+        out[f"{r['sender']}->{r['receiver']}"] = {
+            "encap": _ENCAP[r["encapsulation"]],
+            "max_bps": float(round(float(r["max_mbps"]) * 1e6)),
+            "percent_of_theoretical": float(r["percent_of_theoretical"]),
+        }
+    return out
+
+
+#: layer_bandwidth.csv's columns: (encapsulation, MTU) on OC-3c with SONET framing.
+LAYER_COLUMNS = {"classical_ip_mtu_9180": ("llc-snap", 9180), "vc_mux_mtu_9188": ("vc-mux", 9188)}
+
+
+def layer_bandwidth() -> dict[tuple[str, int], dict[str, float]]:
+    """(encapsulation, MTU) -> layer -> Mb/s (10^6 bit/s) left to it on OC-3c, SONET
+    framing counted: the published per-layer table, for the two configurations it gives."""
+    rows = _rows("layer_bandwidth.csv")
+    header = rows[0]
+    out: dict[tuple[str, int], dict[str, float]] = {key: {} for key in LAYER_COLUMNS.values()}
+    for row in rows[1:]:
+        for col, value in zip(header[1:], row[1:]):
+            out[LAYER_COLUMNS[col]][row[0]] = float(value)
+    return out

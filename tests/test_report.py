@@ -1,0 +1,213 @@
+"""`cellbench report` and `reproduce NAME --report`: the page, loaded from disk in a real
+browser (headless Chromium, tests/browser.py), with its figures, tables and no script error."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from browser import headers, load, rendered, screenshot, table_rows
+
+from cellbench.experiment.report import highlight
+from cellbench.reproduce.published import lan_buffer_table
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+CELLBENCH = [sys.executable, "-m", "cellbench"]
+
+
+def cellbench(*args: str, cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        CELLBENCH + list(args), capture_output=True, text=True, cwd=cwd, timeout=timeout
+    )
+
+
+@pytest.fixture(scope="module")
+def lan(tmp_path_factory):
+    """A small lan-buffers result (2 x 3 cells, 2 replications, with series) and its page,
+    written by `reproduce --report` as the study runs."""
+    tmp = tmp_path_factory.mktemp("report")
+    r = cellbench(
+        "reproduce", "lan-buffers", "--replications", "2",
+        "--send-buffer", "16K", "--send-buffer", "32K",
+        "--recv-buffer", "16K", "--recv-buffer", "24K", "--recv-buffer", "48K",
+        "--out", "lb.result", "--series", "--report", "lb.html", cwd=tmp,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "cellbench: wrote lb.html (1 result(s)" in r.stderr
+    return tmp
+
+
+def test_lan_buffers_page_renders_with_published_column_and_figures(lan):
+    dom = rendered(lan / "lb.html")
+    cols = headers(dom, "summary")
+    for col in ("snd", "rcv", "mean_mbit_ttcp", "published Mbit/s (2^20)", "error %",
+                "limited_by", "limit_evidence"):  # fmt: skip
+        assert col in cols
+    rows = table_rows(dom, "summary")
+    # Aggregated: one row per cell (6), not one per run (12).
+    assert len(rows) == 6
+    pub = lan_buffer_table()
+    at = {(int(r[cols.index("snd")]), int(r[cols.index("rcv")])): r for r in rows}
+    assert set(at) == {(s, r) for s in (16384, 32768) for r in (16384, 24576, 49152)}
+    for (s, r), row in at.items():
+        assert float(row[cols.index("published Mbit/s (2^20)")]) == pytest.approx(pub[(s, r)])
+        assert row[cols.index("limited_by")] and len(row[cols.index("limit_evidence")]) > 20
+    # 16K/24K is the study's lock-step: the simulator's row says so, with its evidence.
+    assert at[(16384, 24576)][cols.index("limited_by")] == "lockstep"
+    kinds = re.findall(r'<figure data-kind="([^"]+)"><svg', dom)
+    assert kinds[:1] == ["buffer-grid"] and "cwnd" in kinds and "queue" in kinds
+    # The figure's text is text: the published comparison and the axes' units.
+    assert "error per cell against the published grid" in dom
+    assert "receiver SO_RCVBUF (bytes; K = 1024)" in dom
+    assert '<span class="k">cluster</span>' in dom  # the experiment file, highlighted
+    # The testbed as the run resolved it (the preset's values), beside the file.
+    assert "<summary>testbed as run</summary>" in dom and '"buffer_cells": 256' in dom
+
+
+def test_lan_buffers_page_screenshot_is_drawn_and_loads_fast(lan):
+    from matplotlib.image import imread
+
+    png = lan / "lb.png"
+    assert screenshot(lan / "lb.html", png) == []
+    pixels = imread(png)
+    assert pixels.shape[:2] == (2200, 1400)
+    ink = (pixels[..., :3].mean(axis=2) < 0.9).mean()
+    assert ink > 0.05, f"only {ink:.1%} of the screenshot is drawn"
+    dom, _ = load(lan / "lb.html")
+    load_ms = int(re.search(r'data-load-ms="(\d+)"', dom).group(1))
+    assert load_ms < 1000
+
+
+def test_a_header_click_sorts_the_table(lan, tmp_path):
+    page = tmp_path / "sort.html"
+    click = """<script>
+    window.addEventListener("load", function () {
+      var th = Array.prototype.find.call(document.querySelectorAll("table.summary th"),
+                                         function (h) { return h.textContent === "mean_mbps"; });
+      th.click();
+      var col = Array.prototype.indexOf.call(th.parentNode.children, th);
+      var up = Array.prototype.map.call(document.querySelectorAll("table.summary tbody tr"),
+                                        function (r) { return r.cells[col].textContent; });
+      th.click();
+      var down = Array.prototype.map.call(document.querySelectorAll("table.summary tbody tr"),
+                                          function (r) { return r.cells[col].textContent; });
+      document.body.setAttribute("data-up", up.join(" "));
+      document.body.setAttribute("data-down", down.join(" "));
+    });
+    </script>"""
+    page.write_text((lan / "lb.html").read_text().replace("</body>", click + "</body>"))
+    dom = rendered(page)
+    up = [float(x) for x in re.search(r'data-up="([^"]*)"', dom).group(1).split()]
+    down = [float(x) for x in re.search(r'data-down="([^"]*)"', dom).group(1).split()]
+    assert len(up) == 6 and up == sorted(up) and down == sorted(up, reverse=True)
+
+
+def test_report_command_on_a_stored_result_and_its_errors(lan):
+    r = cellbench("report", "lb.result", "-o", "again.html", cwd=lan)
+    assert r.returncode == 0, r.stderr
+    assert 'data-kind="buffer-grid"' in (lan / "again.html").read_text()
+    bad = cellbench("report", "lb.result", "-o", "page.png", cwd=lan)
+    assert bad.returncode == 2
+    assert bad.stderr == "cellbench: error: -o page.png: expected an .html file name\n"
+    missing = cellbench("report", "nothing.result", "-o", "x.html", cwd=lan)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1
+    assert "nothing.result: no such result" in missing.stderr
+    direct = cellbench("reproduce", "wan-mismatch", "--report", "x.html", cwd=lan)
+    assert direct.returncode == 2 and direct.stderr.count("\n") == 1
+    assert "stores no result to report" in direct.stderr
+
+
+def test_wan_window_page_has_the_published_column_and_points(tmp_path):
+    r = cellbench(
+        "reproduce", "wan-window", "--report", "ww.html", cwd=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    dom = rendered(tmp_path / "ww.html")
+    cols = headers(dom, "summary")
+    assert "published Mb/s" in cols
+    rows = {int(row[cols.index("window")]): row for row in table_rows(dom, "summary")}
+    assert float(rows[65536][cols.index("published Mb/s")]) == pytest.approx(59.6)
+    assert "published (the study" in dom  # the figure's published points
+    # Stored in a temporary directory and gone: the page names no path.
+    assert "cellbench-reproduce-" not in dom
+    assert not any(p.name.startswith("cellbench-reproduce-") for p in tmp_path.iterdir())
+
+
+def test_highlight_keeps_the_text_and_marks_its_tokens():
+    text = (
+        "# a <comment> & more\ntestbed lan-buffers { host a { spacing_us = 16.01; } }\n"
+        'cluster { test t { type = full (blocksize=8K, nbytes=$n); own = a:5001; x = "s"; } }\n'
+        "sweep { n = [1M, 2M]; } ~\n"
+    )
+    out = highlight(text)
+    assert html.unescape(re.sub(r"<[^>]+>", "", out)) == text
+    assert '<span class="c"># a &lt;comment&gt; &amp; more</span>' in out
+    for kind in ("testbed", "host", "cluster", "test", "sweep"):
+        assert f'<span class="k">{kind}</span>' in out
+    assert '<span class="a">spacing_us</span>' in out and '<span class="a">type</span>' in out
+    assert '<span class="n">16.01</span>' in out and '<span class="n">8K</span>' in out
+    assert '<span class="v">$n</span>' in out and '<span class="s">"s"</span>' in out
+    # A word used as a setting's name is a setting even if it names a block kind.
+    assert '<span class="a">test</span>' in highlight("x { test = 1; }")
+
+
+EMU = pytest.mark.skipif(
+    sys.platform != "linux" or os.geteuid() != 0 or not os.path.exists("/dev/net/tun"),
+    reason="the emulator needs Linux, root and /dev/net/tun",
+)
+
+
+@EMU
+def test_one_experiment_on_sim_and_emu_side_by_side(tmp_path):
+    f = EXAMPLES / "emu-wan.netspec"
+    short = ["--set", "t.type.nbytes=2M"]
+    for engine in ("sim", "emu"):
+        r = cellbench("run", str(f), *short, "--engine", engine, "--series",
+                      "--out", f"{engine}.result", cwd=tmp_path)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+    r = cellbench("report", "sim.result", "emu.result", "-o", "both.html", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    dom = rendered(tmp_path / "both.html")
+    assert re.findall(r'<section class="result" data-engine="(\w+)"', dom) == ["sim", "emu"]
+    cols = headers(dom, "compare")
+    assert {"sim: sim.result Mb/s", "emu: emu.result Mb/s"} <= set(cols)
+    rows = table_rows(dom, "compare")
+    assert len(rows) == 1 and rows[0][cols.index("test")] == "t"
+    assert float(rows[0][cols.index("emu: emu.result Mb/s")]) > 1
+    assert "worst p99 lateness µs" in dom  # the emulator's timing, per point
+    # Each engine's cwnd figure (the emulator's from TCP_INFO).
+    assert len(re.findall(r'<figure data-kind="cwnd"><svg', dom)) == 2
+
+
+def test_ctrl_c_under_report_without_out_offers_no_resume(monkeypatch, tmp_path, capsys):
+    from cellbench.cli import main
+    from cellbench.reproduce import wan
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(wan, "run", interrupted)
+    assert main(["reproduce", "wan-window", "--report", str(tmp_path / "w.html")]) == 130
+    err = capsys.readouterr().err
+    assert err == (
+        "cellbench: interrupted; no page written (--out DIR keeps a result to finish with "
+        "--resume)\n"
+    )
+    assert not (tmp_path / "w.html").exists()
+
+
+def test_a_study_with_three_parameters_gets_figures_with_a_pick(tmp_path):
+    """europe-vp sweeps spacing, window and write size: each line figure draws a line
+    per spacing at the largest value of the third parameter, and its caption says so."""
+    r = cellbench("reproduce", "europe-vp", "--report", "evp.html", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    dom = rendered(tmp_path / "evp.html")
+    captions = re.findall(r"<figcaption>([^<]*)</figcaption>", dom)
+    assert "cellbench plot --kind window --by spacing_us --where write_size=65536" in captions
+    assert "cellbench plot --kind message-size --by spacing_us --where window=49152" in captions
+    assert "spacing_us=16.01" in dom and "spacing_us=off" in dom  # the legend, as text
