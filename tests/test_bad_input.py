@@ -294,11 +294,6 @@ def test_testbed_option_replaces_the_preset_the_file_names(capsys) -> None:
             "found a second trunk between b and a, expected one per pair of sites: "
             "the trunk at <text>:1:11 joins them already",
         ),
-        (
-            "testbed { host A { profile = sparc-10; } host C.atn { profile = sparc-10; } }",
-            "1:47",
-            "found host C.atn, on which no test runs, expected a host of the tests (A, B)",
-        ),
     ],
 )
 def test_testbed_blocks_that_would_change_nothing_are_errors(block, where, message) -> None:
@@ -307,6 +302,21 @@ def test_testbed_blocks_that_would_change_nothing_are_errors(block, where, messa
     with pytest.raises(lang.ExperimentError) as e:
         runner.make_plan(block + "\n" + experiment())
     assert str(e.value).startswith(f"<text>:{where}: {message}")
+
+
+def test_a_misspelt_host_block_is_an_error_at_its_position() -> None:
+    """``host ipc1.atn { ... }`` did nothing: the tests run on ipc1.atm."""
+    text = experiment().replace("A:", "ipc1.atm:")
+    block = "testbed { defaults { } host ipc1.atn { profile = sparc-10; } }\n"
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan(block + text)
+    assert str(e.value) == (
+        "<text>:1:29: found host ipc1.atn, on which no test runs, expected a host of the "
+        "tests (B, ipc1.atm): is it ipc1.atm? A host block for any other changes nothing"
+    )
+    # A host the tests do not use and no misspelling (a real testbed's third host): kept.
+    plan = runner.make_plan(block.replace("ipc1.atn", "c") + text)
+    assert [h.name for h in plan.experiments[0].hosts] == ["ipc1.atm", "B"]
 
 
 def test_reproduce_refuses_a_transfer_the_time_limit_would_cut(capsys) -> None:

@@ -287,7 +287,7 @@ def test_cli_stores_a_result_that_show_and_plot_read(tmp_path: Path) -> None:
         (["--profile", "cray-2"], 'unknown host profile "cray-2": expected one of sparc-ipc'),
         (["--flavour", "vegas"], 'unknown TCP flavour "vegas"'),
         (["--replications", "x"], "--replications must be a whole number, got 'x'"),
-        (["--workers", "-1"], "--workers -1: must be 0 (all cores) or more"),
+        (["--workers", "-1"], "--workers -1: must be 0 (all cores) to 1024"),
     ],
 )
 def test_cli_bad_input_is_one_line_exit_2(args: list[str], message: str) -> None:

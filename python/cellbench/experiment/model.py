@@ -22,6 +22,7 @@ connection: a step holding only sinks does not delay the next one.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from dataclasses import dataclass, field
@@ -793,17 +794,27 @@ def clamp_sockbuf(value: int, flavour: str, what: str, pos: Pos | str, notes: li
     return value
 
 
+#: How alike (difflib's ratio) an unused host block's name and a used host's must be
+#: to call it a misspelling: one character of an 8-character name differs at 0.875.
+MISSPELT = 0.8
+
+
 def check_host_blocks(doc: Document, used: set[str]) -> None:
     """A ``host NAME { }`` in the file's testbed block that no test runs on (at any
-    point of the sweep) changes nothing: a misspelt name, refused at its position."""
+    point of the sweep) changes nothing; one whose name is close to a host a test
+    does run on (``ipc1.atn``, ``ipc1.atm``) is a misspelling, refused at its position.
+    (A testbed may describe hosts no test uses: a real testbed's addresses.)"""
     for tb in (b for b in doc.blocks if b.kind == "testbed"):
         for b in tb.blocks():
-            if b.kind == "host" and b.name not in used:
+            if b.kind != "host" or b.name in used or b.name is None:
+                continue
+            close = difflib.get_close_matches(b.name, sorted(used), n=1, cutoff=MISSPELT)
+            if close:
                 raise expected(
                     b.name_pos or b.pos,
                     f"host {b.name}, on which no test runs",
-                    f"a host of the tests ({', '.join(sorted(used))}): a host block for "
-                    "any other changes nothing",
+                    f"a host of the tests ({', '.join(sorted(used))}): is it {close[0]}? "
+                    "A host block for any other changes nothing",
                 )
 
 
