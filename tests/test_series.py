@@ -15,10 +15,13 @@ from cellbench.cli import main
 from cellbench.experiment import plots
 
 # Two full-blast Reno senders into one receiver through a 256-cell tail-drop port:
-# the port to the sink fills, loses cells, and the senders' windows react.
+# the port to the sink fills, loses cells, and the senders' windows react. A 52 µs gap
+# between each adapter's PDUs (pdu_gap_us overrides the unspaced SBA-200's none) keeps
+# the two interleaving at the port, so both lose and react; with no gap one of them can
+# hold the port whole (a lock-out) and the other only time out.
 CONGESTED = """
 testbed lan {
-    defaults { profile = ultra-1; phy = oc3c; flavour = reno; }
+    defaults { profile = ultra-1; phy = oc3c; flavour = reno; pdu_gap_us = 52; }
     switch { buffer_cells = 256; policy = tail-drop; }
 }
 cluster {

@@ -95,16 +95,32 @@ def test_europe_vp_policing_collapse_and_spacing():
     for x in unspaced:
         assert not x["met_contract"] and x["cells_policed"] > 0
         assert x["segment_loss_rate"] > 0.5 and x["throughput_bps"] < 1e6
-    # Every spacing the adapter offers (with its 1 KB stalls) meets the contract.
+    # Every spacing no faster than the contract's T = 16.39 us meets it.
     for x in spaced:
-        assert x["met_contract"] and x["cells_lost"] == 0 and x["throughput_bps"] > 5e6
+        if x["spacing_us"] >= 16.39:
+            assert x["met_contract"] and x["cells_lost"] == 0 and x["throughput_bps"] > 5e6
+    # 16.01 us is faster than T. TCP segments from SunOS's 4 KB send-buffer clusters meet
+    # no adapter stall (SPEC §5: cells at exactly the spacing interval, the 52 us gap
+    # between segments), so a 192-cell segment gains 72 us on the GCRA and the gap gives
+    # back only 52: back-to-back segments (windows of 32 KB and up) overrun tau = 101 us
+    # and TCP collapses, as the study found (a 3% change in the cell rate took TCP from
+    # 19 Mb/s to 1 Mb/s). A 16 KB window leaves the link idle enough to conform.
+    tight = [x for x in spaced if x["spacing_us"] == 16.01]
+    for x in tight:
+        if x["window"] == 16384:
+            assert x["met_contract"]
+        else:
+            assert not x["met_contract"] and x["cells_policed"] > 0
+            assert x["window"] < 49152 or x["throughput_bps"] < 1e6
 
 
-def test_europe_vp_without_the_stall_16_01_us_breaks_the_contract():
-    r = json.loads(cli("europe-vp", "--json", "--no-stall").stdout)["rows"]
-    tight = [x for x in r if x["spacing_us"] == 16.01 and x["window"] >= 32768]
-    assert tight and all(not x["met_contract"] for x in tight)
-    assert all(x["met_contract"] for x in r if x["spacing_us"] in (16.5, 17.98, 19.45))
+def test_europe_vp_the_stall_does_not_touch_tcp_from_4k_clusters():
+    # --no-stall changes nothing the study's TCP transfers send: their segments come
+    # from 4 KB clusters, whose ends the adapter does not stall at (SPEC §5).
+    keys = ("spacing_us", "window", "write_size", "throughput_bps", "met_contract")
+    runs = [json.loads(cli("europe-vp", "--json", *o).stdout)["rows"] for o in ([], ["--no-stall"])]
+    rows = [[tuple(x[k] for k in keys) for x in run] for run in runs]
+    assert rows[0] == rows[1]
 
 
 def test_bad_input():

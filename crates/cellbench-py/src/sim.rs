@@ -21,6 +21,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_profiles, m)?)?;
     m.add_function(wrap_pyfunction!(host_write_us, m)?)?;
     m.add_function(wrap_pyfunction!(check_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(adapter_models, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_port_cells, m)?)?;
     m.add_function(wrap_pyfunction!(stop_runs, m)?)?;
     m.add_function(wrap_pyfunction!(allow_runs, m)?)?;
     // A run's event budget when its spec sets none (`max_events`): what the
@@ -44,6 +46,62 @@ fn host_write_us() -> Vec<(&'static str, f64)> {
         .filter_map(cellbench_core::host::HostProfile::by_name)
         .map(|p| (p.name, p.syscall.as_us_f64()))
         .collect()
+}
+
+/// The host adapter models (SPEC §5) by their language names, each with its
+/// timing per spacing mode: (name, [(mode, pdu gap µs, stall, source)]).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn adapter_models() -> Vec<(&'static str, Vec<(&'static str, f64, bool, &'static str)>)> {
+    use cellbench_core::sim::net::{AdapterModel, SpacingMode};
+    let modes = [
+        (SpacingMode::Unspaced, "unspaced"),
+        (SpacingMode::CellLevel, "cell-level"),
+        (SpacingMode::CellBurst, "cell-burst"),
+    ];
+    AdapterModel::ALL
+        .iter()
+        .map(|&(m, name)| {
+            let t = modes
+                .iter()
+                .map(|&(mode, label)| {
+                    let t = m.timing(mode);
+                    (label, t.pdu_gap.as_us_f64(), t.stall, t.source)
+                })
+                .collect();
+            (name, t)
+        })
+        .collect()
+}
+
+/// Run a spec's first replication and return the cells that left switch output
+/// port `port` (its label, as `port_labels` names it): (time µs, VCI, cell index in
+/// its PDU, PDU token), sent cells only, in time order. Holds them in memory: for
+/// short runs that check adapter timing.
+#[pyfunction]
+fn simulate_port_cells(
+    py: Python<'_>,
+    spec: &Bound<'_, PyAny>,
+    port: &str,
+) -> PyResult<Vec<(f64, u16, u32, u64)>> {
+    let spec = RunSpec::from_json(&spec_json(spec)?).map_err(value_error)?;
+    let labels = spec.port_labels();
+    let index = labels.iter().position(|l| l == port).ok_or_else(|| {
+        value_error(format!(
+            "port {port:?}: expected one of {}",
+            labels.join(", ")
+        ))
+    })?;
+    let scenario = spec.scenario().map_err(value_error)?;
+    let (_, mut cells) = py
+        .allow_threads(|| cellbench_core::sim::world::run_tapped(&scenario, index))
+        .map_err(run_error)?;
+    cells.retain(|c| c.fate == cellbench_core::sim::net::CellFate::Sent);
+    cells.sort_by_key(|c| c.at);
+    Ok(cells
+        .iter()
+        .map(|c| (c.at.as_us_f64(), c.vci, c.cell, c.token))
+        .collect())
 }
 
 /// Check a spec as `simulate` would, without running it: ValueError naming the bad value.

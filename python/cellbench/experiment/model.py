@@ -312,7 +312,15 @@ def host_spec(h: tbmod.HostSpec) -> dict:
         "spacing_us": h.spacing_us,
         "stall": h.stall,
         "pacing_counts": h.pacing_counts,
-    } | ({"tx_queue_pdus": h.ifq_pdus} if h.ifq_pdus is not None else {})
+    } | {
+        k: v
+        for k, v in (
+            ("tx_queue_pdus", h.ifq_pdus),
+            ("adapter", h.adapter),
+            ("spacing", h.spacing),
+        )
+        if v is not None
+    }
 
 
 # --- checking values --------------------------------------------------------------------------

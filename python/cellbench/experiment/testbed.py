@@ -10,11 +10,21 @@ Written as a block, in the experiment file or a file of its own::
         switch east { buffer_cells = 4096;      # site east's switch, where it differs
                       flow_control = credit; credits = 400; }  # AN2 credits per VC per hop
         defaults { profile = sparc-ipc; phy = taxi100; flavour = sunos411; }   # any other host
-        host roadrunner.atm { profile = sparc-10; distance_m = 20; pdu_gap_us = 52; site = west; }
+        host roadrunner.atm { profile = sparc-10; distance_m = 20; site = west; }
         host sparc10.atm { phy = oc3c; spacing_us = 19.45; stall = 1; }  # cells 19.45 µs apart; off
+        host burst.atm { adapter = sba200; spacing = cell-burst; spacing_us = 19.01; }
+        host pc.atm { profile = pentium-90; adapter = pca200; pdu_gap_us = 10; }  # gap: override
         host alpha.atm { phy = oc3c; pacing_counts = cells; }  # or payloads, datagrams
         trunk { from = west; to = east; phy = oc3c; delay_ms = 4.4; }   # a WAN link, both ways
     }
+
+A host's ``adapter`` (sba100, sba200, pca200, vma200, otto) defaults to the one its
+profile had in its study; the adapter and its spacing mode give the gap between PDUs
+(only the SBA-200 with cell-level spacing has one published: 52 µs) unless
+``pdu_gap_us`` says otherwise. ``spacing`` is how ``spacing_us`` is met: ``cell-level``
+(default; the SBA-200's driver 2.2.9, with its stalls, ``stall = 0`` to leave them
+out) or ``cell-burst`` (driver 2.3.0: bursts of 6-11 cells, ``spacing_us`` the mean
+cell interval). docs/mechanisms.md has the sources.
 
 Every host hangs off its site's switch (site ``lan`` unless it says otherwise);
 trunks join sites' switches, and connections follow the fewest trunks. A host
@@ -53,6 +63,9 @@ FLAVOUR_MAX_SOCKBUF = dict(_native.tcp_flavours())
 #: The largest window each flavour can advertise (65535 without RFC 1323 scaling).
 FLAVOUR_MAX_WINDOW = dict(_native.tcp_max_windows())
 ENCAPS = ("vc-mux", "llc-snap")
+#: Host adapter models (SPEC §5), as the core knows them, and the spacing modes.
+ADAPTERS = tuple(name for name, _ in _native.adapter_models())
+SPACINGS = ("cell-level", "cell-burst")
 POLICIES = ("tail-drop", "ppd", "epd")
 SWITCH_KEYS = (
     "buffer_cells",
@@ -72,14 +85,20 @@ class HostSpec:
     profile: str = "sparc-ipc"
     phy: str = "taxi100"
     distance_m: float = 20.0
-    pdu_gap_us: float = 52.0
+    #: The adapter's idle time between PDUs, µs (None: the adapter model's for its
+    #: spacing mode, from the core's one table; SPEC §5).
+    pdu_gap_us: float | None = None
     flavour: str = "sunos411"
     #: The site (one switch) the host hangs off; sites are joined by trunks.
     site: str = "lan"
-    #: Adapter cell-level spacing: one cell every this many µs (None: back to back).
+    #: Adapter cell spacing: one cell every this many µs (None: back to back).
     spacing_us: float | None = None
-    #: With spacing, the SBus adapter's stall at each host buffer (mbuf) a PDU is
-    #: gathered from (SPEC §5).
+    #: The host adapter (ADAPTERS; None: its profile's, SPEC §5).
+    adapter: str | None = None
+    #: How ``spacing_us`` is met: cell-level (None, the default) or cell-burst.
+    spacing: str | None = None
+    #: With cell-level spacing on an SBA-200, its stall where each 1 KB cluster mbuf
+    #: a PDU is gathered from ends (SPEC §5).
     stall: bool = True
     #: What the adapter's per-VC pacing rate counts: cells (with headers), payloads
     #: (48-byte cell payloads) or datagrams (IP datagrams). Default cells: the per-VC
@@ -165,7 +184,7 @@ class Testbed:
 def _host_dict(h: HostSpec) -> dict:
     """A host for the result file; ``address`` only when the testbed gives one."""
     d = asdict(h)
-    for key in ("address", "ifq_pdus"):
+    for key in ("address", "ifq_pdus", "adapter", "spacing"):
         if d[key] is None:
             del d[key]
     if not d["kernel"]:
@@ -243,10 +262,12 @@ _WAN_MISMATCH = (
     + _MAGIC_TRUNK
 )
 _EUROPE_VP = """
-    # The sender's SBus adapter: SPEC §5's 52 µs firmware gap between PDUs (idle time
-    # beyond the spacing interval when spacing is on), and with spacing the 7-8 slot
-    # stall at each mbuf a segment is gathered from (stall = 1; SunOS's send buffer).
-    host sparc10-a { profile = sparc-10; phy = oc3c; site = lan-a; pdu_gap_us = 52;
+    # The sender's SBus adapter, an SBA-200 (the sparc-10 profile's): with cell-level
+    # spacing (driver 2.2.9) SPEC §5's 52 µs firmware gap between PDUs, idle time beyond
+    # the spacing interval, and the 7-8 slot stall where a 1 KB cluster mbuf ends
+    # (stall = 1), which TCP segments from SunOS's 4 KB send-buffer clusters never
+    # meet; unspaced, no gap (none published). docs/mechanisms.md.
+    host sparc10-a { profile = sparc-10; adapter = sba200; phy = oc3c; site = lan-a;
                      stall = 1; }
     host sparc10-b { profile = sparc-10; phy = taxi100; site = lan-b; }
     # 400 km: 2 ms of fibre each way; the 8 ms ping RTT leaves 2 ms each way to the
@@ -306,8 +327,10 @@ CAMPUS_TRUNK_MS = 1 * FIBRE_US_PER_KM / 1000
 #: OC-3c over UTP-5 reaches at most 100 m (ATM Forum af-phy-0015); the longest is taken.
 UTP5_M = 100
 _HETERO_LAN = f"""
-    # Every adapter keeps SPEC §5's 52 µs gap between PDUs (the one adapter timing the
-    # setups give; pdu_gap_us's default).
+    # Each host's adapter is its profile's (SPEC §5): SBA-200 on the SPARCs and
+    # Ultra-1s, PCA-200 on the Pentiums, VMA-200 on the Power Challenge; unspaced, none
+    # has a published gap between PDUs (the Ultra-1 pair's 97% of OC-3c bounds the
+    # SBA-200's to ~16 µs), so none is modelled.
     # Testbed 1: one switch, OC-3c (SONET framing) on UTP-5. Two Pentium-90s (Windows
     # NT 3.51, PCI adapters, VC-mux only) and two SPARCstation 20s (Solaris 2.4).
     host pentium90-a {{ profile = pentium-90; flavour = nt351; phy = oc3c; site = tb1;
@@ -429,6 +452,8 @@ HOST_KEYS = (
     "pdu_gap_us",
     "flavour",
     "site",
+    "adapter",
+    "spacing",
     "spacing_us",
     "stall",
     "pacing_counts",
@@ -524,6 +549,10 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
             h.site = _site(s)
         elif s.key == "spacing_us":
             h.spacing_us = _spacing(s)
+        elif s.key == "adapter":
+            h.adapter = _choice(s, "a host adapter", ADAPTERS)
+        elif s.key == "spacing":
+            h.spacing = _choice(s, "an adapter spacing mode", SPACINGS)
         elif s.key == "stall":
             h.stall = bool(_number(s, "stall (0 or 1)", 0, 1))
         elif s.key == "pacing_counts":

@@ -535,7 +535,13 @@ impl Emulator {
                 self.in_flight.len() - 1
             }
         };
-        if !self.net.send(now, circuit, payload_len, token as u64) {
+        // The datagram comes from a TUN device as one linear buffer, not a chain
+        // of SunOS's 1 KB cluster mbufs: nothing in it makes the SBA-200 stall
+        // (`host/socket.rs` says why the stall belongs to those).
+        if !self
+            .net
+            .send_gathered(now, circuit, payload_len, &[], token as u64)
+        {
             // The adapter's interface queue was full: counted by the network.
             self.in_flight[token] = None;
             self.free.push(token);

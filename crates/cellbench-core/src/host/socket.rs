@@ -10,8 +10,22 @@
 
 //!
 //! Each piece lands in host buffers (mbufs) that tcp_output later gathers a
-//! segment from, and the adapter stalls where one buffer ends and the next
-//! begins (SPEC §5): [`SendMbufs`] keeps where they begin.
+//! segment from; the SBA-200 with cell-level spacing stalls where one of
+//! them that is a 1 KB cluster mbuf ends and the next begins (SPEC §5):
+//! [`SendMbufs`] keeps where they begin and which follow a 1 KB cluster.
+//!
+//! Why only there. The stall was measured on 8 KB UDP datagrams built from
+//! 1 KB cluster mbufs: 7–8 cell slots every 21–22 cells. For TCP segments on
+//! the policed VP the same study's conformance analysis, borne out by its
+//! traces, has every cell at exactly the spacing interval and no stall; those
+//! segments came from SunOS's send buffer, which a bulk writer fills in 4 KB
+//! clusters. Every mbuf becomes one DMA segment of the adapter's transmit
+//! descriptor (as in the Fore 200-series driver of FreeBSD, sys/dev/hfa/
+//! fore_transmit.c: one segment descriptor per buffer of the chain), so both
+//! kinds of buffer end a DMA segment; no source we found says why the adapter
+//! loses cell slots after a 1 KB one and not after a 4 KB one. So the stall is
+//! modelled as a property of the send path, as the two measurements give it:
+//! at the ends of 1 KB cluster mbufs, not of 4 KB clusters (docs/mechanisms.md).
 
 use crate::tcp::Seq;
 use std::collections::VecDeque;
@@ -58,29 +72,33 @@ impl AppendRule {
 }
 
 impl AppendRule {
-    /// The host buffers a piece of `n` bytes lands in, in order: SunOS puts a
-    /// 4 KB block in one cluster and whole kilobytes in 1 KB buffers each (a
-    /// final piece under 1 KB in one); 4.4BSD puts each piece (at most one
-    /// cluster) in one buffer.
-    pub fn buffers(self, n: u32) -> impl Iterator<Item = u32> {
-        let unit = match self {
-            AppendRule::SunOs if n == CLUSTER => CLUSTER,
-            AppendRule::SunOs => SMALL_UNIT,
-            AppendRule::Bsd44 { .. } => n.max(1),
+    /// The host buffers a piece of `n` bytes lands in, in order, each with
+    /// whether it is a 1 KB cluster mbuf: SunOS puts a 4 KB block in one
+    /// cluster and whole kilobytes in 1 KB clusters each (a final piece under
+    /// 1 KB in one); 4.4BSD puts each piece (at most one cluster of MCLBYTES,
+    /// 2 KB and up) in one buffer.
+    pub fn buffers(self, n: u32) -> impl Iterator<Item = (u32, bool)> {
+        let (unit, small) = match self {
+            AppendRule::SunOs if n == CLUSTER => (CLUSTER, false),
+            AppendRule::SunOs => (SMALL_UNIT, true),
+            AppendRule::Bsd44 { .. } => (n.max(1), false),
         };
-        (0..n.div_ceil(unit)).map(move |k| unit.min(n - k * unit))
+        (0..n.div_ceil(unit)).map(move |k| (unit.min(n - k * unit), small))
     }
 }
 
-/// Where the send buffer's host buffers begin, in sequence space: what a
-/// segment is gathered from. Buffers wholly acknowledged are forgotten
-/// (sbdrop frees them); a partly acknowledged one is trimmed at its front,
-/// which moves no later buffer's start.
+/// Where the send buffer's host buffers begin, in sequence space, each with
+/// whether the buffer before it is a 1 KB cluster mbuf: what a segment is
+/// gathered from. Buffers wholly acknowledged are forgotten (sbdrop frees
+/// them); a partly acknowledged one is trimmed at its front, which moves no
+/// later buffer's start.
 #[derive(Clone, Debug, Default)]
 pub struct SendMbufs {
-    starts: VecDeque<Seq>,
+    starts: VecDeque<(Seq, bool)>,
     /// The sequence number of the next byte appended.
     next: Option<Seq>,
+    /// Whether the last buffer appended is a 1 KB cluster.
+    last_small: bool,
 }
 
 impl SendMbufs {
@@ -88,8 +106,9 @@ impl SendMbufs {
     /// `first` when this is the first append (ISS + 1).
     pub fn append(&mut self, rule: AppendRule, first: Seq, n: u32) {
         let mut at = *self.next.get_or_insert(first);
-        for size in rule.buffers(n) {
-            self.starts.push_back(at);
+        for (size, small) in rule.buffers(n) {
+            self.starts.push_back((at, self.last_small));
+            self.last_small = small;
             at = at + size;
         }
         self.next = Some(at);
@@ -98,45 +117,44 @@ impl SendMbufs {
     /// snd_una moved to `una`: buffers that begin at or below it can begin no
     /// segment's later buffer.
     pub fn acknowledged(&mut self, una: Seq) {
-        while self.starts.front().is_some_and(|&s| !s.gt(una)) {
+        while self.starts.front().is_some_and(|&(s, _)| !s.gt(una)) {
             self.starts.pop_front();
         }
     }
 
-    /// The CPCS payload offsets where the buffers of a segment of `len` data
-    /// bytes from `seq` begin, after a header buffer of `header` bytes
-    /// (encapsulation and TCP/IP headers: 4.3BSD tcp_output chains the data
-    /// to a header mbuf of its own): the data's first buffer, then each
-    /// buffer that begins inside the data.
+    /// The CPCS payload offsets where, in a segment of `len` data bytes from
+    /// `seq` after a header buffer of `header` bytes (encapsulation and TCP/IP
+    /// headers: 4.3BSD tcp_output chains the data to a header mbuf of its
+    /// own), a 1 KB cluster mbuf ends and the next buffer begins: where the
+    /// adapter stalls (module doc). The header mbuf is no cluster.
     pub fn gather(&self, seq: Seq, len: u32, header: u32, out: &mut Vec<u32>) {
         out.clear();
-        if len == 0 {
-            return;
-        }
-        out.push(header);
         let end = seq + len;
         out.extend(
             self.starts
                 .iter()
-                .filter(|&&s| s.gt(seq) && s.lt(end))
-                .map(|&s| header + (s - seq) as u32),
+                .filter(|&&(s, after_small)| after_small && s.gt(seq) && s.lt(end))
+                .map(|&(s, _)| header + (s - seq) as u32),
         );
     }
 }
 
-/// The CPCS payload offsets where the buffers of one IP fragment of a UDP
-/// datagram begin. sosend copies a datagram's data into 1 KB buffers (SPEC §5:
-/// "UDP packets built from 1 KB cluster mbufs") after a header mbuf holding
-/// the IP and UDP headers; ip_output gives every later fragment a header mbuf
-/// of its own. `offset`/`len`: the fragment's IP payload within the UDP
-/// datagram (its 8-byte header counted); `header`: encapsulation + IP header.
+/// The CPCS payload offsets where, in one IP fragment of a UDP datagram, a
+/// 1 KB cluster mbuf ends and the next buffer begins (what the adapter
+/// stalls at, as [`SendMbufs::gather`]). sosend copies a datagram's data into
+/// 1 KB clusters (SPEC §5: "UDP packets built from 1 KB cluster mbufs") after
+/// a header mbuf holding the IP and UDP headers; ip_output gives every later
+/// fragment a header mbuf of its own. `offset`/`len`: the fragment's IP
+/// payload within the UDP datagram (its 8-byte header counted); `header`:
+/// encapsulation + IP header.
 pub fn udp_fragment_gather(offset: u32, len: u32, header: u32, out: &mut Vec<u32>) {
     const UDP_HEADER: u32 = 8;
     out.clear();
-    if offset > 0 {
-        out.push(header);
-    }
-    let first = offset.saturating_sub(UDP_HEADER).div_ceil(SMALL_UNIT);
+    // The first data cluster follows the header mbuf: no cluster ends there.
+    let first = offset
+        .saturating_sub(UDP_HEADER)
+        .div_ceil(SMALL_UNIT)
+        .max(1);
     out.extend(
         (first..)
             .map(|k| UDP_HEADER + k * SMALL_UNIT)
@@ -223,17 +241,17 @@ mod test {
     #[test]
     fn sunos_appends_land_in_4k_clusters_or_1k_buffers() {
         let sunos = AppendRule::SunOs;
-        assert_eq!(sunos.buffers(4096).collect::<Vec<_>>(), [4096]);
-        assert_eq!(sunos.buffers(3072).collect::<Vec<_>>(), [1024; 3]);
-        assert_eq!(sunos.buffers(512).collect::<Vec<_>>(), [512]);
+        assert_eq!(sunos.buffers(4096).collect::<Vec<_>>(), [(4096, false)]);
+        assert_eq!(sunos.buffers(3072).collect::<Vec<_>>(), [(1024, true); 3]);
+        assert_eq!(sunos.buffers(512).collect::<Vec<_>>(), [(512, true)]);
         let bsd = AppendRule::Bsd44 { mclbytes: 8192 };
-        assert_eq!(bsd.buffers(8192).collect::<Vec<_>>(), [8192]);
+        assert_eq!(bsd.buffers(8192).collect::<Vec<_>>(), [(8192, false)]);
     }
 
     #[test]
-    fn a_segment_is_gathered_from_the_buffers_the_appends_made() {
+    fn a_segment_stalls_only_where_a_1k_cluster_ends() {
         // SPEC §6.1's appends of an 8 KB write into a roomy buffer: two 4 KB
-        // clusters; then a 3 KB piece (three 1 KB buffers) and a 100-byte tail.
+        // clusters; then a 3 KB piece (three 1 KB clusters) and a 100-byte tail.
         let iss = Seq(1000);
         let mut m = SendMbufs::default();
         for n in [4096, 4096, 3072, 100] {
@@ -241,35 +259,47 @@ mod test {
         }
         let mut out = vec![];
         // A 9148-byte segment from the first byte, 40 bytes of headers (VC-mux):
-        // the header buffer, then clusters at 4096 and 8192, 1 KB at 9216 (not
-        // inside), so boundaries at 40, 40 + 4096, 40 + 8192.
+        // header mbuf, clusters at 0 and 4096, 1 KB clusters from 8192: the
+        // 4 KB clusters' ends stall nothing (SPEC §5: TCP on the policed VP).
         m.gather(iss + 1, 9148, 40, &mut out);
-        assert_eq!(out, [40, 4136, 8232]);
-        // One starting mid-cluster (stream offset 1000, LLC/SNAP headers): its
-        // first buffer is the rest of that cluster; buffers begin inside it at
-        // stream 4096, 8192 and 9216 (10240 is past its end, 10148).
+        assert!(out.is_empty(), "{out:?}");
+        // One starting mid-cluster (stream offset 1000, LLC/SNAP headers):
+        // the 1 KB clusters from stream 8192 end at 9216 and 10240; only 9216
+        // is inside it (its end is 10148).
         m.gather(iss + 1001, 9148, 48, &mut out);
-        assert_eq!(out, [48, 48 + 3096, 48 + 7192, 48 + 8216]);
+        assert_eq!(out, [48 + 8216]);
+        // From inside the 1 KB clusters: each one's end, and the tail's start.
+        m.gather(iss + 8193, 3172, 40, &mut out);
+        assert_eq!(out, [40 + 1024, 40 + 2048, 40 + 3072]);
         // No data, no buffers.
         m.gather(iss, 0, 40, &mut out);
         assert!(out.is_empty());
-        // Acknowledged buffers are forgotten; later starts keep their place.
-        m.acknowledged(iss + 5000);
-        m.gather(iss + 5001, 4000, 40, &mut out);
-        assert_eq!(out, [40, 40 + 8192 - 5000]);
+        // Acknowledged buffers are forgotten; later starts keep their place
+        // and what precedes them.
+        m.acknowledged(iss + 9000);
+        m.gather(iss + 9001, 2000, 40, &mut out);
+        assert_eq!(out, [40 + 216, 40 + 1240]);
+        // 4.4BSD's clusters are 2 KB and up: never a stall.
+        let mut b = SendMbufs::default();
+        for _ in 0..8 {
+            b.append(AppendRule::Bsd44 { mclbytes: 2048 }, iss + 1, 2048);
+        }
+        b.gather(iss + 1, 9148, 40, &mut out);
+        assert!(out.is_empty());
     }
 
     #[test]
     fn udp_fragments_are_gathered_from_1k_buffers() {
         // An 8192-byte datagram, MTU 9180: one fragment of 8200 IP payload bytes.
-        // The IP + UDP headers share a buffer; data buffers every 1 KB after it.
+        // The IP + UDP headers share a buffer; 1 KB data clusters after it,
+        // seven of which end inside the datagram (every 21-22 cells).
         let mut out = vec![];
         udp_fragment_gather(0, 8200, 8 + 20, &mut out);
-        let expect: Vec<u32> = (0..8).map(|k| 28 + 8 + 1024 * k).collect();
+        let expect: Vec<u32> = (1..8).map(|k| 28 + 8 + 1024 * k).collect();
         assert_eq!(out, expect);
         // A later fragment (its own IP header buffer) starting at datagram
-        // offset 9160: data buffers begin at 8 + 9216 = 9224, 10248, ...
+        // offset 9160: clusters end at 8 + 9216 = 9224, 10248, ...
         udp_fragment_gather(9160, 2000, 20, &mut out);
-        assert_eq!(out, [20, 20 + 64, 20 + 64 + 1024]);
+        assert_eq!(out, [20 + 64, 20 + 64 + 1024]);
     }
 }

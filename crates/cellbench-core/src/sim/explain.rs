@@ -798,10 +798,14 @@ pub fn path_rate(
             p.rate_bps() / 1e6,
             p.counts.describe()
         ),
-        (None, super::net::TxSpacing::None) => format!(
+        (None, super::net::TxSpacing::None) if adapter.pdu_gap > SimTime::ZERO => format!(
             "the sender's adapter ({:.2} Mb/s of cells, {:.0} µs between PDUs)",
             adapter.rate.mbps(),
             adapter.pdu_gap.as_us_f64()
+        ),
+        (None, super::net::TxSpacing::None) => format!(
+            "the sender's adapter ({:.2} Mb/s of cells)",
+            adapter.rate.mbps()
         ),
         (None, tx) => format!(
             "the adapter spacing cells {:.2} µs apart",

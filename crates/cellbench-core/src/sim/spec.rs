@@ -6,10 +6,11 @@
 use super::explain::{self, classify, lockstep_cycle, Facts, LimitedBy, LockstepCycle};
 use super::guard::DEFAULT_EVENT_BUDGET;
 use super::net::{
-    AdapterSpec, CircuitSpec, DropPolicy, Fidelity, FlowControl, Hop, PacedQuantity,
-    PolicerCounters, PolicerSpec, PortCounters, PortSpec, Topology, TxSpacing, VcPacing,
+    AdapterModel, AdapterSpec, CircuitSpec, DropPolicy, Fidelity, FlowControl, Hop, PacedQuantity,
+    PolicerCounters, PolicerSpec, PortCounters, PortSpec, SpacingMode, Topology, TxSpacing,
+    VcPacing,
 };
-use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN, MACHINE_ROOM_DELAY, SBUS_PDU_GAP};
+use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN, MACHINE_ROOM_DELAY};
 use super::world::{
     run, validate, Protocol, RunResult, Scenario, ScenarioError, TraceRecord, TransferSpec,
 };
@@ -220,16 +221,28 @@ pub struct HostSpec {
     pub phy: String,
     #[serde(default = "machine_room")]
     pub distance_m: f64,
-    #[serde(default = "sbus_gap")]
-    pub pdu_gap_us: f64,
+    /// The adapter's idle time between PDUs, µs; `None`: what the adapter
+    /// model gives for its spacing mode (`AdapterModel::timing`).
+    #[serde(default)]
+    pub pdu_gap_us: Option<f64>,
+    /// The host adapter (`sba100`, `sba200`, `pca200`, `vma200`, `otto`);
+    /// `None`: the one the host's profile had in its study
+    /// (`AdapterModel::of_profile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    /// How the adapter spaces cells when `spacing_us` is given: `cell-level`
+    /// (default; SBA-200 driver 2.2.9) or `cell-burst` (driver 2.3.0: bursts
+    /// of 6–11 cells, `spacing_us` the mean interval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spacing: Option<String>,
     #[serde(default = "sunos411")]
     pub flavour: String,
     /// Adapter cell-level spacing: one cell every this many µs (rounded to the
     /// adapter's 0.492 µs idle-time grid, counted from the unframed line cell time).
     #[serde(default)]
     pub spacing_us: Option<f64>,
-    /// With cell-level spacing, the SBus adapter's 7–8-slot stall at each 1 KB
-    /// host-buffer boundary.
+    /// With cell-level spacing on an adapter that has it (the SBA-200), the
+    /// 7–8-slot stall where each 1 KB cluster mbuf of a PDU ends.
     #[serde(default = "yes")]
     pub stall: bool,
     /// What the adapter's per-VC pacing rate counts: "cells" (with headers),
@@ -251,7 +264,9 @@ impl HostSpec {
             profile: ipc(),
             phy: taxi100(),
             distance_m: machine_room(),
-            pdu_gap_us: sbus_gap(),
+            pdu_gap_us: None,
+            adapter: None,
+            spacing: None,
             flavour: sunos411(),
             spacing_us: None,
             stall: yes(),
@@ -628,6 +643,35 @@ fn paced_quantity(h: &HostSpec, encap_header: u32) -> Result<PacedQuantity, Scen
         ))),
     }
 }
+impl HostSpec {
+    /// The host's adapter: the one it names, else its profile's.
+    pub fn adapter_model(&self) -> Result<AdapterModel, ScenarioError> {
+        let names = || {
+            AdapterModel::ALL
+                .iter()
+                .map(|(_, n)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self.adapter.as_deref() {
+            Some(name) => AdapterModel::by_name(name).ok_or_else(|| {
+                err(format!(
+                    "host {:?}: adapter {name:?}: expected one of {}",
+                    self.name,
+                    names()
+                ))
+            }),
+            // Every profile has its adapter (tested): an unknown one is the error.
+            None => AdapterModel::of_profile(&self.profile).ok_or_else(|| {
+                err(format!(
+                    "host {:?}: {}",
+                    self.name,
+                    UnknownProfile(self.profile.clone())
+                ))
+            }),
+        }
+    }
+}
 fn yes() -> bool {
     true
 }
@@ -643,9 +687,6 @@ fn taxi100() -> String {
 fn machine_room() -> f64 {
     // The lan-buffers testbed's fibre, in metres.
     (MACHINE_ROOM_DELAY.0 / FIBRE_PS_PER_M) as f64
-}
-fn sbus_gap() -> f64 {
-    SBUS_PDU_GAP.as_us_f64()
 }
 fn sunos411() -> String {
     "sunos411".into()
@@ -781,29 +822,42 @@ impl RunSpec {
                 )));
             }
             let delay = SimTime((h.distance_m * FIBRE_PS_PER_M as f64).round() as u64);
-            let gap = time_in(
-                &format!("host {:?}: PDU gap", h.name),
-                h.pdu_gap_us,
-                1e6,
-                "µs",
-                false,
-            )?;
+            let model = h.adapter_model()?;
+            let mode = match (h.spacing_us, h.spacing.as_deref()) {
+                (_, Some(other)) if other != "cell-level" && other != "cell-burst" => {
+                    return Err(err(format!(
+                        "host {:?}: spacing {other:?}: expected cell-level or cell-burst",
+                        h.name
+                    )))
+                }
+                (None, _) => SpacingMode::Unspaced,
+                (Some(_), Some("cell-burst")) => SpacingMode::CellBurst,
+                (Some(_), _) => SpacingMode::CellLevel,
+            };
+            let timing = model.timing(mode);
+            let gap = match h.pdu_gap_us {
+                Some(us) => time_in(&format!("host {:?}: PDU gap", h.name), us, 1e6, "µs", false)?,
+                None => timing.pdu_gap,
+            };
+            // The adapter's clock counts cell slots and its 0.492 µs idle units
+            // from the unframed cell time (so 27 units give the published
+            // 16.01 µs); the framer only jitters cells by a slot.
+            let grid = phy.cell_rate(Framing::Neglected);
             let tx = match h.spacing_us {
                 None => TxSpacing::None,
                 Some(us) => {
                     let requested =
                         time_in(&format!("host {:?}: spacing", h.name), us, 1e6, "µs", true)?;
-                    // The adapter's clock counts cell slots and its 0.492 µs idle
-                    // units from the unframed cell time (so 27 units give the
-                    // published 16.01 µs); the framer only jitters cells by a slot.
-                    let grid = phy.cell_rate(Framing::Neglected);
-                    TxSpacing::cell_level(grid, requested, h.stall)
-                        .map_err(|e| err(format!("host {:?}: {e}", h.name)))?
-                        .0
+                    let spaced = match mode {
+                        SpacingMode::CellBurst => TxSpacing::cell_burst(grid, requested),
+                        _ => TxSpacing::cell_level(grid, requested, h.stall && timing.stall)
+                            .map(|(tx, _)| tx),
+                    };
+                    spaced.map_err(|e| err(format!("host {:?}: {e}", h.name)))?
                 }
             };
             let adapter_rate = match h.spacing_us {
-                Some(_) => phy.cell_rate(Framing::Neglected),
+                Some(_) => grid,
                 None => rate,
             };
             adapters.push(AdapterSpec {

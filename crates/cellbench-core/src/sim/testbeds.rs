@@ -10,12 +10,6 @@ use crate::time::{BitRate, SimTime};
 
 /// The ATM Forum era's workgroup switch: 256 cells per output port.
 pub const DEFAULT_PORT_BUFFER_CELLS: u32 = 256;
-/// The common SBus adapter's firmware gap between PDUs (SPEC §5), measured as a
-/// lower bound: idle time after a PDU's last cell, beyond the spacing interval
-/// when cell-level spacing is on (`net/adapter.rs`). It includes setting up
-/// the next PDU's first host buffers (the measurement's UDP header buffer
-/// always ended inside cell 0), so a buffer boundary there stalls nothing more.
-pub const SBUS_PDU_GAP: SimTime = SimTime::from_us(52);
 /// BSD's interface queue limit (ifq_maxlen).
 pub const IFQ_MAXLEN: usize = 50;
 /// A few metres of fibre in a machine room: 20 m at 5 ns/m.

@@ -12,8 +12,8 @@ use super::clock::{Clock, FlatOut};
 use super::event::EventQueue;
 use super::guard;
 use super::net::{
-    aal5_cells, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, PolicerCounters,
-    PortCounters, Topology,
+    aal5_cells, CellRecord, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network,
+    PolicerCounters, PortCounters, Topology,
 };
 use super::rng;
 use crate::host::dist::Dist;
@@ -192,8 +192,8 @@ pub struct ProbeResult {
     pub peak_flight: u32,
     /// The largest data segment sent: data bytes and IP datagram bytes.
     pub largest_segment: Option<(u32, u32)>,
-    /// The CPCS payload offsets where the host buffers of that segment's PDU
-    /// after the first began (see `Network::send_gathered`).
+    /// The CPCS payload offsets where a 1 KB cluster mbuf of that segment's
+    /// PDU ended (see `Network::send_gathered`).
     pub largest_segment_buffers: Vec<u32>,
     /// Fraction of ttcp -t's interval each CPU was busy: the sender's host and the
     /// receiver's (None when the interval never closed).
@@ -419,8 +419,8 @@ struct World {
     eps: Vec<Endpoint>,
     /// Packets in flight, by token (the sending endpoint and the packet).
     segs: Vec<(usize, Packet)>,
-    /// By token: the CPCS payload offsets where the packet's host buffers
-    /// after the first begin (what `Network::send_gathered` takes).
+    /// By token: the CPCS payload offsets where a 1 KB cluster mbuf of the
+    /// packet ends and the next buffer begins (what `Network::send_gathered` takes).
     gathers: Vec<Vec<u32>>,
     /// Next UDP datagram id.
     next_dgram: u64,
@@ -522,11 +522,34 @@ pub fn run_with_clock(
     scenario: &Scenario,
     clock: &mut dyn Clock,
 ) -> Result<RunResult, ScenarioError> {
+    run_inner(scenario, clock, None).map(|(r, _)| r)
+}
+
+/// Run a scenario flat out with a tap on switch output port `port`: also
+/// every cell record of that port (`Network::set_port_tap`), in memory, so
+/// for short runs (tests of adapter timing: the cells a host's adapter sent
+/// arrive at its peer's port in its order, spaced as they left when the
+/// port is no slower than the adapter's link).
+pub fn run_tapped(
+    scenario: &Scenario,
+    port: usize,
+) -> Result<(RunResult, Vec<CellRecord>), ScenarioError> {
+    run_inner(scenario, &mut FlatOut, Some(port))
+}
+
+fn run_inner(
+    scenario: &Scenario,
+    clock: &mut dyn Clock,
+    tap: Option<usize>,
+) -> Result<(RunResult, Vec<CellRecord>), ScenarioError> {
     validate(scenario)?;
     let mut net = Network::new(scenario.topology.clone(), scenario.fidelity)
         .map_err(|e| ScenarioError(format!("topology: {e}")))?;
     if scenario.series {
         net.set_queue_series(true);
+    }
+    if let Some(port) = tap {
+        net.set_port_tap(port);
     }
     let mut world = World {
         now: SimTime::ZERO,
@@ -700,7 +723,9 @@ pub fn run_with_clock(
     }
 
     world.run(scenario.time_limit, scenario.event_budget, clock)?;
-    Ok(world.results(scenario))
+    let mut cells = Vec::new();
+    world.net.drain_cell_log(&mut cells);
+    Ok((world.results(scenario), cells))
 }
 
 /// Check a scenario before anything runs: a bad value is reported, never half-run.

@@ -97,7 +97,9 @@ mod topology;
 mod train;
 mod upc;
 
-pub use adapter::{SpacingError, CELL_SPACING_UNIT, HOST_BUFFER_BYTES};
+pub use adapter::{
+    AdapterModel, AdapterTiming, SpacingError, SpacingMode, CELL_SPACING_UNIT, HOST_BUFFER_BYTES,
+};
 
 use port::VcState;
 use train::Seg;
@@ -295,8 +297,9 @@ pub enum TxSpacing {
     Packet { interval: SimTime },
     /// Cell-level spacing: `idle_units` × 0.492 µs of idle time after every cell,
     /// so one cell every `C + idle_units·0.492 µs`. With `host_buffer_stall`
-    /// the SBus adapter's pipeline also stalls 7 or 8 cell times at each 1 KB
-    /// host-buffer boundary ([`TxSpacing::cell_level`] builds it from an interval).
+    /// the SBA-200's pipeline also stalls 7 or 8 cell times where a 1 KB
+    /// cluster mbuf of the PDU ends ([`TxSpacing::cell_level`] builds it from
+    /// an interval).
     Cell {
         idle_units: u32,
         host_buffer_stall: bool,
@@ -993,9 +996,9 @@ impl Network {
     }
 
     /// As [`Network::send`], for a PDU the adapter gathers from host buffers
-    /// (mbufs) of which those after the first begin at the CPCS payload
-    /// offsets `buffers` (ascending): with cell-level spacing and its stall on,
-    /// the adapter stalls at each (see `adapter.rs`).
+    /// (mbufs): `buffers` are the CPCS payload offsets (ascending) where a 1 KB
+    /// cluster mbuf ends and the next buffer begins; with cell-level spacing
+    /// and its stall on, the adapter stalls at each (see `adapter.rs`).
     pub fn send_gathered(
         &mut self,
         now: SimTime,
