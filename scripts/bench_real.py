@@ -104,7 +104,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d, star_network(f"bench{os.getpid()}") as ns:
         tmp = Path(d)
         creds = tmp / "creds"
-        subprocess.run(CELLBENCH + ["daemon", "--make-credentials", str(creds)], check=True)
+        subprocess.run(
+            CELLBENCH + ["daemon", "--make-credentials", str(creds), "--hosts", "a,b,c"], check=True
+        )
         daemons = Daemons(tmp)
         try:
             sched = start_star_daemons(daemons, ns, creds, PORT, ("--max-rate", "1000000"))

@@ -38,6 +38,11 @@ cellbench run examples/offered-load.netspec --set period=1000 --replications 1 -
 cellbench plot "$tmp/series" --kind cwnd -o $out/cwnd.png
 cellbench plot "$tmp/series" --kind queue -o $out/queue.png
 
+# A cell tester's inter-arrival times: europe-vp's tester part, drivers 2.2.9 and 2.3.0.
+cellbench reproduce europe-vp --part tester --out "$tmp/tester" > /dev/null
+cellbench plot "$tmp/tester" --kind iat --run 0 -o $out/iat-2.2.9.png
+cellbench plot "$tmp/tester" --kind iat --run 1 -o $out/iat-2.3.0.png
+
 # cellbench report: the lan-buffers result as a page, as headless Chromium renders it
 # from disk (Debian's chromium; scripts/test.sh installs it).
 cellbench report "$tmp/lan" -o "$tmp/report.html" --title "cellbench reproduce lan-buffers" 2> /dev/null

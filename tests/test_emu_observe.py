@@ -120,6 +120,12 @@ def test_pcap_holds_the_cells_leaving_the_port_and_decodes(tmp_path):
     fields = [line.split("\t") for line in out.stdout.splitlines()]
     assert len(fields) == len(cells)
     assert sum(int(pti) & 1 for _, pti in fields) == len(packets)  # AUU: one per PDU
+    # Described as the simulator's captures are: `cellbench cells` knows the link's slot.
+    from cellbench import cells as capture
+
+    c = capture.read(tmp_path / "b.pcap")
+    assert c.cells == len(cells) and c.pdus == len(packets)
+    assert c.link.description == "switch output port 1 to host b" and c.link.slot_ps > 0
 
 
 def test_pcap_is_refused_where_it_cannot_be_written(tmp_path):

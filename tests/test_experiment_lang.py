@@ -120,7 +120,7 @@ def test_numbers_comments_strings():
         ),
         (
             "clusters { }",
-            "x.netspec:1:1: found 'clusters', expected 'cluster', 'testbed', 'sweep' or end of file",
+            "x.netspec:1:1: found 'clusters', expected 'cluster', 'testbed', 'sweep', 'tester' or end of file",
         ),
         (
             "cluster {\n",
@@ -246,7 +246,7 @@ def test_numbers_comments_strings():
         # testbeds
         (
             "testbed lab { }\ncluster {\n" + pair(0) + "}",
-            "x.netspec:1:9: found testbed preset 'lab', expected one of europe-vp, hetero-lan, lan, lan-buffers, wan-contention, wan-mismatch, wan-window",
+            "x.netspec:1:9: found testbed preset 'lab', expected one of europe-vp, hetero-lan, lan, lan-buffers, magic, wan-contention, wan-contention-aai, wan-mismatch, wan-window",
         ),
         (
             "testbed { mtux = 9180; } cluster { }",

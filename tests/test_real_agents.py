@@ -121,3 +121,66 @@ def test_daemon_limits(monkeypatch):
             m.setitem(agents.LIMITS, limit, value)
             assert agents.refusal(spec) is None, (spec, agents.refusal(spec))
     assert agents.admit([base | {"nbytes": 1}, base | {"duration_s": 1e4}])[0] is None
+
+
+PROCESS_LIMITS = r"""
+import json, socket, threading, time
+from cellbench import _native
+
+_native.real_limits({"allow": ["127.0.0.0/8"], "max_duration_s": 2.0, "max_rate_bps": 80e6,
+                     "realtime": False})
+out = {}
+try:
+    _native.real_limits({"allow": ["0.0.0.0/0"], "max_duration_s": 1e9, "max_rate_bps": 1e12,
+                         "realtime": True})
+except ValueError as e:
+    out["again"] = str(e)
+try:
+    _native.real_source({"protocol": "udp", "peer": "192.0.2.1:9", "blocksize": 100,
+                         "nbytes": 100, "start_at": time.time()})
+except OSError as e:
+    out["outside"] = str(e)
+
+def blast(nbytes, extra=None):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    now = time.time()
+    sink = {"protocol": "tcp", "bind": f"127.0.0.1:{port}", "blocksize": 65536,
+            "deadline_at": now + 600}
+    t = threading.Thread(target=_native.real_sink, args=(sink,))
+    t.start()
+    spec = {"protocol": "tcp", "peer": f"127.0.0.1:{port}", "blocksize": 65536,
+            "start_at": now + 0.1, "max_rate_bps": 1e12, **(extra or {"nbytes": nbytes})}
+    r = _native.real_source(spec)
+    t.join()
+    return r
+
+r = blast(1 << 20)
+out["blast"] = [r["bytes"], r["throughput_bps"], r["cap_bps"]]
+r = blast(0, {"duration_s": 100.0})
+out["long"] = [r["seconds"], r["notes"]]
+print(json.dumps(out))
+"""
+
+
+def test_the_agents_hold_their_process_limits():
+    """Limits set once in the process hold for the native agent itself, whatever its
+    spec says: not loosened by a second call, no destination outside the allow list,
+    a 1 MB blast with the spec's own 1 Tb/s cap still under the process's 80 Mb/s, and
+    a 100 s transfer ended at the 2 s --max-duration."""
+    import json
+    import subprocess
+
+    r = subprocess.run(
+        [sys.executable, "-c", PROCESS_LIMITS], capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert "set already" in out["again"]
+    assert "192.0.2.1 is not in the daemon's allow list" in out["outside"]
+    nbytes, bps, cap = out["blast"]
+    assert nbytes == 1 << 20 and cap == 80e6
+    assert 0.5 * 80e6 < bps <= 80e6, bps
+    seconds, notes = out["long"]
+    assert 1.9 < seconds < 2.5 and notes == ["ended at the daemon's --max-duration"], out

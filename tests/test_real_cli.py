@@ -49,13 +49,40 @@ def _one_line_error(r, *fragments: str) -> None:
 
 
 def test_make_credentials(tmp_path):
-    r = cellbench("daemon", "--make-credentials", str(tmp_path / "c"))
+    """A testbed CA and, signed by it, the controller's, the scheduler's and one
+    certificate per daemon, each with its own key (0600), each naming its role."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    r = cellbench("daemon", "--make-credentials", str(tmp_path / "c"), "--hosts", "a,b,c")
     assert r.returncode == 0, r.stderr
-    key = tmp_path / "c" / "cellbench-key.pem"
-    assert stat.S_IMODE(key.stat().st_mode) == 0o600
-    assert (tmp_path / "c" / "ca.pem").read_text().startswith("-----BEGIN CERTIFICATE-----")
-    again = cellbench("daemon", "--make-credentials", str(tmp_path / "c"))
+    d = tmp_path / "c"
+    ca = x509.load_pem_x509_certificate((d / "ca.pem").read_bytes())
+    parties = {"controller": "controller", "scheduler": "scheduler"}
+    parties |= {f"daemon-{h}": "daemon" for h in "abc"}
+    keys = set()
+    for stem, role in parties.items():
+        key = d / f"{stem}-key.pem"
+        assert stat.S_IMODE(key.stat().st_mode) == 0o600
+        keys.add(key.read_bytes())
+        cert = x509.load_pem_x509_certificate((d / f"{stem}.pem").read_bytes())
+        assert cert.issuer == ca.subject
+        ca.public_key().verify(
+            cert.signature, cert.tbs_certificate_bytes, ec.ECDSA(cert.signature_hash_algorithm)
+        )
+        ou = cert.subject.get_attributes_for_oid(NameOID.ORGANIZATIONAL_UNIT_NAME)
+        assert [a.value for a in ou] == [role], stem
+        if role == "daemon":
+            cn = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value
+            assert cn == stem.removeprefix("daemon-")
+    assert len(keys) == len(parties), "each party its own key"
+    assert not list(d.glob("ca-key*")), "the CA's key is not kept"
+    again = cellbench("daemon", "--make-credentials", str(d), "--hosts", "a,b,c")
     _one_line_error(again, "exists: not overwriting")
+    _one_line_error(cellbench("daemon", "--make-credentials", str(tmp_path / "e")), "--hosts")
+    r = cellbench("daemon", "--make-credentials", str(tmp_path / "f"), "--hosts", "a,a")
+    _one_line_error(r, "names a twice")
 
 
 def test_daemon_help_documents_security():
@@ -82,7 +109,7 @@ def test_bad_hosts_are_one_line_errors(tmp_path):
 @pytest.fixture
 def loopback_daemons(tmp_path):
     creds = tmp_path / "creds"
-    assert cellbench("daemon", "--make-credentials", str(creds)).returncode == 0
+    assert cellbench("daemon", "--make-credentials", str(creds), "--hosts", "a,b,c").returncode == 0
     port = _free_port()
     daemons = Daemons(tmp_path)
     try:
@@ -111,7 +138,7 @@ def test_loopback_run_and_refusals(loopback_daemons, tmp_path):
 
     # Other credentials (another CA): refused at the TLS handshake, nothing stored.
     other = tmp_path / "other"
-    assert cellbench("daemon", "--make-credentials", str(other)).returncode == 0
+    assert cellbench("daemon", "--make-credentials", str(other), "--hosts", "a,b,c").returncode == 0
     r = cellbench(*args[:-2], "--out", str(tmp_path / "y"), "--credentials", str(other))
     _one_line_error(r, "cannot reach the scheduler")
     assert not (tmp_path / "y").exists()

@@ -20,7 +20,7 @@ CAP_MBPS = 40
 def capped(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("capped")
     creds = tmp / "creds"
-    assert cellbench("daemon", "--make-credentials", str(creds)).returncode == 0
+    assert cellbench("daemon", "--make-credentials", str(creds), "--hosts", "a,b").returncode == 0
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

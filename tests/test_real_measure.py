@@ -47,7 +47,7 @@ def _free_port() -> int:
 def daemons(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("measure")
     creds = tmp / "creds"
-    assert cellbench("daemon", "--make-credentials", str(creds)).returncode == 0
+    assert cellbench("daemon", "--make-credentials", str(creds), "--hosts", "a,b,c").returncode == 0
     port = _free_port()
     d = Daemons(tmp)
     try:

@@ -84,7 +84,8 @@ def network(tmp_path_factory):
     daemons = Daemons(tmp)
     with star_network(str(os.getpid()), TBF_MBPS) as ns:
         try:
-            assert cellbench("daemon", "--make-credentials", str(creds)).returncode == 0
+            made = cellbench("daemon", "--make-credentials", str(creds), "--hosts", "a,b,c")
+            assert made.returncode == 0, made.stderr
             sched = start_star_daemons(daemons, ns, creds, SCHEDULER_PORT)
             yield {"ns": ns, "creds": creds, "scheduler": sched, "tmp": tmp, "daemons": daemons}
         finally:
@@ -168,7 +169,7 @@ def test_measures_name_the_path(result):
 def test_controller_without_credentials_is_refused(network, result):
     f = network["tmp"] / "serial-parallel.netspec"
     other = network["tmp"] / "other-creds"
-    assert cellbench("daemon", "--make-credentials", str(other)).returncode == 0
+    assert cellbench("daemon", "--make-credentials", str(other), "--hosts", "a,b,c").returncode == 0
     r = cellbench(
         "run", str(f), "--engine", "real", "--out", str(network["tmp"] / "refused"),
         "--scheduler", network["scheduler"], "--credentials", str(other),

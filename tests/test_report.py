@@ -117,9 +117,16 @@ def test_report_command_on_a_stored_result_and_its_errors(lan):
     missing = cellbench("report", "nothing.result", "-o", "x.html", cwd=lan)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1
     assert "nothing.result: no such result" in missing.stderr
-    direct = cellbench("reproduce", "wan-mismatch", "--report", "x.html", cwd=lan)
+    direct = cellbench(
+        "reproduce", "wan-mismatch", "--part", "cases", "--report", "x.html", cwd=lan
+    )
     assert direct.returncode == 2 and direct.stderr.count("\n") == 1
     assert "stores no result to report" in direct.stderr
+    # Its experiment-file parts store results: case 3's two runs and Experiments 5, 6.
+    stored = cellbench("reproduce", "wan-mismatch", "--part", "segment-size", "--report",
+                       "wm.html", cwd=lan)  # fmt: skip
+    assert stored.returncode == 0, stored.stderr
+    assert 'data-kind="segment-size"' in (lan / "wm.html").read_text()
 
 
 def test_wan_window_page_has_the_published_column_and_points(tmp_path):

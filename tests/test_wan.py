@@ -81,8 +81,8 @@ def test_wan_mismatch_pacing_cures_the_buffer_overflow():
     for s in ("alpha1", "alpha2"):
         assert by[(2, 35.0, s)]["cells_lost"] == 0
         assert by[(2, 35.0, s)]["throughput_bps"] > 25e6
-    # A sender that cannot pace spoils it for the one that does (case 3).
-    assert by[(3, 35.0, "alpha1")]["cells_lost"] > 0
+    # Case 3 is two runs of its own (tests/test_wan_mismatch.py).
+    assert {x["case"] for x in r} == {1, 2}
 
 
 def test_europe_vp_policing_collapse_and_spacing():

@@ -22,38 +22,89 @@ def offered_load(everything):
     return {"rows": rows, "offered_load": everything["offered_load"]}
 
 
-def test_offered_load_curve_has_a_lossless_knee(offered_load):
+#: The three pairs of the AAI network (TESTBEDS.md) and the DS-3 their paths share.
+AAI_PAIRS = {("wpafb1", "ittc1"), ("nrl1", "ittc2"), ("arl1", "gsd1")}
+SHARED_DS3 = "trunk east->kc"
+
+
+def test_blocks_due_counts_what_the_periods_fit():
+    # 2 s at 32.768 ms: blocks at 0, 32.768, ... 1998.8 ms.
+    assert wan_contention.blocks_due(2.0, 32768) == 62
+    assert wan_contention.blocks_due(4.0, 32768) == 123
+    assert wan_contention.blocks_due(1.0, 250000) == 4
+
+
+def test_the_three_pairs_share_one_ds3():
+    from cellbench.experiment import testbed as tbmod
+
+    tb = tbmod.preset("wan-contention-aai").to_dict()
+    ds3 = [t for t in tb["trunks"] if t["phy"] == "ds3"]
+    assert [(t["from"], t["to"]) for t in ds3] == [("east", "kc")]
+    for a, b in AAI_PAIRS:
+        assert SHARED_DS3 in wan_contention._ports_on_path(tb, a, b)
+
+
+def _curve(rows):
+    return wan_contention.offered_load_points(rows)
+
+
+def test_offered_load_is_paced_tcp_with_a_full_load_point(offered_load):
     rows = offered_load["rows"]
     assert {r["part"] for r in rows} == {"offered-load"}
-    for r in rows:
-        assert {"throughput_bps", "cells_lost", "limited_by", "period"} <= set(r)
-    # Aggregate per point, by offered load.
-    points: dict[float, list[dict]] = {}
-    for r in rows:
-        points.setdefault(r["period"], []).append(r)
-    curve = sorted(
-        (sum(r["offered_bps"] for r in rs), sum(r["throughput_bps"] for r in rs),
-         sum(r["cells_lost"] for r in rs))
-        for rs in points.values()
-    )  # fmt: skip
-    lossless = [p for p in curve if p[2] == 0]
-    lossy = [p for p in curve if p[2] > 0]
+    assert {r["protocol"] for r in rows} == {"tcp"}
+    assert {(r["transmitter"], r["receiver"]) for r in rows} == AAI_PAIRS
+    curve = _curve(rows)
+    paced = [p for p in curve if p["load"] == "paced"]
+    full = [p for p in curve if p["load"] == "full"]
+    assert len(full) == 1 and curve[-1] is full[0]
+    lossless = [p for p in paced if p["cells_lost"] == 0]
+    lossy = [p for p in curve if p["cells_lost"] > 0]
     assert lossless and lossy
-    # The knee: every load below it is lossless and carried in full, every load above
-    # it loses cells; it sits below the shared DS-3's capacity for 8 KB datagrams
-    # (96000 cells/s / 172 cells x 65536 bit = 36.58 Mb/s).
-    knee = max(p[0] for p in lossless)
-    assert all(p[0] > knee for p in lossy)
-    assert all(c >= 0.99 * o for o, c, _ in lossless)
-    assert knee < 96000 / 172 * 65536
+    # A lossless point carries what it offered and never more (each block owns its
+    # period: the 62-blocks-in-2-s fencepost no longer counts one block too many).
+    for p in lossless:
+        assert p["carried_bps"] <= p["offered_bps"] * (1 + 1e-9)
+        assert p["carried_bps"] >= 0.99 * p["offered_bps"]
+    for r in rows:
+        if r["load"] == "paced" and not r["cells_lost"]:
+            assert r["bytes_received"] <= r["blocks_due"] * r["blocksize"]
+    # Loss only where the three paths meet; TCP then retransmits, and the first lossy
+    # load carries less than it offered.
+    assert all(p["lost_at"] == [SHARED_DS3] for p in lossy)
+    assert all(p["retransmitted_segments"] > 0 for p in lossy)
+    first = next(p for p in paced if p["cells_lost"])
+    assert first["carried_bps"] < first["offered_bps"]
+    assert all(r["limited_by"] == "cell-loss" for r in rows if r["cells_lost"])
     f = offered_load["offered_load"]
-    assert f["lossless_bps"] == pytest.approx(lossless[-1][1])
-    assert f["peak_bps"] >= f["lossless_bps"]
-    # Full blast loses a cell of nearly every datagram at the shared port.
-    assert f["full_load_bps"] < 0.1 * f["peak_bps"]
-    losses = [r for r in rows if r["cells_lost"]]
-    assert all(r["limited_by"] == "cell-loss" for r in losses)
-    assert all("trunk kc->lawrence" in r["lost_at"] for r in losses if r["transmitter"] != "mpls1")
+    assert f["lossless_bps"] == pytest.approx(max(p["carried_bps"] for p in lossless))
+    assert f["peak_bps"] == pytest.approx(max(p["carried_bps"] for p in curve))
+    assert f["full_load_bps"] == pytest.approx(full[0]["carried_bps"])
+    assert f["full_load_offered_bps"] is None
+
+
+def test_offered_load_udp_has_a_lossless_knee(everything):
+    rows = [r for r in everything["rows"] if r["part"] == "offered-load-udp"]
+    assert {r["protocol"] for r in rows} == {"udp"}
+    for r in rows:
+        # UDP is never blocked: every block due was sent.
+        assert r["datagrams_sent"] == r["blocks_due"]
+    curve = _curve(rows)
+    lossless = [p for p in curve if p["cells_lost"] == 0]
+    lossy = [p for p in curve if p["cells_lost"] > 0]
+    assert lossless and lossy
+    # The knee: every load below it is lossless and carried in full (never more),
+    # every load above it loses cells; it sits below the shared DS-3's capacity for
+    # 8 KB datagrams (96000 cells/s / 172 cells x 65536 bit = 36.58 Mb/s).
+    knee = max(p["offered_bps"] for p in lossless)
+    assert all(p["offered_bps"] > knee for p in lossy)
+    assert all(p["offered_bps"] * (1 + 1e-9) >= p["carried_bps"] >= 0.99 * p["offered_bps"]
+               for p in lossless)  # fmt: skip
+    assert knee < 96000 / 172 * 65536
+    assert all(p["lost_at"] == [SHARED_DS3] for p in lossy)
+    # A lost cell loses its datagram: every lossy load carries less than it offers.
+    assert all(p["carried_bps"] < p["offered_bps"] for p in lossy)
+    f = everything["offered_load_udp"]
+    assert f["lossless_bps"] == pytest.approx(max(p["carried_bps"] for p in lossless))
 
 
 def test_deterministic_and_json_contract(everything, capsys):
@@ -62,7 +113,7 @@ def test_deterministic_and_json_contract(everything, capsys):
     assert printed == json.loads(json.dumps(everything))
     assert set(printed["offered_load"]) >= {"lossless_bps", "peak_bps", "full_load_bps"}
     parts = {r["part"] for r in printed["rows"]}
-    assert parts == {"offered-load", "five-pairs", "credits", "burst", "ftp"}
+    assert parts == {"offered-load", "offered-load-udp", "five-pairs", "credits", "burst", "ftp"}
     extra = {
         "five-pairs": {"together", "pair"},
         "credits": {"flow_control", "mix", "stream", "protocol"},
@@ -80,6 +131,9 @@ def test_out_is_a_result_show_and_plot_read(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "maximum lossless throughput" in text and "Mb/s" in text
     assert main(["show", str(out / "offered-load")]) == 0
+    # The full-load run (every source full blast) is stored beside the paced sweep.
+    assert main(["show", str(out / "full-load")]) == 0
+    assert "full" in capsys.readouterr().out
     png = tmp_path / "ol.svg"
     assert main(["plot", str(out / "offered-load"), "--kind", "offered-load", "-o", str(png)]) == 0
     svg = png.read_text()
@@ -195,27 +249,36 @@ def test_windows_are_the_bandwidth_delay_products():
     pairs = {"w1": ("kclab1", "law1"), "w2": ("mpls1", "law2"), "w3": ("dc1", "law3"),
              "w4": ("sd1", "dc2"), "w5": ("mpls2", "dc3")}  # fmt: skip
     text = (wan_contention.study.HERE / "wan-contention-five-pairs.netspec").read_text()
-    ftp = (wan_contention.study.HERE / "wan-contention-ftp.netspec").read_text()
     for key, (a, b) in pairs.items():
         w = wan_contention.bdp_window(rate * 1e6, wan_contention.pair_rtt_s(tb, a, b))
         assert f"{key} = {w // 1024}K;" in text
-        if key == "w4":
-            assert f"window = [64K, {w // 1024}K];" in ftp
+    # The NRL -> JPL FTP's extended window: its own testbed's round trip.
+    from cellbench.experiment import runner
+
+    ftp = wan_contention.study.HERE / "wan-contention-ftp.netspec"
+    plan = runner.make_plan(str(ftp), sets=[], replications=None, seed=None, testbed=None,
+                            trace=False, series=False)  # fmt: skip
+    trunks = plan.task(0).spec["trunks"]
+    rtt = 2 * sum(t["delay_ms"] for t in trunks) / 1e3
+    w = wan_contention.bdp_window(rate * 1e6, rtt)
+    assert f"extended_window = {w // 1024}K;" in ftp.read_text()
 
 
-def test_ftp_reads_its_disk_and_rfc1323_fills_the_ds3(everything):
-    rows = {(r["app"], r["window"]): r for r in everything["rows"] if r["part"] == "ftp"}
-    assert {a for a, _ in rows} == {"ftp", "ttcp"} and len(rows) == 4
-    small, big = sorted({w for _, w in rows})
-    assert small == 65536
-    # 64 KB over 70 ms: both window-bound at some 7 Mb/s.
-    for app in ("ftp", "ttcp"):
-        r = rows[(app, small)]
-        assert r["limited_by"] == "window" and 6e6 < r["throughput_bps"] < 7.5e6
-    # RFC 1323: ttcp fills the DS-3; ftp is held to its disk (4 MB/s = 33.55 Mb/s).
-    assert rows[("ttcp", big)]["limited_by"] == "link"
-    assert rows[("ftp", big)]["limited_by"] == "application"
-    assert rows[("ftp", big)]["throughput_bps"] == pytest.approx(4 * 2**20 * 8, rel=0.01)
+def test_ftp_nrl_to_jpl_default_window_extended_window_and_ttcp(everything):
+    rows = {r["app"]: r for r in everything["rows"] if r["part"] == "ftp"}
+    assert set(rows) == {"ftp-default", "ftp-extended", "ttcp"}
+    assert {(r["transmitter"], r["receiver"]) for r in rows.values()} == {("nrl", "jpl")}
+    # 3,700 km at 5 µs/km each way, plus the two 20 km metro DS-3s.
+    assert rows["ttcp"]["rtt_ms"] == pytest.approx(37.4)
+    # The default 4 KB window: window-bound at 4 KB per round trip (< 0.9 Mb/s).
+    small = rows["ftp-default"]
+    assert small["window"] == 4096 and small["limited_by"] == "window"
+    assert 0.7e6 < small["throughput_bps"] <= 4096 * 8 / 0.0374
+    # Extended: ftp held to its disk (4 MB/s = 33.55 Mb/s), ttcp by the DS-3 path.
+    assert rows["ftp-extended"]["limited_by"] == "application"
+    assert rows["ftp-extended"]["throughput_bps"] < 4 * 2**20 * 8
+    assert rows["ttcp"]["limited_by"] == "link"
+    assert rows["ttcp"]["throughput_bps"] > 30 * small["throughput_bps"]
     assert all(r["cells_lost"] == 0 for r in rows.values())
 
 

@@ -4,6 +4,7 @@
 
 use crate::error::os_error;
 use crate::sim::{spec_json, to_py};
+use cellbench_core::real::limits::{set_process_limits, LimitsSpec};
 use cellbench_core::real::{run_source, stop, Sink, SinkSpec, SourceSpec};
 use pyo3::prelude::*;
 
@@ -11,6 +12,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(real_source, m)?)?;
     m.add_function(wrap_pyfunction!(real_sink, m)?)?;
     m.add_function(wrap_pyfunction!(real_stop, m)?)?;
+    m.add_function(wrap_pyfunction!(real_limits, m)?)?;
     Ok(())
 }
 
@@ -40,4 +42,12 @@ fn real_sink(py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<PyObject> {
 #[pyfunction]
 fn real_stop(group: &str) {
     stop(group);
+}
+
+/// Set this process's limits (`cellbench_core::real::limits::LimitsSpec`), once: every
+/// agent in the process holds them from then on, whatever its spec says.
+#[pyfunction]
+fn real_limits(limits: &Bound<'_, PyAny>) -> PyResult<()> {
+    let spec: LimitsSpec = parse(limits)?;
+    set_process_limits(&spec).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.0))
 }

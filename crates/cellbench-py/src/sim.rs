@@ -21,6 +21,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_profiles, m)?)?;
     m.add_function(wrap_pyfunction!(host_write_us, m)?)?;
     m.add_function(wrap_pyfunction!(check_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(tester_places, m)?)?;
     m.add_function(wrap_pyfunction!(adapter_models, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_port_cells, m)?)?;
     m.add_function(wrap_pyfunction!(stop_runs, m)?)?;
@@ -29,6 +30,19 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // experiment checks estimate against before anything runs.
     m.add("DEFAULT_EVENT_BUDGET", guard::DEFAULT_EVENT_BUDGET)?;
     Ok(())
+}
+
+/// Every place a cell tester (`cells` in a spec) can sit in a run spec's
+/// network, by the name it takes; `place`: check that one, a ValueError listing
+/// them all if it is none of them.
+#[pyfunction]
+#[pyo3(signature = (spec, place=None))]
+fn tester_places(spec: &Bound<'_, PyAny>, place: Option<&str>) -> PyResult<Vec<String>> {
+    let spec = RunSpec::from_json(&spec_json(spec)?).map_err(value_error)?;
+    if let Some(p) = place {
+        spec.tester_place(p).map_err(value_error)?;
+    }
+    Ok(spec.tester_places())
 }
 
 /// The host profiles the simulator knows (SPEC §6.3).

@@ -24,6 +24,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(wire_encode, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_write, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_read, m)?)?;
+    m.add_function(wrap_pyfunction!(pcap_cell_iats, m)?)?;
     m.add_class::<CellDecoder>()?;
     Ok(())
 }
@@ -194,6 +195,42 @@ fn pcap_read<'py>(py: Python<'py>, path: &str) -> PyResult<Vec<Bound<'py, PyDict
         out.push(d);
     }
     Ok(out)
+}
+
+/// A tester's capture (ERF ATM cells) read back: `cells`, `pdus`, `vcs` (a list of
+/// `(vpi, vci, cells)`), `first_ps`, `last_ps`, `slots` (each cell's
+/// inter-arrival time in slots of `slot_ps`, rounded; `iat_ps` unrounded) and `pdu_ends` (the
+/// indices of the cells that end PDUs) (`sim::capture::cell_iats`);
+/// `vpi`/`vci`: only that VC's cells. A bad file is a ValueError, one line.
+#[pyfunction]
+#[pyo3(signature = (path, slot_ps, vpi=None, vci=None))]
+fn pcap_cell_iats<'py>(
+    py: Python<'py>,
+    path: &str,
+    slot_ps: u64,
+    vpi: Option<u16>,
+    vci: Option<u16>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let bytes = std::fs::read(path).map_err(|e| value_error(format!("cannot read {path}: {e}")))?;
+    let vc = match (vpi, vci) {
+        (Some(p), Some(c)) => Some((p, c)),
+        (None, None) => None,
+        _ => return Err(value_error("a VC is a VPI and a VCI: give both or neither")),
+    };
+    let x = py
+        .allow_threads(|| cellbench_core::sim::capture::cell_iats(&bytes, SimTime(slot_ps), vc))
+        .map_err(|e| value_error(format!("{path}: {e}")))?;
+    let d = PyDict::new_bound(py);
+    d.set_item("cells", x.cells)?;
+    d.set_item("pdus", x.pdus)?;
+    let vcs: Vec<(u16, u16, u64)> = x.vcs.iter().map(|(&(p, c), &n)| (p, c, n)).collect();
+    d.set_item("vcs", vcs)?;
+    d.set_item("first_ps", x.first.map(|t| t.as_ps()))?;
+    d.set_item("last_ps", x.last.map(|t| t.as_ps()))?;
+    d.set_item("slots", x.slots)?;
+    d.set_item("pdu_ends", x.pdu_ends)?;
+    d.set_item("iat_ps", x.iat_ps)?;
+    Ok(d)
 }
 
 /// A receiver of UNI cells: HEC check and single-bit correction per cell, AAL5

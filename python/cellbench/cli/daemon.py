@@ -12,7 +12,9 @@ Start the daemon of one testbed host for `cellbench run FILE --engine real`.
 The daemon is a Dask distributed worker named after the host; without
 --scheduler it also hosts the scheduler, so a testbed needs:
 
-  once:           cellbench daemon --make-credentials creds/   (copy creds/ to every host)
+  once:           cellbench daemon --make-credentials creds/ --hosts a,b,c
+                  (copy each host ca.pem and its own daemon-NAME*.pem, host a
+                  also scheduler*.pem; the controller ca.pem and controller*.pem)
   on host a:      cellbench daemon --name a --listen 10.1.0.1 --allow 10.1.0.0/24 \\
                       --credentials creds/
   on host b, ...: cellbench daemon --name b --listen 10.1.0.2 --allow 10.1.0.0/24 \\
@@ -21,14 +23,26 @@ The daemon is a Dask distributed worker named after the host; without
                       --credentials creds/
 
 Security: the daemon listens on 127.0.0.1 unless --listen names an address;
-the control channel is TLS with both ends authenticated by the certificates in
---credentials (a controller without them is refused at the handshake). The
-daemon runs only the built-in traffic agents with plain parameters, never code
-or commands from an experiment file. It refuses, before any traffic, a
-destination outside loopback and its --allow networks, a transfer longer than
---max-duration and a paced rate above --max-rate (a full blast is held below
-it); the refusal reaches the controller as a one-line error naming the
-connection.
+the control channel is TLS with both ends authenticated by certificates from
+one testbed CA: the controller's, the scheduler's and one per daemon, each with
+its own key. The scheduler takes orders only from the controller's certificate
+and lets a daemon's speak only for its own host; a daemon takes orders only
+from the scheduler's. A connection without both handshakes done in 10 s is
+closed. The daemon runs only the built-in traffic agents with plain parameters
+(checked as data), never code: Dask's other operations (Client.run, plugins,
+any other function) are refused, and it unpickles nothing but the task graph's
+containers and the agents' names. Started as root, it runs as nobody once it
+has read its credentials (real-time pacing through RLIMIT_RTPRIO, no
+capability kept).
+
+Limits: it refuses, before any traffic, a destination outside loopback and its
+--allow networks, a transfer longer than --max-duration and a paced rate above
+--max-rate; the refusal reaches the controller as a one-line error naming the
+connection. The agents hold the same limits themselves, whatever they are
+sent: a source sends only inside the allow list and ends at --max-duration, and
+all the daemon's sources together stay under --max-rate (one rate cap that
+every write of every connection reserves its bytes from, so a full blast, or
+several, is held under it).
 """
 
 
@@ -57,7 +71,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--make-credentials",
         metavar="DIR",
-        help="create a CA certificate and a certificate and key it signed in DIR, then exit",
+        help="create a testbed CA and, signed by it, the controller's, the scheduler's and "
+        "each --hosts daemon's certificate and key in DIR, then exit",
+    )
+    p.add_argument(
+        "--hosts",
+        metavar="NAME,...",
+        help="with --make-credentials: the testbed's hosts, a daemon certificate each",
     )
     p.add_argument(
         "--agents",
@@ -77,7 +97,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=positive_float("--max-rate"),
         default=10_000.0,
         metavar="MBPS",
-        help="refuse a paced rate above this and hold a full blast below it (default 10000 Mb/s)",
+        help="refuse a paced rate above this and hold all the daemon's sources together "
+        "below it (default 10000 Mb/s)",
     )
     p.add_argument(
         "--allow",
@@ -90,7 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--no-realtime",
         action="store_true",
-        help="pace at the normal priority (default: real-time where permitted)",
+        help="pace at the normal priority (default: real-time, SCHED_FIFO 1, where permitted)",
     )
     p.set_defaults(func=daemon_main)
 
@@ -99,8 +120,9 @@ def daemon_main(args: argparse.Namespace) -> int:
     from cellbench.real import credentials, daemon
 
     if args.make_credentials:
+        hosts = [h.strip() for h in (args.hosts or "").split(",") if h.strip()]
         try:
-            paths = credentials.make(args.make_credentials)
+            paths = credentials.make(args.make_credentials, hosts)
         except OSError as e:
             raise UsageError(f"--make-credentials {args.make_credentials}: {e.strerror}") from None
         print(f"cellbench: wrote {', '.join(str(p) for p in paths)}", file=sys.stderr)
@@ -126,6 +148,8 @@ def daemon_main(args: argparse.Namespace) -> int:
         )
     except KeyboardInterrupt:
         return 0
+    except daemon.StartError as e:
+        raise UsageError(f"daemon {args.name}: {e}") from None
     except OSError as e:
-        raise UsageError(f"daemon: cannot listen or connect: {e}") from None
+        raise UsageError(f"daemon {args.name}: cannot listen or connect: {e}") from None
     return 0

@@ -19,7 +19,7 @@ from cellbench.cli.common import (
     seed,
 )
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
-from cellbench.reproduce import STUDIES, emu, lan_buffers, wan, wan_contention
+from cellbench.reproduce import STUDIES, emu, lan_buffers, wan, wan_contention, wan_mismatch
 from cellbench.reproduce.published import size_label
 
 
@@ -58,7 +58,29 @@ def register(sub: argparse._SubParsersAction) -> None:
                 default=1,
                 help="runs per configuration (default 1)",
             )
+        if name == "wan-mismatch":
+            w.add_argument(
+                "--part",
+                action="append",
+                choices=wan_mismatch.PARTS,
+                help="run only this part (repeatable; default all): cases (1 and 2), case3 "
+                "(the slides' Experiment 4: runs 3a and 3b), segment-size (Experiments 5, 6)",
+            )
+            w.add_argument(
+                "--out",
+                type=Path,
+                help="store case 3's and Experiments 5 and 6's results in OUT/RUN (case3a, "
+                "case3b, experiment-5, experiment-6; cellbench show/plot read them)",
+            )
         if name == "europe-vp":
+            w.add_argument(
+                "--part",
+                action="append",
+                choices=EUROPE_VP_PARTS,
+                help="vp: the policed VP's table (the default); tester: the adapter's own "
+                "cells on a cell tester, both drivers' IAT histograms (repeatable; with "
+                "both, --out DIR stores each in DIR/PART)",
+            )
             w.add_argument(
                 "--no-stall",
                 dest="stall",
@@ -227,13 +249,22 @@ WAN_STUDIES = {
 }
 
 
+#: europe-vp's parts: the policed VP's sweep, and the adapter's cells on a tester.
+EUROPE_VP_PARTS = ("vp", "tester")
+
+
 def wan_main(args: argparse.Namespace) -> int:
     _check_experiment_args(args)
     _check_engine_args(args)
+    parts = getattr(args, "part", None) or ["vp"]
+    if "tester" in parts:
+        return _europe_vp_tester(args, both="vp" in parts)
     if args.engine == "emu":
         stall = {} if getattr(args, "stall", True) else {"testbed.host.sparc10-a.stall": 0}
         sim = {"seed": args.seed, "set": stall}
         return emu_main(args, sim, [f"{k}={v}" for k, v in stall.items()])
+    if args.name == "wan-mismatch":
+        return _wan_mismatch_main(args)
     options = {"stall": args.stall} if args.name == "europe-vp" else {}
     if args.name in wan.EXPERIMENTS:
         options |= {"out": args.out, "resume": args.resume, "overwrite": args.overwrite,
@@ -255,6 +286,81 @@ def wan_main(args: argparse.Namespace) -> int:
         print_json({"study": args.name, "rows": rows})
     else:
         print(wan.report(args.name, df))
+    return 0
+
+
+def _wan_mismatch_main(args: argparse.Namespace) -> int:
+    """Cases 1 and 2 (specs on the simulator), then the experiment-file parts."""
+    check_workers(args.workers)
+    parts = args.part or list(wan_mismatch.PARTS)
+    if args.report is not None and not set(parts) - {"cases"}:
+        raise UsageError(
+            "--report: reproduce wan-mismatch --part cases runs its cases directly and stores "
+            "no result to report (case3 and segment-size store theirs)"
+        )
+    df = None
+    if "cases" in parts:
+        df = wan.run("wan-mismatch", replications=args.replications or 1, seed=args.seed,
+                     workers=args.workers)  # fmt: skip
+    res = wan_mismatch.run(parts, seed=args.seed, workers=args.workers, out=args.out,
+                           progress=True)  # fmt: skip
+    if args.json:
+        rows = [] if df is None else df.astype(object).where(df.notna(), None).to_dict("records")
+        print_json({"study": args.name, "rows": rows} | res)
+        return 0
+    text = [] if df is None else [wan.report(args.name, df)]
+    if res:
+        text.append(wan_mismatch.report(res))
+    print("\n\n".join(text))
+    return 0
+
+
+def _europe_vp_tester(args: argparse.Namespace, both: bool) -> int:
+    """``reproduce europe-vp --part tester`` (and ``--part vp`` beside it)."""
+    from cellbench.reproduce import tester
+
+    given = [
+        flag
+        for flag, on in (
+            ("--replications", args.replications),
+            ("--resume", args.resume),
+            ("--dask", args.dask),
+            ("--series", args.series),
+            ("--no-stall", not args.stall),
+            ("--engine emu", args.engine == "emu"),
+        )
+        if on
+    ]
+    if given and not both:
+        raise UsageError(f"{', '.join(given)}: not for --part tester (one run per driver)")
+    if given:
+        raise UsageError(f"{', '.join(given)}: for --part vp alone (the tester part has none)")
+    out = args.out
+    vp = None
+    if both:
+        vp = wan.run(
+            "europe-vp",
+            seed=args.seed,
+            workers=args.workers,
+            out=None if out is None else out / "vp",
+            overwrite=args.overwrite,
+            progress=True,
+        )
+        out = None if out is None else out / "tester"
+    parts = tester.run(
+        seed=args.seed, workers=args.workers, out=out, overwrite=args.overwrite, progress=True
+    )
+    if args.json:
+        doc = tester.to_json(parts)
+        if vp is not None:
+            rows = vp.astype(object).where(vp.notna(), None).to_dict(orient="records")
+            doc = {"study": "europe-vp", "rows": rows, "tester": doc}
+        print_json(doc)
+        return 0
+    if vp is not None:
+        print(wan.report("europe-vp", vp))
+        print()
+    print(tester.report(parts))
     return 0
 
 

@@ -71,6 +71,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "table, e.g. a host's name for the port to it, or its number) to FILE as a pcap of "
         "ERF ATM cells, as `wire pcap` writes (FILE-runN.pcap with several runs)",
     )
+    p.add_argument(
+        "--cells",
+        metavar="PLACE",
+        help="an ATM cell tester: record every cell leaving PLACE (a switch output port by "
+        "its name in the ports table: a host's name for the port to it, 'trunk A->B'; or "
+        "adapter:HOST for the cells HOST's adapter sends) into OUT/cells/runN.pcap, ERF ATM "
+        "cells as --pcap writes them, with its link's cell time in runN.pcap.json (cellbench "
+        "cells reads both); over the file's tester { port = ...; } block",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--check", action="store_true", help="only parse and check the file")
     p.add_argument(
@@ -113,11 +122,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     q = sub.add_parser(
         "plot", help="plot a stored result", description="Plot a stored result (no re-running)."
     )
-    q.add_argument("result", type=Path, help="a result directory")
+    q.add_argument(
+        "result",
+        type=Path,
+        help="a result directory (--kind iat: also a capture, FILE.pcap)",
+    )
     q.add_argument("--kind", required=True, choices=KINDS, help="the figure kind")
     q.add_argument("-o", "--output", type=Path, required=True, help="FILE.png, .svg or .pdf")
     q.add_argument(
-        "--run", type=int, help="time-sequence, cwnd, queue: the run (default: the first recorded)"
+        "--run",
+        type=int,
+        help="time-sequence, cwnd, queue, iat: the run (default: the first recorded)",
     )
     q.add_argument(
         "--connection", type=int, default=None, help="time-sequence, cwnd: the connection"
@@ -170,6 +185,10 @@ def run_main(args: argparse.Namespace) -> int:
     if args.pcap and args.engine != "emu":
         # The simulator carries cell counts, not bytes; the emulator carries the datagrams.
         raise UsageError("--pcap needs --engine emu: only the emulator carries the cells' bytes")
+    if args.cells and args.engine != "sim":
+        raise UsageError("--cells is the simulator's cell tester (--engine emu: --pcap PORT=FILE)")
+    if args.cells and args.dask:
+        raise UsageError("--cells writes its captures where a run executes: not with --dask")
     if args.engine == "real":
         from cellbench.real.cli import run_real
 
@@ -178,7 +197,7 @@ def run_main(args: argparse.Namespace) -> int:
         from cellbench.emu.cli import run_emu
 
         return run_emu(args)
-    plan = make_plan(args, trace=args.trace, series=args.series)
+    plan = make_plan(args, trace=args.trace, series=args.series, cells=args.cells)
     for note in plan.notes:
         print(f"cellbench: note: {note}", file=sys.stderr)
     if args.check:
@@ -206,8 +225,22 @@ def run_main(args: argparse.Namespace) -> int:
             client.close()
     result = results.load(out)
     print(f"cellbench: result in {out} ({result.num_rows} rows)", file=sys.stderr)
+    print_captures(plan)
     _print_summary(result, "json" if args.json else "table")
     return 0
+
+
+def print_captures(plan) -> None:
+    """What each run's cell tester wrote, one line per capture (the first few) on stderr."""
+    for c in plan.captures:
+        print(
+            f"cellbench: cells: run {c['run']}: {c['cells']} cells, {c['pdus']} PDUs leaving "
+            f"{c['place']} ({c['link']}, {c['phy']}) in {c['path']}",
+            file=sys.stderr,
+        )
+    more = plan.captures_total - len(plan.captures)
+    if more > 0:
+        print(f"cellbench: cells: {more} more capture(s) in {plan.cells_dir}", file=sys.stderr)
 
 
 def _load(path: Path):
@@ -322,12 +355,52 @@ def show_main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _capture(path: Path, run: int | None):
+    """The capture ``plot --kind iat`` draws: a pcap file, or a result's ``cells/runN.pcap``."""
+    from cellbench import cells
+
+    if path.is_dir():
+        folder = path / "cells"
+        have = sorted(
+            (int(f.stem[3:]) for f in folder.glob("run*.pcap") if f.stem[3:].isdigit()),
+        ) if folder.is_dir() else []  # fmt: skip
+        if not have:
+            raise UsageError(
+                f"{path}: no captures (cells/runN.pcap): run it with --cells PLACE or a "
+                "tester { } block"
+            )
+        if run is None:
+            run = have[0]
+        elif run not in have:
+            raise UsageError(f"--run {run}: {path} has captures of runs {have}")
+        path = folder / f"run{run}.pcap"
+    elif run is not None:
+        raise UsageError(f"--run {run}: {path} is one capture (--run picks one of a result's)")
+    return cells.read(path)
+
+
 def plot_main(args: argparse.Namespace) -> int:
     from cellbench.experiment import plots
 
     suffix = args.output.suffix.lower()
     if suffix not in (".png", ".svg", ".pdf"):
         raise UsageError(f"-o {args.output}: expected a .png, .svg or .pdf file name")
+    from cellbench.experiment.plotkinds import CAPTURE
+
+    if args.kind in CAPTURE:
+        options = (
+            ("--where", args.where),
+            ("--by", args.by),
+            ("--compare", args.compare),
+            ("--port", args.port),
+            ("--connection", args.connection),
+        )
+        given = [f for f, v in options if v not in (None, [])]
+        if given:
+            raise UsageError(f"{', '.join(given)}: not for --kind {args.kind} (one capture)")
+        plots.iat(_capture(args.result, args.run), args.output)
+        print(f"cellbench: wrote {args.output}", file=sys.stderr)
+        return 0
     result = _load(args.result)
     plots.plot(
         result,

@@ -280,7 +280,7 @@ def render(v: Value) -> str:
 
 #: kind -> (block kinds allowed inside, settings allowed, name: "optional"/"required"/"none")
 BLOCKS: dict[str, tuple[tuple[str, ...], bool, str]] = {
-    "": (("cluster", "testbed", "sweep"), False, "none"),
+    "": (("cluster", "testbed", "sweep", "tester"), False, "none"),
     "cluster": (("test", "parallel", "serial"), False, "none"),
     "parallel": (("test", "parallel", "serial"), False, "none"),
     "serial": (("test", "parallel", "serial"), False, "none"),
@@ -291,6 +291,7 @@ BLOCKS: dict[str, tuple[tuple[str, ...], bool, str]] = {
     "host": ((), True, "required"),
     "defaults": ((), True, "none"),
     "sweep": ((), True, "none"),
+    "tester": ((), True, "none"),
 }
 
 

@@ -39,6 +39,7 @@ from cellbench.experiment.lang import (
     Number,
     Pos,
     Setting,
+    String,
     Value,
     expected,
     render,
@@ -259,6 +260,12 @@ class Experiment:
     hosts: list[tbmod.HostSpec]
     connections: list[Connection]
     notes: list[str] = field(default_factory=list)
+    #: The ``tester { port = ...; }`` block: where a cell tester records every cell
+    #: (a place as ``cellbench run --cells`` names it), and the setting's position.
+    tester: str | None = None
+    tester_pos: Pos | None = None
+    #: ``slot_us``: the slot the tester counts in, µs (None: the link's cell time).
+    tester_slot_us: float | None = None
 
     def spec(
         self, seed: int, replication: int, *, trace: bool = False, series: bool = False
@@ -289,6 +296,10 @@ def check_with_engine(exp: Experiment, seed: int) -> None:
     of the connection it names (``connection I (A -> B): ...``)."""
     try:
         _native.check_spec(exp.spec(seed, 0))
+        if exp.tester is not None:
+            check_tester(exp, exp.tester, exp.tester_pos)
+    except ExperimentError:
+        raise
     except ValueError as e:
         text = str(e)
         m = re.match(r"(?:connection|transfer) (\d+)\b", text)
@@ -297,6 +308,57 @@ def check_with_engine(exp: Experiment, seed: int) -> None:
         raise ExperimentError(
             pos or Pos(exp.file, 1, 1), f"the simulator refuses it: {text}"
         ) from None
+
+
+def check_tester(exp: Experiment, place: str, pos: Pos | None) -> None:
+    """A tester's place is a switch output port or an adapter of the experiment's
+    network (``_native.tester_places``); else an error listing every one."""
+    from cellbench import _native
+
+    try:
+        _native.tester_places(exp.spec(0, 0), place)
+    except ValueError as e:
+        raise ExperimentError(pos, str(e)) from None
+
+
+def _tester(doc: Document) -> tuple[str | None, Pos | None, float | None]:
+    """The ``tester { port = PLACE; slot_us = US; }`` block, if any: PLACE as a name or
+    a string (``"adapter:HOST"``, ``"trunk a->b"``) or a port's number; ``slot_us``
+    (optional) the slot the tester counts inter-arrival times in."""
+    blocks = [b for b in doc.blocks if b.kind == "tester"]
+    if not blocks:
+        return None, None, None
+    if len(blocks) > 1:
+        raise expected(blocks[1].pos, "a second 'tester' block", "one tester per experiment")
+    port: tuple[str, Pos] | None = None
+    slot_us: float | None = None
+    for st in blocks[0].settings():
+        if st.key == "slot_us":
+            slot_us = float(
+                _number(st.value, "the tester's cell slot in µs", lo=0, integer=False, hi=1e6)
+            )
+            if slot_us <= 0:
+                raise expected(st.value.pos, render(st.value), "a cell slot > 0 µs")
+            continue
+        if st.key != "port":
+            raise expected(
+                st.pos, f"setting '{st.key}'", "'port' (the tester's place) or 'slot_us'"
+            )
+        v = st.value
+        if isinstance(v, (Name, String)):
+            port = (v.text, v.pos)
+        elif isinstance(v, Number) and isinstance(v.value, int) and v.value >= 0:
+            port = (str(v.value), v.pos)
+        else:
+            raise expected(
+                st.pos,
+                render(v),
+                'a switch output port or adapter: a host\'s name, "trunk A->B", '
+                '"adapter:HOST" or a port\'s number',
+            )
+    if port is None:
+        raise expected(blocks[0].pos, "a tester block without 'port'", "port = PLACE;")
+    return port[0], port[1], slot_us
 
 
 def host_spec(h: tbmod.HostSpec) -> dict:
@@ -960,7 +1022,8 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 f"one for sink test {ep.name}",
             )
     _check_event_budget([e for e in ordered if not e.is_sink])
-    return Experiment(doc.file, doc.text, testbed, hosts, conns, notes)
+    tester, tester_pos, slot_us = _tester(doc)
+    return Experiment(doc.file, doc.text, testbed, hosts, conns, notes, tester, tester_pos, slot_us)
 
 
 def _writes(t: Traffic) -> tuple[float, str]:

@@ -7,10 +7,15 @@ KINDS = (
     "window",
     "message-size",
     "offered-load",
+    "segment-size",
+    "measurements",
     "time-sequence",
     "cwnd",
     "queue",
+    "iat",
 )
 
 #: The figure kinds that draw one stored run (the others draw the whole sweep).
 ONE_RUN = ("time-sequence", "cwnd", "queue")
+#: The figure kinds that draw a cell tester's capture (a pcap, or a result's cells/).
+CAPTURE = ("iat",)

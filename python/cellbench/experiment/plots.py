@@ -11,9 +11,16 @@
   wan-window with the published points, window / RTT and the link's TCP payload rate.
 - ``message-size``: throughput against the application's write size.
 - ``offered-load``: aggregate carried load against aggregate offered load (UDP: the
-  datagrams that arrived), with the full-load point (the highest offered load), the
+  datagrams that arrived; paced sources: what arrived over the periods their blocks
+  own), with the full-load point (the highest offered load), the
   lossless point (the largest offered load with no cell lost in any replication)
   and the peak marked; logarithmic axes when the loads span more than a decade.
+- ``segment-size``: throughput against the TCP segment size, MTU − 40 (TCP/IP
+  headers), for a result whose testbed sweeps its MTU (``testbed { mtu = $mtu; }``).
+- ``measurements``: each chosen cell's throughput against measurement number (the
+  replications one by one, as the LAN study plots its 50 per configuration), a line
+  per cell (pick at most MEASURED_CELLS with ``--where``), so a reader sees which
+  replications locked and which flowed.
 - ``time-sequence``: a traced connection's data segments, ACKs and receive window.
 - ``cwnd``: a connection's congestion window, ssthresh and data in flight over time,
   with the loss reactions the series shows.
@@ -35,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cellbench.experiment.plotkinds import KINDS, ONE_RUN
+from cellbench.experiment.plotkinds import CAPTURE, KINDS, ONE_RUN
 
 MBPS = "throughput (Mb/s, 10^6 bit/s)"
 MBIT = "throughput (Mbit/s as ttcp prints it, 2^20 bit/s)"
@@ -566,6 +573,61 @@ def _wan_window_published(result, ax, windows: pd.Series) -> None:
     ax.set_ylim(0.2, link * 1.6)
 
 
+#: The most cells ``measurements`` draws as lines of their own (more are unreadable).
+MEASURED_CELLS = 8
+
+
+def measurements(result, fig, df, picked, params: list[str]) -> None:
+    """Throughput against measurement number (replication + 1), a line per cell: the
+    sweep point and, in a result with several connections, the connection."""
+    varying = [p for p in params if p in df and df[p].nunique(dropna=False) > 1]
+    keys = ["point", *(["test"] if df["test"].nunique() > 1 else [])]
+    cells = list(df.groupby(keys, sort=True))
+    if len(cells) > MEASURED_CELLS:
+        raise PlotError(
+            f"measurements draws at most {MEASURED_CELLS} cells, and {len(cells)} are "
+            "picked: choose them with --where (e.g. --where snd=24K --where rcv=48K)"
+            + (f"; the result varies {', '.join(varying)}" if varying else "")
+        )
+    ax = fig.add_subplot()
+    for _key, part in cells:
+        first = part.iloc[0]
+        label = ", ".join(f"{p}={_value_text(first[p])}" for p in varying)
+        if "test" in keys:
+            label = f"{label}, {first['test']}" if label else str(first["test"])
+        part = part.sort_values("replication")
+        ax.plot(part["replication"] + 1, part["mbps"], marker="o", markersize=4,
+                linewidth=0.8, label=label or "the result's one cell")  # fmt: skip
+    lo, hi = float(df["mbps"].min()), float(df["mbps"].max())
+    # Locked and flowing replications differ by orders of magnitude: a log axis shows both.
+    if lo > 0 and hi / lo > 20:
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
+    ax.set_xlabel("measurement number (replication)")
+    ax.set_ylabel(MBPS)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("Throughput of each measurement\n" + _subtitle(result, picked), fontsize=10)
+
+
+#: TCP and IP headers without options: a segment is the MTU less these.
+TCPIP_HEADER = 40
+
+
+def segment_size(result, fig, df, picked, by=None) -> None:
+    df = df.assign(segment=df["mtu"].astype(int) - TCPIP_HEADER)
+    ax = fig.add_subplot()
+    for label, part in _facets(df, by):
+        _line(ax, part, "segment", label or "simulated")
+    ax.set_xlabel("TCP segment size: MTU - 40 (bytes)")
+    ax.set_ylabel("mean " + MBPS)
+    ax.grid(True, alpha=0.3)
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, title=_spread_note(df), title_fontsize=8)
+    ax.set_title("Throughput against TCP segment size\n" + _subtitle(result, picked), fontsize=10)
+
+
 def message_size(result, fig, df, picked, by=None) -> None:
     ax = fig.add_subplot()
     for label, part in _facets(df, by):
@@ -587,12 +649,25 @@ def message_size(result, fig, df, picked, by=None) -> None:
 def carried_bps(df: pd.DataFrame) -> pd.Series:
     """The load a connection carried: TCP's throughput (all of it arrived); for UDP,
     whose throughput the sender measures (as ttcp does), the datagrams that arrived,
-    over the sender's time or the receiver's if longer."""
+    over the sender's time or the receiver's if longer. A paced source (constant-rate
+    traffic, TCP or UDP) carried the bytes that arrived over the periods its due blocks
+    own: ceil(duration / period) blocks fall due, one at the start and one every period
+    (62 in 2 s at 32.768 ms), so one that delivered every block carried exactly what it
+    offered, never more."""
+    import numpy as np
+
     udp = df["protocol"].eq("udp") & df["datagrams_received"].notna()
     received = df["datagrams_received"].fillna(0) * df["blocksize"].fillna(0) * 8
     longer = df[["sender_seconds", "receiver_seconds"]].max(axis=1)
     seconds = longer.where(longer > 0)
-    return df["throughput_bps"].where(~udp, (received / seconds).fillna(0.0))
+    carried = df["throughput_bps"].where(~udp, (received / seconds).fillna(0.0))
+    # TCP's bytes delivered: its goodput over the receiver's time.
+    tcp_bits = df["goodput_bps"].fillna(0.0) * df["receiver_seconds"].fillna(0.0)
+    got = received.where(udp, tcp_bits)
+    paced = df["traffic"].isin(["burst", "burstq"]) & df["period_us"].notna()
+    period = df["period_us"].where(paced)
+    due = np.ceil(df["duration_s"] * 1e6 / period - 1e-9)
+    return carried.where(~paced, got / (due * period * 1e-6))
 
 
 def _load_points(df: pd.DataFrame) -> pd.DataFrame:
@@ -1000,6 +1075,33 @@ def _one_run(result, df: pd.DataFrame, run: int | None, where: list[str]) -> int
     return run if run is not None else runs[0]
 
 
+def iat(capture, output: str | Path) -> Path:
+    """The inter-arrival-time histogram of a cell tester's capture (``cells.Capture``):
+    cells against their IAT in cell slots of the captured link (the European study's
+    figures 3a/3b)."""
+    hist = capture.histogram()
+    if not hist:
+        raise PlotError(f"{capture.path}: fewer than two cells: no inter-arrival time")
+    fig = _figure()
+    ax = fig.add_subplot()
+    slots = [k for k, _ in hist]
+    counts = [n for _, n in hist]
+    ax.bar(slots, counts, width=0.8, color="tab:blue")
+    for k, n in hist:
+        ax.annotate(str(n), (k, n), ha="center", va="bottom", fontsize=8)
+    lk = capture.link
+    ax.set_xlabel(f"inter-arrival time (cell slots of {lk.slot_us:.4g} µs)")
+    ax.set_ylabel("cells")
+    ax.set_xlim(-0.5, max(slots) + 1.5)
+    ax.set_ylim(0, max(counts) * 1.1)
+    where = lk.description or Path(capture.path).name
+    ax.set_title(f"{where}: {capture.cells} cells, {capture.pdus} PDUs", fontsize=10)
+    output = Path(output)
+    meta = {".svg": {"Date": None}, ".pdf": {"CreationDate": None}}.get(output.suffix.lower())
+    fig.savefig(output, dpi=120, metadata=meta)
+    return output
+
+
 def plot(
     result,
     kind: str,
@@ -1019,6 +1121,8 @@ def plot(
     (buffer-grid on lan-buffers; window on wan-window draws them always)."""
     if kind not in KINDS:
         raise PlotError(f"plot kind {kind!r}: expected one of {', '.join(KINDS)}")
+    if kind in CAPTURE:
+        raise PlotError(f"{kind} draws a cell tester's capture: plots.iat(cells.read(FILE))")
     if compare not in (None, "published"):
         raise PlotError(f"--compare {compare}: expected published")
     if compare and kind != "buffer-grid":
@@ -1089,6 +1193,16 @@ def plot(
     elif kind == "message-size":
         check_fit(df, kind, {"blocksize": "the message (write) size"}, params, by)
         message_size(result, fig, df, picked, by)
+    elif kind == "measurements":
+        measurements(result, fig, df, picked, params)
+    elif kind == "segment-size":
+        if "mtu" not in df:
+            raise PlotError(
+                "segment-size needs the MTU swept (testbed { mtu = $mtu; } and mtu = [...] "
+                "in the sweep): this result has one MTU"
+            )
+        check_fit(df, kind, {"mtu": "the MTU (segment size + 40)"}, params, by)
+        segment_size(result, fig, df, picked, by)
     else:
         if df["offered_bps"].isna().all():
             raise PlotError(

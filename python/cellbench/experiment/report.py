@@ -35,7 +35,14 @@ if TYPE_CHECKING:
     from cellbench.experiment.results import Result
 
 #: The sweep figure kinds a report tries, in order (each refuses a result it would misdraw).
-SWEEP_KINDS = ("buffer-grid", "buffer-surface", "window", "message-size", "offered-load")
+SWEEP_KINDS = (
+    "buffer-grid",
+    "buffer-surface",
+    "window",
+    "message-size",
+    "offered-load",
+    "segment-size",
+)
 #: The one-run figure kinds a report draws, and the stored table each needs (Result's).
 ONE_RUN_TABLES = {"time-sequence": "traces", "cwnd": "cwnd_series", "queue": "queue_series"}
 #: A summary table longer than this is cut (with a line saying so): a sweep of more
@@ -135,7 +142,7 @@ def figures(result) -> list[tuple[str, str, str]]:
         tries: list[dict] = [{}]
         if kind == "buffer-grid" and result.meta.get("testbed", {}).get("name") == "lan-buffers":
             tries.insert(0, {"compare": "published"})
-        if kind in ("window", "message-size", "offered-load"):
+        if kind in ("window", "message-size", "offered-load", "segment-size"):
             tries += [{"by": p} for p in params]
             # Two parameters besides the axis (europe-vp: spacing, window, write size):
             # a line per value of one at the other's largest value, which the caption says.

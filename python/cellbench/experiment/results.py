@@ -616,7 +616,7 @@ class ResultDir(_Store):
     # --- starting over, resuming -------------------------------------------------------------
 
     def _clear(self) -> None:
-        for name in (*TABLES, INCOMING, "manifest.json"):
+        for name in (*TABLES, INCOMING, "manifest.json", "cells"):
             f = self.path / name
             if f.is_dir():
                 shutil.rmtree(f)

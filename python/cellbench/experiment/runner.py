@@ -83,12 +83,20 @@ class Plan:
     trace: bool
     testbed_arg: str | None
     series: bool = False
+    #: ``--cells PLACE``: a cell tester there in every run (over the file's
+    #: ``tester { }`` block); its captures go to ``cells_dir`` (a result
+    #: directory's ``cells/`` unless set), ``runN.pcap`` and ``runN.pcap.json``.
+    cells: str | None = None
+    cells_dir: Path | None = None
 
     def __post_init__(self) -> None:
         n = self.sweep.size()  # the guard on the product, before anything is built
         self.points = _Lazy(n, self.sweep.point)
         self.experiments = _Lazy(n, self._build, cache=EXPERIMENT_CACHE)
         self.notes: list[str] = []
+        #: What the runs' testers wrote: the first few captures, and how many in all.
+        self.captures: list[dict] = []
+        self.captures_total = 0
 
     def _build(self, point: int) -> model.Experiment:
         return model.build(sweep.apply(self.doc, self.points[point], self.sweep.params), self.base)
@@ -112,6 +120,16 @@ class Plan:
             notes.update(e.notes)
         model.check_host_blocks(self.doc, used)
         self.notes = once_each(notes)
+        if self.cells is not None:
+            try:
+                model.check_tester(first, self.cells, None)
+            except lang.ExperimentError as err:
+                why = err.message.removeprefix(f'cells "{self.cells}": ')
+                raise lang.ExperimentError(None, f"--cells {self.cells}: {why}") from None
+
+    def tester(self, point: int) -> str | None:
+        """Where the point's runs record cells: --cells, else the file's tester block."""
+        return self.cells if self.cells is not None else self.experiments[point].tester
 
     @property
     def runs_total(self) -> int:
@@ -151,6 +169,13 @@ class Plan:
         point, r = divmod(run, self.replications)
         exp = self.experiments[point]
         spec = exp.spec(self.seed, r, trace=self.trace, series=self.series)
+        place = self.tester(point)
+        # The simulator's runs (execute_plan) have a directory; other engines record no cells.
+        if place is not None and self.cells_dir is not None:
+            spec["cells"] = {"place": place, "path": str(self.cells_dir / f"run{run}.pcap")}
+            if self.cells is None and exp.tester_slot_us is not None:
+                # The file's tester counts in slots of its own (--cells: the link's).
+                spec["cells"]["slot_us"] = exp.tester_slot_us
         return Task(run, point, r, spec)
 
     def tasks(self) -> Iterable[Task]:
@@ -171,6 +196,7 @@ class Plan:
             "testbed_arg": self.testbed_arg,
             # Only when on: a result without series keeps the digest it always had.
             **({"series": True} if self.series else {}),
+            **({"cells": self.cells} if self.cells is not None else {}),
         }
         digest = hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()
         return {
@@ -324,6 +350,7 @@ def make_plan(
     trace: bool = False,
     series: bool = False,
     file: str | None = None,
+    cells: str | None = None,
 ) -> Plan:
     """Parse, apply every sweep point, build and check every experiment. Nothing runs."""
     text, name = _source(source, file)
@@ -340,7 +367,7 @@ def make_plan(
     if reps > model.U32_MAX:
         raise lang.ExperimentError(None, f"replications {reps}: at most {model.U32_MAX}")
     check_engine()
-    plan = Plan(name, text, sets, sw, doc, base, reps, seed, trace, testbed, series)
+    plan = Plan(name, text, sets, sw, doc, base, reps, seed, trace, testbed, series, cells)
     plan.check()
     return plan
 
@@ -537,6 +564,20 @@ def execute_plan(
 
     done = store.done()
     todo = (run for run in range(plan.runs_total) if run not in done)
+    if plan.tester(0) is not None:
+        if dask is not None:
+            raise lang.ExperimentError(
+                None, "a cell tester (--cells, tester { }) writes its files where a run "
+                "executes: not with --dask"
+            )  # fmt: skip
+        if plan.cells_dir is None and getattr(store, "path", None) is not None:
+            plan.cells_dir = Path(store.path) / "cells"
+        if plan.cells_dir is None:
+            raise lang.ExperimentError(
+                plan.experiments[0].tester_pos, "a cell tester writes its captures beside the "
+                "result: store it (--out DIR; from Python out= or cells_dir=)"
+            )  # fmt: skip
+        plan.cells_dir.mkdir(parents=True, exist_ok=True)
     client = dask_client(dask) if isinstance(dask, str) else dask
     _check_workers(workers)
     workers = workers or os.cpu_count() or 1
@@ -606,7 +647,15 @@ def _store(plan: Plan, store, task: Task, future) -> None:
         out = future.result()
     except ValueError as e:
         raise _fail(task, plan, e) from None
+    if out.get("cells"):
+        plan.captures_total += 1
+        if len(plan.captures) < MAX_CAPTURES_LISTED:
+            plan.captures.append({"run": task.run, **out["cells"]})
     store.write_run(task.run, *_rows(plan, task, out))
+
+
+#: The captures a plan lists by name (``Plan.captures``); the rest are counted.
+MAX_CAPTURES_LISTED = 10
 
 
 class _Pool:
@@ -706,6 +755,8 @@ def run(
     overwrite: bool = False,
     progress: bool = False,
     dask=None,
+    cells: str | None = None,
+    cells_dir: str | os.PathLike | None = None,
     **overrides: Any,
 ) -> results.Result:
     """Run an experiment (a path or the text itself) and return its result.
@@ -717,6 +768,8 @@ def run(
     sender's cwnd, ssthresh and flight over time and every switch port's queue
     occupancy. ``dask`` is a scheduler address or a ``distributed.Client``.
     ``progress`` shows a progress bar and what a resume repaired, on stderr.
+    ``cells`` puts a cell tester on a place (as ``--cells``; the file's ``tester { }``
+    block otherwise), its captures into ``cells_dir`` (default ``out/cells``).
     """
     sets = _as_sets(set) + _as_sets(overrides)
     _check_workers(workers)  # before a result directory is made
@@ -728,7 +781,10 @@ def run(
         testbed=testbed,
         trace=trace,
         series=series,
+        cells=cells,
     )
+    if cells_dir is not None:
+        plan.cells_dir = Path(cells_dir)
     meta = plan.meta()
     client = dask_client(dask) if isinstance(dask, str) else dask
     try:

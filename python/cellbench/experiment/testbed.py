@@ -261,6 +261,36 @@ _WAN_MISMATCH = (
 """
     + _MAGIC_TRUNK
 )
+#: wan-mismatch's case 3 and experiments 5 and 6 (TESTBEDS.md: the slides' experiments
+#: 4-6) on the MAGIC network's sites: Lawrence and Kansas City in Kansas, and South
+#: Dakota, as the slides place the hosts. The lengths the slides do not give are chosen
+#: so that Lawrence to South Dakota is the MAGIC path the other cases use (600 km,
+#: 8.8 ms round trip: MAGIC_KM, MAGIC_RTT_MS).
+MAGIC_LAWRENCE_KC_KM = 60
+MAGIC_LAWRENCE_KC_MS = MAGIC_LAWRENCE_KC_KM * FIBRE_US_PER_KM / 1000
+MAGIC_KC_SOUTH_DAKOTA_MS = round(MAGIC_ONE_WAY_MS - MAGIC_LAWRENCE_KC_MS, 6)
+_MAGIC_SITES = f"""
+    encap = llc-snap; mtu = 9180;
+    # The Alphas' OC-3c adapters (DEC OTTO) pace per VC, counting cells with headers.
+    host alpha-law1 {{ profile = alpha-3000; phy = oc3c; flavour = osf1; site = lawrence;
+                      pacing_counts = cells; }}
+    host alpha-law2 {{ profile = alpha-3000; phy = oc3c; flavour = osf1; site = lawrence;
+                      pacing_counts = cells; }}
+    # SPARC-10s with 100 Mb/s TAXI Fore adapters (no pacing), TCP as wan-mismatch's
+    # SPARC-10 (128 KB windows). "One in Kansas": the slides name no town; Lawrence.
+    host sparc10-ks {{ profile = sparc-10; phy = taxi100; flavour = osf1; site = lawrence; }}
+    host sparc10-sd {{ profile = sparc-10; phy = taxi100; flavour = osf1; site = south-dakota; }}
+    # The SGI Onyx (IRIX, TAXI Fore adapter): the Power Challenge's profile, the same
+    # SGI machine family and IRIX (the era's profiles have no Onyx of its own).
+    host onyx {{ profile = power-challenge; phy = taxi100; flavour = irix601; site = kc; }}
+    # Lawrence to Kansas City: {MAGIC_LAWRENCE_KC_KM} km of route.
+    trunk {{ from = lawrence; to = kc; phy = oc3c;
+            delay_ms = {MAGIC_LAWRENCE_KC_MS:g}; }}
+    # Kansas City to South Dakota: the rest of the 600 km MAGIC path, with its
+    # {MAGIC_EQUIPMENT_MS:g} ms of WAN equipment, so Lawrence-South Dakota is 8.8 ms round trip.
+    trunk {{ from = kc; to = south-dakota; phy = oc3c;
+            delay_ms = {MAGIC_KC_SOUTH_DAKOTA_MS:g}; }}
+"""
 _EUROPE_VP = """
     # The sender's SBus adapter, an SBA-200 (the sparc-10 profile's): with cell-level
     # spacing (driver 2.2.9) SPEC §5's 52 µs firmware gap between PDUs, idle time beyond
@@ -318,6 +348,35 @@ def _wan_contention_text() -> str:
 
 _WAN_CONTENTION = _wan_contention_text()
 
+#: wan-contention's offered-load part (TESTBEDS.md): three source-destination pairs on
+#: the AAI network, WPAFB-ITTC, NRL-ITTC and ARL-GSD, whose paths share one DS-3 link.
+#: The paper names the sites and the shared DS-3, not the other links' rates or lengths;
+#: each choice below says why (route km at FIBRE_US_PER_KM).
+_WAN_CONTENTION_AAI = """
+    encap = llc-snap; mtu = 9180;
+    # DEC Alphas (OSF/1, OC-3c adapters) as on the rest of the study's WAN.
+    host wpafb1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = wpafb; }
+    host nrl1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = nrl; }
+    host arl1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = arl; }
+    host ittc1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = ittc; }
+    host ittc2 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = ittc; }
+    # GSD: the paper gives no place; on the carrier's Kansas City switch (kc), so that
+    # ARL-GSD crosses the same east-to-Kansas-City DS-3 as the two pairs into ITTC.
+    host gsd1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = kc; }
+    # Every link but the shared one is OC-3c (no rate given): the DS-3 is then the only
+    # narrow link, so whatever is lost is lost where the three paths meet.
+    # WPAFB (Dayton, Ohio) to the carrier's eastern switch in Washington: 600 km of route.
+    trunk { from = wpafb; to = east; phy = oc3c; delay_ms = 3; }
+    # NRL (Washington, DC): a metro link, 20 km.
+    trunk { from = nrl; to = east; phy = oc3c; delay_ms = 0.1; }
+    # ARL (Aberdeen Proving Ground, Maryland) to Washington: 120 km.
+    trunk { from = arl; to = east; phy = oc3c; delay_ms = 0.6; }
+    # The shared DS-3, Washington to Kansas City: 1700 km of route (1550 km great circle).
+    trunk { from = east; to = kc; phy = ds3; delay_ms = 8.5; }
+    # ITTC (Lawrence, Kansas) to Kansas City: 60 km.
+    trunk { from = kc; to = ittc; phy = oc3c; delay_ms = 0.3; }
+"""
+
 
 # --- hetero-lan (TESTBEDS.md): the SPEC §6.3 hosts, each with its own OS's TCP ----------
 #: A campus backbone: the two switches are a building apart; 1 km of fibre at 5 µs/km
@@ -368,6 +427,13 @@ PRESETS = {
         ("alpha1", "sparc10"),
         _WAN_MISMATCH,
     ),
+    "magic": lambda: _written(
+        "magic",
+        "MAGIC WAN sites: OC-3c Alphas and a TAXI SPARC-10 in Lawrence, a TAXI SPARC-10 in "
+        "South Dakota, a TAXI SGI Onyx in Kansas City",
+        ("alpha-law1", "sparc10-sd"),
+        _MAGIC_SITES,
+    ),
     "europe-vp": lambda: _written(
         "europe-vp",
         "two ATM LANs joined by a 23.42 Mb/s VP policed by GCRA(16.39, 101)",
@@ -387,6 +453,12 @@ PRESETS = {
         "round trips of 2 to 70 ms",
         ("kclab1", "law1"),
         _WAN_CONTENTION,
+    ),
+    "wan-contention-aai": lambda: _written(
+        "wan-contention-aai",
+        "the AAI WAN: WPAFB, NRL and ARL into ITTC and GSD over one shared DS-3",
+        ("wpafb1", "ittc1"),
+        _WAN_CONTENTION_AAI,
     ),
 }
 

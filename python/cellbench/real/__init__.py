@@ -8,10 +8,14 @@
   transmitter's, agrees a start time, and stores the reports as result rows.
 - The agents are Rust (``cellbench-core``'s ``real`` module), off the GIL.
 - The control channel is Dask's TLS with certificates that ``cellbench daemon
-  --make-credentials DIR`` creates: a controller without them runs nothing.
+  --make-credentials DIR --hosts ...`` creates, one per party (controller,
+  scheduler, each daemon): a controller without them runs nothing, and a daemon
+  lets each party do only its role's part and runs nothing but its agents
+  (``guard``).
 
 Modules: ``credentials`` (TLS material), ``agents`` (what runs on a daemon),
-``daemon`` (starting one), ``plan`` (the file as connections and groups),
-``controller`` (running a plan and storing rows), ``measure`` (the hosts' evidence
-as columns, the TCP_INFO series, and what bound each connection).
+``daemon`` (starting one, and giving up root), ``guard`` (what a daemon lets
+through), ``plan`` (the file as connections and groups), ``controller`` (running
+a plan and storing rows), ``measure`` (the hosts' evidence as columns, the
+TCP_INFO series, and what bound each connection).
 """

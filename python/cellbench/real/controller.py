@@ -343,6 +343,15 @@ class _Run:
         return next((h for h in hosts if h not in live), None)
 
 
+def stop_everywhere(client, group: str) -> None:
+    """End every agent of the run ``group`` on every daemon still there: the daemons'
+    own stop operation (guard), which the scheduler broadcasts; Dask's Client.run,
+    which runs any function on them, a daemon refuses."""
+    client.sync(
+        client.scheduler.broadcast, msg={"op": "cellbench-stop", "group": group}, on_error="ignore"
+    )
+
+
 def _gone(host: str) -> str:
     return (
         f"the daemon for host {host} is gone (it died or was stopped); finished "
@@ -369,7 +378,7 @@ def run_plan(
             except (KeyboardInterrupt, RealError):
                 # Ctrl-C or a failure: every agent of this run, on every daemon still
                 # there, ends within ~0.1 s.
-                client.run(agents.stop, run.group, on_error="ignore")
+                stop_everywhere(client, run.group)
                 raise
             # The controller's clock at the run's first start, so started_s maps back to it.
             store.meta["real"].setdefault("origins", {})[str(task.run)] = origin

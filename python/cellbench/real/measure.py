@@ -19,6 +19,9 @@ SERIES_INTERVAL_US = 10_000.0
 LIMITED_SHARE = 0.5
 #: A paced source within this fraction of its offered rate ran at the application's rate.
 RATE_MET = 0.02
+#: The share of a source's span spent waiting for the daemon's rate cap from which
+#: the cap, not the path, set its rate (half: the cap took more time than all else).
+CAP_HELD = 0.5
 #: An agent using this much of one core was bound by its CPU (the copy, the stack).
 AGENT_SATURATED = 0.9
 #: The kernel had data to send less than this share of the writes' span: the
@@ -31,13 +34,18 @@ CAP_NEAR = 0.05
 
 def held_at_cap(sent: dict, offered: float | None = None) -> bool:
     """A full blast (nothing offered, no pacing timing) that the transmitter's daemon
-    held at its --max-rate: a write waited for the cap, or it ran within CAP_NEAR of the
-    cap the source ran under (``cap_bps``, where the agent's report carries it)."""
+    held at its --max-rate: its writes waited for the cap half its span or more, or it
+    ran within CAP_NEAR of the cap the source ran under (``cap_bps``, where the agent's
+    report carries it)."""
     if offered is not None or sent.get("timing") is not None:
         return False
     cap = sent.get("cap_bps")
     near = bool(cap) and sent.get("throughput_bps", 0) >= cap * (1 - CAP_NEAR)
-    return bool(sent.get("cap_waits")) or near
+    # Writes that waited are not enough: the first writes into an empty send buffer
+    # outrun any cap, then the path may set the pace. The cap held the source when it
+    # took half its span or more (the cap is shared by all the daemon's sources).
+    waited = (sent.get("cap_wait_s") or 0.0) >= CAP_HELD * sent.get("seconds", 0.0)
+    return near or (bool(sent.get("cap_waits")) and waited)
 
 
 def cap_note(sent: dict) -> str:

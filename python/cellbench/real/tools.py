@@ -97,9 +97,7 @@ def run_one(args: argparse.Namespace, receiver: str | None, connection: dict) ->
         try:
             run.start()
         except KeyboardInterrupt:
-            from cellbench.real import agents
-
-            client.run(agents.stop, run.group, on_error="ignore")
+            controller.stop_everywhere(client, run.group)
             raise
     finally:
         client.close()

@@ -12,7 +12,7 @@ So an emulated study runs
   against the UPC) would never finish a byte count; its experiment file is the study's
   with that one change (``lan-buffers-emu.netspec``, ``europe-vp-emu.netspec``);
   wan-window's transfers are timed already; wan-mismatch's cases, which change which
-  connections exist, are one experiment of six cases one after another
+  connections exist, are one experiment of four cases one after another
   (``wan-mismatch-emu.netspec``);
 - by default a part of the study's grid (``STUDIES[name].reduced``), said on stderr with the
   study's full size; ``sets`` (``--set window=16K,32K,48K``) widen or change it,
@@ -82,9 +82,9 @@ STUDIES: dict[str, EmuStudy] = {
         {"window": [49152], "write_size": [8192]},
         "16 MB",
     ),
-    # Its six cases, one after another in one run; a case is named by its tests
-    # (wan-mismatch-emu.netspec).
-    "wan-mismatch": EmuStudy("wan-mismatch-emu", {}, {}, "10 s", transfers_per_run=6),
+    # Its four cases (1 and 2, unpaced and paced), one after another in one run; a case
+    # is named by its tests (wan-mismatch-emu.netspec).
+    "wan-mismatch": EmuStudy("wan-mismatch-emu", {}, {}, "10 s", transfers_per_run=4),
 }
 
 #: wan-mismatch's fixed window and write size (wan.wan_mismatch_configs).

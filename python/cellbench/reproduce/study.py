@@ -36,11 +36,13 @@ def run(
     progress: bool = False,
     series: bool = False,
     set: dict[str, Any] | None = None,  # noqa: A002 - the runner's word
+    cells_dir: str | Path | None = None,
     **overrides: Any,
 ) -> Result:
     """Run study ``name``'s experiment file; ``overrides``/``set`` are --set values
     (``window=[512, 1024]``, ``set={"testbed.mtu": 9180}``); ``series`` stores the
-    cwnd and queue-occupancy time series with the result."""
+    cwnd and queue-occupancy time series with the result; ``cells_dir`` where a
+    study's cell tester writes its captures (default ``out/cells``)."""
     if replications is not None and replications < 1:
         raise ValueError(f"replications {replications}: must be at least 1")
     if resume and out is None:
@@ -58,6 +60,7 @@ def run(
         seed=seed,
         progress=progress,
         series=series,
+        cells_dir=cells_dir,
         set=set,
         **overrides,
     )

@@ -5,7 +5,8 @@ wan-mismatch.md, europe-vp.md).
   600 km of fibre, 8.8 ms round trip; windows 512 B .. 128 KB.
 - ``wan-mismatch``: OC-3c senders into a 100 Mb/s TAXI receiver 600 km away,
   through a 256-cell switch port where the rates meet; with and without
-  per-VC pacing (cases 1-3).
+  per-VC pacing (cases 1 and 2; case 3 and Experiments 5 and 6 are experiment files:
+  reproduce.wan_mismatch).
 - ``europe-vp``: a SPARCstation 10 on 155 Mb/s SDH, E3 into a public network
   whose switch polices a 61,000 cell/s VP with GCRA(16.39 µs, 101 µs); 8 ms
   ping RTT; adapter cell spacing 19.45/17.98/16.50/16.01 µs or none.
@@ -54,9 +55,8 @@ def wan_mismatch_configs(seconds: float = 10.0):
         1: (["alpha1"], [None, 70.0]),
         # case 2: two OC-3c senders at one site; unpaced, or each paced at 35 Mb/s.
         2: (["alpha1", "alpha2"], [None, 35.0]),
-        # case 3: a sender that cannot pace (TAXI adapter) beside an OC-3c one
-        # that paces at 35 Mb/s (or does not).
-        3: (["taxi-sender", "alpha1"], [None, 35.0]),
+        # case 3 (the slides' Experiment 4) is two runs on other hosts, experiment
+        # files of their own: reproduce.wan_mismatch.
     }
     for case, (names, pacings) in cases.items():
         senders = [host_spec(tb.hosts[n]) for n in names]

@@ -18,8 +18,9 @@ tuned to a published number.
   a DS-3 site, both ways; each edge switch's buffer estimated from the knee.
 - ``five-pairs`` (b): five TCP pairs (round trips 2 to 70 ms, windows their
   bandwidth-delay products) each alone, then together; where each lost cells.
-- ``ftp`` (e): an FTP-like transfer (a disk read at 4 MB/s) and ttcp full blast on
-  the coast-to-coast DS-3 path, with a 64 KB and an RFC 1323 window.
+- ``ftp`` (e): NRL (Washington) to JPL (Pasadena) over DS-3 access links, 37.4 ms
+  round trip from the distance: FTP with its default window, FTP with an extended
+  window (its disk read at an assumed 4 MB/s), and ttcp full blast.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from cellbench.experiment.results import Result
 
 #: The parts, in the order they run and print.
-PARTS = ("offered-load", "credits", "burst", "five-pairs", "ftp")
+PARTS = ("offered-load", "offered-load-udp", "credits", "burst", "five-pairs", "ftp")
 
 
 def _experiment(part: str) -> str:
@@ -146,17 +147,43 @@ def _limit(r: dict, text: str) -> tuple[str, str]:
     return r["limited_by"], r["limit_evidence"]
 
 
-def offered_load_rows(result: Result) -> list[dict]:
+def blocks_due(duration_s: float, period_us: float) -> int:
+    """The blocks a paced source's period lets fall due in its duration: one at the
+    start and one every period after, while the duration lasts (62 in 2 s at 32.768 ms:
+    at 0, 32.768, ... 1998.8 ms)."""
+    return math.ceil(duration_s * 1e6 / period_us - 1e-9)
+
+
+def offered_load_rows(result: Result, part: str = "offered-load") -> list[dict]:
+    """One row per source per point: paced ones (``load`` "paced", carried over the
+    periods its blocks own) and full-blast ones (``load`` "full", carried as ttcp
+    measures: bytes over the sender's time)."""
+    from cellbench.experiment.plots import carried_bps
+
+    # What each source carried, as `plot --kind offered-load` counts it (plots.py).
+    carried_all = carried_bps(_sorted(result)).tolist()
     rows = []
-    for r, where, limited, evidence in _streams(result):
-        carried = _udp_carried_bps(r)
+    for (r, where, limited, evidence), carried in zip(_streams(result), carried_all):
+        paced = r["traffic"] != "full"
+        n = blocks_due(float(r["duration_s"]), float(r["period_us"])) if paced else None
+        got = round(carried * n * float(r["period_us"]) * 1e-6 / 8) if paced else None
         cells = int(r["cells_lost"] or 0)
+        if paced and not cells and limited in ("application", None):
+            limited, evidence = (
+                "application",
+                (
+                    f"paced source: {n} blocks of {int(r['blocksize'])} B due in "
+                    f"{float(r['duration_s']):g} s, {got} B arrived: {_mbps(carried)} of "
+                    f"{_mbps(float(r['offered_bps']))} Mb/s offered"
+                ),
+            )
         rows.append(
             {
-                "part": "offered-load",
-                "period": float(r["period_us"]),
+                "part": part,
+                "load": "paced" if paced else "full",
+                "period": float(r["period_us"]) if paced else None,
                 "blocksize": int(r["blocksize"]),
-                "offered_bps": float(r["offered_bps"]),
+                "offered_bps": float(r["offered_bps"]) if paced else None,
                 "transmitter": r["transmitter"],
                 "receiver": r["receiver"],
                 "protocol": r["protocol"],
@@ -164,8 +191,12 @@ def offered_load_rows(result: Result) -> list[dict]:
                 "seed": int(r["seed"]),
                 "throughput_bps": carried,
                 "sender_bps": float(r["throughput_bps"]),
+                "blocks_due": n,
+                "bytes_received": got,
                 "datagrams_sent": int(r["datagrams_sent"] or 0),
                 "datagrams_received": int(r["datagrams_received"] or 0),
+                "retransmitted_segments": int(r["retransmitted_segments"] or 0),
+                "timeouts": int(r["timeouts"] or 0),
                 "cells_lost": cells,
                 "lost_at": where,
                 "limited_by": limited,
@@ -175,28 +206,56 @@ def offered_load_rows(result: Result) -> list[dict]:
     return rows
 
 
+def offered_load_points(rows: list[dict]) -> list[dict]:
+    """The aggregate curve: per replication and point (a period, or full blast), the
+    three sources' offered and carried loads summed, in order of offered load (full
+    blast last), with the cells lost, the retransmissions, the ports that lost cells
+    and what limited the point (cell-loss if any source lost cells, else the sources'
+    most common limit)."""
+    points: dict[tuple[int, float | None], list[dict]] = {}
+    for r in rows:
+        # Full blast has no period (None, or NaN once through a table).
+        period = r["period"] if r["period"] == r["period"] else None
+        points.setdefault((r["replication"], period), []).append(r)
+    out = []
+    for (rep, period), rs in points.items():
+        limits = [r["limited_by"] for r in rs]
+        full = period is None
+        out.append(
+            {
+                "replication": rep,
+                "period": period,
+                "load": "full" if full else "paced",
+                "offered_bps": None if full else sum(r["offered_bps"] for r in rs),
+                "carried_bps": sum(r["throughput_bps"] for r in rs),
+                "cells_lost": sum(r["cells_lost"] for r in rs),
+                "retransmitted_segments": sum(r["retransmitted_segments"] for r in rs),
+                "timeouts": sum(r["timeouts"] for r in rs),
+                "lost_at": sorted({p for r in rs for p in r["lost_at"]}),
+                "limited_by": "cell-loss"
+                if any(r["cells_lost"] for r in rs)
+                else max(set(limits), key=limits.count),
+            }
+        )
+    return sorted(out, key=lambda p: (p["offered_bps"] is None, p["offered_bps"] or 0.0))
+
+
 def offered_load_figures(rows: list[dict]) -> dict:
     """The ATM Forum's three figures from the aggregate curve: maximum lossless
-    throughput (carried at the highest offered load that lost no cell), peak
-    throughput, and full-load throughput (at the highest offered load: full blast)."""
-    points: dict[tuple[int, float], list[dict]] = {}
-    for r in rows:
-        points.setdefault((r["replication"], r["period"]), []).append(r)
-    agg = sorted(
-        (
-            sum(r["offered_bps"] for r in rs),
-            sum(r["throughput_bps"] for r in rs),
-            sum(r["cells_lost"] for r in rs),
-        )
-        for rs in points.values()
-    )
-    lossless = [c for o, c, lost in agg if lost == 0]
+    throughput (the most carried at any offered load that lost no cell), peak
+    throughput (the most carried at any load), and full-load throughput (every source
+    at full blast: the full-blast point, else the highest offered load)."""
+    agg = offered_load_points(rows)
+    lossless = [p for p in agg if p["cells_lost"] == 0 and p["offered_bps"] is not None]
+    best = max(lossless, key=lambda p: p["carried_bps"], default=None)
+    full = agg[-1]
     return {
-        "lossless_bps": lossless[-1] if lossless else 0.0,
-        "lossless_offered_bps": max((o for o, c, lost in agg if lost == 0), default=0.0),
-        "peak_bps": max(c for _, c, _ in agg),
-        "full_load_bps": agg[-1][1],
-        "full_load_offered_bps": agg[-1][0],
+        "lossless_bps": best["carried_bps"] if best else 0.0,
+        "lossless_offered_bps": best["offered_bps"] if best else 0.0,
+        "peak_bps": max(p["carried_bps"] for p in agg),
+        "full_load_bps": full["carried_bps"],
+        # Full blast offers what the hosts and links take: no number of its own.
+        "full_load_offered_bps": full["offered_bps"],
     }
 
 
@@ -478,14 +537,18 @@ def five_pairs_rows(*, seed: int, workers: int, out: Path | None, progress: bool
 
 
 def ftp_rows(result: Result) -> list[dict]:
+    """NRL -> JPL: FTP with its default window, FTP with an extended window, ttcp; the
+    round trip from the distance (the testbed's trunks, both ways)."""
+    rtt_ms = round(2 * sum(t["delay_ms"] for t in result.meta["testbed"]["trunks"]), 3)
     rows = []
     for r, where, limited, evidence in _streams(result):
         rows.append(
             {
                 "part": "ftp",
                 "app": r["test"],
-                "window": int(r["window"]),
-                "disk_rate": float(r["disk"]) if r["test"] == "ftp" else None,
+                "window": int(r["sndbuf"]),
+                "disk_rate": float(r["disk"]) if r["test"].startswith("ftp") else None,
+                "rtt_ms": rtt_ms,
                 "transmitter": r["transmitter"],
                 "receiver": r["receiver"],
                 "replication": int(r["replication"]),
@@ -507,13 +570,18 @@ def ftp_rows(result: Result) -> list[dict]:
 def _senders(result: Result) -> pd.DataFrame:
     """The transmitting connections' rows (sinks are the other end of the same
     connection in the experiment language, and not rows of their own)."""
-    df = result.to_pandas().sort_values(["replication", "point", "connection"], kind="stable")
+    df = _sorted(result)
     return df.astype(object).where(df.notna(), None)
+
+
+def _sorted(result: Result) -> pd.DataFrame:
+    return result.to_pandas().sort_values(["replication", "point", "connection"], kind="stable")
 
 
 #: Part -> its rows from its stored result(s).
 _ROWS = {
-    "offered-load": lambda rs: offered_load_rows(rs[0]),
+    "offered-load": lambda rs: [r for res in rs for r in offered_load_rows(res)],
+    "offered-load-udp": lambda rs: offered_load_rows(rs[0], "offered-load-udp"),
     "credits": credits_rows,
     "burst": lambda rs: burst_rows(rs[0]),
     "ftp": lambda rs: ftp_rows(rs[0]),
@@ -543,12 +611,22 @@ def run(
             continue
         if p == "credits":
             results = _run_credits(seed=seed, workers=workers, out=where, progress=progress)
+        elif p == "offered-load":
+            # The paced sweep, then the full-load point (every source full blast),
+            # stored beside it as out/full-load.
+            full = Path(out) / "full-load" if out is not None else None
+            results = [
+                _run_part(p, seed=seed, workers=workers, out=where, progress=progress),
+                _run_part("full-load", seed=seed, workers=workers, out=full, progress=progress),
+            ]
         else:
             results = [_run_part(p, seed=seed, workers=workers, out=where, progress=progress)]
         part_rows = _ROWS[p](results)
         rows += part_rows
         if p == "offered-load":
             extra["offered_load"] = offered_load_figures(part_rows)
+        if p == "offered-load-udp":
+            extra["offered_load_udp"] = offered_load_figures(part_rows)
         if p == "burst":
             extra["buffers"] = buffer_estimates(part_rows, results[0].meta["testbed"])
     return {"study": "wan-contention", "seed": seed, "rows": rows, **extra}
@@ -564,45 +642,9 @@ def report(res: dict) -> str:
 
     out = [f"wan-contention (seed {res['seed']}): rates in Mb/s (10^6 bit/s)"]
     rows = pd.DataFrame(res["rows"])
-    if "offered_load" in res:
-        df = rows[rows.part == "offered-load"].copy()
-        agg = (
-            df.groupby(["replication", "period"], sort=False)
-            .agg(
-                offered=("offered_bps", "sum"),
-                carried=("throughput_bps", "sum"),
-                cells_lost=("cells_lost", "sum"),
-            )
-            .reset_index()
-            .sort_values("offered")
-        )
-        where = df.groupby(["replication", "period"], sort=False)["lost_at"].agg(
-            lambda xs: ", ".join(sorted({p for x in xs for p in x})) or "-"
-        )
-        agg["lost at"] = [where[(r, p)] for r, p in zip(agg.replication, agg.period)]
-        table = pd.DataFrame(
-            {
-                "period µs": agg.period.map(lambda x: f"{x:g}"),
-                "offered Mb/s": agg.offered.map(_mbps),
-                "carried Mb/s": agg.carried.map(_mbps),
-                "cells lost": agg.cells_lost,
-                "lost at (port)": agg["lost at"],
-            }
-        )
-        f = res["offered_load"]
-        out += [
-            "",
-            "(a) offered load: three UDP constant-rate sources (kclab1, mpls1, dc1 -> "
-            "lawrence) sharing the hub's DS-3 port onto lawrence (256 cells); carried = "
-            "datagrams that arrived",
-            table.to_string(index=False),
-            f"maximum lossless throughput {_mbps(f['lossless_bps'])} Mb/s (at "
-            f"{_mbps(f['lossless_offered_bps'])} offered), peak {_mbps(f['peak_bps'])} Mb/s, "
-            f"full load {_mbps(f['full_load_bps'])} Mb/s (all sources at full blast, "
-            f"{_mbps(f['full_load_offered_bps'])} offered)",
-            "limited by: no loss -> the sources' rate (application); loss -> cell-loss at "
-            "the ports named (a lost cell loses its whole datagram)",
-        ]
+    for part, key in (("offered-load", "offered_load"), ("offered-load-udp", "offered_load_udp")):
+        if key in res:
+            out += ["", _offered_load_report(rows[rows.part == part], res[key], part)]
     if (rows.part == "credits").any() if len(rows) else False:
         df = rows[rows.part == "credits"]
         n = df.credits.dropna()
@@ -717,11 +759,67 @@ def _ftp_report(df: pd.DataFrame) -> str:
             "limited by": df.limited_by,
         }
     )
+    rtt = float(df.rtt_ms.iloc[0])
     return "\n".join(
         [
-            "(e) file transfer on the coast-to-coast DS-3 path (sd1 -> dc2, 70 ms): ftp "
-            "(a disk read at its rate) beside ttcp full blast, 64 KB and RFC 1323 windows",
+            f"(e) file transfer across the United States, NRL (Washington) -> JPL "
+            f"(Pasadena), each site on a DS-3, {rtt:g} ms round trip (3,700 km at 5 µs/km); "
+            "ftp with its default window (4.3BSD's 4 KB), ftp with an extended (RFC 1323) "
+            "window, ttcp full blast with it; the disk's 4 MB/s is an assumption",
             show.to_string(index=False),
             "limited by: window = window / RTT; application = the disk; link = the DS-3",
+        ]
+    )
+
+
+def _offered_load_report(df: pd.DataFrame, f: dict, part: str) -> str:
+    import pandas as pd
+
+    agg = pd.DataFrame(offered_load_points(df.to_dict(orient="records")))
+    table = pd.DataFrame(
+        {
+            "period µs": agg.period.map(lambda x: "full" if pd.isna(x) else f"{x:g}"),
+            "offered Mb/s": agg.offered_bps.map(lambda x: "full blast" if pd.isna(x) else _mbps(x)),
+            "carried Mb/s": agg.carried_bps.map(_mbps),
+            "cells lost": agg.cells_lost,
+            "retransmits": agg.retransmitted_segments.astype(int),
+            "timeouts": agg.timeouts.astype(int),
+            "lost at (port)": agg.lost_at.map(_lost_text),
+            "limited by": agg.limited_by,
+        }
+    )
+    tcp = part == "offered-load"
+    if not tcp:
+        table = table.drop(columns=["retransmits", "timeouts"])
+    head = (
+        "(a) offered load: three TCP connections (64 KB windows) paced by the application "
+        "(NetSpec constant-rate: an 8 KB block every period), WPAFB->ITTC, NRL->ITTC and "
+        "ARL->GSD, sharing the Washington->Kansas City DS-3 (256-cell port); last row: all "
+        "three full blast; carried = bytes the receivers got over the periods their "
+        "blocks own"
+        if tcp
+        else "(a, UDP) offered load: the same three pairs sending constant-rate UDP (an 8 KB "
+        "datagram every period; last period: full blast at the VC's DS-3 cell rate); "
+        "carried = datagrams that arrived over the periods they own"
+    )
+    full = (
+        "all sources at full blast"
+        if f["full_load_offered_bps"] is None
+        else f"all sources at full blast, {_mbps(f['full_load_offered_bps'])} offered"
+    )
+    return "\n".join(
+        [
+            head,
+            table.to_string(index=False),
+            f"maximum lossless throughput {_mbps(f['lossless_bps'])} Mb/s (at "
+            f"{_mbps(f['lossless_offered_bps'])} offered), peak {_mbps(f['peak_bps'])} Mb/s, "
+            f"full load {_mbps(f['full_load_bps'])} Mb/s ({full})",
+            "limited by: application = the sources' pacing (no loss); cell-loss at the ports "
+            "named"
+            + (
+                " (TCP retransmits what was lost, and waits out timeouts)"
+                if tcp
+                else " (a lost cell loses its whole datagram)"
+            ),
         ]
     )

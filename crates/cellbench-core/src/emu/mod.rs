@@ -262,6 +262,11 @@ impl Emulator {
         let mut emu = Emulator::build(&spec)?;
         if let Some(p) = &spec.pcap {
             emu.tap = Some(tap::CellTap::open(p, &mut emu.net)?);
+            // Its link and cell time beside it, as the simulator's (`cellbench cells`).
+            let scenario = spec.run.scenario().map_err(|e| SetupError(e.to_string()))?;
+            spec.run
+                .describe_capture(&scenario, &p.port.to_string(), None, "emu", &p.path)
+                .map_err(|e| SetupError(e.to_string()))?;
         }
         emu.tuns = spec
             .hosts

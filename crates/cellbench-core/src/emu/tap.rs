@@ -9,9 +9,8 @@
 //! since the run's start.
 
 use super::SetupError;
+use crate::sim::capture::cell_bytes;
 use crate::sim::net::{CellFate, CellRecord, Network};
-use crate::wire::aal5;
-use crate::wire::cell::{CellHeader, HeaderFormat, Pti};
 use crate::wire::pcap::{PcapLink, PcapWriter};
 use serde::Deserialize;
 use std::fs::File;
@@ -63,22 +62,8 @@ impl CellTap {
             if r.fate != CellFate::Sent || self.error.is_some() {
                 continue;
             }
-            let header = CellHeader {
-                // A VPI above the UNI's 8 bits is an NNI label.
-                format: if r.vpi > HeaderFormat::Uni.max_vpi() {
-                    HeaderFormat::Nni
-                } else {
-                    HeaderFormat::Uni
-                },
-                gfc: 0,
-                vpi: r.vpi,
-                vci: r.vci,
-                pti: Pti::user_data(false, false),
-                clp: r.clp,
-            };
             let cell = match pdu(r.token) {
-                Some(bytes) => aal5::pdu_cell(&header, bytes, r.cell as usize)
-                    .map_err(|e| format!("cell {} of a PDU: {e}", r.cell)),
+                Some(bytes) => cell_bytes(&r, bytes),
                 None => Err("a PDU the emulator no longer holds".to_string()),
             };
             let written = cell.and_then(|c| {

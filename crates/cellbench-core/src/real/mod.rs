@@ -22,6 +22,7 @@
 //! Wall-clock instants (`*_at`) are seconds since the Unix epoch on this host's
 //! clock; the controller maps them onto its own.
 
+pub mod limits;
 pub mod measure;
 mod pacer;
 pub mod schedule;
@@ -35,6 +36,7 @@ use std::net::{IpAddr, Shutdown, SocketAddr};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use limits::RateCap;
 use measure::{HostMeasure, HostProbe, Sampler, TcpSample};
 use schedule::{RandomSpec, Schedule};
 pub use socket::SocketOptions;
@@ -58,6 +60,19 @@ const SPIN: Duration = Duration::from_micros(60);
 
 /// How far ahead of the daemon's rate cap a full blast may run (as time at the cap).
 const CAP_BURST: Duration = Duration::from_millis(10);
+
+/// Sleep until `t` without the final spin, in slices that watch for a stop: a rate
+/// cap's wait, where waking late only lowers the rate.
+fn wait_until(t: Instant, stop: Stop) -> Result<(), AgentError> {
+    loop {
+        let now = Instant::now();
+        if t <= now {
+            return Ok(());
+        }
+        pacer::sleep_until(t.min(now + SLICE));
+        stop.check()?;
+    }
+}
 
 /// Every blocking wait of an agent is cut into slices this long, so that a stop
 /// (the controller interrupted) ends it within one slice.
@@ -148,10 +163,12 @@ pub struct SourceSpec {
     /// The controller's run: `stop(group)` ends this agent.
     #[serde(default)]
     pub group: Option<String>,
-    /// Pace at a real-time priority where the process may (the daemon's choice).
+    /// Pace at a real-time priority where the process may (and its limits, if it
+    /// set any, allow: limits.rs).
     #[serde(default)]
     pub realtime: bool,
-    /// A full-blast source never runs ahead of this rate (the daemon's cap).
+    /// A full-blast source never runs ahead of this rate (the emulator's cap; a
+    /// daemon's own cap is its process's, limits.rs, whatever this says).
     #[serde(default)]
     pub max_rate_bps: Option<f64>,
 }
@@ -217,8 +234,13 @@ pub struct SourceReport {
     pub timing: Option<Timing>,
     /// UDP writes the kernel refused (ENOBUFS and the like): the data was not sent.
     pub send_errors: u64,
-    /// Full blast: writes that waited for the daemon's rate cap (`max_rate_bps`).
+    /// Writes that waited for a rate cap (`max_rate_bps`, or the process's: limits.rs)
+    /// beyond their own bytes' time at it.
     pub cap_waits: u64,
+    /// The rate cap this source ran under (the lower of the two), bit/s.
+    pub cap_bps: Option<f64>,
+    /// How long its writes waited for a rate cap in all, s.
+    pub cap_wait_s: f64,
     pub sndbuf_granted: Option<u32>,
     pub congestion: Option<String>,
     /// TCP, read once the sink has closed (every byte acknowledged).
@@ -449,11 +471,25 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
     spec.check()?;
     let clock = EpochMap::new();
     let start = instant_of(spec.start_at);
+    // The process's own limits (a daemon's), whatever the spec says.
+    let limits = limits::process_limits();
+    if let Some(l) = limits {
+        if let Some(why) = l.refuse_destination(spec.peer.ip()) {
+            return Err(AgentError(why));
+        }
+        if start > Instant::now() + l.max_duration {
+            return Err(AgentError(format!(
+                "refused: a start {:.0} s away is beyond the daemon's --max-duration",
+                spec.start_at - now_epoch()
+            )));
+        }
+    }
     let opts = spec.options();
     let local = spec.bind.map(|ip| SocketAddr::new(ip, 0));
     let stop = Stop(spec.group.as_deref());
+    let realtime = spec.realtime && limits.is_none_or(|l| l.realtime);
     // Raised for the whole transfer (the start is paced too), put back on return.
-    let priority = spec.paced().then(|| pacer::Priority::raise(spec.realtime));
+    let priority = spec.paced().then(|| pacer::Priority::raise(realtime));
     // TCP connects at the start time (the sink listens from before it), so the
     // handshake is part of no one's throughput but the connection is fresh.
     sleep_until(start, stop)?;
@@ -493,9 +529,26 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
         .map(|us| Sampler::start(fd, Duration::from_secs_f64(us * 1e-6), move |t| clock.at(t)));
     let block = vec![0x5au8; spec.blocksize];
     let mut schedule = Schedule::new(spec.blocksize, spec.period_us, spec.random.as_ref());
+    // The spec's own cap (the emulator's): a full blast may run ahead of it by a
+    // burst (10 ms at the cap, at least 4 blocks), so that writes returning at once
+    // into an empty send buffer pass without counting as held.
+    let own_cap = spec.max_rate_bps.map(RateCap::new);
+    let own_burst = own_cap
+        .as_ref()
+        .map(|c| CAP_BURST.max(c.time_of(4 * spec.blocksize)));
+    report.cap_bps = [spec.max_rate_bps, limits.map(|l| l.cap.rate_bps())]
+        .into_iter()
+        .flatten()
+        .reduce(f64::min);
     let t0 = Instant::now();
     report.start_late_s = (t0 - start.min(t0)).as_secs_f64();
     let end = spec.duration_s.map(|d| t0 + Duration::from_secs_f64(d));
+    // The daemon's --max-duration ends any transfer, a byte count's too.
+    let hard_end = limits.map(|l| t0 + l.max_duration);
+    let write_end = match (end, hard_end) {
+        (Some(e), Some(h)) => Some(e.min(h)),
+        (e, h) => e.or(h),
+    };
     let mut errors_ns: Vec<u64> = Vec::new();
     let mut late = 0u64;
     let mut last_return = t0;
@@ -507,30 +560,55 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
         if spec.over(report.bytes, decide_at, end) {
             break;
         }
+        if hard_end.is_some_and(|h| decide_at >= h) {
+            notes.push("ended at the daemon's --max-duration".into());
+            break;
+        }
         stop.check()?;
-        // Late: it starts after the next block was due.
-        if let (Some(due), Some(p)) = (due, next.interval) {
+        let paced = due.zip(next.interval);
+        if let Some((due, _)) = paced {
             sleep_until(due, stop)?;
-            let began = Instant::now();
-            let error = began - due;
+        } else if let (Some(cap), Some(burst)) = (&own_cap, own_burst) {
+            let at = cap.reserve(len, burst, false);
+            let now = Instant::now();
+            if at > now {
+                report.cap_waits += 1;
+                report.cap_wait_s += (at - now).as_secs_f64();
+                wait_until(at, stop)?;
+            }
+        }
+        // The process's cap, shared by all its sources: a full blast's write waits
+        // until its own bytes' time at the cap has passed since the previous write
+        // of any source (limits::RateCap, no tolerance), so however short the blast
+        // its rate stays under the cap; a paced block only for the bytes reserved
+        // before it (it is on time whenever the total is under the cap).
+        if let Some(l) = limits {
+            let tolerance = if paced.is_some() {
+                l.cap.time_of(len)
+            } else {
+                Duration::ZERO
+            };
+            let fresh = report.blocks == 0;
+            let at = l.cap.reserve(len, tolerance, fresh && paced.is_none());
+            let now = Instant::now();
+            if at > now {
+                // Held: the source (or all of them) ran ahead of the cap.
+                if !fresh {
+                    report.cap_waits += 1;
+                    report.cap_wait_s += (at - now).as_secs_f64();
+                }
+                wait_until(at, stop)?;
+            }
+        }
+        // Late: it starts after the next block was due.
+        if let Some((due, p)) = paced {
+            let error = Instant::now() - due;
             if error > p {
                 late += 1;
             }
             errors_ns.push(error.as_nanos() as u64);
-        } else if let Some(cap) = spec.max_rate_bps {
-            // Ahead of the daemon's cap by more than a burst: wait until the bytes
-            // sent so far, less the burst, are due. The burst (10 ms at the cap, at
-            // least 4 blocks) lets writes that return at once into an empty send
-            // buffer pass without counting as held.
-            let burst = (cap * CAP_BURST.as_secs_f64() / 8.0).max(4.0 * spec.blocksize as f64);
-            let ahead = (report.bytes as f64 - burst).max(0.0);
-            let allowed = t0 + Duration::from_secs_f64(ahead * 8.0 / cap);
-            if allowed > Instant::now() {
-                report.cap_waits += 1;
-                sleep_until(allowed, stop)?;
-            }
         }
-        let took = writer.write_block(&block[..len], stop, end)?;
+        let took = writer.write_block(&block[..len], stop, write_end)?;
         match took {
             Some(n) => report.bytes += n as u64,
             None => report.send_errors += 1,
@@ -633,7 +711,11 @@ impl Sink {
     /// Read until the source has finished or the deadline; report.
     pub fn run(self) -> Result<SinkReport, AgentError> {
         let clock = EpochMap::new();
-        let deadline = instant_of(self.spec.deadline_at);
+        let mut deadline = instant_of(self.spec.deadline_at);
+        // A daemon's sink waits at most its --max-duration and a grace, whatever it was asked.
+        if let Some(l) = limits::process_limits() {
+            deadline = deadline.min(Instant::now() + l.max_duration + limits::SINK_GRACE);
+        }
         let mut report = SinkReport::default();
         let mut buf = vec![0u8; self.spec.blocksize.max(1)];
         let (mut first, mut last) = (None, None);

@@ -11,8 +11,8 @@
 //! and the scheduler letting a busy CPU's current task finish its slice
 //! (milliseconds on a loaded host). A paced source therefore asks, for the
 //! length of its transfer only, for a timer slack of 1 ns and, where the
-//! process may (root or CAP_SYS_NICE), the lowest real-time priority
-//! (SCHED_FIFO 1): it then runs as soon as its timer fires, ahead of every
+//! process may (CAP_SYS_NICE, the one capability a daemon keeps), the lowest
+//! real-time priority (SCHED_FIFO 1): it then runs as soon as its timer fires, ahead of every
 //! ordinary task. The kernel's real-time throttle (95% of each second by
 //! default) keeps such threads from starving the host, and at most one fewer
 //! pacer than the host has CPUs runs real-time at once (the rest at the normal

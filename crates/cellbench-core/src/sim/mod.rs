@@ -1,6 +1,7 @@
 //! The discrete-event simulator.
 
 pub mod batch;
+pub mod capture;
 pub mod clock;
 pub mod event;
 pub mod explain;

@@ -3,18 +3,21 @@
 //! the experiment language and the front ends hand to the simulator, as JSON;
 //! unknown keys are errors, and every value is checked before anything runs.
 
+use super::clock::FlatOut;
 use super::explain::{self, classify, lockstep_cycle, Facts, LimitedBy, LockstepCycle};
 use super::guard::DEFAULT_EVENT_BUDGET;
 use super::net::{
     AdapterModel, AdapterSpec, CircuitSpec, DropPolicy, Fidelity, FlowControl, Hop, PacedQuantity,
-    PolicerCounters, PolicerSpec, PortCounters, PortSpec, SpacingMode, Topology, TxSpacing,
+    Place, PolicerCounters, PolicerSpec, PortCounters, PortSpec, SpacingMode, Topology, TxSpacing,
     VcPacing,
 };
 use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN, MACHINE_ROOM_DELAY};
 use super::world::{
-    run, validate, Protocol, RunResult, Scenario, ScenarioError, TraceRecord, TransferSpec,
+    run, run_captured, validate, Protocol, RunResult, Scenario, ScenarioError, TraceRecord,
+    TransferSpec,
 };
 use crate::atm::gcra::{Action, CellRate, Contract};
+use crate::atm::phy::CELL_BITS;
 use crate::atm::phy::{Framing, Phy};
 use crate::host::dist::Dist;
 use crate::host::profile::{HostProfile, UnknownProfile};
@@ -61,6 +64,43 @@ pub struct RunSpec {
     #[serde(default)]
     pub trunks: Vec<TrunkSpec>,
     pub connections: Vec<ConnSpec>,
+    /// An ATM cell tester: every cell leaving one place into a pcap file
+    /// (`sim::capture`); None: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cells: Option<CellsSpec>,
+}
+
+/// Where the cell tester sits and the file it writes.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellsSpec {
+    /// A place by its name ([`RunSpec::tester_places`]): a switch output port
+    /// as the ports table names it (a host's name for the port to it, `trunk
+    /// a->b`, or its number) or `adapter:HOST`.
+    pub place: String,
+    /// The pcap file; its description goes beside it, in `PATH.json`.
+    pub path: String,
+    /// The slot the tester counts inter-arrival times in, µs, when it is not
+    /// the link's modelled cell time (an instrument's own unit; None: the link's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_us: Option<f64>,
+}
+
+/// What the cell tester wrote.
+#[derive(Clone, Debug, Serialize)]
+pub struct CellsResult {
+    pub place: String,
+    /// The link, in words.
+    pub link: String,
+    pub path: String,
+    pub phy: String,
+    pub cell_time_ps: u64,
+    /// The tester's slot (`CellsSpec::slot_us`), or the link's cell time.
+    pub slot_ps: u64,
+    pub cells: u64,
+    pub pdus: u64,
+    /// Cells decided to leave after the run's end (not in the file).
+    pub cells_after_end: u64,
 }
 
 /// A link between two sites' switches, both directions, each an output port
@@ -606,6 +646,8 @@ pub struct SpecResult {
     pub policers: Vec<PolicerResult>,
     pub events: u64,
     pub sim_seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cells: Option<CellsResult>,
 }
 
 fn one() -> u64 {
@@ -760,6 +802,7 @@ impl RunSpec {
             hosts,
             trunks: Vec::new(),
             connections,
+            cells: None,
         }
     }
 
@@ -1196,8 +1239,129 @@ impl RunSpec {
     /// Check, build and run; results per connection and per switch port.
     pub fn run(&self) -> Result<SpecResult, ScenarioError> {
         let scenario = self.scenario()?;
-        let r: RunResult = run(&scenario)?;
-        Ok(self.results(&scenario, &r))
+        let Some(cells) = &self.cells else {
+            let r: RunResult = run(&scenario)?;
+            return Ok(self.results(&scenario, &r));
+        };
+        let (place, link, phy, cell_time, slot) =
+            self.describe_capture(&scenario, &cells.place, cells.slot_us, "sim", &cells.path)?;
+        let fail =
+            |e: &dyn std::fmt::Display| err(format!("cells: cannot write {}: {e}", cells.path));
+        let file = std::fs::File::create(&cells.path).map_err(|e| fail(&e))?;
+        let out: Box<dyn std::io::Write> =
+            Box::new(std::io::BufWriter::with_capacity(64 << 10, file));
+        let (r, counts) = run_captured(&scenario, &mut FlatOut, Some((place, out)))?;
+        let counts = counts.expect("a tester was given");
+        let mut result = self.results(&scenario, &r);
+        result.cells = Some(CellsResult {
+            place: cells.place.clone(),
+            link,
+            path: cells.path.clone(),
+            phy,
+            cell_time_ps: cell_time.as_ps(),
+            slot_ps: slot.as_ps(),
+            cells: counts.cells,
+            pdus: counts.pdus,
+            cells_after_end: counts.after_end,
+        });
+        Ok(result)
+    }
+
+    /// Where a capture is taken (`place`, a name of [`RunSpec::tester_places`]),
+    /// written down beside its file in `PATH.json` for readers (`cellbench
+    /// cells`): the link in words, its physical layer and modelled cell time,
+    /// and the slot a tester counts in (`slot_us`, or that cell time). The
+    /// simulator's captures and the emulator's `--pcap` are described alike.
+    /// Returns the place, the link, the phy, the cell time and the slot.
+    pub fn describe_capture(
+        &self,
+        scenario: &Scenario,
+        place: &str,
+        slot_us: Option<f64>,
+        engine: &str,
+        path: &str,
+    ) -> Result<(Place, String, String, SimTime, SimTime), ScenarioError> {
+        let (at, link, phy) = self.tester_place(place)?;
+        let cell_time = match at {
+            Place::Adapter(h) => scenario.topology.adapters[h].rate,
+            Place::Port(p) => scenario.topology.ports[p].rate,
+            Place::Receiver(_) => unreachable!("tester_place names no receiver"),
+        }
+        .time_for_bits(CELL_BITS);
+        let slot = match slot_us {
+            Some(us) => time_in("cells: slot", us, 1e6, "µs", true)?,
+            None => cell_time,
+        };
+        let payload = match engine {
+            "sim" => {
+                "simulated PDUs: the PDU's number in the run (8 bytes, big-endian), \
+                      zeros, and a valid AAL5 trailer"
+            }
+            _ => "the emulated datagrams' own AAL5 PDUs",
+        };
+        let description = serde_json::json!({
+            "format": "cellbench-cells",
+            "version": 1,
+            "engine": engine,
+            "place": place,
+            "link": link,
+            "phy": phy,
+            "cell_time_ps": cell_time.as_ps(),
+            "slot_ps": slot.as_ps(),
+            "seed": self.seed,
+            "replication": self.replication,
+            "time": match engine {
+                "sim" => "each cell's start on the link, from the run's start",
+                _ => "each cell's start on the link, from the emulator's start",
+            },
+            "payload": payload,
+        });
+        let fail = |e: &dyn std::fmt::Display| err(format!("cells: cannot write {path}.json: {e}"));
+        let text = serde_json::to_string_pretty(&description).map_err(|e| fail(&e))?;
+        std::fs::write(format!("{path}.json"), text + "\n").map_err(|e| fail(&e))?;
+        Ok((at, link, phy, cell_time, slot))
+    }
+
+    /// Every place a cell tester can sit, by the name `cells` takes: each
+    /// switch output port as the ports table names it (a host's name for the
+    /// port to it, `trunk a->b`), then each host's adapter (`adapter:HOST`).
+    pub fn tester_places(&self) -> Vec<String> {
+        let mut names = self.port_labels();
+        names.extend(self.hosts.iter().map(|h| format!("adapter:{}", h.name)));
+        names
+    }
+
+    /// The place a tester name means (a name of [`RunSpec::tester_places`], or a
+    /// port's number), the link in words and its physical layer.
+    pub fn tester_place(&self, name: &str) -> Result<(Place, String, String), ScenarioError> {
+        let labels = self.port_labels();
+        let port = labels
+            .iter()
+            .position(|l| l == name)
+            .or_else(|| name.parse::<usize>().ok().filter(|&p| p < labels.len()));
+        if let Some(p) = port {
+            let phy = match self.hosts.get(p) {
+                Some(h) => h.phy.clone(),
+                None => self.trunks[(p - self.hosts.len()) / 2].phy.clone(),
+            };
+            let to = match self.hosts.get(p) {
+                Some(h) => format!("to host {}", h.name),
+                None => format!("onto {}", labels[p]),
+            };
+            return Ok((Place::Port(p), format!("switch output port {p} {to}"), phy));
+        }
+        if let Some(host) = name.strip_prefix("adapter:") {
+            if let Some(h) = self.hosts.iter().position(|x| x.name == host) {
+                let link = format!("host {host}'s adapter onto its access link");
+                return Ok((Place::Adapter(h), link, self.hosts[h].phy.clone()));
+            }
+        }
+        Err(err(format!(
+            "cells {name:?}: no such switch output port or adapter: expected one of {} \
+             (a port also by its number, 0..={})",
+            self.tester_places().join(", "),
+            labels.len().saturating_sub(1)
+        )))
     }
 
     /// What a switch output port leads to: its host's name, or "trunk a->b".
@@ -1410,6 +1574,7 @@ impl RunSpec {
             policers,
             events: r.events,
             sim_seconds: r.end_time.as_secs_f64(),
+            cells: None,
         }
     }
 }

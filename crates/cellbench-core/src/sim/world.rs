@@ -8,11 +8,12 @@
 //! cost, and each segment it sends leaves the host when the CPU has paid for
 //! it (tcp_output, checksum, copy to the adapter).
 
+use super::capture::{CaptureCounts, CellCapture};
 use super::clock::{Clock, FlatOut};
 use super::event::EventQueue;
 use super::guard;
 use super::net::{
-    aal5_cells, CellRecord, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network,
+    aal5_cells, CellRecord, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, Place,
     PolicerCounters, PortCounters, Topology,
 };
 use super::rng;
@@ -30,6 +31,7 @@ use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
+use std::io::Write;
 
 /// One ttcp transfer between two hosts.
 #[derive(Clone, Debug, PartialEq)]
@@ -446,6 +448,10 @@ struct World {
     events_handled: u64,
     /// Where the event budget ran out, if it did: the run ends there, cut.
     budget_cut: Option<SimTime>,
+    /// The cell tester, if one is on (`sim::capture`).
+    capture: Option<Capture>,
+    /// When the event loop stopped: the run's end for the capture.
+    loop_end: SimTime,
 }
 
 /// When transfers start and end (`TransferSpec::after`): a transfer that
@@ -522,29 +528,61 @@ pub fn run_with_clock(
     scenario: &Scenario,
     clock: &mut dyn Clock,
 ) -> Result<RunResult, ScenarioError> {
-    run_inner(scenario, clock, None).map(|(r, _)| r)
+    run_captured(scenario, clock, None).map(|(r, _)| r)
 }
 
 /// Run a scenario flat out with a tap on switch output port `port`: also
 /// every cell record of that port (`Network::set_port_tap`), in memory, so
 /// for short runs (tests of adapter timing: the cells a host's adapter sent
 /// arrive at its peer's port in its order, spaced as they left when the
-/// port is no slower than the adapter's link).
+/// port is no slower than the adapter's link). A long run's cells go to a
+/// file instead: [`run_captured`].
 pub fn run_tapped(
     scenario: &Scenario,
     port: usize,
 ) -> Result<(RunResult, Vec<CellRecord>), ScenarioError> {
-    run_inner(scenario, &mut FlatOut, Some(port))
+    let (r, _, cells) = run_inner(scenario, &mut FlatOut, None, Some(port))?;
+    Ok((r, cells))
 }
 
+/// A capture's file: any writer (a buffered file in practice).
+pub type Capture = CellCapture<Box<dyn Write>>;
+
+/// Run a scenario, with a cell tester on one place when `tester` is given:
+/// `(place, file)`. The file's cells are written as the run goes; the run's
+/// results do not depend on it.
+pub fn run_captured(
+    scenario: &Scenario,
+    clock: &mut dyn Clock,
+    tester: Option<(Place, Box<dyn Write>)>,
+) -> Result<(RunResult, Option<CaptureCounts>), ScenarioError> {
+    run_inner(scenario, clock, tester, None).map(|(r, counts, _)| (r, counts))
+}
+
+/// The one run: a cell tester streaming to a file, or a port's tap kept in memory.
 fn run_inner(
     scenario: &Scenario,
     clock: &mut dyn Clock,
+    tester: Option<(Place, Box<dyn Write>)>,
     tap: Option<usize>,
-) -> Result<(RunResult, Vec<CellRecord>), ScenarioError> {
+) -> Result<(RunResult, Option<CaptureCounts>, Vec<CellRecord>), ScenarioError> {
     validate(scenario)?;
     let mut net = Network::new(scenario.topology.clone(), scenario.fidelity)
         .map_err(|e| ScenarioError(format!("topology: {e}")))?;
+    let capture = match tester {
+        Some((place, out)) => {
+            if net.link_cell_time(place).is_none() {
+                return Err(ScenarioError(format!(
+                    "cells: {place:?} is not a switch output port or adapter of the network"
+                )));
+            }
+            Some(
+                CellCapture::new(out, place, &mut net)
+                    .map_err(|e| ScenarioError(format!("cells: {e}")))?,
+            )
+        }
+        None => None,
+    };
     if scenario.series {
         net.set_queue_series(true);
     }
@@ -617,6 +655,8 @@ fn run_inner(
         touched: Vec::new(),
         events_handled: 0,
         budget_cut: None,
+        capture: None,
+        loop_end: SimTime::ZERO,
     };
 
     for (i, t) in scenario.transfers.iter().enumerate() {
@@ -722,10 +762,22 @@ fn run_inner(
         world.events.schedule(slow, Event::SlowTick(h));
     }
 
+    world.capture = capture;
     world.run(scenario.time_limit, scenario.event_budget, clock)?;
+    let results = world.results(scenario);
     let mut cells = Vec::new();
-    world.net.drain_cell_log(&mut cells);
-    Ok((world.results(scenario), cells))
+    if tap.is_some() {
+        world.net.drain_cell_log(&mut cells);
+    }
+    // After the results: settling the network for the capture moves its counters.
+    let counts = match world.capture.take() {
+        Some(c) => Some(
+            c.finish(&mut world.net, world.loop_end)
+                .map_err(|e| ScenarioError(format!("cells: {e}")))?,
+        ),
+        None => None,
+    };
+    Ok((results, counts, cells))
 }
 
 /// Check a scenario before anything runs: a bad value is reported, never half-run.
@@ -834,7 +886,11 @@ impl World {
     ) -> Result<(), ScenarioError> {
         let mut steps: u64 = 0;
         loop {
+            if let Some(c) = &mut self.capture {
+                c.take(&mut self.net, self.now);
+            }
             if self.apps_running == 0 {
+                self.loop_end = self.now;
                 return Ok(());
             }
             // The one place a run looks outside itself: its event budget and a stop request.
@@ -852,6 +908,8 @@ impl World {
                 (Some(a), Some(b)) => a.min(b),
             };
             if next > limit {
+                // Cut by the limit: the capture takes every cell started by then.
+                self.loop_end = limit;
                 break;
             }
             clock.advance_to(next);
@@ -873,6 +931,7 @@ impl World {
         // At the time limit, out of events or budget: the run ends at its last event
         // up to where it was cut, counting the ticks of idle hosts as if they had run.
         let end = self.budget_cut.unwrap_or(limit);
+        self.loop_end = self.loop_end.max(self.now);
         for h in 0..self.hosts.len() {
             if let Some(last) = self.replay_ticks(h, SimTime(end.0.saturating_add(1))) {
                 self.now = self.now.max(last);

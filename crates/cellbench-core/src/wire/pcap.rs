@@ -314,6 +314,18 @@ impl<'a> Reader<'a> {
 
 /// Parse a whole pcap file written by [`PcapWriter`] (or any pcap of those link types).
 pub fn read_pcap(bytes: &[u8]) -> Result<Pcap, PcapError> {
+    let records = records(bytes)?;
+    let link = records.link();
+    Ok(Pcap {
+        link,
+        records: records.collect::<Result<Vec<Record>, PcapError>>()?,
+    })
+}
+
+/// The records of a pcap file one at a time (a long capture need not be held
+/// as records): the file header is checked here, each record as it comes; the
+/// first error ends the iteration.
+pub fn records(bytes: &[u8]) -> Result<Records<'_>, PcapError> {
     let mut r = Reader {
         bytes,
         pos: 0,
@@ -349,9 +361,29 @@ pub fn read_pcap(bytes: &[u8]) -> Result<Pcap, PcapError> {
         LINKTYPE_SUNATM => PcapLink::Pdus,
         _ => return Err(PcapError::UnsupportedLinkType { linktype }),
     };
-    let frac_ps = if nanos { 1_000 } else { 1_000_000 };
-    let mut records = Vec::new();
-    while r.pos < bytes.len() {
+    Ok(Records {
+        r,
+        link,
+        frac_ps: if nanos { 1_000 } else { 1_000_000 },
+        failed: false,
+    })
+}
+
+/// The records of a pcap file ([`records`]).
+pub struct Records<'a> {
+    r: Reader<'a>,
+    link: PcapLink,
+    frac_ps: u64,
+    failed: bool,
+}
+
+impl Records<'_> {
+    pub fn link(&self) -> PcapLink {
+        self.link
+    }
+
+    fn record(&mut self) -> Result<Record, PcapError> {
+        let r = &mut self.r;
         let secs = u64::from(r.u32()?);
         let frac = u64::from(r.u32()?);
         let caplen = r.u32()? as usize;
@@ -361,14 +393,26 @@ pub fn read_pcap(bytes: &[u8]) -> Result<Pcap, PcapError> {
         // Saturating: a hostile fraction field must not overflow.
         let time = SimTime(
             secs.saturating_mul(PS_PER_SEC)
-                .saturating_add(frac.saturating_mul(frac_ps)),
+                .saturating_add(frac.saturating_mul(self.frac_ps)),
         );
-        records.push(match link {
-            PcapLink::Cells => parse_erf_cell(data, offset, time)?,
-            PcapLink::Pdus => parse_sunatm(data, offset, time)?,
-        });
+        match self.link {
+            PcapLink::Cells => parse_erf_cell(data, offset, time),
+            PcapLink::Pdus => parse_sunatm(data, offset, time),
+        }
     }
-    Ok(Pcap { link, records })
+}
+
+impl Iterator for Records<'_> {
+    type Item = Result<Record, PcapError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.r.pos >= self.r.bytes.len() {
+            return None;
+        }
+        let rec = self.record();
+        self.failed = rec.is_err();
+        Some(rec)
+    }
 }
 
 fn parse_erf_cell(data: &[u8], offset: usize, time: SimTime) -> Result<Record, PcapError> {

@@ -183,7 +183,11 @@ impl Network {
         if s == 0 && eom {
             q.pdus_held -= 1;
         }
-        if s >= 1 && self.logs(Place::Port(self.circuits[c].stages[s].port)) {
+        let place = match s {
+            0 => Place::Adapter(self.circuits[c].src),
+            _ => Place::Port(self.circuits[c].stages[s].port),
+        };
+        if self.logs(place) {
             let p = self.circuits[c].stages[s].port;
             self.log_sent(p, c, s, head.pdu, head.cell, std::iter::once(now), head.clp);
         }

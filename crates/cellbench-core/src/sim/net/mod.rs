@@ -778,8 +778,9 @@ enum LogScope {
     Off,
     /// Every cell at every place.
     All,
-    /// The cells a port handles (a tap).
-    Port(usize),
+    /// The cells one place handles (a tap: a port's sent and lost cells, an
+    /// adapter's sent ones).
+    Place(Place),
 }
 
 /// One cell at one place (see [`Network::set_cell_log`]).
@@ -791,6 +792,11 @@ pub struct CellRecord {
     pub token: u64,
     /// Index of the cell in its PDU (the last one carries AUU).
     pub cell: u32,
+    /// The PDU's number in the run: 1, 2, … in the order hosts handed PDUs to
+    /// their adapters (unlike `token`, never reused), and its CPCS payload length
+    /// in bytes (what the AAL5 trailer's length field says).
+    pub pdu: u64,
+    pub pdu_len: u32,
     /// VPI/VCI on the link the cell leaves by (at a receiver: arrived by).
     pub vpi: u16,
     pub vci: u16,
@@ -897,6 +903,8 @@ struct PduRec {
     token: u64,
     serial: u64,
     ncells: u32,
+    /// CPCS payload bytes (for the cell log).
+    payload_len: u32,
     /// Cells neither received nor dropped yet.
     outstanding: u32,
     lost: u32,
@@ -1041,8 +1049,10 @@ impl Network {
         c.counters.pdus_sent += 1;
         c.counters.cells_sent += ncells as u64;
         let (vpi, vci) = (c.stages[0].vpi, c.stages[0].vci);
-        let pdu = self.alloc_pdu(circuit, token, ncells);
-        if self.logs(Place::Adapter(src)) {
+        let pdu = self.alloc_pdu(circuit, token, ncells, payload_len);
+        // Credit mode logs an adapter's cells when they really leave (credit.rs).
+        if self.txq.is_empty() && self.logs(Place::Adapter(src)) {
+            let serial = self.pdus[pdu as usize].serial;
             for r in &runs {
                 for k in 0..r.count {
                     self.log.push(CellRecord {
@@ -1051,6 +1061,8 @@ impl Network {
                         circuit,
                         token,
                         cell: r.first + k,
+                        pdu: serial,
+                        pdu_len: payload_len,
                         vpi,
                         vci,
                         clp: false,
@@ -1177,7 +1189,42 @@ impl Network {
     /// records come in the order the port decides its cells; the caller takes
     /// them as they come ([`Network::drain_cell_log`]), e.g. into a pcap file.
     pub fn set_port_tap(&mut self, port: usize) {
-        self.log_scope = LogScope::Port(port);
+        self.set_tap(Place::Port(port));
+    }
+
+    /// A tap on one place: a switch output port (as [`Network::set_port_tap`])
+    /// or a source adapter (every cell it starts on its access link, at the
+    /// time it starts). What an ATM tester on that link sees, one record per
+    /// cell, drained as they come.
+    pub fn set_tap(&mut self, place: Place) {
+        self.log_scope = LogScope::Place(place);
+    }
+
+    /// Decide every cell that arrives anywhere by `t`, as if the run went on to
+    /// then: events up to `t`, and in Train every port resolved up to `t` (a
+    /// port with several inputs decides its cells up to one PDU late, see
+    /// `train.rs`). What a cell log needs at a run's end to hold every cell that
+    /// started by then in both fidelities; the counters then count those cells.
+    pub fn settle(&mut self, t: SimTime) {
+        let mut delivered = Vec::new();
+        self.poll(t, &mut delivered);
+        if self.fidelity == Fidelity::Train && self.txq.is_empty() {
+            for p in 0..self.ports.len() {
+                self.pull(p, t);
+            }
+            self.drain();
+        }
+    }
+
+    /// The cell time of the link a place transmits on (a port's, or an
+    /// adapter's access link); None for a place that does not exist or a
+    /// receiver (which transmits nothing).
+    pub fn link_cell_time(&self, place: Place) -> Option<SimTime> {
+        match place {
+            Place::Adapter(h) => self.adapters.get(h).map(|a| a.cell),
+            Place::Port(p) => self.ports.get(p).map(|p| p.cell),
+            Place::Receiver(_) => None,
+        }
     }
 
     /// The cell records taken while the log was on. Their order differs between
@@ -1198,7 +1245,7 @@ impl Network {
         match self.log_scope {
             LogScope::Off => false,
             LogScope::All => true,
-            LogScope::Port(p) => place == Place::Port(p),
+            LogScope::Place(p) => place == p,
         }
     }
 
@@ -1249,13 +1296,14 @@ impl Network {
         self.now
     }
 
-    fn alloc_pdu(&mut self, circuit: CircuitId, token: u64, ncells: u32) -> u32 {
+    fn alloc_pdu(&mut self, circuit: CircuitId, token: u64, ncells: u32, payload_len: u32) -> u32 {
         self.next_serial += 1;
         let rec = PduRec {
             circuit: circuit as u32,
             token,
             serial: self.next_serial,
             ncells,
+            payload_len,
             outstanding: ncells,
             lost: 0,
             contaminated: false,
@@ -1353,6 +1401,8 @@ impl Network {
                     circuit,
                     token: rec.token,
                     cell: first + k,
+                    pdu: rec.serial,
+                    pdu_len: rec.payload_len,
                     vpi: s.vpi,
                     vci: s.vci,
                     clp,
@@ -1401,9 +1451,9 @@ impl Network {
         cause: LossCause,
         clp: bool,
     ) {
-        let (serial, token) = {
+        let (serial, token, pdu_len) = {
             let r = &self.pdus[pdu as usize];
-            (r.serial, r.token)
+            (r.serial, r.token, r.payload_len)
         };
         let log = self.logs(Place::Port(port));
         let pc = &mut self.ports[port].counters;
@@ -1427,6 +1477,8 @@ impl Network {
                     circuit,
                     token,
                     cell: first + k,
+                    pdu: serial,
+                    pdu_len,
                     vpi,
                     vci,
                     clp,
@@ -1437,7 +1489,8 @@ impl Network {
         self.cells_done(pdu, n, true);
     }
 
-    /// Log cells `first..` of a PDU starting transmission at a port at the given times.
+    /// Log cells `first..` of a PDU starting transmission at a port (stage 0: its
+    /// source adapter, credit mode) at the given times.
     #[allow(clippy::too_many_arguments)]
     fn log_sent(
         &mut self,
@@ -1449,16 +1502,23 @@ impl Network {
         starts: impl Iterator<Item = SimTime>,
         clp: bool,
     ) {
-        let token = self.pdus[pdu as usize].token;
+        let r = &self.pdus[pdu as usize];
+        let (token, serial, pdu_len) = (r.token, r.serial, r.payload_len);
         let st = &self.circuits[circuit].stages[stage];
         let (vpi, vci) = (st.vpi, st.vci);
         for (k, at) in starts.enumerate() {
             self.log.push(CellRecord {
-                place: Place::Port(port),
+                place: if stage == 0 {
+                    Place::Adapter(self.circuits[circuit].src)
+                } else {
+                    Place::Port(port)
+                },
                 at,
                 circuit,
                 token,
                 cell: first + k as u32,
+                pdu: serial,
+                pdu_len,
                 vpi,
                 vci,
                 clp,

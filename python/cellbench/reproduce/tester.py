@@ -1,0 +1,131 @@
+"""europe-vp's tester part (docs/europe-vp.md): the SBA-200's own cells as the study's
+ATM tester recorded them, once per driver, from the capture of the cell tester
+(``europe-vp-tester.netspec``, its ``tester { }`` block).
+
+The histogram and the pattern are read back from the capture (``cellbench.cells``),
+never from the adapter's parameters: what a tester on that link would have seen.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from cellbench import cells
+from cellbench.reproduce import study
+
+#: The study's two drivers and the spacing mode each is (TESTBEDS.md, SPEC §5).
+DRIVERS = {"cell-level": "2.2.9", "cell-burst": "2.3.0"}
+#: What the study saw (SPEC §5, from its IAT figures), printed beside each histogram.
+PUBLISHED = {
+    "2.2.9": "the spacing interval, plus 7-8 slots after every 21-22 cells",
+    "2.3.0": "bursts of 6 cells back to back, burst starts ~40 slots apart",
+}
+NAME = "europe-vp-tester"
+
+
+def run(
+    *,
+    seed: int | None = None,
+    workers: int = 0,
+    out: str | Path | None = None,
+    overwrite: bool = False,
+    progress: bool = False,
+) -> list[dict[str, Any]]:
+    """Run the tester setup for both drivers; per driver its capture (``cells.Capture``)
+    and its pattern (``cells.Pattern``). ``out``: store the result there (the captures
+    in ``out/cells``); otherwise they are read from a temporary directory."""
+    with tempfile.TemporaryDirectory(prefix="cellbench-tester-") as tmp:
+        where = Path(out) / "cells" if out is not None else Path(tmp)
+        result = study.run(
+            NAME,
+            seed=seed,
+            workers=workers,
+            out=out,
+            overwrite=overwrite,
+            progress=progress,
+            cells_dir=where,
+        )
+        df = result.to_pandas().drop_duplicates("run").sort_values("run")
+        parts = []
+        for row in df.itertuples(index=False):
+            c = cells.read(where / f"run{row.run}.pcap")
+            spacing = str(row.spacing)
+            parts.append(
+                {
+                    "driver": DRIVERS.get(spacing, spacing),
+                    "spacing": spacing,
+                    "capture": c,
+                    "pattern": cells.pattern(c),
+                    "stored": str(where / f"run{row.run}.pcap") if out is not None else None,
+                }
+            )
+    return parts
+
+
+def _counts(values) -> str:
+    from collections import Counter
+
+    return ", ".join(f"{k} ({n}x)" for k, n in sorted(Counter(values).items())) or "none"
+
+
+def summary(part: dict) -> str:
+    """The pattern, in the study's words."""
+    p: cells.Pattern = part["pattern"]
+    if part["spacing"] == "cell-burst":
+        return (
+            f"bursts of {_counts(p.bursts)} cells back to back; burst starts "
+            f"{_counts(p.burst_starts)} slots apart"
+        )
+    increases = _counts(k for k, _ in p.stalls)
+    every = _counts(n for _, n in p.stalls)
+    return (
+        f"regular interval {p.regular} slots ({p.regular_us:.2f} µs); longer by "
+        f"{increases} slots, after every {every} cells"
+    )
+
+
+def report(parts: list[dict]) -> str:
+    slot = parts[0]["capture"].link.slot_us if parts else 0.0
+    lines = [
+        "europe-vp, tester: an SBA-200 on TAXI 140 sends 8 KB UDP datagrams (172 cells) at a",
+        "requested 22.3 Mb/s (a cell every 19.01 µs) through a switch to a cell tester on 155 Mb/s",
+        f"SDH; each cell's inter-arrival time (IAT) in the tester's cell slots ({slot:g} µs), read",
+        "from its capture",
+    ]
+    for part in parts:
+        c, p = part["capture"], part["pattern"]
+        lines += [
+            "",
+            f"driver {part['driver']} (spacing = {part['spacing']}): {c.cells} cells, {c.pdus} "
+            f"PDUs; between PDUs {_counts(p.pdu_gaps)} slots",
+            f"  simulated: {summary(part)}",
+            f"  published: {PUBLISHED.get(part['driver'], '-')}",
+        ]
+        if part["stored"]:
+            lines.append(f"  capture: {part['stored']} (cellbench cells, plot --kind iat)")
+        lines += ["  " + x for x in cells.report(c).splitlines()[2:]]
+    return "\n".join(lines)
+
+
+def to_json(parts: list[dict]) -> dict:
+    out = []
+    for part in parts:
+        p: cells.Pattern = part["pattern"]
+        out.append(
+            {
+                "driver": part["driver"],
+                "spacing": part["spacing"],
+                "capture": part["stored"],
+                "published": PUBLISHED.get(part["driver"]),
+                "regular_slots": p.regular,
+                "regular_us": p.regular_us,
+                "stalls": [{"increase_slots": k, "after_cells": n} for k, n in p.stalls],
+                "bursts": p.bursts,
+                "burst_start_slots": p.burst_starts,
+                "pdu_gap_slots": p.pdu_gaps,
+            }
+            | {k: v for k, v in cells.to_json(part["capture"]).items() if k != "file"}
+        )
+    return {"study": "europe-vp", "part": "tester", "drivers": out}

@@ -1,0 +1,88 @@
+"""wan-mismatch's experiment-file parts (docs/wan-mismatch.md): case 3's two runs and
+Experiments 5 and 6, end to end."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cellbench.cli import main
+from cellbench.reproduce import wan_mismatch
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    """Both parts, stored (as `reproduce wan-mismatch --out` stores them)."""
+    out = tmp_path_factory.mktemp("wm")
+    return out, wan_mismatch.run(["case3", "segment-size"], out=out)
+
+
+def test_magic_preset_puts_lawrence_to_south_dakota_on_the_magic_path():
+    from cellbench.experiment import testbed
+
+    tb = testbed.preset("magic").to_dict()
+    one_way = sum(t["delay_ms"] for t in tb["trunks"])
+    assert 2 * one_way == pytest.approx(testbed.MAGIC_RTT_MS)
+    phy = {h["name"]: h["phy"] for h in tb["hosts"]}
+    assert phy["onyx"] == phy["sparc10-ks"] == phy["sparc10-sd"] == "taxi100"
+    assert phy["alpha-law1"] == phy["alpha-law2"] == "oc3c"
+
+
+def test_case3_unpaced_taxi_senders_lose_at_the_onyx_paced_alphas_do_not(stored):
+    _, res = stored
+    rows = res["case3"]
+    a = [r for r in rows if r["run"] == "case3a"]
+    b = [r for r in rows if r["run"] == "case3b"]
+    assert {r["transmitter"] for r in a} == {"sparc10-ks", "sparc10-sd"}
+    assert {r["transmitter"] for r in b} == {"alpha-law1", "alpha-law2"}
+    assert {r["receiver"] for r in rows} == {"onyx"}
+    # (a): two 100 Mb/s TAXI streams into the Onyx's one 100 Mb/s port lose packets there.
+    assert sum(r["packets_lost_per_s"] for r in a) > 0
+    assert all(r["lost_at"] == ["onyx"] for r in a if r["cells_lost"])
+    # (b): paced at 35 Mb/s of cells each, nothing is lost and each runs at its pacing.
+    for r in b:
+        assert r["packets_lost"] == 0 and r["cells_lost"] == 0
+        assert r["limited_by"] == "link" and 25e6 < r["throughput_bps"] < 35e6
+    for r in rows:
+        assert r["packets_lost_per_s"] == pytest.approx(r["packets_lost"] / r["seconds"])
+
+
+def test_segment_size_experiments(stored):
+    _, res = stored
+    rows = res["segment_size"]
+    e5 = {r["mtu"]: r for r in rows if r["run"] == "experiment-5"}
+    e6 = {r["mtu"]: r for r in rows if r["run"] == "experiment-6"}
+    assert sorted(e5) == sorted(e6) and min(e5) == 1024 and max(e5) == 9180
+    assert all(r["segment"] == r["mtu"] - 40 for r in rows)
+    # Experiment 6: no rate mismatch, so no switch loses a cell; with large segments
+    # the sender's adapter bounds it, and larger segments carry more.
+    assert all(r["cells_lost"] == 0 for r in e6.values())
+    assert e6[9180]["limited_by"] == "link" and e6[9180]["throughput_bps"] > 100e6
+    assert e6[4096]["throughput_bps"] < e6[8192]["throughput_bps"]
+    # Experiment 5: OC-3c into TAXI unpaced: the large segments' bursts overrun South
+    # Dakota's port to the SPARC-10, and it runs far below Experiment 6.
+    assert e5[9180]["cells_lost"] > 0 and e5[9180]["lost_at"] == ["sparc10-sd"]
+    assert e5[9180]["throughput_bps"] < 0.2 * e6[9180]["throughput_bps"]
+
+
+def test_stored_parts_show_and_plot_segment_size(stored, tmp_path, capsys):
+    out, _ = stored
+    assert main(["show", str(out / "experiment-5")]) == 0
+    svg = tmp_path / "e5.svg"
+    assert main(["plot", str(out / "experiment-5"), "--kind", "segment-size", "-o", str(svg)]) == 0
+    assert "TCP segment size" in svg.read_text()
+    # A result with one MTU has no segment-size figure: one line saying why.
+    assert main(["plot", str(out / "case3a"), "--kind", "segment-size", "-o", str(svg)]) == 2
+    assert "segment-size needs the MTU swept" in capsys.readouterr().err
+
+
+def test_cli_parts_table_and_json(capsys):
+    assert main(["reproduce", "wan-mismatch", "--part", "case3"]) == 0
+    text = capsys.readouterr().out
+    assert "3a: aggregate" in text and "packets lost per second" in text
+    assert "case pacing_mbps" not in text  # cases 1 and 2 not asked for
+    assert main(["reproduce", "wan-mismatch", "--json", "--part", "cases"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert {r["case"] for r in printed["rows"]} == {1, 2}
+    assert "case3" not in printed
