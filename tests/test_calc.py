@@ -69,6 +69,26 @@ def test_layers_api_reproduces_reference_table_with_default_mtu():
     assert cellbench.calc.layers is calc.layers
 
 
+@pytest.mark.parametrize(
+    "column, encap, mtu",
+    [("classical_ip_mtu_9180", "llc-snap", "9180"), ("vc_mux_mtu_9188", "vc-mux", "9188")],
+)
+def test_layers_print_the_published_figures_where_the_table_gives_them(column, encap, mtu):
+    expected = reference_columns()[column]
+    got = run_json("calc", "layers", "--phy", "oc3c", "--encap", encap, "--mtu", mtu)
+    assert {r["layer"]: f"{r['published_mbps']:.3f}" for r in got} == expected
+    text = run("calc", "layers", "--phy", "oc3c", "--encap", encap, "--mtu", mtu).stdout
+    assert "published" in text.splitlines()[1]
+    for layer, value in expected.items():
+        [line] = [x for x in text.splitlines() if x.startswith(layer + " ")]
+        assert line.split()[-1] == value
+    # Elsewhere the table gives nothing, and nothing is printed beside the figures.
+    for other in (["--mtu", "1500"], ["--no-framing"], ["--phy", "taxi100"]):
+        args = ["calc", "layers", "--phy", "oc3c", "--encap", encap, "--mtu", mtu, *other]
+        assert all("published_mbps" not in r for r in run_json(*args))
+        assert "published" not in run(*args).stdout
+
+
 def test_layers_table_has_units_and_context():
     p = run("calc", "layers", "--phy", "oc3c", "--encap", "llc-snap", "--mtu", "9180")
     assert p.returncode == 0, p.stderr

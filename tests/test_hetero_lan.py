@@ -279,3 +279,40 @@ def test_ultra1_pair_at_8k_is_fastest_with_messages_below_the_mss(surfaces) -> N
     cases = [c for c in hetero_lan.remarkable(surfaces) if c["case"] == "fastest-below-mss"]
     at_8k = [c for c in cases if c["pair"] == "ultra1->ultra1" and c["socket_buffer"] == 8192]
     assert at_8k and at_8k[0]["message_size"] < 9148
+
+
+def test_published_maxima_are_the_tables_and_match_the_pairs() -> None:
+    # Parsed here independently of published.py, to check its reading of the file.
+    import csv
+    from pathlib import Path
+
+    from cellbench.reproduce import published
+
+    path = Path(__file__).resolve().parents[1] / "python/cellbench/data/hetero_lan_maxima.csv"
+    text = path.read_text()
+    assert "# Source: the heterogeneous ATM LAN study, Table 3" in text
+    rows = list(csv.DictReader(x for x in text.splitlines() if not x.startswith("#")))
+    table = published.hetero_lan_maxima()
+    assert list(table) == list(hetero_lan.PAIR_NAMES)
+    for r, pair in zip(rows, hetero_lan.PAIRS):
+        assert f"{r['sender']}->{r['receiver']}" == pair.name
+        assert table[pair.name]["max_bps"] == pytest.approx(float(r["max_mbps"]) * 1e6)
+        # The study's encapsulation is the pair's: Classical IP is LLC/SNAP at 9180.
+        assert {"classical-ip": "llc-snap", "vc-mux": "vc-mux"}[r["encapsulation"]] == pair.encap
+        # Its share is of calc layers' TCP payload rate for that encapsulation.
+        share = 100 * table[pair.name]["max_bps"] / hetero_lan.theoretical_bps(pair)
+        assert share == pytest.approx(float(r["percent_of_theoretical"]), abs=0.01)
+
+
+def test_the_report_prints_the_published_maxima_beside_the_simulated(surfaces) -> None:
+    from cellbench.reproduce import published
+
+    table = published.hetero_lan_maxima()
+    for m in hetero_lan.maxima(surfaces):
+        assert m["published_bps"] == table[m["pair"]]["max_bps"]
+        assert m["ratio"] == pytest.approx(m["throughput_bps"] / m["published_bps"])
+    text = hetero_lan.report(surfaces)
+    assert "published Mb/s" in text and "ratio" in text
+    for name, pub in table.items():
+        [line] = [x for x in text.splitlines() if x.strip().startswith(name + " ")]
+        assert f"{pub['max_bps'] / 1e6:.2f}" in line

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import cellbench
-from cellbench.reproduce import lan_buffers
+from cellbench.reproduce import fidelity, lan_buffers
 from cellbench.reproduce.published import LAN_ANOMALOUS, label_size, lan_buffer_table
 
 # The published tables the project carries (python/cellbench/data, with their sources).
@@ -159,11 +159,8 @@ def test_three_mss_send_buffer_prevents_the_lockstep() -> None:
     assert (df.throughput_mbit_ttcp > 10.0).all()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known deviation: from 3 x MSS to 3 x MSS + 271 bytes a 48K or 51K receiver "
-    "can still lock (16 KB per tick); the study measured 28K, which does not",
-)
+# The scoreboard's line for the remedy gives the same cause (cellbench fidelity).
+@pytest.mark.xfail(strict=True, reason=fidelity.KNOWN_DEVIATIONS["lan-buffers remedy"])
 def test_exactly_three_mss_prevents_the_lockstep() -> None:
     df = lan_buffers.run(send_buffers=[3 * MSS], recv_buffers=[52428], replications=3, seed=1)
     assert not df.lockstep.any()

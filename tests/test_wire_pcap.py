@@ -74,12 +74,26 @@ def test_pcap_roundtrip(tmp_path, encap):
     )
 
 
+@pytest.mark.parametrize("fcs", [False, True])
+def test_read_ethernet_frames(tmp_path, fcs):
+    """Link type 1 files read back as frames; the link-type word's FCS bits (bit 26
+    "FCS length present", 2 16-bit words in bits 28..31) say whether they end in an FCS."""
+    frame = bytes(range(64))
+    word = 1 | (0x0400_0000 | 2 << 28 if fcs else 0)
+    header = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, word)
+    record = struct.pack("<IIII", 3, 250, len(frame), len(frame)) + frame
+    path = tmp_path / "eth.pcap"
+    path.write_bytes(header + record)
+    (r,) = wire.read_pcap(path)
+    assert r == {"kind": "frame", "time_ps": 3_000_250_000_000, "frame": frame, "fcs": fcs}
+
+
 @pytest.mark.parametrize(
     "content, message",
     [
         (b"", "truncated at byte 0"),
         (b"\x00" * 24, "not a pcap file: magic 0x00000000"),
-        (struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1), "link type 1 not supported"),
+        (struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 105), "link type 105 not"),
         (
             struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 123) + b"\x01\x00",
             "truncated at byte 24",

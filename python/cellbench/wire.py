@@ -127,11 +127,13 @@ def write_pcap(
 
 
 def read_pcap(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Read a pcap of ERF ATM cells or SunATM PDUs (what :func:`write_pcap` writes).
+    """Read a pcap of ERF ATM cells, SunATM PDUs (what :func:`write_pcap` writes) or
+    Ethernet frames.
 
-    Each record is a dict with ``kind`` ("cell" or "pdu") and ``time_ps``; a cell has
-    ``cell`` (53 bytes, HEC recomputed: ERF does not store it), a PDU ``vpi``,
-    ``vci``, ``llc`` and ``payload``.
+    Each record is a dict with ``kind`` ("cell", "pdu" or "frame") and ``time_ps``; a
+    cell has ``cell`` (53 bytes, HEC recomputed: ERF does not store it), a PDU ``vpi``,
+    ``vci``, ``llc`` and ``payload``, an Ethernet frame ``frame`` (from the destination
+    address on) and ``fcs`` (whether its last 4 bytes are the FCS).
 
     Only a regular file of at most ``MAX_PCAP_BYTES`` is read: a device or a pipe
     (``/dev/zero``) has no end to read to.

@@ -167,8 +167,9 @@ fn pcap_write(
 }
 
 /// Read a pcap file written by `pcap_write` (ERF ATM cells or SunATM PDUs): a list
-/// of dicts, each with `kind` ("cell" or "pdu") and `time_ps`; cells have `cell`
-/// (53 bytes, HEC recomputed), PDUs `vpi`, `vci`, `llc`, `payload`.
+/// of dicts, each with `kind` ("cell", "pdu" or "frame") and `time_ps`; cells have `cell`
+/// (53 bytes, HEC recomputed), PDUs `vpi`, `vci`, `llc`, `payload`, Ethernet
+/// frames `frame` (destination address on) and `fcs` (whether it ends in its FCS).
 #[pyfunction]
 fn pcap_read<'py>(py: Python<'py>, path: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let bytes = std::fs::read(path).map_err(|e| value_error(format!("cannot read {path}: {e}")))?;
@@ -190,6 +191,11 @@ fn pcap_read<'py>(py: Python<'py>, path: &str) -> PyResult<Vec<Bound<'py, PyDict
                 d.set_item("vci", vc.vci)?;
                 d.set_item("llc", *llc)?;
                 d.set_item("payload", PyBytes::new_bound(py, payload))?;
+            }
+            Record::Frame { frame, fcs, .. } => {
+                d.set_item("kind", "frame")?;
+                d.set_item("frame", PyBytes::new_bound(py, frame))?;
+                d.set_item("fcs", *fcs)?;
             }
         }
         out.push(d);

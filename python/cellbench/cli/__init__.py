@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cellbench.cli import calc, cells, daemon, reproduce, run, tools, wire
+from cellbench.cli import calc, cells, daemon, fidelity, reproduce, run, tools, wire
 from cellbench.cli.common import UsageError, signal_status
 
 #: The optional dependencies (pyproject's extras), by the module a command imports:
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-V", "--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for area in (calc, wire, reproduce, run, tools, daemon, cells):
+    for area in (calc, wire, reproduce, fidelity, run, tools, daemon, cells):
         area.register(sub)
     return parser
 

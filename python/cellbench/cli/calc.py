@@ -249,19 +249,36 @@ def _framing_text(framing: bool) -> str:
 
 def _layers(args: argparse.Namespace) -> int:
     t = calc.layer_table(args.phy, args.encap, args.mtu, args.framing)
+    pub = _published_layers(t)
     if args.json:
-        print_json(t["layers"])
+        rows = t["layers"]
+        if pub is not None:
+            rows = [r | {"published_mbps": pub[r["layer"]]} for r in rows]
+        print_json(rows)
         return 0
     print(
         f"Bandwidth left to each layer: {t['phy']} ({_framing_text(t['framing'])}), "
         f"{t['encap']} ({t['encap_header_bytes']}-byte header), MTU {t['mtu']} "
         f"({t['cells_per_pdu']} cells per PDU)"
     )
-    print(f"{'layer':<12} {'Mb/s':>9}")
+    print(f"{'layer':<12} {'Mb/s':>9}" + ("  published" if pub else ""))
     for row in t["layers"]:
-        print(f"{row['layer']:<12} {row['mbps']:>9.3f}")
+        line = f"{row['layer']:<12} {row['mbps']:>9.3f}"
+        print(line + (f"  {pub[row['layer']]:>9.3f}" if pub else ""))
     print("(Mb/s = 10^6 bit/s)")
+    if pub is not None:
+        print("published: the OC-3c per-layer table (python/cellbench/data/layer_bandwidth.csv)")
     return 0
+
+
+def _published_layers(t: dict) -> dict[str, float] | None:
+    """The published per-layer figures for this configuration, where the table gives
+    them: OC-3c with its SONET framing, Classical IP at MTU 9180 or VC-mux at 9188."""
+    from cellbench.reproduce.published import layer_bandwidth
+
+    if t["phy"] != "oc3c" or not t["framing"]:
+        return None
+    return layer_bandwidth().get((t["encap"], t["mtu"]))
 
 
 def _phy(args: argparse.Namespace) -> int:

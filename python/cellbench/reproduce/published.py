@@ -99,3 +99,28 @@ def layer_bandwidth() -> dict[tuple[str, int], dict[str, float]]:
         for col, value in zip(header[1:], row[1:]):
             out[LAYER_COLUMNS[col]][row[0]] = float(value)
     return out
+
+
+def europe_vp_claim() -> dict[str, float]:
+    """europe-vp's published figures, from the paper's text (docs/europe-vp.md): "a 3%
+    change in the cell rate took TCP from 19 Mb/s to 1 Mb/s". The 3% is the adapter's
+    16.50 µs spacing (under the contract's cell rate) against its 16.01 µs (over it): the
+    settings on either side of GCRA T = 16.39 µs its 0.492 µs granularity allows."""
+    return {"from_spacing_us": 16.50, "to_spacing_us": 16.01, "from_mbps": 19.0, "to_mbps": 1.0}
+
+
+#: The studies' claims in words, as their reports print them beside the rows.
+CLAIMS = {
+    "europe-vp": (
+        "published: a 3% change in the cell rate (spacing 16.50 -> 16.01 µs) took TCP from "
+        "19 Mb/s to 1 Mb/s; unspaced, the UPC discards and TCP collapses (docs/europe-vp.md)"
+    ),
+    "wan-mismatch": (
+        "published: without pacing, cells are lost where OC-3c meets TAXI and where senders "
+        "share a link; with cell-level pacing, none (docs/wan-mismatch.md)"
+    ),
+    "wan-contention offered-load": (
+        "published: past a point the switch buffers overflow, cells are lost, and throughput "
+        "drops sharply (docs/wan-contention.md)"
+    ),
+}

@@ -36,7 +36,7 @@ from cellbench.experiment import testbed
 from cellbench.experiment.model import host_spec
 from cellbench.experiment.results import Result
 from cellbench.reproduce import study
-from cellbench.reproduce.published import wan_window_table
+from cellbench.reproduce.published import CLAIMS, wan_window_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -292,4 +292,6 @@ def report(name: str, df: pd.DataFrame) -> str:
         show["spacing_us"] = show.spacing_us.map(lambda x: "none" if pd.isna(x) else f"{x:g}")
     head = f"{name}: throughput in Mb/s (10^6 bit/s); segment loss = data PDUs lost / sent"
     foot = "limited by: what bound each connection (--json: limited_by, limit_evidence)"
+    if name in CLAIMS:
+        foot += "\n" + CLAIMS[name] + "; cellbench fidelity compares"
     return head + "\n" + show[cols].to_string(index=False) + "\n" + foot

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cellbench.reproduce import study
+from cellbench.reproduce.published import CLAIMS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -820,6 +821,11 @@ def _offered_load_report(df: pd.DataFrame, f: dict, part: str) -> str:
                 " (TCP retransmits what was lost, and waits out timeouts)"
                 if tcp
                 else " (a lost cell loses its whole datagram)"
+            ),
+            *(
+                [CLAIMS["wan-contention offered-load"] + "; cellbench fidelity compares"]
+                if tcp
+                else []
             ),
         ]
     )

@@ -1,6 +1,7 @@
-//! Pcap files of ATM traffic that Wireshark/tshark decode with VPI/VCI.
+//! Pcap files of ATM traffic that Wireshark/tshark decode with VPI/VCI, and of
+//! Ethernet frames.
 //!
-//! Two link types, one per granularity:
+//! Two ATM link types, one per granularity:
 //! - Cells: `LINKTYPE_ERF` (197), each packet one Endace ERF record of type 3
 //!   ("ATM cell"): a 16-byte ERF header, then the cell's first four header bytes and
 //!   its 48 payload bytes. ERF drops the HEC byte (the capture card checked it); the
@@ -11,16 +12,24 @@
 //!   Traffic type 2 = RFC 1483 LLC multiplexed, which Wireshark decodes down to
 //!   IP; type 0 (unknown) for VC-mux, where Wireshark guesses IP from the first byte.
 //!
+//! Ethernet: `LINKTYPE_ETHERNET` (1), each packet one MAC frame from the
+//! destination address through the FCS ([`super::ethernet::Frame`]). The file
+//! header's link-type word says so (the FCS-length bits of the pcap format: "FCS
+//! present", 2 16-bit words), so Wireshark shows and can verify the FCS rather
+//! than take it for payload. Preamble, SFD and gap are not captured, as on a real NIC.
+//!
 //! Files are written with the nanosecond magic (times are picoseconds inside);
 //! both magics and both byte orders are read. The reader never panics.
 
 use super::aal5::Vc;
 use super::cell::{hec, CELL_LEN, PAYLOAD_LEN};
+use super::ethernet::{EthernetError, Frame, FCS_LEN};
 use super::llc_snap::Encap;
 use crate::time::{SimTime, PS_PER_SEC};
 use core::fmt;
 use std::io::{self, Write};
 
+pub const LINKTYPE_ETHERNET: u32 = 1;
 pub const LINKTYPE_SUNATM: u32 = 123;
 pub const LINKTYPE_ERF: u32 = 197;
 /// Pcap magic with microsecond timestamps.
@@ -40,6 +49,13 @@ const ERF_FLAG_VLEN: u8 = 0x04;
 /// A cell as ERF carries it: 4 header bytes and the payload.
 const ERF_CELL_LEN: usize = CELL_LEN - 1;
 const SUNATM_HEADER_LEN: usize = 4;
+/// The pcap link-type word's "FCS length present" bit (bit 26), and the FCS
+/// length in 16-bit words in bits 28..31 (pcap file format, the LinkType and
+/// additional information field; Wireshark's wiretap/libpcap reads them).
+const LT_FCS_PRESENT: u32 = 0x0400_0000;
+const LT_FCS_LEN_SHIFT: u32 = 28;
+/// 32 bits of Ethernet FCS, in 16-bit words.
+const ETHERNET_FCS_WORDS: u32 = (FCS_LEN / 2) as u32;
 /// SunATM traffic type (low nibble of the first byte): RFC 1483 LLC multiplexed.
 const SUNATM_TYPE_LLC: u8 = 0x02;
 
@@ -50,6 +66,8 @@ pub enum PcapLink {
     Cells,
     /// One SunATM AAL5 PDU per packet.
     Pdus,
+    /// One Ethernet MAC frame per packet, FCS included.
+    Ethernet,
 }
 
 impl PcapLink {
@@ -57,6 +75,18 @@ impl PcapLink {
         match self {
             PcapLink::Cells => LINKTYPE_ERF,
             PcapLink::Pdus => LINKTYPE_SUNATM,
+            PcapLink::Ethernet => LINKTYPE_ETHERNET,
+        }
+    }
+
+    /// The file header's link-type word: the link type, and for Ethernet the
+    /// note that every frame carries its 4-byte FCS.
+    pub const fn header_word(self) -> u32 {
+        match self {
+            PcapLink::Ethernet => {
+                LINKTYPE_ETHERNET | LT_FCS_PRESENT | (ETHERNET_FCS_WORDS << LT_FCS_LEN_SHIFT)
+            }
+            _ => self.linktype(),
         }
     }
 }
@@ -73,12 +103,22 @@ pub enum Record {
         llc: bool,
         payload: Vec<u8>,
     },
+    /// An Ethernet MAC frame from the destination address on; `fcs` says whether
+    /// its last 4 bytes are the FCS (always so in files [`PcapWriter`] writes;
+    /// other tools' captures often have none).
+    Frame {
+        time: SimTime,
+        frame: Vec<u8>,
+        fcs: bool,
+    },
 }
 
 impl Record {
     pub fn time(&self) -> SimTime {
         match self {
-            Record::Cell { time, .. } | Record::Pdu { time, .. } => *time,
+            Record::Cell { time, .. } | Record::Pdu { time, .. } | Record::Frame { time, .. } => {
+                *time
+            }
         }
     }
 }
@@ -118,6 +158,8 @@ pub enum PcapError {
     },
     /// A time beyond 2^32 seconds.
     TimeTooLarge,
+    /// A frame [`PcapWriter::write_frame`] refused: wrong size or FCS.
+    BadFrame(EthernetError),
 }
 
 impl fmt::Display for PcapError {
@@ -135,7 +177,7 @@ impl fmt::Display for PcapError {
             PcapError::UnsupportedLinkType { linktype } => write!(
                 f,
                 "pcap link type {linktype} not supported: allowed {LINKTYPE_ERF} (ERF ATM cells), \
-                 {LINKTYPE_SUNATM} (SunATM)"
+                 {LINKTYPE_SUNATM} (SunATM), {LINKTYPE_ETHERNET} (Ethernet)"
             ),
             PcapError::UnsupportedErfType { erf_type, offset } => write!(
                 f,
@@ -145,6 +187,7 @@ impl fmt::Display for PcapError {
             PcapError::VpiTooLarge { vpi } => write!(f, "VPI {vpi} does not fit SunATM's one byte: allowed 0..=255"),
             PcapError::TooLong { len } => write!(f, "record of {len} bytes exceeds the snapshot length {SNAPLEN}"),
             PcapError::TimeTooLarge => write!(f, "time beyond 2^32 seconds cannot be written to pcap"),
+            PcapError::BadFrame(e) => write!(f, "cannot write to pcap: {e}"),
         }
     }
 }
@@ -174,7 +217,7 @@ impl<W: Write> PcapWriter<W> {
         h.extend_from_slice(&0i32.to_le_bytes()); // thiszone
         h.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
         h.extend_from_slice(&SNAPLEN.to_le_bytes());
-        h.extend_from_slice(&link.linktype().to_le_bytes());
+        h.extend_from_slice(&link.header_word().to_le_bytes());
         out.write_all(&h)?;
         Ok(PcapWriter { out, link })
     }
@@ -228,6 +271,19 @@ impl<W: Write> PcapWriter<W> {
         self.write_record(secs, ps, &rec)
     }
 
+    /// One Ethernet MAC frame, destination address through FCS, as
+    /// [`super::ethernet::build_frame`] makes it. Its size and FCS are checked: a
+    /// file of this link type says every frame carries a good FCS.
+    pub fn write_frame(&mut self, time: SimTime, frame: &[u8]) -> Result<(), PcapError> {
+        if self.link != PcapLink::Ethernet {
+            return Err(PcapError::WrongLink { link: self.link });
+        }
+        let view = Frame::new_checked(frame).map_err(PcapError::BadFrame)?;
+        view.check_fcs().map_err(PcapError::BadFrame)?;
+        let (secs, ps) = split_time(time)?;
+        self.write_record(secs, ps, frame)
+    }
+
     pub fn write(&mut self, record: &Record) -> Result<(), PcapError> {
         match record {
             Record::Cell { time, cell } => self.write_cell(*time, cell),
@@ -240,6 +296,16 @@ impl<W: Write> PcapWriter<W> {
                 let encap = if *llc { Encap::LlcSnap } else { Encap::VcMux };
                 self.write_pdu(*time, *vc, encap, payload)
             }
+            Record::Frame {
+                time,
+                frame,
+                fcs: true,
+            } => self.write_frame(*time, frame),
+            // A frame without FCS: give it one rather than write a file whose
+            // header promises what a record lacks.
+            Record::Frame { frame, .. } => Err(PcapError::BadFrame(EthernetError::FrameSize {
+                len: frame.len() + FCS_LEN,
+            })),
         }
     }
 
@@ -355,16 +421,20 @@ pub fn records(bytes: &[u8]) -> Result<Records<'_>, PcapError> {
     r.take(12)?; // version, thiszone, sigfigs
     let _snaplen = r.u32()?;
     // The upper bits of the link-type word may carry FCS information; the type is the low 16.
-    let linktype = r.u32()? & 0xffff;
+    let word = r.u32()?;
+    let linktype = word & 0xffff;
+    let fcs = word & LT_FCS_PRESENT != 0 && word >> LT_FCS_LEN_SHIFT == ETHERNET_FCS_WORDS;
     let link = match linktype {
         LINKTYPE_ERF => PcapLink::Cells,
         LINKTYPE_SUNATM => PcapLink::Pdus,
+        LINKTYPE_ETHERNET => PcapLink::Ethernet,
         _ => return Err(PcapError::UnsupportedLinkType { linktype }),
     };
     Ok(Records {
         r,
         link,
         frac_ps: if nanos { 1_000 } else { 1_000_000 },
+        fcs,
         failed: false,
     })
 }
@@ -374,6 +444,8 @@ pub struct Records<'a> {
     r: Reader<'a>,
     link: PcapLink,
     frac_ps: u64,
+    /// Ethernet frames carry their FCS (from the link-type word).
+    fcs: bool,
     failed: bool,
 }
 
@@ -398,6 +470,13 @@ impl Records<'_> {
         match self.link {
             PcapLink::Cells => parse_erf_cell(data, offset, time),
             PcapLink::Pdus => parse_sunatm(data, offset, time),
+            // The frame as captured: its size and FCS are the caller's to check
+            // (ethernet::Frame::new_checked), a capture may hold damaged frames.
+            PcapLink::Ethernet => Ok(Record::Frame {
+                time,
+                frame: data.to_vec(),
+                fcs: self.fcs,
+            }),
         }
     }
 }
@@ -475,6 +554,7 @@ mod test {
     use super::*;
     use crate::wire::aal5::segment;
     use crate::wire::cell::CellHeader;
+    use crate::wire::ethernet;
     use proptest::prelude::*;
 
     fn cells_file(times: &[SimTime], cells: &[[u8; CELL_LEN]]) -> Vec<u8> {
@@ -544,10 +624,10 @@ mod test {
         );
         assert_eq!(read_pcap(&[0; 24]), Err(PcapError::BadMagic { magic: 0 }));
         let mut f = cells_file(&[], &[]);
-        f[20] = 1;
+        f[20] = 105; // IEEE 802.11
         assert_eq!(
             read_pcap(&f),
-            Err(PcapError::UnsupportedLinkType { linktype: 1 })
+            Err(PcapError::UnsupportedLinkType { linktype: 105 })
         );
         let cells = segment(&CellHeader::uni(1, 42, false), b"hi").unwrap();
         let f = cells_file(&[SimTime::ZERO], &cells);
@@ -581,6 +661,63 @@ mod test {
         );
     }
 
+    #[test]
+    fn test_emit_frame_record() {
+        let repr = ethernet::Repr {
+            src_addr: ethernet::Address([2, 0, 0, 0, 0, 1]),
+            dst_addr: ethernet::Address([2, 0, 0, 0, 0, 2]),
+            ethertype: ethernet::ETHERTYPE_IPV4,
+        };
+        let frame = ethernet::build_frame(&repr, b"datagram").unwrap();
+        let mut w = PcapWriter::new(Vec::new(), PcapLink::Ethernet).unwrap();
+        w.write_frame(SimTime::from_us(2_000_001), &frame).unwrap();
+        let f = w.into_inner();
+        // Link type 1, FCS length present (bit 26), 2 words of FCS (bits 28..31).
+        assert_eq!(&f[20..24], &0x2400_0001u32.to_le_bytes());
+        assert_eq!(&f[24..28], &2u32.to_le_bytes());
+        assert_eq!(&f[28..32], &1_000u32.to_le_bytes());
+        assert_eq!(&f[32..36], &64u32.to_le_bytes());
+        assert_eq!(&f[40..], &frame[..]);
+        let p = read_pcap(&f).unwrap();
+        assert_eq!(p.link, PcapLink::Ethernet);
+        assert_eq!(
+            p.records,
+            vec![Record::Frame {
+                time: SimTime::from_us(2_000_001),
+                frame: frame.clone(),
+                fcs: true
+            }]
+        );
+        // A damaged frame or a frame in a cell file is refused.
+        let mut w = PcapWriter::new(Vec::new(), PcapLink::Ethernet).unwrap();
+        let mut bad = frame.clone();
+        bad[20] ^= 1;
+        assert!(matches!(
+            w.write_frame(SimTime::ZERO, &bad),
+            Err(PcapError::BadFrame(ethernet::EthernetError::BadFcs { .. }))
+        ));
+        assert_eq!(
+            w.write_frame(SimTime::ZERO, &frame[..60]),
+            Err(PcapError::BadFrame(ethernet::EthernetError::FrameSize {
+                len: 60
+            }))
+        );
+        let mut w = PcapWriter::new(Vec::new(), PcapLink::Cells).unwrap();
+        assert_eq!(
+            w.write_frame(SimTime::ZERO, &frame),
+            Err(PcapError::WrongLink {
+                link: PcapLink::Cells
+            })
+        );
+        // Another tool's capture without FCS: plain link type 1.
+        let mut g = f.clone();
+        g[20..24].copy_from_slice(&1u32.to_le_bytes());
+        let Record::Frame { fcs, .. } = &read_pcap(&g).unwrap().records[0] else {
+            panic!("not a frame");
+        };
+        assert!(!fcs);
+    }
+
     proptest! {
         #[test]
         fn reader_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
@@ -589,10 +726,10 @@ mod test {
 
         #[test]
         fn reader_never_panics_after_valid_header(
-            link_cells: bool,
+            link in 0u8..3,
             body in proptest::collection::vec(any::<u8>(), 0..200),
         ) {
-            let link = if link_cells { PcapLink::Cells } else { PcapLink::Pdus };
+            let link = [PcapLink::Cells, PcapLink::Pdus, PcapLink::Ethernet][usize::from(link)];
             let mut f = PcapWriter::new(Vec::new(), link).unwrap().into_inner();
             f.extend_from_slice(&body);
             let _ = read_pcap(&f);
@@ -612,6 +749,20 @@ mod test {
             let expect: Vec<Record> =
                 times.iter().zip(&cells).map(|(t, c)| Record::Cell { time: *t, cell: *c }).collect();
             prop_assert_eq!(p.records, expect);
+        }
+
+        #[test]
+        fn frames_roundtrip(
+            payload in proptest::collection::vec(any::<u8>(), 0..=ethernet::MTU),
+            ethertype in ethernet::MIN_ETHERTYPE..=u16::MAX, ns in 0u64..10_000_000_000_000,
+        ) {
+            let repr = ethernet::Repr { ethertype, ..ethernet::Repr::default() };
+            let frame = ethernet::build_frame(&repr, &payload).unwrap();
+            let rec = Record::Frame { time: SimTime::from_ns(ns), frame, fcs: true };
+            let mut w = PcapWriter::new(Vec::new(), PcapLink::Ethernet).unwrap();
+            w.write(&rec).unwrap();
+            let p = read_pcap(&w.into_inner()).unwrap();
+            prop_assert_eq!(p.records, vec![rec]);
         }
 
         #[test]

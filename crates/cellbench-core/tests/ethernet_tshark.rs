@@ -1,0 +1,149 @@
+//! Real tshark reads the Ethernet pcap files cellbench writes: addresses, type,
+//! the IPv4/UDP datagram inside, the pad, and the FCS (which tshark verifies
+//! itself). tshark is a requirement of the test suite (scripts/test.sh installs
+//! Debian's tshark), so a missing tshark fails rather than skips.
+
+use cellbench_core::time::SimTime;
+use cellbench_core::wire::ethernet::{self, Address, Repr, ETHERTYPE_IPV4};
+use cellbench_core::wire::pcap::{PcapLink, PcapWriter};
+use std::process::Command;
+
+const SRC: [u8; 4] = [10, 1, 2, 3];
+const DST: [u8; 4] = [192, 168, 40, 7];
+const SPORT: u16 = 40000;
+const DPORT: u16 = 5001;
+
+/// The Internet checksum (RFC 1071).
+fn checksum(data: &[u8]) -> u16 {
+    let mut s: u32 = data
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
+    while s >> 16 != 0 {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    !(s as u16)
+}
+
+/// A valid IPv4/UDP datagram carrying `data`, both checksums right.
+fn ipv4_udp(data: &[u8]) -> Vec<u8> {
+    let udp_len = (8 + data.len()) as u16;
+    let mut udp = Vec::new();
+    udp.extend_from_slice(&SPORT.to_be_bytes());
+    udp.extend_from_slice(&DPORT.to_be_bytes());
+    udp.extend_from_slice(&udp_len.to_be_bytes());
+    udp.extend_from_slice(&[0, 0]);
+    udp.extend_from_slice(data);
+    let mut pseudo = Vec::new();
+    pseudo.extend_from_slice(&SRC);
+    pseudo.extend_from_slice(&DST);
+    pseudo.extend_from_slice(&[0, 17]);
+    pseudo.extend_from_slice(&udp_len.to_be_bytes());
+    pseudo.extend_from_slice(&udp);
+    let ck = checksum(&pseudo);
+    udp[6..8].copy_from_slice(&ck.to_be_bytes());
+    let mut ip = vec![0x45, 0];
+    ip.extend_from_slice(&(20 + udp_len).to_be_bytes());
+    ip.extend_from_slice(&[0x12, 0x34, 0, 0, 64, 17, 0, 0]);
+    ip.extend_from_slice(&SRC);
+    ip.extend_from_slice(&DST);
+    let ck = checksum(&ip);
+    ip[10..12].copy_from_slice(&ck.to_be_bytes());
+    ip.extend_from_slice(&udp);
+    ip
+}
+
+#[test]
+fn tshark_decodes_ethernet_frames() {
+    // A short datagram (padded to the 64-byte minimum) and a full 1500-byte one.
+    let short = b"hi".to_vec();
+    let long = vec![0x5a; ethernet::MTU - 28];
+    let repr = Repr {
+        src_addr: Address([0x08, 0x00, 0x20, 0x01, 0x02, 0x03]),
+        dst_addr: Address([0x08, 0x00, 0x20, 0x0a, 0x0b, 0x0c]),
+        ethertype: ETHERTYPE_IPV4,
+    };
+    let frames: Vec<Vec<u8>> = [&short, &long]
+        .iter()
+        .map(|d| ethernet::build_frame(&repr, &ipv4_udp(d)).unwrap())
+        .collect();
+    assert_eq!(frames[0].len(), ethernet::MIN_FRAME_LEN);
+    assert_eq!(frames[1].len(), ethernet::MAX_FRAME_LEN);
+
+    let path = std::env::temp_dir().join(format!("cellbench-eth-{}.pcap", std::process::id()));
+    let mut w = PcapWriter::new(Vec::new(), PcapLink::Ethernet).unwrap();
+    // Back to back at 10 Mb/s: the second starts one wire time (preamble to gap) later.
+    let t1 = SimTime::from_ns(ethernet::wire_bits(short.len() + 28) * 100);
+    w.write_frame(SimTime::ZERO, &frames[0]).unwrap();
+    w.write_frame(t1, &frames[1]).unwrap();
+    std::fs::write(&path, w.into_inner()).unwrap();
+
+    let fields = [
+        "eth.src",
+        "eth.dst",
+        "eth.type",
+        "eth.fcs",
+        "eth.fcs.status",
+        "eth.padding",
+        "ip.src",
+        "ip.dst",
+        "udp.srcport",
+        "udp.dstport",
+        // The UDP payload as bytes: a 2-byte payload on port 5001 tempts a
+        // heuristic dissector (CPFI), so not data.data.
+        "udp.payload",
+        "frame.time_relative",
+        "frame.protocols",
+    ];
+    let mut cmd = Command::new("tshark");
+    cmd.args([
+        "-r",
+        path.to_str().unwrap(),
+        "-o",
+        "eth.check_fcs:TRUE",
+        "-T",
+        "fields",
+    ]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd
+        .output()
+        .expect("tshark not found: install Debian's tshark (scripts/test.sh does)");
+    if std::env::var_os("KEEP_PCAP").is_none() {
+        std::fs::remove_file(&path).unwrap();
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for (row, (frame, data)) in rows.iter().zip(frames.iter().zip([&short, &long])) {
+        assert_eq!(row[0], "08:00:20:01:02:03");
+        assert_eq!(row[1], "08:00:20:0a:0b:0c");
+        assert_eq!(row[2], "0x0800");
+        // tshark shows the FCS field as its 4 bytes in order (so the CRC value,
+        // sent least significant byte first, appears byte-swapped), and finds
+        // it good by its own computation (status 1).
+        let n = frame.len();
+        let fcs = ethernet::fcs(&frame[..n - 4]);
+        assert_eq!(row[3], format!("{:#010x}", fcs.swap_bytes()));
+        assert_eq!(row[4], "1", "FCS status: {row:?}");
+        assert_eq!((row[6], row[7]), ("10.1.2.3", "192.168.40.7"));
+        assert_eq!((row[8], row[9]), ("40000", "5001"));
+        assert_eq!(row[10].replace(':', ""), hex(data));
+        assert!(row[12].starts_with("eth:ethertype:ip:udp"), "{row:?}");
+    }
+    // 2 + 28 = 30 bytes of datagram in 46: 16 bytes of pad, zeros; none in the full frame.
+    assert_eq!(rows[0][5].replace(':', ""), "00".repeat(16));
+    assert_eq!(rows[1][5], "");
+    // 84 byte times at 10 Mb/s = 67.2 µs.
+    assert_eq!(rows[1][11], "0.000067200");
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}

@@ -1,0 +1,43 @@
+"""`cellbench fidelity`: every published result beside the simulator's (docs/fidelity.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cellbench.cli.common import check_workers, print_json, seed
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    doc = (
+        "run every reproduction with published figures and print one line per published "
+        "result: published, simulated, ratio, tolerance, verdict (under a minute on 2 cores)"
+    )
+    p = sub.add_parser("fidelity", help=doc, description=doc)
+    p.add_argument("--seed", type=seed(), default=1, help="master seed (default 1)")
+    p.add_argument("--workers", type=int, default=0, help="worker threads (default: all cores)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument(
+        "--json", action="store_true", help="print JSON: {seed, replications, counts, lines}"
+    )
+    out.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print docs/fidelity.md (cellbench fidelity --markdown > docs/fidelity.md)",
+    )
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from cellbench.reproduce import fidelity
+
+    check_workers(args.workers)
+    lines, seconds = fidelity.run(seed=args.seed, workers=args.workers, progress=True)
+    print(f"fidelity: {len(lines)} results in {seconds:.1f} s", file=sys.stderr)
+    if args.json:
+        print_json(fidelity.to_json(lines, args.seed))
+    elif args.markdown:
+        sys.stdout.write(fidelity.markdown(lines, args.seed))
+    else:
+        print(fidelity.report(lines, args.seed))
+    return 0
