@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
 from cellbench.cli import main
-from cellbench.experiment import lang, runner
+from cellbench.experiment import lang, results, runner
 
 PAIR = """cluster {
   test s { type = TYPE; protocol = PROTO; own = A:5001; peer = PEER; }
@@ -104,12 +105,46 @@ def test_a_huge_file_is_refused_at_once(tmp_path) -> None:
     assert peak < 20 * 2**20
 
 
+@pytest.mark.parametrize(
+    "sets, text, message",
+    [
+        (["snd=16K:48K"], "", "--set:1:5: found range 16384..49152 without a step: 32769 values"),
+        ([], "sweep { w = range(1, 2000); }", "<text>:5:13: found range 1..2000 without a step"),
+    ],
+)
+def test_a_long_range_without_a_step_is_refused(sets, text, message) -> None:
+    """``snd=16K:48K`` meant a step of 1 byte: 32,769 points, 93 s, then 52 s to show."""
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan(experiment() + text, sets=sets)
+    assert str(e.value).startswith(message)
+    assert "expected a step (start:stop:step, range(start, stop, step))" in str(e.value)
+    # A short one still steps by 1; a written step as before.
+    plan = runner.make_plan(experiment(proto="tcp (window=$w)"), sets=["w=16K:48K:4K"])
+    assert len(plan.points) == 9
+    assert (
+        len(runner.make_plan(experiment(proto="tcp (window=$w)"), sets=["w=16K:16388"]).points) == 5
+    )
+
+
+def test_check_says_each_note_once_with_a_count(capsys) -> None:
+    """A note per point (100,000 points printed 47,572 note lines): now each once."""
+    window = str(LAN.with_name("window.netspec"))
+    code, err = cli(capsys, "run", window, "--set", "w=52429:53428:1", "--check")
+    assert code == 0
+    notes = [line for line in err.splitlines() if line.startswith("cellbench: note: ")]
+    assert len(notes) == 2, err[:2000]  # SO_SNDBUF and SO_RCVBUF
+    assert notes[1].endswith(
+        ":9:20: SO_SNDBUF 52429 exceeds 52428, the largest socket buffer sunos411 accepts: "
+        "using 52428 (and 999 more point(s) of the sweep alike)"
+    )
+
+
 def test_the_sweep_guard_is_on_the_product_and_builds_nothing() -> None:
     # Builds nothing: the two value lists take about 36 MB; 10^10 points would take
     # terabytes (memory, not time: a timed assertion fails on a loaded machine).
     tracemalloc.start()
     with pytest.raises(lang.ExperimentError) as e:
-        runner.make_plan(experiment(), sets=["a=1:100000", "b=1:100000"])
+        runner.make_plan(experiment(), sets=["a=1:100000:1", "b=1:100000:1"])
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 200 * 2**20
@@ -179,7 +214,7 @@ ENGINE = [
         "2:35",
         "at most 65507 bytes, the largest UDP datagram",
     ),
-    (experiment() + "sweep { seed = 18446744073709551616; }", "5:16", "<= 18446744073709551615"),
+    (experiment() + "sweep { seed = 9223372036854775808; }", "5:16", "<= 9223372036854775807"),
 ]
 
 
@@ -209,6 +244,81 @@ def test_serial_steps_past_the_time_limit_are_refused() -> None:
     assert "(a duration of at most 600 s here)" in str(e.value)
 
 
+LAN = Path(__file__).resolve().parents[1] / "examples" / "lan-buffers.netspec"
+SMALL = ["--set", "snd=16K", "--set", "rcv=16K", "--set", "nbytes=64K", "--replications", "1"]
+
+
+def test_a_seed_the_result_cannot_store_is_refused_before_anything_runs(capsys, tmp_path):
+    """A result stores the seed as int64: 2^63 was taken, every run ran, and storing
+    the first part failed (pyarrow OverflowError), again on --resume."""
+    out = tmp_path / "s"
+    code, err = cli(capsys, "run", str(LAN), *SMALL, "--seed", str(2**63), "--out", str(out))
+    assert code == 2 and not out.exists()
+    assert "--seed must be >= 0 and at most 9223372036854775807 (2^63-1)" in one_line_error(err)
+    with pytest.raises(lang.ExperimentError, match=r"seed 9223372036854775808: must be 0\.\."):
+        runner.make_plan(LAN, seed=2**63)
+    code, err = cli(capsys, "run", str(LAN), *SMALL, "--seed", str(2**63 - 1), "--out", str(out))
+    assert code == 0, err
+    assert results.load(out).to_pandas()["seed"].tolist() == [2**63 - 1]
+
+
+def test_testbed_option_replaces_the_preset_the_file_names(capsys) -> None:
+    """Every example names a preset (testbed lan-buffers { }); --testbed was ignored."""
+    text = "testbed lan-buffers { mtu = 4352; }\n" + experiment().replace(
+        "A:", "alpha-west:"
+    ).replace("B:", "alpha-east:")
+    plan = runner.make_plan(text, testbed="wan-window")
+    tb = plan.experiments[0].testbed
+    assert tb.name == "wan-window" and tb.trunks and tb.mtu == 4352  # the block still applies
+    assert plan.notes == [
+        "<text>:1:9: --testbed wan-window replaces the file's preset lan-buffers; "
+        "the block's settings apply on top of it"
+    ]
+    with pytest.raises(lang.ExperimentError, match="<text>:1:9: found testbed preset 'lan-bufers'"):
+        runner.make_plan(text.replace("lan-buffers", "lan-bufers"), testbed="wan-window")
+
+
+@pytest.mark.parametrize(
+    "block, where, message",
+    [
+        (
+            "testbed wan-window { trunk { from = west; to = east; delay_ms = 100; } }",
+            "1:22",
+            "found a second trunk between west and east, expected one per pair of sites: "
+            "testbed wan-window's trunk joins them already",
+        ),
+        (
+            "testbed { trunk { from = a; to = b; delay_ms = 1; }\n"
+            "  trunk { from = b; to = a; delay_ms = 2; } defaults { } }",
+            "2:3",
+            "found a second trunk between b and a, expected one per pair of sites: "
+            "the trunk at <text>:1:11 joins them already",
+        ),
+    ],
+)
+def test_testbed_blocks_that_would_change_nothing_are_errors(block, where, message) -> None:
+    """A second trunk between two sites was appended and never used; a host block
+    for a host no test runs on (a misspelt name) did nothing."""
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan(block + "\n" + experiment())
+    assert str(e.value).startswith(f"<text>:{where}: {message}")
+
+
+def test_a_misspelt_host_block_is_an_error_at_its_position() -> None:
+    """``host ipc1.atn { ... }`` did nothing: the tests run on ipc1.atm."""
+    text = experiment().replace("A:", "ipc1.atm:")
+    block = "testbed { defaults { } host ipc1.atn { profile = sparc-10; } }\n"
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan(block + text)
+    assert str(e.value) == (
+        "<text>:1:29: found host ipc1.atn, on which no test runs, expected a host of the "
+        "tests (B, ipc1.atm): is it ipc1.atm? A host block for any other changes nothing"
+    )
+    # A host the tests do not use and no misspelling (a real testbed's third host): kept.
+    plan = runner.make_plan(block.replace("ipc1.atn", "c") + text)
+    assert [h.name for h in plan.experiments[0].hosts] == ["ipc1.atm", "B"]
+
+
 def test_reproduce_refuses_a_transfer_the_time_limit_would_cut(capsys) -> None:
     code, err = cli(capsys, "reproduce", "lan-buffers", "--nbytes", "100G", "--replications", "1")
     assert code == 2
@@ -222,8 +332,10 @@ def test_reproduce_refuses_a_transfer_the_time_limit_would_cut(capsys) -> None:
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["run", "X", "--seed", "-5"], "--seed must be >= 0 and at most 18446744073709551615"),
+        (["run", "X", "--seed", "-5"], "--seed must be >= 0 and at most 9223372036854775807"),
         (["run", "X", "--seed", str(2**64)], "--seed must be >= 0 and at most"),
+        (["run", "X", "--workers", "1000000"], "--workers 1000000: must be 0 (all cores) to 1024"),
+        (["reproduce", "lan-buffers", "--workers", "2000"], "--workers 2000: must be 0 (all"),
         (["reproduce", "lan-buffers", "--seed", "-5"], "--seed must be >= 0"),
         (["ttcp", "--seed", str(2**64)], "--seed must be >= 0"),
         (["reproduce", "lan-buffers", "--nbytes", str(2**64)], "--nbytes must be >= 1 and at most"),

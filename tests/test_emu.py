@@ -220,7 +220,7 @@ def test_ctrl_c_and_sigterm_remove_everything(tmp_path):
         time.sleep(1.0)
         p.send_signal(sig)
         _, err = p.communicate(timeout=60)
-        assert p.returncode == 130, err
+        assert p.returncode == 128 + sig, err  # 130, 143: as a shell reports the signal
         assert "interrupted" in err
         assert leftovers() == before
 

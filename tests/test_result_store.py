@@ -372,3 +372,97 @@ print(sorted(m for m in ("pandas", "pyarrow", "matplotlib", "tqdm", "numpy", "da
 """
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert r.stderr.strip().splitlines()[-1] == "[]", r.stderr
+
+
+def _files(path: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
+    }
+
+
+def test_ctrl_c_then_resume_gives_the_files_of_an_uninterrupted_run(tmp_path, monkeypatch):
+    """Ctrl-C puts the finished runs in a part cut short (runs 3-3 here); --resume takes
+    such parts apart again, so the result's files equal an uninterrupted run's, as
+    after a kill (before: parts 0-2, 3-3, 4-6, 7-7 against 0-2, 3-5, 6-7)."""
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    assert main([*ARGS, "--out", str(whole), "--workers", "1"]) == 0
+    _interrupt_after(monkeypatch, 4)
+    assert main([*ARGS, "--out", str(cut), "--workers", "1"]) == 130
+    assert sorted(p.name for p in (cut / "runs").iterdir()) == PARTS[:1] + [
+        "part-000003-000003.parquet"
+    ]
+    assert len(results.load(cut).to_pandas()) == 4  # an interrupted result shows its runs
+    monkeypatch.undo()
+    monkeypatch.setattr(results, "PART_RUNS", 3)
+    assert main([*ARGS, "--out", str(cut), "--workers", "1", "--resume"]) == 0
+    assert _files(cut) == _files(whole)
+
+
+def _format_2(stored, tmp_path) -> tuple[Path, pd.DataFrame]:
+    """The stored result as format 2 wrote it: a file per run, no manifest."""
+    out, rows = stored
+    old = tmp_path / "v2"
+    (old / "runs").mkdir(parents=True)
+    for run, g in rows.groupby("run"):
+        g.to_parquet(old / "runs" / f"part-{run:06d}.parquet", index=False)
+    meta = json.loads((out / "result.json").read_text()) | {"format_version": 2}
+    (old / "result.json").write_text(json.dumps(meta))
+    return old, rows
+
+
+def test_format_2_results_are_checked_as_they_are_read(stored, tmp_path, capsys):
+    """Format 2 was read with no checks: a copied part counted twice, a deleted one
+    dropped silently, runs_total never looked at ("-5 run(s))."""
+    old, _ = _format_2(stored, tmp_path)
+    runs = old / "runs"
+    shutil.copy(runs / "part-000003.parquet", runs / "part-000009.parquet")
+    assert "runs/part-000009.parquet: run 9 is past the result's 8" in damaged(old, capsys)
+    shutil.move(runs / "part-000009.parquet", runs / "part-000004 (copy).parquet")
+    assert "runs/part-000004 (copy).parquet is a stray file" in damaged(old, capsys)
+    (runs / "part-000004 (copy).parquet").unlink()
+    (runs / "part-000004.parquet").unlink()
+    shutil.copy(runs / "part-000003.parquet", runs / "part-000004.parquet")
+    assert "runs/part-000004.parquet holds the rows of run(s) 3, not of run 4" in damaged(
+        old, capsys
+    )
+    (runs / "part-000004.parquet").unlink()
+    assert "runs/ holds 7 of the result's 8 runs (run 4 is missing)" in damaged(old, capsys)
+    meta = json.loads((old / "result.json").read_text())
+    (old / "result.json").write_text(json.dumps(meta | {"runs_total": -5}))
+    assert "result.json: 'runs_total' is -5, not a whole number of runs >= 1" in damaged(
+        old, capsys
+    )
+    (old / "result.json").write_text(json.dumps(meta | {"runs_total": 9}))
+    assert "'runs_total' is 9, not points x replications = 4 x 2" in damaged(old, capsys)
+
+
+def test_resume_of_format_2_sets_foreign_files_aside_and_deletes_nothing(
+    stored, tmp_path, simulations, capsys
+):
+    """--resume imported any part-N.parquet as run N and deleted the originals."""
+    old, rows = _format_2(stored, tmp_path)
+    foreign = pd.DataFrame({"run": [99, 99], "x": [1.0, 2.0]})
+    foreign.to_parquet(old / "runs" / "part-000005.parquet", index=False)  # someone's data
+    before = {p.name: p.read_bytes() for p in (old / "runs").iterdir()}
+    notes = resume(old, simulations, capsys)
+    assert "runs/part-000005.parquet holds the rows of run(s) 99, not of run 5" in notes
+    assert "7 run(s) of format_version 2 (a file per run) put in parts" in notes
+    assert len(simulations) == 1  # run 5 only
+    pd.testing.assert_frame_equal(results.load(old).to_pandas(), rows)
+    # Every file it found is still there: converted ones kept, the foreign one set aside.
+    kept = {p.name: p.read_bytes() for p in (old / results.LEGACY_KEPT).iterdir()}
+    aside = {p.name: p.read_bytes() for p in (old / results.DAMAGED).iterdir()}
+    assert aside == {"runs-part-000005.parquet": before.pop("part-000005.parquet")}
+    assert kept == {f"runs-{name}": data for name, data in before.items()}
+
+
+@pytest.mark.parametrize("name", ["result.json", "manifest.json"])
+def test_deeply_nested_json_is_one_line_error_not_recursion_error(stored, capsys, name):
+    out, _ = stored
+    (out / name).write_text("[" * 100_000 + "]" * 100_000)
+    for argv in (["show", str(out)], ["plot", str(out), "--kind", "window", "-o", "x.png"]):
+        capsys.readouterr()
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and err.count("\n") == 1, err[-500:]
+        assert f"{name}: not a result's JSON: nested too deeply" in err

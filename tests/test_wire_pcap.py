@@ -125,3 +125,16 @@ def test_cli_pcap(tmp_path):
     assert r.returncode == 2 and "not allowed with argument" in r.stderr
     r = subprocess.run([*args, "4", "-o", str(out)], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "odd number of digits" in r.stderr
+
+
+def test_read_pcap_reads_only_a_bounded_regular_file(tmp_path, monkeypatch):
+    """``read_pcap('/dev/zero')`` read without end (4.2 GB in 5 s)."""
+    with pytest.raises(ValueError, match="/dev/zero: not a regular file"):
+        wire.read_pcap("/dev/zero")
+    path = tmp_path / "a.pcap"
+    wire.write_pcap(path, PACKET, vpi=1, vci=42)
+    monkeypatch.setattr(wire, "MAX_PCAP_BYTES", path.stat().st_size - 1)
+    with pytest.raises(ValueError, match=rf"bytes, more than the {wire.MAX_PCAP_BYTES} read"):
+        wire.read_pcap(path)
+    with pytest.raises(ValueError, match="cannot read"):
+        wire.read_pcap(tmp_path / "none.pcap")

@@ -72,6 +72,9 @@ def lan_buffers_spec(
     flavour: str = "sunos411",
     port_buffer_cells: int = 256,
 ) -> dict[str, Any]: ...
+
+DEFAULT_EVENT_BUDGET: int
+
 def simulate(spec: dict[str, Any] | str) -> dict[str, Any]: ...
 def simulate_many(
     specs: list[dict[str, Any] | str], *, workers: int = 0

@@ -14,6 +14,7 @@ Pythonic face and the hex helpers the command line uses. Every bad value raises
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,6 +33,9 @@ __all__ = [
     "write_pcap",
 ]
 
+#: The largest pcap ``read_pcap`` reads (1 GiB): some 12 million ERF cell records,
+#: whose dicts take some 20 times their bytes in memory.
+MAX_PCAP_BYTES = 1 << 30
 #: Bytes in an ATM cell (5-byte header + 48-byte payload).
 CELL_LEN = 53
 #: Encapsulation names accepted everywhere.
@@ -130,8 +134,23 @@ def read_pcap(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     cell has ``cell`` (53 bytes, HEC recomputed: ERF does not store it), a PDU ``vpi``,
     ``vci``, ``llc`` and ``payload``, an Ethernet frame ``frame`` (from the destination
     address on) and ``fcs`` (whether its last 4 bytes are the FCS).
+
+    Only a regular file of at most ``MAX_PCAP_BYTES`` is read: a device or a pipe
+    (``/dev/zero``) has no end to read to.
     """
-    return _native.pcap_read(os.fspath(path))
+    path = os.fspath(path)
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise ValueError(f"cannot read {path}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{path}: not a regular file: a pcap is read from a file")
+    if st.st_size > MAX_PCAP_BYTES:
+        raise ValueError(
+            f"{path}: {st.st_size} bytes, more than the {MAX_PCAP_BYTES} read into memory "
+            "(read it with tshark, or a part: editcap -c)"
+        )
+    return _native.pcap_read(path)
 
 
 def parse_hex(text: str, what: str = "payload") -> bytes:

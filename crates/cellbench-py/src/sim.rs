@@ -26,6 +26,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_port_cells, m)?)?;
     m.add_function(wrap_pyfunction!(stop_runs, m)?)?;
     m.add_function(wrap_pyfunction!(allow_runs, m)?)?;
+    // A run's event budget when its spec sets none (`max_events`): what the
+    // experiment checks estimate against before anything runs.
+    m.add("DEFAULT_EVENT_BUDGET", guard::DEFAULT_EVENT_BUDGET)?;
     Ok(())
 }
 

@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from cellbench.cli import calc, cells, daemon, fidelity, reproduce, run, tools, wire
-from cellbench.cli.common import UsageError
+from cellbench.cli.common import UsageError, signal_status
 
 #: The optional dependencies (pyproject's extras), by the module a command imports:
 #: Dask is the real engine's control plane (and --dask's), cryptography makes its TLS
@@ -59,14 +59,17 @@ def main(argv: list[str] | None = None) -> int:
     _name_the_command(args)
     # As typed: an interrupted command prints itself back with --resume.
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    from cellbench.experiment import runner
+
+    runner.EXIT_ON_SECOND_SIGNAL = True
     try:
         return int(args.func(args) or 0)
     except (UsageError, ValueError) as e:
         print(f"cellbench: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         print("cellbench: interrupted", file=sys.stderr)
-        return 130
+        return signal_status(e)
     except BrokenPipeError:
         return 0
     except OSError as e:

@@ -80,14 +80,23 @@ def byte_count(what: str, hi: int = U32_MAX):
 
 
 def seed(what: str = "--seed"):
-    """An argparse type: a master seed, a whole number 0..2^64-1 (the simulator's u64)."""
-    return _whole_number(what, 0, U64_MAX, f"{U64_MAX} (2^64-1)")
+    """An argparse type: a master seed, a whole number 0..2^63-1 (what a result stores,
+    ``model.SEED_MAX``)."""
+    from cellbench.experiment.model import SEED_MAX
+
+    return _whole_number(what, 0, SEED_MAX, f"{SEED_MAX} (2^63-1)")
 
 
 def check_workers(workers: int) -> None:
-    """--workers: 0 means all cores; fewer is a usage error."""
-    if workers < 0:
-        raise UsageError(f"--workers {workers}: must be 0 (all cores) or more")
+    """--workers: 0 means all cores; fewer, or more than ``runner.MAX_WORKERS``, is a
+    usage error."""
+    from cellbench.experiment.runner import MAX_WORKERS
+
+    if not 0 <= workers <= MAX_WORKERS:
+        raise UsageError(
+            f"--workers {workers}: must be 0 (all cores) to {MAX_WORKERS} (threads beyond "
+            "the cores add only memory)"
+        )
 
 
 def print_json(obj: Any) -> None:
@@ -107,8 +116,15 @@ def resume_command(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
-def interrupted(args: argparse.Namespace, out: Path) -> int:
-    """Ctrl-C with a result directory: what was kept, and the command that finishes it."""
+def signal_status(e: BaseException | None) -> int:
+    """The exit status of a command a signal stopped: 128 + its number, as a shell
+    reports it (130 for Ctrl-C, 143 for SIGTERM)."""
+    return 128 + getattr(e, "signum", 2)
+
+
+def interrupted(args: argparse.Namespace, out: Path, e: BaseException | None = None) -> int:
+    """Ctrl-C or SIGTERM (``e``) with a result directory: what was kept, and the
+    command that finishes it; the exit status, ``signal_status``."""
     from cellbench.experiment import results
 
     if getattr(args, "out_for_report_only", False):
@@ -125,4 +141,4 @@ def interrupted(args: argparse.Namespace, out: Path) -> int:
         f"finish with: {resume_command(args)}",
         file=sys.stderr,
     )
-    return 130
+    return signal_status(e)

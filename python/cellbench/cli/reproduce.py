@@ -277,10 +277,10 @@ def wan_main(args: argparse.Namespace) -> int:
             workers=args.workers,
             **options,
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         if getattr(args, "out", None) is None:
             raise
-        return interrupted(args, args.out)
+        return interrupted(args, args.out, e)
     if args.json:
         rows = df.astype(object).where(df.notna(), None).to_dict(orient="records")
         print_json({"study": args.name, "rows": rows})
@@ -452,10 +452,10 @@ def main(args: argparse.Namespace) -> int:
             flavour=args.flavour,
             nodelay=args.nodelay,
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         if args.out is None:
             raise
-        return interrupted(args, args.out)
+        return interrupted(args, args.out, e)
     summary = study.summarize(df)
     if args.trace:
         for row in df.itertuples(index=False):
@@ -537,10 +537,10 @@ def emu_main(args: argparse.Namespace, sim: dict, sets: list[str]) -> int:
             sim=None if args.no_sim else sim,
             workers=args.workers,
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         if out is None:
             raise
-        return interrupted(args, out)
+        return interrupted(args, out, e)
     if args.json:
         rows = df.astype(object).where(df.notna(), None).to_dict(orient="records")
         print_json({"study": name, "engine": "emu", "rows": rows})

@@ -218,13 +218,13 @@ def run_main(args: argparse.Namespace) -> int:
             runner.execute_plan(
                 plan, store, workers=args.workers or None, progress=True, dask=client
             )
-        except KeyboardInterrupt:
-            return interrupted(args, out)
+        except KeyboardInterrupt as e:
+            return interrupted(args, out, e)
     finally:
         if client is not None:
             client.close()
     result = results.load(out)
-    print(f"cellbench: result in {out} ({len(result.to_pandas())} rows)", file=sys.stderr)
+    print(f"cellbench: result in {out} ({result.num_rows} rows)", file=sys.stderr)
     print_captures(plan)
     _print_summary(result, "json" if args.json else "table")
     return 0

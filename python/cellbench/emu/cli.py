@@ -11,8 +11,11 @@ from cellbench.cli.common import UsageError, interrupted
 
 
 def _terminate(signum, frame) -> None:
-    # SIGTERM ends the run as Ctrl-C does: every namespace and TUN device removed.
-    raise KeyboardInterrupt
+    # SIGTERM ends the run as Ctrl-C does: every namespace and TUN device removed
+    # (exit status 143: Interrupted carries the signal).
+    from cellbench.experiment.runner import Interrupted
+
+    raise Interrupted(signum)
 
 
 def run_emu(args: argparse.Namespace) -> int:
@@ -37,10 +40,10 @@ def run_emu(args: argparse.Namespace) -> int:
             pcap=args.pcap,
         ):
             return 0
-    except KeyboardInterrupt:
-        return interrupted(args, out)
+    except KeyboardInterrupt as e:
+        return interrupted(args, out, e)
     result = results.load(out)
-    print(f"cellbench: result in {out} ({len(result.to_pandas())} rows)", file=sys.stderr)
+    print(f"cellbench: result in {out} ({result.num_rows} rows)", file=sys.stderr)
     _print_summary(result, "json" if args.json else "table")
     return 0
 

@@ -22,10 +22,12 @@ connection: a step holding only sinks does not delay the next one.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from dataclasses import dataclass, field
 
+from cellbench import _native
 from cellbench.experiment import testbed as tbmod
 from cellbench.experiment.lang import (
     Block,
@@ -56,6 +58,10 @@ MAX_DATAGRAM = 65507
 MAX_PERIOD_US = 1e12
 U32_MAX = (1 << 32) - 1
 U64_MAX = (1 << 64) - 1
+#: The largest master seed: the simulator takes a u64, but a result stores the seed in
+#: an int64 column (as pandas, DuckDB and polars read integers), so 2^63-1; a larger
+#: one would fail only when the first part is written, after the runs.
+SEED_MAX = (1 << 63) - 1
 #: An ATM cell carries 48 bytes of its 53: no transfer moves data faster than this
 #: share of its link's cell rate.
 CELL_PAYLOAD_SHARE = 48 / 53
@@ -288,8 +294,6 @@ def check_with_engine(exp: Experiment, seed: int) -> None:
     """The run's spec through the simulator's own checks, without running it: what
     this module does not check yet is still refused before the first run, at the test
     of the connection it names (``connection I (A -> B): ...``)."""
-    from cellbench import _native
-
     try:
         _native.check_spec(exp.spec(seed, 0))
         if exp.tester is not None:
@@ -860,6 +864,30 @@ def clamp_sockbuf(value: int, flavour: str, what: str, pos: Pos | str, notes: li
     return value
 
 
+#: How alike (difflib's ratio) an unused host block's name and a used host's must be
+#: to call it a misspelling: one character of an 8-character name differs at 0.875.
+MISSPELT = 0.8
+
+
+def check_host_blocks(doc: Document, used: set[str]) -> None:
+    """A ``host NAME { }`` in the file's testbed block that no test runs on (at any
+    point of the sweep) changes nothing; one whose name is close to a host a test
+    does run on (``ipc1.atn``, ``ipc1.atm``) is a misspelling, refused at its position.
+    (A testbed may describe hosts no test uses: a real testbed's addresses.)"""
+    for tb in (b for b in doc.blocks if b.kind == "testbed"):
+        for b in tb.blocks():
+            if b.kind != "host" or b.name in used or b.name is None:
+                continue
+            close = difflib.get_close_matches(b.name, sorted(used), n=1, cutoff=MISSPELT)
+            if close:
+                raise expected(
+                    b.name_pos or b.pos,
+                    f"host {b.name}, on which no test runs",
+                    f"a host of the tests ({', '.join(sorted(used))}): is it {close[0]}? "
+                    "A host block for any other changes nothing",
+                )
+
+
 def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
     """Check the document and make the experiment; raises ExperimentError."""
     clusters = [b for b in doc.blocks if b.kind == "cluster"]
@@ -870,6 +898,13 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
     # The file's testbed block applies on top of the command line's (--testbed), if any.
     base = testbed
     testbed = tbmod.from_document(doc, base=base) or base or tbmod.preset("lan-buffers")
+    notes: list[str] = []
+    block = next((b for b in doc.blocks if b.kind == "testbed"), None)
+    if base is not None and block is not None and block.name not in (None, base.name):
+        notes.append(
+            f"{block.name_pos}: --testbed {base.name} replaces the file's preset "
+            f"{block.name}; the block's settings apply on top of it"
+        )
     eps: dict[int, Endpoint] = {}
     _collect_tests(clusters[0], eps)
     if not eps:
@@ -902,7 +937,6 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 host_order.append(h.host)
     hosts = [testbed.host(n, None) for n in host_order]
     flavour = {h.name: h.flavour for h in hosts}
-    notes: list[str] = []
     conns: list[Connection] = []
     paired: set[int] = set()
     earliest = _earliest_starts(ordered)
@@ -987,5 +1021,39 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 f"found no transmitter test with own = {ep.peer} and peer = {ep.own}, expected "
                 f"one for sink test {ep.name}",
             )
+    _check_event_budget([e for e in ordered if not e.is_sink])
     tester, tester_pos, slot_us = _tester(doc)
     return Experiment(doc.file, doc.text, testbed, hosts, conns, notes, tester, tester_pos, slot_us)
+
+
+def _writes(t: Traffic) -> tuple[float, str]:
+    """The writes a transmitter's traffic asks for when it can be known before it
+    runs (a byte count in fixed blocks; blocks every period for a duration), and how
+    they come; 0 otherwise."""
+    if t.nbytes is not None and "blocksize" not in t.random and t.type != "rr":
+        return math.ceil(t.nbytes / t.blocksize), f"{t.nbytes} bytes in {t.blocksize}-byte writes"
+    if t.period_us and t.duration_s:
+        n = t.blocks * t.duration_s / (t.period_us * 1e-6)
+        return n, f"{t.blocks} write(s) every {t.period_us:g} µs for {t.duration_s:g} s"
+    return 0, ""
+
+
+def _check_event_budget(transmitters: list[Endpoint]) -> None:
+    """A run its event budget would cut, refused before it runs where the count can
+    be known: each write is at least one step of the simulator's loop (measured:
+    1.0-1.8 steps a write), so the writes are a floor on the steps the run needs;
+    past the budget (sim::guard, a spec's max_events) the run would end cut."""
+    budget = _native.DEFAULT_EVENT_BUDGET
+    writes = [(*_writes(ep.traffic), ep) for ep in transmitters]
+    total = sum(n for n, _, _ in writes)
+    if total > budget:
+        n, how, ep = max(writes, key=lambda w: w[0])
+        t = ep.traffic
+        pos = t.where.get("nbytes" if t.nbytes is not None else "period", ep.type_pos)
+        raise expected(
+            pos,
+            f"test {ep.name}: {n:.4g} writes ({how}), {total:.4g} in the run",
+            f"at most {budget:.4g} (each write is at least one event, and a run ends "
+            f"when it has spent its event budget of {budget:.4g}): larger writes, longer "
+            "periods, fewer bytes or a shorter duration",
+        )

@@ -30,16 +30,19 @@ replication). Runs are gathered in run order into parts of up to ``PART_RUNS`` r
 or ``PART_ROWS`` rows (whichever comes first, so the cut depends only on the
 results: the same seed gives the same files at any worker count). Each finished run
 is appended at once to the journal, so a killed sweep loses no finished run; an
-interrupted one (Ctrl-C, an error) puts every finished run in parts before it
-exits. ``--resume`` reads the journal back, checks every part against the manifest,
-sets aside whatever is damaged or does not belong (into ``.damaged/``) and re-runs
-exactly the runs that are missing. The parts have one fixed schema, so
+interrupted one (Ctrl-C, SIGTERM, an error) puts every finished run in parts before
+it exits. ``--resume`` reads the journal back, checks every part against the manifest,
+sets aside whatever is damaged or does not belong (into ``.damaged/``), takes apart
+the parts an interruption cut short (so the parts are those of an uninterrupted run,
+byte for byte) and re-runs exactly the runs that are missing. The parts have one fixed schema, so
 ``pandas.read_parquet("RESULT/runs")``, ``polars.read_parquet("RESULT/runs/*.parquet")``
 and DuckDB's ``read_parquet('RESULT/runs/*.parquet')`` read them as one table.
 
 ``format_version`` 1 is what ``cellbench reproduce --out`` once wrote (result.json
-and runs.csv), 2 a part per run without a manifest; both are still read, and
-``--resume`` puts a version 2 result's runs in parts (version 3) and extends it. A
+and runs.csv), 2 a part per run without a manifest; both are still read (version 2
+checked as far as it can be: every file a part of a run of the result holding that
+run's rows, none missing from a complete result), and ``--resume`` puts a version 2
+result's runs in parts (version 3), keeps its files in ``.format2/`` and extends it. A
 newer version than ``FORMAT_VERSION`` is refused. Adding a column to ``ROW_COLUMNS``
 keeps the version: readers fill a column that older parts lack with nulls
 (``limited_by`` and ``limit_evidence``, what bound each connection, came so), and
@@ -275,6 +278,8 @@ TABLES = ("runs", "traces", "ports", "cwnd", "queue")
 
 INCOMING = ".incoming"
 DAMAGED = ".damaged"
+#: Where --resume keeps a format 2 result's files once their runs are in parts.
+LEGACY_KEPT = ".format2"
 _PART_NAME = re.compile(r"part-(\d+)-(\d+)\.parquet\Z")
 
 
@@ -454,6 +459,18 @@ def _as_lists(rows: list[dict], columns: list[tuple[str, str]]) -> list[list]:
     return [[r.get(n) for n, _ in columns] for r in rows]
 
 
+def _stored_rows(file: Path, columns: list[tuple[str, str]]) -> list[list]:
+    """A stored Parquet file's rows as lists in column order, as ``write_run`` takes
+    them (a column the file lacks, null)."""
+    _, pq = _arrow()
+    table = pq.ParquetFile(file).read()
+    n = table.num_rows
+    cols = [
+        table.column(c).to_pylist() if c in table.column_names else [None] * n for c, _ in columns
+    ]
+    return [list(r) for r in zip(*cols)]
+
+
 class _Store:
     """What ResultDir and MemoryResult share: a run's tables in, parts out."""
 
@@ -531,6 +548,7 @@ class ResultDir(_Store):
         resume: bool,
         overwrite: bool = False,
     ):
+        _arrow()  # imported now, not when Ctrl-C puts the finished runs in a part (~1 s)
         self.path = Path(path)
         self.repairs: list[str] = []
         self.legacy = False  # format_version 2, put in parts on resume
@@ -561,8 +579,13 @@ class ResultDir(_Store):
             "plan_digest": meta["plan_digest"],
             "parts": [],
         }
-        self._start(meta, [(p["first_run"], p["last_run"]) for p in self.manifest["parts"]])
+        # Parts cut short by an interruption are taken apart again, so the resumed
+        # result has the parts an uninterrupted run makes, byte for byte.
+        short = [p for p in self.manifest["parts"] if not self._full(p)] if manifest else []
+        kept = [p for p in self.manifest["parts"] if p not in short]
+        self._start(meta, [(p["first_run"], p["last_run"]) for p in kept])
         recovered = self._recover_journal() if manifest is not None else []
+        recovered += self._reopen(short)
         for f in self.incoming.iterdir():
             f.unlink()  # a part or a journal a killed run left half written
         if self.legacy:
@@ -577,6 +600,13 @@ class ResultDir(_Store):
             if run not in self.gatherer.done():
                 os.write(self._fd, line)
                 self.gatherer.add(run, tables, line)
+        if short:
+            # Their runs are in the journal now: the manifest drops them, then the files go.
+            self.manifest["parts"] = [p for p in self.manifest["parts"] if p not in short]
+            _write_json(self.path / "manifest.json", self.manifest, self.incoming)
+            for p in short:
+                for t, f in p["files"].items():
+                    (self.path / t / f["name"]).unlink(missing_ok=True)
 
     def print_repairs(self) -> None:
         """What --resume found damaged and set aside, one line each on stderr."""
@@ -661,36 +691,52 @@ class ResultDir(_Store):
             n += 1
         os.replace(d.file, target)
 
+    @staticmethod
+    def _full(part: dict) -> bool:
+        """Whether a part was cut where the gatherer cuts (``PART_RUNS`` runs or
+        ``PART_ROWS`` rows), not short by an interruption or at the result's end."""
+        runs = part["last_run"] - part["first_run"] + 1
+        return runs >= PART_RUNS or sum(f["rows"] for f in part["files"].values()) >= PART_ROWS
+
+    def _reopen(self, parts: list[dict]) -> list[tuple[int, dict, bytes]]:
+        """The runs of ``parts`` (checked against the manifest already), as the
+        journal holds them."""
+        out = []
+        for p in parts:
+            runs: dict[int, dict] = {}
+            for t, f in p["files"].items():
+                for row in _stored_rows(self.path / t / f["name"], self.columns[t]):
+                    runs.setdefault(row[0], {}).setdefault(t, []).append(row)
+            for run, tables in sorted(runs.items()):
+                line = json.dumps([run, tables], separators=(",", ":")).encode() + b"\n"
+                out.append((run, tables, line))
+        return out
+
     def _convert_legacy(self) -> None:
         """Format 2 (a file per run, ``part-NNNNNN.parquet``, no manifest) into parts,
-        so that --resume extends it as any other."""
-        _, pq = _arrow()
-        files = {}
+        so that --resume extends it as any other: each file checked as ``load`` checks
+        it, what does not check out set aside, and the originals kept in ``.format2/``
+        (this store did not write them: it deletes none)."""
+        files: dict[int, dict[str, Path]] = {}
         for t in TABLES:
-            for f in sorted((self.path / t).iterdir()):
-                m = re.fullmatch(r"part-(\d+)\.parquet", f.name)
-                run = int(m.group(1)) if m else -1
-                if 0 <= run < self.meta["runs_total"]:
-                    files.setdefault(run, {})[t] = f
-        for run in sorted(files):
-            if "runs" not in files[run]:
-                continue  # its rows were never written: the run runs again
-            tables = {}
-            for t, f in files[run].items():
-                table = pq.ParquetFile(f).read()
-                n = table.num_rows
-                cols = [
-                    table.column(c).to_pylist() if c in table.column_names else [None] * n
-                    for c, _ in self.columns[t]
-                ]
-                tables[t] = [list(r) for r in zip(*cols)]
+            found, damage = _legacy_parts(self.path, {**self.meta, "complete": False}, t)
+            for d in damage:
+                self._set_aside(d)
+            for run, (f, _) in found.items():
+                files.setdefault(run, {})[t] = f
+        converted = [run for run in sorted(files) if "runs" in files[run]]
+        for run in converted:  # (a run without rows was never finished: it runs again)
+            tables = {t: _stored_rows(f, self.columns[t]) for t, f in files[run].items()}
             self.gatherer.add(run, tables)
         self.gatherer.flush()
-        for parts in files.values():
-            for f in parts.values():
-                f.unlink()
+        kept = self.path / LEGACY_KEPT
+        for run in sorted(files):
+            for t, f in files[run].items():
+                kept.mkdir(exist_ok=True)
+                os.replace(f, kept / f"{t}-{f.name}")
         self.repairs.append(
-            f"{len(files)} run(s) of format_version 2 (a file per run) put in parts"
+            f"{len(converted)} run(s) of format_version 2 (a file per run) put in parts; "
+            f"the original files kept in {LEGACY_KEPT}/"
         )
         for d in _verify(self.path, self.manifest, self.columns, digests=False)[1]:
             self._set_aside(d)  # whatever else was in the folders
@@ -714,7 +760,7 @@ class ResultDir(_Store):
                             for t, rows in tables.items()
                         )
                     )
-                except (ValueError, TypeError):
+                except (ValueError, TypeError, RecursionError):
                     ok = False  # the line a kill cut short: that run runs again
                 if ok and 0 <= run < self.meta["runs_total"]:
                     out.append((run, tables, line))
@@ -815,6 +861,8 @@ def _read_json(path: Path) -> tuple[Any, str | None]:
         return None, f"unreadable ({e})"
     except json.JSONDecodeError as e:
         return None, f"not valid JSON ({e.msg} at line {e.lineno})"
+    except RecursionError:  # (json's decoder recurses per level of nesting)
+        return None, "not a result's JSON: nested too deeply"
 
 
 def _meta_problems(meta: dict) -> list[str]:
@@ -831,8 +879,11 @@ def _meta_problems(meta: dict) -> list[str]:
         )
     ):
         out.append("'param_columns' is not a list of [name, type] pairs")
-    if not isinstance(meta.get("runs_total"), int):
-        out.append("'runs_total' is missing or not a whole number")
+    total, points, reps = (meta.get(k) for k in ("runs_total", "points", "replications"))
+    if not isinstance(total, int) or isinstance(total, bool) or total < 1:
+        out.append(f"'runs_total' is {total!r}, not a whole number of runs >= 1")
+    elif isinstance(points, int) and isinstance(reps, int) and total != points * reps:
+        out.append(f"'runs_total' is {total}, not points x replications = {points} x {reps}")
     return out
 
 
@@ -1002,14 +1053,33 @@ class Result:
     def __init__(
         self,
         meta: dict,
-        rows: pd.DataFrame,
+        rows: pd.DataFrame | Callable[[], pd.DataFrame],
         path: Path | None = None,
         tables: dict[str, pd.DataFrame | Callable[[], pd.DataFrame]] | None = None,
+        *,
+        summary_rows: Callable[[], pd.DataFrame] | None = None,
+        num_rows: int | None = None,
     ):
         self.meta = meta
-        self._rows = rows
+        self._rows_or_reader = rows
+        self._summary_rows = summary_rows
+        self._num_rows = num_rows
         self._tables = dict(tables or {})
         self.path = path
+
+    @property
+    def _rows(self) -> pd.DataFrame:
+        """The rows, read when first asked for (a stored result's summary needs not)."""
+        if callable(self._rows_or_reader):
+            self._rows_or_reader = self._rows_or_reader()
+        return self._rows_or_reader
+
+    @property
+    def num_rows(self) -> int:
+        """How many rows (connections x runs), without reading them."""
+        if self._num_rows is None or not callable(self._rows_or_reader):
+            return len(self._rows)
+        return self._num_rows
 
     def _table(self, name: str) -> pd.DataFrame:
         t = self._tables.get(name)
@@ -1049,11 +1119,11 @@ class Result:
     def summary(self) -> pd.DataFrame:
         """Per sweep point and connection: throughput over the replications, and
         the limit most of them had (``limited_by``) with its evidence."""
-        df = self._rows
+        lean = callable(self._rows_or_reader) and self._summary_rows is not None
+        df = self._summary_rows() if lean else self._rows
         if df.empty:
             return df
-        keys = [*self.params, "connection", "test", "transmitter", "receiver"]
-        keys = [k for k in keys if k in df.columns]
+        keys = _summary_keys(self.meta, df.columns)
         mbps = df["throughput_bps"] / 1e6
         # A run the simulated-time limit cut (not completed) counts here, and the
         # summary says how many there were: its rate is the rate so far.
@@ -1086,7 +1156,7 @@ class Result:
     def __repr__(self) -> str:
         where = f" at {self.path}" if self.path else ""
         return (
-            f"<cellbench Result{where}: {len(self._rows)} rows, {self.meta.get('runs_total')} runs>"
+            f"<cellbench Result{where}: {self.num_rows} rows, {self.meta.get('runs_total')} runs>"
         )
 
     @classmethod
@@ -1114,8 +1184,16 @@ def most_common_limit(rows: pd.DataFrame) -> tuple[str | None, str | None]:
     return first["limited_by"], first["limit_evidence"]
 
 
-def _read_checked(path: Path, meta: dict, manifest: dict, table: str) -> pd.DataFrame:
-    """A table's parts, each checked against its digest and row count as it is read."""
+def _read_checked(
+    path: Path,
+    meta: dict,
+    manifest: dict,
+    table: str,
+    keep: list[str] | None = None,
+    part: Callable = lambda t: t,
+) -> pd.DataFrame:
+    """A table's parts, each checked against its digest and row count as it is read;
+    with ``keep``, only those columns, each part's Arrow table passed through ``part``."""
     pa, pq = _arrow()
     columns = _columns(meta)[table]
     tables = []
@@ -1137,34 +1215,88 @@ def _read_checked(path: Path, meta: dict, manifest: dict, table: str) -> pd.Data
                 meta,
                 [Damage(f"{table}/{f['name']} differs from its SHA-256 in the manifest ({runs})")],
             )
-        t = pq.ParquetFile(pa.BufferReader(data)).read()  # read_table: pyarrow.dataset too
-        if t.num_rows != f["rows"]:
+        # (ParquetFile: read_table would need pyarrow.dataset too.)
+        pf = pq.ParquetFile(pa.BufferReader(data))
+        if pf.metadata.num_rows != f["rows"]:
             raise _damage_error(
                 path,
                 meta,
-                [Damage(f"{table}/{f['name']} has {t.num_rows} rows, the manifest says "
-                        f"{f['rows']} ({runs})")],
+                [Damage(f"{table}/{f['name']} has {pf.metadata.num_rows} rows, the manifest "
+                        f"says {f['rows']} ({runs})")],
             )  # fmt: skip
-        tables.append(t)
+        if keep is None:
+            tables.append(pf.read())
+        else:
+            names = set(pf.schema_arrow.names)
+            tables.append(part(pf.read(columns=[c for c in keep if c in names])))
+    if keep is not None:
+        columns = [c for c in columns if c[0] in keep]
     if not tables:
         return _empty(columns)
     return pa.concat_tables(tables, promote_options="default").to_pandas()
 
 
-def _read_legacy_parts(folder: Path, columns) -> pd.DataFrame:
-    """Format 2: a file per run, ``part-NNNNNN.parquet``, no manifest."""
+_LEGACY_PART = re.compile(r"part-(\d+)\.parquet\Z")
+
+
+def _legacy_parts(path: Path, meta: dict, table: str) -> tuple[dict[int, tuple], list[Damage]]:
+    """Format 2 (a file per run, ``part-NNNNNN.parquet``, no manifest), checked as
+    far as it can be without one: run -> (file, its Arrow table), and what is wrong
+    (a stray file, a run beyond ``runs_total``, an unreadable file, a file whose rows
+    are another run's: a copy; for the runs table of a complete result, runs missing)."""
     pa, pq = _arrow()
+    folder = path / table
+    found: dict[int, tuple] = {}
+    damage: list[Damage] = []
+    total = meta["runs_total"]
     if folder.exists() and not folder.is_dir():
-        raise ResultError(f"{folder}: a file, not the folder of the result's parts")
-    parts = sorted(folder.glob("part-*.parquet"))
-    if not parts:
-        return _empty(columns)
-    tables = []
-    for p in parts:
+        damage.append(
+            Damage(f"{table} is a file where the folder of {table} parts belongs", folder)
+        )
+    for f in sorted(folder.iterdir()) if folder.is_dir() else []:
+        m = _LEGACY_PART.match(f.name)
+        if m is None or not f.is_file():
+            damage.append(Damage(f"{table}/{f.name} is a stray file, not a part of the result", f))
+            continue
+        run = int(m.group(1))
+        if run >= total:
+            damage.append(Damage(f"{table}/{f.name}: run {run} is past the result's {total}", f))
+            continue
         try:
-            tables.append(pq.read_table(p))
+            t = pq.ParquetFile(f).read()
+            runs = set(t.column("run").to_pylist()) if "run" in t.column_names else set()
         except (OSError, pa.ArrowException) as e:
-            raise ResultError(f"{p}: not a readable Parquet part ({e})") from None
+            damage.append(
+                Damage(f"{table}/{f.name} is not a readable Parquet part ({e})", f,
+                       "set aside; its run runs again")
+            )  # fmt: skip
+            continue
+        if runs != {run}:
+            held = ", ".join(str(r) for r in sorted(runs, key=str)[:3]) or "none"
+            damage.append(
+                Damage(f"{table}/{f.name} holds the rows of run(s) {held}, not of run {run} "
+                       "(copied in from elsewhere?)", f, "set aside; its run runs again")
+            )  # fmt: skip
+            continue
+        found[run] = (f, t)
+    if table == "runs" and meta.get("complete") is not False and len(found) < total:
+        first = next(r for r in range(total) if r not in found)
+        damage.append(
+            Damage(f"runs/ holds {len(found)} of the result's {total} runs (run {first} is "
+                   "missing)", None, "the missing runs run again")
+        )  # fmt: skip
+    return found, damage
+
+
+def _read_legacy_parts(path: Path, meta: dict, table: str) -> pd.DataFrame:
+    """A format 2 table, every part checked (``_legacy_parts``): any damage is an error."""
+    pa, _ = _arrow()
+    found, damage = _legacy_parts(path, meta, table)
+    if damage:
+        raise _damage_error(path, meta, damage)
+    if not found:
+        return _empty(_columns(meta)[table])
+    tables = [t for _, (_, t) in sorted(found.items())]
     return pa.concat_tables(tables, promote_options="default").to_pandas()
 
 
@@ -1194,13 +1326,13 @@ def load(path: str | Path) -> Result:
         raise _damage_error(path, meta, [Damage(f"result.json: {p}") for p in problems])
     columns = _columns(meta)
     if meta["format_version"] == 2:
-        rows = _fill_columns(_read_legacy_parts(path / "runs", columns["runs"]))
+        rows = _fill_columns(_read_legacy_parts(path, meta, "runs"))
         if not rows.empty:
             # Connection numbers are unique within a run (also in older results, whose
             # serial "stages" ran as separate simulations and carry a stage column).
             rows = rows.sort_values(["run", "connection"], kind="stable")
             rows = rows.reset_index(drop=True)
-        tables = {t: (lambda t=t: _read_legacy_parts(path / t, PARTS[t])) for t in PARTS}
+        tables = {t: (lambda t=t: _read_legacy_parts(path, meta, t)) for t in PARTS}
         return Result(meta, rows, path, tables)
     manifest, why = _read_json(path / "manifest.json")
     if why or not isinstance(manifest, dict) or not _manifest_ok(manifest):
@@ -1213,9 +1345,64 @@ def load(path: str | Path) -> Result:
     _, damage = _verify(path, manifest, columns, digests=False)
     if damage:
         raise _damage_error(path, meta, damage)
-    rows = _fill_columns(_read_checked(path, meta, manifest, "runs"))
     tables = {t: (lambda t=t: _read_checked(path, meta, manifest, t)) for t in PARTS}
-    return Result(meta, rows, path, tables)
+    count = sum(p["files"]["runs"]["rows"] for p in manifest["parts"] if "runs" in p["files"])
+    # The rows are read when asked for; the summary reads only its own columns.
+    return Result(
+        meta,
+        lambda: _fill_columns(_read_checked(path, meta, manifest, "runs")),
+        path,
+        tables,
+        summary_rows=lambda: _summary_rows(path, meta, manifest),
+        num_rows=count,
+    )
+
+
+#: The columns of the runs table a summary reads besides its keys (``Result.summary``).
+SUMMARY_COLUMNS = [
+    "run",
+    "completed",
+    "throughput_bps",
+    "throughput_mbit_ttcp",
+    "retransmitted_segments",
+    "lockstep",
+    "transaction_rate",
+    "limited_by",
+    "limit_evidence",
+]
+
+
+def _summary_keys(meta: dict, have) -> list[str]:
+    keys = [c[0] for c in meta.get("param_columns", [])]
+    return [k for k in [*keys, "connection", "test", "transmitter", "receiver"] if k in have]
+
+
+def _summary_rows(path: Path, meta: dict, manifest: dict) -> pd.DataFrame:
+    """The runs table as ``summary`` needs it, in memory that does not grow with the
+    runs' evidence: only its columns, and a limit's evidence only on the first row of
+    each point, connection and limit (the row ``most_common_limit`` quotes), so a
+    sweep of 10^5 runs costs some 100 bytes a run, not the whole rows' 2-3 KB."""
+    pa, _ = _arrow()
+    import pyarrow.compute as pc
+
+    keys = _summary_keys(meta, [n for n, _ in _columns(meta)["runs"]])
+    seen: set[tuple] = set()
+
+    def thin(t):
+        if "limit_evidence" not in t.column_names or "limited_by" not in t.column_names:
+            return t
+        ident = [t.column(k).to_pylist() for k in [*keys, "limited_by"] if k in t.column_names]
+        first = []
+        for key in zip(*ident):
+            first.append(key not in seen)
+            seen.add(key)
+        i = t.column_names.index("limit_evidence")
+        evidence = pc.if_else(pa.array(first), t.column(i), pa.scalar(None, pa.string()))
+        return t.set_column(i, "limit_evidence", evidence)
+
+    rows = _read_checked(path, meta, manifest, "runs", [*keys, *SUMMARY_COLUMNS], thin)
+    missing = [c for c in SUMMARY_COLUMNS if c not in rows]  # (columns added since)
+    return rows.assign(**{c: [None] * len(rows) for c in missing}) if missing else rows
 
 
 def _load_v1(path: Path, meta: dict) -> Result:

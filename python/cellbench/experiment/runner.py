@@ -19,11 +19,16 @@ gives the numbers of ``cellbench reproduce lan-buffers`` (tests/test_experiment_
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import json
 import os
+import re
+import signal
 import sys
+import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -102,8 +107,10 @@ class Plan:
         first = self.experiments[0]
         shape = [(c.name, c.after) for c in first.connections]
         notes = set(first.notes)
+        used: set[str] = set()
         for i in range(len(self.points)):
             e = self.experiments[i]
+            used.update(h.name for h in e.hosts)
             if [(c.name, c.after) for c in e.connections] != shape:
                 raise lang.ExperimentError(
                     None, "the sweep changes which connections exist: it may change values only"
@@ -111,7 +118,8 @@ class Plan:
             # Whatever the simulator would refuse, refused now, before anything is written.
             model.check_with_engine(e, self.seed)
             notes.update(e.notes)
-        self.notes = sorted(notes)
+        model.check_host_blocks(self.doc, used)
+        self.notes = once_each(notes)
         if self.cells is not None:
             try:
                 model.check_tester(first, self.cells, None)
@@ -211,6 +219,24 @@ class Plan:
                 "period_us": "µs",
             },
         }
+
+
+_POSITION = re.compile(r"(\S+:\d+:\d+: )?(.*)", re.S)
+
+
+def once_each(notes: set[str]) -> list[str]:
+    """The sweep's notes, each said once: notes at one position that differ only in
+    their numbers (one per point: ``SO_RCVBUF 52429 exceeds ...``) as the first of
+    them with a count of the others (100,000 points printed 47,572 note lines)."""
+    alike: dict[tuple, list[str]] = {}
+    for note in sorted(notes):
+        where, text = _POSITION.fullmatch(note).groups()  # type: ignore[union-attr]
+        alike.setdefault((where, re.sub(r"\d+(\.\d+)?", "#", text)), []).append(note)
+    out = []
+    for group in alike.values():
+        more = len(group) - 1
+        out.append(group[0] + (f" (and {more} more point(s) of the sweep alike)" if more else ""))
+    return sorted(out)
 
 
 def _native():
@@ -336,8 +362,8 @@ def make_plan(
     if reps < 1:
         raise lang.ExperimentError(None, f"replications {reps}: must be at least 1")
     seed = seed if seed is not None else (sw.seed if sw.seed is not None else 1)
-    if not 0 <= seed <= model.U64_MAX:
-        raise lang.ExperimentError(None, f"seed {seed}: must be 0..{model.U64_MAX} (2^64-1)")
+    if not 0 <= seed <= model.SEED_MAX:
+        raise lang.ExperimentError(None, f"seed {seed}: must be 0..{model.SEED_MAX} (2^63-1)")
     if reps > model.U32_MAX:
         raise lang.ExperimentError(None, f"replications {reps}: at most {model.U32_MAX}")
     check_engine()
@@ -396,6 +422,19 @@ LOOKAHEAD_HELP = (
     f"submitted or waiting, and runs are stored in parts of up to {results.PART_RUNS} runs "
     f"or {results.PART_ROWS:,} rows."
 )
+
+
+#: The most worker threads a sweep starts: far more than the cores of any machine it
+#: runs on. Threads beyond the cores run nothing faster and each costs memory (a
+#: running simulation, and four runs of look-ahead): 10^6 of them took 1.7 GB.
+MAX_WORKERS = 1024
+
+
+def _check_workers(workers: int | None) -> None:
+    if workers is not None and not 0 <= workers <= MAX_WORKERS:
+        raise lang.ExperimentError(
+            None, f"workers {workers}: must be 0 (all cores) to {MAX_WORKERS}"
+        )
 
 
 def lookahead(workers: int) -> int:
@@ -460,6 +499,55 @@ def progress_bar(plan: Plan, done, desc: str, progress: bool):
     )
 
 
+class Interrupted(KeyboardInterrupt):
+    """A sweep stopped by a signal: ``signum`` is SIGINT (Ctrl-C) or SIGTERM; the
+    command's exit status is 128 + ``signum``, as a shell reports a signal's."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+#: The CLI sets this: a second signal while a sweep stops ends the process at once
+#: (os._exit) -- every finished run is in the journal (``results``), as after a kill.
+#: A library caller (a notebook) gets KeyboardInterrupt instead.
+EXIT_ON_SECOND_SIGNAL = False
+
+
+@contextlib.contextmanager
+def _signals_stop_runs() -> Iterator[list[int]]:
+    """While a sweep runs, SIGINT and SIGTERM only ask every simulation to stop
+    (``stop_runs``) and note the signal; the sweep loop sees the note at its next
+    step and stops there (``Interrupted``). A KeyboardInterrupt raised wherever the
+    main thread happened to be could leave a lock taken -- inside
+    ``concurrent.futures.wait``'s acquisition of its futures' locks -- which the
+    workers then wait on forever while the main thread joins them."""
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got  # only the main thread receives signals
+        return
+
+    def note(signum, frame) -> None:
+        if got:  # the user insists
+            if EXIT_ON_SECOND_SIGNAL:
+                os.write(2, b"cellbench: interrupted again: exiting now (--resume keeps every "
+                            b"finished run)\n")  # fmt: skip
+                os._exit(128 + signum)
+            raise Interrupted(signum)
+        got.append(signum)
+        _native().stop_runs()
+
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(sig) is not signal.SIG_IGN:  # (nohup, a background job)
+            previous[sig] = signal.signal(sig, note)
+    try:
+        yield got
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def execute_plan(
     plan: Plan,
     store,
@@ -471,7 +559,8 @@ def execute_plan(
 ) -> None:
     """Run every run not yet in ``store``, in run order with a bounded look-ahead
     (``lookahead``); each finished run goes to the store at once. ``dask`` is a
-    scheduler address or a connected client."""
+    scheduler address or a connected client. SIGINT or SIGTERM stops the sweep with
+    every finished run kept (``Interrupted``)."""
 
     done = store.done()
     todo = (run for run in range(plan.runs_total) if run not in done)
@@ -490,6 +579,7 @@ def execute_plan(
             )  # fmt: skip
         plan.cells_dir.mkdir(parents=True, exist_ok=True)
     client = dask_client(dask) if isinstance(dask, str) else dask
+    _check_workers(workers)
     workers = workers or os.cpu_count() or 1
     if client is not None:
         pool: _Pool = _DaskPool(client, executor)
@@ -498,35 +588,40 @@ def execute_plan(
     else:
         pool = _ThreadPool(workers, executor)
     bar = progress_bar(plan, done, "cellbench run", progress)
-    try:
-        _drive(plan, store, todo, pool, bar)
-    except BaseException:
+    with _signals_stop_runs() as signals:
         try:
-            store.close()  # every finished run into a part; the rest stays missing
-        except Exception:
-            pass  # (the store failing again must not hide why the sweep stopped)
-        raise
-    finally:
-        pool.close()
-        bar.close()
-        if isinstance(dask, str):
-            client.close()
+            _drive(plan, store, todo, pool, bar, signals)
+        except BaseException as e:
+            try:
+                store.close()  # every finished run into a part; the rest stays missing
+            except Exception:
+                pass  # (the store failing again must not hide why the sweep stopped)
+            if signals and isinstance(e, KeyboardInterrupt):
+                raise Interrupted(signals[0]) from None
+            raise
+        finally:
+            pool.close()
+            bar.close()
+            if isinstance(dask, str):
+                client.close()
     store.finish()
 
 
-def _drive(plan: Plan, store, todo: Iterator[int], pool: _Pool, bar) -> None:
+def _drive(plan: Plan, store, todo: Iterator[int], pool: _Pool, bar, signals: list[int]) -> None:
     """Submit runs in order while they are within the look-ahead of the oldest one
-    unfinished; store each as it finishes."""
+    unfinished; store each as it finishes; stop at a signal (``signals``)."""
     inflight: dict[Any, Task] = {}
     nxt = next(todo, None)
     try:
         while nxt is not None or inflight:
+            if signals:
+                raise Interrupted(signals[0])
             oldest = min((t.run for t in inflight.values()), default=nxt)
             while nxt is not None and nxt < oldest + pool.lookahead:
                 task = plan.task(nxt)
                 inflight[pool.submit(task.spec)] = task
                 nxt = next(todo, None)
-            for f in pool.wait_any(list(inflight)):
+            for f in pool.wait_any(list(inflight), signals):
                 _store(plan, store, inflight.pop(f), f)
                 bar.update()
     except BaseException:
@@ -564,14 +659,14 @@ MAX_CAPTURES_LISTED = 10
 
 
 class _Pool:
-    """Where runs execute: ``submit(specs)`` gives a future, ``wait_any(futures)``
-    those of them that are done (at least one)."""
+    """Where runs execute: ``submit(specs)`` gives a future, ``wait_any(futures,
+    signals)`` those of them that are done (at least one, unless a signal came)."""
 
     lookahead = 1
 
     def submit(self, spec: dict): ...
 
-    def wait_any(self, futures: list) -> list: ...
+    def wait_any(self, futures: list, signals: list[int]) -> list: ...
 
     def close(self) -> None:
         pass
@@ -591,7 +686,7 @@ class _InlinePool(_Pool):
             f.set_exception(e)
         return f
 
-    def wait_any(self, futures):
+    def wait_any(self, futures, signals):
         return futures
 
 
@@ -606,7 +701,8 @@ class _ThreadPool(_Pool):
     def submit(self, spec):
         return self.pool.submit(self.executor, spec)
 
-    def wait_any(self, futures):
+    def wait_any(self, futures, signals):
+        # A signal stops the running simulations (stop_runs): their futures end.
         return wait(futures, return_when=FIRST_COMPLETED).done
 
     def close(self) -> None:
@@ -626,8 +722,16 @@ class _DaskPool(_Pool):
         self.finished.add(f)
         return f
 
-    def wait_any(self, futures):
-        return self.finished.next_batch(block=True)
+    #: How often the wait for a Dask worker looks for a signal: a stop request
+    #: does not reach runs on other machines, so the wait itself must end.
+    SIGNAL_POLL_S = 0.05
+
+    def wait_any(self, futures, signals):
+        while not self.finished.has_ready():
+            if signals:
+                return []
+            time.sleep(self.SIGNAL_POLL_S)
+        return self.finished.next_batch(block=False)
 
 
 def _fail(task: Task, plan: Plan, e: Exception) -> Exception:
@@ -668,6 +772,7 @@ def run(
     block otherwise), its captures into ``cells_dir`` (default ``out/cells``).
     """
     sets = _as_sets(set) + _as_sets(overrides)
+    _check_workers(workers)  # before a result directory is made
     plan = make_plan(
         source,
         sets=sets,

@@ -18,7 +18,8 @@ the file: ``TEST.key``, ``TEST.key.arg``, ``testbed.key``, ``testbed.switch.key`
 ``testbed.defaults.key`` or ``testbed.host.NAME.key``. On the command line,
 ``--set key=value``, ``--set key=a,b,c`` (a list) and ``--set key=start:stop:step``
 (a range, stop included when reached) replace the file's values for that key or
-add a parameter.
+add a parameter. A range without a step (``start:stop``, ``range(start, stop)``)
+steps by 1, for at most ``MAX_UNSTEPPED`` values.
 """
 
 from __future__ import annotations
@@ -48,12 +49,16 @@ from cellbench.experiment.lang import (
     parse_value,
     render,
 )
+from cellbench.experiment.model import SEED_MAX
 
 _NUM = r"-?(\d+(\.\d*)?|\.\d+)([eE]-?\d+)?[KMG]?"
 _RANGE = re.compile(rf"\s*({_NUM})\s*:\s*({_NUM})\s*(:\s*({_NUM})\s*)?\Z")
 #: Guard against a typo that would expand a range, or the product of all parameters,
 #: into millions of points.
 MAX_VALUES = 100_000
+#: A range without a step steps by 1 up to this many values; past it the step must be
+#: written: ``snd=16K:48K`` meant 32,769 buffer sizes a byte apart, surely not meant.
+MAX_UNSTEPPED = 1000
 
 
 @dataclass
@@ -102,13 +107,22 @@ class Sweep:
         return dict(reversed(picked))
 
 
-def _range(start: Number, stop: Number, step: Number, pos: Pos) -> list[Value]:
-    a, b, s = start.value, stop.value, step.value
+def _range(start: Number, stop: Number, step: Number | None, pos: Pos) -> list[Value]:
+    """The values start, start + step, ... up to stop; ``step`` None: 1, for at most
+    ``MAX_UNSTEPPED`` values."""
+    a, b, s = start.value, stop.value, (1 if step is None else step.value)
     if s == 0 or (b - a) * s < 0:
         raise ExperimentError(
             pos, f"found range {a}..{b} step {s}, expected a step that moves from start to stop"
         )
     count = int((b - a) / s + 1e-9) + 1
+    if step is None and count > MAX_UNSTEPPED:
+        raise ExperimentError(
+            pos,
+            f"found range {a}..{b} without a step: {count} values 1 apart, expected a step "
+            f"(start:stop:step, range(start, stop, step)); 1 is implied up to "
+            f"{MAX_UNSTEPPED} values",
+        )
     if count > MAX_VALUES:
         raise ExperimentError(
             pos, f"found a range of {count} values, expected at most {MAX_VALUES}"
@@ -143,7 +157,7 @@ def expand(value: Value) -> list[Value]:
         for n in nums:
             if not isinstance(n, Number):
                 raise expected(n.pos, render(n), "a number in range()")
-        step = nums[2] if len(nums) == 3 else Number(1, "1", value.pos)
+        step = nums[2] if len(nums) == 3 else None
         return _range(nums[0], nums[1], step, value.pos)  # type: ignore[arg-type]
     return [value]
 
@@ -164,8 +178,8 @@ def from_document(doc: Document) -> Sweep:
             if s.key in ("replications", "seed"):
                 v = s.value
                 lo = 1 if s.key == "replications" else 0
-                # The simulator's widths: a u64 seed, a u32 replication number.
-                hi = (1 << 64) - 1 if s.key == "seed" else (1 << 32) - 1
+                # A seed the result stores (model.SEED_MAX), a u32 replication number.
+                hi = SEED_MAX if s.key == "seed" else (1 << 32) - 1
                 if (
                     not isinstance(v, Number)
                     or not isinstance(v.value, int)
@@ -193,8 +207,8 @@ def parse_set(arg: str) -> Param:
     if m:
         start = Number(number_value(m.group(1)), m.group(1), pos)
         stop = Number(number_value(m.group(5)), m.group(5), pos)
-        step_text = m.group(10) or "1"
-        step = Number(number_value(step_text), step_text, pos)
+        step_text = m.group(10)
+        step = Number(number_value(step_text), step_text, pos) if step_text else None
         return Param(key, _range(start, stop, step, pos), pos)
     # Parse "a,b,c" as the list "[a,b,c]", keeping columns true to the argument.
     value = parse_value(" " * len(key) + "[" + text + "]", "--set")

@@ -643,7 +643,13 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
 
 def from_block(block: Block, base: Testbed | None = None) -> Testbed:
     """A testbed from a ``testbed [PRESET] { ... }`` block (checked against the schema)."""
-    if block.name is not None:
+    if block.name is not None and base is not None:
+        # --testbed replaces the preset the file names (model.build notes it); a
+        # misspelt name is still an error.
+        preset(block.name, block.name_pos)
+        tb = copy.deepcopy(base)
+        tb.pos = block.name_pos
+    elif block.name is not None:
         tb = preset(block.name, block.name_pos)
         tb.pos = block.name_pos
     else:
@@ -660,13 +666,25 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
     # A site's switch block changes only what it says; resolved once the testbed-wide
     # block (wherever it stands) is known.
     site_blocks: list[Block] = []
+    # Connections take the first trunk between two sites: a second is never used.
+    joined = {frozenset((t["from"], t["to"])): f"testbed {tb.name}'s trunk" for t in tb.trunks}
     for b in block.blocks():
         if b.kind == "switch" and b.name is not None:
             site_blocks.append(b)
         elif b.kind == "switch":
             clp1_pos = _switch(b, tb.switch) or clp1_pos
         elif b.kind == "trunk":
-            tb.trunks.append(_trunk(b))
+            t = _trunk(b)
+            pair = frozenset((t["from"], t["to"]))
+            if pair in joined:
+                raise expected(
+                    b.pos,
+                    f"a second trunk between {t['from']} and {t['to']}",
+                    f"one per pair of sites: {joined[pair]} joins them already and every "
+                    "connection takes it (this one would change nothing)",
+                )
+            joined[pair] = f"the trunk at {b.pos}"
+            tb.trunks.append(t)
         elif b.kind == "defaults":
             tb.defaults = _host(b, copy.copy(tb.defaults) if tb.defaults else HostSpec(name="*"))
         elif b.kind == "host":

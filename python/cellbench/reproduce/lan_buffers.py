@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Callable
 
 from cellbench import _native
+from cellbench.experiment.model import TIME_LIMIT_S
 from cellbench.experiment.results import cycle_columns, most_common_limit
 from cellbench.reproduce import study
 from cellbench.reproduce.published import LAN_ANOMALOUS, lan_buffer_table, size_label
@@ -143,13 +144,17 @@ _NOT_COLUMNS = {"transmitter", "receiver", "lockstep_cycle"}
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """One row per configuration: mean throughput beside the published mean."""
     published = lan_buffer_table()
-    g = df.groupby(["send_buffer", "recv_buffer"], sort=True)
+    # Transfers the simulated-time limit cut: their rate is the rate so far, not the
+    # transfer's; a cell with any is not compared with the published figure.
+    cut = df["completed"].eq(False).fillna(False).astype(int)
+    g = df.assign(cut=cut).groupby(["send_buffer", "recv_buffer"], sort=True)
     out = g.agg(
         throughput_mbit_ttcp=("throughput_mbit_ttcp", "mean"),
         min_mbit_ttcp=("throughput_mbit_ttcp", "min"),
         max_mbit_ttcp=("throughput_mbit_ttcp", "max"),
         lockstep_fraction=("lockstep", "mean"),
         replications=("replication", "count"),
+        truncated=("cut", "sum"),
     ).reset_index()
     out["lockstep"] = out["lockstep_fraction"] > 0.5
     # What bound most of a cell's transfers (ties: the first replication's).
@@ -178,6 +183,7 @@ def to_json(summary: pd.DataFrame) -> dict:
                 "lockstep": bool(row.lockstep),
                 "lockstep_fraction": round(float(row.lockstep_fraction), 4),
                 "replications": int(row.replications),
+                "truncated": int(row.truncated),
                 "limited_by": row.limited_by,
             }
         )
@@ -199,7 +205,8 @@ def report(summary: pd.DataFrame, replications: int, seed: int) -> str:
     """The two grids side by side, lock-step cells marked, and the comparison."""
 
     def sim(row: Any) -> str:
-        return f"{row.throughput_mbit_ttcp:.2f}" + ("*" if row.lockstep else " ")
+        mark = "t" if row.truncated else "*" if row.lockstep else " "
+        return f"{row.throughput_mbit_ttcp:.2f}" + mark
 
     def pub(row: Any) -> str:
         if row.published is None:
@@ -218,7 +225,17 @@ def report(summary: pd.DataFrame, replications: int, seed: int) -> str:
         f"{'simulated (cellbench)':<{width}}   published",
     ]
     out += [f"{a:<{width}}   {b}" for a, b in zip(left, right)]
-    normal = summary[~summary.published_anomalous & summary.published.notna()]
+    cut = summary[summary.truncated > 0]
+    if len(cut):
+        out += [
+            "",
+            f"t = cut by the simulated-time limit ({TIME_LIMIT_S:g} s) before its bytes were "
+            f"sent: {len(cut)} cell(s), their rate so far, not compared with the published "
+            "figure (fewer --nbytes)",
+        ]
+    normal = summary[
+        ~summary.published_anomalous & summary.published.notna() & (summary.truncated == 0)
+    ]
     if len(normal):
         err = (normal.throughput_mbit_ttcp - normal.published) / normal.published
         worst = err.abs().idxmax()

@@ -454,6 +454,8 @@ impl Param {
 /// `limited_by` of a connection the simulated-time limit cut before it finished
 /// when nothing else bound it (its evidence then starts "truncated:" either way).
 pub const TRUNCATED: &str = "time-limit";
+/// The same for a run that spent its event budget (`guard`) before it finished.
+pub const BUDGET_CUT: &str = "event-budget";
 
 /// The largest write a drawn block size may ask for (TCP); UDP datagrams stop at 65507.
 const MAX_BLOCK: f64 = 1_048_576.0;
@@ -1476,10 +1478,18 @@ impl RunSpec {
                 // A cut run reports its rate so far (world.rs) and says it was cut.
                 if !t.completed {
                     // Whatever else bound it, the run did not finish: say so first.
+                    let by = match r.budget_cut {
+                        Some(at) => format!(
+                            "the event budget ({} events, max_events) at {:.3} s of \
+                             simulated time",
+                            scenario.event_budget,
+                            at.as_secs_f64()
+                        ),
+                        None => format!("the simulated-time limit ({} s)", self.time_limit_s),
+                    };
                     why.evidence = format!(
-                        "truncated: cut by the simulated-time limit ({} s) after {} of its \
-                         bytes were written, {:.3} Mb/s so far; {}",
-                        self.time_limit_s,
+                        "truncated: cut by {by} after {} of its bytes were written, {:.3} \
+                         Mb/s so far; {}",
                         t.bytes,
                         t.throughput_bps() / 1e6,
                         why.evidence
@@ -1538,6 +1548,8 @@ impl RunSpec {
                     // A cut run keeps a bound the evidence shows; without one, the cut is it.
                     limited_by: if t.completed || why.limited_by != LimitedBy::Undetermined {
                         why.limited_by.as_str()
+                    } else if r.budget_cut.is_some() {
+                        BUDGET_CUT
                     } else {
                         TRUNCATED
                     },

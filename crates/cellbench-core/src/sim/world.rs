@@ -249,6 +249,8 @@ pub struct RunResult {
     /// Per usage-parameter-control policer, at the end of the run.
     pub policers: Vec<PolicerCounters>,
     pub end_time: SimTime,
+    /// Where the run spent its event budget and ended, if it did (`guard`).
+    pub budget_cut: Option<SimTime>,
     pub events: u64,
     pub trace: Vec<TraceRecord>,
     /// With `Scenario::series`, per transfer: its sender's cwnd, ssthresh and
@@ -444,6 +446,8 @@ struct World {
     /// The endpoints the piece of work being executed touched, in host order.
     touched: Vec<usize>,
     events_handled: u64,
+    /// Where the event budget ran out, if it did: the run ends there, cut.
+    budget_cut: Option<SimTime>,
     /// The cell tester, if one is on (`sim::capture`).
     capture: Option<Capture>,
     /// When the event loop stopped: the run's end for the capture.
@@ -650,6 +654,7 @@ fn run_inner(
         apps_running: 0,
         touched: Vec::new(),
         events_handled: 0,
+        budget_cut: None,
         capture: None,
         loop_end: SimTime::ZERO,
     };
@@ -871,8 +876,8 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
 impl World {
     /// The event loop: each step costs the same whatever the number of hosts
     /// and connections (no step scans them all). It ends when every
-    /// application is done, at the time limit, or out of events; or with an
-    /// error when its event budget is spent or a stop is requested.
+    /// application is done, at the time limit, out of events, or with its event
+    /// budget spent (`budget_cut`); or with an error when a stop is requested.
     fn run(
         &mut self,
         limit: SimTime,
@@ -890,8 +895,9 @@ impl World {
             }
             // The one place a run looks outside itself: its event budget and a stop request.
             steps += 1;
-            if steps.is_multiple_of(guard::CHECK_EVERY) {
-                guard::check(steps, budget, self.now)?;
+            if steps.is_multiple_of(guard::CHECK_EVERY) && guard::check(steps, budget)? {
+                self.budget_cut = Some(self.now);
+                break;
             }
             let t_ev = self.events.peek_time();
             let t_net = self.net.poll_at();
@@ -922,11 +928,12 @@ impl World {
             self.events_handled += 1;
             self.handle(ev);
         }
-        // At the time limit, or out of events: the run ends at its last event
-        // up to the limit, counting the ticks of idle hosts as if they had run.
+        // At the time limit, out of events or budget: the run ends at its last event
+        // up to where it was cut, counting the ticks of idle hosts as if they had run.
+        let end = self.budget_cut.unwrap_or(limit);
         self.loop_end = self.loop_end.max(self.now);
         for h in 0..self.hosts.len() {
-            if let Some(last) = self.replay_ticks(h, SimTime(limit.0.saturating_add(1))) {
+            if let Some(last) = self.replay_ticks(h, SimTime(end.0.saturating_add(1))) {
                 self.now = self.now.max(last);
             }
         }
@@ -1809,8 +1816,9 @@ impl World {
                 (Some(a), Some(b)) if b > a => (b - a).as_secs_f64(),
                 _ => 0.0,
             };
-            // A side the time limit cut ran until the limit: its rate so far.
-            let cut = Some(scenario.time_limit);
+            // A side the time limit (or the event budget) cut ran until then: its
+            // rate so far.
+            let cut = Some(self.budget_cut.unwrap_or(scenario.time_limit));
             let ends = match (&s.app, &r.app) {
                 (App::Source(src), App::Sink(sink)) => Ends {
                     completed: src.finished.is_some()
@@ -1895,6 +1903,7 @@ impl World {
                 .map(|c| self.net.circuit_counters(c))
                 .collect(),
             end_time: self.now,
+            budget_cut: self.budget_cut,
             events: self.events_handled + self.net.events_processed(),
             trace: self.trace.take().unwrap_or_default(),
             cwnd_series: self.cwnd_series.take().unwrap_or_default(),
