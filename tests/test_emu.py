@@ -329,3 +329,53 @@ def test_a_random_rate_burst_draws_the_simulators_schedule(tmp_path):
     want = rows(tmp_path / "sim.result").sort_values("replication")["bytes"].to_numpy()
     assert (abs(got - want) <= 1000).all(), (got, want)
     assert abs(got[0] - got[1]) > 1000  # replications draw anew
+
+
+def test_a_byte_count_the_policer_starves_ends_at_the_stall_timeout_and_is_kept(tmp_path):
+    """europe-vp unspaced: the UPC discards cells of every 9 KB data PDU, the kernel
+    backs off towards 120 s between retransmissions and a byte count never ends. With
+    --stall-timeout 6 the connection ends some 6 s after its last delivery, the row is
+    stored (completed = false, limited_by policing from the network's counts, a note),
+    a progress line said how it stood, and nothing is left behind."""
+    text = """
+testbed europe-vp { host sparc10-a { spacing_us = off; } }
+cluster {
+    test t { type = full (blocksize=9000, nbytes=4M); protocol = tcp;
+             own = sparc10-a:5001; peer = sparc10-b:5001; }
+    test r { type = sink (blocksize=9000); protocol = tcp;
+             own = sparc10-b:5001; peer = sparc10-a:5001; }
+}
+"""
+    before = leftovers()
+    t0 = time.monotonic()
+    r = run(tmp_path, text, "--engine", "emu", "--stall-timeout", "6", "--out", "s.result")
+    took = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr
+    # 6 s of nothing, the start, and the namespaces' setup: well under the kernel's backoff.
+    assert took < 60, took
+    assert re.search(
+        r"connection t \(sparc10-a -> sparc10-b\) at \d+ s: \d+ bytes delivered, "
+        r"\d+ retransmission\(s\); ends after 6 s without delivery",
+        r.stderr,
+    ), r.stderr
+    row = rows(tmp_path / "s.result").iloc[0]
+    assert not row["completed"] and row["bytes"] < 4 * 2**20
+    assert row["limited_by"] == "policing", row["limit_evidence"]
+    assert row["cells_policed"] > 0 and row["retransmits"] > 0
+    assert "nothing delivered for 6.000 s (stall timeout)" in row["notes"]
+    assert leftovers() == before
+
+
+def test_stall_timeout_is_the_emulators_and_takes_seconds(tmp_path):
+    r = run(tmp_path, WINDOW.format(window="16K", nbytes="1M"), "--stall-timeout", "3")
+    assert r.returncode == 2 and "--stall-timeout needs --engine emu" in r.stderr
+    r = run(
+        tmp_path,
+        WINDOW.format(window="16K", nbytes="1M"),
+        "--engine",
+        "emu",
+        "--stall-timeout",
+        "-1",
+    )
+    assert r.returncode == 2 and "expected seconds, 0 or more" in r.stderr
+    assert "Traceback" not in r.stderr

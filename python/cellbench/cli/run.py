@@ -72,6 +72,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "ERF ATM cells, as `wire pcap` writes (FILE-runN.pcap with several runs)",
     )
     p.add_argument(
+        "--stall-timeout",
+        metavar="S",
+        type=_stall_seconds,
+        help="--engine emu: end a TCP connection that delivers nothing for S seconds "
+        "(completed = false, limited_by from the network's counts, the run kept; 0: never; "
+        "default 30); while one runs, a progress line every 5 s",
+    )
+    p.add_argument(
         "--cells",
         metavar="PLACE",
         help="an ATM cell tester: record every cell leaving PLACE (a switch output port by "
@@ -178,6 +186,16 @@ def make_plan(args: argparse.Namespace, **options):
     )
 
 
+def _stall_seconds(text: str) -> float:
+    try:
+        s = float(text)
+    except ValueError:
+        s = -1.0
+    if not (0 <= s < float("inf")):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected seconds, 0 or more (0: never)")
+    return s
+
+
 def run_main(args: argparse.Namespace) -> int:
     from cellbench.experiment import results, runner
 
@@ -185,6 +203,8 @@ def run_main(args: argparse.Namespace) -> int:
     if args.pcap and args.engine != "emu":
         # The simulator carries cell counts, not bytes; the emulator carries the datagrams.
         raise UsageError("--pcap needs --engine emu: only the emulator carries the cells' bytes")
+    if args.stall_timeout is not None and args.engine != "emu":
+        raise UsageError("--stall-timeout needs --engine emu")
     if args.cells and args.engine != "sim":
         raise UsageError("--cells is the simulator's cell tester (--engine emu: --pcap PORT=FILE)")
     if args.cells and args.dask:

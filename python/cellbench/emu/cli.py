@@ -38,6 +38,7 @@ def run_emu(args: argparse.Namespace) -> int:
             overwrite=args.overwrite,
             check=args.check,
             pcap=args.pcap,
+            stall_s=args.stall_timeout,
         ):
             return 0
     except KeyboardInterrupt as e:
@@ -62,12 +63,14 @@ def run_plan(
     check: bool = False,
     drain_s: float | None = None,
     pcap: str | None = None,
+    stall_s: float | None = None,
 ) -> bool:
     """Run ``plan`` (``runner.make_plan``) on the emulator into the result ``out``, the
     notes on stderr: ``cellbench run --engine emu``, and ``cellbench reproduce --engine
     emu`` (cellbench.reproduce.emu). ``check``: only check it and say so (False).
     ``drain_s``: how long a sink waits for the rest after a timed source's end (default:
-    the engine's). ``pcap``: ``--pcap PORT=FILE``."""
+    the engine's). ``pcap``: ``--pcap PORT=FILE``. ``stall_s``: ``--stall-timeout`` (None: the
+    engine's STALL_TIMEOUT_S; 0: never)."""
     from cellbench.emu import engine, netns
     from cellbench.experiment import results
     from cellbench.real import plan as rplan
@@ -94,7 +97,15 @@ def run_plan(
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         store = results.ResultDir(out, engine.meta(plan), resume=resume, overwrite=overwrite)
-        engine.run_plan(plan, store, exps, progress=True, drain_s=drain_s, pcap=pcap)
+        engine.run_plan(
+            plan,
+            store,
+            exps,
+            progress=True,
+            drain_s=drain_s,
+            pcap=pcap,
+            stall_s=engine.STALL_TIMEOUT_S if stall_s is None else stall_s,
+        )
     finally:
         signal.signal(signal.SIGTERM, previous)
     return True

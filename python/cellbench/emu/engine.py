@@ -36,6 +36,15 @@ UDP_DRAIN_S = 3.0
 START_MARGIN_S = 0.3
 #: Addresses given to hosts the testbed gives none (they never leave the namespaces).
 AUTO_NET = "10.213.0.{}"
+#: --stall-timeout's default, s: a TCP connection that delivers nothing for this long
+#: ends (completed = false). A path that discards every segment leaves the kernel
+#: retransmitting with exponential backoff up to TCP_RTO_MAX, 120 s
+#: (include/net/tcp.h), for up to tcp_retries2 = 15 tries (about 15 minutes,
+#: Documentation/networking/ip-sysctl.rst); 30 s is several of the emulated paths'
+#: round trips' worth of backoffs, with no claim beyond that.
+STALL_TIMEOUT_S = 30.0
+#: Seconds between the progress lines of a connection still running.
+PROGRESS_S = 5.0
 #: Testbed host settings that only the simulator reads: hosts are real kernels here.
 SIM_ONLY_HOST_KEYS = ("profile", "flavour")
 
@@ -111,6 +120,8 @@ class _Run:
     series: bool = False
     #: A TCP sink's wait after its timed source's end (None: the real engine's DRAIN_S).
     drain_s: float | None = None
+    #: A TCP connection delivering nothing this long ends (None or 0: never).
+    stall_s: float | None = STALL_TIMEOUT_S
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -121,10 +132,13 @@ def run_one(
     *,
     drain_s: float | None = None,
     pcap: str | None = None,
+    stall_s: float | None = STALL_TIMEOUT_S,
 ) -> tuple:
     """One run, start to end, everything it made removed: the stored tables' rows.
     ``drain_s``: a sink's wait after a timed source's end (None: the real engine's);
-    ``pcap``: ``--pcap PORT=FILE``, the cells leaving that port into FILE."""
+    ``pcap``: ``--pcap PORT=FILE``, the cells leaving that port into FILE;
+    ``stall_s``: ``--stall-timeout``, a TCP connection delivering nothing this long
+    ends as not completed (None or 0: never)."""
     from cellbench import _native
 
     exp = plan.experiments[task.point]
@@ -134,6 +148,7 @@ def run_one(
     run = _Run(rexp, {h: 0.0 for h in rexp.addresses}, series=plan.series)
     run.draws = {"seed": spec["seed"], "replication": spec["replication"]}
     run.drain_s = drain_s
+    run.stall_s = stall_s or None
     run.kernel_cc = {h.name: h.kernel["kernel_cc"] for h in exp.hosts if "kernel_cc" in h.kernel}
     cpu, rps_cpus = netns.cpu_layout()
     tap = pcap_target(pcap, spec, task.run, plan.runs_total)
@@ -265,6 +280,11 @@ def _connection(run: _Run, where: dict[str, str], i: int, start_at: float) -> No
         # Linux doubles SO_RCVBUF and advertises a share of it that depends on the
         # packets: clamp the window to the file's, as the simulator's TCP has it.
         sink["window_clamp"] = rc.rcvbuf
+        if run.stall_s:
+            # Both ends give up on nothing delivered (the agents' stall_timeout_s):
+            # the source reports what it wrote and the kernel's counts, the sink
+            # what arrived, as at a deadline; the row says completed = false.
+            source["stall_timeout_s"] = sink["stall_timeout_s"] = run.stall_s
     # The test's congestion=, else the transmitter's kernel_cc, on its socket
     # (netns.kernel_sysctls says why).
     source["congestion"] = source["congestion"] or run.kernel_cc.get(tx)
@@ -293,15 +313,38 @@ def _connection(run: _Run, where: dict[str, str], i: int, start_at: float) -> No
     ]
     for th in threads:
         th.start()
+    next_progress = start_at + PROGRESS_S
     for th in threads:
         while th.is_alive():
             th.join(0.1)
+            if c.protocol == "tcp" and time.time() >= next_progress:
+                next_progress += PROGRESS_S
+                _progress(run, c, where[tx], source["peer"], time.time() - start_at)
     if errors:
         role, e = next(iter(errors.items()))
         host = rx if role == "sink" else tx
         raise EmuError(f"connection {c.name} ({tx} -> {rx}): the {role} on host {host}: {e}")
     with run.lock:
         run.reports[i] = (out["source"], out["sink"], start_at)
+
+
+def _progress(run: _Run, c, netns_path: str, peer: str, elapsed: float) -> None:
+    """A line on stderr for a TCP connection still running: what its sender's kernel
+    has had acknowledged and retransmitted so far (ss -ti, TCP_INFO)."""
+    counts = netns.tcp_counts(netns_path, peer)
+    so_far = (
+        f"{counts[0]} bytes delivered, {counts[1]} retransmission(s)"
+        if counts
+        else "no connection yet"
+    )
+    ends = (
+        f"; ends after {run.stall_s:g} s without delivery (--stall-timeout)" if run.stall_s else ""
+    )
+    print(
+        f"cellbench: emu: connection {c.name} ({c.transmitter} -> {c.receiver}) at "
+        f"{elapsed:.0f} s: {so_far}{ends}",
+        file=sys.stderr,
+    )
 
 
 def run_plan(
@@ -312,11 +355,13 @@ def run_plan(
     *,
     drain_s: float | None = None,
     pcap: str | None = None,
+    stall_s: float | None = STALL_TIMEOUT_S,
 ) -> list:
     """Every run not yet in ``store``, one after another (one emulator at a time: it
     needs the machine's cores to keep real time); each stored when it ends. The
     emulator reports, in run order. ``drain_s``: a sink's wait for the rest of a timed
-    transfer after its end (None: the real engine's); ``pcap``: ``--pcap PORT=FILE``."""
+    transfer after its end (None: the real engine's); ``pcap``: ``--pcap PORT=FILE``;
+    ``stall_s``: ``--stall-timeout`` (run_one)."""
     done = store.done()
     reports = []
     bar = runner.progress_bar(plan, done, "cellbench run (emu)", progress)
@@ -325,7 +370,7 @@ def run_plan(
             if task.run in done:
                 continue
             rows, traces, ports, cwnd, queue, report = run_one(
-                plan, task, exps[task.point], drain_s=drain_s, pcap=pcap
+                plan, task, exps[task.point], drain_s=drain_s, pcap=pcap, stall_s=stall_s
             )
             store.write_run(task.run, rows, traces, ports, cwnd, queue)
             reports.append(report)

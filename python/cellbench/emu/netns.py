@@ -208,3 +208,21 @@ def kernel_sysctls(kernel: dict) -> dict[str, object]:
         else:
             out[sysctl] = v
     return out
+
+
+def tcp_counts(path: str, peer: str) -> tuple[int, int] | None:
+    """The TCP socket towards ``peer`` (ADDRESS:PORT) in the namespace at ``path``: bytes
+    the receiver acknowledged and segments retransmitted (``ss -ti``: TCP_INFO's
+    tcpi_bytes_acked, tcpi_total_retrans), or None when there is none (yet)."""
+    out = subprocess.run(
+        ["ip", "netns", "exec", Path(path).name, "ss", "-tinH", "dst", peer],
+        capture_output=True,
+        text=True,
+    ).stdout
+    acked = re.search(r"bytes_acked:(\d+)", out)
+    if acked is None:
+        return None
+    retrans = re.search(r"retrans:\d+/(\d+)", out)
+    # tcpi_bytes_acked counts the SYN's sequence number too (ss shows 1 on a connection
+    # that sent nothing): the data is one less.
+    return max(0, int(acked.group(1)) - 1), int(retrans.group(1)) if retrans else 0

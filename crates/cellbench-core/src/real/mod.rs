@@ -171,6 +171,11 @@ pub struct SourceSpec {
     /// daemon's own cap is its process's, limits.rs, whatever this says).
     #[serde(default)]
     pub max_rate_bps: Option<f64>,
+    /// TCP: end the transfer when its writes take nothing for this long (the
+    /// emulator's --stall-timeout: a path that discards every segment leaves the
+    /// kernel in retransmission backoff for minutes), reporting what was written.
+    #[serde(default)]
+    pub stall_timeout_s: Option<f64>,
 }
 
 fn default_connect_timeout() -> f64 {
@@ -202,6 +207,10 @@ pub struct SinkSpec {
     /// The controller's run: `stop(group)` ends this agent.
     #[serde(default)]
     pub group: Option<String>,
+    /// TCP: give up (as at the deadline) after this long without data from the
+    /// accept on (the emulator's --stall-timeout).
+    #[serde(default)]
+    pub stall_timeout_s: Option<f64>,
 }
 
 fn default_idle_timeout() -> f64 {
@@ -251,6 +260,8 @@ pub struct SourceReport {
     pub series: Option<Vec<TcpSample>>,
     /// What the kernel refused or changed (a congestion control, an MSS), one line each.
     pub notes: Vec<String>,
+    /// Ended by `stall_timeout_s`: nothing was taken for that long.
+    pub stalled: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -421,22 +432,33 @@ impl Writer {
     /// (SO_SNDTIMEO) to look for a stop, and for a timed stream's `end`: a peer that
     /// takes nothing (a path that discards every segment) cannot hold the writer past
     /// it, and the block counts only the bytes taken by then.
+    /// With `stall`, a write that takes nothing for that long ends it too (`stalled`).
     fn write_block(
         &mut self,
         block: &[u8],
         stop: Stop,
         end: Option<Instant>,
+        stall: Option<Duration>,
+        stalled: &mut bool,
     ) -> Result<Option<usize>, AgentError> {
         match self {
             Writer::Tcp(s) => {
                 let mut off = 0;
+                let mut progress = Instant::now();
                 while off < block.len() {
                     match s.write(&block[off..]) {
-                        Ok(n) => off += n,
+                        Ok(n) => {
+                            off += n;
+                            progress = Instant::now();
+                        }
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                         Err(e) if is_timeout(&e) => {
                             stop.check()?;
                             if end.is_some_and(|end| Instant::now() >= end) {
+                                break;
+                            }
+                            if stall.is_some_and(|d| progress.elapsed() >= d) {
+                                *stalled = true;
                                 break;
                             }
                         }
@@ -552,6 +574,10 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
     let mut errors_ns: Vec<u64> = Vec::new();
     let mut late = 0u64;
     let mut last_return = t0;
+    let stall = spec
+        .stall_timeout_s
+        .map(|s| Duration::from_secs_f64(s.max(0.001)));
+    let mut stalled = false;
     loop {
         let next = schedule.next(spec.nbytes.map(|n| n.saturating_sub(report.bytes)));
         let (len, due) = (next.len, next.due.map(|d| t0 + d));
@@ -608,7 +634,7 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
             }
             errors_ns.push(error.as_nanos() as u64);
         }
-        let took = writer.write_block(&block[..len], stop, write_end)?;
+        let took = writer.write_block(&block[..len], stop, write_end, stall, &mut stalled)?;
         match took {
             Some(n) => report.bytes += n as u64,
             None => report.send_errors += 1,
@@ -616,8 +642,16 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
         report.blocks += 1;
         last_return = Instant::now();
         if took.is_some_and(|n| n < len) {
-            break; // the end came while the write was blocked
+            break; // the end (or a stall) came while the write was blocked
         }
+    }
+    if stalled {
+        report.stalled = true;
+        notes.push(format!(
+            "ended: nothing delivered for {:.3} s (stall timeout), {} bytes written",
+            spec.stall_timeout_s.unwrap_or_default(),
+            report.bytes
+        ));
     }
     report.started_at = clock.at(t0);
     report.ended_at = clock.at(last_return);
@@ -737,6 +771,11 @@ impl Sink {
                 }
                 let (mut s, peer) = listener.accept()?;
                 drop(listener);
+                let stall = self
+                    .spec
+                    .stall_timeout_s
+                    .map(|s| Duration::from_secs_f64(s.max(0.001)));
+                let mut progress = Instant::now();
                 probe.towards(Some(peer.ip()));
                 probe.start_cpu();
                 report.rcvbuf_granted = socket::buffer_sizes(s.as_raw_fd()).1;
@@ -758,6 +797,7 @@ impl Sink {
                             let t = Instant::now();
                             first.get_or_insert(t);
                             last = Some(t);
+                            progress = t;
                             report.bytes += n as u64;
                             report.reads += 1;
                             if let Some(w) = self.spec.window_clamp {
@@ -766,7 +806,14 @@ impl Sink {
                             stop.check()?;
                         }
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e) if is_timeout(&e) => stop.check()?,
+                        Err(e) if is_timeout(&e) => {
+                            stop.check()?;
+                            // Nothing for the stall timeout: over, as at the deadline.
+                            if stall.is_some_and(|d| progress.elapsed() >= d) {
+                                report.timed_out = true;
+                                break;
+                            }
+                        }
                         Err(e) => return Err(e.into()),
                     }
                 }
@@ -881,6 +928,7 @@ mod test {
             group: None,
             realtime: false,
             max_rate_bps: None,
+            stall_timeout_s: None,
         };
         let sink = SinkSpec {
             protocol,
@@ -891,8 +939,48 @@ mod test {
             deadline_at: now + 10.0,
             idle_timeout_s: 0.5,
             group: None,
+            stall_timeout_s: None,
         };
         (source, sink)
+    }
+
+    #[test]
+    fn test_a_stalled_source_ends_with_what_it_wrote() {
+        // A peer that accepts and never reads: the send buffer fills, writes block.
+        let (mut source, _) = specs(Protocol::Tcp, 65536);
+        let listener = std::net::TcpListener::bind(source.peer).unwrap();
+        let held = std::thread::spawn(move || {
+            let (s, _) = listener.accept().unwrap();
+            std::thread::sleep(Duration::from_secs(3));
+            drop(s);
+        });
+        source.nbytes = Some(1 << 34);
+        source.stall_timeout_s = Some(0.5);
+        source.drain_timeout_s = 0.2;
+        let t = Instant::now();
+        let tx = run_source(&source).unwrap();
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+        assert!(tx.stalled && tx.bytes > 0 && tx.bytes < 1 << 34, "{tx:?}");
+        assert!(tx
+            .notes
+            .iter()
+            .any(|n| n.contains("nothing delivered for 0.500 s")));
+        held.join().unwrap();
+    }
+
+    #[test]
+    fn test_a_sink_without_data_for_its_stall_timeout_times_out() {
+        let (_, mut sink) = specs(Protocol::Tcp, 8192);
+        sink.stall_timeout_s = Some(0.5);
+        let peer = sink.bind;
+        let sink = Sink::bind(sink).unwrap();
+        let rx = std::thread::spawn(move || sink.run().unwrap());
+        let quiet = std::net::TcpStream::connect(peer).unwrap();
+        let t = Instant::now();
+        let got = rx.join().unwrap();
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+        assert!(got.timed_out && got.bytes == 0);
+        drop(quiet);
     }
 
     #[test]
