@@ -516,6 +516,18 @@ def _spread_note(df: pd.DataFrame) -> str:
     return f"mean of {runs} replications, bars: min–max" if runs > 1 else "one run per point"
 
 
+def _mean_axes(ax, df: pd.DataFrame, xlabel: str, what: str, result, picked) -> None:
+    """The finish every mean-throughput-against-X figure shares: its labels (each with
+    its unit), a grid, a zero-based linear y axis, the spread as the legend's title."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("mean " + MBPS)
+    ax.grid(True, alpha=0.3)
+    if ax.get_yscale() == "linear":
+        ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, title=_spread_note(df), title_fontsize=8)
+    ax.set_title(f"Throughput against {what}\n" + _subtitle(result, picked), fontsize=10)
+
+
 def window(result, fig, df, picked, by=None) -> None:
     df = df.assign(window=np.minimum(df["sndbuf"], df["rcvbuf"]))
     ax = fig.add_subplot()
@@ -524,13 +536,8 @@ def window(result, fig, df, picked, by=None) -> None:
     if result.meta.get("testbed", {}).get("name") == "wan-window":
         _wan_window_published(result, ax, df["window"])
     _size_axis(ax, df["window"])
-    ax.set_xlabel("TCP window = min(SO_SNDBUF, SO_RCVBUF) (bytes; K = 1024)")
-    ax.set_ylabel("mean " + MBPS)
-    ax.grid(True, alpha=0.3)
-    if ax.get_yscale() == "linear":
-        ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8, title=_spread_note(df), title_fontsize=8)
-    ax.set_title("Throughput against window size\n" + _subtitle(result, picked), fontsize=10)
+    _mean_axes(ax, df, "TCP window = min(SO_SNDBUF, SO_RCVBUF) (bytes; K = 1024)",
+               "window size", result, picked)  # fmt: skip
 
 
 def _wan_window_published(result, ax, windows: pd.Series) -> None:
@@ -620,12 +627,7 @@ def segment_size(result, fig, df, picked, by=None) -> None:
     ax = fig.add_subplot()
     for label, part in _facets(df, by):
         _line(ax, part, "segment", label or "simulated")
-    ax.set_xlabel("TCP segment size: MTU - 40 (bytes)")
-    ax.set_ylabel("mean " + MBPS)
-    ax.grid(True, alpha=0.3)
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8, title=_spread_note(df), title_fontsize=8)
-    ax.set_title("Throughput against TCP segment size\n" + _subtitle(result, picked), fontsize=10)
+    _mean_axes(ax, df, "TCP segment size: MTU - 40 (bytes)", "TCP segment size", result, picked)
 
 
 def message_size(result, fig, df, picked, by=None) -> None:
@@ -638,12 +640,7 @@ def message_size(result, fig, df, picked, by=None) -> None:
                    label=f"published maximum of {pub[0].name}: {pub[1]:.2f} Mb/s "
                    "(the study's Table 3)")  # fmt: skip
     _size_axis(ax, df["blocksize"])
-    ax.set_xlabel("message (write) size (bytes; K = 1024)")
-    ax.set_ylabel("mean " + MBPS)
-    ax.grid(True, alpha=0.3)
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8, title=_spread_note(df), title_fontsize=8)
-    ax.set_title("Throughput against message size\n" + _subtitle(result, picked), fontsize=10)
+    _mean_axes(ax, df, "message (write) size (bytes; K = 1024)", "message size", result, picked)
 
 
 def carried_bps(df: pd.DataFrame) -> pd.Series:

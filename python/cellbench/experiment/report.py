@@ -29,19 +29,19 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cellbench.experiment import plotkinds
+
 if TYPE_CHECKING:
     import pandas as pd
 
     from cellbench.experiment.results import Result
 
-#: The sweep figure kinds a report tries, in order (each refuses a result it would misdraw).
-SWEEP_KINDS = (
-    "buffer-grid",
-    "buffer-surface",
-    "window",
-    "message-size",
-    "offered-load",
-    "segment-size",
+#: The sweep figure kinds a report tries, in plot's order (each refuses a result it would
+#: misdraw): all but the one-run and capture kinds, and measurements, which needs --where.
+SWEEP_KINDS = tuple(
+    k
+    for k in plotkinds.KINDS
+    if k not in plotkinds.ONE_RUN + plotkinds.CAPTURE and k != "measurements"
 )
 #: The one-run figure kinds a report draws, and the stored table each needs (Result's).
 ONE_RUN_TABLES = {"time-sequence": "traces", "cwnd": "cwnd_series", "queue": "queue_series"}
