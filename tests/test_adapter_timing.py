@@ -5,11 +5,14 @@ buffer boundaries -- are tested in the Rust core: net/adapter.rs, host/socket.rs
 
 from __future__ import annotations
 
+import itertools
 import re
+import tempfile
+from pathlib import Path
 
 import pytest
 
-from cellbench import _native
+from cellbench import _native, cells
 from cellbench.experiment import lang, model, testbed
 
 
@@ -131,16 +134,16 @@ def _cells(tx: dict, protocol: str, nbytes: int, window: int = 49152) -> list[li
             }
         ],
     }
-    pdus: list[list[float]] = []
-    current: dict[int, list[float]] = {}
-    for t, vci, cell, token in _native.simulate_port_cells(spec, "rx"):
-        if vci != 100:  # the forward circuit's VCI (connection 0); ACKs go the other way
-            continue
-        if cell == 0:  # a PDU's first cell (a token is reused once its PDU is delivered)
-            current[token] = []
-            pdus.append(current[token])
-        current[token].append(t)
-    return pdus
+    with tempfile.TemporaryDirectory(prefix="cellbench-adapter-") as tmp:
+        path = Path(tmp) / "rx.pcap"
+        _native.simulate(spec | {"cells": {"place": "rx", "path": str(path)}})
+        # The forward circuit (connection 0, VCI 100); ACKs go the other way.
+        c = cells.read(path, vc=(0, 100))
+    assert c.first_s is not None
+    at = round(c.first_s * 1e12)
+    times = [at] + [at + d for d in itertools.accumulate(c.iat_ps)]
+    starts = [0] + [end + 1 for end in c.pdu_ends[:-1]]
+    return [[t / 1e6 for t in times[first : end + 1]] for first, end in zip(starts, c.pdu_ends)]
 
 
 def test_tcp_segments_on_a_spaced_sba200_have_no_stall_and_the_52us_gap():

@@ -86,11 +86,6 @@ def host_profiles() -> list[str]: ...
 # Host adapter models (docs/design.md §5): (name, [(spacing mode, PDU gap µs, stall, source)]).
 def adapter_models() -> list[tuple[str, list[tuple[str, float, bool, str]]]]: ...
 
-# A run's cells leaving one switch port (its label): (µs, VCI, cell index, PDU token).
-def simulate_port_cells(
-    spec: dict[str, Any] | str, port: str
-) -> list[tuple[float, int, int, int]]: ...
-
 # The real engine's traffic agents (Linux): a spec dict in, a report dict out;
 # both block until the transfer ends, with the GIL released. OSError on a
 # socket failure, ValueError on a bad spec.

@@ -23,7 +23,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_spec, m)?)?;
     m.add_function(wrap_pyfunction!(tester_places, m)?)?;
     m.add_function(wrap_pyfunction!(adapter_models, m)?)?;
-    m.add_function(wrap_pyfunction!(simulate_port_cells, m)?)?;
     m.add_function(wrap_pyfunction!(stop_runs, m)?)?;
     m.add_function(wrap_pyfunction!(allow_runs, m)?)?;
     // A run's event budget when its spec sets none (`max_events`): what the
@@ -86,36 +85,6 @@ fn adapter_models() -> Vec<(&'static str, Vec<(&'static str, f64, bool, &'static
             (name, t)
         })
         .collect()
-}
-
-/// Run a spec's first replication and return the cells that left switch output
-/// port `port` (its label, as `port_labels` names it): (time µs, VCI, cell index in
-/// its PDU, PDU token), sent cells only, in time order. Holds them in memory: for
-/// short runs that check adapter timing.
-#[pyfunction]
-fn simulate_port_cells(
-    py: Python<'_>,
-    spec: &Bound<'_, PyAny>,
-    port: &str,
-) -> PyResult<Vec<(f64, u16, u32, u64)>> {
-    let spec = RunSpec::from_json(&spec_json(spec)?).map_err(value_error)?;
-    let labels = spec.port_labels();
-    let index = labels.iter().position(|l| l == port).ok_or_else(|| {
-        value_error(format!(
-            "port {port:?}: expected one of {}",
-            labels.join(", ")
-        ))
-    })?;
-    let scenario = spec.scenario().map_err(value_error)?;
-    let (_, mut cells) = py
-        .allow_threads(|| cellbench_core::sim::world::run_tapped(&scenario, index))
-        .map_err(run_error)?;
-    cells.retain(|c| c.fate == cellbench_core::sim::net::CellFate::Sent);
-    cells.sort_by_key(|c| c.at);
-    Ok(cells
-        .iter()
-        .map(|c| (c.at.as_us_f64(), c.vci, c.cell, c.token))
-        .collect())
 }
 
 /// Check a spec as `simulate` would, without running it: ValueError naming the bad value.

@@ -13,7 +13,7 @@ use super::clock::{Clock, FlatOut};
 use super::event::EventQueue;
 use super::guard;
 use super::net::{
-    aal5_cells, CellRecord, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, Place,
+    aal5_cells, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, Place,
     PolicerCounters, PortCounters, Topology,
 };
 use super::rng;
@@ -531,20 +531,6 @@ pub fn run_with_clock(
     run_captured(scenario, clock, None).map(|(r, _)| r)
 }
 
-/// Run a scenario flat out with a tap on switch output port `port`: also
-/// every cell record of that port (`Network::set_port_tap`), in memory, so
-/// for short runs (tests of adapter timing: the cells a host's adapter sent
-/// arrive at its peer's port in its order, spaced as they left when the
-/// port is no slower than the adapter's link). A long run's cells go to a
-/// file instead: [`run_captured`].
-pub fn run_tapped(
-    scenario: &Scenario,
-    port: usize,
-) -> Result<(RunResult, Vec<CellRecord>), ScenarioError> {
-    let (r, _, cells) = run_inner(scenario, &mut FlatOut, None, Some(port))?;
-    Ok((r, cells))
-}
-
 /// A capture's file: any writer (a buffered file in practice).
 pub type Capture = CellCapture<Box<dyn Write>>;
 
@@ -556,16 +542,6 @@ pub fn run_captured(
     clock: &mut dyn Clock,
     tester: Option<(Place, Box<dyn Write>)>,
 ) -> Result<(RunResult, Option<CaptureCounts>), ScenarioError> {
-    run_inner(scenario, clock, tester, None).map(|(r, counts, _)| (r, counts))
-}
-
-/// The one run: a cell tester streaming to a file, or a port's tap kept in memory.
-fn run_inner(
-    scenario: &Scenario,
-    clock: &mut dyn Clock,
-    tester: Option<(Place, Box<dyn Write>)>,
-    tap: Option<usize>,
-) -> Result<(RunResult, Option<CaptureCounts>, Vec<CellRecord>), ScenarioError> {
     validate(scenario)?;
     let mut net = Network::new(scenario.topology.clone(), scenario.fidelity)
         .map_err(|e| ScenarioError(format!("topology: {e}")))?;
@@ -585,9 +561,6 @@ fn run_inner(
     };
     if scenario.series {
         net.set_queue_series(true);
-    }
-    if let Some(port) = tap {
-        net.set_port_tap(port);
     }
     let mut world = World {
         now: SimTime::ZERO,
@@ -765,10 +738,6 @@ fn run_inner(
     world.capture = capture;
     world.run(scenario.time_limit, scenario.event_budget, clock)?;
     let results = world.results(scenario);
-    let mut cells = Vec::new();
-    if tap.is_some() {
-        world.net.drain_cell_log(&mut cells);
-    }
     // After the results: settling the network for the capture moves its counters.
     let counts = match world.capture.take() {
         Some(c) => Some(
@@ -777,7 +746,7 @@ fn run_inner(
         ),
         None => None,
     };
-    Ok((results, counts, cells))
+    Ok((results, counts))
 }
 
 /// Check a scenario before anything runs: a bad value is reported, never half-run.
