@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Hash every study's rows and every example experiment's stored rows.
+
+The restructure of the house (issue 23) must not change behaviour: this script
+runs each study part (`reproduce ... --json`, and `--out` where the part
+stores) and each simulator example (`run ... --out`), and prints one SHA-256
+per item. `--save FILE` records the hashes together with the columns and JSON
+keys they covered; `--check FILE` recomputes them over those same columns and
+keys only, so a column added later (a simulator field newly stored) does not
+count as a change while any changed value does.
+
+    python3 scripts/row-hashes.py --save scripts/row-hashes.baseline.json
+    python3 scripts/row-hashes.py --check scripts/row-hashes.baseline.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Every part of every study, as a user runs it (seed 1, defaults otherwise).
+STUDIES: list[tuple[str, list[str]]] = [
+    ("lan-buffers", []),
+    ("hetero-lan", []),
+    ("wan-window", []),
+    ("wan-mismatch", ["--part", "cases"]),
+    ("wan-mismatch", ["--part", "case3"]),
+    ("wan-mismatch", ["--part", "segment-size"]),
+    ("europe-vp", ["--part", "vp"]),
+    ("europe-vp", ["--part", "tester"]),
+    ("wan-contention", ["--part", "offered-load"]),
+    ("wan-contention", ["--part", "offered-load-udp"]),
+    ("wan-contention", ["--part", "credits"]),
+    ("wan-contention", ["--part", "burst"]),
+    ("wan-contention", ["--part", "five-pairs"]),
+    ("wan-contention", ["--part", "ftp"]),
+]
+
+# The simulator's example experiments (the real-* and emulator ones need hosts
+# or namespaces and measure time, so they have no fixed hash).
+EXAMPLES = [
+    "lan-buffers.netspec",
+    "netspec-example.netspec",
+    "offered-load.netspec",
+    "rr.netspec",
+    "serial-parallel.netspec",
+    "window.netspec",
+]
+
+
+def cellbench(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "cellbench", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"cellbench {' '.join(args)} failed:\n{done.stderr}")
+    return done.stdout
+
+
+def keys_of(doc: object, into: set[str]) -> set[str]:
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            into.add(k)
+            keys_of(v, into)
+    elif isinstance(doc, list):
+        for v in doc:
+            keys_of(v, into)
+    return into
+
+
+def project(doc: object, keys: set[str]) -> object:
+    if isinstance(doc, dict):
+        return {k: project(v, keys) for k, v in doc.items() if k in keys}
+    if isinstance(doc, list):
+        return [project(v, keys) for v in doc]
+    return doc
+
+
+def digest(doc: object) -> str:
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def stored_tables(out: Path) -> dict[str, list[dict]]:
+    """Every parquet table under a result directory, rows in stored order."""
+    tables: dict[str, list[dict]] = {}
+    for path in sorted(out.rglob("*.parquet")):
+        name = str(path.parent.relative_to(out))
+        tables.setdefault(name, []).extend(pq.read_table(path).to_pylist())
+    return tables
+
+
+def measure(baseline: dict | None) -> dict:
+    items: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = [(f"reproduce {s} {' '.join(a)}".strip(), ["reproduce", s, *a]) for s, a in STUDIES]
+        jobs += [(f"run examples/{e}", ["run", f"examples/{e}"]) for e in EXAMPLES]
+        for n, (label, args) in enumerate(jobs):
+            out = Path(tmp) / f"out{n}"
+            was = (baseline or {}).get(label, {})
+            item: dict = {}
+            if args[0] == "reproduce":
+                doc = json.loads(cellbench(*args, "--json"))
+                keys = set(was["json_keys"]) if was else keys_of(doc, set())
+                item["json_keys"] = sorted(keys)
+                item["json"] = digest(project(doc, keys))
+                # The parts that store: the same run once more with --out.
+                stored = subprocess.run(
+                    [sys.executable, "-m", "cellbench", *args, "--out", str(out)],
+                    capture_output=True,
+                    text=True,
+                    cwd=ROOT,
+                )
+                if stored.returncode != 0:
+                    out = None
+            else:
+                cellbench(*args, "--out", str(out))
+            if out is not None and out.exists():
+                tables = stored_tables(out)
+                columns = was.get("columns") or {
+                    t: sorted({c for r in rows for c in r}) for t, rows in tables.items()
+                }
+                item["columns"] = columns
+                item["tables"] = {
+                    t: digest([{c: r.get(c) for c in columns.get(t, [])} for r in rows])
+                    for t, rows in tables.items()
+                    if t in columns
+                }
+            items[label] = item
+            tables = sorted(item.get("tables", {}))
+            print(f"{label}: {item.get('json', '-')[:16]} {tables}", file=sys.stderr)
+    return items
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--save", metavar="FILE")
+    parser.add_argument("--check", metavar="FILE")
+    args = parser.parse_args()
+    baseline = json.loads(Path(args.check).read_text()) if args.check else None
+    items = measure(baseline)
+    if args.save:
+        Path(args.save).write_text(json.dumps(items, indent=1, sort_keys=True) + "\n")
+    if baseline is None:
+        return 0
+    changed = 0
+    for label, was in baseline.items():
+        now = items.get(label, {})
+        if was.get("json") != now.get("json"):
+            print(f"CHANGED {label}: --json")
+            changed += 1
+        for table, h in was.get("tables", {}).items():
+            if now.get("tables", {}).get(table) != h:
+                print(f"CHANGED {label}: stored {table}")
+                changed += 1
+    print(f"{len(baseline)} items, {changed} changed")
+    return 1 if changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
