@@ -192,15 +192,9 @@ def test_europe_vp_out_is_a_result_show_reads_and_equals_the_json(tmp_path, monk
     from cellbench.experiment import results, runner
 
     # A small europe-vp: the file's setup, fewer configurations and bytes.
-    real_run = wan.study.run
-
-    def small(name, **kw):
-        kw |= {"spacing_us": ["off", 19.45], "window": [16384], "write_size": [8192]}
-        return real_run(name, **kw | {"nbytes": 1 << 20})
-
-    monkeypatch.setattr(wan.study, "run", small)
+    small = dict(spacings=[None, 19.45], windows=[16384], writes=[8192], nbytes=1 << 20)
     out = tmp_path / "vp"
-    df = wan.run("europe-vp", replications=2, out=str(out), workers=1)
+    df = wan.run("europe-vp", replications=2, out=str(out), workers=1, **small)
     assert len(df) == 4 and list(df.replication) == [0, 0, 1, 1]
     assert [x is None or x != x for x in df.spacing_us] == [True, False, True, False]
     stored = wan.rows("europe-vp", results.load(out))
@@ -210,7 +204,7 @@ def test_europe_vp_out_is_a_result_show_reads_and_equals_the_json(tmp_path, monk
     # --resume of a complete result runs nothing.
     calls = []
     monkeypatch.setattr(runner, "execute", lambda specs: calls.append(specs) or [])
-    again = wan.run("europe-vp", replications=2, out=str(out), resume=True, workers=1)
+    again = wan.run("europe-vp", replications=2, out=str(out), resume=True, workers=1, **small)
     assert calls == [] and again.equals(df)
 
 

@@ -647,6 +647,8 @@ def _endpoint(b: Block) -> Endpoint:
                 raise expected(a.pos, shown, f"a {call.name}() key: {', '.join(PROTOCOL_KEYS)}")
             if a.key == "nodelay":
                 nodelay = _flag(a.value, "nodelay")
+            elif a.key == "pacing" and isinstance(a.value, Name) and a.value.text == "off":
+                pacing = None  # no pacing: a sweep may set a rate at one point, none at another
             elif a.key == "pacing":
                 pacing = float(_number(a.value, "pacing (Mb/s)", lo=0, integer=False))
                 if pacing <= 0:
@@ -935,6 +937,12 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
             if h.host not in host_order:
                 testbed.host(h.host, h.pos)  # unknown host: an error with its position
                 host_order.append(h.host)
+    if testbed.order is not None:
+        for n in testbed.order:
+            testbed.host(n, testbed.order_pos)  # unknown host: an error naming the setting
+        host_order = [n for n in testbed.order if n in host_order] + [
+            n for n in host_order if n not in testbed.order
+        ]
     hosts = [testbed.host(n, None) for n in host_order]
     flavour = {h.name: h.flavour for h in hosts}
     conns: list[Connection] = []

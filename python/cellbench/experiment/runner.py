@@ -88,6 +88,10 @@ class Plan:
     #: directory's ``cells/`` unless set), ``runN.pcap`` and ``runN.pcap.json``.
     cells: str | None = None
     cells_dir: Path | None = None
+    #: A transmitting test that runs alone: its connection only, in the network the
+    #: whole experiment builds (every host of every test, in the same order), as a
+    #: study measures a pair alone and then with the others (None: every connection).
+    alone: str | None = None
 
     def __post_init__(self) -> None:
         n = self.sweep.size()  # the guard on the product, before anything is built
@@ -120,12 +124,27 @@ class Plan:
             notes.update(e.notes)
         model.check_host_blocks(self.doc, used)
         self.notes = once_each(notes)
+        if self.alone is not None:
+            names = [c.name for c in first.connections]
+            if self.alone not in names:
+                raise lang.ExperimentError(
+                    None, f"alone {self.alone}: expected a transmitting test ({', '.join(names)})"
+                )
+            if self.connections(0)[0].after:
+                raise lang.ExperimentError(
+                    None, f"alone {self.alone}: a test that waits for others cannot run alone"
+                )
         if self.cells is not None:
             try:
                 model.check_tester(first, self.cells, None)
             except lang.ExperimentError as err:
                 why = err.message.removeprefix(f'cells "{self.cells}": ')
                 raise lang.ExperimentError(None, f"--cells {self.cells}: {why}") from None
+
+    def connections(self, point: int) -> list[model.Connection]:
+        """The point's connections that run: all, or the one ``alone``."""
+        conns = self.experiments[point].connections
+        return conns if self.alone is None else [c for c in conns if c.name == self.alone]
 
     def tester(self, point: int) -> str | None:
         """Where the point's runs record cells: --cells, else the file's tester block."""
@@ -169,6 +188,8 @@ class Plan:
         point, r = divmod(run, self.replications)
         exp = self.experiments[point]
         spec = exp.spec(self.seed, r, trace=self.trace, series=self.series)
+        if self.alone is not None:
+            spec["connections"] = [c.to_spec(exp.testbed) for c in self.connections(point)]
         place = self.tester(point)
         # The simulator's runs (execute_plan) have a directory; other engines record no cells.
         if place is not None and self.cells_dir is not None:
@@ -197,6 +218,7 @@ class Plan:
             # Only when on: a result without series keeps the digest it always had.
             **({"series": True} if self.series else {}),
             **({"cells": self.cells} if self.cells is not None else {}),
+            **({"alone": self.alone} if self.alone is not None else {}),
         }
         digest = hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()
         return {
@@ -210,7 +232,7 @@ class Plan:
             "param_columns": [list(c) for c in results.param_columns(params)],
             "points": len(self.points),
             "runs_total": self.runs_total,
-            "connections_per_run": len(first.connections),
+            "connections_per_run": len(self.connections(0)),
             "notes": self.notes,
             "units": {
                 "throughput_bps": "bit/s (10^6 bit/s = 1 Mb/s)",
@@ -294,11 +316,10 @@ def connection_row(
 def _rows(plan: Plan, task: Task, out: dict) -> tuple[list[dict], ...]:
     """The stored rows of one run: per connection, per trace line, per switch port,
     per cwnd sample and per queue sample (the last two with --series)."""
-    exp = plan.experiments[task.point]
     params = plan.param_values(task.point)
     rows, traces, cwnd = [], [], []
     ident = {"run": task.run, "point": task.point, "replication": task.replication}
-    for c, r in zip(exp.connections, out["connections"]):
+    for c, r in zip(plan.connections(task.point), out["connections"]):
         # start_s and end_s, like every measure, come from the simulator: a serial
         # step starts when the run gets there.
         row = connection_row(plan, task, c, params, c.sndbuf, c.rcvbuf)
@@ -351,6 +372,7 @@ def make_plan(
     series: bool = False,
     file: str | None = None,
     cells: str | None = None,
+    alone: str | None = None,
 ) -> Plan:
     """Parse, apply every sweep point, build and check every experiment. Nothing runs."""
     text, name = _source(source, file)
@@ -368,6 +390,7 @@ def make_plan(
         raise lang.ExperimentError(None, f"replications {reps}: at most {model.U32_MAX}")
     check_engine()
     plan = Plan(name, text, sets, sw, doc, base, reps, seed, trace, testbed, series, cells)
+    plan.alone = alone
     plan.check()
     return plan
 
@@ -757,6 +780,7 @@ def run(
     dask=None,
     cells: str | None = None,
     cells_dir: str | os.PathLike | None = None,
+    alone: str | None = None,
     **overrides: Any,
 ) -> results.Result:
     """Run an experiment (a path or the text itself) and return its result.
@@ -770,6 +794,8 @@ def run(
     ``progress`` shows a progress bar and what a resume repaired, on stderr.
     ``cells`` puts a cell tester on a place (as ``--cells``; the file's ``tester { }``
     block otherwise), its captures into ``cells_dir`` (default ``out/cells``).
+    ``alone`` names a transmitting test that runs by itself in the whole experiment's
+    network (``Plan.alone``).
     """
     sets = _as_sets(set) + _as_sets(overrides)
     _check_workers(workers)  # before a result directory is made
@@ -782,6 +808,7 @@ def run(
         trace=trace,
         series=series,
         cells=cells,
+        alone=alone,
     )
     if cells_dir is not None:
         plan.cells_dir = Path(cells_dir)

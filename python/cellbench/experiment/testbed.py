@@ -42,6 +42,7 @@ from cellbench.experiment.lang import (
     Block,
     Document,
     ExperimentError,
+    List,
     Name,
     Number,
     Pos,
@@ -151,6 +152,12 @@ class Testbed:
     description: str = ""
     #: Where the file names this testbed (for errors), when it comes from a file.
     pos: Pos | None = None
+    #: ``hosts = [a, b, ...]``: the order the network holds its hosts in, those named
+    #: first (default: as the tests name them, own then peer). The simulator numbers
+    #: hosts in this order, and its results depend on it (model.build).
+    order: list[str] | None = None
+    #: Where the file sets ``hosts`` (for errors about a name in it).
+    order_pos: Pos | None = None
 
     def host(self, name: str, pos: Pos | None) -> HostSpec:
         if name in self.hosts:
@@ -660,8 +667,12 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             tb.mtu = int(_number(s, "the IP MTU in bytes", 68, 65535))
         elif s.key == "encap":
             tb.encap = _choice(s, "an encapsulation", ENCAPS)
+        elif s.key == "hosts":
+            tb.order, tb.order_pos = _host_names(s), s.pos
         else:
-            raise _unknown(s, "testbed", ("mtu", "encap") + ("switch { }", "host NAME { }"))
+            raise _unknown(
+                s, "testbed", ("mtu", "encap", "hosts") + ("switch { }", "host NAME { }")
+            )
     clp1_pos = block.pos
     # A site's switch block changes only what it says; resolved once the testbed-wide
     # block (wherever it stands) is known.
@@ -726,6 +737,18 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             f"1..{tb.switch['buffer_cells']} (at most buffer_cells) or off",
         )
     return tb
+
+
+def _host_names(s: Setting) -> list[str]:
+    """``hosts = [a, b, ...]``: host names, each once (checked against the testbed's
+    hosts where the experiment is built: a host block may come after)."""
+    items = s.value.items if isinstance(s.value, List) else [s.value]
+    names: list[str] = []
+    for v in items:
+        if not isinstance(v, Name) or v.text in names:
+            raise expected(v.pos, render(v), "a list of host names, each once: [a, b, ...]")
+        names.append(v.text)
+    return names
 
 
 def _switch(b: Block, sw: dict) -> Pos | None:

@@ -1,8 +1,26 @@
-"""The classic testbeds, runnable as reproductions (``cellbench reproduce NAME``)."""
+"""The classic testbeds, runnable as reproductions (``cellbench reproduce NAME``).
+
+``REGISTRY`` holds every study (``reproduce.study.Study``: its parts, their experiment
+files, rows, tables and JSON); the command line is made from it.
+"""
 
 from __future__ import annotations
 
-from cellbench.reproduce import hetero_lan, lan_buffers
+from cellbench.reproduce import hetero_lan, lan_buffers, wan, wan_contention, wan_mismatch
+from cellbench.reproduce.study import Study
+
+#: Every study, in the order ``cellbench reproduce --help`` lists them.
+REGISTRY: dict[str, Study] = {
+    s.name: s
+    for s in (
+        lan_buffers.STUDY,
+        hetero_lan.STUDY,
+        wan.WAN_WINDOW,
+        wan_mismatch.WAN_MISMATCH,
+        wan.EUROPE_VP,
+        wan_contention.WAN_CONTENTION,
+    )
+}
 
 #: name -> module with ``run(...)`` returning a DataFrame and ``report(df)`` for the CLI.
 STUDIES = {"lan-buffers": lan_buffers, "hetero-lan": hetero_lan}
@@ -24,4 +42,4 @@ def reproduce_study(name: str, **options):
     return study.run(**options)
 
 
-__all__ = ["STUDIES", "hetero_lan", "lan_buffers", "reproduce_study"]
+__all__ = ["REGISTRY", "STUDIES", "hetero_lan", "lan_buffers", "reproduce_study"]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from cellbench import calc
 from cellbench.experiment import testbed
-from cellbench.reproduce import published
+from cellbench.reproduce import published, study
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -153,36 +153,36 @@ def run(
     workers: int = 0,
     out: str | Path | None = None,
     resume: bool = False,
+    overwrite: bool = False,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Every pair's surface; one row per pair x socket buffer x message size."""
+    from cellbench.reproduce import REGISTRY
+
+    opts = study.Options(
+        seed=seed, workers=workers, out=None if out is None else Path(out), resume=resume,
+        overwrite=overwrite, progress=progress, params={"pair": pairs, "seconds": seconds},
+    )  # fmt: skip
+    return study.run_parts(REGISTRY["hetero-lan"], opts)["surfaces"]
+
+
+def _runs(o: study.Options) -> list[study.Run]:
+    """One experiment per pair (its hosts and encapsulation differ), written by the
+    study and stored beside its result (OUT/PAIR.netspec, OUT/PAIR)."""
+    runs = []
+    for pair in [_pair(n) for n in (o.params.get("pair") or PAIR_NAMES)]:
+        seconds = o.params.get("seconds", SECONDS)
+        seed = 1 if o.seed is None else o.seed
+        text = experiment_text(pair, socket_buffers(pair), messages(pair), seconds, seed)
+        runs.append(study.Run(text=text, where=pair.slug))
+    return runs
+
+
+def _collect(o: study.Options, ran: list[study.Ran]) -> pd.DataFrame:
     import pandas as pd
 
-    from cellbench.experiment.runner import run as run_experiment
-
-    if resume and out is None:
-        raise ValueError("resume needs out (the results to finish)")
-    chosen = [_pair(n) for n in (pairs or PAIR_NAMES)]
-    rows: list[dict[str, Any]] = []
-    for pair in chosen:
-        text = experiment_text(pair, socket_buffers(pair), messages(pair), seconds, seed)
-        source: str | Path = text
-        if out is not None:
-            # The pair's experiment file beside its result: `cellbench run` takes it as is.
-            Path(out).mkdir(parents=True, exist_ok=True)
-            source = Path(out) / f"{pair.slug}.netspec"
-            # A stored result keeps the file it ran (the runner refuses or resumes it).
-            if not (Path(out) / pair.slug).exists():
-                source.write_text(text)
-        result = run_experiment(
-            source,
-            out=None if out is None else Path(out) / pair.slug,
-            resume=resume,
-            workers=workers or None,
-            progress=progress,
-        )
-        rows.extend(pair_rows(pair, result))
-    return pd.DataFrame(rows)
+    by_slug = {p.slug: p for p in PAIRS}
+    return pd.DataFrame([row for r in ran for row in pair_rows(by_slug[r.run.where], r.result)])
 
 
 def pair_rows(pair: Pair, result) -> list[dict[str, Any]]:
@@ -401,6 +401,59 @@ def report(df: pd.DataFrame) -> str:
             )
     lines.append("limited by: what bound each point (--json: limited_by, limit_evidence per row)")
     return "\n".join(lines)
+
+
+def _options(p) -> None:
+    p.add_argument(
+        "--pair",
+        action="append",
+        type=_pair_argument,
+        help="only this pair: ultra1-ultra1, or 'ultra1->ultra1' quoted (> is the shell's); "
+        "repeatable (default: all six)",
+    )
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=SECONDS,
+        help=f"netperf -l: seconds per measurement (default {SECONDS:g})",
+    )
+
+
+def _pair_argument(text: str) -> str:
+    import argparse
+
+    for p in PAIRS:
+        if text in (p.name, p.slug):
+            return p.name
+    raise argparse.ArgumentTypeError(
+        f"unknown pair {text!r}: expected one of {', '.join(PAIR_NAMES)}"
+    )
+
+
+def _check(o: study.Options) -> None:
+    seconds = o.params.get("seconds", SECONDS)
+    if not 0 < seconds <= 3600:
+        raise ValueError(f"--seconds {seconds}: must be in (0, 3600]")
+
+
+STUDY = study.Study(
+    "hetero-lan",
+    "heterogeneous ATM LAN on OC-3c: netperf TCP_STREAM for six host pairs (NT 3.51, "
+    "Solaris 2.4/2.5, IRIX 6.0.1, SunOS 4.1.3), socket buffer x message size",
+    (
+        study.Part(
+            "surfaces",
+            "every pair's socket buffer x message size surface (OUT/PAIR each)",
+            _runs,
+            _collect,
+            report=lambda o, df: report(df),
+            to_json=lambda o, df: to_json(df),
+        ),
+    ),
+    options=_options,
+    params=lambda a: {"pair": a.pair, "seconds": a.seconds},
+    check=_check,
+)
 
 
 __all__ = ["PAIRS", "PAIR_NAMES", "maxima", "remarkable", "report", "run", "testbed"]

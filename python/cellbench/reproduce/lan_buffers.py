@@ -8,6 +8,7 @@ and 51K. Compared with the published grid (ttcp's Mbit/s, 2^20 bit/s).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from cellbench import _native
@@ -54,50 +55,87 @@ def run(
     The study is an experiment like any other (``lan-buffers.netspec`` beside
     this module, run by ``cellbench.run``): ``out``/``resume``/``overwrite``/``dask``/``workers``
     mean what they mean there, and a stored result can be shown and plotted.
-    With ``trace`` the transfers run straight on the simulator, each from the
-    study's run spec (``_native.lan_buffers_spec``, run by ``_native.simulate_many``),
-    and keep their segment trace (``trace``) and the lock-step evidence: the steady
-    timer-driven cycle (``cycle_*`` columns; None where timer ACKs do not pace it).
+    With ``trace`` every transfer keeps its segment trace (``trace``: its lines) and
+    the lock-step evidence: the steady timer-driven cycle (``cycle_*`` columns; None
+    where timer ACKs do not pace it).
     """
-    if replications < 1:
-        raise ValueError(f"replications {replications}: must be at least 1")
-    sends, recvs = list(send_buffers), list(recv_buffers)
-    options = dict(
+    from cellbench.reproduce import REGISTRY
+
+    params = dict(
+        send_buffer=list(send_buffers), recv_buffer=list(recv_buffers), trace=trace,
         buflen=buflen, nbytes=nbytes, mtu=mtu, profile=profile, flavour=flavour,
         nodelay=nodelay, port_buffer_cells=port_buffer_cells,
     )  # fmt: skip
-    # Check every configuration with the simulator's own rules before anything runs
-    # (the experiment would clamp a buffer the TCP flavour refuses; the study refuses it).
-    for snd in sends:
-        for rcv in recvs:
-            _native.lan_buffers_spec(snd, rcv, seed=seed, **options)
-    if trace:
-        return _traced(sends, recvs, replications, seed, workers, **options)
-    result = study.run(
-        "lan-buffers",
-        out=out,
-        resume=resume,
-        overwrite=overwrite,
-        dask=dask,
-        workers=workers,
-        replications=replications,
-        seed=seed,
-        progress=bool(progress),
-        series=series,
-        snd=sends,
-        rcv=recvs,
-        nbytes=nbytes,
-        nodelay=int(nodelay),
-        set={
-            "sender.type.blocksize": buflen,
-            "receiver.type.blocksize": buflen,
-            "testbed.mtu": mtu,
-            "testbed.defaults.profile": profile,
-            "testbed.defaults.flavour": flavour,
-            "testbed.switch.buffer_cells": port_buffer_cells,
+    opts = study.Options(
+        seed=seed, workers=workers, out=None if out is None else Path(out), resume=resume,
+        overwrite=overwrite, dask=dask, progress=bool(progress), series=series,
+        replications=replications, params=params,
+    )  # fmt: skip
+    return study.run_parts(REGISTRY["lan-buffers"], opts)["grid"]
+
+
+def _params(o: study.Options) -> dict[str, Any]:
+    """The study's options, each its default where not given."""
+    p = dict(DEFAULTS) | {k: v for k, v in o.params.items() if v is not None}
+    return p | {"send_buffer": p["send_buffer"] or SIZES, "recv_buffer": p["recv_buffer"] or SIZES}
+
+
+#: The study's options (the command line's names) and their defaults.
+DEFAULTS: dict[str, Any] = dict(
+    send_buffer=None, recv_buffer=None, trace=False, buflen=8192, nbytes=TRANSFER_BYTES,
+    mtu=9188, profile="sparc-ipc", flavour="sunos411", nodelay=False, port_buffer_cells=256,
+)  # fmt: skip
+
+
+def _check(o: study.Options) -> None:
+    """Every configuration through the simulator's own rules before anything runs (the
+    experiment would clamp a buffer the TCP flavour refuses; the study refuses it)."""
+    p = _params(o)
+    if p["trace"] and (o.out or o.resume or o.dask or o.series):
+        raise ValueError(
+            "--trace prints the transfers; it does not combine with --out/--resume/--dask/--series"
+        )
+    options = {k: p[k] for k in ("buflen", "nbytes", "mtu", "profile", "flavour", "nodelay")}
+    for snd in p["send_buffer"]:
+        for rcv in p["recv_buffer"]:
+            _native.lan_buffers_spec(
+                snd, rcv, seed=o.seed or 1, port_buffer_cells=p["port_buffer_cells"], **options
+            )
+
+
+def _runs(o: study.Options) -> list[study.Run]:
+    p = _params(o)
+    sets = study.sets(
+        {
+            "sender.type.blocksize": p["buflen"],
+            "receiver.type.blocksize": p["buflen"],
+            "testbed.mtu": p["mtu"],
+            "testbed.defaults.profile": p["profile"],
+            "testbed.defaults.flavour": p["flavour"],
+            "testbed.switch.buffer_cells": p["port_buffer_cells"],
         },
+        snd=p["send_buffer"],
+        rcv=p["recv_buffer"],
+        nbytes=p["nbytes"],
+        nodelay=int(p["nodelay"]),
     )
-    df = result.to_pandas()
+    # --trace prints each transfer's segments, run from the study's spec straight on
+    # the simulator (``_traced``): the stored result does not keep the cycle's repeat
+    # count it prints yet.
+    return [] if p["trace"] else [study.Run("lan-buffers", sets=sets)]
+
+
+def _collect(o: study.Options, ran: list[study.Ran]) -> pd.DataFrame:
+    if not ran:
+        p = _params(o)
+        options = {k: p[k] for k in ("buflen", "nbytes", "mtu", "profile", "flavour",
+                                     "nodelay", "port_buffer_cells")}  # fmt: skip
+        return _traced(
+            p["send_buffer"], p["recv_buffer"], o.replications or DEFAULT_REPLICATIONS,
+            1 if o.seed is None else o.seed, o.workers, **options,
+        )  # fmt: skip
+    [r] = ran
+    df = r.result.to_pandas()
     df["send_buffer"] = df["sndbuf"].astype(int)
     df["recv_buffer"] = df["rcvbuf"].astype(int)
     df = df.sort_values(["send_buffer", "recv_buffer", "replication"], kind="stable")
@@ -258,3 +296,123 @@ def report(summary: pd.DataFrame, replications: int, seed: int) -> str:
     if len(limits):
         out.append("limited by (cells): " + ", ".join(f"{name} {n}" for name, n in limits.items()))
     return "\n".join(out)
+
+
+def traced_report(df: pd.DataFrame) -> str:
+    """Each transfer's segment trace (tcpdump-like, with why each was sent), and the
+    lock-step evidence where there is one."""
+    out = []
+    for row in df.itertuples(index=False):
+        out.append(
+            f"# send {size_label(row.send_buffer)} recv {size_label(row.recv_buffer)} "
+            f"replication {row.replication}: {row.throughput_mbit_ttcp:.3f} Mbit/s (2^20), "
+            f"{'lock-step' if row.lockstep else 'no lock-step'}; "
+            f"limited by {row.limited_by}: {row.limit_evidence}"
+        )
+        out += row.trace
+        if row.cycle_pattern is not None:
+            mbit = row.cycle_predicted_bps / 2**20
+            cycle = " -> ".join(row.cycle_pattern)
+            out.append(
+                f"# lock-step evidence: every {1e3 * row.cycle_period_s:.1f} ms the cycle "
+                f"[{cycle}] repeats ({row.cycle_repeats} times exactly); "
+                f"{row.cycle_bytes_per_tick:.0f} bytes released per timer tick -> "
+                f"{mbit:.4f} Mbit/s (2^20) predicted, {row.throughput_mbit_ttcp:.4f} measured"
+            )
+    return "\n".join(out)
+
+
+def _report(o: study.Options, df: pd.DataFrame) -> str:
+    if o.params.get("trace"):
+        return traced_report(df)
+    return report(summarize(df), o.replications or DEFAULT_REPLICATIONS, o.seed)
+
+
+def _options(p) -> None:
+    from cellbench.cli.common import U64_MAX, byte_count
+
+    p.add_argument(
+        "--send-buffer",
+        type=byte_count("--send-buffer"),
+        action="append",
+        help="only this sender SO_SNDBUF (bytes); repeatable",
+    )
+    p.add_argument(
+        "--recv-buffer",
+        type=byte_count("--recv-buffer"),
+        action="append",
+        help="only this receiver SO_RCVBUF (bytes); repeatable",
+    )
+    p.add_argument(
+        "--buflen",
+        type=byte_count("--buflen"),
+        default=8192,
+        help="ttcp -l: bytes per write and per read (default 8192)",
+    )
+    p.add_argument(
+        "--nbytes",
+        type=byte_count("--nbytes", U64_MAX),
+        default=TRANSFER_BYTES,
+        help="bytes per transfer (default 32 MB = 33554432)",
+    )
+    p.add_argument(
+        "--mtu",
+        type=byte_count("--mtu"),
+        default=9188,
+        help="IP MTU in bytes (default 9188, VC-mux 'Fore IP')",
+    )
+    p.add_argument("--profile", default="sparc-ipc", help="host profile (default sparc-ipc)")
+    p.add_argument("--flavour", default="sunos411", help="TCP flavour (default sunos411)")
+    p.add_argument("--nodelay", action="store_true", help="set TCP_NODELAY on the sender")
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="print the segment trace of each transfer (tcpdump-like, with why each was sent)",
+    )
+
+
+def _emu(a) -> tuple[dict, list[str]]:
+    """lan-buffers on the emulator: the study's options as the emulated file's values,
+    and all of them for the simulator's column."""
+    if a.nbytes != TRANSFER_BYTES:
+        raise ValueError("--nbytes: emulated transfers are timed (--seconds S)")
+    sets = []
+    if a.send_buffer:
+        sets.append("snd=" + ",".join(str(b) for b in a.send_buffer))
+    if a.recv_buffer:
+        sets.append("rcv=" + ",".join(str(b) for b in a.recv_buffer))
+    if a.buflen != 8192:
+        sets += [f"sender.type.blocksize={a.buflen}", f"receiver.type.blocksize={a.buflen}"]
+    if a.mtu != 9188:
+        sets.append(f"testbed.mtu={a.mtu}")
+    if a.nodelay:
+        sets.append("nodelay=1")
+    sim = dict(
+        buflen=a.buflen, mtu=a.mtu, profile=a.profile, flavour=a.flavour,
+        nodelay=a.nodelay, seed=a.seed,
+    )  # fmt: skip
+    return sim, sets
+
+
+STUDY = study.Study(
+    "lan-buffers",
+    "the ATM LAN send x receive buffer sweep (SunOS 4.1.1, the lock-steps)",
+    (
+        study.Part(
+            "grid",
+            "ttcp for every send x receive buffer pair, beside the published grid",
+            _runs,
+            _collect,
+            report=_report,
+            to_json=lambda o, df: to_json(summarize(df)),
+        ),
+    ),
+    description="Two SPARCstation IPCs on 100 Mb/s TAXI: ttcp 32 MB for every send x "
+    "receive buffer pair, beside the published grid.",
+    options=_options,
+    params=lambda a: {k: getattr(a, k) for k in DEFAULTS if k != "port_buffer_cells"},
+    check=_check,
+    json_head=lambda o: {},
+    replications_help=f"transfers per configuration (default: the study's, {DEFAULT_REPLICATIONS})",
+    emu=_emu,
+)

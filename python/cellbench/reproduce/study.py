@@ -1,14 +1,27 @@
-"""A reproduction as an experiment like any other: its ``.netspec`` file beside
-this module, run by the experiment runner (``cellbench.experiment.runner``).
+"""One shape for every study: its experiment files, parameters, published comparison,
+rows, report and plots, and one way to run them (``cellbench reproduce NAME``).
 
-Every study that is an experiment file runs through ``run`` here, so each offers
-the runner's options with one meaning: ``out`` stores the result where ``cellbench
-show``/``plot`` read it, ``resume`` finishes an interrupted one (a complete one runs
-nothing), ``dask`` runs on a Dask scheduler, ``workers`` threads (0: all cores).
+A ``Study`` is a list of ``Part``s. A part names the experiments it runs (``Run``:
+an experiment file beside this module, or a text the study writes, with its --set
+values) and turns their results into its rows, its table and its JSON. Every run goes
+through the experiment runner (``cellbench.experiment.runner``), so every part of
+every study offers the runner's options with one meaning: ``out`` stores each run's
+result where ``cellbench show``/``plot`` read it (``OUT/WHERE``, the run's place),
+``resume`` finishes an interrupted one (a complete one runs nothing and gives the same
+rows), ``overwrite`` replaces one, ``dask`` runs on a Dask scheduler, ``workers``
+threads (0: all cores), ``series`` stores cwnd and queue series, ``progress`` a bar.
+
+The registry (``cellbench.reproduce.REGISTRY``) holds every study; the command line
+is made from it (``cellbench.cli.reproduce``). docs/design.md says how to add a study
+or a part.
 """
 
 from __future__ import annotations
 
+import argparse
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +34,212 @@ HERE = Path(__file__).parent
 def experiment_file(name: str) -> Path:
     """The experiment file of study ``name`` (``lan-buffers`` -> lan-buffers.netspec)."""
     return HERE / f"{name}.netspec"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One experiment a part runs, stored at ``OUT/where`` with --out (``""``: OUT)."""
+
+    #: An experiment file beside this module (its name without .netspec).
+    file: str | None = None
+    where: str = ""
+    #: --set values (``KEY=VALUE``), the study's options as values of the file; the
+    #: command line's --set come after them.
+    sets: tuple[str, ...] = ()
+    #: A transmitting test that runs by itself in the whole experiment's network
+    #: (``runner.Plan.alone``).
+    alone: str | None = None
+    #: An experiment the study writes (in place of ``file``); with --out stored as
+    #: ``OUT/where.netspec`` beside its result, which ``cellbench run`` takes as is.
+    text: str | None = None
+    #: The run has a cell tester: its captures go to ``OUT/where/cells`` (a temporary
+    #: directory without --out) and the part reads them (``Ran.cells_dir``).
+    cells: bool = False
+    #: Every connection keeps its segment trace (``Result.traces``).
+    trace: bool = False
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A run's result, and where its cell tester wrote (if it has one)."""
+
+    run: Run
+    result: Result
+    cells_dir: Path | None
+    stored: bool
+
+
+@dataclass
+class Options:
+    """The runner's options (one meaning in every study) and the study's own
+    (``params``: ``send_buffer``, ``pair``, ``stall``, ...)."""
+
+    seed: int | None = 1
+    workers: int = 0
+    out: Path | None = None
+    resume: bool = False
+    overwrite: bool = False
+    dask: str | None = None
+    progress: bool = False
+    series: bool = False
+    #: Runs per configuration (None: each experiment file's own).
+    replications: int | None = None
+    #: --set values for every experiment the parts run.
+    sets: tuple[str, ...] = ()
+    #: The parts chosen (in the study's order).
+    parts: tuple[str, ...] = ()
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        # The study's own options read as attributes: ``opts.stall``.
+        try:
+            return self.__dict__["params"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of a study: the runs it makes, and what it makes of their results."""
+
+    name: str
+    #: What it is, for --help.
+    doc: str
+    runs: Callable[[Options], list[Run]]
+    #: The part's rows (or whatever its table and JSON are made from), from its runs.
+    collect: Callable[[Options, list[Ran]], Any]
+    #: Its table, as printed.
+    report: Callable[[Options, Any], str]
+    #: Its keys of the study's JSON document (a list extends the study's, as ``rows``).
+    to_json: Callable[[Options, Any], dict]
+
+
+@dataclass(frozen=True)
+class Study:
+    """A classic study: its parts, its command-line options and its document."""
+
+    name: str
+    #: One line for ``cellbench reproduce --help``; ``description`` for the study's own.
+    help: str
+    parts: tuple[Part, ...]
+    description: str = ""
+    #: The parts run without --part (default: all).
+    default_parts: tuple[str, ...] | None = None
+    #: The study's own options (added to its parser); ``params`` takes them from the
+    #: parsed arguments (default: none).
+    options: Callable[[argparse.ArgumentParser], None] | None = None
+    params: Callable[[argparse.Namespace], dict[str, Any]] | None = None
+    #: Checks of the study's own options, before anything runs (raise ValueError).
+    check: Callable[[Options], None] | None = None
+    #: The JSON document the parts' keys go into (default ``{"study": NAME}``), and a
+    #: line above the parts' tables (default none).
+    json_head: Callable[[Options], dict] | None = None
+    head: Callable[[Options], str] | None = None
+    #: The whole document and table where they are not the parts' one after another.
+    to_json: Callable[[Options, dict[str, Any]], dict] | None = None
+    report: Callable[[Options, dict[str, Any]], str] | None = None
+    #: ``--replications``' help (what a replication is in this study).
+    replications_help: str = "runs per configuration (default: each experiment file's)"
+    #: The emulated study (``--engine emu``): the simulator's study options and the
+    #: emulated file's --set values, from the parsed arguments (reproduce.emu).
+    emu: Callable[[argparse.Namespace], tuple[dict, list[str]]] | None = None
+
+    def part(self, name: str) -> Part:
+        for p in self.parts:
+            if p.name == name:
+                return p
+        raise ValueError(
+            f"unknown part {name!r} of {self.name}: expected one of "
+            f"{', '.join(p.name for p in self.parts)}"
+        )
+
+    def chosen(self, parts: Sequence[str] | None) -> tuple[str, ...]:
+        """The parts to run, in the study's order (each once)."""
+        if not parts:
+            return tuple(self.default_parts or [p.name for p in self.parts])
+        for name in parts:
+            self.part(name)
+        return tuple(p.name for p in self.parts if p.name in parts)
+
+
+def execute(runs: list[Run], opts: Options, tmp: Path) -> list[Ran]:
+    """Run each of ``runs`` through the experiment runner; ``tmp`` holds what must
+    outlive a run without --out (a tester's captures) until the part has read it."""
+    from cellbench.experiment.runner import run as run_experiment
+
+    done = []
+    for r in runs:
+        out = opts.out / r.where if opts.out is not None and r.where else opts.out
+        source: str | Path = experiment_file(r.file) if r.file is not None else r.text or ""
+        if r.text is not None and out is not None:
+            # The run's experiment beside its result: `cellbench run` takes it as is. A
+            # stored result keeps the file it ran (the runner refuses or resumes it).
+            source = out.with_name(out.name + ".netspec")
+            if not out.exists() or opts.overwrite:
+                out.parent.mkdir(parents=True, exist_ok=True)
+                source.write_text(r.text)
+        cells_dir = None
+        if r.cells:
+            cells_dir = out / "cells" if out is not None else tmp / (r.where or "run") / "cells"
+        result = run_experiment(
+            source,
+            out=out,
+            resume=opts.resume,
+            overwrite=opts.overwrite,
+            dask=opts.dask,
+            workers=opts.workers or None,
+            replications=opts.replications,
+            seed=opts.seed,
+            progress=opts.progress,
+            series=opts.series,
+            trace=r.trace,
+            cells_dir=cells_dir,
+            set=[*r.sets, *opts.sets],
+            alone=r.alone,
+        )
+        done.append(Ran(r, result, cells_dir, out is not None))
+    return done
+
+
+def run_parts(study: Study, opts: Options) -> dict[str, Any]:
+    """Run the chosen parts (``opts.parts``, default the study's); part -> what its
+    ``collect`` made, in the study's order."""
+    if opts.replications is not None and opts.replications < 1:
+        raise ValueError(f"replications {opts.replications}: must be at least 1")
+    if opts.resume and opts.out is None:
+        raise ValueError("resume needs out (the result to finish)")
+    opts.parts = study.chosen(opts.parts)
+    if study.check is not None:
+        study.check(opts)
+    got: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="cellbench-study-") as tmp:
+        for name in opts.parts:
+            part = study.part(name)
+            got[name] = part.collect(opts, execute(part.runs(opts), opts, Path(tmp)))
+    return got
+
+
+def report(study: Study, opts: Options, got: dict[str, Any]) -> str:
+    """The study's tables: the parts' one after another (a blank line between)."""
+    if study.report is not None:
+        return study.report(opts, got)
+    texts = [study.head(opts)] if study.head is not None else []
+    texts += [study.part(name).report(opts, data) for name, data in got.items()]
+    return "\n\n".join(t for t in texts if t)
+
+
+def to_json(study: Study, opts: Options, got: dict[str, Any]) -> dict:
+    """The study's JSON document: the parts' keys in order, lists (``rows``) joined."""
+    if study.to_json is not None:
+        return study.to_json(opts, got)
+    doc = study.json_head(opts) if study.json_head is not None else {"study": study.name}
+    for name, data in got.items():
+        for k, v in study.part(name).to_json(opts, data).items():
+            if isinstance(v, list) and isinstance(doc.get(k), list):
+                doc[k] = doc[k] + v
+            else:
+                doc[k] = v
+    return doc
 
 
 def run(
@@ -39,10 +258,10 @@ def run(
     cells_dir: str | Path | None = None,
     **overrides: Any,
 ) -> Result:
-    """Run study ``name``'s experiment file; ``overrides``/``set`` are --set values
-    (``window=[512, 1024]``, ``set={"testbed.mtu": 9180}``); ``series`` stores the
-    cwnd and queue-occupancy time series with the result; ``cells_dir`` where a
-    study's cell tester writes its captures (default ``out/cells``)."""
+    """Run one experiment file beside this module (``name``); ``overrides``/``set`` are
+    --set values (``window=[512, 1024]``, ``set={"testbed.mtu": 9180}``); ``series``
+    stores the cwnd and queue-occupancy time series with the result; ``cells_dir``
+    where a study's cell tester writes its captures (default ``out/cells``)."""
     if replications is not None and replications < 1:
         raise ValueError(f"replications {replications}: must be at least 1")
     if resume and out is None:
@@ -64,3 +283,11 @@ def run(
         set=set,
         **overrides,
     )
+
+
+def sets(values: dict[str, Any] | None = None, **more: Any) -> tuple[str, ...]:
+    """--set values (``KEY=VALUE``, lists as ``KEY=a,b``) as the runner takes them:
+    ``values`` first, then ``more``."""
+    from cellbench.experiment.runner import _as_sets
+
+    return tuple(_as_sets(values) + _as_sets(more))

@@ -8,7 +8,6 @@ never from the adapter's parameters: what a tester on that link would have seen.
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -36,31 +35,34 @@ def run(
     """Run the tester setup for both drivers; per driver its capture (``cells.Capture``)
     and its pattern (``cells.Pattern``). ``out``: store the result there (the captures
     in ``out/cells``); otherwise they are read from a temporary directory."""
-    with tempfile.TemporaryDirectory(prefix="cellbench-tester-") as tmp:
-        where = Path(out) / "cells" if out is not None else Path(tmp)
-        result = study.run(
-            NAME,
-            seed=seed,
-            workers=workers,
-            out=out,
-            overwrite=overwrite,
-            progress=progress,
-            cells_dir=where,
+    from cellbench.reproduce import REGISTRY
+
+    opts = study.Options(
+        seed=seed, workers=workers, out=None if out is None else Path(out),
+        overwrite=overwrite, progress=progress, parts=("tester",),
+    )  # fmt: skip
+    return study.run_parts(REGISTRY["europe-vp"], opts)["tester"]
+
+
+def collect(ran: list[study.Ran]) -> list[dict[str, Any]]:
+    """Per driver its capture and pattern, read back from the tester's files."""
+    [r] = ran
+    assert r.cells_dir is not None
+    df = r.result.to_pandas().drop_duplicates("run").sort_values("run")
+    parts = []
+    for row in df.itertuples(index=False):
+        pcap = r.cells_dir / f"run{row.run}.pcap"
+        c = cells.read(pcap)
+        spacing = str(row.spacing)
+        parts.append(
+            {
+                "driver": DRIVERS.get(spacing, spacing),
+                "spacing": spacing,
+                "capture": c,
+                "pattern": cells.pattern(c),
+                "stored": str(pcap) if r.stored else None,
+            }
         )
-        df = result.to_pandas().drop_duplicates("run").sort_values("run")
-        parts = []
-        for row in df.itertuples(index=False):
-            c = cells.read(where / f"run{row.run}.pcap")
-            spacing = str(row.spacing)
-            parts.append(
-                {
-                    "driver": DRIVERS.get(spacing, spacing),
-                    "spacing": spacing,
-                    "capture": c,
-                    "pattern": cells.pattern(c),
-                    "stored": str(where / f"run{row.run}.pcap") if out is not None else None,
-                }
-            )
     return parts
 
 
@@ -129,3 +131,14 @@ def to_json(parts: list[dict]) -> dict:
             | {k: v for k, v in cells.to_json(part["capture"]).items() if k != "file"}
         )
     return {"study": "europe-vp", "part": "tester", "drivers": out}
+
+
+#: europe-vp's tester part: beside the vp part, stored in OUT/tester.
+PART = study.Part(
+    "tester",
+    "the adapter's own cells on a cell tester, both drivers' IAT histograms",
+    lambda o: [study.Run(NAME, where="tester" if len(o.parts) > 1 else "", cells=True)],
+    collect=lambda o, ran: collect(ran),
+    report=lambda o, parts: report(parts),
+    to_json=lambda o, parts: to_json(parts),
+)

@@ -15,77 +15,50 @@ Every parameter comes from the setup and the physical facts; nothing is
 tuned to a published number. Each study returns one row per connection per
 configuration and replication, parameters named as in the experiment language.
 
-``wan-window`` and ``europe-vp`` are experiments like any other (wan-window.netspec,
-europe-vp.netspec beside this module, run by ``reproduce.study``), so they store,
-resume and run on Dask as ``cellbench run`` does. ``wan-mismatch`` runs specs
-built from its testbed preset straight on the simulator, for three things the
-language cannot say yet: its cases change which connections exist (the runner
-refuses a sweep that does), each case pairs with its own pacing rate (a sweep is
-a product), and its hosts run senders first, where an experiment orders hosts as
-its tests name them (own, then peer) -- and the simulator's results depend on
-that order.
+Every study here is experiment files beside this module (wan-window.netspec,
+europe-vp.netspec, wan-mismatch-case1/-case2.netspec), run by the experiment runner
+through the study registry (``reproduce.study``), so each part stores, resumes and runs
+on Dask as ``cellbench run`` does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cellbench import _native
-from cellbench.experiment import testbed
-from cellbench.experiment.model import host_spec
 from cellbench.experiment.results import Result
 from cellbench.reproduce import study
 from cellbench.reproduce.published import CLAIMS, wan_window_table
+from cellbench.reproduce.study import Ran, Run
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# --- wan-mismatch ---------------------------------------------------------------------------
+# --- wan-mismatch's cases ----------------------------------------------------------------
+
+#: Cases 1 and 2 on the wan-mismatch testbed preset, an experiment file each
+#: (wan-mismatch-case1.netspec, -case2): case 1 one OC-3c sender, unpaced or paced at
+#: 70 Mb/s; case 2 two, unpaced or each paced at 35 Mb/s; 128 KB windows, 64 KB writes.
+#: Case 3 (the slides' Experiment 4) is two runs on other hosts: reproduce.wan_mismatch.
+MISMATCH_CASES = {1: "wan-mismatch-case1", 2: "wan-mismatch-case2"}
 
 
-def wan_mismatch_configs(seconds: float = 10.0):
-    """The cases on the wan-mismatch testbed preset: senders at west, the TAXI
-    receiver at east; 128 KB windows, 64 KB writes, each sender paced or not."""
-    tb = testbed.preset("wan-mismatch")
-    receiver = host_spec(tb.hosts["sparc10"])
-    w, write = 131072, 65536
-    cases = {
-        # case 1: one OC-3c sender; unpaced, or paced at 70 Mb/s.
-        1: (["alpha1"], [None, 70.0]),
-        # case 2: two OC-3c senders at one site; unpaced, or each paced at 35 Mb/s.
-        2: (["alpha1", "alpha2"], [None, 35.0]),
-        # case 3 (the slides' Experiment 4) is two runs on other hosts, experiment
-        # files of their own: reproduce.wan_mismatch.
-    }
-    for case, (names, pacings) in cases.items():
-        senders = [host_spec(tb.hosts[n]) for n in names]
-        for pacing in pacings:
-            conns = []
-            for s in senders:
-                can_pace = s["phy"] == "oc3c"
-                conns.append(
-                    {
-                        "transmitter": s["name"],
-                        "receiver": receiver["name"],
-                        "encap": tb.encap,
-                        "mtu": tb.mtu,
-                        "sndbuf": w,
-                        "rcvbuf": w,
-                        "traffic": {"type": "full", "blocksize": write, "duration_s": seconds},
-                    }
-                    | ({"pacing_mbps": pacing} if pacing and can_pace else {})
-                )
-            spec = {
-                "hosts": [*senders, receiver],
-                "trunks": [dict(t) for t in tb.trunks],
-                "connections": conns,
+def _mismatch_rows(ran: list[Ran]) -> list[dict]:
+    """The cases' stored (or in-memory) results as the study's rows: one per connection
+    per case, pacing and replication, replications outermost."""
+    rows = []
+    for case, r in zip(MISMATCH_CASES, ran):
+        for row in _result_rows(r.result):
+            pacing = row["pacing"]
+            params = {
+                "case": case,
+                "pacing_mbps": None if pacing == "off" else float(pacing),
+                "window": int(row["sndbuf"]),
+                "write_size": int(row["blocksize"]),
             }
-            yield {"case": case, "pacing_mbps": pacing, "window": w, "write_size": write}, spec
-
-
-#: The study that runs its specs on the simulator directly.
-STUDIES: dict[str, Callable[..., Iterable]] = {"wan-mismatch": wan_mismatch_configs}
+            rows.append((int(row["replication"]), _with_measures(params, row)))
+    return [row for _, row in sorted(rows, key=lambda x: x[0])]
 
 
 # --- the studies as experiments -----------------------------------------------------------
@@ -126,13 +99,6 @@ def _europe_vp_sets(
     return sets
 
 
-#: Study -> its options (the Python API's names) as --set values of its experiment file.
-_SETS: dict[str, Callable[..., dict]] = {
-    "wan-window": _wan_window_sets,
-    "europe-vp": _europe_vp_sets,
-}
-
-
 def _param(key: str, value: Any) -> Any:
     """A stored sweep value as the rows give it: spacing ``off`` is None (back to back)."""
     if key == "spacing_us":
@@ -140,23 +106,28 @@ def _param(key: str, value: Any) -> Any:
     return int(value)
 
 
+def _result_rows(result: Result) -> list[dict]:
+    """A result's connection rows in the study's order: replications outermost."""
+    df = result.to_pandas().sort_values(["replication", "point", "connection"], kind="stable")
+    return df.to_dict(orient="records")
+
+
+def _with_measures(params: dict, r: dict) -> dict:
+    """A study row: its parameters, replication and seed, and the simulator's measures."""
+    import pandas as pd
+
+    met = None if pd.isna(r["met_contract"]) else bool(r["met_contract"])
+    ident = {"replication": int(r["replication"]), "seed": int(r["seed"])}
+    return _row(params | ident, {k: r[k] for k in _MEASURES}, met)
+
+
 def rows(name: str, result: Result) -> list[dict]:
     """A WAN experiment's stored (or in-memory) result as the study's rows: one per
     connection per configuration and replication, replications outermost."""
-    import pandas as pd
-
-    df = result.to_pandas().sort_values(["replication", "point", "connection"], kind="stable")
-    out = []
-    for r in df.to_dict(orient="records"):
-        p = {k: _param(k, r[k]) for k in EXPERIMENTS[name]}
-        out.append(
-            _row(
-                p | {"replication": int(r["replication"]), "seed": int(r["seed"])},
-                {k: r[k] for k in _MEASURES},
-                None if pd.isna(r["met_contract"]) else bool(r["met_contract"]),
-            )
-        )
-    return out
+    return [
+        _with_measures({k: _param(k, r[k]) for k in EXPERIMENTS[name]}, r)
+        for r in _result_rows(result)
+    ]
 
 
 #: The simulator's per-connection values a row carries (with their Python types).
@@ -211,6 +182,11 @@ def frame(name: str, rows: list[dict]) -> pd.DataFrame:
     return df
 
 
+def records(df: pd.DataFrame) -> list[dict]:
+    """A study's rows as JSON rows (NaN as null)."""
+    return df.astype(object).where(df.notna(), None).to_dict(orient="records")
+
+
 def run(
     name: str,
     *,
@@ -225,44 +201,21 @@ def run(
     series: bool = False,
     **options,
 ) -> pd.DataFrame:
-    """Run a WAN study; one row per connection per configuration and replication.
+    """Run a WAN study's table (wan-window; europe-vp's vp part; wan-mismatch's cases 1
+    and 2); one row per connection per configuration and replication. ``out``,
+    ``resume``, ``overwrite``, ``dask`` mean what they mean for ``cellbench run``; the
+    stored result gives the same rows. ``options``: wan-window's ``windows``,
+    ``seconds``; europe-vp's ``spacings``, ``windows``, ``writes``, ``nbytes``,
+    ``stall``; wan-mismatch's ``seconds``."""
+    from cellbench.reproduce import REGISTRY
 
-    ``out``/``resume``/``overwrite``/``dask`` (wan-window and europe-vp) mean what they mean for
-    ``cellbench run``; the stored result gives the same rows (``rows``)."""
-    if replications < 1:
-        raise ValueError(f"replications {replications}: must be at least 1")
-    if name in EXPERIMENTS:
-        result = study.run(
-            name,
-            replications=replications,
-            seed=seed,
-            workers=workers,
-            out=out,
-            resume=resume,
-            overwrite=overwrite,
-            dask=dask,
-            progress=progress,
-            series=series,
-            **_SETS[name](**options),
-        )
-        return frame(name, rows(name, result))
-    if out is not None or resume or dask is not None or series:
-        raise ValueError(
-            f"{name} runs on the simulator directly: it has no out, resume, dask or series"
-        )
-    configs = list(STUDIES[name](**options))
-    specs, params = [], []
-    for rep in range(replications):
-        for p, spec in configs:
-            specs.append(spec | {"seed": seed, "replication": rep})
-            params.append(p | {"replication": rep, "seed": seed})
-    results = _native.simulate_many(specs, workers=workers)
-    out_rows = []
-    for p, r in zip(params, results):
-        policers = r["policers"]
-        met = all(x["met_contract"] for x in policers) if policers else None
-        out_rows.extend(_row(p, c, met) for c in r["connections"])
-    return frame(name, out_rows)
+    part = {"wan-window": "window", "europe-vp": "vp", "wan-mismatch": "cases"}[name]
+    opts = study.Options(
+        seed=seed, workers=workers, out=None if out is None else Path(out), resume=resume,
+        overwrite=overwrite, dask=dask, progress=progress, series=series,
+        replications=replications, parts=(part,), params=options,
+    )  # fmt: skip
+    return study.run_parts(REGISTRY[name], opts)[part]
 
 
 def report(name: str, df: pd.DataFrame) -> str:
@@ -295,3 +248,102 @@ def report(name: str, df: pd.DataFrame) -> str:
     if name in CLAIMS:
         foot += "\n" + CLAIMS[name] + "; cellbench fidelity compares"
     return head + "\n" + show[cols].to_string(index=False) + "\n" + foot
+
+
+# --- the registry's entries ---------------------------------------------------------------
+
+
+def _table_part(name: str, part: str, doc: str, runs) -> study.Part:
+    """A part whose rows are one table (``report``) and the JSON's ``rows``."""
+    return study.Part(
+        part,
+        doc,
+        runs,
+        collect=lambda o, ran: frame(name, _collect(name, ran)),
+        report=lambda o, df: report(name, df),
+        to_json=lambda o, df: {"rows": records(df)},
+    )
+
+
+def _collect(name: str, ran: list[Ran]) -> list[dict]:
+    if name == "wan-mismatch":
+        return _mismatch_rows(ran)
+    return rows(name, ran[0].result)
+
+
+def _window_runs(o: study.Options) -> list[Run]:
+    sets = _wan_window_sets(o.params.get("windows"), o.params.get("seconds"))
+    return [Run("wan-window", sets=study.sets(sets))]
+
+
+def _vp_runs(o: study.Options) -> list[Run]:
+    keys = ("spacings", "windows", "writes", "nbytes", "stall")
+    sets = _europe_vp_sets(**{k: o.params[k] for k in keys if k in o.params})
+    # Beside the tester part, each in a directory of its own.
+    return [Run("europe-vp", where="vp" if len(o.parts) > 1 else "", sets=study.sets(sets))]
+
+
+def _cases_runs(o: study.Options) -> list[Run]:
+    seconds = o.params.get("seconds")
+    sets = study.sets(seconds=seconds) if seconds is not None else ()
+    return [Run(f, where=f"case{k}", sets=sets) for k, f in MISMATCH_CASES.items()]
+
+
+def _stall_option(p) -> None:
+    p.add_argument(
+        "--no-stall",
+        dest="stall",
+        action="store_false",
+        help="without the adapter's 7-8-slot stall where a 1 KB cluster mbuf "
+        "a PDU is gathered from ends (TCP from SunOS's 4 KB clusters meets few)",
+    )
+
+
+def _europe_vp_json(o: study.Options, got: dict) -> dict:
+    """vp alone: its rows; tester alone: the tester's document; both: the rows and the
+    tester's document under ``tester``."""
+    from cellbench.reproduce import tester
+
+    doc = tester.to_json(got["tester"]) if "tester" in got else None
+    if "vp" not in got:
+        return doc or {}
+    return {"study": "europe-vp", "rows": records(got["vp"])} | (
+        {"tester": doc} if doc is not None else {}
+    )
+
+
+def _europe_vp() -> study.Study:
+    from cellbench.reproduce import tester
+
+    return study.Study(
+        "europe-vp",
+        "two LANs joined by a policed 23.42 Mb/s VP: adapter cell spacing against UPC",
+        (
+            _table_part("europe-vp", "vp", "the policed VP's table", _vp_runs),
+            tester.PART,
+        ),
+        default_parts=("vp",),
+        options=_stall_option,
+        params=lambda a: {} if a.stall else {"stall": False},
+        to_json=_europe_vp_json,
+        replications_help="runs per configuration (default 1)",
+        emu=emu_options,
+    )
+
+
+def emu_options(a) -> tuple[dict, list[str]]:
+    """The emulated study's simulator options and --set values (europe-vp: the stall)."""
+    stall = {} if getattr(a, "stall", True) else {"testbed.host.sparc10-a.stall": 0}
+    return {"seed": a.seed, "set": stall}, [f"{k}={v}" for k, v in stall.items()]
+
+
+WAN_WINDOW = study.Study(
+    "wan-window",
+    "MAGIC WAN: throughput against window, two DEC Alphas on OC-3c, 8.8 ms RTT",
+    (_table_part("wan-window", "window", "throughput against window", _window_runs),),
+    replications_help="runs per configuration (default 1)",
+    emu=emu_options,
+)
+
+
+EUROPE_VP = _europe_vp()

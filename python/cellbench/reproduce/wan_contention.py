@@ -26,11 +26,13 @@ tuned to a published number.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cellbench.reproduce import study
 from cellbench.reproduce.published import CLAIMS
+from cellbench.reproduce.study import Ran, Run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,18 +45,6 @@ PARTS = ("offered-load", "offered-load-udp", "credits", "burst", "five-pairs", "
 
 def _experiment(part: str) -> str:
     return f"wan-contention-{part}"
-
-
-def _run_part(part: str, *, seed: int, workers: int, out: Path | None, progress: bool,
-              **sets: Any) -> Result:  # fmt: skip
-    return study.run(
-        _experiment(part),
-        seed=seed,
-        workers=workers,
-        out=out,
-        progress=progress,
-        set=sets or None,
-    )
 
 
 # --- where cells were lost --------------------------------------------------------------
@@ -289,21 +279,17 @@ HUB = "kc"
 CREDIT_SITES = ("lawrence", "kclab")
 
 
-def _run_credits(*, seed: int, workers: int, out: Path | None, progress: bool) -> list[Result]:
+def _credits_runs(o: study.Options) -> list[Run]:
+    """Without flow control, then with credits at every switch port (OUT/credits/none,
+    OUT/credits/credit)."""
     from cellbench.experiment import testbed as tbmod
 
-    tb = tbmod.preset("wan-contention").to_dict()
-    n = hop_credits(tb, CREDIT_SITES)
-    results = []
-    for flow, sets in (
-        ("none", {}),
-        ("credit", {"testbed.switch.flow_control": "credit", "testbed.switch.credits": n}),
-    ):
-        where = out / flow if out is not None else None
-        results.append(
-            _run_part("credits", seed=seed, workers=workers, out=where, progress=progress, **sets)
-        )
-    return results
+    n = hop_credits(tbmod.preset("wan-contention").to_dict(), CREDIT_SITES)
+    credit = {"testbed.switch.flow_control": "credit", "testbed.switch.credits": n}
+    return [
+        Run(_experiment("credits"), where="credits/none"),
+        Run(_experiment("credits"), where="credits/credit", sets=study.sets(credit)),
+    ]
 
 
 def _protocol_name(value: str) -> str:
@@ -475,58 +461,43 @@ def pair_rtt_s(testbed: dict, a: str, b: str) -> float:
     return 2 * one_way
 
 
-def _five_pairs_specs(seed: int) -> tuple[dict, list[dict]]:
-    from cellbench.experiment import runner
-
-    plan = runner.make_plan(
-        str(study.experiment_file(_experiment("five-pairs"))),
-        sets=[],
-        replications=None,
-        seed=seed,
-        testbed=None,
-        trace=False,
-        series=False,
-    )
-    together = plan.task(0).spec
-    alone = [together | {"connections": [c]} for c in together["connections"]]
-    return together, alone
+#: The five pairs' transmitting tests (wan-contention-five-pairs.netspec).
+PAIRS = ("pair1", "pair2", "pair3", "pair4", "pair5")
 
 
-def five_pairs_rows(*, seed: int, workers: int, out: Path | None, progress: bool) -> list[dict]:
-    from cellbench import _native
+def _five_pairs_runs(o: study.Options) -> list[Run]:
+    """Each pair alone in the whole network (OUT/five-pairs-alone/PAIR), then all
+    together (OUT/five-pairs)."""
+    f = _experiment("five-pairs")
+    alone = [Run(f, where=f"five-pairs-alone/{p}", alone=p) for p in PAIRS]
+    return [*alone, Run(f, where="five-pairs")]
+
+
+def five_pairs_rows(ran: list[Ran]) -> list[dict]:
     from cellbench.experiment import testbed as tbmod
 
-    if out is not None:
-        # The together run, stored where `show` and `plot` read it.
-        _run_part("five-pairs", seed=seed, workers=workers, out=out, progress=progress)
-    together, alone = _five_pairs_specs(seed)
-    results = _native.simulate_many([*alone, together], workers=workers)
     tb = tbmod.preset("wan-contention").to_dict()
     rows = []
-    for k, res in enumerate(results):
-        is_together = k == len(alone)
-        spec = together if is_together else alone[k]
-        lost = {p["host"]: p["cells_lost"] for p in res["ports"] if p["cells_lost"]}
-        for c, conn in zip(spec["connections"], res["connections"]):
+    for r in ran:
+        for c, where, limited, evidence in _streams(r.result):
             a, b = c["transmitter"], c["receiver"]
-            lost_here = lost if conn["cells_lost"] else {}
-            where, text = _loss_note(lost_here, _ports_on_path(tb, a, b))
-            limited, evidence = _limit(dict(conn) | {"protocol": "tcp"}, text)
+            # The ports a pair lost cells at (none named for a pair that lost none).
+            where = where if c["cells_lost"] else []
             rows.append(
                 {
                     "part": "five-pairs",
                     "pair": f"{a}->{b}",
-                    "together": is_together,
-                    "window": c["sndbuf"],
+                    "together": r.run.alone is None,
+                    "window": int(c["sndbuf"]),
                     "rtt_ms": round(pair_rtt_s(tb, a, b) * 1e3, 3),
                     "transmitter": a,
                     "receiver": b,
-                    "seed": seed,
-                    "throughput_bps": float(conn["throughput_bps"]),
-                    "cells_lost": int(conn["cells_lost"]),
+                    "seed": int(c["seed"]),
+                    "throughput_bps": float(c["throughput_bps"]),
+                    "cells_lost": int(c["cells_lost"]),
                     "lost_at": where,
-                    "retransmitted_segments": int(conn["retransmitted_segments"]),
-                    "timeouts": int(conn["timeouts"]),
+                    "retransmitted_segments": int(c["retransmitted_segments"]),
+                    "timeouts": int(c["timeouts"]),
                     "limited_by": limited,
                     "limit_evidence": evidence,
                 }
@@ -579,16 +550,6 @@ def _sorted(result: Result) -> pd.DataFrame:
     return result.to_pandas().sort_values(["replication", "point", "connection"], kind="stable")
 
 
-#: Part -> its rows from its stored result(s).
-_ROWS = {
-    "offered-load": lambda rs: [r for res in rs for r in offered_load_rows(res)],
-    "offered-load-udp": lambda rs: offered_load_rows(rs[0], "offered-load-udp"),
-    "credits": credits_rows,
-    "burst": lambda rs: burst_rows(rs[0]),
-    "ftp": lambda rs: ftp_rows(rs[0]),
-}
-
-
 def run(
     parts: list[str] | None = None,
     *,
@@ -599,38 +560,17 @@ def run(
 ) -> dict:
     """Run the parts (default all); ``{"rows": [...], "offered_load": {...}}``.
     With ``out``, part P's result is stored at ``out/P``."""
-    chosen = list(parts or PARTS)
-    for p in chosen:
-        if p not in PARTS:
-            raise ValueError(f"unknown part {p!r}: expected one of {', '.join(PARTS)}")
-    rows: list[dict] = []
-    extra: dict[str, Any] = {}
-    for p in chosen:
-        where = Path(out) / p if out is not None else None
-        if p == "five-pairs":
-            rows += five_pairs_rows(seed=seed, workers=workers, out=where, progress=progress)
-            continue
-        if p == "credits":
-            results = _run_credits(seed=seed, workers=workers, out=where, progress=progress)
-        elif p == "offered-load":
-            # The paced sweep, then the full-load point (every source full blast),
-            # stored beside it as out/full-load.
-            full = Path(out) / "full-load" if out is not None else None
-            results = [
-                _run_part(p, seed=seed, workers=workers, out=where, progress=progress),
-                _run_part("full-load", seed=seed, workers=workers, out=full, progress=progress),
-            ]
-        else:
-            results = [_run_part(p, seed=seed, workers=workers, out=where, progress=progress)]
-        part_rows = _ROWS[p](results)
-        rows += part_rows
-        if p == "offered-load":
-            extra["offered_load"] = offered_load_figures(part_rows)
-        if p == "offered-load-udp":
-            extra["offered_load_udp"] = offered_load_figures(part_rows)
-        if p == "burst":
-            extra["buffers"] = buffer_estimates(part_rows, results[0].meta["testbed"])
-    return {"study": "wan-contention", "seed": seed, "rows": rows, **extra}
+    from cellbench.reproduce import REGISTRY
+
+    opts = study.Options(seed=seed, workers=workers, out=None if out is None else Path(out),
+                         progress=progress, parts=tuple(parts or ()))  # fmt: skip
+    return document(opts, study.run_parts(REGISTRY["wan-contention"], opts))
+
+
+def document(opts: study.Options, got: dict) -> dict:
+    """The study's JSON document: ``{"study", "seed", "rows", ...}`` (the parts' rows
+    one after another, then each part's figures)."""
+    return study.to_json(WAN_CONTENTION, opts, got)
 
 
 def _mbps(x: float) -> str:
@@ -829,3 +769,69 @@ def _offered_load_report(df: pd.DataFrame, f: dict, part: str) -> str:
             ),
         ]
     )
+
+
+# --- the registry's entry ---------------------------------------------------------------
+
+
+def _one(part: str) -> Callable[[study.Options], list[Run]]:
+    return lambda o: [Run(_experiment(part), where=part)]
+
+
+def _offered_load(part: str, key: str) -> Callable[[study.Options, list[Ran]], dict]:
+    def collect(o: study.Options, ran: list[Ran]) -> dict:
+        rows = [row for r in ran for row in offered_load_rows(r.result, part)]
+        return {"rows": rows, key: offered_load_figures(rows)}
+
+    return collect
+
+
+def _burst(o: study.Options, ran: list[Ran]) -> dict:
+    rows = burst_rows(ran[0].result)
+    return {"rows": rows, "buffers": buffer_estimates(rows, ran[0].result.meta["testbed"])}
+
+
+def _part(name: str, doc: str, runs, collect) -> study.Part:
+    # The parts' tables are printed together (``report``): their rows share one frame.
+    return study.Part(name, doc, runs, collect, report=lambda o, d: "", to_json=lambda o, d: d)
+
+
+WAN_CONTENTION = study.Study(
+    "wan-contention",
+    "several transfers sharing WAN links: offered load, credits, burst, five pairs, ftp",
+    (
+        _part(
+            "offered-load",
+            "(a) three TCP sources paced into one DS-3 port, then full blast (OUT/full-load)",
+            lambda o: [Run(_experiment(p), where=p) for p in ("offered-load", "full-load")],
+            _offered_load("offered-load", "offered_load"),
+        ),
+        _part(
+            "offered-load-udp",
+            "(a) the same with constant-rate UDP",
+            _one("offered-load-udp"),
+            _offered_load("offered-load-udp", "offered_load_udp"),
+        ),
+        _part(
+            "credits",
+            "(c) without and with credit-based flow control",
+            _credits_runs,
+            lambda o, ran: {"rows": credits_rows([r.result for r in ran])},
+        ),
+        _part("burst", "(d) bursts against the edge buffers", _one("burst"), _burst),
+        _part(
+            "five-pairs",
+            "(b) five TCP pairs, each alone, then together",
+            _five_pairs_runs,
+            lambda o, ran: {"rows": five_pairs_rows(ran)},
+        ),
+        _part(
+            "ftp",
+            "(e) NRL to JPL: ftp and ttcp",
+            _one("ftp"),
+            lambda o, ran: {"rows": ftp_rows(ran[0].result)},
+        ),
+    ),
+    json_head=lambda o: {"study": "wan-contention", "seed": o.seed, "rows": []},
+    report=lambda o, got: report(document(o, got)),
+)

@@ -19,7 +19,7 @@ parts are experiment files beside this module, run by the experiment runner, so
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cellbench.reproduce import study
 
@@ -34,10 +34,6 @@ PARTS = ("cases", "case3", "segment-size")
 RUNS = {"case3": ("case3a", "case3b"), "segment-size": ("experiment-5", "experiment-6")}
 #: TCP and IP headers without options (a segment is the MTU less these).
 TCPIP_HEADER = 40
-
-
-def _run(name: str, *, seed: int, workers: int, out: Path | None, progress: bool) -> Result:
-    return study.run(f"wan-mismatch-{name}", seed=seed, workers=workers, out=out, progress=progress)
 
 
 def _lost_at(result: Result, run: int) -> list[str]:
@@ -95,19 +91,18 @@ def run(
     """Run the experiment-file parts chosen (``case3``, ``segment-size``; default both);
     ``{"case3": [...], "segment_size": [...]}``, a row per connection. With ``out``, run
     R's result is stored at ``out/R`` (``out/case3a`` ... ``out/experiment-6``)."""
-    chosen = [p for p in (parts or PARTS) if p != "cases"]
+    from cellbench.reproduce import REGISTRY
+
+    chosen = tuple(p for p in (parts or PARTS) if p != "cases")
     for p in chosen:
         if p not in RUNS:
             raise ValueError(f"unknown part {p!r}: expected one of {', '.join(PARTS)}")
-    res: dict[str, Any] = {}
-    for p in chosen:
-        rows: list[dict] = []
-        for name in RUNS[p]:
-            where = Path(out) / name if out is not None else None
-            result = _run(name, seed=seed, workers=workers, out=where, progress=progress)
-            rows += _rows(name, result)
-        res[p.replace("-", "_")] = rows
-    return res
+    if not chosen:
+        return {}
+    opts = study.Options(seed=seed, workers=workers, out=None if out is None else Path(out),
+                         progress=progress, parts=chosen)  # fmt: skip
+    got = study.run_parts(REGISTRY["wan-mismatch"], opts)
+    return {p.replace("-", "_"): rows for p, rows in got.items()}
 
 
 def _mbps(x: float) -> str:
@@ -123,12 +118,10 @@ def report(res: dict) -> str:
 
     out: list[str] = []
     if "case3" in res:
-        df = pd.DataFrame(res["case3"])
-        out += ["", _case3_report(df)]
+        out.append(_case3_report(pd.DataFrame(res["case3"])))
     if "segment_size" in res:
-        df = pd.DataFrame(res["segment_size"])
-        out += ["", _segment_report(df)]
-    return "\n".join(out).lstrip("\n")
+        out.append(_segment_report(pd.DataFrame(res["segment_size"])))
+    return "\n\n".join(out)
 
 
 def _case3_report(df: pd.DataFrame) -> str:
@@ -200,3 +193,36 @@ def _segment_report(df: pd.DataFrame) -> str:
         "`cellbench plot OUT/experiment-5 --kind segment-size` draws each"
     )
     return "\n".join(lines)
+
+
+def _part(name: str, doc: str, report) -> study.Part:
+    import pandas as pd
+
+    return study.Part(
+        name,
+        doc,
+        lambda o: [study.Run(f"wan-mismatch-{r}", where=r) for r in RUNS[name]],
+        collect=lambda o, ran: [row for r in ran for row in _rows(r.run.where, r.result)],
+        report=lambda o, rows: report(pd.DataFrame(rows)),
+        to_json=lambda o, rows: {name.replace("-", "_"): rows},
+    )
+
+
+def _study() -> study.Study:
+    from cellbench.reproduce import wan
+
+    return study.Study(
+        "wan-mismatch",
+        "MAGIC WAN: OC-3c senders into a TAXI receiver, with and without pacing",
+        (
+            wan._table_part("wan-mismatch", "cases", "cases 1 and 2", wan._cases_runs),
+            _part("case3", "the slides' Experiment 4: runs 3a and 3b", _case3_report),
+            _part("segment-size", "Experiments 5 and 6", _segment_report),
+        ),
+        json_head=lambda o: {"study": "wan-mismatch", "rows": []},
+        replications_help="runs per configuration (default 1)",
+        emu=wan.emu_options,
+    )
+
+
+WAN_MISMATCH = _study()
