@@ -627,3 +627,61 @@ def test_request_response_runs_over_tcp() -> None:
     text = pair(0, "rr (duration=1)").replace("own = ", "protocol = udp; own = ")
     got = error(f"cluster {{ {text} }}")
     assert "found udp, expected protocol tcp for rr (netperf's TCP_RR)" in got, got
+
+
+TWO_SENDERS = """
+testbed wan-mismatch { hosts = [alpha1, alpha2, sparc10]; }
+cluster {
+    parallel {
+        test a1 { type = full (blocksize=64K, duration=0.2); protocol = tcp (window=128K, pacing=$p);
+                  own = alpha1:5001; peer = sparc10:5001; }
+        test a2 { type = full (blocksize=64K, duration=0.2); protocol = tcp (window=128K, pacing=$p);
+                  own = alpha2:5002; peer = sparc10:5002; }
+        test s1 { type = sink (blocksize=64K); protocol = tcp (window=128K); own = sparc10:5001; peer = alpha1:5001; }
+        test s2 { type = sink (blocksize=64K); protocol = tcp (window=128K); own = sparc10:5002; peer = alpha2:5002; }
+    }
+}
+sweep { p = [off, 35]; }
+"""
+
+
+def test_testbed_hosts_orders_the_network_and_pacing_off_is_none():
+    from cellbench.experiment import runner
+
+    plan = runner.make_plan(TWO_SENDERS)
+    unpaced, paced = plan.task(0).spec, plan.task(1).spec
+    # As the tests name them the receiver would come second; hosts = [...] says the order.
+    assert [h["name"] for h in unpaced["hosts"]] == ["alpha1", "alpha2", "sparc10"]
+    assert [c["pacing_mbps"] for c in unpaced["connections"]] == [None, None]
+    assert [c["pacing_mbps"] for c in paced["connections"]] == [35.0, 35.0]
+    plain = runner.make_plan(TWO_SENDERS.replace("hosts = [alpha1, alpha2, sparc10];", ""))
+    assert [h["name"] for h in plain.task(0).spec["hosts"]] == ["alpha1", "sparc10", "alpha2"]
+
+
+@pytest.mark.parametrize(
+    ("hosts", "message"),
+    [
+        ("[alpha1, nosuch]", "x.netspec:2:24: host 'nosuch' is not in testbed"),
+        ("[alpha1, alpha1]", "a list of host names, each once"),
+        ("[1, 2]", "a list of host names, each once"),
+    ],
+)
+def test_bad_testbed_hosts(hosts, message):
+    text = TWO_SENDERS.replace("[alpha1, alpha2, sparc10]", hosts)
+    with pytest.raises(lang.ExperimentError, match=message):
+        model.build(lang.parse(text.replace("$p", "off"), "x.netspec"))
+
+
+def test_a_test_alone_runs_in_the_whole_network():
+    from cellbench.experiment import runner
+
+    together = runner.make_plan(TWO_SENDERS, sets=["p=off"]).task(0).spec
+    alone = runner.make_plan(TWO_SENDERS, sets=["p=off"], alone="a2")
+    spec = alone.task(0).spec
+    assert spec["hosts"] == together["hosts"]
+    assert spec["connections"] == together["connections"][1:]
+    rows = runner.run(TWO_SENDERS, set=["p=off"], alone="a2").to_pandas()
+    assert rows.test.tolist() == ["a2"] and rows.connection.tolist() == [1]
+    assert alone.meta()["alone"] == "a2" and alone.meta()["connections_per_run"] == 1
+    with pytest.raises(lang.ExperimentError, match="expected a transmitting test"):
+        runner.make_plan(TWO_SENDERS, sets=["p=off"], alone="s1")
