@@ -250,7 +250,7 @@ def test_numbers_comments_strings():
         ),
         (
             "testbed { mtux = 9180; } cluster { }",
-            "x.netspec:1:11: found key 'mtux', expected a testbed key: mtu, encap, switch { }, host NAME { }",
+            "x.netspec:1:11: found key 'mtux', expected a testbed key: mtu, encap, hosts, switch { }, host NAME { }",
         ),
         (
             "testbed { switch { policy = red; } } cluster { }",

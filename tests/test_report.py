@@ -117,12 +117,9 @@ def test_report_command_on_a_stored_result_and_its_errors(lan):
     missing = cellbench("report", "nothing.result", "-o", "x.html", cwd=lan)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1
     assert "nothing.result: no such result" in missing.stderr
-    direct = cellbench(
-        "reproduce", "wan-mismatch", "--part", "cases", "--report", "x.html", cwd=lan
-    )
-    assert direct.returncode == 2 and direct.stderr.count("\n") == 1
-    assert "stores no result to report" in direct.stderr
-    # Its experiment-file parts store results: case 3's two runs and Experiments 5, 6.
+    # Every part stores its results: cases 1 and 2, case 3's two runs, Experiments 5, 6.
+    cases = cellbench("reproduce", "wan-mismatch", "--part", "cases", "--report", "x.html", cwd=lan)
+    assert cases.returncode == 0 and "wrote x.html (2 result(s)" in cases.stderr
     stored = cellbench("reproduce", "wan-mismatch", "--part", "segment-size", "--report",
                        "wm.html", cwd=lan)  # fmt: skip
     assert stored.returncode == 0, stored.stderr
@@ -193,12 +190,12 @@ def test_one_experiment_on_sim_and_emu_side_by_side(tmp_path):
 
 def test_ctrl_c_under_report_without_out_offers_no_resume(monkeypatch, tmp_path, capsys):
     from cellbench.cli import main
-    from cellbench.reproduce import wan
+    from cellbench.reproduce import study
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(wan, "run", interrupted)
+    monkeypatch.setattr(study, "run_parts", interrupted)
     assert main(["reproduce", "wan-window", "--report", str(tmp_path / "w.html")]) == 130
     err = capsys.readouterr().err
     assert err == (

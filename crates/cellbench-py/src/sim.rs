@@ -22,6 +22,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_write_us, m)?)?;
     m.add_function(wrap_pyfunction!(check_spec, m)?)?;
     m.add_function(wrap_pyfunction!(tester_places, m)?)?;
+    m.add_function(wrap_pyfunction!(connection_ports, m)?)?;
     m.add_function(wrap_pyfunction!(adapter_models, m)?)?;
     m.add_function(wrap_pyfunction!(stop_runs, m)?)?;
     m.add_function(wrap_pyfunction!(allow_runs, m)?)?;
@@ -42,6 +43,29 @@ fn tester_places(spec: &Bound<'_, PyAny>, place: Option<&str>) -> PyResult<Vec<S
         spec.tester_place(p).map_err(value_error)?;
     }
     Ok(spec.tester_places())
+}
+
+/// Per connection of a run spec, the switch output ports its data's cells
+/// cross, in order, named as the ports table names them (`trunk a->b`, then
+/// the receiver's own port): the routes the simulator builds (the fewest
+/// trunks between the two sites), so no caller routes a second time.
+#[pyfunction]
+fn connection_ports(spec: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<String>>> {
+    let spec = RunSpec::from_json(&spec_json(spec)?).map_err(value_error)?;
+    let scenario = spec.scenario().map_err(value_error)?;
+    let labels = spec.port_labels();
+    let circuits = &scenario.topology.circuits;
+    Ok(scenario
+        .transfers
+        .iter()
+        .map(|t| {
+            circuits[t.circuit]
+                .hops
+                .iter()
+                .map(|h| labels[h.port].clone())
+                .collect()
+        })
+        .collect())
 }
 
 /// The host profiles the simulator knows (docs/design.md §6.3).

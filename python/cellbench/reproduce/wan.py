@@ -299,6 +299,11 @@ def _stall_option(p) -> None:
     )
 
 
+def _check_stall(o: study.Options) -> None:
+    if o.params.get("stall") is False and "vp" not in o.parts:
+        raise ValueError("--no-stall: for --part vp (--part tester runs its own adapters)")
+
+
 def _europe_vp_json(o: study.Options, got: dict) -> dict:
     """vp alone: its rows; tester alone: the tester's document; both: the rows and the
     tester's document under ``tester``."""
@@ -325,6 +330,7 @@ def _europe_vp() -> study.Study:
         default_parts=("vp",),
         options=_stall_option,
         params=lambda a: {} if a.stall else {"stall": False},
+        check=_check_stall,
         to_json=_europe_vp_json,
         replications_help="runs per configuration (default 1)",
         emu=emu_options,

@@ -60,35 +60,28 @@ def _lost_at(result: Result) -> dict[int, dict[str, int]]:
     return out
 
 
-def _path_ports(result: Result, transmitter: str, receiver: str) -> list[str]:
-    return _ports_on_path(result.meta["testbed"], transmitter, receiver)
+def _ports_on_paths(tb: dict, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
+    """The output ports each (transmitter, receiver)'s cells cross, named as results
+    name ports: the trunks from the transmitter's site to the receiver's, then the
+    receiver's access port; routed by the simulator itself (the fewest trunks:
+    ``_native.connection_ports``)."""
+    from cellbench import _native
+    from cellbench.experiment.model import host_spec
+    from cellbench.experiment.testbed import HostSpec
+
+    pairs = list(dict.fromkeys(pairs))
+    conns = [
+        {"transmitter": a, "receiver": b, "traffic": {"type": "full", "blocksize": 1, "nbytes": 1}}
+        for a, b in pairs
+    ]
+    hosts = [host_spec(HostSpec(**h)) for h in tb["hosts"]]
+    spec = {"hosts": hosts, "trunks": tb["trunks"], "connections": conns}
+    return dict(zip(pairs, _native.connection_ports(spec)))
 
 
 def _ports_on_path(tb: dict, transmitter: str, receiver: str) -> list[str]:
-    """The output ports a connection's cells cross, named as results name ports: the
-    trunks from the transmitter's site to the receiver's (fewest hops), then the
-    receiver's access port."""
-    site = {h["name"]: h["site"] for h in tb["hosts"]}
-    a, b = site[transmitter], site[receiver]
-    links = [(t["from"], t["to"]) for t in tb["trunks"]]
-    links += [(y, x) for x, y in links]
-    came: dict[str, tuple[str, str] | None] = {a: None}
-    frontier = [a]
-    while frontier and b not in came:
-        nxt = []
-        for here in frontier:
-            for x, y in links:
-                if x == here and y not in came:
-                    came[y] = (x, y)
-                    nxt.append(y)
-        frontier = nxt
-    hops: list[str] = []
-    at = b
-    while came.get(at):
-        x, y = came[at]  # type: ignore[misc]
-        hops.append(f"trunk {x}->{y}")
-        at = x
-    return [*reversed(hops), receiver]
+    """The output ports one connection's cells cross (``_ports_on_paths``)."""
+    return _ports_on_paths(tb, [(transmitter, receiver)])[(transmitter, receiver)]
 
 
 def _loss_note(lost: dict[str, int], path: list[str]) -> tuple[list[str], str]:
@@ -101,8 +94,12 @@ def _streams(result: Result):
     """Each sending stream's row, with the ports on its path that lost cells and what
     bound it (``_limit``): (row, lost_at, limited_by, limit_evidence)."""
     lost = _lost_at(result)
-    for r in _senders(result).to_dict(orient="records"):
-        path = _path_ports(result, r["transmitter"], r["receiver"])
+    rows = _senders(result).to_dict(orient="records")
+    paths = _ports_on_paths(
+        result.meta["testbed"], [(r["transmitter"], r["receiver"]) for r in rows]
+    )
+    for r in rows:
+        path = paths[(r["transmitter"], r["receiver"])]
         where, text = _loss_note(lost.get(int(r["run"]), {}), path)
         yield (r, where, *_limit(r, text))
 

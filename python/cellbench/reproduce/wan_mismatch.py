@@ -195,15 +195,19 @@ def _segment_report(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _part(name: str, doc: str, report) -> study.Part:
+def _frame(rows: list[dict]) -> pd.DataFrame:
     import pandas as pd
 
+    return pd.DataFrame(rows)
+
+
+def _part(name: str, doc: str, report) -> study.Part:
     return study.Part(
         name,
         doc,
         lambda o: [study.Run(f"wan-mismatch-{r}", where=r) for r in RUNS[name]],
         collect=lambda o, ran: [row for r in ran for row in _rows(r.run.where, r.result)],
-        report=lambda o, rows: report(pd.DataFrame(rows)),
+        report=lambda o, rows: report(_frame(rows)),
         to_json=lambda o, rows: {name.replace("-", "_"): rows},
     )
 
