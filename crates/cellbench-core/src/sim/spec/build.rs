@@ -5,6 +5,7 @@
 use super::routing::Routes;
 use super::{
     err, seconds, time_in, ConnSpec, HostSpec, Param, RunSpec, SwitchSpec, Traffic, UpcSpec,
+    MAX_BLOCK,
 };
 use crate::atm::gcra::{Action, CellRate, Contract};
 use crate::atm::phy::{Framing, Phy};
@@ -100,9 +101,6 @@ impl SwitchSpec {
         })
     }
 }
-
-/// The largest write a drawn block size may ask for (TCP); UDP datagrams stop at 65507.
-const MAX_BLOCK: f64 = 1_048_576.0;
 
 /// What a host's adapter pacing counts, for a connection with `encap_header`
 /// bytes of encapsulation.

@@ -19,9 +19,11 @@ pub use report::{
     CellsResult, ConnResult, CycleResult, PolicerResult, PortResult, SpecResult, BUDGET_CUT,
     TRUNCATED,
 };
+// A host's `distance_m` is fibre at the era's delay; named here too, beside the spec's limits.
+pub use crate::sim::era::FIBRE_PS_PER_M;
 
 use crate::host::dist::Dist;
-use crate::sim::era::{DEFAULT_PORT_BUFFER_CELLS, FIBRE_PS_PER_M, MACHINE_ROOM_DELAY};
+use crate::sim::era::{DEFAULT_PORT_BUFFER_CELLS, MACHINE_ROOM_DELAY};
 use crate::sim::world::ScenarioError;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
@@ -418,7 +420,10 @@ fn err(msg: String) -> ScenarioError {
 }
 
 /// The longest time a spec may give (any duration, delay, start or limit), seconds.
-const MAX_SECONDS: f64 = 1e6;
+pub const MAX_SECONDS: f64 = 1e6;
+
+/// The largest write a drawn block size may ask for (TCP); UDP datagrams stop at 65507.
+pub const MAX_BLOCK: f64 = 1_048_576.0;
 
 /// A time in seconds from the user: finite and >= 0 (or > 0 when `positive`).
 fn seconds(what: &str, v: f64, positive: bool) -> Result<SimTime, ScenarioError> {
