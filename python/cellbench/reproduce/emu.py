@@ -87,7 +87,7 @@ STUDIES: dict[str, EmuStudy] = {
     "wan-mismatch": EmuStudy("wan-mismatch-emu", {}, {}, "10 s", transfers_per_run=4),
 }
 
-#: wan-mismatch's fixed window and write size (wan.wan_mismatch_configs).
+#: wan-mismatch's fixed window and write size (wan-mismatch-case1.netspec, -case2).
 MISMATCH = {"window": 131072, "write_size": 65536}
 
 #: A TCP sink's wait for the rest after its timed source's end (the real engine waits

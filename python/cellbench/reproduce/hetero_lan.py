@@ -157,13 +157,11 @@ def run(
     progress: bool = False,
 ) -> pd.DataFrame:
     """Every pair's surface; one row per pair x socket buffer x message size."""
-    from cellbench.reproduce import REGISTRY
-
     opts = study.Options(
         seed=seed, workers=workers, out=None if out is None else Path(out), resume=resume,
         overwrite=overwrite, progress=progress, params={"pair": pairs, "seconds": seconds},
     )  # fmt: skip
-    return study.run_parts(REGISTRY["hetero-lan"], opts)["surfaces"]
+    return study.run_parts(STUDY, opts)["surfaces"]
 
 
 def _runs(o: study.Options) -> list[study.Run]:

@@ -59,8 +59,6 @@ def run(
     the lock-step evidence: the steady timer-driven cycle (``cycle_*`` columns; None
     where timer ACKs do not pace it).
     """
-    from cellbench.reproduce import REGISTRY
-
     params = dict(
         send_buffer=list(send_buffers), recv_buffer=list(recv_buffers), trace=trace,
         buflen=buflen, nbytes=nbytes, mtu=mtu, profile=profile, flavour=flavour,
@@ -71,7 +69,7 @@ def run(
         overwrite=overwrite, dask=dask, progress=bool(progress), series=series,
         replications=replications, params=params,
     )  # fmt: skip
-    return study.run_parts(REGISTRY["lan-buffers"], opts)["grid"]
+    return study.run_parts(STUDY, opts)["grid"]
 
 
 def _params(o: study.Options) -> dict[str, Any]:

@@ -90,13 +90,6 @@ class Options:
     parts: tuple[str, ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
 
-    def __getattr__(self, name: str) -> Any:
-        # The study's own options read as attributes: ``opts.stall``.
-        try:
-            return self.__dict__["params"][name]
-        except KeyError:
-            raise AttributeError(name) from None
-
 
 @dataclass(frozen=True)
 class Part:

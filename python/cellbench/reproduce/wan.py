@@ -207,15 +207,16 @@ def run(
     stored result gives the same rows. ``options``: wan-window's ``windows``,
     ``seconds``; europe-vp's ``spacings``, ``windows``, ``writes``, ``nbytes``,
     ``stall``; wan-mismatch's ``seconds``."""
-    from cellbench.reproduce import REGISTRY
+    from cellbench.reproduce.wan_mismatch import WAN_MISMATCH
 
+    studies = {"wan-window": WAN_WINDOW, "europe-vp": EUROPE_VP, "wan-mismatch": WAN_MISMATCH}
     part = {"wan-window": "window", "europe-vp": "vp", "wan-mismatch": "cases"}[name]
     opts = study.Options(
         seed=seed, workers=workers, out=None if out is None else Path(out), resume=resume,
         overwrite=overwrite, dask=dask, progress=progress, series=series,
         replications=replications, parts=(part,), params=options,
     )  # fmt: skip
-    return study.run_parts(REGISTRY[name], opts)[part]
+    return study.run_parts(studies[name], opts)[part]
 
 
 def report(name: str, df: pd.DataFrame) -> str:

@@ -557,11 +557,9 @@ def run(
 ) -> dict:
     """Run the parts (default all); ``{"rows": [...], "offered_load": {...}}``.
     With ``out``, part P's result is stored at ``out/P``."""
-    from cellbench.reproduce import REGISTRY
-
     opts = study.Options(seed=seed, workers=workers, out=None if out is None else Path(out),
                          progress=progress, parts=tuple(parts or ()))  # fmt: skip
-    return document(opts, study.run_parts(REGISTRY["wan-contention"], opts))
+    return document(opts, study.run_parts(WAN_CONTENTION, opts))
 
 
 def document(opts: study.Options, got: dict) -> dict:

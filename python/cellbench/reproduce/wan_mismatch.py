@@ -91,8 +91,6 @@ def run(
     """Run the experiment-file parts chosen (``case3``, ``segment-size``; default both);
     ``{"case3": [...], "segment_size": [...]}``, a row per connection. With ``out``, run
     R's result is stored at ``out/R`` (``out/case3a`` ... ``out/experiment-6``)."""
-    from cellbench.reproduce import REGISTRY
-
     chosen = tuple(p for p in (parts or PARTS) if p != "cases")
     for p in chosen:
         if p not in RUNS:
@@ -101,7 +99,7 @@ def run(
         return {}
     opts = study.Options(seed=seed, workers=workers, out=None if out is None else Path(out),
                          progress=progress, parts=chosen)  # fmt: skip
-    got = study.run_parts(REGISTRY["wan-mismatch"], opts)
+    got = study.run_parts(WAN_MISMATCH, opts)
     return {p.replace("-", "_"): rows for p, rows in got.items()}
 
 
