@@ -685,3 +685,16 @@ def test_a_test_alone_runs_in_the_whole_network():
     assert alone.meta()["alone"] == "a2" and alone.meta()["connections_per_run"] == 1
     with pytest.raises(lang.ExperimentError, match="expected a transmitting test"):
         runner.make_plan(TWO_SENDERS, sets=["p=off"], alone="s1")
+
+
+def test_a_byte_count_off_leaves_the_length_to_a_duration():
+    from cellbench.experiment import runner
+    from cellbench.reproduce import study
+
+    file = study.experiment_file("lan-buffers")
+    timed = runner.make_plan(file, sets=["nbytes=off", "sender.type.duration=2", "snd=16K",
+                                         "rcv=16K"], replications=1)  # fmt: skip
+    t = timed.experiments[0].connections[0].traffic
+    assert (t.nbytes, t.duration_s) == (None, 2.0)
+    with pytest.raises(lang.ExperimentError, match="exactly one of duration= .s. or nbytes="):
+        runner.make_plan(file, sets=["nbytes=off", "snd=16K", "rcv=16K"], replications=1)

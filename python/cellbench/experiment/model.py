@@ -503,6 +503,11 @@ def _traffic(s: Setting) -> Traffic:
             raise ExperimentError(a.pos, f"not implemented: {call.name}() parameter '{a.key}'")
         if a.key not in allowed:
             raise expected(a.pos, f"key '{a.key}'", f"a {call.name}() key: {', '.join(allowed)}")
+        if a.key in ("nbytes", "duration") and isinstance(a.value, Name) and a.value.text == "off":
+            # None: one file gives a byte count or a time (full() takes exactly one), the
+            # other set by --set (a timed transfer for the emulator: reproduce.emu).
+            del t.where[a.key]
+            continue
         if isinstance(a.value, (Call, Name)) and a.key in ("request", "response"):
             raise expected(a.value.pos, render(a.value), f"a number of bytes for {a.key}")
         if isinstance(a.value, (Call, Name)):

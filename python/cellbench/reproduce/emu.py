@@ -7,11 +7,11 @@ the simulator's result for the same cases, computed in the same call.
 Real time costs what it costs: lan-buffers' 5000 transfers of 32 MB would take hours.
 So an emulated study runs
 
-- a timed transfer (``seconds``, ttcp with a time instead of a byte count) where the
-  study counts bytes: a connection the network starves (europe-vp's unspaced cells
-  against the UPC) would never finish a byte count; its experiment file is the study's
-  with that one change (``lan-buffers-emu.netspec``, ``europe-vp-emu.netspec``);
-  wan-window's transfers are timed already; wan-mismatch's cases, which change which
+- a timed transfer (ttcp with a time instead of a byte count) where the study counts
+  bytes: a connection the network starves (europe-vp's unspaced cells against the UPC)
+  would never finish a byte count; the study's own file with ``--set nbytes=off
+  --set sender.type.duration=S`` (``EmuStudy.timed``); wan-window's transfers are
+  timed already; wan-mismatch's cases, which change which
   connections exist, are one experiment of four cases one after another
   (``wan-mismatch-emu.netspec``);
 - by default a part of the study's grid (``STUDIES[name].reduced``), said on stderr with the
@@ -54,6 +54,12 @@ class EmuStudy:
     sim_transfer: str = ""
     #: Transfers one after another in a run (wan-mismatch's cases are one run).
     transfers_per_run: int = 1
+    #: --set values always applied: a study that counts bytes timed instead (its
+    #: byte count off, its sender's duration given), and the key --seconds sets.
+    timed: dict[str, Any] = field(default_factory=dict)
+    duration: str = "seconds"
+    #: Runs per case (None: the file's).
+    replications: int | None = None
 
     def keys(self) -> list[str]:
         """The row keys that name a case (the simulator's column joins on them)."""
@@ -63,10 +69,13 @@ class EmuStudy:
 STUDIES: dict[str, EmuStudy] = {
     # The grid's corners and middle: the lock-step corner (16K send) and the large buffers.
     "lan-buffers": EmuStudy(
-        "lan-buffers-emu",
+        "lan-buffers",
         {"snd": "send_buffer", "rcv": "recv_buffer"},
         {"snd": [16384, 24576, 52428], "rcv": [16384, 24576, 52428]},
         "32 MB",
+        timed={"nbytes": "off", "sender.type.duration": 2},
+        duration="sender.type.duration",
+        replications=1,
     ),
     # Windows a decade apart from the window-bound to the path-bound region.
     "wan-window": EmuStudy(
@@ -77,10 +86,12 @@ STUDIES: dict[str, EmuStudy] = {
     ),
     # Every spacing against the UPC, at the study's largest window and 8 KB writes.
     "europe-vp": EmuStudy(
-        "europe-vp-emu",
+        "europe-vp",
         {"spacing_us": "spacing_us", "window": "window", "write_size": "write_size"},
         {"window": [49152], "write_size": [8192]},
         "16 MB",
+        timed={"nbytes": "off", "sender.type.duration": 4},
+        duration="sender.type.duration",
     ),
     # Its four cases (1 and 2, unpaced and paced), one after another in one run; a case
     # is named by its tests (wan-mismatch-emu.netspec).
@@ -114,10 +125,13 @@ def plan(
 
     s = STUDIES[name]
     file = experiment_file(name)
-    every = make_plan(file, replications=replications, seed=seed, file=str(file))
-    chosen = [] if full_grid else _as_sets(s.reduced)
+    if replications is None:
+        replications = s.replications
+    timed = _as_sets(s.timed)
+    every = make_plan(file, sets=timed, replications=replications, seed=seed, file=str(file))
+    chosen = timed + ([] if full_grid else _as_sets(s.reduced))
     if seconds is not None:
-        chosen.append(f"seconds={seconds:g}")
+        chosen.append(f"{s.duration}={seconds:g}")
     chosen += sets or []
     if kernel_cc is not None:
         hosts = every.experiments[0].hosts
@@ -126,9 +140,9 @@ def plan(
     grid = ", ".join(
         f"{k}={'/'.join(str(v) for v in values)}"
         for k, values in _values(p).items()
-        if not k.endswith(".kernel_cc")
+        if not k.endswith(".kernel_cc") and k not in s.timed
     )
-    length = p.param_values(0).get("seconds")
+    length = p.experiments[0].connections[0].traffic.duration_s
     cases = (
         f"{len(p.points)} of the study's {len(every.points)} cases ({grid})"
         if s.params
@@ -215,7 +229,7 @@ def frame(name: str, result: Result) -> pd.DataFrame:
         row |= {
             "replication": int(r["replication"]),
             "seed": int(r["seed"]),
-            "seconds": float(r["seconds"]),
+            "seconds": float(r["duration_s"]),
             "transmitter": r["transmitter"],
             "receiver": r["receiver"],
             "completed": bool(r["completed"]),
