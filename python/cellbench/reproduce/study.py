@@ -124,10 +124,8 @@ class Study:
     params: Callable[[argparse.Namespace], dict[str, Any]] | None = None
     #: Checks of the study's own options, before anything runs (raise ValueError).
     check: Callable[[Options], None] | None = None
-    #: The JSON document the parts' keys go into (default ``{"study": NAME}``), and a
-    #: line above the parts' tables (default none).
+    #: The JSON document the parts' keys go into (default ``{"study": NAME}``).
     json_head: Callable[[Options], dict] | None = None
-    head: Callable[[Options], str] | None = None
     #: The whole document and table where they are not the parts' one after another.
     to_json: Callable[[Options, dict[str, Any]], dict] | None = None
     report: Callable[[Options, dict[str, Any]], str] | None = None
@@ -216,8 +214,7 @@ def report(study: Study, opts: Options, got: dict[str, Any]) -> str:
     """The study's tables: the parts' one after another (a blank line between)."""
     if study.report is not None:
         return study.report(opts, got)
-    texts = [study.head(opts)] if study.head is not None else []
-    texts += [study.part(name).report(opts, data) for name, data in got.items()]
+    texts = [study.part(name).report(opts, data) for name, data in got.items()]
     return "\n\n".join(t for t in texts if t)
 
 
