@@ -19,16 +19,19 @@ use super::world::{
 use crate::atm::gcra::{Action, CellRate, Contract};
 use crate::atm::phy::CELL_BITS;
 use crate::atm::phy::{Framing, Phy};
-use crate::host::dist::Dist;
 use crate::host::profile::{HostProfile, UnknownProfile};
 use crate::host::rr::Transaction;
 use crate::host::ttcp::{Limit, Pace};
 use crate::tcp::Flavour;
 use crate::time::BitRate;
 use crate::time::SimTime;
+use crate::traffic::Dist;
 use crate::wire::llc_snap::Encap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+// The traffic laws belong to every engine (`traffic`); a run spec's traffic speaks them.
+pub use crate::traffic::{Law, Param};
 
 /// Propagation in fibre: 5 µs per km.
 const FIBRE_PS_PER_M: u64 = 5_000;
@@ -420,35 +423,6 @@ pub enum Traffic {
 /// netperf's default request and response size (-r 1,1).
 fn one_byte() -> u32 {
     1
-}
-
-/// A traffic parameter: a number, or a law it is drawn from anew for every block
-/// (NetSpec's random-rate traffic): `{"uniform": [min, max]}`, `{"exponential": mean}`.
-#[derive(Copy, Clone, Debug, Deserialize, Serialize)]
-#[serde(
-    untagged,
-    expecting = "a number, {\"uniform\": [min, max]} or {\"exponential\": mean}"
-)]
-pub enum Param {
-    Value(f64),
-    Law(Law),
-}
-
-#[derive(Copy, Clone, Debug, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase", deny_unknown_fields)]
-pub enum Law {
-    Uniform([f64; 2]),
-    Exponential(f64),
-}
-
-impl Param {
-    pub fn dist(self) -> Dist {
-        match self {
-            Param::Value(v) => Dist::Fixed(v),
-            Param::Law(Law::Uniform([lo, hi])) => Dist::Uniform(lo, hi),
-            Param::Law(Law::Exponential(mean)) => Dist::Exponential(mean),
-        }
-    }
 }
 
 /// `limited_by` of a connection the simulated-time limit cut before it finished
