@@ -11,7 +11,7 @@
 //! steady part of a trace and measures the data released per tick.
 
 use super::net::{aal5_cells, CircuitId, Topology};
-use super::world::{Protocol, RunResult, Scenario, TraceRecord};
+use super::scenario::{Protocol, RunResult, Scenario, TraceRecord};
 use crate::atm::phy::CELL_BITS;
 use crate::host::ttcp::Pace;
 use crate::tcp::SendReason;

@@ -8,6 +8,7 @@ pub mod explain;
 pub mod guard;
 pub mod net;
 pub mod rng;
+pub mod scenario;
 pub mod spec;
 pub mod testbeds;
 pub mod world;
