@@ -5,10 +5,9 @@
 //! jitter of its costs. Apart because it is the model of a host, not of the
 //! network or the applications.
 
-use super::packets::Packet;
 use super::{Event, World};
 use crate::host::profile::HostProfile;
-use crate::sim::net::{aal5_cells, HostId};
+use crate::sim::net::HostId;
 use crate::tcp::TimerModel;
 use crate::time::SimTime;
 use rand::Rng;
@@ -166,43 +165,7 @@ impl World {
         let mut t = self.now;
         let mut out = std::mem::take(&mut self.scratch);
         match job {
-            Job::Input { ep, token } => {
-                let packet = self.segs[token].1;
-                self.free_tokens.push(token);
-                let ip_len = packet.ip_len();
-                let cells = aal5_cells(ip_len + self.eps[ep].encap_header);
-                match packet {
-                    Packet::Tcp(seg) => {
-                        let cost = self.hosts[h].profile.receive_cost(seg.len, ip_len, cells);
-                        t += self.scaled(cost);
-                        if self.eps[ep].is_sender && seg.flags.ack {
-                            self.probe_ack(self.eps[ep].transfer, seg.ack);
-                        }
-                        let wake = self.eps[ep].tcb.input(&seg, &mut out);
-                        let una = self.eps[ep].tcb.snd_una;
-                        self.eps[ep].mbufs.acknowledged(una);
-                        self.charge_and_send(ep, &mut t, &mut out);
-                        if wake.writable || wake.readable || wake.established {
-                            self.wake_app(ep);
-                        }
-                    }
-                    Packet::Udp {
-                        dgram, data, count, ..
-                    } => {
-                        // ip_input reassembles; the UDP checksum covers the whole datagram.
-                        let data_here = ip_len.saturating_sub(crate::host::udp::IP_HEADER);
-                        let cost = self.hosts[h].profile.receive_cost(data_here, ip_len, cells);
-                        t += self.scaled(cost);
-                        let sock = self.eps[ep]
-                            .udp
-                            .as_mut()
-                            .expect("UDP packets go to UDP endpoints");
-                        if sock.input(dgram, count, data) {
-                            self.wake_app(ep);
-                        }
-                    }
-                }
-            }
+            Job::Input { ep, token } => self.input(h, ep, token, &mut t, &mut out),
             Job::FastTick => {
                 t += self.scaled(self.hosts[h].profile.timer_tick);
                 for &ep in touched {

@@ -1,12 +1,13 @@
 //! Packets between the hosts and the network: what a PDU carries, the tokens
 //! and host-buffer gather lists that go with it to the adapter, the CPU's
 //! charge for each segment tcp_output produced, and arrivals handed to the
-//! receiving host. Apart: the one seam between the hosts and `sim::net`.
+//! receiving host and taken in (TCP input, UDP reassembly). Apart: the one
+//! seam between the hosts and `sim::net`.
 
 use super::cpu::Job;
 use super::{Event, TraceRecord, World};
 use crate::host::socket::udp_fragment_gather;
-use crate::sim::net::{aal5_cells, Delivery};
+use crate::sim::net::{aal5_cells, Delivery, HostId};
 use crate::tcp::Segment;
 use crate::time::SimTime;
 
@@ -25,7 +26,7 @@ pub(super) enum Packet {
 }
 
 impl Packet {
-    pub(super) fn ip_len(&self) -> u32 {
+    fn ip_len(&self) -> u32 {
         match self {
             Packet::Tcp(seg) => seg.ip_len(),
             Packet::Udp { ip_len, .. } => *ip_len,
@@ -41,6 +42,53 @@ impl World {
         let to = self.peer(from);
         let h = self.eps[to].host;
         self.enqueue(h, Job::Input { ep: to, token }, true);
+    }
+
+    /// Input work for a packet that arrived: its receive cost, then TCP
+    /// input (the probe times the ACK first) or the UDP socket's reassembly.
+    pub(super) fn input(
+        &mut self,
+        h: HostId,
+        ep: usize,
+        token: usize,
+        t: &mut SimTime,
+        out: &mut Vec<Segment>,
+    ) {
+        let packet = self.segs[token].1;
+        self.free_tokens.push(token);
+        let ip_len = packet.ip_len();
+        let cells = aal5_cells(ip_len + self.eps[ep].encap_header);
+        match packet {
+            Packet::Tcp(seg) => {
+                let cost = self.hosts[h].profile.receive_cost(seg.len, ip_len, cells);
+                *t += self.scaled(cost);
+                if self.eps[ep].is_sender && seg.flags.ack {
+                    self.probe_ack(self.eps[ep].transfer, seg.ack);
+                }
+                let wake = self.eps[ep].tcb.input(&seg, out);
+                let una = self.eps[ep].tcb.snd_una;
+                self.eps[ep].mbufs.acknowledged(una);
+                self.charge_and_send(ep, t, out);
+                if wake.writable || wake.readable || wake.established {
+                    self.wake_app(ep);
+                }
+            }
+            Packet::Udp {
+                dgram, data, count, ..
+            } => {
+                // ip_input reassembles; the UDP checksum covers the whole datagram.
+                let data_here = ip_len.saturating_sub(crate::host::udp::IP_HEADER);
+                let cost = self.hosts[h].profile.receive_cost(data_here, ip_len, cells);
+                *t += self.scaled(cost);
+                let sock = self.eps[ep]
+                    .udp
+                    .as_mut()
+                    .expect("UDP packets go to UDP endpoints");
+                if sock.input(dgram, count, data) {
+                    self.wake_app(ep);
+                }
+            }
+        }
     }
 
     /// A packet's CPU work is paid for: the adapter takes its PDU, or its
