@@ -15,6 +15,8 @@ use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+/// A piece of work for a host's CPU: interrupt work (input, ticks, timers)
+/// or process work (an application's step).
 #[derive(Copy, Clone, Debug)]
 pub(super) enum Job {
     Input { ep: usize, token: usize },

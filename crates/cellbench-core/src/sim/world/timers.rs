@@ -3,8 +3,7 @@
 //! when work comes, and each connection's own timer events. Apart from the
 //! CPU's dispatch because it decides when work arrives, not how it runs.
 
-use super::cpu::scale_cost;
-use super::cpu::Job;
+use super::cpu::{scale_cost, Job};
 use super::{Event, World};
 use crate::sim::net::HostId;
 use crate::tcp::flavour::SLOW_TICK;
