@@ -8,13 +8,13 @@
 use super::net::{
     CircuitCounters, CircuitId, Fidelity, HostId, PolicerCounters, PortCounters, Topology,
 };
-use crate::host::dist::Dist;
 use crate::host::profile::HostProfile;
 use crate::host::rr::Transaction;
 use crate::host::ttcp::{Limit, Pace};
 use crate::host::udp::UdpStats;
 use crate::tcp::{Flavour, Segment, SendReason, TcpStats};
 use crate::time::SimTime;
+use crate::traffic::Dist;
 use std::fmt;
 
 /// One ttcp transfer between two hosts.

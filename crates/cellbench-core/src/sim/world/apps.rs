@@ -9,8 +9,8 @@ use super::{Event, Scenario, TransferSpec, World};
 use crate::host::rr::{RequestResponse, Role};
 use crate::host::socket::AppendRule;
 use crate::host::ttcp::{Costs, Limit, Source, Step, TtcpSink};
+use crate::rng;
 use crate::sim::net::{aal5_cells, HostId};
-use crate::sim::rng;
 use crate::tcp::{Flavour, Segment, State, Tcb};
 use crate::time::SimTime;
 
