@@ -137,8 +137,9 @@ def _traced(sends, recvs, replications, seed, workers, **options) -> pd.DataFram
 
 
 #: Keys of a simulated connection that are not columns of the traced rows: the
-#: ends (always A and B here) and the cycle, flattened into ``cycle_*``.
-_NOT_COLUMNS = {"transmitter", "receiver", "lockstep_cycle"}
+#: ends (always A and B here), the cycle, flattened into ``cycle_*``, and the trace
+#: as data (the rows keep its lines).
+_NOT_COLUMNS = {"transmitter", "receiver", "lockstep_cycle", "trace_records"}
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:

@@ -10,4 +10,6 @@ pub mod net;
 pub mod rng;
 pub mod spec;
 pub mod testbeds;
+pub mod trace;
+pub mod vocabulary;
 pub mod world;

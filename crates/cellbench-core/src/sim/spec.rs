@@ -12,6 +12,7 @@ use super::net::{
     VcPacing,
 };
 use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN, MACHINE_ROOM_DELAY};
+use super::trace::TraceRow;
 use super::world::{
     run, run_captured, validate, Protocol, RunResult, Scenario, ScenarioError, TraceRecord,
     TransferSpec,
@@ -31,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Propagation in fibre: 5 µs per km.
-const FIBRE_PS_PER_M: u64 = 5_000;
+pub const FIBRE_PS_PER_M: u64 = 5_000;
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -458,7 +459,7 @@ pub const TRUNCATED: &str = "time-limit";
 pub const BUDGET_CUT: &str = "event-budget";
 
 /// The largest write a drawn block size may ask for (TCP); UDP datagrams stop at 65507.
-const MAX_BLOCK: f64 = 1_048_576.0;
+pub const MAX_BLOCK: f64 = 1_048_576.0;
 
 /// Trunk ports between sites: (from site, to site, output port at `from`).
 struct Routes {
@@ -548,6 +549,8 @@ pub struct ConnResult {
     pub transactions: Option<u64>,
     pub transaction_rate: Option<f64>,
     pub trace: Vec<String>,
+    /// The same segments as data (`sim::trace::TraceRow`), one per line of `trace`.
+    pub trace_records: Vec<TraceRow>,
     /// The lock-step's evidence in the trace: the steady timer-driven cycle
     /// (`sim::explain`). Null without a trace, or when timer ACKs do not pace the transfer.
     pub lockstep_cycle: Option<CycleResult>,
@@ -758,7 +761,7 @@ fn err(msg: String) -> ScenarioError {
 }
 
 /// The longest time a spec may give (any duration, delay, start or limit), seconds.
-const MAX_SECONDS: f64 = 1e6;
+pub const MAX_SECONDS: f64 = 1e6;
 
 /// A time in seconds from the user: finite and >= 0 (or > 0 when `positive`).
 fn seconds(what: &str, v: f64, positive: bool) -> Result<SimTime, ScenarioError> {
@@ -1544,6 +1547,7 @@ impl RunSpec {
                         }
                     }),
                     trace: records.iter().map(|x| x.line()).collect(),
+                    trace_records: records.iter().map(TraceRow::from).collect(),
                     lockstep_cycle: lockstep_cycle(&records).map(CycleResult::from),
                     // A cut run keeps a bound the evidence shows; without one, the cut is it.
                     limited_by: if t.completed || why.limited_by != LimitedBy::Undetermined {
