@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cellbench import _native, vocabulary
+from cellbench import _native, vocab
 from cellbench.cli import main
 from cellbench.experiment import model, results, runner, testbed
 
@@ -54,7 +54,7 @@ def _check_stored(result: results.Result, out: dict, run: int) -> set[str]:
         "port": result.ports(),
         "policer": result.policers(),
     }
-    for f in vocabulary.RESULT_FIELDS:
+    for f in vocab.RESULT_FIELDS:
         record, name, kind = f["record"], f["name"], f["kind"]
         where = f"{record}.{name}"
         if kind in ("record", "records"):
@@ -136,7 +136,7 @@ def test_every_simulator_result_field_is_stored(raw, tmp_path):
     nulls_here |= {"transactions", "transaction_rate", "ack"}
     everything = {
         f"{f['record']}.{f['name']}"
-        for f in vocabulary.RESULT_FIELDS
+        for f in vocab.RESULT_FIELDS
         if f["kind"] not in ("record", "records") and f["name"] not in nulls_here
     }
     assert everything <= compared, sorted(everything - compared)
@@ -157,7 +157,7 @@ def test_the_store_keeps_its_columns_and_appends():
     assert ("cycle_repeats", "int64") in results.ROW_COLUMNS
 
 
-def test_a_result_stored_before_the_vocabulary_reads_and_resumes(tmp_path, monkeypatch):
+def test_a_result_stored_before_the_vocabulary_reads_and_resumes(tmp_path, monkeypatch, capsys):
     """Parts written with the old columns (99 runs columns, trace lines without their
     records, no policers table) read with the new columns empty, and resume extends them."""
     exp = tmp_path / "lan.netspec"
@@ -187,6 +187,10 @@ def test_a_result_stored_before_the_vocabulary_reads_and_resumes(tmp_path, monke
     assert len(rows) == 1 and rows["reads"].isna().all()
     assert old.traces()["line"].notna().all() and old.traces()["seq"].isna().all()
     assert old.policers().empty
+    # Its trace is lines only: the time-sequence graph says so, in one line.
+    svg = tmp_path / "t.svg"
+    assert main(["plot", str(out), "--kind", "time-sequence", "-o", str(svg)]) != 0
+    assert "stored as lines only" in capsys.readouterr().err
     # Resumed: the missing run is run and stored with every column.
     assert main([*args[:-8], "--resume", *args[-8:]]) == 0
     rows = results.load(out).to_pandas().sort_values("run")
@@ -200,8 +204,6 @@ def test_python_reads_its_words_from_the_simulator():
     assert model.DEFAULT_SOCKBUF == 52428 and model.DEFAULT_BLOCKSIZE == 8192
     assert model.TIME_LIMIT_S == 3600.0 and model.MAX_PERIOD_US == 1e12
     assert model.MAX_BLOCK == 1 << 20 and model.MAX_DATAGRAM == 65507
-    assert testbed.FIBRE_US_PER_KM == 5.0 and vocabulary.FIBRE_S_PER_M == 5e-9
+    assert testbed.FIBRE_US_PER_KM == 5.0 and vocab.FIBRE_S_PER_M == 5e-9
     # Every category a connection can have, the simulator's cut runs' included.
-    assert {"lockstep", "host-cpu", "time-limit", "event-budget"} <= set(
-        vocabulary.LIMIT_CATEGORIES
-    )
+    assert {"lockstep", "host-cpu", "time-limit", "event-budget"} <= set(vocab.LIMIT_CATEGORIES)

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cellbench import vocabulary as vocab
+from cellbench import vocab
 from cellbench.cli.common import UsageError
 from cellbench.emu import netns
 from cellbench.experiment import runner

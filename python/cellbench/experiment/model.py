@@ -27,8 +27,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from cellbench import _native
-from cellbench import vocabulary as vocab
+from cellbench import _native, vocab
 from cellbench.experiment import testbed as tbmod
 from cellbench.experiment.lang import (
     Block,
@@ -48,11 +47,11 @@ from cellbench.experiment.lang import (
 
 #: Socket buffers when a test sets none: the largest SunOS 4.1.1 accepts (lan-buffers'
 #: default), the block size, and the simulated-time limit of one simulation (seconds):
-#: the simulator's defaults (``vocabulary.DEFAULTS``).
+#: the simulator's defaults (``vocab.DEFAULTS``).
 DEFAULT_SOCKBUF: int = vocab.DEFAULTS["connection"]["sndbuf"]
 DEFAULT_BLOCKSIZE = int(vocab.DEFAULTS["traffic"]["blocksize"])
 TIME_LIMIT_S: float = vocab.DEFAULTS["run"]["time_limit_s"]
-#: The simulator's limits (``vocabulary.LIMITS``), checked here first so that a bad
+#: The simulator's limits (``vocab.LIMITS``), checked here first so that a bad
 #: value is named at its position before anything runs: the largest TCP write (a
 #: drawn block size is capped by it), the largest UDP datagram, the longest block
 #: period (µs: the longest time a spec may give).

@@ -63,7 +63,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from cellbench import vocabulary as vocab
+from cellbench import vocab
 from cellbench.emu import columns as emu_columns
 from cellbench.real import columns as real_columns
 
@@ -117,7 +117,7 @@ _CYCLE_NAMES = {"pattern_repeats": "cycle_repeats"}
 
 
 def runs_column(field: dict) -> str | None:
-    """The runs-table column that stores a simulator result field (``vocabulary``), or
+    """The runs-table column that stores a simulator result field (``vocab``), or
     None where another table keeps it: a connection's and its run's fields under their
     own names, its lock-step cycle's as ``cycle_*``, the run's cell tester's as
     ``tester_*``, and of the policers' verdicts whether all met their contracts
@@ -215,7 +215,7 @@ _RUN_IDENT = [("run", "int64"), ("point", "int64"), ("replication", "int64")]
 
 
 def record_columns(record: str) -> list[tuple[str, str]]:
-    """A simulator record's scalar fields (``vocabulary``) as columns, in its order."""
+    """A simulator record's scalar fields (``vocab``) as columns, in its order."""
     return [
         (f["name"], _ARROW[f["kind"]])
         for f in vocab.fields(record)

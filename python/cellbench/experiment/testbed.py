@@ -37,8 +37,7 @@ from __future__ import annotations
 import copy
 from dataclasses import asdict, dataclass, field
 
-from cellbench import _native
-from cellbench import vocabulary as vocab
+from cellbench import _native, vocab
 from cellbench.experiment.lang import (
     Block,
     Document,
@@ -216,7 +215,7 @@ def _written(name: str, description: str, pair: tuple[str, str], text: str) -> T
 
 # --- the MAGIC path (wan-window and wan-mismatch describe the same one) ---------------------
 #: Light in fibre: about 5 µs per km (refractive index ~1.5), as the simulator counts
-#: a host's distance_m (``vocabulary.FIBRE_PS_PER_M``).
+#: a host's distance_m (``vocab.FIBRE_PS_PER_M``).
 FIBRE_US_PER_KM = vocab.FIBRE_PS_PER_M * 1000 / 1e6
 #: The path's length and its measured round trip (docs/wan-window.md).
 MAGIC_KM = 600

@@ -13,7 +13,7 @@ interface's over the connection's time, not this connection's alone.
 
 from __future__ import annotations
 
-from cellbench import vocabulary as vocab
+from cellbench import vocab
 
 #: --series: the sender's TCP_INFO is sampled this often (µs).
 SERIES_INTERVAL_US = 10_000.0

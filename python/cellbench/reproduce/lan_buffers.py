@@ -11,10 +11,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Callable
 
 from cellbench import _native
+from cellbench.data.published import LAN_ANOMALOUS, lan_buffer_table, size_label
 from cellbench.experiment.model import TIME_LIMIT_S
 from cellbench.experiment.results import cycle_columns, most_common_limit
 from cellbench.reproduce import study
-from cellbench.reproduce.published import LAN_ANOMALOUS, lan_buffer_table, size_label
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -29,9 +29,9 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cellbench import vocabulary as vocab
+from cellbench import vocab
+from cellbench.data.published import CLAIMS
 from cellbench.reproduce import study
-from cellbench.reproduce.published import CLAIMS
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,7 +1,7 @@
 //! The words the simulator shares with its front ends, in one place: the
 //! physical layers and drop policies a spec names, what can bound a connection,
 //! the defaults and limits a spec is read with, the fibre's delay, and every
-//! field of a result with its unit. Python reads it (`_native.vocabulary()`)
+//! field of a result with its unit. Python reads it (the native module's `vocabulary()`)
 //! and builds its checks and its store from it instead of keeping copies.
 
 use super::explain::LimitedBy;
@@ -202,7 +202,7 @@ pub const RESULT_FIELDS: &[ResultField] = &[
     f("cells", "cells_after_end", Int, "cells"),
 ];
 
-/// The vocabulary as one JSON document (what `_native.vocabulary()` returns):
+/// The vocabulary as one JSON document (what the Python binding `vocabulary()` returns):
 ///
 /// - `phys`: the named physical layers (`rate:<Mb/s>` names any other rate);
 /// - `policies`: the drop policies;
