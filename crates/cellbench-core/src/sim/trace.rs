@@ -51,7 +51,6 @@ impl From<&TraceRecord> for TraceRow {
 
 #[cfg(test)]
 mod test {
-    use super::*;
     use crate::sim::testbeds::LanBuffers;
 
     /// Every row says what its line says: the line is made from the row's fields.

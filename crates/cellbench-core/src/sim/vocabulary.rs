@@ -4,8 +4,9 @@
 //! field of a result with its unit. Python reads it (the native module's `vocabulary()`)
 //! and builds its checks and its store from it instead of keeping copies.
 
+use super::era::FIBRE_PS_PER_M;
 use super::explain::LimitedBy;
-use super::spec::{RunSpec, BUDGET_CUT, FIBRE_PS_PER_M, MAX_BLOCK, MAX_SECONDS, TRUNCATED};
+use super::spec::{RunSpec, BUDGET_CUT, MAX_BLOCK, MAX_SECONDS, TRUNCATED};
 use crate::atm::phy::Phy;
 use crate::host::udp::MAX_DATAGRAM;
 use serde::Serialize;
