@@ -16,10 +16,10 @@ from __future__ import annotations
 import argparse
 import math
 
-from cellbench import calc
+from cellbench import calc, vocab
 from cellbench.cli.common import positive_float, positive_int, print_json
 
-_PHYS = "oc3c, oc12c, taxi100, taxi140, e3, ds3 or rate:<Mb/s>"
+_PHYS = ", ".join(vocab.PHYS) + " or rate:<Mb/s>"
 
 
 def _non_negative_float(what: str):

@@ -14,7 +14,10 @@
                                       lost, peak, CLP=1 cells lost at the CLP-1 threshold,
                                       cells tagged by a UPC, cells lost by cause: overflow,
                                       PPD, EPD, policed; PDUs damaged)
-      traces/...           (--trace) one row per trace line: run, connection, line
+      traces/...           (--trace) one row per trace line: run, connection, line, and the
+                           segment as data (t_s, from_sender, flags, seq, len, ack, win, reason)
+      policers/...         one row per UPC policer per run: its trunk, cells judged,
+                           conforming and not, whether the stream met its contract
       cwnd/...             (--series) one row per sample of a TCP sender's congestion state:
                            run, connection, t_s, cwnd, ssthresh, flight (bytes; a
                            sample whenever one of them changed; --engine real: TCP_INFO
@@ -44,9 +47,12 @@ checked as far as it can be: every file a part of a run of the result holding th
 run's rows, none missing from a complete result), and ``--resume`` puts a version 2
 result's runs in parts (version 3), keeps its files in ``.format2/`` and extends it. A
 newer version than ``FORMAT_VERSION`` is refused. Adding a column to ``ROW_COLUMNS``
-keeps the version: readers fill a column that older parts lack with nulls
-(``limited_by`` and ``limit_evidence``, what bound each connection, came so), and
-older readers carry a newer column along.
+(or another table) keeps the version: readers fill a column that older parts lack with
+nulls (``limited_by`` and ``limit_evidence``, what bound each connection, came so, and
+every simulator field the vocabulary added), and older readers carry a newer column
+along. The simulator's columns come from its vocabulary (``cellbench.vocab``), in the
+order they were first stored; the real engine and the emulator declare theirs
+(``real/columns.py``, ``emu/columns.py``).
 """
 
 from __future__ import annotations
