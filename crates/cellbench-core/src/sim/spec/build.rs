@@ -5,10 +5,10 @@
 use super::routing::Routes;
 use super::{
     err, seconds, time_in, ConnSpec, HostSpec, Param, RunSpec, SwitchSpec, Traffic, UpcSpec,
+    MAX_BLOCK,
 };
 use crate::atm::gcra::{Action, CellRate, Contract};
 use crate::atm::phy::{Framing, Phy};
-use crate::host::dist::Dist;
 use crate::host::profile::{HostProfile, UnknownProfile};
 use crate::host::rr::Transaction;
 use crate::host::ttcp::{Limit, Pace};
@@ -21,6 +21,7 @@ use crate::sim::net::{
 use crate::sim::world::{validate, Protocol, Scenario, ScenarioError, TransferSpec};
 use crate::tcp::Flavour;
 use crate::time::{BitRate, SimTime};
+use crate::traffic::Dist;
 use crate::wire::llc_snap::Encap;
 use std::collections::BTreeMap;
 
@@ -100,9 +101,6 @@ impl SwitchSpec {
         })
     }
 }
-
-/// The largest write a drawn block size may ask for (TCP); UDP datagrams stop at 65507.
-pub const MAX_BLOCK: f64 = 1_048_576.0;
 
 /// What a host's adapter pacing counts, for a connection with `encap_header`
 /// bytes of encapsulation.

@@ -15,14 +15,16 @@ mod routing;
 mod test;
 mod tester;
 
-pub use build::MAX_BLOCK;
 pub use report::{
     CellsResult, ConnResult, CycleResult, PolicerResult, PortResult, SpecResult, BUDGET_CUT,
     TRUNCATED,
 };
+// A host's `distance_m` is fibre at the era's delay; named here too, beside the spec's limits.
+pub use crate::sim::era::FIBRE_PS_PER_M;
+// The traffic laws belong to every engine (`traffic`); a run spec's traffic speaks them.
+pub use crate::traffic::{Law, Param};
 
-use crate::host::dist::Dist;
-use crate::sim::era::{DEFAULT_PORT_BUFFER_CELLS, FIBRE_PS_PER_M, MACHINE_ROOM_DELAY};
+use crate::sim::era::{DEFAULT_PORT_BUFFER_CELLS, MACHINE_ROOM_DELAY};
 use crate::sim::world::ScenarioError;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
@@ -323,35 +325,6 @@ fn one_byte() -> u32 {
     1
 }
 
-/// A traffic parameter: a number, or a law it is drawn from anew for every block
-/// (NetSpec's random-rate traffic): `{"uniform": [min, max]}`, `{"exponential": mean}`.
-#[derive(Copy, Clone, Debug, Deserialize, Serialize)]
-#[serde(
-    untagged,
-    expecting = "a number, {\"uniform\": [min, max]} or {\"exponential\": mean}"
-)]
-pub enum Param {
-    Value(f64),
-    Law(Law),
-}
-
-#[derive(Copy, Clone, Debug, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase", deny_unknown_fields)]
-pub enum Law {
-    Uniform([f64; 2]),
-    Exponential(f64),
-}
-
-impl Param {
-    pub fn dist(self) -> Dist {
-        match self {
-            Param::Value(v) => Dist::Fixed(v),
-            Param::Law(Law::Uniform([lo, hi])) => Dist::Uniform(lo, hi),
-            Param::Law(Law::Exponential(mean)) => Dist::Exponential(mean),
-        }
-    }
-}
-
 // The serde defaults: what a key left out of a spec reads as (the constructors
 // `RunSpec::new`, `HostSpec::named` and `ConnSpec::new` give the same).
 fn one() -> u64 {
@@ -420,6 +393,9 @@ fn err(msg: String) -> ScenarioError {
 
 /// The longest time a spec may give (any duration, delay, start or limit), seconds.
 pub const MAX_SECONDS: f64 = 1e6;
+
+/// The largest write a drawn block size may ask for (TCP); UDP datagrams stop at 65507.
+pub const MAX_BLOCK: f64 = 1_048_576.0;
 
 /// A time in seconds from the user: finite and >= 0 (or > 0 when `positive`).
 fn seconds(what: &str, v: f64, positive: bool) -> Result<SimTime, ScenarioError> {
