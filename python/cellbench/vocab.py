@@ -30,11 +30,11 @@ FIBRE_PS_PER_M: int = _V["constants"]["fibre_ps_per_m"]
 FIBRE_S_PER_M: float = FIBRE_PS_PER_M / 1e12
 #: Every field of a simulator result: record (``run``, ``connection``,
 #: ``lockstep_cycle``, ``trace``, ``port``, ``policer``, ``cells``), name, kind (int,
-#: float, bool, string, strings, record, records, series), unit, and for a nested
-#: field the record of its items.
+#: float, bool, string, strings, record, records, columns, series), unit, and for a
+#: nested field the record of its items.
 RESULT_FIELDS: list[dict[str, Any]] = _V["result_fields"]
 #: The nested and list kinds: stored as tables or records of their own, not as a column.
-NESTED_KINDS = ("record", "records", "series")
+NESTED_KINDS = ("record", "records", "columns", "series")
 
 
 def fields(record: str) -> list[dict[str, Any]]:

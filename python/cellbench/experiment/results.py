@@ -208,12 +208,13 @@ def simulator_measures(out: dict, connection: dict, skip: Iterable[str] = ()) ->
 
 def trace_rows(ident: dict, connection: dict) -> list[dict]:
     """A simulated connection's trace as rows of the traces table: each line, numbered,
-    with its segment as data (``trace_records``)."""
+    with its segment as data (``trace_records``: one list per field)."""
     lines = connection.get("trace") or []
-    records = connection.get("trace_records") or [{}] * len(lines)
+    columns = connection.get("trace_records") or {}
+    names = list(columns)
     return [
-        {**ident, "line_no": i, "line": line, **rec}
-        for i, (line, rec) in enumerate(zip(lines, records))
+        {**ident, "line_no": i, "line": line, **dict(zip(names, values))}
+        for i, (line, *values) in enumerate(zip(lines, *columns.values()))
     ]
 
 

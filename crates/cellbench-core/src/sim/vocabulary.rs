@@ -30,6 +30,8 @@ pub enum Kind {
     Record,
     /// A list of nested records.
     Records,
+    /// Nested records as columns: an object of one list per field of `items`.
+    Columns,
     /// A list of samples, each a tuple whose parts `unit` names.
     Series,
 }
@@ -153,7 +155,7 @@ pub const RESULT_FIELDS: &[ResultField] = &[
     nested("run", "policers", Kind::Records, "policer"),
     nested("run", "cells", Kind::Record, "cells"),
     f("connection", "trace", Strings, ""),
-    nested("connection", "trace_records", Kind::Records, "trace"),
+    nested("connection", "trace_records", Kind::Columns, "trace"),
     nested(
         "connection",
         "lockstep_cycle",
@@ -323,7 +325,7 @@ mod test {
             ("run", &out),
             ("connection", c),
             ("lockstep_cycle", &c["lockstep_cycle"]),
-            ("trace", &c["trace_records"][0]),
+            ("trace", &c["trace_records"]),
             ("port", &out["ports"][0]),
             ("policer", &out["policers"][0]),
             ("cells", &out["cells"]),
@@ -343,7 +345,7 @@ mod test {
     #[test]
     fn kinds_and_nested_records_agree() {
         for f in RESULT_FIELDS {
-            let nests = matches!(f.kind, Kind::Record | Kind::Records);
+            let nests = matches!(f.kind, Kind::Record | Kind::Records | Kind::Columns);
             assert_eq!(nests, f.items.is_some(), "{}.{}", f.record, f.name);
             if let Some(items) = f.items {
                 assert!(!table(items).is_empty(), "{items}");
