@@ -27,9 +27,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cellbench.data.published import CLAIMS, wan_window_table
 from cellbench.experiment.results import Result
 from cellbench.reproduce import study
-from cellbench.reproduce.published import CLAIMS, wan_window_table
 from cellbench.reproduce.study import Ran, Run
 
 if TYPE_CHECKING:
