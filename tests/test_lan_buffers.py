@@ -107,7 +107,7 @@ def test_lockstep_rate_is_what_the_mechanism_releases_per_tick(key: tuple[int, i
 
 
 def test_traced_runs_are_the_studys_runs() -> None:
-    """--trace runs the study's spec on the simulator directly; the numbers are the
+    """--trace keeps every segment (the runner, as the plain study); the numbers are the
     untraced study's (the experiment file), and the evidence is there only where it locks."""
     options = dict(send_buffers=[16384, 52428], recv_buffers=[24576], replications=2, seed=3)
     plain = lan_buffers.run(nbytes=2 << 20, workers=1, **options)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from cellbench import _native
 from cellbench.data.published import LAN_ANOMALOUS, lan_buffer_table, size_label
 from cellbench.experiment.model import TIME_LIMIT_S
-from cellbench.experiment.results import cycle_columns, most_common_limit
+from cellbench.experiment.results import most_common_limit
 from cellbench.reproduce import study
 
 if TYPE_CHECKING:
@@ -89,10 +89,6 @@ def _check(o: study.Options) -> None:
     """Every configuration through the simulator's own rules before anything runs (the
     experiment would clamp a buffer the TCP flavour refuses; the study refuses it)."""
     p = _params(o)
-    if p["trace"] and (o.out or o.resume or o.dask or o.series):
-        raise ValueError(
-            "--trace prints the transfers; it does not combine with --out/--resume/--dask/--series"
-        )
     options = {k: p[k] for k in ("buflen", "nbytes", "mtu", "profile", "flavour", "nodelay")}
     for snd in p["send_buffer"]:
         for rcv in p["recv_buffer"]:
@@ -117,65 +113,25 @@ def _runs(o: study.Options) -> list[study.Run]:
         nbytes=p["nbytes"],
         nodelay=int(p["nodelay"]),
     )
-    # --trace prints each transfer's segments, run from the study's spec straight on
-    # the simulator (``_traced``): the stored result does not keep the cycle's repeat
-    # count it prints yet.
-    return [] if p["trace"] else [study.Run("lan-buffers", sets=sets)]
+    return [study.Run("lan-buffers", sets=sets, trace=p["trace"])]
 
 
 def _collect(o: study.Options, ran: list[study.Ran]) -> pd.DataFrame:
-    if not ran:
-        p = _params(o)
-        options = {k: p[k] for k in ("buflen", "nbytes", "mtu", "profile", "flavour",
-                                     "nodelay", "port_buffer_cells")}  # fmt: skip
-        return _traced(
-            p["send_buffer"], p["recv_buffer"], o.replications or DEFAULT_REPLICATIONS,
-            1 if o.seed is None else o.seed, o.workers, **options,
-        )  # fmt: skip
     [r] = ran
     df = r.result.to_pandas()
     df["send_buffer"] = df["sndbuf"].astype(int)
     df["recv_buffer"] = df["rcvbuf"].astype(int)
+    if r.run.trace:
+        # Each transfer's segment trace (its lines), and its cycle as a list of steps.
+        lines = r.result.traces().sort_values(["run", "line_no"], kind="stable")
+        by_run = lines.groupby("run", sort=False)["line"].agg(list)
+        df["trace"] = [by_run.get(run, []) for run in df["run"]]
+        df["cycle_pattern"] = [
+            x.split(" -> ") if isinstance(x, str) else None for x in df["cycle_pattern"]
+        ]
     df = df.sort_values(["send_buffer", "recv_buffer", "replication"], kind="stable")
     first = ["send_buffer", "recv_buffer", "seed", "replication"]
     return df[first + [c for c in df.columns if c not in first]].reset_index(drop=True)
-
-
-def _traced(sends, recvs, replications, seed, workers, **options) -> pd.DataFrame:
-    import pandas as pd
-
-    rows = []
-    # One batch per configuration: only its traces are held twice (as results and rows).
-    for snd in sends:
-        for rcv in recvs:
-            specs = [
-                _native.lan_buffers_spec(
-                    snd, rcv, seed=seed, replication=rep, trace=True, **options
-                )
-                for rep in range(replications)
-            ]
-            for rep, out in enumerate(_native.simulate_many(specs, workers=workers)):
-                [conn] = out["connections"]
-                measures = {k: v for k, v in conn.items() if k not in _NOT_COLUMNS}
-                rows.append(
-                    {
-                        "send_buffer": snd,
-                        "recv_buffer": rcv,
-                        "seed": seed,
-                        "replication": rep,
-                        **measures,
-                        "events": out["events"],
-                        "sim_seconds": out["sim_seconds"],
-                        **cycle_columns(conn),
-                    }
-                )
-    return pd.DataFrame(rows)
-
-
-#: Keys of a simulated connection that are not columns of the traced rows: the
-#: ends (always A and B here), the cycle, flattened into ``cycle_*``, and the trace
-#: as data (the rows keep its lines).
-_NOT_COLUMNS = {"transmitter", "receiver", "lockstep_cycle", "trace_records"}
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
