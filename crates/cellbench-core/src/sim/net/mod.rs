@@ -91,6 +91,8 @@ use std::fmt;
 
 mod adapter;
 mod credit;
+pub mod ether;
+mod ifq;
 mod percell;
 mod port;
 mod topology;
