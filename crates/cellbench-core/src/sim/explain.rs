@@ -10,7 +10,7 @@
 //! else moves until the next tick. [`lockstep_cycle`] finds that cycle in the
 //! steady part of a trace and measures the data released per tick.
 
-use super::net::{aal5_cells, CircuitId, Topology};
+use super::net::{aal5_cells, ether, CircuitId, Topology};
 use super::world::{Protocol, RunResult, Scenario, TraceRecord};
 use crate::atm::phy::CELL_BITS;
 use crate::host::ttcp::Pace;
@@ -779,6 +779,31 @@ pub fn path_rate(
     port_name: &dyn Fn(usize) -> String,
 ) -> Option<PathRate> {
     let circuit = topo.circuits.get(c)?;
+    if let Some(f) = topo.framed.iter().find(|f| f.circuit == c) {
+        // Frames: the segment's medium time per frame, preamble to gap; on a
+        // shared (half-duplex) medium the ACKs' frames come on top of it.
+        let seg = topo.segments.get(f.segment)?;
+        let time: SimTime = pdus
+            .iter()
+            .map(|(len, _)| ether::wire_time(seg.rate, *len))
+            .fold(SimTime::ZERO, |a, b| a + b);
+        let secs = time.as_secs_f64();
+        return (secs > 0.0).then(|| PathRate {
+            payload_bps: bytes as f64 * 8.0 / secs,
+            unit_bytes: bytes,
+            unit_cells: 0,
+            bottleneck: format!(
+                "the Ethernet segment ({:.0} Mb/s, {} duplex{})",
+                seg.rate.mbps(),
+                seg.duplex.name(),
+                if seg.duplex == ether::Duplex::Half {
+                    ": ACKs share it"
+                } else {
+                    ""
+                }
+            ),
+        });
+    }
     let adapter = topo.adapters.get(circuit.src)?;
     let cell = adapter.rate.time_for_bits(CELL_BITS);
     let pacing = topo.pacing.iter().find(|p| p.circuit == c);

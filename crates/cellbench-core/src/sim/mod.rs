@@ -9,5 +9,6 @@ pub mod guard;
 pub mod net;
 pub mod rng;
 pub mod spec;
+pub mod spec_ether;
 pub mod testbeds;
 pub mod world;

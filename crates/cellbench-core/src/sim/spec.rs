@@ -6,6 +6,7 @@
 use super::clock::FlatOut;
 use super::explain::{self, classify, lockstep_cycle, Facts, LimitedBy, LockstepCycle};
 use super::guard::DEFAULT_EVENT_BUDGET;
+use super::net::ether::FramedCircuit;
 use super::net::{
     AdapterModel, AdapterSpec, CircuitSpec, DropPolicy, Fidelity, FlowControl, Hop, PacedQuantity,
     Place, PolicerCounters, PolicerSpec, PortCounters, PortSpec, SpacingMode, Topology, TxSpacing,
@@ -289,9 +290,19 @@ pub struct HostSpec {
     /// "payloads" (48-byte cell payloads) or "datagrams" (IP datagrams).
     #[serde(default = "cells")]
     pub pacing_counts: String,
-    /// The adapter's interface queue in PDUs (None: BSD's ifq_maxlen).
+    /// The adapter's interface queue in PDUs (None: BSD's ifq_maxlen); the
+    /// Ethernet interface's too, in frames.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tx_queue_pdus: Option<usize>,
+    /// An Ethernet interface beside the ATM adapter: `ethernet10`, `ethernet100`
+    /// or `ethernet:<Mb/s>` (`spec_ether::parse_phy`); the hosts' interfaces at
+    /// one site share one segment. None: ATM only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ethernet: Option<String>,
+    /// `half` (a shared medium) or `full` (point to point); None: half for
+    /// ethernet10, full otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ethernet_duplex: Option<String>,
 }
 
 impl HostSpec {
@@ -312,6 +323,8 @@ impl HostSpec {
             stall: yes(),
             pacing_counts: cells(),
             tx_queue_pdus: None,
+            ethernet: None,
+            ethernet_duplex: None,
         }
     }
 }
@@ -348,6 +361,11 @@ pub struct ConnSpec {
     /// starts: NetSpec's `serial { }` on one timeline, the network as they left it.
     #[serde(default)]
     pub after: Vec<usize>,
+    /// The interface both ends use: `atm` (None: the adapters and switches) or
+    /// `ethernet` (frames on their site's Ethernet segment; MTU at most 1500,
+    /// no encapsulation header: Ethernet II's type field says IPv4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
 }
 
 impl ConnSpec {
@@ -369,6 +387,7 @@ impl ConnSpec {
             pacing_mbps: None,
             start_s: 0.0,
             after: Vec::new(),
+            interface: None,
         }
     }
 }
@@ -944,6 +963,8 @@ impl RunSpec {
         }
         let mut policers = Vec::new();
         let routes = self.trunk_ports(&mut ports, &mut policers, &mut flow_control, &rules_of)?;
+        let (segments, segment_of) = super::spec_ether::segments(&self.hosts)?;
+        let mut framed = Vec::new();
         let mut pacing = Vec::new();
         let mut circuits = Vec::new();
         let mut transfers = Vec::new();
@@ -976,11 +997,75 @@ impl RunSpec {
             let flavour = flavour_of(src)?;
             let receiver_flavour = flavour_of(dst)?;
             let encap: Encap = c.encap.parse().map_err(|e| err(format!("{what}: {e}")))?;
-            let mtu = c.mtu.unwrap_or(encap.default_mtu() as u32);
+            let mut mtu = c.mtu.unwrap_or(encap.default_mtu() as u32);
+            let mut encap_header = encap.header_len() as u32;
             // Each connection gets its own VCI pair on every link.
             let vci = 100 + 2 * i as u16;
             let fwd = circuits.len();
-            for (from, to, vci) in [(src, dst, vci), (dst, src, vci + 1)] {
+            let segment = match c.interface.as_deref() {
+                None | Some("atm") => None,
+                Some("ethernet") => {
+                    let on = |h: usize| {
+                        segment_of[h].ok_or_else(|| {
+                            err(format!(
+                                "{what}: interface ethernet: host {:?} has no Ethernet \
+                                 interface (ethernet = ethernet10, ...)",
+                                self.hosts[h].name
+                            ))
+                        })
+                    };
+                    let (a, b) = (on(src)?, on(dst)?);
+                    if a != b {
+                        return Err(err(format!(
+                            "{what}: interface ethernet: the hosts are on different sites' \
+                             segments ({:?}, {:?}): frames are not routed between segments",
+                            self.hosts[src].site, self.hosts[dst].site
+                        )));
+                    }
+                    let max = crate::wire::ethernet::MTU as u32;
+                    mtu = match c.mtu {
+                        None => max,
+                        Some(m) if m <= max => m,
+                        Some(m) => {
+                            return Err(err(format!(
+                                "{what}: MTU {m} over Ethernet: at most {max} (Ethernet II)"
+                            )))
+                        }
+                    };
+                    if c.pacing_mbps.is_some() {
+                        return Err(err(format!(
+                            "{what}: pacing is an ATM adapter's: not over interface ethernet"
+                        )));
+                    }
+                    // Ethernet II: the frame's type field says IPv4; no LLC/SNAP header.
+                    encap_header = 0;
+                    Some(a)
+                }
+                Some(other) => {
+                    return Err(err(format!(
+                        "{what}: interface {other:?}: expected one of {}",
+                        super::spec_ether::INTERFACES.join(", ")
+                    )))
+                }
+            };
+            for (k, (from, to, vci)) in [(src, dst, vci), (dst, src, vci + 1)]
+                .into_iter()
+                .enumerate()
+            {
+                if let Some(segment) = segment {
+                    framed.push(FramedCircuit {
+                        circuit: fwd + k,
+                        segment,
+                    });
+                    circuits.push(CircuitSpec {
+                        src: from,
+                        dst: to,
+                        vpi: 0,
+                        vci,
+                        hops: Vec::new(),
+                    });
+                    continue;
+                }
                 let (a, b) = (&self.hosts[from].site, &self.hosts[to].site);
                 let path = routes.path(a, b).ok_or_else(|| {
                     err(format!("{what}: no trunk joins site {a:?} to site {b:?}"))
@@ -1136,7 +1221,7 @@ impl RunSpec {
                 flavour,
                 receiver_flavour,
                 mtu,
-                encap_header: encap.header_len() as u32,
+                encap_header,
                 sndbuf: c.sndbuf,
                 rcvbuf: c.rcvbuf,
                 nodelay: c.nodelay,
@@ -1158,6 +1243,8 @@ impl RunSpec {
                 policers,
                 pacing,
                 flow_control,
+                segments,
+                framed,
                 ..Default::default()
             },
             hosts: profiles,

@@ -13,8 +13,8 @@ use super::clock::{Clock, FlatOut};
 use super::event::EventQueue;
 use super::guard;
 use super::net::{
-    aal5_cells, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, Place,
-    PolicerCounters, PortCounters, Topology,
+    CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, Place, PolicerCounters,
+    PortCounters, Topology,
 };
 use super::rng;
 use crate::host::dist::Dist;
@@ -826,6 +826,15 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 65_535 - 8 - t.encap_header
             )));
         }
+        let framed = s.topology.framed.iter().any(|f| f.circuit == t.circuit);
+        let max = crate::wire::ethernet::MTU as u32;
+        if framed && t.mtu + t.encap_header > max {
+            return Err(ScenarioError(format!(
+                "transfer {i}: MTU {} (+ {} bytes of header) over an Ethernet segment: at most \
+                 {max} (what an Ethernet II frame carries)",
+                t.mtu, t.encap_header
+            )));
+        }
         for h in [t.sender, t.receiver] {
             if h >= s.hosts.len() {
                 return Err(ScenarioError(format!("transfer {i}: no host {h}")));
@@ -1249,10 +1258,13 @@ impl World {
         let mut out = std::mem::take(&mut self.scratch);
         match job {
             Job::Input { ep, token } => {
-                let packet = self.segs[token].1;
+                let (from, packet) = self.segs[token];
                 self.free_tokens.push(token);
                 let ip_len = packet.ip_len();
-                let cells = aal5_cells(ip_len + self.eps[ep].encap_header);
+                let cells = self.net.cells_on(
+                    self.eps[from].circuit_out,
+                    ip_len + self.eps[ep].encap_header,
+                );
                 match packet {
                     Packet::Tcp(seg) => {
                         let cost = self.hosts[h].profile.receive_cost(seg.len, ip_len, cells);
@@ -1554,7 +1566,8 @@ impl World {
                     for (i, &ip_len) in frags.iter().enumerate() {
                         // The checksum pass covers the datagram's data once.
                         let sum = if i == 0 { len } else { 0 };
-                        let cells = aal5_cells(ip_len + self.eps[ep].encap_header);
+                        let e = &self.eps[ep];
+                        let cells = self.net.cells_on(e.circuit_out, ip_len + e.encap_header);
                         let cost = self.hosts[h].profile.send_cost(sum, ip_len, cells);
                         *t += self.scaled(cost);
                         self.emit(
@@ -1625,11 +1638,11 @@ impl World {
     fn charge_and_send(&mut self, ep: usize, t: &mut SimTime, out: &mut Vec<Segment>) {
         let h = self.eps[ep].host;
         let encap = self.eps[ep].encap_header;
+        let circuit = self.eps[ep].circuit_out;
         for seg in out.drain(..) {
             let ip_len = seg.ip_len();
-            let cost = self.hosts[h]
-                .profile
-                .send_cost(seg.len, ip_len, aal5_cells(ip_len + encap));
+            let cells = self.net.cells_on(circuit, ip_len + encap);
+            let cost = self.hosts[h].profile.send_cost(seg.len, ip_len, cells);
             *t += self.scaled(cost);
             if self.eps[ep].is_sender && seg.len > 0 {
                 self.probe_segment(ep, &seg, ip_len, *t);

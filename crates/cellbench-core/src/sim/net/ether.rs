@@ -43,7 +43,7 @@
 //!   errors, no collisions, no receive overruns).
 
 use super::ifq::Ifq;
-use super::{CircuitId, CircuitSpec, HostId};
+use super::{aal5_cells, CircuitId, CircuitSpec, Ev, HostId, Network};
 use crate::time::{BitRate, SimTime};
 use crate::wire::ethernet;
 use std::fmt;
@@ -121,16 +121,43 @@ pub struct FrameRecord {
 /// A refused segment or framed circuit; each names the element and value.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum EtherError {
-    BadRate { segment: usize, rate: BitRate },
-    NoSuchStation { segment: usize, host: HostId },
-    StationTwice { segment: usize, host: HostId },
-    ZeroQueue { segment: usize },
-    FullDuplexStations { segment: usize, stations: usize },
-    NoSuchCircuit { circuit: CircuitId },
-    NoSuchSegment { circuit: CircuitId, segment: usize },
-    NotOnSegment { circuit: CircuitId, segment: usize, host: HostId },
-    FramedTwice { circuit: CircuitId },
-    FramedWithHops { circuit: CircuitId },
+    BadRate {
+        segment: usize,
+        rate: BitRate,
+    },
+    NoSuchStation {
+        segment: usize,
+        host: HostId,
+    },
+    StationTwice {
+        segment: usize,
+        host: HostId,
+    },
+    ZeroQueue {
+        segment: usize,
+    },
+    FullDuplexStations {
+        segment: usize,
+        stations: usize,
+    },
+    NoSuchCircuit {
+        circuit: CircuitId,
+    },
+    NoSuchSegment {
+        circuit: CircuitId,
+        segment: usize,
+    },
+    NotOnSegment {
+        circuit: CircuitId,
+        segment: usize,
+        host: HostId,
+    },
+    FramedTwice {
+        circuit: CircuitId,
+    },
+    FramedWithHops {
+        circuit: CircuitId,
+    },
 }
 
 impl fmt::Display for EtherError {
@@ -178,7 +205,10 @@ impl fmt::Display for EtherError {
                  {segment}"
             ),
             FramedTwice { circuit } => {
-                write!(f, "circuit {circuit}: framed twice: one segment per circuit")
+                write!(
+                    f,
+                    "circuit {circuit}: framed twice: one segment per circuit"
+                )
             }
             FramedWithHops { circuit } => write!(
                 f,
@@ -410,9 +440,78 @@ impl Frames {
     pub fn drain_log(&mut self, out: &mut Vec<FrameRecord>) {
         out.append(&mut self.log);
     }
+}
 
-    pub fn segments(&self) -> usize {
-        self.segments.len()
+impl Network {
+    /// A framed circuit's PDU (its IP datagram) handed to the source host's
+    /// Ethernet interface at `now`: placed on the segment, its delivery
+    /// scheduled. False if the interface queue was full (dropped, counted).
+    pub(super) fn send_frame(
+        &mut self,
+        now: SimTime,
+        circuit: CircuitId,
+        segment: usize,
+        payload_len: u32,
+        token: u64,
+    ) -> bool {
+        let src = self.circuits[circuit].src;
+        let Some(placed) = self.frames.place(now, segment, src, payload_len) else {
+            self.circuits[circuit].counters.adapter_queue_drops += 1;
+            return false;
+        };
+        self.circuits[circuit].counters.pdus_sent += 1;
+        // A frame is all or nothing: its PDU has no cells outstanding, only a delivery.
+        let pdu = self.alloc_pdu(circuit, token, 0, payload_len);
+        let rec = &mut self.pdus[pdu as usize];
+        rec.eom_at = Some(placed.arrival);
+        let serial = rec.serial;
+        let dst = self.circuits[circuit].dst;
+        self.frames.log(&placed, || FrameRecord {
+            at: placed.start,
+            segment,
+            src,
+            dst,
+            circuit,
+            token,
+            pdu: serial,
+            payload_len,
+        });
+        self.agenda
+            .schedule(placed.arrival, circuit as u32, Ev::Deliver(pdu));
+        true
+    }
+
+    /// Whether a circuit is carried as frames (on an Ethernet segment).
+    pub fn is_framed(&self, circuit: CircuitId) -> bool {
+        self.frames.segment_of(circuit).is_some()
+    }
+
+    /// The cells a PDU of `payload_len` bytes takes on a circuit: AAL5's count,
+    /// or 0 on a framed circuit (what a host's per-cell SAR cost counts).
+    pub fn cells_on(&self, circuit: CircuitId, payload_len: u32) -> u32 {
+        if self.is_framed(circuit) {
+            0
+        } else {
+            aal5_cells(payload_len)
+        }
+    }
+
+    /// Counters of an Ethernet segment (all zero for one that does not exist).
+    pub fn segment_counters(&self, segment: usize) -> SegmentCounters {
+        self.frames.counters(segment)
+    }
+
+    /// A tap on an Ethernet segment: record every frame that starts on it
+    /// ([`Network::drain_frame_log`]), e.g. into a pcap file (`simulated_frame`).
+    pub fn set_segment_tap(&mut self, segment: usize) {
+        self.frames.set_tap(Some(segment));
+    }
+
+    /// Move the frame records taken so far to the end of `out`, in the order
+    /// the frames were placed: by start time on a half-duplex segment, by start
+    /// time per station on a full-duplex one (sort to merge its two directions).
+    pub fn drain_frame_log(&mut self, out: &mut Vec<FrameRecord>) {
+        self.frames.drain_log(out);
     }
 }
 

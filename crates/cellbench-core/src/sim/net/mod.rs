@@ -146,6 +146,10 @@ pub struct Topology {
     /// Ports with credit-based hop-by-hop flow control (`credit.rs`). A network
     /// with any runs the per-cell reference, whatever fidelity it was built with.
     pub flow_control: Vec<FlowControl>,
+    /// Ethernet segments: frame links beside the cells (`ether.rs`).
+    pub segments: Vec<ether::SegmentSpec>,
+    /// Circuits carried as frames on a segment instead of as cells.
+    pub framed: Vec<ether::FramedCircuit>,
 }
 
 /// Credit-based flow control at port `port`: each VC may have at most `credits`
@@ -468,6 +472,8 @@ pub enum TopologyError {
     PortCycle { port: usize },
     /// More circuits, ports or hops than the simulator indexes (2^32, 2^32, 2^16).
     TooLarge { what: &'static str, count: usize },
+    /// A refused Ethernet segment or framed circuit.
+    Ethernet(ether::EtherError),
 }
 
 /// An adapter or a port, for error messages and logs.
@@ -559,6 +565,7 @@ impl fmt::Display for TopologyError {
                 "port {port}: policers {a} and {b} both police circuit {circuit}: at most one \
                  policer per circuit per port"
             ),
+            Ethernet(e) => write!(f, "{e}"),
             VpCrossConnectUnused { port, vpi } => write!(
                 f,
                 "VP cross-connect at port {port}, VPI {vpi}: no circuit leaves that port with \
@@ -815,9 +822,8 @@ struct AdapterRt {
     delay: SimTime,
     tx: TxSpacing,
     gap: SimTime,
-    queue_max: usize,
-    /// Start times of accepted PDUs that have not started yet.
-    waiting: VecDeque<SimTime>,
+    /// The interface queue: accepted PDUs that have not started yet.
+    ifq: ifq::Ifq,
     /// Earliest start of the next PDU: its last cell plus the gap (see `adapter.rs`).
     free_at: SimTime,
     /// Earliest start of the next unpaced PDU that the spacing mode allows.
@@ -984,6 +990,8 @@ pub struct Network {
     tx_runs: Vec<adapter::TxRun>,
     /// Scratch: the host buffer offsets `send` assumes.
     kb_buffers: Vec<u32>,
+    /// Ethernet segments and the circuits framed on them (`ether.rs`).
+    frames: ether::Frames,
 }
 
 impl Network {
@@ -1021,17 +1029,17 @@ impl Network {
         let Some(c) = self.circuits.get(circuit) else {
             return false;
         };
+        if let Some(segment) = self.frames.segment_of(circuit) {
+            return self.send_frame(now, circuit, segment, payload_len, token);
+        }
         let (src, pace, pace_free) = (c.src, c.pace, c.pace_free);
         let ad = &mut self.adapters[src];
-        while ad.waiting.front().is_some_and(|&s| s <= now) {
-            ad.waiting.pop_front();
-        }
         // Credit mode: PDUs held back by missing credits wait in the interface queue too.
         let held = self
             .txq
             .get(src)
             .map_or(0, |q| q.pdus_held.saturating_sub(1));
-        if ad.waiting.len().max(held) >= ad.queue_max {
+        if ad.ifq.full(now, held) {
             self.circuits[circuit].counters.adapter_queue_drops += 1;
             return false;
         }
@@ -1039,9 +1047,7 @@ impl Network {
         let mut runs = std::mem::take(&mut self.tx_runs);
         let paced = pace.map(|p| (p.cell_interval(ncells, payload_len, ad.cell), pace_free));
         let (start, next) = ad.place(now, ncells, buffers, paced, &mut runs);
-        if start > now {
-            ad.waiting.push_back(start);
-        }
+        ad.ifq.accepted(now, start);
         let hop = ad.cell + ad.delay;
 
         let c = &mut self.circuits[circuit];
