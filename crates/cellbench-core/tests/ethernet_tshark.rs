@@ -290,8 +290,8 @@ fn tshark_decodes_the_simulators_frames() {
         assert_eq!(row[2], "1", "FCS status: {row:?}");
         assert_eq!((row[3], row[4], row[5]), (w.2, w.3, w.4), "{row:?}");
         assert_eq!(
-            row[6], "2",
-            "IPv4 header checksum status (2: good): {row:?}"
+            row[6], "1",
+            "IPv4 header checksum status (1: good, as the FCS's): {row:?}"
         );
         assert_eq!(row[7], w.5, "{row:?}");
     }
