@@ -4,6 +4,7 @@
 //! unknown keys are errors, and every value is checked before anything runs.
 
 use super::clock::FlatOut;
+use super::era::{DEFAULT_PORT_BUFFER_CELLS, FIBRE_PS_PER_M, IFQ_MAXLEN, MACHINE_ROOM_DELAY};
 use super::explain::{self, classify, lockstep_cycle, Facts, LimitedBy, LockstepCycle};
 use super::guard::DEFAULT_EVENT_BUDGET;
 use super::net::ether::FramedCircuit;
@@ -12,7 +13,6 @@ use super::net::{
     Place, PolicerCounters, PolicerSpec, PortCounters, PortSpec, SpacingMode, Topology, TxSpacing,
     VcPacing,
 };
-use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN, MACHINE_ROOM_DELAY};
 use super::world::{
     run, run_captured, validate, Protocol, RunResult, Scenario, ScenarioError, TraceRecord,
     TransferSpec,
@@ -30,9 +30,6 @@ use crate::time::SimTime;
 use crate::wire::llc_snap::Encap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// Propagation in fibre: 5 µs per km.
-const FIBRE_PS_PER_M: u64 = 5_000;
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -963,7 +960,19 @@ impl RunSpec {
         }
         let mut policers = Vec::new();
         let routes = self.trunk_ports(&mut ports, &mut policers, &mut flow_control, &rules_of)?;
-        let (segments, segment_of) = super::spec_ether::segments(&self.hosts)?;
+        let interfaces: Vec<super::spec_ether::Interface> = self
+            .hosts
+            .iter()
+            .map(|h| super::spec_ether::Interface {
+                name: &h.name,
+                site: &h.site,
+                phy: h.ethernet.as_deref(),
+                duplex: h.ethernet_duplex.as_deref(),
+                distance_m: h.distance_m,
+                queue: h.tx_queue_pdus,
+            })
+            .collect();
+        let (segments, segment_of) = super::spec_ether::segments(&interfaces)?;
         let mut framed = Vec::new();
         let mut pacing = Vec::new();
         let mut circuits = Vec::new();

@@ -406,7 +406,7 @@ impl Frames {
         let c = &mut seg.counters;
         c.frames += 1;
         c.bytes += ethernet::frame_len(payload_len as usize) as u64;
-        c.busy = c.busy + hold;
+        c.busy += hold;
         if start > now {
             c.deferred += 1;
         }
