@@ -565,8 +565,9 @@ pub fn simulated_frame(r: &FrameRecord) -> Result<Vec<u8>, String> {
     ethernet::build_frame(&repr, &ip).map_err(|e| format!("frame of PDU {}: {e}", r.pdu))
 }
 
-/// The Internet checksum (RFC 1071) of an IPv4 header.
-fn internet_checksum(data: &[u8]) -> u16 {
+/// The Internet checksum (RFC 1071): of an IPv4 header, or of a UDP datagram
+/// with its pseudo-header.
+pub fn internet_checksum(data: &[u8]) -> u16 {
     let mut s: u32 = data
         .chunks(2)
         .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
