@@ -4,7 +4,8 @@
 //! `sim::net::ether`; this is its names and checks.
 
 use super::era::IFQ_MAXLEN;
-use super::net::ether::{Duplex, SegmentSpec};
+use super::net::ether::{Duplex, FramedCircuit, SegmentSpec};
+use super::net::{CircuitId, CircuitSpec, Topology};
 use super::world::ScenarioError;
 use crate::time::{BitRate, SimTime};
 
@@ -138,4 +139,87 @@ pub fn segments(
         of_host[h] = Some(i);
     }
     Ok((segments, of_host))
+}
+
+/// A connection's Ethernet, if it uses one: its `interface` (None or `atm`: the
+/// adapters and switches; `ethernet`: the segment both hosts' interfaces are
+/// on), checked. Returns the segment and the connection's MTU there: its own
+/// `mtu` (at most Ethernet II's 1500) or 1500. `what` names the connection;
+/// `hosts` are its ends (name, site, segment), `paced` whether it asks for
+/// an adapter's pacing.
+pub fn frame_link(
+    what: &str,
+    interface: Option<&str>,
+    hosts: [(&str, &str, Option<usize>); 2],
+    mtu: Option<u32>,
+    paced: bool,
+) -> Result<Option<(usize, u32)>, ScenarioError> {
+    match interface {
+        None | Some("atm") => return Ok(None),
+        Some("ethernet") => {}
+        Some(other) => {
+            return Err(err(format!(
+                "{what}: interface {other:?}: expected one of {}",
+                INTERFACES.join(", ")
+            )))
+        }
+    }
+    let mut on = [0; 2];
+    for (k, (name, _, segment)) in hosts.iter().enumerate() {
+        on[k] = segment.ok_or_else(|| {
+            err(format!(
+                "{what}: interface ethernet: host {name:?} has no Ethernet interface \
+                 (ethernet = ethernet10, ...)"
+            ))
+        })?;
+    }
+    if on[0] != on[1] {
+        return Err(err(format!(
+            "{what}: interface ethernet: the hosts are on different sites' segments ({:?}, \
+             {:?}): frames are not routed between segments",
+            hosts[0].1, hosts[1].1
+        )));
+    }
+    let max = crate::wire::ethernet::MTU as u32;
+    let mtu = match mtu {
+        None => max,
+        Some(m) if m <= max => m,
+        Some(m) => {
+            return Err(err(format!(
+                "{what}: MTU {m} over Ethernet: at most {max} (Ethernet II)"
+            )))
+        }
+    };
+    if paced {
+        return Err(err(format!(
+            "{what}: pacing is an ATM adapter's: not over interface ethernet"
+        )));
+    }
+    Ok(Some((on[0], mtu)))
+}
+
+/// A connection's two circuits on Ethernet segment `segment`, `src` to `dst`
+/// and back (labelled `vci` and `vci + 1` as on ATM, though no cell carries
+/// them), framed; returns the forward one.
+pub fn add_framed_circuits(
+    topology: &mut Topology,
+    (src, dst): (usize, usize),
+    vci: u16,
+    segment: usize,
+) -> CircuitId {
+    let fwd = topology.circuits.len();
+    for (k, (from, to)) in [(src, dst), (dst, src)].into_iter().enumerate() {
+        topology.framed.push(FramedCircuit {
+            circuit: fwd + k,
+            segment,
+        });
+        topology.circuits.push(CircuitSpec {
+            src: from,
+            dst: to,
+            vpi: 0,
+            vci: vci + k as u16,
+            hops: Vec::new(),
+        });
+    }
+    fwd
 }
