@@ -3,8 +3,8 @@
 //! and the lan-buffers footnote's lock-step (docs/lan-buffers.md).
 
 use cellbench_core::sim::net::ether::Duplex;
+use cellbench_core::sim::spec::ether::parse_phy;
 use cellbench_core::sim::spec::{RunSpec, SpecResult};
-use cellbench_core::sim::spec_ether::parse_phy;
 use cellbench_core::BitRate;
 
 /// Two SPARCstation IPCs (SunOS 4.1.1) with TAXI and an Ethernet interface

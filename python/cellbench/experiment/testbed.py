@@ -66,7 +66,7 @@ from cellbench.experiment.lang import (
 #: Host profiles of docs/design.md §6.3, as the core knows them.
 PROFILES = tuple(_native.host_profiles())
 PHYS = ("oc3c", "oc12c", "taxi100", "taxi140", "e3", "ds3")
-#: Ethernet interfaces by name (any rate: "ethernet:<Mb/s>"); the core's sim::spec_ether.
+#: Ethernet interfaces by name (any rate: "ethernet:<Mb/s>"); the core's sim::spec::ether.
 ETHERNET_PHYS = ("ethernet10", "ethernet100")
 #: The interfaces a host's connections may use.
 INTERFACES = ("atm", "ethernet")

@@ -10,6 +10,5 @@ pub mod guard;
 pub mod net;
 pub mod rng;
 pub mod spec;
-pub mod spec_ether;
 pub mod testbeds;
 pub mod world;

@@ -2,6 +2,7 @@
 //! error names the value and what was expected): the hosts' adapters and the ports
 //! to them, two ports per trunk, then per connection its circuit pair and its transfer.
 
+use super::ether;
 use super::routing::Routes;
 use super::{
     err, seconds, time_in, ConnSpec, HostSpec, Param, RunSpec, SwitchSpec, Traffic, UpcSpec,
@@ -19,7 +20,6 @@ use crate::sim::net::{
     AdapterModel, AdapterSpec, CircuitId, CircuitSpec, DropPolicy, Fidelity, FlowControl, Hop,
     PacedQuantity, PolicerSpec, PortSpec, SpacingMode, Topology, TxSpacing, VcPacing,
 };
-use crate::sim::spec_ether;
 use crate::sim::world::{validate, Protocol, Scenario, ScenarioError, TransferSpec};
 use crate::tcp::Flavour;
 use crate::time::{BitRate, SimTime};
@@ -296,10 +296,10 @@ impl RunSpec {
             profiles.push(h.host_profile()?);
         }
         let routes = self.trunk_ports(&mut topology, &rules_of)?;
-        let interfaces: Vec<spec_ether::Interface> = self
+        let interfaces: Vec<ether::Interface> = self
             .hosts
             .iter()
-            .map(|h| spec_ether::Interface {
+            .map(|h| ether::Interface {
                 name: &h.name,
                 site: &h.site,
                 phy: h.ethernet.as_deref(),
@@ -308,7 +308,7 @@ impl RunSpec {
                 queue: h.tx_queue_pdus,
             })
             .collect();
-        let (segments, segment_of) = spec_ether::segments(&interfaces)?;
+        let (segments, segment_of) = ether::segments(&interfaces)?;
         topology.segments = segments;
         let mut transfers = Vec::new();
         for (i, c) in self.connections.iter().enumerate() {
@@ -459,7 +459,7 @@ impl RunSpec {
             (spec.name.as_str(), spec.site.as_str(), links.segment_of[h])
         };
         let ends = [end(src), end(dst)];
-        let frames = spec_ether::frame_link(
+        let frames = ether::frame_link(
             &what,
             c.interface.as_deref(),
             ends,
@@ -471,7 +471,7 @@ impl RunSpec {
                 mtu = frame_mtu;
                 // Ethernet II: the frame's type field says IPv4; no LLC/SNAP header.
                 encap_header = 0;
-                spec_ether::add_framed_circuits(topology, (src, dst), vci, segment)
+                ether::add_framed_circuits(topology, (src, dst), vci, segment)
             }
             None => self.add_circuits(&what, (src, dst), vci, links.routes, topology)?,
         };

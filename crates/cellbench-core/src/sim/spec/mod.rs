@@ -9,6 +9,7 @@
 //! names the places a cell tester can sit and describes its capture.
 
 mod build;
+pub mod ether;
 mod report;
 mod routing;
 #[cfg(test)]
@@ -195,7 +196,7 @@ pub struct HostSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tx_queue_pdus: Option<usize>,
     /// An Ethernet interface beside the ATM adapter: `ethernet10`, `ethernet100`
-    /// or `ethernet:<Mb/s>` (`spec_ether::parse_phy`); the hosts' interfaces at
+    /// or `ethernet:<Mb/s>` (`ether::parse_phy`); the hosts' interfaces at
     /// one site share one segment. None: ATM only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ethernet: Option<String>,

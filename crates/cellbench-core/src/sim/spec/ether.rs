@@ -3,10 +3,10 @@
 //! connections cross them (`ConnSpec::interface`). The mechanism is
 //! `sim::net::ether`; this is its names and checks.
 
-use super::era::IFQ_MAXLEN;
-use super::net::ether::{Duplex, FramedCircuit, SegmentSpec};
-use super::net::{CircuitId, CircuitSpec, Topology};
-use super::world::ScenarioError;
+use crate::sim::era::IFQ_MAXLEN;
+use crate::sim::net::ether::{Duplex, FramedCircuit, SegmentSpec};
+use crate::sim::net::{CircuitId, CircuitSpec, Topology};
+use crate::sim::world::ScenarioError;
 use crate::time::{BitRate, SimTime};
 
 /// The interfaces a connection may use: the host's ATM adapter (its `phy`) or
