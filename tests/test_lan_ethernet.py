@@ -184,3 +184,15 @@ def test_reproduce_part_prints_the_tables_with_what_limited_each_row(capsys):
 def test_grid_options_do_not_apply_to_a_part(capsys):
     assert main(["reproduce", "lan-buffers", "--part", "ftp", "--send-buffer", "16K"]) == 2
     assert "--send-buffer: for the buffer grid, not for --part ftp" in capsys.readouterr().err
+
+
+def test_the_emulator_refuses_a_test_over_ethernet_and_notes_ignored_interfaces():
+    from cellbench.emu import engine
+
+    ether = build(two())
+    with pytest.raises(ExperimentError, match="test tx runs over the hosts' Ethernet"):
+        engine.check_frames(ether)
+    atm = build(two(tx="ipc1", rx="ipc2"))
+    engine.check_frames(atm)
+    [note] = [n for n in engine.notes(atm) if "Ethernet" in n]
+    assert "ipc1, ipc2 are ignored: the emulator carries cells only" in note
