@@ -10,7 +10,6 @@ use super::{
 };
 use crate::atm::gcra::{Action, CellRate, Contract};
 use crate::atm::phy::{Framing, Phy};
-use crate::host::dist::Dist;
 use crate::host::profile::{HostProfile, UnknownProfile};
 use crate::host::rr::Transaction;
 use crate::host::ttcp::{Limit, Pace};
@@ -23,6 +22,7 @@ use crate::sim::net::{
 use crate::sim::world::{validate, Protocol, Scenario, ScenarioError, TransferSpec};
 use crate::tcp::Flavour;
 use crate::time::{BitRate, SimTime};
+use crate::traffic::Dist;
 use crate::wire::llc_snap::Encap;
 use std::collections::BTreeMap;
 

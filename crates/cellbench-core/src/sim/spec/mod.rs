@@ -22,8 +22,9 @@ pub use report::{
 };
 // A host's `distance_m` is fibre at the era's delay; named here too, beside the spec's limits.
 pub use crate::sim::era::FIBRE_PS_PER_M;
+// The traffic laws belong to every engine (`traffic`); a run spec's traffic speaks them.
+pub use crate::traffic::{Law, Param};
 
-use crate::host::dist::Dist;
 use crate::sim::era::{DEFAULT_PORT_BUFFER_CELLS, MACHINE_ROOM_DELAY};
 use crate::sim::world::ScenarioError;
 use crate::time::SimTime;
@@ -340,35 +341,6 @@ pub enum Traffic {
 /// netperf's default request and response size (-r 1,1).
 fn one_byte() -> u32 {
     1
-}
-
-/// A traffic parameter: a number, or a law it is drawn from anew for every block
-/// (NetSpec's random-rate traffic): `{"uniform": [min, max]}`, `{"exponential": mean}`.
-#[derive(Copy, Clone, Debug, Deserialize, Serialize)]
-#[serde(
-    untagged,
-    expecting = "a number, {\"uniform\": [min, max]} or {\"exponential\": mean}"
-)]
-pub enum Param {
-    Value(f64),
-    Law(Law),
-}
-
-#[derive(Copy, Clone, Debug, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase", deny_unknown_fields)]
-pub enum Law {
-    Uniform([f64; 2]),
-    Exponential(f64),
-}
-
-impl Param {
-    pub fn dist(self) -> Dist {
-        match self {
-            Param::Value(v) => Dist::Fixed(v),
-            Param::Law(Law::Uniform([lo, hi])) => Dist::Uniform(lo, hi),
-            Param::Law(Law::Exponential(mean)) => Dist::Exponential(mean),
-        }
-    }
 }
 
 // The serde defaults: what a key left out of a spec reads as (the constructors
