@@ -88,7 +88,9 @@
 //! refused, `counters.rs` what a network counts and logs; `topology.rs` checks a
 //! topology and wires it into the runtime tables; `adapter.rs`, `port.rs`,
 //! `upc.rs` and `credit.rs` are the mechanisms, `train.rs` and `percell.rs` the
-//! two fidelities; this file is the runtime they share and the [`Network`] API.
+//! two fidelities; `ether.rs` the frame links (Ethernet segments) beside the
+//! cells, `ifq.rs` the interface queue an adapter and an Ethernet interface
+//! share; this file is the runtime they share and the [`Network`] API.
 
 use crate::time::SimTime;
 use std::cmp::Reverse;
