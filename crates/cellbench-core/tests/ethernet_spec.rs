@@ -3,7 +3,7 @@
 //! and the lan-buffers footnote's lock-step (docs/lan-buffers.md).
 
 use cellbench_core::sim::net::ether::Duplex;
-use cellbench_core::sim::spec::ether::parse_phy;
+use cellbench_core::sim::spec::ether::{parse_phy, NAMED_PHYS};
 use cellbench_core::sim::spec::{RunSpec, SpecResult};
 use cellbench_core::BitRate;
 
@@ -37,6 +37,10 @@ fn ethernet_phys_parse_with_their_duplex() {
         parse_phy("ethernet:2.5"),
         Ok((BitRate(2_500_000), Duplex::Full))
     );
+    // Every name the vocabulary gives the experiment language parses.
+    for name in NAMED_PHYS {
+        assert!(parse_phy(name).is_ok(), "{name}");
+    }
     for bad in [
         "ethernet",
         "ethernet:0",

@@ -18,6 +18,7 @@ from cellbench.cli.common import (
     print_json,
     seed,
 )
+from cellbench.data.published import size_label
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
 from cellbench.reproduce import (
     STUDIES,
@@ -28,7 +29,6 @@ from cellbench.reproduce import (
     wan_contention,
     wan_mismatch,
 )
-from cellbench.reproduce.published import size_label
 
 
 def register(sub: argparse._SubParsersAction) -> None:

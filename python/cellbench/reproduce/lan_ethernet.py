@@ -19,8 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cellbench.data.published import size_label
 from cellbench.reproduce import study
-from cellbench.reproduce.published import size_label
 
 if TYPE_CHECKING:
     import pandas as pd

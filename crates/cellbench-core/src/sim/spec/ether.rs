@@ -21,6 +21,12 @@ fn err(msg: String) -> ScenarioError {
     ScenarioError(msg)
 }
 
+/// The named Ethernet physical layers (`ethernet:<Mb/s>` names any other rate).
+pub const NAMED_PHYS: [&str; 2] = ["ethernet10", "ethernet100"];
+
+/// Ethernet II's MTU: what a connection over an Ethernet interface runs at.
+pub const MTU: u32 = crate::wire::ethernet::MTU as u32;
+
 /// An Ethernet physical layer by name: `ethernet10` (10 Mb/s, the era's shared
 /// segment: half duplex), `ethernet100` (100 Mb/s, full duplex point to point)
 /// or `ethernet:<Mb/s>` (full duplex). `rate:<Mb/s>` stays a cell link's name.
@@ -180,7 +186,7 @@ pub fn frame_link(
             hosts[0].1, hosts[1].1
         )));
     }
-    let max = crate::wire::ethernet::MTU as u32;
+    let max = MTU;
     let mtu = match mtu {
         None => max,
         Some(m) if m <= max => m,
