@@ -77,6 +77,7 @@ def run_plan(
 
     exps = []
     for pt, e in zip(plan.points, plan.experiments):
+        engine.check_frames(e)
         exps.append(
             rplan.build(
                 plan.text, plan.file, pt, plan.sweep.params, e, engine.addresses(e), engine="emu"

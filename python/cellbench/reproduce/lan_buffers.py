@@ -15,7 +15,7 @@ from cellbench import _native
 from cellbench.data.published import LAN_ANOMALOUS, lan_buffer_table, size_label
 from cellbench.experiment.model import TIME_LIMIT_S
 from cellbench.experiment.results import most_common_limit
-from cellbench.reproduce import study
+from cellbench.reproduce import lan_ethernet, study
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -78,6 +78,15 @@ def _params(o: study.Options) -> dict[str, Any]:
     return p | {"send_buffer": p["send_buffer"] or SIZES, "recv_buffer": p["recv_buffer"] or SIZES}
 
 
+#: The grid's own options, as the command line names them (--send-buffer, ...).
+_GRID_FLAGS = ("send_buffer", "recv_buffer", "buflen", "nbytes", "mtu", "profile", "flavour",
+               "nodelay", "trace")  # fmt: skip
+
+
+def _params_default(key: str) -> Any:
+    return SIZES if key in ("send_buffer", "recv_buffer") else DEFAULTS[key]
+
+
 #: The study's options (the command line's names) and their defaults.
 DEFAULTS: dict[str, Any] = dict(
     send_buffer=None, recv_buffer=None, trace=False, buflen=8192, nbytes=TRANSFER_BYTES,
@@ -87,8 +96,17 @@ DEFAULTS: dict[str, Any] = dict(
 
 def _check(o: study.Options) -> None:
     """Every configuration through the simulator's own rules before anything runs (the
-    experiment would clamp a buffer the TCP flavour refuses; the study refuses it)."""
+    experiment would clamp a buffer the TCP flavour refuses; the study refuses it); the
+    grid's options only with the grid (the Ethernet parts' files say their setup)."""
     p = _params(o)
+    if "grid" not in o.parts:
+        given = [f"--{k.replace('_', '-')}" for k in _GRID_FLAGS if p[k] != _params_default(k)]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)}: for the buffer grid, not for --part "
+                f"{', '.join(o.parts)} (its experiment file says its setup)"
+            )
+        return
     options = {k: p[k] for k in ("buflen", "nbytes", "mtu", "profile", "flavour", "nodelay")}
     for snd in p["send_buffer"]:
         for rcv in p["recv_buffer"]:
@@ -98,6 +116,7 @@ def _check(o: study.Options) -> None:
 
 
 def _runs(o: study.Options) -> list[study.Run]:
+    """The grid: the study's file with its options as --set values."""
     p = _params(o)
     sets = study.sets(
         {
@@ -361,6 +380,7 @@ STUDY = study.Study(
             report=_report,
             to_json=lambda o, df: to_json(summarize(df)),
         ),
+        *lan_ethernet.ETHERNET_PARTS,
     ),
     description="Two SPARCstation IPCs on 100 Mb/s TAXI: ttcp 32 MB for every send x "
     "receive buffer pair, beside the published grid.",
