@@ -200,7 +200,18 @@ def _check_args(args: argparse.Namespace) -> None:
             raise UsageError(f"{flag} needs --out DIR (the result to {flag[2:]})")
     if args.series and args.out is None:
         raise UsageError("--series needs --out DIR (the series are stored with the result)")
-    if getattr(args, "engine", None) == "sim":
+
+
+def main(args: argparse.Namespace) -> int:
+    _check_args(args)
+    study = REGISTRY[args.name]
+    return ENGINES[getattr(args, "engine", "sim")](study, args)
+
+
+def run_sim(study: Study, args: argparse.Namespace) -> int:
+    """The study on the simulator: its parts through the runner, then its table or JSON."""
+    if study.emu is not None:
+        # The emulator's options: the simulator would ignore them.
         given = [
             flag
             for flag, on in (
@@ -213,16 +224,6 @@ def _check_args(args: argparse.Namespace) -> None:
         ]
         if given:
             raise UsageError(f"{', '.join(given)}: for --engine emu (the simulator runs the study)")
-
-
-def main(args: argparse.Namespace) -> int:
-    _check_args(args)
-    study = REGISTRY[args.name]
-    return ENGINES[getattr(args, "engine", "sim")](study, args)
-
-
-def run_sim(study: Study, args: argparse.Namespace) -> int:
-    """The study on the simulator: its parts through the runner, then its table or JSON."""
     opts = studies.Options(
         seed=args.seed,
         workers=args.workers,
