@@ -6,6 +6,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from cellbench import engines
 from cellbench.cli import reproduce_hetero
 from cellbench.cli.common import (
     U64_MAX,
@@ -214,7 +215,7 @@ def _engine_options(p: argparse.ArgumentParser, name: str) -> None:
 
 def _check_engine_args(args: argparse.Namespace) -> None:
     """The emulator's options only with --engine emu: the simulator would ignore them."""
-    if args.engine == "emu":
+    if not engines.simulated(args.engine):
         return
     given = [
         flag
@@ -259,7 +260,7 @@ def wan_main(args: argparse.Namespace) -> int:
     parts = getattr(args, "part", None) or ["vp"]
     if "tester" in parts:
         return _europe_vp_tester(args, both="vp" in parts)
-    if args.engine == "emu":
+    if not engines.simulated(args.engine):
         stall = {} if getattr(args, "stall", True) else {"testbed.host.sparc10-a.stall": 0}
         sim = {"seed": args.seed, "set": stall}
         return emu_main(args, sim, [f"{k}={v}" for k, v in stall.items()])
@@ -327,7 +328,7 @@ def _europe_vp_tester(args: argparse.Namespace, both: bool) -> int:
             ("--dask", args.dask),
             ("--series", args.series),
             ("--no-stall", not args.stall),
-            ("--engine emu", args.engine == "emu"),
+            (f"--engine {args.engine}", not engines.simulated(args.engine)),
         )
         if on
     ]
@@ -420,7 +421,7 @@ def _lan_buffers(studies: argparse._SubParsersAction, common: argparse.ArgumentP
 
 def main(args: argparse.Namespace) -> int:
     _check_engine_args(args)
-    if args.engine == "emu":
+    if not engines.simulated(args.engine):
         return _lan_buffers_emu(args)
     study = STUDIES[args.name]
     replications = args.replications or study.DEFAULT_REPLICATIONS
