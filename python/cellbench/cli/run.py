@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from cellbench import engines
 from cellbench.cli.common import (
     UsageError,
     check_workers,
@@ -92,7 +93,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--check", action="store_true", help="only parse and check the file")
     p.add_argument(
         "--engine",
-        choices=["sim", "real", "emu"],  # (engines.NAMES, in --help's order)
+        choices=list(engines.NAMES),
         default="sim",
         help="sim: the simulator (default); real: real hosts through their daemons "
         "(cellbench daemon --help); emu: this machine's Linux TCP in network namespaces over "
@@ -221,8 +222,6 @@ def _engine_options(args: argparse.Namespace) -> list[tuple[str, object, tuple[s
 def _engine(args: argparse.Namespace):
     """The engine ``--engine`` names, made from its options; an option it does not
     take is a usage error."""
-    from cellbench import engines
-
     for _flag, given, takers, why in _engine_options(args):
         if given and args.engine not in takers:
             raise UsageError(why)
@@ -330,8 +329,6 @@ def _print_summary(result, fmt: str) -> None:
     table = summary.drop(columns=["limit_evidence"])
     print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     _print_limits(result, summary)
-    from cellbench import engines
-
     for line in engines.get(m.get("engine", "sim")).summary_lines(result):
         print(line)
 

@@ -42,8 +42,9 @@ def _real() -> type[Engine]:
 
 #: Every engine by its ``--engine`` name, loaded when first asked for (the real
 #: engine's module needs no Dask until it connects, but the emulator's needs Linux).
-ENGINES: dict[str, Callable[[], type[Engine]]] = {"sim": _sim, "emu": _emu, "real": _real}
-#: ``--engine``'s choices, the simulator first (the default).
+ENGINES: dict[str, Callable[[], type[Engine]]] = {"sim": _sim, "real": _real, "emu": _emu}
+#: ``--engine``'s choices, in ``cellbench run --help``'s order (the simulator, the default,
+#: first).
 NAMES = tuple(ENGINES)
 
 

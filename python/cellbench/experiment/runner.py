@@ -11,9 +11,12 @@ at most ``lookahead(workers)`` runs past the oldest unfinished one, so memory st
 bounded whatever the number of points and replications (the look-ahead's runs and
 one part of the store; see ``results``).
 
-Every run is one call of the simulator's generic runner, ``_native.simulate``
-(a spec dict in, a result dict out); an experiment file of the lan-buffers study
-gives the numbers of ``cellbench reproduce lan-buffers`` (tests/test_experiment_run.py).
+``execute_plan`` is the one run loop of every engine (``cellbench.engines``). On the
+simulator, the default, every run is one call of its generic runner,
+``_native.simulate`` (a spec dict in, a result dict out); an experiment file of the
+lan-buffers study gives the numbers of ``cellbench reproduce lan-buffers``
+(tests/test_experiment_run.py). The emulator and real hosts run one run at a time on
+the real clock, through the same loop, store and progress bar.
 """
 
 from __future__ import annotations
