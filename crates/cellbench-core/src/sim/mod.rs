@@ -3,6 +3,7 @@
 pub mod batch;
 pub mod capture;
 pub mod clock;
+pub mod era;
 pub mod event;
 pub mod explain;
 pub mod guard;

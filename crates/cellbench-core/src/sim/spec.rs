@@ -4,6 +4,7 @@
 //! unknown keys are errors, and every value is checked before anything runs.
 
 use super::clock::FlatOut;
+use super::era::{DEFAULT_PORT_BUFFER_CELLS, FIBRE_PS_PER_M, IFQ_MAXLEN, MACHINE_ROOM_DELAY};
 use super::explain::{self, classify, lockstep_cycle, Facts, LimitedBy, LockstepCycle};
 use super::guard::DEFAULT_EVENT_BUDGET;
 use super::net::{
@@ -11,7 +12,6 @@ use super::net::{
     Place, PolicerCounters, PolicerSpec, PortCounters, PortSpec, SpacingMode, Topology, TxSpacing,
     VcPacing,
 };
-use super::testbeds::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN, MACHINE_ROOM_DELAY};
 use super::world::{
     run, run_captured, validate, Protocol, RunResult, Scenario, ScenarioError, TraceRecord,
     TransferSpec,
@@ -29,9 +29,6 @@ use crate::time::SimTime;
 use crate::wire::llc_snap::Encap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// Propagation in fibre: 5 µs per km.
-const FIBRE_PS_PER_M: u64 = 5_000;
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

@@ -9,12 +9,9 @@ use crate::host::ttcp::{Limit, Pace};
 use crate::tcp::Flavour;
 use crate::time::{BitRate, SimTime};
 
-/// The ATM Forum era's workgroup switch: 256 cells per output port.
-pub const DEFAULT_PORT_BUFFER_CELLS: u32 = 256;
-/// BSD's interface queue limit (ifq_maxlen).
-pub const IFQ_MAXLEN: usize = 50;
-/// A few metres of fibre in a machine room: 20 m at 5 ns/m.
-pub const MACHINE_ROOM_DELAY: SimTime = SimTime::from_ns(100);
+// The era's constants live in `era.rs` (the spec's defaults use them too); kept
+// reachable here under their old paths.
+pub use super::era::{DEFAULT_PORT_BUFFER_CELLS, IFQ_MAXLEN, MACHINE_ROOM_DELAY};
 
 /// The lan-buffers study (docs/lan-buffers.md) as a preset: the parameters of one
 /// transfer, turned into a [`RunSpec`] by [`LanBuffers::spec`]; the spec builds

@@ -60,7 +60,8 @@
 //!
 //! So a spaced or paced stream keeps its rate across PDU boundaries too.
 
-use super::{AdapterRt, AdapterSpec, PacedQuantity, TxSpacing, VcPacing, CELL_BITS};
+use super::{AdapterRt, AdapterSpec, PacedQuantity, TxSpacing, VcPacing};
+use crate::atm::phy::CELL_BITS;
 use crate::time::{BitRate, SimTime};
 use std::fmt;
 
