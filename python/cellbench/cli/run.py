@@ -197,24 +197,23 @@ def _stall_seconds(text: str) -> float:
     return s
 
 
-#: The options of ``run`` that only some engines take: the option, whether it was
-#: given, the engines that take it, and what to say to any other. (The simulator
-#: ignores --host, --scheduler and --credentials, as it always did.)
-def _engine_options(args: argparse.Namespace) -> list[tuple[str, object, tuple[str, ...], str]]:
+def _engine_options(args: argparse.Namespace) -> list[tuple[object, tuple[str, ...], str]]:
+    """The options of ``run`` that only some engines take: whether one was given, the
+    engines that take it, and what to say to any other. (The simulator ignores --host,
+    --scheduler and --credentials, as it always did.)"""
     later = f"is not available with --engine {args.engine} yet"
     return [
         # The simulator carries cell counts, not bytes; the emulator carries the datagrams.
-        ("--pcap", args.pcap, ("emu",),
+        (args.pcap, ("emu",),
          "--pcap needs --engine emu: only the emulator carries the cells' bytes"),
-        ("--stall-timeout", args.stall_timeout is not None, ("emu",),
-         "--stall-timeout needs --engine emu"),
-        ("--cells", args.cells, ("sim",),
+        (args.stall_timeout is not None, ("emu",), "--stall-timeout needs --engine emu"),
+        (args.cells, ("sim",),
          "--cells is the simulator's cell tester (--engine emu: --pcap PORT=FILE)"),
-        ("--cells", args.cells and args.dask, (),
+        (args.cells and args.dask, (),
          "--cells writes its captures where a run executes: not with --dask"),
-        ("--trace", args.trace, ("sim",), f"--trace {later}"),
-        ("--dask", args.dask, ("sim",), f"--dask {later}"),
-        ("--host", args.hosts, ("sim", "real"),
+        (args.trace, ("sim",), f"--trace {later}"),
+        (args.dask, ("sim",), f"--dask {later}"),
+        (args.hosts, ("sim", "real"),
          "--host is for --engine real; emulated hosts take the testbed's address"),
     ]  # fmt: skip
 
@@ -222,7 +221,7 @@ def _engine_options(args: argparse.Namespace) -> list[tuple[str, object, tuple[s
 def _engine(args: argparse.Namespace):
     """The engine ``--engine`` names, made from its options; an option it does not
     take is a usage error."""
-    for _flag, given, takers, why in _engine_options(args):
+    for given, takers, why in _engine_options(args):
         if given and args.engine not in takers:
             raise UsageError(why)
     kind = engines.get(args.engine)
