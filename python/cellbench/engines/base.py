@@ -89,6 +89,30 @@ class Engine(Protocol):
         ...
 
 
+class OnTheClock:
+    """What the engines on the real clock (the emulator, real hosts) share: one run at
+    a time, handed over as its task, and a signal that ends it at once."""
+
+    simulated = False
+    time_limit = "its sink's deadline"
+
+    def payload(self, task):
+        return task
+
+    def interrupt(self, signum: int) -> None:
+        # The run stops its agents (and removes what it made) as this unwinds.
+        from cellbench.errors import Interrupted
+
+        raise Interrupted(signum)
+
+    def close(self) -> None:
+        pass
+
+    @staticmethod
+    def summary_lines(result) -> list[str]:
+        return []
+
+
 def engine_meta(plan, engine: str, **extra: Any) -> dict:
     """The metadata of a result ``engine`` made: the plan's, named, with the engine's
     own keys (``extra``) and a digest of its own, so that a result resumes only on

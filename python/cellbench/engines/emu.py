@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cellbench.engines.base import Tables, check_line, engine_meta
+from cellbench.engines.base import OnTheClock, Tables, check_line, engine_meta
 from cellbench.errors import UsageError
 
 
@@ -16,10 +16,8 @@ def check_platform() -> None:
         raise UsageError("--engine emu needs Linux (network namespaces and TUN devices)")
 
 
-class EmuEngine:
+class EmuEngine(OnTheClock):
     name = "emu"
-    simulated = False
-    time_limit = "its sink's deadline"
     label = "cellbench run (emu)"
 
     def __init__(
@@ -64,9 +62,6 @@ class EmuEngine:
     def begin(self, plan, store, dask=None) -> None:
         pass
 
-    def payload(self, task):
-        return task
-
     def work(self, task) -> Tables:
         from cellbench.emu import engine
 
@@ -81,15 +76,6 @@ class EmuEngine:
 
     def tables(self, plan, task, out: Tables) -> Tables:
         return out
-
-    def interrupt(self, signum: int) -> None:
-        # The run stops its agents and removes its namespaces as this unwinds.
-        from cellbench.errors import Interrupted
-
-        raise Interrupted(signum)
-
-    def close(self) -> None:
-        pass
 
     @staticmethod
     def summary_lines(result) -> list[str]:

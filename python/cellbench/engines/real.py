@@ -3,14 +3,12 @@ each connection's agents on its hosts' daemons (``cellbench.real``)."""
 
 from __future__ import annotations
 
-from cellbench.engines.base import Tables, check_line, engine_meta
+from cellbench.engines.base import OnTheClock, Tables, check_line, engine_meta
 from cellbench.errors import UsageError
 
 
-class RealEngine:
+class RealEngine(OnTheClock):
     name = "real"
-    simulated = False
-    time_limit = "its sink's deadline"
     label = "cellbench run (real)"
 
     def __init__(
@@ -63,9 +61,6 @@ class RealEngine:
         self.offsets = controller.check_daemons(self.client, hosts)
         controller.check_admitted(self.client, self.exps)
 
-    def payload(self, task):
-        return task
-
     def work(self, task) -> tuple:
         """The run on the daemons: its reports, and the controller's clock at its first
         start (so that started_s maps back to it)."""
@@ -93,16 +88,7 @@ class RealEngine:
             meta={"real": {"origins": {str(task.run): origin}}},
         )
 
-    def interrupt(self, signum: int) -> None:
-        from cellbench.errors import Interrupted
-
-        raise Interrupted(signum)
-
     def close(self) -> None:
         if self.client is not None:
             self.client.close()
             self.client = None
-
-    @staticmethod
-    def summary_lines(result) -> list[str]:
-        return []
