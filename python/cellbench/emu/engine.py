@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -234,32 +235,30 @@ def _network_limit(row: dict, data: dict) -> dict:
 
 
 class _Starts:
-    """Connections as the emulator runs them (``walk.Starts``): each on a thread of its
-    own, its agents in their hosts' namespaces."""
+    """Connections as the emulator runs them (``walk.Starts``): each on a thread of a
+    pool of the job's own, its agents in their hosts' namespaces."""
 
     def __init__(self, run: _Run, where: dict[str, str]):
         self.run, self.where = run, where
 
-    def launch(self, conns: list[int], start_at: float) -> list:
-        job = []
-        for i in conns:
-            failed: list[BaseException] = []
-            th = threading.Thread(target=self._one, args=(i, start_at, failed), daemon=True)
-            th.start()
-            job.append((th, failed))
-        return job
+    def launch(self, conns: list[int], start_at: float) -> tuple:
+        pool = ThreadPoolExecutor(max_workers=len(conns))
+        return pool, [pool.submit(_connection, self.run, self.where, i, start_at) for i in conns]
 
-    def _one(self, i: int, start_at: float, failed: list) -> None:
+    def finish(self, job: tuple) -> None:
+        # Waiting on the futures, not Thread.join: a join a signal interrupts can leave
+        # a running thread marked as ended (CPython 3.11's threading), and the
+        # interpreter's exit would not wait for it.
+        pool, futures = job
         try:
-            _connection(self.run, self.where, i, start_at)
-        except BaseException as e:  # noqa: BLE001 - raised by finish, in the walk
-            failed.append(e)
-
-    def finish(self, job: list) -> None:
-        for th, _ in job:
-            while th.is_alive():
-                th.join(0.1)
-        first = next((f[0] for _, f in job if f), None)
+            errors = [f.exception() for f in futures]
+        except BaseException:
+            # Ctrl-C: stop this run's agents first, or the pool would wait for them.
+            self.stop()
+            raise
+        finally:
+            pool.shutdown(wait=True)
+        first = next((e for e in errors if e is not None), None)
         if first is not None:
             raise first
 
