@@ -1,6 +1,5 @@
 //! Hosts: the socket layer, applications and processing-cost profiles.
 
-pub mod dist;
 pub mod profile;
 pub mod rr;
 pub mod socket;

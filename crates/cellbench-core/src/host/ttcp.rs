@@ -4,11 +4,11 @@
 //! ttcp -t times from just before the first write to just after the last write
 //! returns, so its figure counts data still in the send buffer.
 
-use super::dist::Dist;
 use super::socket::AppendRule;
 use super::udp::UdpSock;
 use crate::tcp::{Segment, Tcb};
 use crate::time::SimTime;
+use crate::traffic::{Dist, Draws};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -72,7 +72,7 @@ pub struct Source {
     /// A block size drawn anew for every write (random-rate traffic).
     pub size: Option<Dist>,
     /// Draws block sizes and inter-block times.
-    rng: ChaCha8Rng,
+    draws: Draws,
     pub limit: Limit,
     pub pace: Pace,
     /// Bytes accepted into the send buffer so far.
@@ -104,7 +104,7 @@ impl Source {
         Source {
             buflen,
             size: None,
-            rng: ChaCha8Rng::seed_from_u64(0),
+            draws: Draws::from(ChaCha8Rng::seed_from_u64(0)),
             limit,
             pace,
             written: 0,
@@ -132,10 +132,11 @@ impl Source {
         }
     }
 
-    /// Random-rate traffic: sizes drawn from `size` (bytes) with `rng`.
+    /// Random-rate traffic: sizes drawn from `size` (bytes), and periods from the
+    /// pace's law, with the transfer's stream `rng` (`traffic::Draws`).
     pub fn with_random(mut self, size: Option<Dist>, rng: ChaCha8Rng) -> Source {
         self.size = size;
-        self.rng = rng;
+        self.draws = Draws::from(rng);
         self
     }
 
@@ -145,7 +146,7 @@ impl Source {
             return None;
         };
         // At least a picosecond, so that time moves on.
-        Some(SimTime::from_us_f64(period_us.sample(&mut self.rng)).max(SimTime(1)))
+        Some(SimTime::from_us_f64(self.draws.interval_us(period_us)).max(SimTime(1)))
     }
 
     /// A paced block falls due: queue it, skip it, or report that the
@@ -197,11 +198,8 @@ impl Source {
         if self.started.is_none() {
             self.started = Some(*t);
         }
-        let block = match self.size {
-            Some(d) => (d.sample(&mut self.rng).round() as u32).clamp(1, self.buflen),
-            None => self.buflen,
-        };
-        self.resid = remaining.min(block as u64) as u32;
+        let block = self.draws.block_len(self.size, self.buflen as u64);
+        self.resid = remaining.min(block) as u32;
         self.writes += 1;
         *t += costs.syscall;
         None

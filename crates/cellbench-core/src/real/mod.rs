@@ -14,7 +14,8 @@
 //! - The sink reads `blocksize` at a time and counts bytes until the source
 //!   closes (TCP) or sends its end marker (UDP: empty datagrams, as ttcp's
 //!   small ones), or until its deadline.
-//! - Random-rate traffic draws each block's size and interval (`schedule`).
+//! - Random-rate traffic draws each block's size and interval from the
+//!   simulator's laws and stream for the same connection (`traffic::Schedule`).
 //! - Each agent measures its host over the connection (`measure`: CPU, the
 //!   interface's counters) and, with a series, the source samples TCP_INFO.
 //!   A congestion control or MSS the kernel refuses is a note, not a failure.
@@ -25,7 +26,6 @@
 pub mod limits;
 pub mod measure;
 mod pacer;
-pub mod schedule;
 mod socket;
 pub mod tcp_info;
 
@@ -36,9 +36,9 @@ use std::net::{IpAddr, Shutdown, SocketAddr};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::traffic::{RandomSpec, Schedule};
 use limits::RateCap;
 use measure::{HostMeasure, HostProbe, Sampler, TcpSample};
-use schedule::{RandomSpec, Schedule};
 pub use socket::SocketOptions;
 pub use tcp_info::TcpInfo;
 
@@ -418,6 +418,11 @@ impl SourceSpec {
     fn paced(&self) -> bool {
         self.period_us.is_some() || self.random.as_ref().is_some_and(|r| r.period_us.is_some())
     }
+
+    /// The blocks this source writes and when each is due, from its first.
+    pub fn schedule(&self) -> Schedule {
+        Schedule::new(self.blocksize, self.period_us, self.random.as_ref())
+    }
 }
 
 /// The writer half of a source: a TCP stream or a connected UDP socket.
@@ -550,7 +555,7 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
         .filter(|_| spec.protocol == Protocol::Tcp)
         .map(|us| Sampler::start(fd, Duration::from_secs_f64(us * 1e-6), move |t| clock.at(t)));
     let block = vec![0x5au8; spec.blocksize];
-    let mut schedule = Schedule::new(spec.blocksize, spec.period_us, spec.random.as_ref());
+    let mut schedule = spec.schedule();
     // The spec's own cap (the emulator's): a full blast may run ahead of it by a
     // burst (10 ms at the cap, at least 4 blocks), so that writes returning at once
     // into an empty send buffer pass without counting as held.
@@ -1095,8 +1100,8 @@ mod test {
         let (mut source, sink) = specs(Protocol::Tcp, 3000);
         source.nbytes = Some(200_000);
         source.random = Some(RandomSpec {
-            blocksize: Some(crate::sim::spec::Law::Uniform([1000.0, 3000.0])),
-            period_us: Some(crate::sim::spec::Law::Exponential(200.0)),
+            blocksize: Some(crate::traffic::Law::Uniform([1000.0, 3000.0])),
+            period_us: Some(crate::traffic::Law::Exponential(200.0)),
             seed: 1,
             replication: 0,
             connection: 0,

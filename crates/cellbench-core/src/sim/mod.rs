@@ -8,7 +8,6 @@ pub mod event;
 pub mod explain;
 pub mod guard;
 pub mod net;
-pub mod rng;
 pub mod spec;
 pub mod testbeds;
 pub mod world;

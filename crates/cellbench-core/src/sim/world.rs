@@ -16,16 +16,16 @@ use super::net::{
     aal5_cells, CircuitCounters, CircuitId, Delivery, Fidelity, HostId, Network, Place,
     PolicerCounters, PortCounters, Topology,
 };
-use super::rng;
-use crate::host::dist::Dist;
 use crate::host::profile::HostProfile;
 use crate::host::rr::{RequestResponse, Role, Transaction};
 use crate::host::socket::{udp_fragment_gather, AppendRule, SendMbufs};
 use crate::host::ttcp::{Costs, Limit, Pace, Source, Step, TtcpSink};
 use crate::host::udp::{UdpSock, UdpStats, MAX_DATAGRAM};
+use crate::rng;
 use crate::tcp::flavour::SLOW_TICK;
 use crate::tcp::{Flavour, Segment, SendReason, Seq, State, Tcb, TcpStats, TimerModel};
 use crate::time::SimTime;
+use crate::traffic::Dist;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;

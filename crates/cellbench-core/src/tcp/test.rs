@@ -841,30 +841,6 @@ fn loss_recovery_timeout_vs_fast_retransmit_vs_sack() {
     assert!(r.retransmitted >= 3, "{r:?}");
 }
 
-#[test]
-fn every_flavour_completes_a_lan_transfer_through_the_simulator() {
-    use crate::sim::testbeds::LanBuffers;
-    use crate::sim::world::run;
-    for flavour in Flavour::ALL {
-        // The era's largest buffer, and the largest the flavour allows (to 1 MB).
-        for buf in [52_428, flavour.policy().max_sockbuf.min(1 << 20)] {
-            let study = LanBuffers {
-                sndbuf: buf,
-                rcvbuf: buf,
-                nbytes: 2 << 20,
-                flavour,
-                ..LanBuffers::default()
-            };
-            let r = run(&study.spec(1, 0, false).scenario().unwrap()).unwrap();
-            let t = &r.transfers[0];
-            assert!(t.completed, "{flavour} {buf}");
-            assert_eq!(t.bytes, 2 << 20);
-            assert_eq!(t.sender.segs_retransmitted, 0, "{flavour} {buf}");
-            assert!(t.mbit_ttcp() > 10.0, "{flavour} {buf}: {}", t.mbit_ttcp());
-        }
-    }
-}
-
 mod arbitrary_input {
     use super::*;
     use crate::tcp::segment::{Flags, SackBlocks, Timestamps};

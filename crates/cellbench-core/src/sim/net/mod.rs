@@ -81,6 +81,14 @@
 //! as trains `(first arrival, interval, count)` and resolves a port's cells in
 //! closed form (see `train.rs` for why this is exact); it gives the same
 //! departure time and fate for every cell, and the same deliveries.
+//!
+//! # Files
+//!
+//! `spec.rs` is the [`Topology`] a network is built from, `error.rs` why one is
+//! refused, `counters.rs` what a network counts and logs; `topology.rs` checks a
+//! topology and wires it into the runtime tables; `adapter.rs`, `port.rs`,
+//! `upc.rs` and `credit.rs` are the mechanisms, `train.rs` and `percell.rs` the
+//! two fidelities; this file is the runtime they share and the [`Network`] API.
 
 use crate::time::SimTime;
 use std::cmp::Reverse;

@@ -1,16 +1,57 @@
 //! Which block a source writes next and when it is due: a fixed block every
 //! fixed period (NetSpec's burst), or sizes and inter-block times drawn anew
-//! for every block (NetSpec's random-rate traffic), from the simulator's own
-//! laws and from the stream the simulator gives the same connection (seed,
-//! replication, connection), so that one seed names one schedule.
+//! for every block (NetSpec's random-rate traffic) from one stream per
+//! connection, the same in every engine, so that one seed names one schedule.
 
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use std::time::Duration;
 
-use crate::host::dist::Dist;
-use crate::sim::rng;
-use crate::sim::spec::{Law, Param};
+use super::law::{Dist, Law, Param};
+use crate::rng;
+
+/// One connection's random-rate draws: its block sizes and inter-block times
+/// come from one stream, the one the run's seed and replication give the
+/// connection ([`rng::ids::app`]), whichever engine runs it.
+///
+/// The order of draws is the simulator's: a source draws the time to its next
+/// block when a block falls due, and a block's size when it starts writing
+/// it. While the source keeps up (each block written before the next falls
+/// due) they alternate, interval then size, as [`Schedule`] lays them out; a
+/// simulated `burst` source that skips a block draws no size for it.
+#[derive(Clone, Debug)]
+pub struct Draws {
+    rng: ChaCha8Rng,
+}
+
+impl Draws {
+    /// Connection `connection`'s draws in replication `replication` of a run seeded `seed`.
+    pub fn connection(seed: u64, replication: u32, connection: usize) -> Draws {
+        Draws::from(rng::stream(seed, replication, rng::ids::app(connection)))
+    }
+
+    /// µs from the block falling due now to the next one: `period_us`, or drawn from it.
+    pub fn interval_us(&mut self, period_us: Dist) -> f64 {
+        period_us.sample(&mut self.rng)
+    }
+
+    /// The length of the block starting now: drawn from `size` (bytes, rounded,
+    /// 1 to `max`), or `max` when the size is fixed.
+    pub fn block_len(&mut self, size: Option<Dist>, max: u64) -> u64 {
+        match size {
+            Some(d) => (d.sample(&mut self.rng).round() as u64).clamp(1, max),
+            None => max,
+        }
+    }
+}
+
+/// Draws from a stream the caller derived (the simulator derives each
+/// transfer's beside its hosts' streams).
+impl From<ChaCha8Rng> for Draws {
+    fn from(rng: ChaCha8Rng) -> Draws {
+        Draws { rng }
+    }
+}
 
 /// Random-rate traffic: the laws, and where the draws come from.
 #[derive(Debug, Clone, Deserialize)]
@@ -38,11 +79,12 @@ pub struct Block {
     pub interval: Option<Duration>,
 }
 
+/// The blocks a source that keeps up writes, one after another.
 pub struct Schedule {
     max: usize,
     size: Option<Dist>,
     period_us: Option<Dist>,
-    rng: ChaCha8Rng,
+    draws: Draws,
     /// µs from the first due time to the next block's.
     next_due_us: f64,
 }
@@ -52,32 +94,32 @@ impl Schedule {
     /// period (none: full blast) unless `random` draws it.
     pub fn new(blocksize: usize, period_us: Option<f64>, random: Option<&RandomSpec>) -> Schedule {
         let law = |l: Option<Law>| l.map(|l| Param::Law(l).dist());
-        let (size, drawn_period, rng) = match random {
+        let (size, drawn_period, draws) = match random {
             Some(r) => (
                 law(r.blocksize),
                 law(r.period_us),
-                rng::stream(r.seed, r.replication, rng::ids::app(r.connection)),
+                Draws::connection(r.seed, r.replication, r.connection),
             ),
-            None => (None, None, rng::stream(0, 0, 0)),
+            None => (None, None, Draws::connection(0, 0, 0)),
         };
         Schedule {
             max: blocksize,
             size,
             period_us: drawn_period.or(period_us.map(Dist::Fixed)),
-            rng,
+            draws,
             next_due_us: 0.0,
         }
     }
 
     /// The next block, of at most `left` bytes (None: no limit).
     pub fn next(&mut self, left: Option<u64>) -> Block {
-        // The simulator's order of draws: the interval to the next block when a block
-        // falls due, then the block's size when it is written.
+        // Draws' order: the interval to the next block as this one falls due,
+        // then this block's size as it is written.
         let (due, interval) = match self.period_us {
             None => (None, None),
             Some(p) => {
                 let due = self.next_due_us;
-                let gap = p.sample(&mut self.rng);
+                let gap = self.draws.interval_us(p);
                 self.next_due_us += gap;
                 (
                     Some(Duration::from_secs_f64(due * 1e-6)),
@@ -85,11 +127,8 @@ impl Schedule {
                 )
             }
         };
-        let len = match self.size {
-            Some(d) => (d.sample(&mut self.rng).round() as usize).clamp(1, self.max),
-            None => self.max,
-        };
-        let len = left.map_or(len, |l| l.min(len as u64) as usize);
+        let len = self.draws.block_len(self.size, self.max as u64);
+        let len = left.map_or(len, |l| l.min(len)) as usize;
         Block { len, due, interval }
     }
 }

@@ -1,9 +1,43 @@
-//! Distributions that stand in for a traffic parameter (NetSpec's random-rate
-//! traffic): a block size or an inter-block time drawn anew for every block.
+//! The laws of a traffic parameter (NetSpec's random-rate traffic): a block
+//! size or an inter-block time, a fixed value or drawn anew for every block
+//! from a uniform or exponential law. [`Param`] is how an experiment writes
+//! one (the simulator's run spec and the real engine's source spec alike),
+//! [`Dist`] what a source draws from.
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 use std::fmt;
+
+/// A traffic parameter: a number, or a law it is drawn from anew for every block
+/// (NetSpec's random-rate traffic): `{"uniform": [min, max]}`, `{"exponential": mean}`.
+#[derive(Copy, Clone, Debug, Deserialize, Serialize)]
+#[serde(
+    untagged,
+    expecting = "a number, {\"uniform\": [min, max]} or {\"exponential\": mean}"
+)]
+pub enum Param {
+    Value(f64),
+    Law(Law),
+}
+
+/// A law a parameter is drawn from, as an experiment writes it.
+#[derive(Copy, Clone, Debug, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum Law {
+    Uniform([f64; 2]),
+    Exponential(f64),
+}
+
+impl Param {
+    pub fn dist(self) -> Dist {
+        match self {
+            Param::Value(v) => Dist::Fixed(v),
+            Param::Law(Law::Uniform([lo, hi])) => Dist::Uniform(lo, hi),
+            Param::Law(Law::Exponential(mean)) => Dist::Exponential(mean),
+        }
+    }
+}
 
 /// A value, or a law to draw it from. Units are the parameter's own.
 #[derive(Copy, Clone, Debug, PartialEq)]

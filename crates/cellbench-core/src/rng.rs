@@ -1,6 +1,8 @@
 //! Random streams: one master seed plus a replication number; every component
 //! draws from its own stream derived from (seed, replication, stream id), so
-//! adding a component never perturbs another's draws.
+//! adding a component never perturbs another's draws. The simulator's hosts
+//! and transfers draw here, and the real engine's agents draw their
+//! connection's stream (`traffic::Draws`), so one seed names one schedule.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -27,7 +29,8 @@ pub mod ids {
     pub fn host_timers(h: usize) -> u64 {
         0x1000 + h as u64
     }
-    /// Transfer `t`'s application draws (random block sizes and intervals).
+    /// Transfer `t`'s application draws (random block sizes and intervals), in
+    /// every engine (`traffic::Draws`).
     pub fn app(t: usize) -> u64 {
         0x3000 + t as u64
     }

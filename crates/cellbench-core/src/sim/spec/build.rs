@@ -1,0 +1,662 @@
+//! A run spec built into the simulator's scenario, every value checked first (an
+//! error names the value and what was expected): the hosts' adapters and the ports
+//! to them, two ports per trunk, then per connection its circuit pair and its transfer.
+
+use super::routing::Routes;
+use super::{
+    err, seconds, time_in, ConnSpec, HostSpec, Param, RunSpec, SwitchSpec, Traffic, UpcSpec,
+    MAX_BLOCK,
+};
+use crate::atm::gcra::{Action, CellRate, Contract};
+use crate::atm::phy::{Framing, Phy};
+use crate::host::profile::{HostProfile, UnknownProfile};
+use crate::host::rr::Transaction;
+use crate::host::ttcp::{Limit, Pace};
+use crate::sim::era::{FIBRE_PS_PER_M, IFQ_MAXLEN};
+use crate::sim::guard::DEFAULT_EVENT_BUDGET;
+use crate::sim::net::{
+    AdapterModel, AdapterSpec, CircuitId, CircuitSpec, DropPolicy, Fidelity, FlowControl, Hop,
+    PacedQuantity, PolicerSpec, PortSpec, SpacingMode, Topology, TxSpacing, VcPacing,
+};
+use crate::sim::world::{validate, Protocol, Scenario, ScenarioError, TransferSpec};
+use crate::tcp::Flavour;
+use crate::time::{BitRate, SimTime};
+use crate::traffic::Dist;
+use crate::wire::llc_snap::Encap;
+use std::collections::BTreeMap;
+
+impl UpcSpec {
+    fn contract(&self, what: &str) -> Result<Contract, ScenarioError> {
+        let t = time_in(&format!("{what}: UPC T"), self.t_us, 1e6, "µs", true)?;
+        let tau = time_in(&format!("{what}: UPC tau"), self.tau_us, 1e6, "µs", false)?;
+        let pcr = CellRate::from_interval(t).map_err(|e| err(format!("{what}: {e}")))?;
+        Ok(Contract::Cbr { pcr, cdvt: tau })
+    }
+}
+
+/// What every output port of one switch applies.
+#[derive(Copy, Clone)]
+struct PortRules {
+    buffer_cells: u32,
+    policy: DropPolicy,
+    clp1_threshold_cells: Option<u32>,
+    credits: Option<u32>,
+}
+
+impl SwitchSpec {
+    /// The switch's port rules, checked; `what` names the switch in errors.
+    fn rules(&self, what: &str) -> Result<PortRules, ScenarioError> {
+        let buffer = self.buffer_cells;
+        if buffer == 0 {
+            return Err(err(format!(
+                "{what} buffer_cells 0: every output port needs at least 1 cell"
+            )));
+        }
+        let policy = match (self.policy.as_str(), self.epd_threshold_cells) {
+            ("tail-drop", _) => DropPolicy::TailDrop,
+            ("ppd", _) => DropPolicy::Ppd,
+            ("epd", Some(threshold_cells)) => DropPolicy::Epd { threshold_cells },
+            ("epd", None) => DropPolicy::Epd {
+                threshold_cells: buffer * 3 / 4,
+            },
+            (other, _) => {
+                return Err(err(format!(
+                    "{what} policy {other:?}: expected one of tail-drop, ppd, epd"
+                )))
+            }
+        };
+        if let Some(t) = self.clp1_threshold_cells {
+            if t == 0 || t > buffer {
+                return Err(err(format!(
+                    "{what} clp1_threshold_cells {t}: must be 1 to buffer_cells ({buffer})"
+                )));
+            }
+        }
+        let credits = match (self.flow_control.as_str(), self.credits) {
+            ("none", None) => None,
+            ("none", Some(n)) => {
+                return Err(err(format!(
+                    "{what} credits {n}: credits need flow_control = credit"
+                )))
+            }
+            ("credit", Some(n)) if n >= 1 => Some(n),
+            ("credit", other) => {
+                return Err(err(format!(
+                    "{what} flow_control credit with credits {}: expected credits >= 1 \
+                     (cells per VC per hop)",
+                    other.map_or("unset".to_string(), |n| n.to_string())
+                )))
+            }
+            (other, _) => {
+                return Err(err(format!(
+                    "{what} flow_control {other:?}: expected none or credit"
+                )))
+            }
+        };
+        Ok(PortRules {
+            buffer_cells: buffer,
+            policy,
+            clp1_threshold_cells: self.clp1_threshold_cells,
+            credits,
+        })
+    }
+}
+
+/// What a host's adapter pacing counts, for a connection with `encap_header`
+/// bytes of encapsulation.
+fn paced_quantity(h: &HostSpec, encap_header: u32) -> Result<PacedQuantity, ScenarioError> {
+    match h.pacing_counts.as_str() {
+        "cells" => Ok(PacedQuantity::Cells),
+        "payloads" => Ok(PacedQuantity::CellPayloads),
+        "datagrams" => Ok(PacedQuantity::IpDatagrams { encap_header }),
+        other => Err(err(format!(
+            "host {:?}: pacing_counts {other:?}: expected one of {}",
+            h.name,
+            PacedQuantity::NAMES.join(", ")
+        ))),
+    }
+}
+
+impl HostSpec {
+    /// The host's adapter: the one it names, else its profile's.
+    pub fn adapter_model(&self) -> Result<AdapterModel, ScenarioError> {
+        let names = || {
+            AdapterModel::ALL
+                .iter()
+                .map(|(_, n)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self.adapter.as_deref() {
+            Some(name) => AdapterModel::by_name(name).ok_or_else(|| {
+                err(format!(
+                    "host {:?}: adapter {name:?}: expected one of {}",
+                    self.name,
+                    names()
+                ))
+            }),
+            // Every profile has its adapter (tested): an unknown one is the error.
+            None => AdapterModel::of_profile(&self.profile).ok_or_else(|| {
+                err(format!(
+                    "host {:?}: {}",
+                    self.name,
+                    UnknownProfile(self.profile.clone())
+                ))
+            }),
+        }
+    }
+}
+
+impl HostSpec {
+    /// The host's adapter (its access link, cell spacing, PDU gap and interface
+    /// queue), checked, and the modelled cell rate of its phy, which the switch's
+    /// port to the host runs at.
+    fn adapter(&self) -> Result<(AdapterSpec, BitRate), ScenarioError> {
+        paced_quantity(self, 0)?;
+        let phy: Phy = self
+            .phy
+            .parse()
+            .map_err(|e| err(format!("host {:?}: {e}", self.name)))?;
+        let rate = phy.cell_rate(Framing::Modelled);
+        if !self.distance_m.is_finite() || self.distance_m < 0.0 || self.distance_m > 4.0e7 {
+            return Err(err(format!(
+                "host {:?}: distance {} m: must be between 0 and 40000 km",
+                self.name, self.distance_m
+            )));
+        }
+        let delay = SimTime((self.distance_m * FIBRE_PS_PER_M as f64).round() as u64);
+        let model = self.adapter_model()?;
+        let mode = match (self.spacing_us, self.spacing.as_deref()) {
+            (_, Some(other)) if other != "cell-level" && other != "cell-burst" => {
+                return Err(err(format!(
+                    "host {:?}: spacing {other:?}: expected cell-level or cell-burst",
+                    self.name
+                )))
+            }
+            (None, _) => SpacingMode::Unspaced,
+            (Some(_), Some("cell-burst")) => SpacingMode::CellBurst,
+            (Some(_), _) => SpacingMode::CellLevel,
+        };
+        let timing = model.timing(mode);
+        let gap = match self.pdu_gap_us {
+            Some(us) => time_in(
+                &format!("host {:?}: PDU gap", self.name),
+                us,
+                1e6,
+                "µs",
+                false,
+            )?,
+            None => timing.pdu_gap,
+        };
+        // The adapter's clock counts cell slots and its 0.492 µs idle units
+        // from the unframed cell time (so 27 units give the published
+        // 16.01 µs); the framer only jitters cells by a slot.
+        let grid = phy.cell_rate(Framing::Neglected);
+        let tx = match self.spacing_us {
+            None => TxSpacing::None,
+            Some(us) => {
+                let requested = time_in(
+                    &format!("host {:?}: spacing", self.name),
+                    us,
+                    1e6,
+                    "µs",
+                    true,
+                )?;
+                let spaced = match mode {
+                    SpacingMode::CellBurst => TxSpacing::cell_burst(grid, requested),
+                    _ => TxSpacing::cell_level(grid, requested, self.stall && timing.stall)
+                        .map(|(tx, _)| tx),
+                };
+                spaced.map_err(|e| err(format!("host {:?}: {e}", self.name)))?
+            }
+        };
+        let adapter_rate = match self.spacing_us {
+            Some(_) => grid,
+            None => rate,
+        };
+        let adapter = AdapterSpec {
+            rate: adapter_rate,
+            delay,
+            tx,
+            pdu_gap: gap,
+            tx_queue_pdus: match self.tx_queue_pdus {
+                Some(0) => {
+                    return Err(err(format!(
+                        "host {:?}: tx_queue_pdus 0: the interface queue holds at least 1",
+                        self.name
+                    )))
+                }
+                Some(n) => n,
+                None => IFQ_MAXLEN,
+            },
+        };
+        Ok((adapter, rate))
+    }
+
+    /// The host's processing-cost profile, by its name.
+    fn host_profile(&self) -> Result<HostProfile, ScenarioError> {
+        HostProfile::by_name(&self.profile).ok_or_else(|| {
+            err(format!(
+                "host {:?}: {}",
+                self.name,
+                UnknownProfile(self.profile.clone())
+            ))
+        })
+    }
+}
+
+/// A switch output port under `rules` onto a link of `rate` and `delay`, with
+/// the switch's flow control if it has any; returns the port's number.
+fn add_port(topology: &mut Topology, rules: PortRules, rate: BitRate, delay: SimTime) -> usize {
+    let port = topology.ports.len();
+    if let Some(credits) = rules.credits {
+        topology.flow_control.push(FlowControl { port, credits });
+    }
+    topology.ports.push(PortSpec {
+        rate,
+        delay,
+        buffer_cells: rules.buffer_cells,
+        policy: rules.policy,
+        clp1_threshold_cells: rules.clp1_threshold_cells,
+    });
+    port
+}
+
+/// What a connection's traffic asks of its transmitter.
+struct Load {
+    /// The block size (for request/response, the request's).
+    blocksize: Param,
+    limit: Limit,
+    pace: Pace,
+    transaction: Option<Transaction>,
+}
+
+impl RunSpec {
+    /// Build the simulator's scenario: one switch, port h leading to host h.
+    /// Every value the simulator would refuse is refused here, before anything runs.
+    pub fn scenario(&self) -> Result<Scenario, ScenarioError> {
+        if self.hosts.is_empty() {
+            return Err(err("hosts: at least one host is needed".into()));
+        }
+        let default_rules = self.switch.rules("switch")?;
+        let site_rules = self.site_rules()?;
+        let rules_of = |site: &str| site_rules.get(site).copied().unwrap_or(default_rules);
+        for (i, h) in self.hosts.iter().enumerate() {
+            if self.hosts[..i].iter().any(|o| o.name == h.name) {
+                return Err(err(format!("host {:?} is named twice", h.name)));
+            }
+        }
+        let mut topology = Topology::default();
+        let mut profiles = Vec::new();
+        for h in &self.hosts {
+            let (adapter, rate) = h.adapter()?;
+            topology.adapters.push(adapter);
+            add_port(&mut topology, rules_of(&h.site), rate, adapter.delay);
+            profiles.push(h.host_profile()?);
+        }
+        let routes = self.trunk_ports(&mut topology, &rules_of)?;
+        let mut transfers = Vec::new();
+        for (i, c) in self.connections.iter().enumerate() {
+            transfers.push(self.transfer(i, c, &routes, &profiles, &mut topology)?);
+        }
+        let scenario = Scenario {
+            topology,
+            hosts: profiles,
+            transfers,
+            seed: self.seed,
+            replication: self.replication,
+            fidelity: if self.per_cell {
+                Fidelity::PerCell
+            } else {
+                Fidelity::Train
+            },
+            trace: self.trace,
+            series: self.series,
+            time_limit: seconds("time_limit_s", self.time_limit_s, true)?,
+            event_budget: self.max_events.unwrap_or(DEFAULT_EVENT_BUDGET),
+        };
+        validate(&scenario)?;
+        Ok(scenario)
+    }
+
+    /// The port rules of each site whose switch `sites` gives, checked; a site
+    /// named there must have a host or a trunk.
+    fn site_rules(&self) -> Result<BTreeMap<&str, PortRules>, ScenarioError> {
+        let mut site_rules = BTreeMap::new();
+        for (site, sw) in &self.sites {
+            let known = self.hosts.iter().any(|h| &h.site == site)
+                || self.trunks.iter().any(|t| &t.from == site || &t.to == site);
+            if !known {
+                return Err(err(format!(
+                    "switch {site}: no host or trunk is at site {site:?}"
+                )));
+            }
+            site_rules.insert(site.as_str(), sw.rules(&format!("switch {site}"))?);
+        }
+        Ok(site_rules)
+    }
+
+    /// The index of the host named `name`; `what` says who names it, in the error.
+    fn host_index(&self, name: &str, what: &str) -> Result<usize, ScenarioError> {
+        self.hosts
+            .iter()
+            .position(|h| h.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
+                err(format!(
+                    "{what} {name:?} is not a host of the testbed: expected one of {}",
+                    names.join(", ")
+                ))
+            })
+    }
+
+    /// One output port per trunk direction (after the hosts' ports), with the
+    /// trunk's UPC; the routes between sites over them.
+    fn trunk_ports(
+        &self,
+        topology: &mut Topology,
+        rules_of: &dyn Fn(&str) -> PortRules,
+    ) -> Result<Routes, ScenarioError> {
+        // A site without hosts is a transit switch (a public network's).
+        let mut links = Vec::new();
+        for (i, t) in self.trunks.iter().enumerate() {
+            let what = format!("trunk {i} ({} -> {})", t.from, t.to);
+            if t.from == t.to {
+                return Err(err(format!("{what}: a trunk joins two different sites")));
+            }
+            let phy: Phy = t.phy.parse().map_err(|e| err(format!("{what}: {e}")))?;
+            let rate = phy.cell_rate(Framing::Modelled);
+            let delay = time_in(&format!("{what}: delay"), t.delay_ms, 1e3, "ms", false)?;
+            if let Some(u) = &t.upc {
+                topology.policers.push(PolicerSpec {
+                    port: topology.ports.len(),
+                    vpi: 0,
+                    vci: None,
+                    contract: u.contract(&what)?,
+                    action: match u.action.as_str() {
+                        "discard" => Action::Discard,
+                        "tag" => Action::Tag,
+                        other => {
+                            return Err(err(format!(
+                                "{what}: UPC action {other:?}: expected discard or tag"
+                            )))
+                        }
+                    },
+                });
+            }
+            for (from, to) in [(&t.from, &t.to), (&t.to, &t.from)] {
+                // The port onto the trunk is the `from` site's switch's.
+                let port = add_port(topology, rules_of(from), rate, delay);
+                links.push((from.clone(), to.clone(), port));
+            }
+        }
+        Ok(Routes { links })
+    }
+
+    /// Connection `i` as a transfer, its circuit pair (and its transmitter's
+    /// pacing of it) added to the topology.
+    fn transfer(
+        &self,
+        i: usize,
+        c: &ConnSpec,
+        routes: &Routes,
+        profiles: &[HostProfile],
+        topology: &mut Topology,
+    ) -> Result<TransferSpec, ScenarioError> {
+        let what = format!("connection {i} ({} -> {})", c.transmitter, c.receiver);
+        let src = self.host_index(&c.transmitter, &format!("{what}: transmitter"))?;
+        let dst = self.host_index(&c.receiver, &format!("{what}: receiver"))?;
+        if src == dst {
+            return Err(err(format!(
+                "{what}: transmitter and receiver are the same host"
+            )));
+        }
+        let protocol = match c.protocol.as_str() {
+            "tcp" => Protocol::Tcp,
+            "udp" => Protocol::Udp,
+            other => {
+                return Err(err(format!(
+                    "{what}: protocol {other:?}: expected tcp or udp"
+                )))
+            }
+        };
+        // Each end runs its own host's TCP, unless the connection names one for both.
+        let flavour_of = |host: usize| -> Result<Flavour, ScenarioError> {
+            c.flavour
+                .as_deref()
+                .unwrap_or(&self.hosts[host].flavour)
+                .parse()
+                .map_err(|e| err(format!("{what}: {e}")))
+        };
+        let flavour = flavour_of(src)?;
+        let receiver_flavour = flavour_of(dst)?;
+        let encap: Encap = c.encap.parse().map_err(|e| err(format!("{what}: {e}")))?;
+        let mtu = c.mtu.unwrap_or(encap.default_mtu() as u32);
+        // Each connection gets its own VCI pair on every link.
+        let vci = 100 + 2 * i as u16;
+        let fwd = self.add_circuits(&what, (src, dst), vci, routes, topology)?;
+        if let Some(mbps) = c.pacing_mbps {
+            let counts = paced_quantity(&self.hosts[src], encap.header_len() as u32)?;
+            let adapter_rate = topology.adapters[src].rate;
+            let pace = pacing(&what, mbps, counts, fwd, adapter_rate)?;
+            topology.pacing.push(pace);
+        }
+        let load = traffic_load(&what, c, protocol)?;
+        let (buflen, block_size) =
+            write_sizes(&what, protocol, load.blocksize, load.pace, &profiles[src])?;
+        Ok(TransferSpec {
+            protocol,
+            sender: src,
+            receiver: dst,
+            circuit: fwd,
+            return_circuit: fwd + 1,
+            flavour,
+            receiver_flavour,
+            mtu,
+            encap_header: encap.header_len() as u32,
+            sndbuf: c.sndbuf,
+            rcvbuf: c.rcvbuf,
+            nodelay: c.nodelay,
+            buflen,
+            read_size: c.receiver_blocksize.unwrap_or(buflen),
+            limit: load.limit,
+            pace: load.pace,
+            block_size,
+            transaction: load.transaction,
+            start: seconds(&format!("{what}: start"), c.start_s, false)?,
+            after: c.after.clone(),
+        })
+    }
+
+    /// A connection's two circuits, `src` to `dst` labelled `vci` and back
+    /// labelled `vci + 1` (VPI 0), each over the fewest trunks between the hosts'
+    /// sites and then the port to its host; returns the forward one.
+    fn add_circuits(
+        &self,
+        what: &str,
+        (src, dst): (usize, usize),
+        vci: u16,
+        routes: &Routes,
+        topology: &mut Topology,
+    ) -> Result<CircuitId, ScenarioError> {
+        let fwd = topology.circuits.len();
+        for (from, to, vci) in [(src, dst, vci), (dst, src, vci + 1)] {
+            let (a, b) = (&self.hosts[from].site, &self.hosts[to].site);
+            let path = routes
+                .path(a, b)
+                .ok_or_else(|| err(format!("{what}: no trunk joins site {a:?} to site {b:?}")))?;
+            let hops = path
+                .iter()
+                .chain(std::iter::once(&to))
+                .map(|&port| Hop { port, vpi: 0, vci })
+                .collect();
+            topology.circuits.push(CircuitSpec {
+                src: from,
+                dst: to,
+                vpi: 0,
+                vci,
+                hops,
+            });
+        }
+        Ok(fwd)
+    }
+}
+
+/// The transmitter's adapter pacing circuit `fwd` at `mbps` of what `counts`
+/// counts, checked against what the adapter (its cells at `adapter_rate`) puts
+/// on its link.
+fn pacing(
+    what: &str,
+    mbps: f64,
+    counts: PacedQuantity,
+    fwd: CircuitId,
+    adapter_rate: BitRate,
+) -> Result<VcPacing, ScenarioError> {
+    // At most what the transmitter's adapter puts on its link, of
+    // what the rate counts (a cell carries 48 bytes of a payload).
+    let mut link = adapter_rate.mbps();
+    let mut bound = "the adapter's cell rate".to_string();
+    if counts != PacedQuantity::Cells {
+        link = link * 48.0 / 53.0;
+        bound = format!("the {} the adapter's cells carry", counts.describe());
+    }
+    let rate = (mbps.is_finite() && mbps > 0.0 && mbps <= link)
+        .then(|| BitRate((mbps * 1e6).round() as u64))
+        .ok_or_else(|| {
+            err(format!(
+                "{what}: pacing {mbps} Mb/s: must be > 0 and at most {bound}, \
+                 {link} Mb/s"
+            ))
+        })?;
+    let pace = VcPacing::of(fwd, rate, counts);
+    pace.map_err(|e| err(format!("{what}: {e}")))
+}
+
+/// A connection's traffic, checked, as its transmitter's load: full blast for
+/// a byte count or a time, blocks every period, or netperf TCP_RR transactions.
+fn traffic_load(what: &str, c: &ConnSpec, protocol: Protocol) -> Result<Load, ScenarioError> {
+    let mut transaction = None;
+    let (blocksize, limit, pace) = match c.traffic {
+        Traffic::Full {
+            blocksize,
+            nbytes,
+            duration_s,
+        } => {
+            let limit = match (nbytes, duration_s) {
+                (Some(n), None) => Limit::Bytes(n),
+                (None, Some(d)) => Limit::Duration(seconds(&format!("{what}: duration"), d, true)?),
+                (None, None) => Limit::Bytes(32 * 1024 * 1024),
+                (Some(_), Some(_)) => {
+                    return Err(err(format!("{what}: give nbytes or duration_s, not both")))
+                }
+            };
+            (blocksize, limit, Pace::Full)
+        }
+        Traffic::Burst {
+            blocksize,
+            period_us,
+            duration_s,
+            blocks,
+        }
+        | Traffic::Burstq {
+            blocksize,
+            period_us,
+            duration_s,
+            blocks,
+        } => {
+            let queue = matches!(c.traffic, Traffic::Burstq { .. });
+            let d = seconds(&format!("{what}: duration"), duration_s, true)?;
+            if !(1..=1_000_000).contains(&blocks) {
+                return Err(err(format!(
+                    "{what}: blocks {blocks}: blocks per period must be 1 to 1000000"
+                )));
+            }
+            (
+                blocksize,
+                Limit::Duration(d),
+                Pace::Every {
+                    period_us: period_us.dist(),
+                    queue,
+                    blocks,
+                },
+            )
+        }
+        Traffic::Rr {
+            request,
+            response,
+            duration_s,
+        } => {
+            if protocol != Protocol::Tcp {
+                return Err(err(format!(
+                    "{what}: traffic rr is TCP_RR: protocol {:?} must be tcp",
+                    c.protocol
+                )));
+            }
+            for (name, v) in [("request", request), ("response", response)] {
+                if !(1..=MAX_BLOCK as u32).contains(&v) {
+                    return Err(err(format!(
+                        "{what}: {name} {v} bytes: must be 1 to {MAX_BLOCK} bytes"
+                    )));
+                }
+            }
+            transaction = Some(Transaction { request, response });
+            let d = seconds(&format!("{what}: duration"), duration_s, true)?;
+            // The request is the transmitter's write.
+            (Param::Value(request as f64), Limit::Duration(d), Pace::Full)
+        }
+    };
+    Ok(Load {
+        blocksize,
+        limit,
+        pace,
+        transaction,
+    })
+}
+
+/// The write size (ttcp -l) of a connection's blocks and, for a drawn size, its
+/// law; checked: at least 1 byte, at most the largest write (a UDP datagram's
+/// 65507 bytes), and periods no shorter than one write() on the transmitter.
+fn write_sizes(
+    what: &str,
+    protocol: Protocol,
+    blocksize: Param,
+    pace: Pace,
+    profile: &HostProfile,
+) -> Result<(u32, Option<Dist>), ScenarioError> {
+    // A fixed block size is the write size; a drawn one is capped by it.
+    let max_block = if protocol == Protocol::Udp {
+        65_507.0
+    } else {
+        MAX_BLOCK
+    };
+    let size = blocksize.dist();
+    size.check(&format!("{what}: blocksize"), max_block)
+        .map_err(|e| err(e.to_string()))?;
+    if let Dist::Fixed(least) | Dist::Uniform(least, _) = size {
+        if least < 1.0 {
+            return Err(err(format!(
+                "{what}: blocksize {size}: a block is at least 1 byte"
+            )));
+        }
+    }
+    if let Pace::Every { period_us, .. } = pace {
+        // A source cannot write blocks more often than one write() takes: a
+        // shorter period only adds due-and-skipped blocks (events) to the run.
+        let floor = profile.syscall.as_us_f64();
+        let least = match period_us {
+            Dist::Fixed(v) | Dist::Uniform(v, _) | Dist::Exponential(v) => v,
+        };
+        if least < floor {
+            return Err(err(format!(
+                "{what}: block period {period_us} µs: at least {floor} µs, the time \
+                 one write() takes on {} (no host writes blocks more often)",
+                profile.name
+            )));
+        }
+    }
+    Ok(match size {
+        Dist::Fixed(v) => (v.round() as u32, None),
+        Dist::Uniform(_, hi) => (hi.round() as u32, Some(size)),
+        Dist::Exponential(_) => (max_block as u32, Some(size)),
+    })
+}

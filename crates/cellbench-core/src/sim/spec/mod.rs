@@ -1,0 +1,450 @@
+//! A run described as data: a star testbed (every host on one output-buffered
+//! switch) and a list of connections with NetSpec-style traffic. This is what
+//! the experiment language and the front ends hand to the simulator, as JSON;
+//! unknown keys are errors, and every value is checked before anything runs.
+//!
+//! Here: the schema and its defaults. `build.rs` checks a spec and builds the
+//! simulator's scenario from it, routing circuits between sites by `routing.rs`;
+//! `report.rs` runs it and gives the results in the spec's terms; `tester.rs`
+//! names the places a cell tester can sit and describes its capture.
+
+mod build;
+mod report;
+mod routing;
+#[cfg(test)]
+mod test;
+mod tester;
+
+pub use report::{
+    CellsResult, ConnResult, CycleResult, PolicerResult, PortResult, SpecResult, BUDGET_CUT,
+    TRUNCATED,
+};
+// A host's `distance_m` is fibre at the era's delay; named here too, beside the spec's limits.
+pub use crate::sim::era::FIBRE_PS_PER_M;
+// The traffic laws belong to every engine (`traffic`); a run spec's traffic speaks them.
+pub use crate::traffic::{Law, Param};
+
+use crate::sim::era::{DEFAULT_PORT_BUFFER_CELLS, MACHINE_ROOM_DELAY};
+use crate::sim::world::ScenarioError;
+use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    #[serde(default = "one")]
+    pub seed: u64,
+    #[serde(default)]
+    pub replication: u32,
+    #[serde(default)]
+    pub trace: bool,
+    /// Time series: per connection its sender's cwnd, ssthresh and flight; per
+    /// port its occupancy (`cwnd_series`, `queue_series` in the results).
+    #[serde(default)]
+    pub series: bool,
+    #[serde(default = "an_hour")]
+    pub time_limit_s: f64,
+    /// The run's event budget (`sim::guard`); None: the default.
+    #[serde(default)]
+    pub max_events: Option<u64>,
+    #[serde(default)]
+    pub per_cell: bool,
+    #[serde(default)]
+    pub switch: SwitchSpec,
+    /// A site's switch where it differs from `switch` (its output ports: to its
+    /// hosts, and onto the trunks that leave the site).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sites: BTreeMap<String, SwitchSpec>,
+    pub hosts: Vec<HostSpec>,
+    /// Links between sites' switches (none: every host on one switch).
+    #[serde(default)]
+    pub trunks: Vec<TrunkSpec>,
+    pub connections: Vec<ConnSpec>,
+    /// An ATM cell tester: every cell leaving one place into a pcap file
+    /// (`sim::capture`); None: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cells: Option<CellsSpec>,
+}
+
+/// Where the cell tester sits and the file it writes.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellsSpec {
+    /// A place by its name ([`RunSpec::tester_places`]): a switch output port
+    /// as the ports table names it (a host's name for the port to it, `trunk
+    /// a->b`, or its number) or `adapter:HOST`.
+    pub place: String,
+    /// The pcap file; its description goes beside it, in `PATH.json`.
+    pub path: String,
+    /// The slot the tester counts inter-arrival times in, µs, when it is not
+    /// the link's modelled cell time (an instrument's own unit; None: the link's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_us: Option<f64>,
+}
+
+/// A link between two sites' switches, both directions, each an output port
+/// with the site switch's buffer and policy.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrunkSpec {
+    pub from: String,
+    pub to: String,
+    #[serde(default = "oc3c")]
+    pub phy: String,
+    /// One-way propagation delay.
+    pub delay_ms: f64,
+    /// Usage parameter control on the from→to direction: every cell of VP 0
+    /// (where connections run) entering that port is policed.
+    #[serde(default)]
+    pub upc: Option<UpcSpec>,
+}
+
+/// A CBR contract GCRA(T, τ) and what to do with non-conforming cells.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpcSpec {
+    pub t_us: f64,
+    pub tau_us: f64,
+    #[serde(default = "discard")]
+    pub action: String,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchSpec {
+    #[serde(default = "default_buffer")]
+    pub buffer_cells: u32,
+    #[serde(default = "tail_drop")]
+    pub policy: String,
+    #[serde(default)]
+    pub epd_threshold_cells: Option<u32>,
+    /// CLP-selective discard at every output port: cells with CLP = 1 (tagged
+    /// by a UPC) that find this many cells queued are dropped (None: off).
+    #[serde(default)]
+    pub clp1_threshold_cells: Option<u32>,
+    /// Hop-by-hop flow control at every output port: "none" or "credit" (each VC
+    /// may have `credits` cells in or on the way to the port; `sim::net::credit`).
+    #[serde(default = "no_flow_control", skip_serializing_if = "is_none_text")]
+    pub flow_control: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credits: Option<u32>,
+}
+
+fn no_flow_control() -> String {
+    "none".into()
+}
+fn is_none_text(s: &str) -> bool {
+    s == "none"
+}
+
+impl Default for SwitchSpec {
+    fn default() -> Self {
+        SwitchSpec {
+            buffer_cells: DEFAULT_PORT_BUFFER_CELLS,
+            policy: tail_drop(),
+            epd_threshold_cells: None,
+            clp1_threshold_cells: None,
+            flow_control: no_flow_control(),
+            credits: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    pub name: String,
+    /// The site (switch) the host is attached to.
+    #[serde(default = "lan")]
+    pub site: String,
+    #[serde(default = "ipc")]
+    pub profile: String,
+    #[serde(default = "taxi100")]
+    pub phy: String,
+    #[serde(default = "machine_room")]
+    pub distance_m: f64,
+    /// The adapter's idle time between PDUs, µs; `None`: what the adapter
+    /// model gives for its spacing mode (`AdapterModel::timing`).
+    #[serde(default)]
+    pub pdu_gap_us: Option<f64>,
+    /// The host adapter (`sba100`, `sba200`, `pca200`, `vma200`, `otto`);
+    /// `None`: the one the host's profile had in its study
+    /// (`AdapterModel::of_profile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    /// How the adapter spaces cells when `spacing_us` is given: `cell-level`
+    /// (default; SBA-200 driver 2.2.9) or `cell-burst` (driver 2.3.0: bursts
+    /// of 6–11 cells, `spacing_us` the mean interval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spacing: Option<String>,
+    #[serde(default = "sunos411")]
+    pub flavour: String,
+    /// Adapter cell-level spacing: one cell every this many µs (rounded to the
+    /// adapter's 0.492 µs idle-time grid, counted from the unframed line cell time).
+    #[serde(default)]
+    pub spacing_us: Option<f64>,
+    /// With cell-level spacing on an adapter that has it (the SBA-200), the
+    /// 7–8-slot stall where each 1 KB cluster mbuf of a PDU ends.
+    #[serde(default = "yes")]
+    pub stall: bool,
+    /// What the adapter's per-VC pacing rate counts: "cells" (with headers),
+    /// "payloads" (48-byte cell payloads) or "datagrams" (IP datagrams).
+    #[serde(default = "cells")]
+    pub pacing_counts: String,
+    /// The adapter's interface queue in PDUs (None: BSD's ifq_maxlen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_queue_pdus: Option<usize>,
+}
+
+impl HostSpec {
+    /// A host with every default (what `{"name": name}` reads as): a SPARCstation
+    /// IPC with SunOS 4.1.1 on 100 Mb/s TAXI, a machine room from the switch.
+    pub fn named(name: &str) -> HostSpec {
+        HostSpec {
+            name: name.to_string(),
+            site: lan(),
+            profile: ipc(),
+            phy: taxi100(),
+            distance_m: machine_room(),
+            pdu_gap_us: None,
+            adapter: None,
+            spacing: None,
+            flavour: sunos411(),
+            spacing_us: None,
+            stall: yes(),
+            pacing_counts: cells(),
+            tx_queue_pdus: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnSpec {
+    pub transmitter: String,
+    pub receiver: String,
+    #[serde(default = "tcp")]
+    pub protocol: String,
+    #[serde(default)]
+    pub flavour: Option<String>,
+    #[serde(default)]
+    pub mtu: Option<u32>,
+    #[serde(default = "vc_mux")]
+    pub encap: String,
+    #[serde(default = "max_buf")]
+    pub sndbuf: u32,
+    #[serde(default = "max_buf")]
+    pub rcvbuf: u32,
+    #[serde(default)]
+    pub nodelay: bool,
+    pub traffic: Traffic,
+    #[serde(default)]
+    pub receiver_blocksize: Option<u32>,
+    /// The transmitter's adapter paces this connection's cells at this rate (Mb/s).
+    #[serde(default)]
+    pub pacing_mbps: Option<f64>,
+    /// Seconds after t = 0, or with `after`, after the last of those connections ended.
+    #[serde(default)]
+    pub start_s: f64,
+    /// Earlier connections (by index) that must all have ended before this one
+    /// starts: NetSpec's `serial { }` on one timeline, the network as they left it.
+    #[serde(default)]
+    pub after: Vec<usize>,
+}
+
+impl ConnSpec {
+    /// A connection with every default but its ends and traffic: TCP of the
+    /// transmitter's flavour, VC-mux at its MTU, the largest SunOS buffers.
+    pub fn new(transmitter: &str, receiver: &str, traffic: Traffic) -> ConnSpec {
+        ConnSpec {
+            transmitter: transmitter.to_string(),
+            receiver: receiver.to_string(),
+            protocol: tcp(),
+            flavour: None,
+            mtu: None,
+            encap: vc_mux(),
+            sndbuf: max_buf(),
+            rcvbuf: max_buf(),
+            nodelay: false,
+            traffic,
+            receiver_blocksize: None,
+            pacing_mbps: None,
+            start_s: 0.0,
+            after: Vec::new(),
+        }
+    }
+}
+
+/// NetSpec traffic types (the sink side is implied by the connection).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Traffic {
+    /// As fast as possible: ttcp's "full blast".
+    Full {
+        #[serde(default = "default_block")]
+        blocksize: Param,
+        #[serde(default)]
+        nbytes: Option<u64>,
+        #[serde(default)]
+        duration_s: Option<f64>,
+    },
+    /// A block every period (constant rate); a block due while a write is pending is
+    /// skipped. With `blocks`, that many blocks every period, written back to back.
+    Burst {
+        blocksize: Param,
+        period_us: Param,
+        duration_s: f64,
+        #[serde(default = "one_block", skip_serializing_if = "is_one_block")]
+        blocks: u32,
+    },
+    /// As `burst`, but a block due while a write is pending is queued.
+    Burstq {
+        blocksize: Param,
+        period_us: Param,
+        duration_s: f64,
+        #[serde(default = "one_block", skip_serializing_if = "is_one_block")]
+        blocks: u32,
+    },
+    /// netperf TCP_RR: the transmitter sends a request of `request` bytes, the
+    /// receiver reads it whole and answers `response` bytes, the transmitter
+    /// reads that whole and sends the next; transactions for `duration_s`.
+    /// As netperf's -s and -S, the connection's `sndbuf` sizes both socket
+    /// buffers of the transmitter (the client), `rcvbuf` both of the receiver.
+    Rr {
+        #[serde(default = "one_byte")]
+        request: u32,
+        #[serde(default = "one_byte")]
+        response: u32,
+        duration_s: f64,
+    },
+}
+
+/// netperf's default request and response size (-r 1,1).
+fn one_byte() -> u32 {
+    1
+}
+
+// The serde defaults: what a key left out of a spec reads as (the constructors
+// `RunSpec::new`, `HostSpec::named` and `ConnSpec::new` give the same).
+fn one() -> u64 {
+    1
+}
+fn an_hour() -> f64 {
+    3600.0
+}
+fn default_buffer() -> u32 {
+    DEFAULT_PORT_BUFFER_CELLS
+}
+fn tail_drop() -> String {
+    "tail-drop".into()
+}
+fn ipc() -> String {
+    "sparc-ipc".into()
+}
+fn discard() -> String {
+    "discard".into()
+}
+fn cells() -> String {
+    "cells".to_string()
+}
+fn yes() -> bool {
+    true
+}
+fn lan() -> String {
+    "lan".into()
+}
+fn oc3c() -> String {
+    "oc3c".into()
+}
+fn taxi100() -> String {
+    "taxi100".into()
+}
+fn machine_room() -> f64 {
+    // The lan-buffers testbed's fibre, in metres.
+    (MACHINE_ROOM_DELAY.0 / FIBRE_PS_PER_M) as f64
+}
+fn sunos411() -> String {
+    "sunos411".into()
+}
+fn tcp() -> String {
+    "tcp".into()
+}
+fn vc_mux() -> String {
+    "vc-mux".into()
+}
+fn max_buf() -> u32 {
+    52_428
+}
+fn default_block() -> Param {
+    Param::Value(8192.0)
+}
+
+fn one_block() -> u32 {
+    1
+}
+fn is_one_block(n: &u32) -> bool {
+    *n == 1
+}
+
+fn err(msg: String) -> ScenarioError {
+    ScenarioError(msg)
+}
+
+/// The longest time a spec may give (any duration, delay, start or limit), seconds.
+pub const MAX_SECONDS: f64 = 1e6;
+
+/// The largest write a drawn block size may ask for (TCP); UDP datagrams stop at 65507.
+pub const MAX_BLOCK: f64 = 1_048_576.0;
+
+/// A time in seconds from the user: finite and >= 0 (or > 0 when `positive`).
+fn seconds(what: &str, v: f64, positive: bool) -> Result<SimTime, ScenarioError> {
+    time_in(what, v, 1.0, "s", positive)
+}
+
+/// A time the user gave in `unit` (`per_second` of them make a second), checked
+/// finite and >= 0 (> 0 when `positive`), at most 10^6 s; errors speak its unit.
+fn time_in(
+    what: &str,
+    v: f64,
+    per_second: f64,
+    unit: &str,
+    positive: bool,
+) -> Result<SimTime, ScenarioError> {
+    let secs = v / per_second;
+    if !v.is_finite() || v < 0.0 || (positive && v == 0.0) || secs > MAX_SECONDS {
+        let want = if positive { "> 0" } else { ">= 0" };
+        let most = MAX_SECONDS * per_second;
+        return Err(err(format!(
+            "{what} {v} {unit}: must be a finite number {want} and at most {most:e} {unit}"
+        )));
+    }
+    Ok(SimTime::from_secs_f64(secs))
+}
+
+impl RunSpec {
+    /// A spec with every default but its hosts and connections: seed 1,
+    /// replication 0, no trace, an hour's limit, one 256-cell tail-drop switch.
+    pub fn new(hosts: Vec<HostSpec>, connections: Vec<ConnSpec>) -> RunSpec {
+        RunSpec {
+            seed: one(),
+            replication: 0,
+            trace: false,
+            series: false,
+            time_limit_s: an_hour(),
+            max_events: None,
+            per_cell: false,
+            switch: SwitchSpec::default(),
+            sites: BTreeMap::new(),
+            hosts,
+            trunks: Vec::new(),
+            connections,
+            cells: None,
+        }
+    }
+
+    /// Parse a JSON spec; the message of a bad one names the key and what was expected.
+    pub fn from_json(text: &str) -> Result<RunSpec, ScenarioError> {
+        serde_json::from_str(text).map_err(|e| err(format!("run spec: {e}")))
+    }
+}
