@@ -24,7 +24,7 @@ from pathlib import Path
 from cellbench.emu import netns
 from cellbench.engines.base import Tables
 from cellbench.engines.rows import ident, port_rows
-from cellbench.engines.walk import walk
+from cellbench.engines.walk import wait_all, walk
 from cellbench.errors import EngineError, UsageError
 from cellbench.real import agents, controller
 from cellbench.real import plan as rplan
@@ -246,21 +246,7 @@ class _Starts:
         return pool, [pool.submit(_connection, self.run, self.where, i, start_at) for i in conns]
 
     def finish(self, job: tuple) -> None:
-        # Waiting on the futures, not Thread.join: a join a signal interrupts can leave
-        # a running thread marked as ended (CPython 3.11's threading), and the
-        # interpreter's exit would not wait for it.
-        pool, futures = job
-        try:
-            errors = [f.exception() for f in futures]
-        except BaseException:
-            # Ctrl-C: stop this run's agents first, or the pool would wait for them.
-            self.stop()
-            raise
-        finally:
-            pool.shutdown(wait=True)
-        first = next((e for e in errors if e is not None), None)
-        if first is not None:
-            raise first
+        wait_all(*job, self.stop)
 
     def margin(self, n: int) -> float:
         return START_MARGIN_S

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from cellbench.experiment.model import Group
 
@@ -56,17 +56,25 @@ def walk(node: Group | int, start_at: float, starts: Starts) -> None:
         groups = [c for c in node.children if isinstance(c, Group)]
         job = starts.launch(conns, start_at) if conns else None
         pool = ThreadPoolExecutor(max_workers=len(groups) + 1)
-        try:
-            futures = [pool.submit(walk, g, start_at, starts) for g in groups]
-            if job is not None:
-                futures.append(pool.submit(starts.finish, job))
-            errors = [f.exception() for f in futures]
-        except BaseException:
-            # Ctrl-C: stop this run's agents first, or the pool would wait for them.
-            starts.stop()
-            raise
-        finally:
-            pool.shutdown(wait=True)
-        first = next((e for e in errors if e is not None), None)
-        if first is not None:
-            raise first
+        futures = [pool.submit(walk, g, start_at, starts) for g in groups]
+        if job is not None:
+            futures.append(pool.submit(starts.finish, job))
+        wait_all(pool, futures, starts.stop)
+
+
+def wait_all(pool: ThreadPoolExecutor, futures: list, stop: Callable[[], None]) -> None:
+    """Wait for every one of ``futures`` (on ``pool``), then raise the first failure.
+    Interrupted (Ctrl-C), ``stop`` first: the pool would wait for the agents. (Waiting
+    on futures, not on Thread.join: a join that a signal interrupts can leave a running
+    thread marked as ended, CPython 3.11, and the interpreter's exit then does not wait
+    for it.)"""
+    try:
+        errors = [f.exception() for f in futures]
+    except BaseException:
+        stop()
+        raise
+    finally:
+        pool.shutdown(wait=True)
+    first = next((e for e in errors if e is not None), None)
+    if first is not None:
+        raise first
