@@ -2,9 +2,9 @@
 //! (Ctrl-C in the front end) that every simulation running in the process
 //! honours within `CHECK_EVERY` steps of its event loop. A run that spends its
 //! budget ends there, as one the simulated-time limit cuts: its connections not
-//! completed, their rates so far (world.rs).
+//! completed, their rates so far (`sim::world`).
 
-use super::world::ScenarioError;
+use super::scenario::ScenarioError;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Steps of the event loop (an event, or a network delivery) a run may take when

@@ -8,6 +8,7 @@ pub mod event;
 pub mod explain;
 pub mod guard;
 pub mod net;
+pub mod scenario;
 pub mod spec;
 pub mod testbeds;
 pub mod world;

@@ -427,7 +427,7 @@ impl RunSpec {
                 why.evidence = transaction_evidence(n, t);
             }
         }
-        // A cut run reports its rate so far (world.rs) and says it was cut.
+        // A cut run reports its rate so far (world/results.rs) and says it was cut.
         if !t.completed {
             // Whatever else bound it, the run did not finish: say so first.
             let by = match r.budget_cut {

@@ -1,0 +1,818 @@
+//! Naming the limit of one connection: [`classify`]'s rules, tried in order,
+//! each with the sentence of evidence it gives. Apart from the facts: the
+//! judgement, and its order, is the one place that decides what bound a
+//! transfer.
+
+use super::facts::{Facts, WindowFacts};
+use super::limits::{
+    LimitedBy, APPLICATION_SHARE, CPU_BUSY, CPU_BUSY_JOINT, LINK_SHARE, NAGLE_HOLD, WINDOW_CLOSED,
+    WINDOW_SHARE,
+};
+
+/// A connection's limit and the evidence for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explanation {
+    pub limited_by: LimitedBy,
+    pub evidence: String,
+}
+
+fn mbps(bps: f64) -> String {
+    format!("{:.2} Mb/s", bps / 1e6)
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", 100.0 * x)
+}
+
+/// Name the limit of one connection.
+///
+/// The rules, tried in this order (the first that holds wins):
+/// 1. `application`: a paced source got >= [`APPLICATION_SHARE`] of its offered
+///    load. First, because a source that gets what it asks for was bound by
+///    nothing else (its writes may well wait in the circular wait, harmlessly).
+/// 2. `lockstep`: the circular wait took most of the transfer. It paces the
+///    transfer at one release per timer tick, far below every other bound.
+/// 3. `link`: throughput >= [`LINK_SHARE`] of the path's rate; or parallel
+///    connections through the path's slowest port together carry that share of
+///    it. A full link is the hard ceiling; before the CPU, since a host that
+///    keeps a link full may be busy doing so.
+/// 4. `host-cpu`: the sender's or receiver's CPU busy >= [`CPU_BUSY`] of the
+///    transfer. Before the window: a saturated CPU stretches the round trip,
+///    which would make the window look like the limit.
+/// 5. `window`: throughput >= [`WINDOW_SHARE`] of peak flight / minimum RTT;
+///    or of the mean window in flight when it closed / the mean time until it
+///    let the next new segment go (the round trip with both hosts' work in it:
+///    a stop-and-wait of one segment spends most of its loop in the hosts),
+///    if those closed cycles span >= [`WINDOW_CLOSED`] of the transfer.
+/// 6. `policing`: the UPC discarded cells of this connection and data PDUs were lost.
+/// 7. `cell-loss`: cells lost in switch buffers (or PDUs at the interface
+///    queue), and TCP retransmitted or timed out.
+/// 8. `nagle`: the sender held back data its window allowed for >= [`NAGLE_HOLD`]
+///    of the transfer (a window that is not whole segments, a receiver that
+///    ACKs late): measured like the circular wait, but not timer-paced.
+/// 9. `host-cpu`, jointly: neither CPU reached [`CPU_BUSY`], but their busy
+///    shares add up to >= [`CPU_BUSY_JOINT`] of the transfer. Each host's work
+///    waits for the other's: a window of a few segments passes the turn back
+///    and forth (the receiver takes a segment in and reads it before it
+///    acknowledges, the sender takes the ACK in and writes and copies before
+///    the next segment goes), so the per-segment work of both, added along
+///    that cycle, sets the pace. Last: any bound or loss above explains the
+///    transfer better than the sum of two CPUs' shares.
+///
+/// Losses come after the bounds: a transfer that still reached a bound lost
+/// too little to matter; one that reached none was held back by recovering
+/// from its losses (timeouts, slow start). Policing before buffer loss: when
+/// both happen, the contract decides. Nagle after the losses: a sender
+/// recovering from loss also holds back the odd piece of its shrunken
+/// congestion window. Otherwise `undetermined`, with how near each bound came.
+/// Shares of the transfer's time need its interval: a transfer whose last
+/// write never returned has none, and is judged by its losses alone.
+pub fn classify(f: &Facts) -> Explanation {
+    RULES
+        .iter()
+        .find_map(|rule| rule(f))
+        .unwrap_or_else(|| undetermined(f))
+}
+
+/// One rule of [`classify`]: the explanation if it holds.
+type Rule = fn(&Facts) -> Option<Explanation>;
+
+/// [`classify`]'s rules in their order (see there why).
+const RULES: [Rule; 11] = [
+    application,
+    lockstep,
+    link,
+    shared_link,
+    host_cpu,
+    window_over_rtt,
+    window_closed,
+    policing,
+    cell_loss,
+    nagle,
+    host_cpus_jointly,
+];
+
+/// A rule that holds: its limit and evidence.
+fn done(limited_by: LimitedBy, evidence: String) -> Option<Explanation> {
+    Some(Explanation {
+        limited_by,
+        evidence,
+    })
+}
+
+impl Facts {
+    /// The measured throughput's share of a bound (0 for no bound).
+    fn share(&self, bound: f64) -> f64 {
+        if bound > 0.0 {
+            self.throughput_bps / bound
+        } else {
+            0.0
+        }
+    }
+
+    /// A share of ttcp -t's interval (none if it never closed).
+    fn of_transfer(&self, secs: f64) -> f64 {
+        if self.sender_seconds > 0.0 {
+            (secs / self.sender_seconds).min(1.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// The window in flight over the shortest round trip, bit/s.
+    fn window_bound(&self) -> Option<(&WindowFacts, f64)> {
+        self.window.as_ref().and_then(|w| {
+            let secs = w.min_rtt.as_secs_f64();
+            (secs > 0.0 && w.peak_flight > 0).then(|| (w, w.peak_flight as f64 * 8.0 / secs))
+        })
+    }
+
+    /// The losses, for the evidence of a loss rule.
+    fn losses(&self) -> String {
+        let mut s = format!(
+            "{} of {} data PDUs lost ({:.1}%)",
+            self.data_pdus_lost,
+            self.data_pdus_sent,
+            if self.data_pdus_sent > 0 {
+                100.0 * self.data_pdus_lost as f64 / self.data_pdus_sent as f64
+            } else {
+                0.0
+            }
+        );
+        if self.tcp {
+            s += &format!(
+                "; {} retransmitted, {} timeouts",
+                self.retransmitted_segments, self.timeouts
+            );
+        }
+        s + &format!("; measured {}", mbps(self.throughput_bps))
+    }
+}
+
+/// Rule 1, `application`: a paced source got its offered load.
+fn application(f: &Facts) -> Option<Explanation> {
+    let measured = f.throughput_bps;
+    if let Some(offered) = f.offered_bps {
+        if f.share(offered) >= APPLICATION_SHARE {
+            return done(
+                LimitedBy::Application,
+                format!(
+                    "paced source offers {}; measured {} ({})",
+                    mbps(offered),
+                    mbps(measured),
+                    pct(f.share(offered))
+                ),
+            );
+        }
+    }
+    None
+}
+
+/// Rule 2, `lockstep`: the circular wait took most of the transfer.
+fn lockstep(f: &Facts) -> Option<Explanation> {
+    let measured = f.throughput_bps;
+    if f.tcp && f.lockstep {
+        // Without Nagle holding data, the sender waited in the application: a
+        // send that returns only once acknowledged (Winsock AFD, `nt351`).
+        // With the window the sender knew closed, the receiver (all of it read)
+        // held back the update that reopens it until its timer.
+        let (who, how) = if f.window_wait_seconds >= 0.5 * f.circular_wait_seconds {
+            (
+                "window-update/delayed-ACK",
+                format!(
+                    "; window closed {:.2} s: the receiver, its buffer read, left the update to its delayed-ACK timer",
+                    f.window_wait_seconds
+                ),
+            )
+        } else if f.holding_seconds < 0.5 * f.circular_wait_seconds {
+            ("unacknowledged-send/delayed-ACK", String::new())
+        } else {
+            ("Nagle/delayed-ACK", String::new())
+        };
+        return done(
+            LimitedBy::Lockstep,
+            format!(
+                "{who} circular wait {:.2} s of {:.2} s ({}){how}; measured {}",
+                f.circular_wait_seconds,
+                f.sender_seconds,
+                pct(f.of_transfer(f.circular_wait_seconds)),
+                mbps(measured)
+            ),
+        );
+    }
+    None
+}
+
+/// Rule 3, `link`: the path's rate.
+fn link(f: &Facts) -> Option<Explanation> {
+    let measured = f.throughput_bps;
+    if let Some(p) = &f.path {
+        if f.share(p.payload_bps) >= LINK_SHARE {
+            return done(
+                LimitedBy::Link,
+                format!(
+                    "{} carries at most {} in {}-byte {} ({} cells); measured {} ({})",
+                    p.bottleneck,
+                    mbps(p.payload_bps),
+                    p.unit_bytes,
+                    if f.tcp { "segments" } else { "datagrams" },
+                    p.unit_cells,
+                    mbps(measured),
+                    pct(f.share(p.payload_bps))
+                ),
+            );
+        }
+    }
+    None
+}
+
+/// Rule 3, `link`, shared: parallel connections fill the path's slowest port.
+fn shared_link(f: &Facts) -> Option<Explanation> {
+    let measured = f.throughput_bps;
+    if let Some(s) = &f.shared {
+        if s.connections > 1 && s.total_bps >= LINK_SHARE * s.capacity_bps {
+            return done(
+                LimitedBy::Link,
+                format!(
+                    "{} connections share {} (at most {}): together {} ({}); this one {}",
+                    s.connections,
+                    s.port,
+                    mbps(s.capacity_bps),
+                    mbps(s.total_bps),
+                    pct(s.total_bps / s.capacity_bps),
+                    mbps(measured)
+                ),
+            );
+        }
+    }
+    None
+}
+
+/// Rule 4, `host-cpu`: the sender's or the receiver's CPU saturated.
+fn host_cpu(f: &Facts) -> Option<Explanation> {
+    let measured = f.throughput_bps;
+    if let Some(busy) = f.cpu_busy {
+        let side = if busy[1] >= busy[0] { 1 } else { 0 };
+        if busy[side] >= CPU_BUSY {
+            let names = ["sender", "receiver"];
+            return done(
+                LimitedBy::HostCpu,
+                format!(
+                    "{} CPU ({}) busy {} of the transfer ({} {}); measured {}",
+                    names[side],
+                    f.cpu_profiles[side],
+                    pct(busy[side]),
+                    names[1 - side],
+                    pct(busy[1 - side]),
+                    mbps(measured)
+                ),
+            );
+        }
+    }
+    None
+}
+
+/// Rule 5, `window`: the peak flight over the shortest round trip.
+fn window_over_rtt(f: &Facts) -> Option<Explanation> {
+    let measured = f.throughput_bps;
+    if let Some((w, bound)) = f.window_bound() {
+        if f.tcp && f.share(bound) >= WINDOW_SHARE {
+            return done(
+                LimitedBy::Window,
+                format!(
+                    "window {} B in flight (sndbuf {}, rcvbuf {}) / RTT {:.2} ms = {}; measured {} ({})",
+                    w.peak_flight,
+                    w.sndbuf,
+                    w.rcvbuf,
+                    w.min_rtt.as_secs_f64() * 1e3,
+                    mbps(bound),
+                    mbps(measured),
+                    pct(f.share(bound))
+                ),
+            );
+        }
+    }
+    None
+}
+
+/// Rule 5, `window`, closed: the window over the round trip it actually took.
+fn window_closed(f: &Facts) -> Option<Explanation> {
+    let measured = f.throughput_bps;
+    // The same rule over the round trip the window actually took. When the
+    // window is as small as a segment or two, the hosts' work is most of the
+    // loop (the receiver must take the data in and read it before it opens the
+    // window, the sender must take the update in and write and copy the next
+    // segment), so a segment's round trip to its ACK overstates what the
+    // window allows.
+    if let Some(w) = f.window.as_ref().filter(|_| f.tcp) {
+        let closed = f.of_transfer(w.closed_time.as_secs_f64());
+        let bound = w.closed_bound_bps().filter(|&b| f.share(b) >= WINDOW_SHARE);
+        if let Some(bound) = bound.filter(|_| closed >= WINDOW_CLOSED) {
+            let n = w.closed_cycles as f64;
+            return done(
+                LimitedBy::Window,
+                format!(
+                    "window {:.0} B in flight (sndbuf {}, rcvbuf {}) closed {} times ({} of the transfer); \
+                     round trip with both hosts' work {:.2} ms (segment out to its ACK in {:.2} ms) = {}; measured {} ({})",
+                    w.closed_bytes as f64 / n,
+                    w.sndbuf,
+                    w.rcvbuf,
+                    w.closed_cycles,
+                    pct(closed),
+                    w.closed_time.as_secs_f64() * 1e3 / n,
+                    w.min_rtt.as_secs_f64() * 1e3,
+                    mbps(bound),
+                    mbps(measured),
+                    pct(f.share(bound))
+                ),
+            );
+        }
+    }
+    None
+}
+
+/// Rule 6, `policing`: the UPC discarded cells, and data PDUs were lost.
+fn policing(f: &Facts) -> Option<Explanation> {
+    if f.tcp && f.cells_policed > 0 && f.data_pdus_lost > 0 {
+        return done(
+            LimitedBy::Policing,
+            format!("UPC discarded {} cells; {}", f.cells_policed, f.losses()),
+        );
+    }
+    None
+}
+
+/// Rule 7, `cell-loss`: cells lost at buffers, and TCP recovered.
+fn cell_loss(f: &Facts) -> Option<Explanation> {
+    let buffer_loss = f.cells_lost_in_buffers > 0 || f.pdus_dropped_at_adapter > 0;
+    if f.tcp && buffer_loss && (f.retransmitted_segments > 0 || f.timeouts > 0) {
+        let mut s = format!("{} cells lost in switch buffers", f.cells_lost_in_buffers);
+        if f.pdus_dropped_at_adapter > 0 {
+            s += &format!(
+                ", {} PDUs at the sender's interface queue",
+                f.pdus_dropped_at_adapter
+            );
+        }
+        return done(LimitedBy::CellLoss, format!("{s}; {}", f.losses()));
+    }
+    None
+}
+
+/// Rule 8, `nagle`: the sender held back data its window allowed.
+fn nagle(f: &Facts) -> Option<Explanation> {
+    let measured = f.throughput_bps;
+    let held = f.of_transfer(f.holding_seconds);
+    if f.tcp && held >= NAGLE_HOLD {
+        let mut s = format!(
+            "sender held back a short segment for an ACK (Nagle/sender SWS avoidance) {} of the transfer",
+            pct(held)
+        );
+        if let (Some(w), Some(p)) = (&f.window, &f.path) {
+            let window = w.sndbuf.min(w.rcvbuf);
+            let mss = p.unit_bytes.max(1);
+            s += &format!(
+                "; window {window} B = {} x {mss} B segments + {} B",
+                window / mss,
+                window % mss
+            );
+        }
+        if let Some(b) = f.cpu_busy {
+            s += &format!("; CPU busy {} sender, {} receiver", pct(b[0]), pct(b[1]));
+        }
+        return done(
+            LimitedBy::Nagle,
+            format!("{s}; measured {}", mbps(measured)),
+        );
+    }
+    None
+}
+
+/// Rule 9, `host-cpu`, jointly: the two CPUs' shares fill the transfer.
+fn host_cpus_jointly(f: &Facts) -> Option<Explanation> {
+    let measured = f.throughput_bps;
+    if let Some(busy) = f
+        .cpu_busy
+        .filter(|b| f.tcp && b[0] + b[1] >= CPU_BUSY_JOINT)
+    {
+        // The busier first, as the one-CPU rule names it.
+        let names = ["sender", "receiver"];
+        let (a, b) = if busy[1] >= busy[0] { (1, 0) } else { (0, 1) };
+        let mut s = format!(
+            "{} CPU ({}) busy {} and {} CPU ({}) {} of the transfer: together {}, \
+             each waiting on the other's per-segment work",
+            names[a],
+            f.cpu_profiles[a],
+            pct(busy[a]),
+            names[b],
+            f.cpu_profiles[b],
+            pct(busy[b]),
+            pct(busy[0] + busy[1])
+        );
+        if let Some(w) = f.window.as_ref().filter(|w| w.closed_cycles > 0) {
+            s += &format!(
+                "; window closed {} times ({} of the transfer), {:.0} B in flight",
+                w.closed_cycles,
+                pct(f.of_transfer(w.closed_time.as_secs_f64())),
+                w.closed_bytes as f64 / w.closed_cycles as f64
+            );
+        }
+        return done(
+            LimitedBy::HostCpu,
+            format!("{s}; measured {}", mbps(measured)),
+        );
+    }
+    None
+}
+
+/// No rule held: `undetermined`, with how near each bound came.
+fn undetermined(f: &Facts) -> Explanation {
+    let measured = f.throughput_bps;
+    let held = f.of_transfer(f.holding_seconds);
+    let mut near = Vec::new();
+    if let Some(p) = &f.path {
+        near.push(format!(
+            "{} of the path's {}",
+            pct(f.share(p.payload_bps)),
+            mbps(p.payload_bps)
+        ));
+    }
+    if let Some((_, bound)) = f.window_bound() {
+        near.push(format!(
+            "{} of window/RTT {}",
+            pct(f.share(bound)),
+            mbps(bound)
+        ));
+    }
+    if let Some(b) = f.cpu_busy {
+        near.push(format!(
+            "CPU busy {} sender, {} receiver",
+            pct(b[0]),
+            pct(b[1])
+        ));
+    }
+    if f.tcp && f.holding_seconds > 0.0 {
+        near.push(format!("sender holding {}", pct(held)));
+    }
+    if f.tcp && f.circular_wait_seconds > 0.0 {
+        near.push(format!(
+            "circular wait {}",
+            pct(f.of_transfer(f.circular_wait_seconds))
+        ));
+    }
+    let near = if near.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", near.join(", "))
+    };
+    Explanation {
+        limited_by: LimitedBy::Undetermined,
+        evidence: format!("no bound reached{near}; measured {}", mbps(measured)),
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::sim::explain::{PathRate, SharedLink};
+    use crate::time::SimTime;
+
+    /// A 10 s TCP transfer at 10 Mb/s that reached no bound.
+    fn plain() -> Facts {
+        Facts {
+            tcp: true,
+            throughput_bps: 10e6,
+            sender_seconds: 10.0,
+            offered_bps: None,
+            circular_wait_seconds: 0.0,
+            lockstep: false,
+            window_wait_seconds: 0.0,
+            holding_seconds: 0.0,
+            path: Some(PathRate {
+                payload_bps: 100e6,
+                unit_bytes: 9148,
+                unit_cells: 192,
+                bottleneck: "the port to b (100.00 Mb/s of cells)".into(),
+            }),
+            shared: None,
+            cpu_busy: Some([0.3, 0.4]),
+            cpu_profiles: ["sparc-10".into(), "sparc-ipc".into()],
+            window: Some(WindowFacts {
+                peak_flight: 32768,
+                min_rtt: SimTime::from_ms(10),
+                sndbuf: 32768,
+                rcvbuf: 65536,
+                closed_cycles: 0,
+                closed_bytes: 0,
+                closed_time: SimTime::ZERO,
+            }),
+            cells_policed: 0,
+            cells_lost_in_buffers: 0,
+            pdus_dropped_at_adapter: 0,
+            data_pdus_sent: 1000,
+            data_pdus_lost: 0,
+            retransmitted_segments: 0,
+            timeouts: 0,
+        }
+    }
+
+    fn limit(f: &Facts) -> LimitedBy {
+        classify(f).limited_by
+    }
+
+    #[test]
+    fn nothing_reached_is_undetermined_with_the_distances() {
+        let e = classify(&plain());
+        assert_eq!(e.limited_by, LimitedBy::Undetermined);
+        // window 32768 B / 10 ms = 26.2 Mb/s; 10 Mb/s is 38% of it.
+        assert!(
+            e.evidence.contains("38% of window/RTT 26.21 Mb/s"),
+            "{}",
+            e.evidence
+        );
+        assert!(
+            e.evidence.contains("10% of the path's 100.00 Mb/s"),
+            "{}",
+            e.evidence
+        );
+    }
+
+    #[test]
+    fn a_closed_window_over_its_round_trip_with_host_work() {
+        // Stop-and-wait: one 9148-byte segment per cycle of 2 ms, of which the
+        // path is 0.5 ms; window/path RTT says 146 Mb/s, the cycle 36.6 Mb/s.
+        let mut f = plain();
+        let w = f.window.as_mut().expect("window");
+        (w.peak_flight, w.sndbuf, w.rcvbuf) = (9148, 9148, 9148);
+        w.min_rtt = SimTime::from_us(500);
+        (w.closed_cycles, w.closed_bytes) = (4000, 4000 * 9148);
+        w.closed_time = SimTime::from_ms(8000);
+        f.throughput_bps = 0.80 * 9148.0 * 8.0 / 0.002;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Window);
+        assert!(
+            e.evidence.starts_with("window 9148 B in flight (sndbuf 9148, rcvbuf 9148) closed 4000 times (80% of the transfer); round trip with both hosts' work 2.00 ms (segment out to its ACK in 0.50 ms) = 36.59 Mb/s; measured 29.27 Mb/s (80%)"),
+            "{}",
+            e.evidence
+        );
+        f.throughput_bps *= 0.99;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+        // A window closed for less than half the transfer did not pace it.
+        f.throughput_bps = 36e6;
+        assert_eq!(limit(&f), LimitedBy::Window);
+        let w = f.window.as_mut().expect("window");
+        (w.closed_cycles, w.closed_bytes) = (2400, 2400 * 9148);
+        w.closed_time = SimTime::from_ms(4800);
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+        // A window that never closed says nothing about it.
+        let w = f.window.as_mut().expect("window");
+        (w.closed_cycles, w.closed_bytes, w.closed_time) = (0, 0, SimTime::ZERO);
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+    }
+
+    #[test]
+    fn window_over_rtt_at_its_threshold() {
+        let mut f = plain();
+        f.throughput_bps = 0.80 * 32768.0 * 8.0 / 0.010;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Window);
+        assert!(
+            e.evidence.starts_with("window 32768 B in flight (sndbuf 32768, rcvbuf 65536) / RTT 10.00 ms = 26.21 Mb/s; measured 20.97 Mb/s (80%)"),
+            "{}",
+            e.evidence
+        );
+        f.throughput_bps *= 0.99;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+        // UDP has no window.
+        f.throughput_bps = 25e6;
+        f.tcp = false;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+    }
+
+    #[test]
+    fn a_full_path_is_the_link_even_with_losses() {
+        let mut f = plain();
+        f.throughput_bps = 86e6;
+        f.window.as_mut().unwrap().peak_flight = 200_000;
+        f.cells_lost_in_buffers = 40;
+        f.retransmitted_segments = 1;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Link);
+        assert!(e.evidence.starts_with("the port to b (100.00 Mb/s of cells) carries at most 100.00 Mb/s in 9148-byte segments (192 cells); measured 86.00 Mb/s (86%)"), "{}", e.evidence);
+        f.throughput_bps = 84e6;
+        assert_eq!(limit(&f), LimitedBy::CellLoss);
+    }
+
+    #[test]
+    fn a_shared_port_full_of_parallel_connections_is_the_link() {
+        let mut f = plain();
+        f.shared = Some(SharedLink {
+            port: "the trunk a->b".into(),
+            connections: 3,
+            total_bps: 90e6,
+            capacity_bps: 100e6,
+        });
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Link);
+        assert!(
+            e.evidence.starts_with("3 connections share the trunk a->b"),
+            "{}",
+            e.evidence
+        );
+        // Alone on the port, the same numbers say nothing.
+        f.shared.as_mut().unwrap().connections = 1;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+    }
+
+    #[test]
+    fn a_busy_cpu_comes_before_the_window() {
+        let mut f = plain();
+        f.throughput_bps = 25e6; // 95% of window/RTT too
+        f.cpu_busy = Some([0.7, 0.93]);
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::HostCpu);
+        assert_eq!(
+            e.evidence,
+            "receiver CPU (sparc-ipc) busy 93% of the transfer (sender 70%); measured 25.00 Mb/s"
+        );
+        f.cpu_busy = Some([0.90, 0.5]);
+        assert!(classify(&f)
+            .evidence
+            .starts_with("sender CPU (sparc-10) busy 90%"));
+        f.cpu_busy = Some([0.89, 0.89]);
+        assert_eq!(limit(&f), LimitedBy::Window);
+        f.cpu_busy = None;
+        assert_eq!(limit(&f), LimitedBy::Window);
+    }
+
+    #[test]
+    fn the_lockstep_comes_before_every_bound_but_the_application() {
+        let mut f = plain();
+        f.throughput_bps = 0.33e6;
+        f.lockstep = true;
+        f.circular_wait_seconds = 9.8;
+        f.holding_seconds = 9.9;
+        f.cells_lost_in_buffers = 5;
+        f.timeouts = 1;
+        f.cpu_busy = Some([0.95, 0.95]);
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Lockstep);
+        assert!(
+            e.evidence
+                .starts_with("Nagle/delayed-ACK circular wait 9.80 s of 10.00 s (98%)"),
+            "{}",
+            e.evidence
+        );
+        // A paced source that gets what it offers was not held back by it.
+        f.offered_bps = Some(0.35e6);
+        assert_eq!(limit(&f), LimitedBy::Application);
+        f.offered_bps = Some(1e6);
+        assert_eq!(limit(&f), LimitedBy::Lockstep);
+    }
+
+    #[test]
+    fn a_closed_window_the_receiver_leaves_to_its_timer_is_named_as_such() {
+        // The sender held nothing back: its window was closed, and the receiver,
+        // everything read, sent the update only when its delayed-ACK timer ran out.
+        let mut f = plain();
+        f.throughput_bps = 0.37e6;
+        f.lockstep = true;
+        f.circular_wait_seconds = 9.9;
+        f.window_wait_seconds = 9.8;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Lockstep);
+        assert!(
+            e.evidence
+                .starts_with("window-update/delayed-ACK circular wait 9.90 s of 10.00 s (99%); window closed 9.80 s"),
+            "{}",
+            e.evidence
+        );
+        // With the window open most of the wait, the sender's write was waiting.
+        f.window_wait_seconds = 2.0;
+        assert!(classify(&f)
+            .evidence
+            .starts_with("unacknowledged-send/delayed-ACK circular wait"));
+    }
+
+    #[test]
+    fn two_cpus_that_fill_the_transfer_together_bind_it() {
+        // Neither CPU is saturated, nothing else bound it; together they were
+        // busy for more than the transfer: each waited on the other's work.
+        let mut f = plain();
+        f.cpu_busy = Some([0.55, 0.65]);
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::HostCpu);
+        assert!(
+            e.evidence.starts_with(
+                "receiver CPU (sparc-ipc) busy 65% and sender CPU (sparc-10) 55% of the transfer: together 120%"
+            ),
+            "{}",
+            e.evidence
+        );
+        // Short of the joint share: undetermined, as `plain` (30% + 40%) is.
+        f.cpu_busy = Some([0.4, 0.45]);
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+        // A bound reached first is the better explanation.
+        f.cpu_busy = Some([0.55, 0.65]);
+        f.throughput_bps = 90e6;
+        assert_eq!(limit(&f), LimitedBy::Link);
+    }
+
+    #[test]
+    fn a_paced_source_that_gets_its_load_is_the_application() {
+        let mut f = plain();
+        f.offered_bps = Some(11e6);
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Application);
+        assert_eq!(
+            e.evidence,
+            "paced source offers 11.00 Mb/s; measured 10.00 Mb/s (91%)"
+        );
+        f.offered_bps = Some(12e6);
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+    }
+
+    #[test]
+    fn nagle_needs_most_of_the_transfer_held() {
+        let mut f = plain();
+        f.holding_seconds = 5.0;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Nagle);
+        // min(sndbuf, rcvbuf) = 32768 = 3 x 9148 + 5324.
+        assert!(
+            e.evidence
+                .contains("50% of the transfer; window 32768 B = 3 x 9148 B segments + 5324 B"),
+            "{}",
+            e.evidence
+        );
+        f.holding_seconds = 4.9;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+        // Recovering from losses, a sender holds back pieces of its congestion window.
+        f.holding_seconds = 9.0;
+        f.cells_lost_in_buffers = 300;
+        f.timeouts = 4;
+        assert_eq!(limit(&f), LimitedBy::CellLoss);
+        // A transfer whose interval never closed has no shares of it.
+        f.cells_lost_in_buffers = 0;
+        f.sender_seconds = 0.0;
+        f.throughput_bps = 0.0;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+    }
+
+    #[test]
+    fn policing_comes_before_buffer_loss_and_needs_lost_pdus() {
+        let mut f = plain();
+        f.throughput_bps = 1e3;
+        f.cells_policed = 495;
+        f.cells_lost_in_buffers = 10;
+        f.data_pdus_sent = 15;
+        f.data_pdus_lost = 13;
+        f.retransmitted_segments = 12;
+        f.timeouts = 12;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Policing);
+        assert_eq!(
+            e.evidence,
+            "UPC discarded 495 cells; 13 of 15 data PDUs lost (86.7%); 12 retransmitted, 12 timeouts; measured 0.00 Mb/s"
+        );
+        // Tagged, not discarded: nothing lost to the UPC.
+        f.cells_policed = 0;
+        assert_eq!(limit(&f), LimitedBy::CellLoss);
+        // Losses TCP never had to recover from explain nothing.
+        f.retransmitted_segments = 0;
+        f.timeouts = 0;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+        // A full interface queue is a buffer too.
+        f.cells_lost_in_buffers = 0;
+        f.pdus_dropped_at_adapter = 3;
+        f.timeouts = 1;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::CellLoss);
+        assert!(
+            e.evidence
+                .contains("3 PDUs at the sender's interface queue"),
+            "{}",
+            e.evidence
+        );
+        // UDP does not slow down for losses.
+        f.tcp = false;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+    }
+
+    #[test]
+    fn nothing_measured_is_still_an_answer() {
+        let f = Facts {
+            path: None,
+            window: None,
+            cpu_busy: None,
+            throughput_bps: 0.0,
+            sender_seconds: 0.0,
+            ..plain()
+        };
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Undetermined);
+        assert_eq!(e.evidence, "no bound reached; measured 0.00 Mb/s");
+        let names: Vec<&str> = LimitedBy::ALL.iter().map(|l| l.as_str()).collect();
+        assert_eq!(names.len(), 9);
+        assert!(names.iter().all(|n| !n.is_empty()));
+    }
+}

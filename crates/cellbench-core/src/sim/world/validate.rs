@@ -1,0 +1,101 @@
+//! Checking a scenario before anything runs: every value a run cannot take is
+//! refused with a sentence naming the transfer and the range, never half-run.
+//! Apart from the loop: it reads only the scenario.
+
+use super::{Protocol, Scenario, ScenarioError};
+use crate::host::ttcp::{Limit, Pace};
+use crate::host::udp::MAX_DATAGRAM;
+use crate::time::SimTime;
+
+/// Check a scenario before anything runs: a bad value is reported, never half-run.
+pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
+    for (i, t) in s.transfers.iter().enumerate() {
+        // Both ends take both buffers (a stream's ends, netperf -s/-S).
+        for flavour in [t.flavour, t.receiver_flavour] {
+            let max = flavour.policy().max_sockbuf;
+            for (what, v) in [("send buffer", t.sndbuf), ("receive buffer", t.rcvbuf)] {
+                if v == 0 || v > max {
+                    return Err(ScenarioError(format!(
+                        "transfer {i}: {what} {v} bytes is out of range for {flavour}: 1..={max}"
+                    )));
+                }
+            }
+        }
+        if t.buflen == 0 {
+            return Err(ScenarioError(format!(
+                "transfer {i}: write size 0: must be at least 1 byte"
+            )));
+        }
+        if t.protocol == Protocol::Udp {
+            let max = MAX_DATAGRAM.min(t.sndbuf);
+            if t.buflen > max {
+                return Err(ScenarioError(format!(
+                    "transfer {i}: UDP datagrams of {} bytes: at most {max} (the send buffer and 65507)",
+                    t.buflen
+                )));
+            }
+        }
+        if let Some(x) = t.transaction {
+            if t.protocol != Protocol::Tcp || !matches!(t.limit, Limit::Duration(_)) {
+                return Err(ScenarioError(format!(
+                    "transfer {i}: request/response runs over TCP for a duration"
+                )));
+            }
+            if x.request == 0 || x.response == 0 {
+                return Err(ScenarioError(format!(
+                    "transfer {i}: request {} and response {} bytes: each at least 1 byte",
+                    x.request, x.response
+                )));
+            }
+        }
+        if t.read_size == 0 {
+            return Err(ScenarioError(format!(
+                "transfer {i}: read size 0: must be at least 1 byte"
+            )));
+        }
+        match t.limit {
+            Limit::Bytes(0) => {
+                return Err(ScenarioError(format!(
+                    "transfer {i}: 0 bytes to send: must be at least 1"
+                )))
+            }
+            Limit::Duration(SimTime::ZERO) => {
+                return Err(ScenarioError(format!(
+                    "transfer {i}: duration 0: must be > 0"
+                )))
+            }
+            _ => {}
+        }
+        if let Pace::Every { period_us, .. } = t.pace {
+            let what = format!("transfer {i}: block period (µs)");
+            period_us
+                .check(&what, 1e12)
+                .map_err(|e| ScenarioError(e.to_string()))?;
+        }
+        if let Some(size) = t.block_size {
+            let what = format!("transfer {i}: block size (bytes)");
+            size.check(&what, t.buflen as f64)
+                .map_err(|e| ScenarioError(e.to_string()))?;
+        }
+        if !(576..=65_535 - 8 - t.encap_header).contains(&t.mtu) {
+            return Err(ScenarioError(format!(
+                "transfer {i}: MTU {} is out of range: 576..={} (what one AAL5 PDU carries)",
+                t.mtu,
+                65_535 - 8 - t.encap_header
+            )));
+        }
+        for h in [t.sender, t.receiver] {
+            if h >= s.hosts.len() {
+                return Err(ScenarioError(format!("transfer {i}: no host {h}")));
+            }
+        }
+        // Only earlier transfers: the dependencies can then never form a cycle.
+        if let Some(&a) = t.after.iter().find(|&&a| a >= i) {
+            return Err(ScenarioError(format!(
+                "transfer {i}: starts after transfer {a}, which is not an earlier \
+                 transfer: a transfer waits only for ones before it"
+            )));
+        }
+    }
+    Ok(())
+}
