@@ -24,7 +24,7 @@ import random
 import subprocess
 from pathlib import Path
 
-from cellbench.reproduce.published import lan_buffer_table
+from cellbench.data.published import lan_buffer_table
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(os.environ.get("CB_LAN_GRID", ROOT / "target/release/examples/lan_grid"))

@@ -9,9 +9,9 @@ import pytest
 
 import cellbench
 from cellbench.cli import main
+from cellbench.data.published import lan_buffer_table
 from cellbench.experiment import plots
 from cellbench.experiment.results import Result
-from cellbench.reproduce.published import lan_buffer_table
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -257,11 +257,11 @@ def test_plot_text_has_titles_units_and_legends(lan, load, tmp_path):
     assert f"run {first}," in ts.read_text()
 
 
-def test_trace_parsing(lan):
+def test_trace_segments(lan):
     res = cellbench.experiment.load(lan)
     tr = res.traces()
     first = tr[(tr.run == 0) & (tr.connection == 0)]
-    data, acks = plots.parse_trace(list(first.line))
+    data, acks = plots.segments(first)
     row = res.to_pandas().iloc[0]
     # Every byte of the transfer was sent, and the last ACK covers it and the FIN.
     assert int(data.end.max() - data.start.min()) == row.bytes

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from cellbench.reproduce import fidelity, hetero_lan, published
+from cellbench.data import published
+from cellbench.reproduce import fidelity, hetero_lan
 
 ROOT = Path(__file__).resolve().parents[1]
 

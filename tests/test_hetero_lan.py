@@ -286,7 +286,7 @@ def test_published_maxima_are_the_tables_and_match_the_pairs() -> None:
     import csv
     from pathlib import Path
 
-    from cellbench.reproduce import published
+    from cellbench.data import published
 
     path = Path(__file__).resolve().parents[1] / "python/cellbench/data/hetero_lan_maxima.csv"
     text = path.read_text()
@@ -305,7 +305,7 @@ def test_published_maxima_are_the_tables_and_match_the_pairs() -> None:
 
 
 def test_the_report_prints_the_published_maxima_beside_the_simulated(surfaces) -> None:
-    from cellbench.reproduce import published
+    from cellbench.data import published
 
     table = published.hetero_lan_maxima()
     for m in hetero_lan.maxima(surfaces):

@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 import cellbench
+from cellbench.data.published import LAN_ANOMALOUS, label_size, lan_buffer_table
 from cellbench.reproduce import fidelity, lan_buffers
-from cellbench.reproduce.published import LAN_ANOMALOUS, label_size, lan_buffer_table
 
 # The published tables the project carries (python/cellbench/data, with their sources).
 REFERENCE = Path(__file__).resolve().parents[1] / "python" / "cellbench" / "data"

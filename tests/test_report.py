@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from browser import headers, load, rendered, screenshot, table_rows
 
+from cellbench.data.published import lan_buffer_table
 from cellbench.experiment.report import highlight
-from cellbench.reproduce.published import lan_buffer_table
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 CELLBENCH = [sys.executable, "-m", "cellbench"]

@@ -14,8 +14,8 @@ import sys
 import pytest
 
 from cellbench import calc, wire
+from cellbench.data.published import wan_window_table
 from cellbench.reproduce import fidelity, wan
-from cellbench.reproduce.published import wan_window_table
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

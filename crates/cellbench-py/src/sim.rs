@@ -25,6 +25,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(adapter_models, m)?)?;
     m.add_function(wrap_pyfunction!(stop_runs, m)?)?;
     m.add_function(wrap_pyfunction!(allow_runs, m)?)?;
+    m.add_function(wrap_pyfunction!(vocabulary, m)?)?;
     // A run's event budget when its spec sets none (`max_events`): what the
     // experiment checks estimate against before anything runs.
     m.add("DEFAULT_EVENT_BUDGET", guard::DEFAULT_EVENT_BUDGET)?;
@@ -42,6 +43,17 @@ fn tester_places(spec: &Bound<'_, PyAny>, place: Option<&str>) -> PyResult<Vec<S
         spec.tester_place(p).map_err(value_error)?;
     }
     Ok(spec.tester_places())
+}
+
+/// The simulator's words for its front ends (`sim::vocabulary`): physical layers,
+/// drop policies, limit categories, a spec's defaults and limits, the fibre's
+/// delay, and every result field with its unit.
+#[pyfunction]
+fn vocabulary(py: Python<'_>) -> PyResult<PyObject> {
+    to_py(
+        py,
+        serde_json::to_string(&cellbench_core::sim::vocabulary::vocabulary()),
+    )
 }
 
 /// The host profiles the simulator knows (docs/design.md §6.3).

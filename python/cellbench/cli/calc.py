@@ -16,10 +16,10 @@ from __future__ import annotations
 import argparse
 import math
 
-from cellbench import calc
+from cellbench import calc, vocab
 from cellbench.cli.common import positive_float, positive_int, print_json
 
-_PHYS = "oc3c, oc12c, taxi100, taxi140, e3, ds3 or rate:<Mb/s>"
+_PHYS = ", ".join(vocab.PHYS) + " or rate:<Mb/s>"
 
 
 def _non_negative_float(what: str):
@@ -274,7 +274,7 @@ def _layers(args: argparse.Namespace) -> int:
 def _published_layers(t: dict) -> dict[str, float] | None:
     """The published per-layer figures for this configuration, where the table gives
     them: OC-3c with its SONET framing, Classical IP at MTU 9180 or VC-mux at 9188."""
-    from cellbench.reproduce.published import layer_bandwidth
+    from cellbench.data.published import layer_bandwidth
 
     if t["phy"] != "oc3c" or not t["framing"]:
         return None

@@ -19,9 +19,9 @@ from cellbench.cli.common import (
     print_json,
     seed,
 )
+from cellbench.data.published import size_label
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
 from cellbench.reproduce import STUDIES, emu, lan_buffers, wan, wan_contention, wan_mismatch
-from cellbench.reproduce.published import size_label
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cellbench import vocab
 from cellbench.emu import netns
 from cellbench.engines.base import Tables
 from cellbench.engines.rows import ident, port_rows
@@ -225,7 +226,7 @@ def _network_limit(row: dict, data: dict) -> dict:
     tell a window held by losses from one held by the receiver. Otherwise nothing."""
     if not (data["pdus_lost"] and row.get("retransmits")):
         return {}
-    cause = "policing" if data["cells_policed"] else "cell-loss"
+    cause = vocab.POLICING if data["cells_policed"] else vocab.CELL_LOSS
     return {
         "limited_by": cause,
         "limit_evidence": f"{data['pdus_lost']} of {data['pdus_sent']} data PDUs lost in the "

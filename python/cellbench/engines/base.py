@@ -17,13 +17,15 @@ class Tables:
     ports: list[dict] = field(default_factory=list)
     cwnd: list[dict] = field(default_factory=list)
     queue: list[dict] = field(default_factory=list)
+    policers: list[dict] = field(default_factory=list)
     #: Lines for stderr once the run is stored (through the progress bar).
     lines: list[str] = field(default_factory=list)
     #: Additions to the result's metadata (merged one level deep), e.g. a run's origin.
     meta: dict = field(default_factory=dict)
 
     def stored(self) -> tuple[list[dict], ...]:
-        return self.rows, self.traces, self.ports, self.cwnd, self.queue
+        """The tables in ``results.TABLES``' order."""
+        return self.rows, self.traces, self.ports, self.cwnd, self.queue, self.policers
 
 
 class Engine(Protocol):

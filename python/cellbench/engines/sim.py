@@ -95,7 +95,7 @@ class SimEngine:
 
 def _tables(plan, task, out: dict) -> Tables:
     """The stored rows of one run: per connection, per trace line, per switch port,
-    per cwnd sample and per queue sample (the last two with --series)."""
+    per cwnd sample, per queue sample (the last two with --series) and per UPC."""
     exp = plan.experiments[task.point]
     params = plan.param_values(task.point)
     rows, traces, cwnd = [], [], []
@@ -104,24 +104,14 @@ def _tables(plan, task, out: dict) -> Tables:
         # start_s and end_s, like every measure, come from the simulator: a serial
         # step starts when the run gets there.
         row = connection_row(plan, task, c, params, c.sndbuf, c.rcvbuf)
-        row["events"] = out.get("events")
-        row["sim_seconds"] = out.get("sim_seconds")
-        policers = out.get("policers") or []
-        measures = {**r, **results.cycle_columns(r)}
-        if policers:
-            measures["met_contract"] = all(x["met_contract"] for x in policers)
-        for name, _ in results.ROW_COLUMNS:
-            if name not in row and name in measures:
-                row[name] = measures[name]
-        if isinstance(row.get("cycle_pattern"), list):
-            row["cycle_pattern"] = " -> ".join(row["cycle_pattern"])
+        row.update(results.simulator_measures(out, r, skip=row))
         rows.append(row)
-        for i, line in enumerate(r.get("trace") or []):
-            traces.append({**run, "connection": c.index, "line_no": i, "line": line})
+        traces += results.trace_rows({**run, "connection": c.index}, r)
         for t_s, w, thresh, flight in r.get("cwnd_series") or []:
             cwnd.append(
                 {**run, "connection": c.index, "t_s": t_s, "cwnd": w}
                 | {"ssthresh": thresh, "flight": flight}
             )
     ports, queue = port_rows(run, out.get("ports", []))
-    return Tables(rows, traces, ports, cwnd, queue)
+    policers = [{**run, **p} for p in out.get("policers") or []]
+    return Tables(rows, traces, ports, cwnd, queue, policers)

@@ -27,7 +27,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from cellbench import _native
+from cellbench import _native, vocab
 from cellbench.experiment import testbed as tbmod
 from cellbench.experiment.lang import (
     Block,
@@ -45,17 +45,19 @@ from cellbench.experiment.lang import (
     render,
 )
 
-#: Socket buffers when a test sets none: the largest SunOS 4.1.1 accepts (lan-buffers' default).
-DEFAULT_SOCKBUF = 52428
-DEFAULT_BLOCKSIZE = 8192
-#: Simulated-time limit of one simulation, seconds.
-TIME_LIMIT_S = 3600.0
-#: The simulator's limits (sim::spec), checked here first so that a bad value is named
-#: at its position before anything runs: the largest TCP write (a drawn block size is
-#: capped by it), the largest UDP datagram, the longest block period (µs).
-MAX_BLOCK = 1 << 20
-MAX_DATAGRAM = 65507
-MAX_PERIOD_US = 1e12
+#: Socket buffers when a test sets none: the largest SunOS 4.1.1 accepts (lan-buffers'
+#: default), the block size, and the simulated-time limit of one simulation (seconds):
+#: the simulator's defaults (``vocab.DEFAULTS``).
+DEFAULT_SOCKBUF: int = vocab.DEFAULTS["connection"]["sndbuf"]
+DEFAULT_BLOCKSIZE = int(vocab.DEFAULTS["traffic"]["blocksize"])
+TIME_LIMIT_S: float = vocab.DEFAULTS["run"]["time_limit_s"]
+#: The simulator's limits (``vocab.LIMITS``), checked here first so that a bad
+#: value is named at its position before anything runs: the largest TCP write (a
+#: drawn block size is capped by it), the largest UDP datagram, the longest block
+#: period (µs: the longest time a spec may give).
+MAX_BLOCK: int = vocab.LIMITS["max_block_bytes"]
+MAX_DATAGRAM: int = vocab.LIMITS["max_datagram_bytes"]
+MAX_PERIOD_US: float = vocab.LIMITS["max_seconds"] * 1e6
 U32_MAX = (1 << 32) - 1
 U64_MAX = (1 << 64) - 1
 #: The largest master seed: the simulator takes a u64, but a result stores the seed in

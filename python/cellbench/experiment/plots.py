@@ -36,7 +36,6 @@ except where a figure says ttcp's Mbit/s.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -240,7 +239,7 @@ def _grid(df: pd.DataFrame):
 
 def _published_grid(result, snd, rcv):
     """The published lan-buffers table on the result's cells (NaN where it has none)."""
-    from cellbench.reproduce.published import lan_buffer_table
+    from cellbench.data.published import lan_buffer_table
 
     name = result.meta.get("testbed", {}).get("name")
     if name != "lan-buffers":
@@ -282,7 +281,7 @@ def _heat(ax, snd, rcv, z, text, cmap="viridis", vmin=None, vmax=None):
 def buffer_grid(result, fig, df, picked, by=None, compare=None) -> None:
     from matplotlib.patches import Patch
 
-    from cellbench.reproduce.published import LAN_ANOMALOUS
+    from cellbench.data.published import LAN_ANOMALOUS
 
     facets = _facets(df, by)
     if compare and by:
@@ -444,10 +443,10 @@ def _equal_buffers(df: pd.DataFrame) -> bool:
 
 
 def hetero_pair(result, df: pd.DataFrame):
-    """The hetero-lan pair a result's runs are (reproduce.hetero_lan.PAIRS), or None."""
+    """The hetero-lan pair a result's runs are (data.published.PAIRS), or None."""
     if result.meta.get("testbed", {}).get("name") != "hetero-lan":
         return None
-    from cellbench.reproduce.hetero_lan import PAIRS
+    from cellbench.data.published import PAIRS
 
     ends = set(zip(df["transmitter"], df["receiver"]))
     encap = result.meta["testbed"].get("encap")
@@ -459,7 +458,7 @@ def hetero_pair(result, df: pd.DataFrame):
 
 def _hetero_published(result, df: pd.DataFrame):
     """(pair, published maximum Mb/s, its percent of the TCP payload rate) or None."""
-    from cellbench.reproduce.published import hetero_lan_maxima
+    from cellbench.data.published import hetero_lan_maxima
 
     pair = hetero_pair(result, df)
     published = hetero_lan_maxima().get(pair.name) if pair is not None else None
@@ -544,7 +543,7 @@ def _wan_window_published(result, ax, windows: pd.Series) -> None:
     """The study's published points, and its two bounds: window / RTT (the round
     trip of the testbed's trunks) and the TCP payload rate of the OC-3c path."""
     from cellbench import calc
-    from cellbench.reproduce.published import wan_window_table
+    from cellbench.data.published import wan_window_table
 
     tb = result.meta["testbed"]
     pub = wan_window_table()
@@ -772,35 +771,36 @@ def offered_load(result, fig, df, picked, by=None) -> None:
     ax.set_title("Carried against offered load\n" + _subtitle(result, picked), fontsize=10)
 
 
-_SEG = re.compile(
-    r"^\s*(\d+(?:\.\d+)?) (\S+) > (\S+): \S*\s*(?:(\d+):(\d+)\((\d+)\))?.*?(?: ack (\d+))?"
-)
-
-
-def parse_trace(lines: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def segments(trace: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(data segments: time, start, end, retransmit), (ACKs: time, ack, advertised
-    window win) from a segment trace."""
-    data, acks = [], []
-    sender = None
-    for line in lines:
-        m = _SEG.match(line)
-        if not m:
-            continue
-        t, src = float(m.group(1)), m.group(2)
-        if m.group(6) and int(m.group(6)) > 0:
-            sender = sender or src
-            if src == sender:
-                data.append((t, int(m.group(4)), int(m.group(5))))
-                continue
-        ack = re.search(r" ack (\d+)", line)
-        if ack and sender is not None and src != sender:
-            win = re.search(r" win (\d+)", line)
-            acks.append((t, int(ack.group(1)), int(win.group(1)) if win else np.nan))
-    d = pd.DataFrame(data, columns=["time", "start", "end"])
-    a = pd.DataFrame(acks, columns=["time", "ack", "win"])
-    if not d.empty:
-        high = d["end"].cummax().shift(fill_value=d["start"].iloc[0])
-        d["retransmit"] = d["start"] < high
+    window win) from one connection's stored trace records (the traces table's
+    ``t_s``, ``from_sender``, ``seq``, ``len``, ``ack``, ``win``): the data of the end
+    that sent data first, and the other end's ACKs from then on."""
+    if "seq" not in trace or (len(trace) and trace["seq"].isna().all()):
+        raise PlotError(
+            "this result's trace was stored as lines only (before its segments were "
+            "kept as data): run it again with --trace to draw it"
+        )
+    tr = trace.sort_values("line_no") if "line_no" in trace else trace
+    carries = (tr["len"] > 0).to_numpy()
+    d = pd.DataFrame(columns=["time", "start", "end"])
+    a = pd.DataFrame(columns=["time", "ack", "win"])
+    if not carries.any():
+        return d, a
+    first = int(np.argmax(carries))
+    sender = tr["from_sender"].to_numpy(bool) == bool(tr["from_sender"].iloc[first])
+    after = np.arange(len(tr)) > first
+    data = tr[carries & sender]
+    start = data["seq"].astype("int64")
+    d = pd.DataFrame(
+        {"time": data["t_s"], "start": start, "end": (start + data["len"].astype("int64")) % 2**32}
+    ).reset_index(drop=True)
+    acked = tr[after & ~sender & tr["ack"].notna().to_numpy()]
+    a = pd.DataFrame(
+        {"time": acked["t_s"], "ack": acked["ack"].astype("int64"), "win": acked["win"]}
+    ).reset_index(drop=True)
+    high = d["end"].cummax().shift(fill_value=d["start"].iloc[0])
+    d["retransmit"] = d["start"] < high
     return d, a
 
 
@@ -809,7 +809,7 @@ def time_sequence(result, fig, run=None, connection=None, picked=None) -> None:
     if tr.empty:
         raise PlotError("the result holds no trace: run it with --trace")
     run, connection, sel = _pick_connection(tr, run, connection, "trace")
-    d, a = parse_trace(list(sel["line"]))
+    d, a = segments(sel)
     if d.empty:
         raise PlotError(f"the trace of run {run} connection {connection} has no data segments")
     base = int(d["start"].min())

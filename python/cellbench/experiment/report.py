@@ -4,7 +4,7 @@ The page opens from disk in any browser, with no server and nothing fetched: the
 experiment file as it ran (highlighted by the language's own lexer), each result's
 summary per sweep point and connection (mean, min and max over the replications,
 what bound it and the evidence in one sentence; the published value beside it where
-the repository carries one, ``reproduce.published``), the figures ``cellbench plot``
+the repository carries one, ``data.published``), the figures ``cellbench plot``
 draws for it (the study's, with the published comparison, and one run's
 time-sequence, cwnd and queue figures where stored), and the results of one
 experiment from different engines (sim, emu, real) side by side.
@@ -266,7 +266,7 @@ def published_column(result, summary: pd.DataFrame, rows: pd.DataFrame):
     buffer, wan-window's (Mb/s) by window; None for any other testbed."""
     import pandas as pd
 
-    from cellbench.reproduce.published import lan_buffer_table, wan_window_table
+    from cellbench.data.published import lan_buffer_table, wan_window_table
 
     name = result.meta.get("testbed", {}).get("name")
     if name not in ("lan-buffers", "wan-window") or summary.empty:

@@ -14,7 +14,10 @@
                                       lost, peak, CLP=1 cells lost at the CLP-1 threshold,
                                       cells tagged by a UPC, cells lost by cause: overflow,
                                       PPD, EPD, policed; PDUs damaged)
-      traces/...           (--trace) one row per trace line: run, connection, line
+      traces/...           (--trace) one row per trace line: run, connection, line, and the
+                           segment as data (t_s, from_sender, flags, seq, len, ack, win, reason)
+      policers/...         one row per UPC policer per run: its trunk, cells judged,
+                           conforming and not, whether the stream met its contract
       cwnd/...             (--series) one row per sample of a TCP sender's congestion state:
                            run, connection, t_s, cwnd, ssthresh, flight (bytes; a
                            sample whenever one of them changed; --engine real: TCP_INFO
@@ -44,9 +47,12 @@ checked as far as it can be: every file a part of a run of the result holding th
 run's rows, none missing from a complete result), and ``--resume`` puts a version 2
 result's runs in parts (version 3), keeps its files in ``.format2/`` and extends it. A
 newer version than ``FORMAT_VERSION`` is refused. Adding a column to ``ROW_COLUMNS``
-keeps the version: readers fill a column that older parts lack with nulls
-(``limited_by`` and ``limit_evidence``, what bound each connection, came so), and
-older readers carry a newer column along.
+(or another table) keeps the version: readers fill a column that older parts lack with
+nulls (``limited_by`` and ``limit_evidence``, what bound each connection, came so, and
+every simulator field the vocabulary added), and older readers carry a newer column
+along. The simulator's columns come from its vocabulary (``cellbench.vocab``), in the
+order they were first stored; the real engine and the emulator declare theirs
+(``real/columns.py``, ``emu/columns.py``).
 """
 
 from __future__ import annotations
@@ -63,6 +69,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from cellbench import vocab
+from cellbench.emu import columns as emu_columns
+from cellbench.real import columns as real_columns
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -75,9 +85,9 @@ PART_RUNS = 1000
 #: ... or once its tables hold this many rows together (traces and series are long).
 PART_ROWS = 200_000
 
-#: Columns of every row, in order: identity and configuration, then the simulator's measures.
-#: (name, arrow type name); a measure the engine does not report is null.
-ROW_COLUMNS: list[tuple[str, str]] = [
+#: What the runner knows of a row before its run: identity and configuration
+#: (``engines.rows.connection_row``).
+IDENTITY_COLUMNS: list[tuple[str, str]] = [
     ("run", "int64"),
     ("point", "int64"),
     ("replication", "int64"),
@@ -97,160 +107,147 @@ ROW_COLUMNS: list[tuple[str, str]] = [
     ("sndbuf", "int64"),
     ("rcvbuf", "int64"),
     ("nodelay", "bool"),
-    # When the transmitter started and the connection ended (both applications
-    # finished), simulated seconds: a serial step starts on its predecessor's end.
-    ("start_s", "float64"),
-    ("end_s", "float64"),
-    ("completed", "bool"),
-    ("bytes", "int64"),
-    ("sender_seconds", "float64"),
-    ("receiver_seconds", "float64"),
-    ("throughput_bps", "float64"),
-    ("throughput_mbit_ttcp", "float64"),
-    ("goodput_bps", "float64"),
-    ("lockstep", "bool"),
-    ("circular_wait_seconds", "float64"),
-    ("data_segments", "int64"),
-    ("retransmitted_segments", "int64"),
-    ("timeouts", "int64"),
-    ("receiver_acks", "int64"),
-    ("delayed_acks", "int64"),
-    ("window_updates", "int64"),
-    ("cells_lost", "int64"),
-    ("data_pdus_sent", "int64"),
-    ("data_pdus_lost", "int64"),
-    ("cells_policed", "int64"),
-    ("cells_tagged", "int64"),
-    ("cells_lost_clp", "int64"),
-    ("pdus_dropped_at_adapter", "int64"),
-    ("datagrams_sent", "int64"),
-    ("datagrams_received", "int64"),
-    ("datagrams_dropped_no_buffer", "int64"),
-    ("events", "int64"),
-    ("sim_seconds", "float64"),
-    ("cycle_bytes_per_tick", "float64"),
-    ("cycle_period_s", "float64"),
-    ("cycle_predicted_bps", "float64"),
-    ("cycle_pattern", "string"),
-    # What bound the connection (application, lockstep, link, host-cpu, window,
-    # policing, cell-loss, nagle, undetermined) and the evidence, in one sentence.
-    ("limited_by", "string"),
-    ("limit_evidence", "string"),
-    # Whether every UPC of the run's path saw a conforming cell stream (null: no UPC).
-    ("met_contract", "bool"),
-    # The engine that ran the row (null: the simulator); the real engine's clock and pacing.
-    ("engine", "string"),
-    ("started_s", "float64"),
-    ("ended_s", "float64"),
-    ("late_blocks", "int64"),
-    ("timing_error_p99_us", "float64"),
-    # Request/response (traffic rr): transactions within the test length, and per second.
-    ("transactions", "int64"),
-    ("transaction_rate", "float64"),
-    # The real engine's evidence: the kernel's TCP (congestion control that ran, MSS,
-    # TCP_INFO's busy and limited times), each host's CPU over the connection (busy
-    # share of all CPUs, null under one 10 ms clock tick; the agent's own CPU, 1.0 =
-    # one core) and the interface the
-    # connection used (its counters over the connection: every connection on it
-    # counts; for UDP, datagrams the receiving host dropped at a full socket buffer),
-    # and what the kernel refused (notes).
-    ("congestion", "string"),
-    ("mss", "int64"),
-    ("tcp_busy_s", "float64"),
-    ("rwnd_limited_s", "float64"),
-    ("sndbuf_limited_s", "float64"),
-    ("tx_cpu_busy", "float64"),
-    ("rx_cpu_busy", "float64"),
-    ("tx_agent_cpu", "float64"),
-    ("rx_agent_cpu", "float64"),
-    ("tx_interface", "string"),
-    ("tx_if_bytes", "int64"),
-    ("tx_if_drops", "int64"),
-    ("rx_interface", "string"),
-    ("rx_if_bytes", "int64"),
-    ("rx_if_drops", "int64"),
-    ("rx_udp_rcvbuf_errors", "int64"),
-    ("notes", "string"),
-    ("timing_error_p50_us", "float64"),
-    ("timing_error_max_us", "float64"),
-    ("pacing_realtime", "bool"),
-    # --engine emu: the namespace kernel's congestion control and retransmissions
-    # (TCP_INFO), and the emulator's lateness (actual minus ideal delivery of each PDU,
-    # over the run); real_time: its p99 within one cell time of the slowest link.
-    ("kernel_cc", "string"),
-    ("retransmits", "int64"),
-    ("lateness_p50_us", "float64"),
-    ("lateness_p99_us", "float64"),
-    ("lateness_max_us", "float64"),
-    ("real_time", "bool"),
-    ("emu_cpu_seconds", "float64"),
-    # How long the emulator's TUN writes took (the receiving kernel's input run on its
-    # thread): what delays the deliveries after each, so what bounds the lateness.
-    # Of the emulator's run, the seconds it spent reading its TUN devices (and
-    # encapsulating) and writing them: the datagrams' own cost (the rest of
-    # emu_cpu_seconds is its spin before each cell event).
-    ("emu_read_seconds", "float64"),
-    ("emu_write_seconds", "float64"),
-    ("emu_write_p50_us", "float64"),
-    ("emu_write_p99_us", "float64"),
-    # PDUs the emulator timed, and those later than one cell time of the slowest link
-    # by what its thread was doing when each fell due (writing another PDU, reading a
-    # TUN device, sleeping past its wake-up, or anything else).
-    ("emu_pdus_timed", "int64"),
-    ("emu_late_write", "int64"),
-    ("emu_late_read", "int64"),
-    ("emu_late_sleep", "int64"),
-    ("emu_late_other", "int64"),
-    # How often the kernel took the CPU from the emulator's thread (involuntary
-    # context switches): the late PDUs that waited on none of the above.
-    ("emu_preemptions", "int64"),
 ]
+
+#: A vocabulary kind as an Arrow type name (a list of strings is stored joined).
+_ARROW = {
+    "int": "int64",
+    "float": "float64",
+    "bool": "bool",
+    "string": "string",
+    "strings": "string",
+}
+#: A lock-step cycle's field stored under another name than ``cycle_`` + its own
+#: (the name lan-buffers' traced rows gave it first).
+_CYCLE_NAMES = {"pattern_repeats": "cycle_repeats"}
+
+
+def runs_column(field: dict) -> str | None:
+    """The runs-table column that stores a simulator result field (``vocab``), or
+    None where another table keeps it: a connection's and its run's fields under their
+    own names, its lock-step cycle's as ``cycle_*``, the run's cell tester's as
+    ``tester_*``, and of the policers' verdicts whether all met their contracts
+    (``met_contract``; each policer's counts are the policers table's)."""
+    if field["kind"] in vocab.NESTED_KINDS or field["name"] == "trace":
+        return None
+    record, name = field["record"], field["name"]
+    if record in ("connection", "run"):
+        return name
+    if record == "lockstep_cycle":
+        return _CYCLE_NAMES.get(name, f"cycle_{name}")
+    if record == "cells":
+        return f"tester_{name}"
+    if record == "policer" and name == "met_contract":
+        return name
+    return None
+
+
+def _simulator_columns() -> list[tuple[str, str]]:
+    """The runs columns of the simulator's measures, in the vocabulary's order."""
+    taken = {n for n, _ in IDENTITY_COLUMNS}
+    out = []
+    for f in vocab.RESULT_FIELDS:
+        name = runs_column(f)
+        if name is not None and name not in taken:
+            out.append((name, _ARROW[f["kind"]]))
+    return out
+
+
+def _row_columns() -> list[tuple[str, str]]:
+    """Every runs column in the order they were first stored, so that a part's schema
+    only ever grows at its end: identity and configuration, the simulator's measures
+    up to request/response (which came after the real engine's clock), the real
+    engine's and the emulator's measures, then every simulator field stored since."""
+    sim = _simulator_columns()
+    names = [n for n, _ in sim]
+    rr, since = names.index("transactions"), names.index("transaction_rate") + 1
+    return [
+        *IDENTITY_COLUMNS,
+        *sim[:rr],
+        *real_columns.CLOCK_COLUMNS,
+        *sim[rr:since],
+        *real_columns.MEASURE_COLUMNS,
+        *emu_columns.MEASURE_COLUMNS,
+        *sim[since:],
+    ]
+
+
+#: Columns of every row, in order: identity and configuration, then what the engines
+#: measure; (name, arrow type name). A measure the engine does not report is null.
+ROW_COLUMNS: list[tuple[str, str]] = _row_columns()
 
 
 def cycle_columns(connection: dict) -> dict:
     """A simulated connection's lock-step evidence (its ``lockstep_cycle``, kept with a
     trace) as flat ``cycle_*`` values; None where the trace shows no timer-paced cycle."""
     cycle = connection.get("lockstep_cycle") or {}
-    return {
-        "cycle_bytes_per_tick": cycle.get("bytes_per_tick"),
-        "cycle_period_s": cycle.get("period_s"),
-        "cycle_predicted_bps": cycle.get("predicted_bps"),
-        "cycle_pattern": cycle.get("pattern"),
-        "cycle_repeats": cycle.get("pattern_repeats"),
+    return {runs_column(f): cycle.get(f["name"]) for f in vocab.fields("lockstep_cycle")}
+
+
+def simulator_measures(out: dict, connection: dict, skip: Iterable[str] = ()) -> dict:
+    """One connection's runs columns from a simulator result (``out``, of its run): its
+    fields, its run's, its lock-step cycle's (the pattern joined by `` -> ``), the cell
+    tester's and whether every UPC of the run saw a conforming stream (null: no UPC);
+    not the columns in ``skip`` (the row's identity and configuration)."""
+    policers = out.get("policers") or []
+    records = {
+        "run": out,
+        "connection": connection,
+        "lockstep_cycle": connection.get("lockstep_cycle") or {},
+        "cells": out.get("cells") or {},
+        "policer": {"met_contract": all(p["met_contract"] for p in policers) if policers else None},
     }
+    row = {}
+    for f in vocab.RESULT_FIELDS:
+        name = runs_column(f)
+        if name is not None and name not in skip:
+            value = records[f["record"]].get(f["name"])
+            row[name] = " -> ".join(value) if isinstance(value, list) else value
+    return row
 
 
-PORT_COLUMNS = [
-    ("run", "int64"),
-    ("point", "int64"),
-    ("replication", "int64"),
-    ("port", "int64"),
-    ("host", "string"),
-    ("cells_in", "int64"),
-    ("cells_out", "int64"),
-    ("cells_lost", "int64"),
-    ("peak_occupancy", "int64"),
-    ("cells_lost_clp", "int64"),
-    ("cells_tagged", "int64"),
-    # cells_lost by its other causes: buffer full (tail drop), PPD, EPD, a UPC here.
-    ("cells_lost_overflow", "int64"),
-    ("cells_lost_ppd", "int64"),
-    ("cells_lost_epd", "int64"),
-    ("cells_lost_policed", "int64"),
-    ("pdus_damaged", "int64"),
-]
+def trace_rows(ident: dict, connection: dict) -> list[dict]:
+    """A simulated connection's trace as rows of the traces table: each line, numbered,
+    with its segment as data (``trace_records``: one list per field)."""
+    lines = connection.get("trace") or []
+    columns = connection.get("trace_records") or {}
+    names = list(columns)
+    return [
+        {**ident, "line_no": i, "line": line, **dict(zip(names, values))}
+        for i, (line, *values) in enumerate(zip(lines, *columns.values()))
+    ]
+
+
+_RUN_IDENT = [("run", "int64"), ("point", "int64"), ("replication", "int64")]
+
+
+def record_columns(record: str) -> list[tuple[str, str]]:
+    """A simulator record's scalar fields (``vocab``) as columns, in its order."""
+    return [
+        (f["name"], _ARROW[f["kind"]])
+        for f in vocab.fields(record)
+        if f["kind"] not in vocab.NESTED_KINDS
+    ]
+
+
+#: Per switch output port per run: cells in, out, lost (by cause: buffer full, PPD,
+#: EPD, a UPC here; CLP = 1 cells at the CLP-1 threshold), peak occupancy, cells
+#: tagged by a UPC, PDUs damaged.
+PORT_COLUMNS = [*_RUN_IDENT, *record_columns("port")]
+#: Per traced segment: the line as printed, and the same segment as data (time,
+#: which end sent it, flags, sequence range, ACK, window, why it was sent).
 TRACE_COLUMNS = [
-    ("run", "int64"),
-    ("point", "int64"),
-    ("replication", "int64"),
+    *_RUN_IDENT,
     ("connection", "int64"),
     ("line_no", "int64"),
     ("line", "string"),
+    *record_columns("trace"),
 ]
+#: Per UPC policer per run: its trunk and the cells it judged.
+POLICER_COLUMNS = [*_RUN_IDENT, *record_columns("policer")]
 
-_SERIES_IDENT = [("run", "int64"), ("point", "int64"), ("replication", "int64")]
 CWND_COLUMNS = [
-    *_SERIES_IDENT,
+    *_RUN_IDENT,
     ("connection", "int64"),
     ("t_s", "float64"),
     ("cwnd", "int64"),
@@ -260,7 +257,7 @@ CWND_COLUMNS = [
     ("srtt_us", "float64"),
 ]
 QUEUE_COLUMNS = [
-    *_SERIES_IDENT,
+    *_RUN_IDENT,
     ("port", "int64"),
     ("host", "string"),
     ("t_s", "float64"),
@@ -272,9 +269,10 @@ PARTS = {
     "traces": TRACE_COLUMNS,
     "cwnd": CWND_COLUMNS,
     "queue": QUEUE_COLUMNS,
+    "policers": POLICER_COLUMNS,
 }
 #: Every table, in the order a run hands them over (``write_run``).
-TABLES = ("runs", "traces", "ports", "cwnd", "queue")
+TABLES = ("runs", "traces", "ports", "cwnd", "queue", "policers")
 
 INCOMING = ".incoming"
 DAMAGED = ".damaged"
@@ -491,8 +489,9 @@ class _Store:
         ports: list[dict] = (),
         cwnd: list[dict] = (),
         queue: list[dict] = (),
+        policers: list[dict] = (),
     ) -> None:
-        given = dict(zip(TABLES, (rows, traces, ports, cwnd, queue)))
+        given = dict(zip(TABLES, (rows, traces, ports, cwnd, queue, policers)))
         tables = {t: _as_lists(v, self.columns[t]) for t, v in given.items() if v}
         self.gatherer.add(run, tables, self._journal(run, tables))
 
@@ -1112,6 +1111,11 @@ class Result:
         made with series=True / --series)."""
         return self._table("queue")
 
+    def policers(self) -> pd.DataFrame:
+        """One row per UPC policer per run: its trunk, the cells it judged, how many
+        conformed, and whether the stream met its contract."""
+        return self._table("policers")
+
     @property
     def params(self) -> list[str]:
         return [c[0] for c in self.meta.get("param_columns", [])]
@@ -1300,12 +1304,15 @@ def _read_legacy_parts(path: Path, meta: dict, table: str) -> pd.DataFrame:
     return pa.concat_tables(tables, promote_options="default").to_pandas()
 
 
-def _fill_columns(rows: pd.DataFrame) -> pd.DataFrame:
-    """The columns added since this result was written, empty; in one step (one column
-    at a time fragments the frame, which pandas warns about past 100 columns)."""
+def _fill_columns(rows: pd.DataFrame, columns: list[tuple[str, str]] | None = None) -> pd.DataFrame:
+    """The columns added since this result was written (to the runs table, or the one
+    ``columns`` describes), empty; in one step (one column at a time fragments the
+    frame, which pandas warns about past 100 columns)."""
     import pandas as pd
 
-    missing = [name for name, _ in ROW_COLUMNS if name not in rows]
+    missing = [
+        name for name, _ in (ROW_COLUMNS if columns is None else columns) if name not in rows
+    ]
     if not missing:
         return rows
     added = pd.DataFrame({name: [None] * len(rows) for name in missing}, index=rows.index)
@@ -1332,7 +1339,10 @@ def load(path: str | Path) -> Result:
             # serial "stages" ran as separate simulations and carry a stage column).
             rows = rows.sort_values(["run", "connection"], kind="stable")
             rows = rows.reset_index(drop=True)
-        tables = {t: (lambda t=t: _read_legacy_parts(path, meta, t)) for t in PARTS}
+        tables = {
+            t: (lambda t=t: _fill_columns(_read_legacy_parts(path, meta, t), PARTS[t]))
+            for t in PARTS
+        }
         return Result(meta, rows, path, tables)
     manifest, why = _read_json(path / "manifest.json")
     if why or not isinstance(manifest, dict) or not _manifest_ok(manifest):
@@ -1345,7 +1355,10 @@ def load(path: str | Path) -> Result:
     _, damage = _verify(path, manifest, columns, digests=False)
     if damage:
         raise _damage_error(path, meta, damage)
-    tables = {t: (lambda t=t: _read_checked(path, meta, manifest, t)) for t in PARTS}
+    tables = {
+        t: (lambda t=t: _fill_columns(_read_checked(path, meta, manifest, t), PARTS[t]))
+        for t in PARTS
+    }
     count = sum(p["files"]["runs"]["rows"] for p in manifest["parts"] if "runs" in p["files"])
     # The rows are read when asked for; the summary reads only its own columns.
     return Result(

@@ -37,7 +37,7 @@ from __future__ import annotations
 import copy
 from dataclasses import asdict, dataclass, field
 
-from cellbench import _native
+from cellbench import _native, vocab
 from cellbench.experiment.lang import (
     Block,
     Document,
@@ -55,7 +55,8 @@ from cellbench.experiment.lang import (
 
 #: Host profiles of docs/design.md §6.3, as the core knows them.
 PROFILES = tuple(_native.host_profiles())
-PHYS = ("oc3c", "oc12c", "taxi100", "taxi140", "e3", "ds3")
+#: The named physical layers and the switch's drop policies, as the simulator names them.
+PHYS = vocab.PHYS
 #: Per profile, the time of one write() system call, µs: the shortest block period.
 WRITE_US = dict(_native.host_write_us())
 #: TCP flavours of docs/design.md §6.1 and the largest socket buffer each kernel accepts.
@@ -66,7 +67,7 @@ ENCAPS = ("vc-mux", "llc-snap")
 #: Host adapter models (docs/design.md §5), as the core knows them, and the spacing modes.
 ADAPTERS = tuple(name for name, _ in _native.adapter_models())
 SPACINGS = ("cell-level", "cell-burst")
-POLICIES = ("tail-drop", "ppd", "epd")
+POLICIES = vocab.POLICIES
 SWITCH_KEYS = (
     "buffer_cells",
     "policy",
@@ -213,8 +214,9 @@ def _written(name: str, description: str, pair: tuple[str, str], text: str) -> T
 
 
 # --- the MAGIC path (wan-window and wan-mismatch describe the same one) ---------------------
-#: Light in fibre: about 5 µs per km (refractive index ~1.5).
-FIBRE_US_PER_KM = 5.0
+#: Light in fibre: about 5 µs per km (refractive index ~1.5), as the simulator counts
+#: a host's distance_m (``vocab.FIBRE_PS_PER_M``).
+FIBRE_US_PER_KM = vocab.FIBRE_PS_PER_M * 1000 / 1e6
 #: The path's length and its measured round trip (docs/wan-window.md).
 MAGIC_KM = 600
 MAGIC_RTT_MS = 8.8

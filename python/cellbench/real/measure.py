@@ -13,6 +13,8 @@ interface's over the connection's time, not this connection's alone.
 
 from __future__ import annotations
 
+from cellbench import vocab
+
 #: --series: the sender's TCP_INFO is sampled this often (µs).
 SERIES_INTERVAL_US = 10_000.0
 #: A connection's share of the kernel's busy time that rwnd/sndbuf limited it that names the limit.
@@ -140,7 +142,7 @@ def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tupl
         return "max-rate", f"{how}: the cap, not the path, set the pace; measured {mbps:.2f} Mb/s"
     if offered is not None and sent["throughput_bps"] >= offered * (1 - RATE_MET):
         late = (sent.get("timing") or {}).get("late_blocks", 0)
-        return "application", (
+        return vocab.APPLICATION, (
             f"paced at {offered / 1e6:.2f} Mb/s offered and sent {mbps:.2f} Mb/s "
             f"({late} late block(s))"
         )
@@ -158,17 +160,20 @@ def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tupl
             overflowed = rx.get("udp_rcvbuf_errors") or 0
             if missing > 0 and overflowed >= missing / 2:
                 # The datagrams crossed the path and were dropped at the receiving socket.
-                return "host-cpu", (
+                return vocab.HOST_CPU, (
                     f"{share:.1%} of the bytes sent never arrived: the receiver's socket "
                     f"buffer overflowed {overflowed} time(s) for {missing} datagram(s) lost "
                     f"(RcvbufErrors): the receiving application did not keep up; "
                     f"{_cpu('receiver', rx)}"
                 )
-            return "link", f"{share:.1%} of the bytes sent never arrived (datagrams dropped){drops}"
+            return (
+                vocab.LINK,
+                f"{share:.1%} of the bytes sent never arrived (datagrams dropped){drops}",
+            )
         if cpu_bound:
             role, h = cpu_bound[0]
-            return "host-cpu", f"{_cpu(role, h)}; {mbps:.2f} Mb/s sent, every datagram arrived"
-        return "undetermined", f"{mbps:.2f} Mb/s sent, every datagram arrived"
+            return vocab.HOST_CPU, f"{_cpu(role, h)}; {mbps:.2f} Mb/s sent, every datagram arrived"
+        return vocab.UNDETERMINED, f"{mbps:.2f} Mb/s sent, every datagram arrived"
     info = sent.get("tcp_info") or {}
     busy = info.get("busy_us")
     retrans = info.get("total_retrans", 0)
@@ -176,42 +181,42 @@ def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tupl
         rwnd = (info.get("rwnd_limited_us") or 0) / busy
         sndbuf = (info.get("sndbuf_limited_us") or 0) / busy
         if rwnd >= LIMITED_SHARE:
-            return "window", (
+            return vocab.WINDOW, (
                 f"the receiver's window held the sender back {rwnd:.0%} of its busy time "
                 f"(TCP_INFO rwnd_limited), {retrans} retransmission(s)"
             )
         if sndbuf >= LIMITED_SHARE:
-            return "window", (
+            return vocab.WINDOW, (
                 f"the send buffer held the sender back {sndbuf:.0%} of its busy time "
                 f"(TCP_INFO sndbuf_limited), {retrans} retransmission(s)"
             )
     else:
         rwnd = sndbuf = None
     if retrans:
-        return "link", (
+        return vocab.LINK, (
             f"{retrans} retransmitted segment(s): losses on the path set the congestion "
             f"window, srtt {info.get('rtt_us', 0) / 1000:.2f} ms{drops}"
         )
     if cpu_bound:
         role, h = cpu_bound[0]
-        return "host-cpu", f"{_cpu(role, h)}, no retransmission, no window limit"
+        return vocab.HOST_CPU, f"{_cpu(role, h)}, no retransmission, no window limit"
     if busy is None:
-        return "undetermined", (
+        return vocab.UNDETERMINED, (
             "the kernel reports no busy time (TCP_INFO before Linux 4.10), no retransmission"
         )
     if busy == 0:
         # The kernel counts its busy time in clock ticks (1-10 ms).
-        return "undetermined", (
+        return vocab.UNDETERMINED, (
             f"over before the kernel's busy time counted a clock tick ({sent['seconds'] * 1e3:.2f}"
             " ms of writes), no retransmission"
         )
     seconds = sent.get("seconds") or 0
     if seconds > 0 and busy / 1e6 < APP_IDLE_SHARE * seconds:
-        return "application", (
+        return vocab.APPLICATION, (
             f"the kernel had data to send {busy / 1e6 / seconds:.0%} of the writes' span "
             "(TCP_INFO busy): the application's writes set the pace"
         )
-    return "link", (
+    return vocab.LINK, (
         f"congestion window over the path: neither the receive window ({rwnd:.0%}) nor the "
         f"send buffer ({sndbuf:.0%}) limited the sender, no retransmission, "
         f"srtt {info.get('rtt_us', 0) / 1000:.2f} ms{drops}"

@@ -4,7 +4,7 @@ simulator's, each with its tolerance and a verdict computed from the run (docs/f
 Two steps, so that a verdict is visibly a function of the run and of the published
 figures, nothing else: ``measure()`` runs every reproduction that has published
 figures (the studies' own code, at the replications said in ``REPLICATIONS``), and
-``score(runs)`` reads the published tables (``reproduce.published``, at call time) and
+``score(runs)`` reads the published tables (``data.published``, at call time) and
 compares. A line is one published result:
 
 - a number from a published table (lan-buffers' grid, wan-window's points, hetero-lan's
@@ -25,7 +25,8 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from cellbench import calc
-from cellbench.reproduce import hetero_lan, lan_buffers, published, wan, wan_contention
+from cellbench.data import published
+from cellbench.reproduce import hetero_lan, lan_buffers, wan, wan_contention
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -19,48 +19,18 @@ flavours'.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cellbench import calc
+from cellbench.data import published
+from cellbench.data.published import PAIRS, Pair
 from cellbench.experiment import testbed
-from cellbench.reproduce import published
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-@dataclass(frozen=True)
-class Pair:
-    name: str  # as the JSON names it: "ultra1->ultra1"
-    transmitter: str  # hosts of the hetero-lan preset
-    receiver: str
-    encap: str  # llc-snap (Classical IP, MTU 9180) or vc-mux (MTU 9188)
-
-    @property
-    def mtu(self) -> int:
-        return 9180 if self.encap == "llc-snap" else 9188
-
-    @property
-    def mss(self) -> int:
-        return self.mtu - 40
-
-    @property
-    def slug(self) -> str:
-        """The pair as a file name (its result under ``out``)."""
-        return self.name.replace("->", "-")
-
-
-#: The study's pairs, in the study's order (docs/hetero-lan.md).
-PAIRS = (
-    Pair("sparc10->challenge", "sparc10", "challenge", "llc-snap"),
-    Pair("pentium90->pentium90", "pentium90-a", "pentium90-b", "vc-mux"),
-    Pair("challenge->pentium100", "challenge", "pentium100", "vc-mux"),
-    Pair("ultra1->challenge", "ultra1-a", "challenge", "llc-snap"),
-    Pair("sparc20->sparc20", "sparc20-a", "sparc20-b", "vc-mux"),
-    Pair("ultra1->ultra1", "ultra1-a", "ultra1-b", "vc-mux"),
-)
 PAIR_NAMES = tuple(p.name for p in PAIRS)
 #: The pair measured with small messages too.
 SMALL_MESSAGE_PAIR = "ultra1->ultra1"

@@ -11,10 +11,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Callable
 
 from cellbench import _native
+from cellbench.data.published import LAN_ANOMALOUS, lan_buffer_table, size_label
 from cellbench.experiment.model import TIME_LIMIT_S
 from cellbench.experiment.results import cycle_columns, most_common_limit
 from cellbench.reproduce import study
-from cellbench.reproduce.published import LAN_ANOMALOUS, lan_buffer_table, size_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -137,8 +137,9 @@ def _traced(sends, recvs, replications, seed, workers, **options) -> pd.DataFram
 
 
 #: Keys of a simulated connection that are not columns of the traced rows: the
-#: ends (always A and B here) and the cycle, flattened into ``cycle_*``.
-_NOT_COLUMNS = {"transmitter", "receiver", "lockstep_cycle"}
+#: ends (always A and B here), the cycle, flattened into ``cycle_*``, and the trace
+#: as data (the rows keep its lines).
+_NOT_COLUMNS = {"transmitter", "receiver", "lockstep_cycle", "trace_records"}
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:

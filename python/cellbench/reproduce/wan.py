@@ -32,11 +32,11 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from cellbench import _native
+from cellbench.data.published import CLAIMS, wan_window_table
 from cellbench.experiment import testbed
 from cellbench.experiment.model import host_spec
 from cellbench.experiment.results import Result
 from cellbench.reproduce import study
-from cellbench.reproduce.published import CLAIMS, wan_window_table
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -29,8 +29,9 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cellbench import vocab
+from cellbench.data.published import CLAIMS
 from cellbench.reproduce import study
-from cellbench.reproduce.published import CLAIMS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -138,10 +139,10 @@ def _limit(r: dict, text: str) -> tuple[str, str]:
     verdict; a UDP source whose interface queue refused datagrams was held by its link
     (or, with credits, by the credits its first hop returned)."""
     if r["cells_lost"]:
-        return "cell-loss", f"lost {text}"
+        return vocab.CELL_LOSS, f"lost {text}"
     refused = int(r["pdus_dropped_at_adapter"] or 0)
     if r["protocol"] == "udp" and refused:
-        return "link", (
+        return vocab.LINK, (
             f"the source's interface queue refused {refused} datagrams (ENOBUFS): it "
             "writes faster than its adapter may send"
         )
@@ -169,9 +170,9 @@ def offered_load_rows(result: Result, part: str = "offered-load") -> list[dict]:
         n = blocks_due(float(r["duration_s"]), float(r["period_us"])) if paced else None
         got = round(carried * n * float(r["period_us"]) * 1e-6 / 8) if paced else None
         cells = int(r["cells_lost"] or 0)
-        if paced and not cells and limited in ("application", None):
+        if paced and not cells and limited in (vocab.APPLICATION, None):
             limited, evidence = (
-                "application",
+                vocab.APPLICATION,
                 (
                     f"paced source: {n} blocks of {int(r['blocksize'])} B due in "
                     f"{float(r['duration_s']):g} s, {got} B arrived: {_mbps(carried)} of "
@@ -233,7 +234,7 @@ def offered_load_points(rows: list[dict]) -> list[dict]:
                 "retransmitted_segments": sum(r["retransmitted_segments"] for r in rs),
                 "timeouts": sum(r["timeouts"] for r in rs),
                 "lost_at": sorted({p for r in rs for p in r["lost_at"]}),
-                "limited_by": "cell-loss"
+                "limited_by": vocab.CELL_LOSS
                 if any(r["cells_lost"] for r in rs)
                 else max(set(limits), key=limits.count),
             }
@@ -277,12 +278,10 @@ def hop_credits(testbed: dict, sites: tuple[str, ...]) -> int:
     trunks = [t for t in testbed["trunks"] if {t["from"], t["to"]} <= {*sites, HUB}]
     hosts = [h for h in testbed["hosts"] if h["site"] in sites]
     hops = [need(t["phy"], t["delay_ms"] * 1e-3) for t in trunks]
-    hops += [need(h["phy"], h["distance_m"] * FIBRE_S_PER_M) for h in hosts]
+    hops += [need(h["phy"], h["distance_m"] * vocab.FIBRE_S_PER_M) for h in hosts]
     return max(hops)
 
 
-#: Light in fibre, as the testbed's distances count it (5 µs per km).
-FIBRE_S_PER_M = 5e-9
 #: The carrier hub every site's access link reaches (the preset's star).
 HUB = "kc"
 #: The sites of the credits part's hosts (law4, law1 at lawrence; kclab2 at kclab).
@@ -471,7 +470,9 @@ def pair_rtt_s(testbed: dict, a: str, b: str) -> float:
     their machine-room links, both ways (no queueing)."""
     host = {h["name"]: h for h in testbed["hosts"]}
     delay = {t["from"]: t["delay_ms"] * 1e-3 for t in testbed["trunks"]}
-    one_way = sum(delay[host[x]["site"]] + host[x]["distance_m"] * FIBRE_S_PER_M for x in (a, b))
+    one_way = sum(
+        delay[host[x]["site"]] + host[x]["distance_m"] * vocab.FIBRE_S_PER_M for x in (a, b)
+    )
     return 2 * one_way
 
 

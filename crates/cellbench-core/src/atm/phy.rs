@@ -91,6 +91,17 @@ impl fmt::Display for PhyError {
 impl std::error::Error for PhyError {}
 
 impl Phy {
+    /// The physical layers by name, in the order `from_str` documents them
+    /// (`Rate` names any other).
+    pub const NAMED: [Phy; 6] = [
+        Phy::Oc3c,
+        Phy::Oc12c,
+        Phy::Taxi100,
+        Phy::Taxi140,
+        Phy::E3,
+        Phy::Ds3,
+    ];
+
     /// Line rate: the bit rate of the physical layer (for TAXI the data rate of
     /// the 4B/5B code, not the baud rate).
     pub const fn line_rate(self) -> BitRate {

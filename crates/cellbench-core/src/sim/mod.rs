@@ -11,4 +11,6 @@ pub mod net;
 pub mod scenario;
 pub mod spec;
 pub mod testbeds;
+pub mod trace;
+pub mod vocabulary;
 pub mod world;

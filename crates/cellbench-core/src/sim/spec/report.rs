@@ -8,6 +8,7 @@ use crate::sim::explain::{
     self, classify, lockstep_cycle, Explanation, Facts, LimitedBy, LockstepCycle,
 };
 use crate::sim::net::{PolicerCounters, PortCounters};
+use crate::sim::trace::{TraceColumns, TraceRow};
 use crate::sim::world::{
     run, run_captured, RunResult, Scenario, ScenarioError, TraceRecord, TransferResult,
 };
@@ -70,6 +71,9 @@ pub struct ConnResult {
     pub transactions: Option<u64>,
     pub transaction_rate: Option<f64>,
     pub trace: Vec<String>,
+    /// The same segments as data, one per line of `trace`, as columns
+    /// (`sim::trace::TraceColumns`: `t_s`, `from_sender`, `flags`, `seq`, ...).
+    pub trace_records: TraceColumns,
     /// The lock-step's evidence in the trace: the steady timer-driven cycle
     /// (`sim::explain`). Null without a trace, or when timer ACKs do not pace the transfer.
     pub lockstep_cycle: Option<CycleResult>,
@@ -375,6 +379,7 @@ impl RunSpec {
                 }
             }),
             trace: records.iter().map(|x| x.line()).collect(),
+            trace_records: records.iter().map(TraceRow::from).collect(),
             lockstep_cycle: lockstep_cycle(&records).map(CycleResult::from),
             // A cut run keeps a bound the evidence shows; without one, the cut is it.
             limited_by: if t.completed || why.limited_by != LimitedBy::Undetermined {

@@ -7,6 +7,7 @@ simulator's presets describe (testbeds.rs, reproduce/*.netspec)."""
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 from importlib import resources
 
 
@@ -83,6 +84,39 @@ def hetero_lan_maxima() -> dict[str, dict]:
             "percent_of_theoretical": float(r["percent_of_theoretical"]),
         }
     return out
+
+
+@dataclass(frozen=True)
+class Pair:
+    name: str  # as the JSON names it: "ultra1->ultra1"
+    transmitter: str  # hosts of the hetero-lan preset
+    receiver: str
+    encap: str  # llc-snap (Classical IP, MTU 9180) or vc-mux (MTU 9188)
+
+    @property
+    def mtu(self) -> int:
+        return 9180 if self.encap == "llc-snap" else 9188
+
+    @property
+    def mss(self) -> int:
+        return self.mtu - 40
+
+    @property
+    def slug(self) -> str:
+        """The pair as a file name (its result under ``out``)."""
+        return self.name.replace("->", "-")
+
+
+#: hetero-lan's pairs, in the study's order (docs/hetero-lan.md), on the hosts of the
+#: ``hetero-lan`` testbed preset.
+PAIRS = (
+    Pair("sparc10->challenge", "sparc10", "challenge", "llc-snap"),
+    Pair("pentium90->pentium90", "pentium90-a", "pentium90-b", "vc-mux"),
+    Pair("challenge->pentium100", "challenge", "pentium100", "vc-mux"),
+    Pair("ultra1->challenge", "ultra1-a", "challenge", "llc-snap"),
+    Pair("sparc20->sparc20", "sparc20-a", "sparc20-b", "vc-mux"),
+    Pair("ultra1->ultra1", "ultra1-a", "ultra1-b", "vc-mux"),
+)
 
 
 #: layer_bandwidth.csv's columns: (encapsulation, MTU) on OC-3c with SONET framing.

@@ -1,0 +1,62 @@
+"""The simulator's words, as the Rust core defines them (``_native.vocabulary()``,
+crates/cellbench-core/src/sim/vocabulary.rs): the named physical layers, the drop
+policies, what can bound a connection, a spec's defaults and limits, the fibre's
+delay, and every field of a simulator result with its unit. The experiment checks,
+the testbeds and the result store read them here rather than keep copies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cellbench import _native
+
+_V: dict[str, Any] = _native.vocabulary()
+
+#: The physical layers a host or trunk names (``rate:<Mb/s>`` gives any other rate).
+PHYS: tuple[str, ...] = tuple(_V["phys"])
+#: A switch port's drop policies.
+POLICIES: tuple[str, ...] = tuple(_V["policies"])
+#: Every ``limited_by`` a connection can have (what bound it).
+LIMIT_CATEGORIES: tuple[str, ...] = tuple(_V["limit_categories"])
+#: What an omitted key of a run spec reads as, per part: ``run``, ``switch``, ``host``,
+#: ``connection``, ``traffic`` (of type full).
+DEFAULTS: dict[str, dict[str, Any]] = _V["defaults"]
+#: The largest write and UDP datagram (bytes) and the longest time (s) a spec may give.
+LIMITS: dict[str, Any] = _V["limits"]
+#: Propagation in fibre, picoseconds per metre (5 µs per km).
+FIBRE_PS_PER_M: int = _V["constants"]["fibre_ps_per_m"]
+#: The same in seconds per metre.
+FIBRE_S_PER_M: float = FIBRE_PS_PER_M / 1e12
+#: Every field of a simulator result: record (``run``, ``connection``,
+#: ``lockstep_cycle``, ``trace``, ``port``, ``policer``, ``cells``), name, kind (int,
+#: float, bool, string, strings, record, records, columns, series), unit, and for a
+#: nested field the record of its items.
+RESULT_FIELDS: list[dict[str, Any]] = _V["result_fields"]
+#: The nested and list kinds: stored as tables or records of their own, not as a column.
+NESTED_KINDS = ("record", "records", "columns", "series")
+
+
+def fields(record: str) -> list[dict[str, Any]]:
+    """One record's fields, in the vocabulary's order."""
+    return [f for f in RESULT_FIELDS if f["record"] == record]
+
+
+def _limit(name: str) -> str:
+    if name not in LIMIT_CATEGORIES:
+        raise ImportError(f"the simulator has no limit category {name!r}: {LIMIT_CATEGORIES}")
+    return name
+
+
+#: The limit categories by name, for the engines that classify connections themselves.
+APPLICATION = _limit("application")
+LOCKSTEP = _limit("lockstep")
+LINK = _limit("link")
+HOST_CPU = _limit("host-cpu")
+WINDOW = _limit("window")
+POLICING = _limit("policing")
+CELL_LOSS = _limit("cell-loss")
+NAGLE = _limit("nagle")
+UNDETERMINED = _limit("undetermined")
+TIME_LIMIT = _limit("time-limit")
+EVENT_BUDGET = _limit("event-budget")
