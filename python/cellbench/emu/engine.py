@@ -216,7 +216,7 @@ def run_one(
             f"cellbench: pcap: {report['pcap_cells']} cells leaving port {tap['port']} "
             f"({tap['name']}) in {tap['path']}"
         )
-    return Tables(rows, [], ports, cwnd, queue, lines)
+    return Tables(rows, ports=ports, cwnd=cwnd, queue=queue, lines=lines)
 
 
 def _network_limit(row: dict, data: dict) -> dict:
