@@ -15,6 +15,11 @@ _V: dict[str, Any] = _native.vocabulary()
 
 #: The physical layers a host or trunk names (``rate:<Mb/s>`` gives any other rate).
 PHYS: tuple[str, ...] = tuple(_V["phys"])
+#: A host's Ethernet interface: its named physical layers (``ethernet:<Mb/s>`` gives any
+#: other rate), the interfaces a connection may use (atm, ethernet), Ethernet II's MTU.
+ETHERNET_PHYS: tuple[str, ...] = tuple(_V["ethernet"]["phys"])
+INTERFACES: tuple[str, ...] = tuple(_V["ethernet"]["interfaces"])
+ETHERNET_MTU: int = _V["ethernet"]["mtu"]
 #: A switch port's drop policies.
 POLICIES: tuple[str, ...] = tuple(_V["policies"])
 #: Every ``limited_by`` a connection can have (what bound it).

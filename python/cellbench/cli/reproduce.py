@@ -21,7 +21,15 @@ from cellbench.cli.common import (
 )
 from cellbench.data.published import size_label
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
-from cellbench.reproduce import STUDIES, emu, lan_buffers, wan, wan_contention, wan_mismatch
+from cellbench.reproduce import (
+    STUDIES,
+    emu,
+    lan_buffers,
+    lan_ethernet,
+    wan,
+    wan_contention,
+    wan_mismatch,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -415,12 +423,23 @@ def _lan_buffers(studies: argparse._SubParsersAction, common: argparse.ArgumentP
         action="store_true",
         help="print the segment trace of each transfer (tcpdump-like, with why each was sent)",
     )
+    p.add_argument(
+        "--part",
+        action="append",
+        choices=lan_ethernet.PARTS,
+        help="instead of the buffer grid, the study's Ethernet parts (repeatable): ftp (the "
+        "motivating example, a 4.4 MB file over the 10 Mb/s Ethernet and over ATM) or "
+        "ethernet-footnote (Ethernet, 3K/6K buffers against 3K/3K and 6K/6K); with --out "
+        "each is stored in OUT/PART",
+    )
     _engine_options(p, "lan-buffers")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     _check_engine_args(args)
+    if args.part:
+        return _lan_ethernet_main(args)
     if not engines.simulated(args.engine):
         return _lan_buffers_emu(args)
     study = STUDIES[args.name]
@@ -482,6 +501,58 @@ def main(args: argparse.Namespace) -> int:
         print_json(study.to_json(summary))
     else:
         print(study.report(summary, replications, args.seed))
+    return 0
+
+
+def _lan_ethernet_main(args: argparse.Namespace) -> int:
+    """``reproduce lan-buffers --part ftp|ethernet-footnote``: the Ethernet parts
+    (reproduce.lan_ethernet), each an experiment file of its own; the grid's options
+    do not apply to them."""
+    given = [
+        flag
+        for flag, on in (
+            ("--send-buffer", args.send_buffer),
+            ("--recv-buffer", args.recv_buffer),
+            ("--buflen", args.buflen != 8192),
+            ("--nbytes", args.nbytes != lan_buffers.TRANSFER_BYTES),
+            ("--mtu", args.mtu != 9188),
+            ("--profile", args.profile != "sparc-ipc"),
+            ("--flavour", args.flavour != "sunos411"),
+            ("--nodelay", args.nodelay),
+            ("--trace", args.trace),
+            ("--replications", args.replications),
+            ("--resume", args.resume),
+            ("--dask", args.dask),
+            ("--series", args.series),
+            (f"--engine {args.engine}", not engines.simulated(args.engine)),
+        )
+        if on
+    ]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)}: for the buffer grid, not for --part "
+            f"{', '.join(args.part)} (its experiment file says its setup)"
+        )
+    check_workers(args.workers)
+    if args.overwrite and args.out is None:
+        raise UsageError("--overwrite needs --out DIR (the result to replace)")
+    try:
+        res = lan_ethernet.run(
+            args.part,
+            seed=args.seed,
+            workers=args.workers,
+            out=args.out,
+            overwrite=args.overwrite,
+            progress=True,
+        )
+    except KeyboardInterrupt as e:
+        if args.out is None:
+            raise
+        return interrupted(args, args.out, e)
+    if args.json:
+        print_json(lan_ethernet.to_json(res))
+    else:
+        print(lan_ethernet.report(res))
     return 0
 
 

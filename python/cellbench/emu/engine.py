@@ -27,6 +27,7 @@ from cellbench.engines.base import Tables
 from cellbench.engines.rows import ident, port_rows
 from cellbench.engines.walk import wait_all, walk
 from cellbench.errors import EngineError, UsageError
+from cellbench.experiment.lang import ExperimentError
 from cellbench.real import agents, controller
 from cellbench.real import plan as rplan
 
@@ -62,10 +63,29 @@ def addresses(exp) -> dict[str, str]:
 def notes(exp) -> list[str]:
     """One line per simulator-only setting the emulator ignores."""
     hosts = ", ".join(f"{h.name} ({h.profile}, {h.flavour})" for h in exp.hosts)
-    return [
+    out = [
         f"--engine emu: host profile and TCP flavour are ignored, hosts are this machine's "
         f"Linux kernel in namespaces: {hosts} (set kernel_cc, kernel_sack, ... instead)"
     ]
+    ether = [h.name for h in exp.hosts if h.ethernet is not None]
+    if ether:
+        out.append(
+            f"--engine emu: the Ethernet interfaces of {', '.join(ether)} are ignored: the "
+            "emulator carries cells only (frame links run on the simulator, --engine sim)"
+        )
+    return out
+
+
+def check_frames(exp) -> None:
+    """A connection over an Ethernet interface is refused: the emulator drives the ATM
+    network only (docs/mechanisms.md, frame links)."""
+    for c in exp.connections:
+        if c.interface == "ethernet":
+            raise ExperimentError(
+                c.pos,
+                f"test {c.name} runs over the hosts' Ethernet interfaces: the emulator "
+                "carries cells only; run it on the simulator (--engine sim)",
+            )
 
 
 def pcap_target(arg: str | None, spec: dict, run: int, runs_total: int) -> dict | None:

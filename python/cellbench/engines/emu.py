@@ -41,9 +41,10 @@ class EmuEngine(OnTheClock):
         from cellbench.real import plan as rplan
 
         self.plan = plan
-        self.exps = [
-            rplan.build(e, engine.addresses(e), adapters_pace=True) for e in plan.experiments
-        ]
+        self.exps = []
+        for e in plan.experiments:
+            engine.check_frames(e)
+            self.exps.append(rplan.build(e, engine.addresses(e), adapters_pace=True))
         # A PORT=FILE that names no port fails here, before anything is made.
         engine.pcap_target(self.pcap, plan.task(0).spec, 0, plan.runs_total)
         return sorted(set(plan.notes) | set(engine.notes(plan.experiments[0])))

@@ -203,6 +203,9 @@ class HostPort:
     host: str
     port: int
     pos: Pos
+    #: The interface the address names when its host name is a testbed host's
+    #: ``ethernet_name`` (the model resolves it); None: the host's own name.
+    interface: str | None = None
 
     def __str__(self) -> str:
         return f"{self.host}:{self.port}"

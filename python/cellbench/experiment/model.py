@@ -25,7 +25,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from cellbench import _native, vocab
 from cellbench.experiment import testbed as tbmod
@@ -235,6 +235,8 @@ class Connection:
     mss: int | None = None
     #: Indices of the (earlier) connections that must all end before this one starts.
     after: list[int] = field(default_factory=list)
+    #: The hosts' interface it runs over: "atm" or "ethernet" (the testbed's ``interface``).
+    interface: str = "atm"
     #: The sink's port (the transmitter's ``peer`` port), where a kernel's sink listens.
     port: int | None = None
     #: The file's socket buffers as written, unclamped (None: unset): what the engines
@@ -244,12 +246,14 @@ class Connection:
     rcvbuf_asked: int | None = None
 
     def to_spec(self, tb: tbmod.Testbed) -> dict:
+        # An Ethernet interface's MTU is Ethernet II's; the testbed's is the ATM one.
+        ethernet = self.interface == "ethernet"
         return {
             "transmitter": self.transmitter,
             "receiver": self.receiver,
             "protocol": self.protocol,
             "flavour": None,
-            "mtu": tb.mtu,
+            "mtu": tbmod.ETHERNET_MTU if ethernet else tb.mtu,
             "encap": tb.encap,
             "sndbuf": self.sndbuf,
             "rcvbuf": self.rcvbuf,
@@ -258,7 +262,7 @@ class Connection:
             "receiver_blocksize": self.receiver_blocksize,
             "pacing_mbps": self.pacing_mbps,
             "after": list(self.after),
-        }
+        } | ({"interface": "ethernet"} if ethernet else {})
 
 
 @dataclass
@@ -408,6 +412,8 @@ def host_spec(h: tbmod.HostSpec) -> dict:
             ("tx_queue_pdus", h.ifq_pdus),
             ("adapter", h.adapter),
             ("spacing", h.spacing),
+            ("ethernet", h.ethernet),
+            ("ethernet_duplex", h.ethernet_duplex),
         )
         if v is not None
     }
@@ -930,6 +936,20 @@ def check_host_blocks(doc: Document, used: set[str]) -> None:
                 )
 
 
+def _resolve_interfaces(eps, testbed: tbmod.Testbed) -> None:
+    """Addresses that name a host's Ethernet interface by its ``ethernet_name``
+    (``own = ipc1-le:20``) become that host's, marked ``ethernet``; the others name
+    the host, whose ``interface`` setting says which of its interfaces they use."""
+    alias = {h.ethernet_name: h.name for h in testbed.hosts.values() if h.ethernet_name}
+    if not alias:
+        return
+    for ep in eps:
+        for k in ("own", "peer"):
+            hp = getattr(ep, k)
+            if hp.host in alias:
+                setattr(ep, k, replace(hp, host=alias[hp.host], interface="ethernet"))
+
+
 def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
     """Check the document and make the experiment; raises ExperimentError."""
     clusters = [b for b in doc.blocks if b.kind == "cluster"]
@@ -952,7 +972,8 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
     if not eps:
         raise expected(clusters[0].pos, "an empty cluster", "at least one test")
     names: dict[str, Endpoint] = {}
-    owns: dict[tuple[str, int], Endpoint] = {}
+    _resolve_interfaces(eps.values(), testbed)
+    owns: dict[tuple[str, int, str | None], Endpoint] = {}
     for ep in eps.values():
         if ep.name in names:
             raise expected(
@@ -961,7 +982,7 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 f"unique test names (first at {names[ep.name].pos})",
             )
         names[ep.name] = ep
-        key = (ep.own.host, ep.own.port)
+        key = (ep.own.host, ep.own.port, ep.own.interface)
         if key in owns:
             raise expected(
                 ep.own.pos,
@@ -991,11 +1012,12 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 f"peer host {ep.peer.host}, the test's own host",
                 "another host: a connection joins two hosts",
             )
-        sink = owns.get((ep.peer.host, ep.peer.port))
+        sink = owns.get((ep.peer.host, ep.peer.port, ep.peer.interface))
         if (
             sink is None
             or not sink.is_sink
-            or (sink.peer.host, sink.peer.port) != (ep.own.host, ep.own.port)
+            or (sink.peer.host, sink.peer.port, sink.peer.interface)
+            != (ep.own.host, ep.own.port, ep.own.interface)
         ):
             raise ExperimentError(
                 ep.peer.pos,
@@ -1021,6 +1043,18 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
             testbed.host(sink.own.host, None),
             earliest,
         )
+        tx_host = testbed.host(ep.own.host, None)
+        rx_host = testbed.host(sink.own.host, None)
+        interface = ep.own.interface or tx_host.interface
+        rx_interface = ep.peer.interface or rx_host.interface
+        if interface != rx_interface:
+            raise expected(
+                ep.peer.pos,
+                f"peer = {ep.peer} ({rx_host.name}'s {rx_interface} interface) for a test "
+                f"from {tx_host.name}'s {interface} interface",
+                "both ends on one network: the same interface (the host's interface = ..., "
+                "or its ethernet_name)",
+            )
         snd = ep.sndbuf or ep.window or DEFAULT_SOCKBUF
         rcv = sink.rcvbuf or sink.window or DEFAULT_SOCKBUF
         snd = clamp_sockbuf(snd, flavour[ep.own.host], "SO_SNDBUF", ep.protocol_pos, notes)
@@ -1041,6 +1075,7 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 pacing_mbps=ep.pacing_mbps,
                 congestion=ep.congestion,
                 mss=ep.mss,
+                interface=interface,
                 port=ep.peer.port,
                 sndbuf_asked=ep.sndbuf or ep.window,
                 rcvbuf_asked=sink.rcvbuf or sink.window,

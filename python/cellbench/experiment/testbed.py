@@ -15,6 +15,8 @@ Written as a block, in the experiment file or a file of its own::
         host burst.atm { adapter = sba200; spacing = cell-burst; spacing_us = 19.01; }
         host pc.atm { profile = pentium-90; adapter = pca200; pdu_gap_us = 10; }  # gap: override
         host alpha.atm { phy = oc3c; pacing_counts = cells; }  # or payloads, datagrams
+        host ipc1 { ethernet = ethernet10; interface = ethernet; }  # also on a 10 Mb/s Ethernet,
+                                                 # which its connections use (default atm)
         trunk { from = west; to = east; phy = oc3c; delay_ms = 4.4; }   # a WAN link, both ways
     }
 
@@ -26,6 +28,13 @@ profile had in its study; the adapter and its spacing mode give the gap between 
 out) or ``cell-burst`` (driver 2.3.0: bursts of 6-11 cells, ``spacing_us`` the mean
 cell interval). docs/mechanisms.md has the sources.
 
+A host may also have an Ethernet interface: ``ethernet = ethernet10`` (the era's
+shared 10 Mb/s segment, half duplex), ``ethernet100`` or ``"ethernet:<Mb/s>"`` (full
+duplex, point to point; ``ethernet_duplex = half | full`` says otherwise). The hosts'
+Ethernet interfaces at one site share one segment; ``interface = ethernet`` makes the
+host's connections run over it (both ends must say so), with Ethernet II's MTU of
+1500 and no encapsulation header. docs/mechanisms.md says what a segment models.
+
 Every host hangs off its site's switch (site ``lan`` unless it says otherwise);
 trunks join sites' switches, and connections follow the fewest trunks. A host
 name the testbed does not list takes ``defaults`` when there is one, else it is
@@ -35,6 +44,7 @@ an error. Unknown keys are errors, with their position.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import asdict, dataclass, field
 
 from cellbench import _native, vocab
@@ -57,6 +67,11 @@ from cellbench.experiment.lang import (
 PROFILES = tuple(_native.host_profiles())
 #: The named physical layers and the switch's drop policies, as the simulator names them.
 PHYS = vocab.PHYS
+#: Ethernet interfaces by name (any rate: "ethernet:<Mb/s>"), the interfaces a host's
+#: connections may use, and the MTU over Ethernet, as the core's sim::spec::ether names them.
+ETHERNET_PHYS = vocab.ETHERNET_PHYS
+INTERFACES = vocab.INTERFACES
+ETHERNET_MTU = vocab.ETHERNET_MTU
 #: Per profile, the time of one write() system call, µs: the shortest block period.
 WRITE_US = dict(_native.host_write_us())
 #: TCP flavours of docs/design.md §6.1 and the largest socket buffer each kernel accepts.
@@ -113,6 +128,16 @@ class HostSpec:
     #: ``--engine emu``: the namespace kernel's TCP settings (``kernel_cc = cubic;``...),
     #: by their testbed key; the simulator ignores them.
     kernel: dict[str, str | int] = field(default_factory=dict)
+    #: An Ethernet interface beside the ATM adapter (ETHERNET_PHYS or "ethernet:<Mb/s>");
+    #: None: ATM only.
+    ethernet: str | None = None
+    #: "half" or "full" (None: half for ethernet10, full otherwise).
+    ethernet_duplex: str | None = None
+    #: The interface the host's connections use: "atm" or "ethernet".
+    interface: str = "atm"
+    #: A name for the host's Ethernet interface: an address with it (``own =
+    #: ipc1-le:20``) uses that interface whatever ``interface`` says (multi-homing).
+    ethernet_name: str | None = None
 
 
 #: ``--engine emu``'s per-namespace kernel TCP settings: testbed key -> sysctl, and what
@@ -185,9 +210,19 @@ class Testbed:
 def _host_dict(h: HostSpec) -> dict:
     """A host for the result file; ``address`` only when the testbed gives one."""
     d = asdict(h)
-    for key in ("address", "ifq_pdus", "adapter", "spacing"):
+    for key in (
+        "address",
+        "ifq_pdus",
+        "adapter",
+        "spacing",
+        "ethernet",
+        "ethernet_duplex",
+        "ethernet_name",
+    ):
         if d[key] is None:
             del d[key]
+    if d["interface"] == "atm":
+        del d["interface"]
     if not d["kernel"]:
         del d["kernel"]
     return d
@@ -534,6 +569,10 @@ HOST_KEYS = (
     "pacing_counts",
     "address",
     "ifq_pdus",
+    "ethernet",
+    "ethernet_duplex",
+    "interface",
+    "ethernet_name",
     *KERNEL_SYSCTLS,
 )
 #: What a pacing rate can count (the core's names).
@@ -609,6 +648,7 @@ def _trunk(block: Block) -> dict:
 
 
 def _host(block: Block, h: HostSpec) -> HostSpec:
+    interface_pos: Pos | None = None
     for s in block.settings():
         if s.key == "profile":
             h.profile = _choice(s, "a host profile", PROFILES)
@@ -638,9 +678,48 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
             h.ifq_pdus = int(_number(s, "the adapter's interface queue in PDUs", 1, 1 << 20))
         elif s.key in KERNEL_SYSCTLS:
             h.kernel = {**h.kernel, s.key: _kernel_value(s)}
+        elif s.key == "ethernet":
+            h.ethernet = _ethernet(s)
+        elif s.key == "ethernet_duplex":
+            h.ethernet_duplex = _choice(s, "an Ethernet duplex", ("half", "full"))
+        elif s.key == "interface":
+            h.interface = _choice(s, "the interface the host's connections use", INTERFACES)
+            interface_pos = s.value.pos
+        elif s.key == "ethernet_name":
+            h.ethernet_name = _site(s)
+            interface_pos = s.value.pos
         else:
             raise _unknown(s, "host", HOST_KEYS)
+    if (h.interface == "ethernet" or h.ethernet_name) and h.ethernet is None:
+        what = "interface = ethernet" if h.interface == "ethernet" else "ethernet_name"
+        raise expected(
+            interface_pos or block.pos,
+            f"{what} on host {h.name}",
+            "an Ethernet interface to use: ethernet = ethernet10 (or ethernet100, "
+            '"ethernet:<Mb/s>")',
+        )
     return h
+
+
+def _ethernet(s: Setting) -> str:
+    """``ethernet = ethernet10;`` (or ``ethernet100``, ``"ethernet:<Mb/s>"``): the host's
+    Ethernet interface."""
+    v = s.value
+    text = v.text if isinstance(v, (Name, String)) else None
+    if text in ETHERNET_PHYS:
+        return text
+    if text is not None and text.startswith("ethernet:"):
+        try:
+            mbps = float(text.removeprefix("ethernet:"))
+        except ValueError:
+            mbps = math.nan
+        if 0.001 <= mbps <= 100_000:
+            return text
+    raise expected(
+        v.pos,
+        render(v),
+        'an Ethernet interface: ethernet10, ethernet100 or "ethernet:<Mb/s>" (0.001..100000)',
+    )
 
 
 def from_block(block: Block, base: Testbed | None = None) -> Testbed:
@@ -698,6 +777,7 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             start.name = b.name
             tb.hosts[b.name] = _host(b, start)
     _check_flow_control(block, tb.switch)
+    _check_ethernet_names(block, tb)
     sites = {h.site for h in tb.hosts.values()} | {
         x for t in tb.trunks for x in (t["from"], t["to"])
     }
@@ -728,6 +808,23 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             f"1..{tb.switch['buffer_cells']} (at most buffer_cells) or off",
         )
     return tb
+
+
+def _check_ethernet_names(block: Block, tb: Testbed) -> None:
+    """An Ethernet interface's name is its own: no host's, no other interface's."""
+    seen: dict[str, str] = {}
+    for h in tb.hosts.values():
+        n = h.ethernet_name
+        if n is None:
+            continue
+        if n in tb.hosts or n in seen:
+            other = f"host {n}" if n in tb.hosts else f"host {seen[n]}'s Ethernet interface"
+            raise expected(
+                block.pos,
+                f"ethernet_name = {n} on host {h.name}",
+                f"a name of its own ({other} has it)",
+            )
+        seen[n] = h.name
 
 
 def _switch(b: Block, sw: dict) -> Pos | None:

@@ -6,7 +6,7 @@
 
 use super::era::FIBRE_PS_PER_M;
 use super::explain::LimitedBy;
-use super::spec::{RunSpec, BUDGET_CUT, MAX_BLOCK, MAX_SECONDS, TRUNCATED};
+use super::spec::{ether, RunSpec, BUDGET_CUT, MAX_BLOCK, MAX_SECONDS, TRUNCATED};
 use crate::atm::phy::Phy;
 use crate::host::udp::MAX_DATAGRAM;
 use serde::Serialize;
@@ -208,6 +208,9 @@ pub const RESULT_FIELDS: &[ResultField] = &[
 /// The vocabulary as one JSON document (what the Python binding `vocabulary()` returns):
 ///
 /// - `phys`: the named physical layers (`rate:<Mb/s>` names any other rate);
+/// - `ethernet`: a host's Ethernet interface: its named physical layers
+///   (`ethernet:<Mb/s>` names any other rate), the interfaces a connection may
+///   use, and Ethernet II's MTU;
 /// - `policies`: the drop policies;
 /// - `limit_categories`: every `limited_by` a connection can have;
 /// - `defaults`: what a spec's every omitted key reads as, per part of a spec
@@ -223,6 +226,11 @@ pub fn vocabulary() -> Value {
         .collect();
     json!({
         "phys": Phy::NAMED.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+        "ethernet": {
+            "phys": ether::NAMED_PHYS,
+            "interfaces": ether::INTERFACES,
+            "mtu": ether::MTU,
+        },
         "policies": DROP_POLICIES,
         "limit_categories": limits,
         "defaults": defaults(),

@@ -6,7 +6,7 @@
 
 use crate::atm::phy::CELL_BITS;
 use crate::host::ttcp::Pace;
-use crate::sim::net::{aal5_cells, CircuitCounters, CircuitId, Topology, TxSpacing};
+use crate::sim::net::{aal5_cells, ether, CircuitCounters, CircuitId, Topology, TxSpacing};
 use crate::sim::scenario::{Protocol, RunResult, Scenario, TransferResult, TransferSpec};
 use crate::time::SimTime;
 
@@ -265,6 +265,38 @@ fn shared_link(
 /// the first begin.
 pub type Gathered = (u32, Vec<u32>);
 
+/// What a framed circuit carries at most: the segment's medium time per frame,
+/// preamble to gap; on a shared (half-duplex) medium the ACKs' frames come on
+/// top of it.
+fn frame_path_rate(
+    topo: &Topology,
+    segment: usize,
+    bytes: u32,
+    pdus: &[Gathered],
+) -> Option<PathRate> {
+    let seg = topo.segments.get(segment)?;
+    let time: SimTime = pdus
+        .iter()
+        .map(|(len, _)| ether::wire_time(seg.rate, *len))
+        .fold(SimTime::ZERO, |a, b| a + b);
+    let secs = time.as_secs_f64();
+    let shared = if seg.duplex == ether::Duplex::Half {
+        ": ACKs share it"
+    } else {
+        ""
+    };
+    (secs > 0.0).then(|| PathRate {
+        payload_bps: bytes as f64 * 8.0 / secs,
+        unit_bytes: bytes,
+        unit_cells: 0,
+        bottleneck: format!(
+            "the Ethernet segment ({:.0} Mb/s, {} duplex{shared})",
+            seg.rate.mbps(),
+            seg.duplex.name()
+        ),
+    })
+}
+
 /// What circuit `c` carries at most: `bytes` of data in PDUs of the given
 /// CPCS payload lengths and host buffers, through the sender's adapter (its
 /// pacing or spacing and PDU gap) and every switch port on the way; the
@@ -277,6 +309,9 @@ pub fn path_rate(
     port_name: &dyn Fn(usize) -> String,
 ) -> Option<PathRate> {
     let circuit = topo.circuits.get(c)?;
+    if let Some(f) = topo.framed.iter().find(|f| f.circuit == c) {
+        return frame_path_rate(topo, f.segment, bytes, pdus);
+    }
     let adapter = topo.adapters.get(circuit.src)?;
     let cell = adapter.rate.time_for_bits(CELL_BITS);
     let pacing = topo.pacing.iter().find(|p| p.circuit == c);

@@ -780,8 +780,7 @@ mod test {
             delay: SimTime::ZERO,
             tx,
             gap,
-            queue_max: 50,
-            waiting: Default::default(),
+            ifq: crate::sim::net::ifq::Ifq::new(50),
             free_at: SimTime::ZERO,
             spacing_free: SimTime::ZERO,
         }

@@ -110,6 +110,8 @@ pub enum TopologyError {
     PortCycle { port: usize },
     /// More circuits, ports or hops than the simulator indexes (2^32, 2^32, 2^16).
     TooLarge { what: &'static str, count: usize },
+    /// A refused Ethernet segment or framed circuit.
+    Ethernet(super::ether::EtherError),
 }
 
 impl fmt::Display for TopologyError {
@@ -185,6 +187,7 @@ impl fmt::Display for TopologyError {
                 "port {port}: policers {a} and {b} both police circuit {circuit}: at most one \
                  policer per circuit per port"
             ),
+            Ethernet(e) => write!(f, "{e}"),
             VpCrossConnectUnused { port, vpi } => write!(
                 f,
                 "VP cross-connect at port {port}, VPI {vpi}: no circuit leaves that port with \

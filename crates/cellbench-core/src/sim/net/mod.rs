@@ -88,7 +88,9 @@
 //! refused, `counters.rs` what a network counts and logs; `topology.rs` checks a
 //! topology and wires it into the runtime tables; `adapter.rs`, `port.rs`,
 //! `upc.rs` and `credit.rs` are the mechanisms, `train.rs` and `percell.rs` the
-//! two fidelities; this file is the runtime they share and the [`Network`] API.
+//! two fidelities; `ether.rs` the frame links (Ethernet segments) beside the
+//! cells, `ifq.rs` the interface queue an adapter and an Ethernet interface
+//! share; this file is the runtime they share and the [`Network`] API.
 
 use crate::time::SimTime;
 use std::cmp::Reverse;
@@ -98,6 +100,8 @@ mod adapter;
 mod counters;
 mod credit;
 mod error;
+pub mod ether;
+mod ifq;
 mod percell;
 mod port;
 mod spec;
@@ -158,9 +162,8 @@ struct AdapterRt {
     delay: SimTime,
     tx: TxSpacing,
     gap: SimTime,
-    queue_max: usize,
-    /// Start times of accepted PDUs that have not started yet.
-    waiting: VecDeque<SimTime>,
+    /// The interface queue: accepted PDUs that have not started yet.
+    ifq: ifq::Ifq,
     /// Earliest start of the next PDU: its last cell plus the gap (see `adapter.rs`).
     free_at: SimTime,
     /// Earliest start of the next unpaced PDU that the spacing mode allows.
@@ -327,6 +330,8 @@ pub struct Network {
     tx_runs: Vec<adapter::TxRun>,
     /// Scratch: the host buffer offsets `send` assumes.
     kb_buffers: Vec<u32>,
+    /// Ethernet segments and the circuits framed on them (`ether.rs`).
+    frames: ether::Frames,
 }
 
 impl Network {
@@ -364,17 +369,17 @@ impl Network {
         let Some(c) = self.circuits.get(circuit) else {
             return false;
         };
+        if let Some(segment) = self.frames.segment_of(circuit) {
+            return self.send_frame(now, circuit, segment, payload_len, token);
+        }
         let (src, pace, pace_free) = (c.src, c.pace, c.pace_free);
         let ad = &mut self.adapters[src];
-        while ad.waiting.front().is_some_and(|&s| s <= now) {
-            ad.waiting.pop_front();
-        }
         // Credit mode: PDUs held back by missing credits wait in the interface queue too.
         let held = self
             .txq
             .get(src)
             .map_or(0, |q| q.pdus_held.saturating_sub(1));
-        if ad.waiting.len().max(held) >= ad.queue_max {
+        if ad.ifq.full(now, held) {
             self.circuits[circuit].counters.adapter_queue_drops += 1;
             return false;
         }
@@ -382,9 +387,7 @@ impl Network {
         let mut runs = std::mem::take(&mut self.tx_runs);
         let paced = pace.map(|p| (p.cell_interval(ncells, payload_len, ad.cell), pace_free));
         let (start, next) = ad.place(now, ncells, buffers, paced, &mut runs);
-        if start > now {
-            ad.waiting.push_back(start);
-        }
+        ad.ifq.accepted(now, start);
         let hop = ad.cell + ad.delay;
 
         let c = &mut self.circuits[circuit];

@@ -74,8 +74,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
             delay: a.delay,
             tx: a.tx,
             gap: a.pdu_gap,
-            queue_max: a.tx_queue_pdus,
-            waiting: VecDeque::new(),
+            ifq: super::ifq::Ifq::new(a.tx_queue_pdus),
             free_at: SimTime::ZERO,
             spacing_free: SimTime::ZERO,
         });
@@ -237,6 +236,8 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         }
         c.pace = Some(*pc);
     }
+    let frames = super::ether::Frames::build(&t.segments, &t.framed, &t.circuits, adapters.len())
+        .map_err(Ethernet)?;
     check_vp_cross_connects(&t, &circuits)?;
     let policers = attach_policers(&t, ports.len(), &mut circuits)?;
 
@@ -287,6 +288,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         txq,
         tx_runs: Vec::new(),
         kb_buffers: Vec::new(),
+        frames,
     })
 }
 

@@ -2,6 +2,7 @@
 //! error names the value and what was expected): the hosts' adapters and the ports
 //! to them, two ports per trunk, then per connection its circuit pair and its transfer.
 
+use super::ether;
 use super::routing::Routes;
 use super::{
     err, seconds, time_in, ConnSpec, HostSpec, Param, RunSpec, SwitchSpec, Traffic, UpcSpec,
@@ -295,9 +296,27 @@ impl RunSpec {
             profiles.push(h.host_profile()?);
         }
         let routes = self.trunk_ports(&mut topology, &rules_of)?;
+        let interfaces: Vec<ether::Interface> = self
+            .hosts
+            .iter()
+            .map(|h| ether::Interface {
+                name: &h.name,
+                site: &h.site,
+                phy: h.ethernet.as_deref(),
+                duplex: h.ethernet_duplex.as_deref(),
+                distance_m: h.distance_m,
+                queue: h.tx_queue_pdus,
+            })
+            .collect();
+        let (segments, segment_of) = ether::segments(&interfaces)?;
+        topology.segments = segments;
         let mut transfers = Vec::new();
         for (i, c) in self.connections.iter().enumerate() {
-            transfers.push(self.transfer(i, c, &routes, &profiles, &mut topology)?);
+            let links = Links {
+                routes: &routes,
+                segment_of: &segment_of,
+            };
+            transfers.push(self.transfer(i, c, links, &profiles, &mut topology)?);
         }
         let scenario = Scenario {
             topology,
@@ -399,7 +418,7 @@ impl RunSpec {
         &self,
         i: usize,
         c: &ConnSpec,
-        routes: &Routes,
+        links: Links,
         profiles: &[HostProfile],
         topology: &mut Topology,
     ) -> Result<TransferSpec, ScenarioError> {
@@ -431,10 +450,31 @@ impl RunSpec {
         let flavour = flavour_of(src)?;
         let receiver_flavour = flavour_of(dst)?;
         let encap: Encap = c.encap.parse().map_err(|e| err(format!("{what}: {e}")))?;
-        let mtu = c.mtu.unwrap_or(encap.default_mtu() as u32);
+        let mut mtu = c.mtu.unwrap_or(encap.default_mtu() as u32);
+        let mut encap_header = encap.header_len() as u32;
         // Each connection gets its own VCI pair on every link.
         let vci = 100 + 2 * i as u16;
-        let fwd = self.add_circuits(&what, (src, dst), vci, routes, topology)?;
+        let end = |h: usize| {
+            let spec = &self.hosts[h];
+            (spec.name.as_str(), spec.site.as_str(), links.segment_of[h])
+        };
+        let ends = [end(src), end(dst)];
+        let frames = ether::frame_link(
+            &what,
+            c.interface.as_deref(),
+            ends,
+            c.mtu,
+            c.pacing_mbps.is_some(),
+        )?;
+        let fwd = match frames {
+            Some((segment, frame_mtu)) => {
+                mtu = frame_mtu;
+                // Ethernet II: the frame's type field says IPv4; no LLC/SNAP header.
+                encap_header = 0;
+                ether::add_framed_circuits(topology, (src, dst), vci, segment)
+            }
+            None => self.add_circuits(&what, (src, dst), vci, links.routes, topology)?,
+        };
         if let Some(mbps) = c.pacing_mbps {
             let counts = paced_quantity(&self.hosts[src], encap.header_len() as u32)?;
             let adapter_rate = topology.adapters[src].rate;
@@ -453,7 +493,7 @@ impl RunSpec {
             flavour,
             receiver_flavour,
             mtu,
-            encap_header: encap.header_len() as u32,
+            encap_header,
             sndbuf: c.sndbuf,
             rcvbuf: c.rcvbuf,
             nodelay: c.nodelay,
@@ -659,4 +699,12 @@ fn write_sizes(
         Dist::Uniform(_, hi) => (hi.round() as u32, Some(size)),
         Dist::Exponential(_) => (max_block as u32, Some(size)),
     })
+}
+
+/// How a connection's hosts are joined: the ATM routes between sites, and each
+/// host's Ethernet segment (None: it has no Ethernet interface).
+#[derive(Copy, Clone)]
+struct Links<'a> {
+    routes: &'a Routes,
+    segment_of: &'a [Option<usize>],
 }

@@ -9,6 +9,7 @@
 //! names the places a cell tester can sit and describes its capture.
 
 mod build;
+pub mod ether;
 mod report;
 mod routing;
 #[cfg(test)]
@@ -195,6 +196,15 @@ pub struct HostSpec {
     /// The adapter's interface queue in PDUs (None: BSD's ifq_maxlen).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tx_queue_pdus: Option<usize>,
+    /// An Ethernet interface beside the ATM adapter: `ethernet10`, `ethernet100`
+    /// or `ethernet:<Mb/s>` (`ether::parse_phy`); the hosts' interfaces at
+    /// one site share one segment. None: ATM only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ethernet: Option<String>,
+    /// `half` (a shared medium) or `full` (point to point); None: half for
+    /// ethernet10, full otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ethernet_duplex: Option<String>,
 }
 
 impl HostSpec {
@@ -215,6 +225,8 @@ impl HostSpec {
             stall: yes(),
             pacing_counts: cells(),
             tx_queue_pdus: None,
+            ethernet: None,
+            ethernet_duplex: None,
         }
     }
 }
@@ -251,6 +263,11 @@ pub struct ConnSpec {
     /// starts: NetSpec's `serial { }` on one timeline, the network as they left it.
     #[serde(default)]
     pub after: Vec<usize>,
+    /// The interface both ends use: `atm` (None: the adapters and switches) or
+    /// `ethernet` (frames on their site's Ethernet segment; MTU at most 1500,
+    /// no encapsulation header: Ethernet II's type field says IPv4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
 }
 
 impl ConnSpec {
@@ -272,6 +289,7 @@ impl ConnSpec {
             pacing_mbps: None,
             start_s: 0.0,
             after: Vec::new(),
+            interface: None,
         }
     }
 }

@@ -10,7 +10,7 @@ use crate::host::rr::{RequestResponse, Role};
 use crate::host::socket::AppendRule;
 use crate::host::ttcp::{Costs, Limit, Source, Step, TtcpSink};
 use crate::rng;
-use crate::sim::net::{aal5_cells, HostId};
+use crate::sim::net::HostId;
 use crate::tcp::{Flavour, Segment, State, Tcb};
 use crate::time::SimTime;
 
@@ -248,7 +248,8 @@ impl World {
                     for (i, &ip_len) in frags.iter().enumerate() {
                         // The checksum pass covers the datagram's data once.
                         let sum = if i == 0 { len } else { 0 };
-                        let cells = aal5_cells(ip_len + self.eps[ep].encap_header);
+                        let e = &self.eps[ep];
+                        let cells = self.net.cells_on(e.circuit_out, ip_len + e.encap_header);
                         let cost = self.hosts[h].profile.send_cost(sum, ip_len, cells);
                         *t += self.scaled(cost);
                         self.emit(

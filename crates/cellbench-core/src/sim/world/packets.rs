@@ -7,7 +7,7 @@
 use super::cpu::Job;
 use super::{Event, TraceRecord, World};
 use crate::host::socket::udp_fragment_gather;
-use crate::sim::net::{aal5_cells, Delivery, HostId};
+use crate::sim::net::{Delivery, HostId};
 use crate::tcp::Segment;
 use crate::time::SimTime;
 
@@ -54,10 +54,13 @@ impl World {
         t: &mut SimTime,
         out: &mut Vec<Segment>,
     ) {
-        let packet = self.segs[token].1;
+        let (from, packet) = self.segs[token];
         self.free_tokens.push(token);
         let ip_len = packet.ip_len();
-        let cells = aal5_cells(ip_len + self.eps[ep].encap_header);
+        let cells = self.net.cells_on(
+            self.eps[from].circuit_out,
+            ip_len + self.eps[ep].encap_header,
+        );
         match packet {
             Packet::Tcp(seg) => {
                 let cost = self.hosts[h].profile.receive_cost(seg.len, ip_len, cells);
@@ -116,11 +119,11 @@ impl World {
     pub(super) fn charge_and_send(&mut self, ep: usize, t: &mut SimTime, out: &mut Vec<Segment>) {
         let h = self.eps[ep].host;
         let encap = self.eps[ep].encap_header;
+        let circuit = self.eps[ep].circuit_out;
         for seg in out.drain(..) {
             let ip_len = seg.ip_len();
-            let cost = self.hosts[h]
-                .profile
-                .send_cost(seg.len, ip_len, aal5_cells(ip_len + encap));
+            let cells = self.net.cells_on(circuit, ip_len + encap);
+            let cost = self.hosts[h].profile.send_cost(seg.len, ip_len, cells);
             *t += self.scaled(cost);
             if self.eps[ep].is_sender && seg.len > 0 {
                 self.probe_segment(ep, &seg, ip_len, *t);

@@ -84,6 +84,15 @@ pub fn validate(s: &Scenario) -> Result<(), ScenarioError> {
                 65_535 - 8 - t.encap_header
             )));
         }
+        let framed = s.topology.framed.iter().any(|f| f.circuit == t.circuit);
+        let max = crate::wire::ethernet::MTU as u32;
+        if framed && t.mtu + t.encap_header > max {
+            return Err(ScenarioError(format!(
+                "transfer {i}: MTU {} (+ {} bytes of header) over an Ethernet segment: at most \
+                 {max} (what an Ethernet II frame carries)",
+                t.mtu, t.encap_header
+            )));
+        }
         for h in [t.sender, t.receiver] {
             if h >= s.hosts.len() {
                 return Err(ScenarioError(format!("transfer {i}: no host {h}")));

@@ -1,0 +1,193 @@
+"""lan-buffers' Ethernet parts (docs/lan-buffers.md): the study's motivating example and
+its footnote, on the same two SPARCstation IPCs with their 10 Mb/s Ethernet beside the
+TAXI adapter (frame links: docs/mechanisms.md).
+
+- ``ftp``: ftp of a 4.4 MB file over the shared 10 Mb/s Ethernet (MTU 1500) and over the
+  100 Mb/s ATM path (MTU 9188), each interface with the kernel's default socket buffers
+  (4 KB from 4.3BSD's tcp_usrreq.c on Ethernet, 16 KB on ATM).
+- ``ethernet-footnote``: Ethernet, MSS 1460, a 3K send and 6K receive buffer against
+  3K/3K and 6K/6K (and 6K/3K): the footnote predicts the lock-step with 3K/6K.
+
+Both are experiment files beside this module (``lan-buffers-ftp.netspec``,
+``lan-buffers-ethernet-footnote.netspec``), run by the experiment runner, so ``--out``
+stores each where ``cellbench show`` and ``plot`` read it. The default
+``reproduce lan-buffers`` (the buffer grid) runs neither.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cellbench.data.published import size_label
+from cellbench.reproduce import study
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from cellbench.experiment.results import Result
+
+#: The parts, in the order they run and print.
+PARTS = ("ftp", "ethernet-footnote")
+#: TCP and IP headers without options: MSS = MTU - 40.
+TCPIP_HEADER = 40
+
+
+def _mss(interface: str) -> int:
+    """The MSS each interface's MTU gives (Ethernet II: 1500; the study's ATM: 9188)."""
+    return (1500 if interface == "ethernet" else 9188) - TCPIP_HEADER
+
+
+def _rows(part: str, result: Result) -> list[dict]:
+    df = result.to_pandas().sort_values(["point", "replication", "connection"], kind="stable")
+    rows = []
+    for r in df.to_dict(orient="records"):
+        interface = "ethernet" if part != "ftp" or r["test"] == "ftp-ethernet" else "atm"
+        rows.append(
+            {
+                "part": part,
+                "test": r["test"],
+                "interface": interface,
+                "mss": _mss(interface),
+                "send_buffer": int(r["sndbuf"]),
+                "recv_buffer": int(r["rcvbuf"]),
+                "replication": int(r["replication"]),
+                "seed": int(r["seed"]),
+                "bytes": int(r["bytes"]),
+                "seconds": float(r["sender_seconds"]),
+                "throughput_bps": float(r["throughput_bps"]),
+                "lockstep": bool(r["lockstep"]),
+                "limited_by": r["limited_by"],
+                "limit_evidence": r["limit_evidence"],
+            }
+        )
+    return rows
+
+
+def run(
+    parts: list[str] | None = None,
+    *,
+    seed: int = 1,
+    workers: int = 0,
+    out: str | Path | None = None,
+    overwrite: bool = False,
+    progress: bool = False,
+) -> dict:
+    """Run the parts chosen (default both); ``{"ftp": [...], "ethernet_footnote": [...]}``,
+    a row per transfer. With ``out``, part P's result is stored at ``out/P``."""
+    chosen = list(parts or PARTS)
+    for p in chosen:
+        if p not in PARTS:
+            raise ValueError(f"unknown part {p!r}: expected one of {', '.join(PARTS)}")
+    res: dict[str, list[dict]] = {}
+    for p in chosen:
+        where = Path(out) / p if out is not None else None
+        result = study.run(
+            f"lan-buffers-{p}",
+            seed=seed,
+            workers=workers,
+            out=where,
+            overwrite=overwrite,
+            progress=progress,
+        )
+        res[p.replace("-", "_")] = _rows(p, result)
+    return res
+
+
+def _mbps(x: float) -> str:
+    return f"{x / 1e6:.3f}"
+
+
+def _summary(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Per configuration: mean, min and max throughput over the replications, how
+    many locked, and what bound most of them."""
+    g = df.groupby(by, sort=False)
+    out = g.agg(
+        mean=("throughput_bps", "mean"),
+        low=("throughput_bps", "min"),
+        high=("throughput_bps", "max"),
+        locked=("lockstep", "sum"),
+        n=("replication", "count"),
+        seconds=("seconds", "mean"),
+    ).reset_index()
+    out["limited_by"] = [rows["limited_by"].mode().iloc[0] for _, rows in g]
+    out["evidence"] = [rows["limit_evidence"].iloc[0] for _, rows in g]
+    return out
+
+
+def report(res: dict) -> str:
+    import pandas as pd
+
+    lines: list[str] = []
+    if "ftp" in res:
+        s = _summary(pd.DataFrame(res["ftp"]), ["interface", "mss", "send_buffer", "recv_buffer"])
+        show = pd.DataFrame(
+            {
+                "interface": s.interface.map(
+                    {"ethernet": "Ethernet 10 Mb/s", "atm": "ATM TAXI 100 Mb/s"}
+                ),
+                "MSS": s.mss,
+                "snd/rcv": [
+                    f"{size_label(int(a))}/{size_label(int(b))}"
+                    for a, b in zip(s.send_buffer, s.recv_buffer)
+                ],
+                "seconds": s.seconds.map(lambda x: f"{x:.2f}"),
+                "Mb/s": s["mean"].map(_mbps),
+                "min..max": [f"{_mbps(a)}..{_mbps(b)}" for a, b in zip(s.low, s.high)],
+                "locked": [f"{int(a)}/{int(b)}" for a, b in zip(s.locked, s.n)],
+                "limited by": s.limited_by,
+            }
+        )
+        lines += [
+            "ftp of a 4.4 MB file (4613734 bytes, 8 KB writes, from the buffer cache) between "
+            "two SPARCstation IPCs (SunOS 4.1.1), each interface with its default socket "
+            "buffers: Ethernet 4K (4.3BSD tcp_usrreq.c: tcp_sendspace = tcp_recvspace = "
+            "1024*4), ATM 16K (the ATM driver's installation); "
+            f"{int(s.n.iloc[0])} replication(s), Mb/s = 10^6 bit/s",
+            show.to_string(index=False),
+            "  evidence: " + "; ".join(f"{i}: {e}" for i, e in zip(s.interface, s.evidence)),
+            "published: the setup only, and that the ATM network lost no cell "
+            "(docs/lan-buffers.md); no throughputs are given: these are cellbench's",
+        ]
+    if "ethernet_footnote" in res:
+        df = pd.DataFrame(res["ethernet_footnote"])
+        s = _summary(df, ["send_buffer", "recv_buffer"])
+        show = pd.DataFrame(
+            {
+                "snd": s.send_buffer.map(lambda x: size_label(int(x))),
+                "rcv": s.recv_buffer.map(lambda x: size_label(int(x))),
+                "Mb/s": s["mean"].map(_mbps),
+                "min..max": [f"{_mbps(a)}..{_mbps(b)}" for a, b in zip(s.low, s.high)],
+                "locked": [f"{int(a)}/{int(b)}" for a, b in zip(s.locked, s.n)],
+                "limited by": s.limited_by,
+            }
+        )
+        lines += [
+            "" if lines else "",
+            "the footnote: Ethernet (10 Mb/s shared segment, MTU 1500, MSS 1460), 1 MB in "
+            "8 KB writes between the two IPCs; locked = replications in the Nagle/delayed-ACK "
+            "lock-step; Mb/s = 10^6 bit/s",
+            show.to_string(index=False),
+        ]
+        by = {(int(a), int(b)): r for a, b, r in zip(s.send_buffer, s.recv_buffer, s.itertuples())}
+        key = by.get((3072, 6144))
+        if key is not None:
+            others = [by[k] for k in ((3072, 3072), (6144, 6144)) if k in by]
+            verdict = (
+                "as the footnote predicts"
+                if key.locked == key.n and all(o.locked == 0 for o in others)
+                else "NOT as the footnote predicts"
+            )
+            lines.append(
+                f"3K/6K locked in {int(key.locked)} of {int(key.n)}, 3K/3K and 6K/6K in "
+                f"{sum(int(o.locked) for o in others)} of {sum(int(o.n) for o in others)}: "
+                f"{verdict} (a 3K buffer holds 2 segments + 152 bytes; with a 6K receiver "
+                "the short rest waits for half the largest window, 3K, or an ACK of "
+                "everything, which the receiver delays to its 200 ms timer)"
+            )
+    return "\n".join(lines).lstrip("\n")
+
+
+def to_json(res: dict) -> dict:
+    """The rows as --json prints them: ``{"study": "lan-buffers", "ftp": [...], ...}``."""
+    return {"study": "lan-buffers", "unit": "bit/s (throughput_bps)"} | res
