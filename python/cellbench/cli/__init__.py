@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cellbench import engines
 from cellbench.cli import calc, cells, daemon, fidelity, reproduce, run, tools, wire
 from cellbench.cli.common import UsageError, signal_status
 
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         extra = OPTIONAL.get((e.name or "").partition(".")[0])
         if extra is None:
             raise
-        if getattr(args, "dask", None) and getattr(args, "engine", "sim") != "real":
+        if getattr(args, "dask", None) and engines.simulated(getattr(args, "engine", "sim")):
             extra = "dask"  # --dask ADDRESS on the simulator needs Dask alone
         print(
             f"cellbench: error: {args.command} needs {e.name}, an optional dependency: "

@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-
-class UsageError(Exception):
-    """A bad value from the user: printed as one line, exit status 2."""
+# The commands take it from here; the engines from cellbench.errors.
+from cellbench.errors import UsageError
 
 
 def positive_float(what: str):

@@ -12,6 +12,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from cellbench import engines
 from cellbench.cli.common import (
     UsageError,
     check_workers,
@@ -120,11 +121,15 @@ def _runner_options(p: argparse.ArgumentParser, s: Study) -> None:
     )
 
 
+#: The engines (cellbench.engines) a study runs on with --engine.
+STUDY_ENGINES = ("sim", "emu")
+
+
 def _engine_options(p: argparse.ArgumentParser, name: str) -> None:
     """--engine, and the options of a study on the emulator (reproduce.emu)."""
     p.add_argument(
         "--engine",
-        choices=list(ENGINES),
+        choices=STUDY_ENGINES,
         default="sim",
         help="sim: the simulator (default); emu: this machine's Linux TCP in network "
         "namespaces over the emulated cells in real time (Linux, root), beside the "
@@ -205,7 +210,9 @@ def _check_args(args: argparse.Namespace) -> None:
 def main(args: argparse.Namespace) -> int:
     _check_args(args)
     study = REGISTRY[args.name]
-    return ENGINES[getattr(args, "engine", "sim")](study, args)
+    # The simulator runs the study; a real-time engine runs it beside the simulator's.
+    simulated = engines.simulated(getattr(args, "engine", "sim"))
+    return (run_sim if simulated else run_emu)(study, args)
 
 
 def run_sim(study: Study, args: argparse.Namespace) -> int:
@@ -300,7 +307,4 @@ def run_emu(study: Study, args: argparse.Namespace) -> int:
     return 0
 
 
-#: --engine NAME -> how a study runs on it.
-ENGINES = {"sim": run_sim, "emu": run_emu}
-
-__all__ = ["ENGINES", "register", "stored_results"]
+__all__ = ["STUDY_ENGINES", "register", "stored_results"]

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from cellbench import engines
 from cellbench.cli.common import (
     UsageError,
     check_workers,
@@ -92,7 +93,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--check", action="store_true", help="only parse and check the file")
     p.add_argument(
         "--engine",
-        choices=["sim", "real", "emu"],
+        choices=list(engines.NAMES),
         default="sim",
         help="sim: the simulator (default); real: real hosts through their daemons "
         "(cellbench daemon --help); emu: this machine's Linux TCP in network namespaces over "
@@ -196,58 +197,86 @@ def _stall_seconds(text: str) -> float:
     return s
 
 
+def _engine_options(args: argparse.Namespace) -> list[tuple[object, tuple[str, ...], str]]:
+    """The options of ``run`` that only some engines take: whether one was given, the
+    engines that take it, and what to say to any other. (The simulator ignores --host,
+    --scheduler and --credentials, as it always did.)"""
+    later = f"is not available with --engine {args.engine} yet"
+    return [
+        # The simulator carries cell counts, not bytes; the emulator carries the datagrams.
+        (args.pcap, ("emu",),
+         "--pcap needs --engine emu: only the emulator carries the cells' bytes"),
+        (args.stall_timeout is not None, ("emu",), "--stall-timeout needs --engine emu"),
+        (args.cells, ("sim",),
+         "--cells is the simulator's cell tester (--engine emu: --pcap PORT=FILE)"),
+        (args.cells and args.dask, (),
+         "--cells writes its captures where a run executes: not with --dask"),
+        (args.trace, ("sim",), f"--trace {later}"),
+        (args.dask, ("sim",), f"--dask {later}"),
+        (args.hosts, ("sim", "real"),
+         "--host is for --engine real; emulated hosts take the testbed's address"),
+    ]  # fmt: skip
+
+
+def _engine(args: argparse.Namespace):
+    """The engine ``--engine`` names, made from its options; an option it does not
+    take is a usage error."""
+    for given, takers, why in _engine_options(args):
+        if given and args.engine not in takers:
+            raise UsageError(why)
+    kind = engines.get(args.engine)
+    return kind(**ENGINE_ARGS[args.engine](args))
+
+
+def _real_args(args: argparse.Namespace) -> dict:
+    from cellbench.real import plan as rplan
+
+    hosts = rplan.parse_hosts(args.hosts)
+    return {"hosts": hosts, "scheduler": args.scheduler, "credentials": args.credentials}
+
+
+#: Each engine's keyword arguments from ``run``'s options.
+ENGINE_ARGS = {
+    "sim": lambda args: {},
+    "emu": lambda args: {"pcap": args.pcap, "stall_s": args.stall_timeout},
+    "real": _real_args,
+}
+
+
 def run_main(args: argparse.Namespace) -> int:
-    from cellbench.experiment import results, runner
+    from cellbench.experiment import runner
 
     check_workers(args.workers)
-    if args.pcap and args.engine != "emu":
-        # The simulator carries cell counts, not bytes; the emulator carries the datagrams.
-        raise UsageError("--pcap needs --engine emu: only the emulator carries the cells' bytes")
-    if args.stall_timeout is not None and args.engine != "emu":
-        raise UsageError("--stall-timeout needs --engine emu")
-    if args.cells and args.engine != "sim":
-        raise UsageError("--cells is the simulator's cell tester (--engine emu: --pcap PORT=FILE)")
-    if args.cells and args.dask:
-        raise UsageError("--cells writes its captures where a run executes: not with --dask")
-    if args.engine == "real":
-        from cellbench.real.cli import run_real
-
-        return run_real(args)
-    if args.engine == "emu":
-        from cellbench.emu.cli import run_emu
-
-        return run_emu(args)
+    engine = _engine(args)
     plan = make_plan(args, trace=args.trace, series=args.series, cells=args.cells)
-    for note in plan.notes:
-        print(f"cellbench: note: {note}", file=sys.stderr)
-    if args.check:
-        e = plan.experiments[0]
-        print(
-            f"{args.file}: ok: {len(e.connections)} connection(s), "
-            f"{len(plan.points)} point(s) x {plan.replications} replication(s) = "
-            f"{plan.runs_total} run(s), testbed {e.testbed.name}"
-        )
-        return 0
     out = args.out or Path(Path(args.file).stem + ".result")
-    # The scheduler first: an unreachable one leaves nothing written.
-    client = runner.dask_client(args.dask) if args.dask else None
     try:
-        store = results.ResultDir(out, plan.meta(), resume=args.resume, overwrite=args.overwrite)
-        store.print_repairs()
-        try:
-            runner.execute_plan(
-                plan, store, workers=args.workers or None, progress=True, dask=client
-            )
-        except KeyboardInterrupt as e:
-            return interrupted(args, out, e)
-    finally:
-        if client is not None:
-            client.close()
+        ran = runner.run_plan(
+            plan,
+            out,
+            engine,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            check=args.check,
+            workers=args.workers or None,
+            dask=args.dask,
+        )
+    except KeyboardInterrupt as e:
+        return interrupted(args, out, e)
+    if ran:
+        print_result(out, plan, args.json)
+    return 0
+
+
+def print_result(out: Path, plan, as_json: bool = False) -> None:
+    """After a run, every engine alike: where the result is, what the cell testers
+    wrote, and the summary."""
+    from cellbench.experiment import results
+
     result = results.load(out)
     print(f"cellbench: result in {out} ({result.num_rows} rows)", file=sys.stderr)
     print_captures(plan)
-    _print_summary(result, "json" if args.json else "table")
-    return 0
+    _print_summary(result, "json" if as_json else "table")
 
 
 def print_captures(plan) -> None:
@@ -299,40 +328,8 @@ def _print_summary(result, fmt: str) -> None:
     table = summary.drop(columns=["limit_evidence"])
     print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     _print_limits(result, summary)
-    _print_timing(result)
-
-
-def _print_timing(result) -> None:
-    """An emulated result: the emulator's lateness, and whether it kept real time."""
-    if result.meta.get("engine") != "emu":
-        return
-    df = result.to_pandas()
-    if df.empty or "lateness_p99_us" not in df:
-        return
-    runs = df.drop_duplicates("run")
-    worst = runs.loc[runs["lateness_p99_us"].idxmax()]
-    print(
-        f"# emulator lateness (actual minus ideal delivery of each PDU), worst run: "
-        f"p50 {worst['lateness_p50_us']:.1f} µs, p99 {worst['lateness_p99_us']:.1f} µs, "
-        f"max {worst['lateness_max_us']:.1f} µs"
-    )
-    import pandas as pd
-
-    causes = ("write", "read", "sleep", "other")
-    if all(pd.notna(worst.get(f"emu_late_{k}")) for k in causes):
-        n = {k: int(worst[f"emu_late_{k}"]) for k in causes}
-        print(
-            f"#   its PDUs later than one cell time: {sum(n.values())} of "
-            f"{int(worst['emu_pdus_timed'])}, fell due while the emulator was writing another "
-            f"{n['write']}, reading {n['read']}, asleep {n['sleep']}, other {n['other']}"
-        )
-    late = runs[runs["real_time"] == False]  # noqa: E712 - a nullable column
-    if len(late):
-        print(
-            f"# NOT REAL-TIME: {len(late)} of {len(runs)} run(s) had a p99 lateness above one "
-            "cell time of the slowest link; their timing (RTT, cell spacing, queueing) is "
-            "not the testbed's: rerun on an idle machine"
-        )
+    for line in engines.get(m.get("engine", "sim")).summary_lines(result):
+        print(line)
 
 
 #: Up to this many summary rows, `show` prints each row's limit evidence.

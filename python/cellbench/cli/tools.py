@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cellbench import _native
+from cellbench import _native, engines
 from cellbench.cli.common import UsageError, byte_count, positive_int, seed
 from cellbench.experiment.lang import ExperimentError
 from cellbench.experiment.model import MAX_BLOCK, clamp_sockbuf
@@ -200,25 +200,7 @@ def ttcp(args: argparse.Namespace) -> int:
         "nodelay": args.D,
         "traffic": {"type": "full", "blocksize": args.l, "nbytes": nbytes},
     }
-    if args.engine == "real":
-        from cellbench.real.tools import run_one
-
-        # A real kernel keeps its own buffer sizes unless ttcp was given one.
-        connection["sndbuf"] = args.sndbuf or (None if receiver else args.b)
-        connection["rcvbuf"] = args.rcvbuf or (args.b if receiver else None)
-        c = run_one(args, args.host, connection)
-    else:
-        spec = _spec(
-            args.testbed,
-            args.seed,
-            connection,
-            args.host,
-            (
-                "ttcp --sndbuf" if args.sndbuf else "ttcp -b",
-                "ttcp --rcvbuf" if args.rcvbuf else "ttcp -b",
-            ),
-        )
-        c = _native.simulate(spec)["connections"][0]
+    c = TTCP[args.engine](args, connection)
     tag = "ttcp-r" if receiver else "ttcp-t"
     proto = "udp" if args.u else "tcp"
     out = sys.stdout
@@ -245,7 +227,7 @@ def ttcp(args: argparse.Namespace) -> int:
         nbytes_seen, secs, calls = c["bytes"], c["sender_seconds"], c["writes"]
         busy = c["sender_cpu_busy"]
     if not c["completed"]:
-        limit = "its sink's deadline" if args.engine == "real" else "the simulated time limit"
+        limit = engines.get(args.engine).time_limit
         print(f"{tag}: transfer did not complete within {limit}", file=sys.stderr)
         return 1
     # ttcp's floor for the interval, so a tiny transfer divides by something.
@@ -271,6 +253,33 @@ def ttcp(args: argparse.Namespace) -> int:
         print(f"{tag}: {_rusage(0.0, busy * realt, realt)}", file=out)
     print(_limit_line(c), file=out)
     return 0
+
+
+def _ttcp_sim(args: argparse.Namespace, connection: dict) -> dict:
+    spec = _spec(
+        args.testbed,
+        args.seed,
+        connection,
+        args.host,
+        (
+            "ttcp --sndbuf" if args.sndbuf else "ttcp -b",
+            "ttcp --rcvbuf" if args.rcvbuf else "ttcp -b",
+        ),
+    )
+    return _native.simulate(spec)["connections"][0]
+
+
+def _ttcp_real(args: argparse.Namespace, connection: dict) -> dict:
+    from cellbench.real.tools import run_one
+
+    # A real kernel keeps its own buffer sizes unless ttcp was given one.
+    connection["sndbuf"] = args.sndbuf or (None if args.r else args.b)
+    connection["rcvbuf"] = args.rcvbuf or (args.b if args.r else None)
+    return run_one(args, args.host, connection)
+
+
+#: ttcp's transfer on each engine it runs on: the connection in the simulator's keys.
+TTCP = {"sim": _ttcp_sim, "real": _ttcp_real}
 
 
 def _limit_line(c: dict) -> str:
@@ -352,21 +361,7 @@ def netperf(args: argparse.Namespace) -> int:
         "receiver_blocksize": o.get("recv_size", send_size),
         "traffic": {"type": "full", "blocksize": send_size, "duration_s": args.seconds},
     }
-    if args.engine == "real":
-        from cellbench.real.tools import run_one
-
-        # A real kernel keeps its own buffer sizes unless -s/-S set them; netperf
-        # prints what getsockopt returns.
-        connection["sndbuf"], connection["rcvbuf"] = o.get("local_send"), o.get("remote_recv")
-        c = run_one(args, args.remote, connection)
-        sndbuf, rcvbuf = c["sndbuf_granted"] or 0, c["rcvbuf_granted"] or 0
-        where = "real: " + ", ".join(args.hosts)
-    else:
-        spec = _spec(args.testbed, args.seed, connection, args.remote, ("netperf -s", "netperf -S"))
-        conn = spec["connections"][0]
-        sndbuf, rcvbuf = conn["sndbuf"], conn["rcvbuf"]
-        c = _native.simulate(spec)["connections"][0]
-        where = f"simulated: testbed {args.testbed}"
+    c, sndbuf, rcvbuf, where = NETPERF_STREAM[args.engine](args, connection, o)
     # netperf's elapsed time runs from the start of the test until its timer ends
     # it: a sender blocked for good (a window that never opens, a transfer the
     # simulated-time limit cut) still ends at -l, when netperf's alarm fires.
@@ -404,6 +399,28 @@ def netperf(args: argparse.Namespace) -> int:
         print()
     print(_limit_line(c))
     return 0
+
+
+def _stream_sim(args: argparse.Namespace, connection: dict, o: dict) -> tuple:
+    spec = _spec(args.testbed, args.seed, connection, args.remote, ("netperf -s", "netperf -S"))
+    conn = spec["connections"][0]
+    c = _native.simulate(spec)["connections"][0]
+    return c, conn["sndbuf"], conn["rcvbuf"], f"simulated: testbed {args.testbed}"
+
+
+def _stream_real(args: argparse.Namespace, connection: dict, o: dict) -> tuple:
+    from cellbench.real.tools import run_one
+
+    # A real kernel keeps its own buffer sizes unless -s/-S set them; netperf
+    # prints what getsockopt returns.
+    connection["sndbuf"], connection["rcvbuf"] = o.get("local_send"), o.get("remote_recv")
+    c = run_one(args, args.remote, connection)
+    return c, c["sndbuf_granted"] or 0, c["rcvbuf_granted"] or 0, "real: " + ", ".join(args.hosts)
+
+
+#: A netperf stream test on each engine it runs on: the connection in the simulator's
+#: keys, the socket buffers netperf prints, and where it ran.
+NETPERF_STREAM = {"sim": _stream_sim, "real": _stream_real}
 
 
 def _netperf_rr(args: argparse.Namespace) -> int:

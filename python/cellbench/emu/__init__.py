@@ -5,5 +5,6 @@ time, through one TUN device per namespace (``cellbench-core``'s ``emu`` module)
 
 Modules: ``netns`` (namespaces, TUN addresses, kernel settings; all removed on every
 exit), ``engine`` (one run: the emulator, the real engine's agents in the namespaces,
-the stored rows), ``cli`` (``cellbench run FILE --engine emu``).
+the stored rows). The engine seam's ``cellbench.engines.emu`` runs a plan on it
+(``cellbench run FILE --engine emu``).
 """

@@ -12,7 +12,6 @@ each TCP sender's cwnd (TCP_INFO, as the real engine's).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import threading
@@ -23,9 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cellbench import vocab
-from cellbench.cli.common import UsageError
 from cellbench.emu import netns
-from cellbench.experiment import runner
+from cellbench.engines.base import Tables
+from cellbench.engines.rows import ident, port_rows
+from cellbench.engines.walk import wait_all, walk
+from cellbench.errors import EngineError, UsageError
 from cellbench.experiment.lang import ExperimentError
 from cellbench.real import agents, controller
 from cellbench.real import plan as rplan
@@ -50,11 +51,8 @@ PROGRESS_S = 5.0
 SIM_ONLY_HOST_KEYS = ("profile", "flavour")
 
 
-class EmuError(ExperimentError):
+class EmuError(EngineError):
     """An agent or the emulator failing: one line, naming the connection."""
-
-    def __init__(self, message: str):
-        super().__init__(None, message)
 
 
 def addresses(exp) -> dict[str, str]:
@@ -115,14 +113,6 @@ def pcap_target(arg: str | None, spec: dict, run: int, runs_total: int) -> dict 
     return {"port": port, "path": os.path.abspath(path), "name": labels[port]}
 
 
-def meta(plan: runner.Plan) -> dict:
-    m = plan.meta()
-    m["engine"] = "emu"
-    # An emulated result resumes only as an emulated result.
-    m["plan_digest"] = hashlib.sha256((m["plan_digest"] + ":emu").encode()).hexdigest()
-    return m
-
-
 @dataclass
 class _Run:
     """What ``controller.rows`` reads of a run: the experiment, a report pair per
@@ -146,15 +136,16 @@ class _Run:
 
 
 def run_one(
-    plan: runner.Plan,
-    task: runner.Task,
+    plan,
+    task,
     rexp: rplan.RealExperiment,
     *,
     drain_s: float | None = None,
     pcap: str | None = None,
     stall_s: float | None = STALL_TIMEOUT_S,
-) -> tuple:
-    """One run, start to end, everything it made removed: the stored tables' rows.
+) -> Tables:
+    """One run, start to end, everything it made removed: the stored tables (with the
+    line saying where --pcap's cells went).
     ``drain_s``: a sink's wait after a timed source's end (None: the real engine's);
     ``pcap``: ``--pcap PORT=FILE``, the cells leaving that port into FILE;
     ``stall_s``: ``--stall-timeout``, a TCP connection delivering nothing this long
@@ -195,7 +186,7 @@ def run_one(
             emu.start()
             origin = time.time() + START_MARGIN_S
             try:
-                _node(run, where, rexp.root, origin)
+                walk(rexp.root, origin, _Starts(run, where))
             except KeyboardInterrupt:
                 _native.real_stop(run.group)
                 raise
@@ -204,8 +195,6 @@ def run_one(
             emu.close()
     if report.get("pcap_error"):
         raise EmuError(f"--pcap {tap['path']}: {report['pcap_error']}")
-    if tap:
-        report["pcap"] = tap | {"cells": report["pcap_cells"]}
     rows = controller.rows(plan, task, run, origin)
     for row, rc, c in zip(rows, rexp.connections, report["connections"]):
         sent = run.reports[rc.conn.index][0]
@@ -238,11 +227,16 @@ def run_one(
         if report["policers"]:
             row["met_contract"] = all(p["met_contract"] for p in report["policers"])
         row.update(_network_limit(row, data))
-    ident = {"run": task.run, "point": task.point, "replication": task.replication}
     # The network's time 0 is the emulator's start; the run's is the agents' origin.
-    ports, queue = runner.port_rows(ident, report["ports"], report["clock_start_unix"] - origin)
+    ports, queue = port_rows(ident(task), report["ports"], report["clock_start_unix"] - origin)
     cwnd = controller.series(task, run, origin) if plan.series else []
-    return rows, [], ports, cwnd, queue, report
+    lines = []
+    if tap:
+        lines.append(
+            f"cellbench: pcap: {report['pcap_cells']} cells leaving port {tap['port']} "
+            f"({tap['name']}) in {tap['path']}"
+        )
+    return Tables(rows, ports=ports, cwnd=cwnd, queue=queue, lines=lines)
 
 
 def _network_limit(row: dict, data: dict) -> dict:
@@ -261,28 +255,27 @@ def _network_limit(row: dict, data: dict) -> dict:
     }
 
 
-def _node(run: _Run, where: dict[str, str], node, start_at: float) -> None:
-    if isinstance(node, int):
-        _connection(run, where, node, start_at)
-    elif node.kind == "serial":
-        for i, child in enumerate(node.children):
-            _node(run, where, child, start_at if i == 0 else time.time() + START_MARGIN_S)
-    else:
-        pool = ThreadPoolExecutor(max_workers=len(node.children))
-        try:
-            futures = [pool.submit(_node, run, where, c, start_at) for c in node.children]
-            errors = [f.exception() for f in futures]
-        except BaseException:
-            # Ctrl-C: stop this run's agents first, or the pool would wait for them.
-            from cellbench import _native
+class _Starts:
+    """Connections as the emulator runs them (``walk.Starts``): each on a thread of a
+    pool of the job's own, its agents in their hosts' namespaces."""
 
-            _native.real_stop(run.group)
-            raise
-        finally:
-            pool.shutdown(wait=True)
-        first = next((e for e in errors if e is not None), None)
-        if first is not None:
-            raise first
+    def __init__(self, run: _Run, where: dict[str, str]):
+        self.run, self.where = run, where
+
+    def launch(self, conns: list[int], start_at: float) -> tuple:
+        pool = ThreadPoolExecutor(max_workers=len(conns))
+        return pool, [pool.submit(_connection, self.run, self.where, i, start_at) for i in conns]
+
+    def finish(self, job: tuple) -> None:
+        wait_all(*job, self.stop)
+
+    def margin(self, n: int) -> float:
+        return START_MARGIN_S
+
+    def stop(self) -> None:
+        from cellbench import _native
+
+        _native.real_stop(self.run.group)
 
 
 def _connection(run: _Run, where: dict[str, str], i: int, start_at: float) -> None:
@@ -365,50 +358,3 @@ def _progress(run: _Run, c, netns_path: str, peer: str, elapsed: float) -> None:
         f"{elapsed:.0f} s: {so_far}{ends}",
         file=sys.stderr,
     )
-
-
-def run_plan(
-    plan: runner.Plan,
-    store,
-    exps: list[rplan.RealExperiment],
-    progress: bool,
-    *,
-    drain_s: float | None = None,
-    pcap: str | None = None,
-    stall_s: float | None = STALL_TIMEOUT_S,
-) -> list:
-    """Every run not yet in ``store``, one after another (one emulator at a time: it
-    needs the machine's cores to keep real time); each stored when it ends. The
-    emulator reports, in run order. ``drain_s``: a sink's wait for the rest of a timed
-    transfer after its end (None: the real engine's); ``pcap``: ``--pcap PORT=FILE``;
-    ``stall_s``: ``--stall-timeout`` (run_one)."""
-    done = store.done()
-    reports = []
-    bar = runner.progress_bar(plan, done, "cellbench run (emu)", progress)
-    try:
-        for task in plan.tasks():
-            if task.run in done:
-                continue
-            rows, traces, ports, cwnd, queue, report = run_one(
-                plan, task, exps[task.point], drain_s=drain_s, pcap=pcap, stall_s=stall_s
-            )
-            store.write_run(task.run, rows, traces, ports, cwnd, queue)
-            reports.append(report)
-            if "pcap" in report:
-                t = report["pcap"]
-                bar.write(
-                    f"cellbench: pcap: {t['cells']} cells leaving port {t['port']} ({t['name']}) "
-                    f"in {t['path']}",
-                    file=sys.stderr,
-                )
-            bar.update()
-    except BaseException:
-        try:
-            store.close()
-        except Exception:
-            pass
-        raise
-    finally:
-        bar.close()
-    store.finish()
-    return reports

@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from cellbench.cli.common import UsageError
+from cellbench.errors import UsageError
 from cellbench.experiment import testbed as tbmod
 
 #: Every namespace this engine makes is called PREFIX<pid>x<host index>.

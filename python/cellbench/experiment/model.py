@@ -237,6 +237,13 @@ class Connection:
     after: list[int] = field(default_factory=list)
     #: The hosts' interface it runs over: "atm" or "ethernet" (the testbed's ``interface``).
     interface: str = "atm"
+    #: The sink's port (the transmitter's ``peer`` port), where a kernel's sink listens.
+    port: int | None = None
+    #: The file's socket buffers as written, unclamped (None: unset): what the engines
+    #: on real kernels ask for, since a kernel has limits of its own (net.core.wmem_max)
+    #: and autotunes a buffer nobody set.
+    sndbuf_asked: int | None = None
+    rcvbuf_asked: int | None = None
 
     def to_spec(self, tb: tbmod.Testbed) -> dict:
         # An Ethernet interface's MTU is Ethernet II's; the testbed's is the ATM one.
@@ -259,6 +266,23 @@ class Connection:
 
 
 @dataclass
+class Group:
+    """A ``parallel`` block (or the cluster: children start together) or a ``serial``
+    one (each child when the previous has ended), with the connections under it by
+    index: the block tree as the engines on the real clock walk it (``engines.walk``);
+    the simulator is given each connection's ``after`` instead."""
+
+    kind: str
+    children: list[Group | int] = field(default_factory=list)
+
+    def connections(self) -> list[int]:
+        out: list[int] = []
+        for c in self.children:
+            out.extend([c] if isinstance(c, int) else c.connections())
+        return out
+
+
+@dataclass
 class Experiment:
     file: str
     text: str
@@ -272,6 +296,8 @@ class Experiment:
     tester_pos: Pos | None = None
     #: ``slot_us``: the slot the tester counts in, µs (None: the link's cell time).
     tester_slot_us: float | None = None
+    #: The cluster's block tree, connections by index (sinks left out).
+    tree: Group | None = None
 
     def spec(
         self, seed: int, replication: int, *, trace: bool = False, series: bool = False
@@ -753,6 +779,20 @@ def _starts_no_later(sink: Endpoint, tx: Endpoint) -> bool:
     return not wanted
 
 
+def _tree(b: Block, eps: dict[int, Endpoint], index: dict[str, int]) -> Group | int | None:
+    """The block tree under ``b`` with each transmitter test as its connection's index;
+    a block holding only sinks is left out."""
+    if b.kind == "test":
+        ep = eps[id(b)]
+        return None if ep.is_sink else index[ep.name]
+    g = Group("serial" if b.kind == "serial" else "parallel")
+    for child in b.blocks():
+        t = _tree(child, eps, index)
+        if t is not None:
+            g.children.append(t)
+    return g if g.children else None
+
+
 def _collect_tests(b: Block, eps: dict[int, Endpoint]) -> None:
     for c in b.blocks():
         if c.kind == "test":
@@ -1049,6 +1089,9 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 congestion=ep.congestion,
                 mss=ep.mss,
                 interface=interface,
+                port=ep.peer.port,
+                sndbuf_asked=ep.sndbuf or ep.window,
+                rcvbuf_asked=sink.rcvbuf or sink.window,
             )
         )
         if ep.congestion is not None or ep.mss is not None:
@@ -1073,7 +1116,11 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
             )
     _check_event_budget([e for e in ordered if not e.is_sink])
     tester, tester_pos, slot_us = _tester(doc)
-    return Experiment(doc.file, doc.text, testbed, hosts, conns, notes, tester, tester_pos, slot_us)
+    tree = _tree(clusters[0], eps, index)
+    assert isinstance(tree, Group)  # a cluster has a transmitter (checked above)
+    return Experiment(
+        doc.file, doc.text, testbed, hosts, conns, notes, tester, tester_pos, slot_us, tree
+    )
 
 
 def _writes(t: Traffic) -> tuple[float, str]:

@@ -86,7 +86,7 @@ PART_RUNS = 1000
 PART_ROWS = 200_000
 
 #: What the runner knows of a row before its run: identity and configuration
-#: (``runner.connection_row``).
+#: (``engines.rows.connection_row``).
 IDENTITY_COLUMNS: list[tuple[str, str]] = [
     ("run", "int64"),
     ("point", "int64"),

@@ -11,9 +11,12 @@ at most ``lookahead(workers)`` runs past the oldest unfinished one, so memory st
 bounded whatever the number of points and replications (the look-ahead's runs and
 one part of the store; see ``results``).
 
-Every run is one call of the simulator's generic runner, ``_native.simulate``
-(a spec dict in, a result dict out); an experiment file of the lan-buffers study
-gives the numbers of ``cellbench reproduce lan-buffers`` (tests/test_experiment_run.py).
+``execute_plan`` is the one run loop of every engine (``cellbench.engines``). On the
+simulator, the default, every run is one call of its generic runner,
+``_native.simulate`` (a spec dict in, a result dict out); an experiment file of the
+lan-buffers study gives the numbers of ``cellbench reproduce lan-buffers``
+(tests/test_experiment_run.py). The emulator and real hosts run one run at a time on
+the real clock, through the same loop, store and progress bar.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from cellbench.engines.base import Engine
+from cellbench.engines.sim import SimEngine, execute
+from cellbench.errors import Interrupted
 from cellbench.experiment import lang, model, results, sweep
 from cellbench.experiment import testbed as tbmod
 
@@ -275,82 +281,6 @@ def check_engine() -> None:
         )
 
 
-def execute(spec: dict) -> dict:
-    """Run one run (a simulate-contract spec); the simulator's result."""
-    return _native().simulate(spec)
-
-
-def connection_row(
-    plan: Plan, task: Task, c: model.Connection, params: dict, sndbuf: int, rcvbuf: int
-) -> dict:
-    """A stored row's identity and configuration columns for one connection, whichever
-    engine measured it (the socket buffers are the ones it ran with), and the sweep's
-    parameter columns; the engine adds its measures."""
-    t = c.traffic
-    row = {
-        "run": task.run,
-        "point": task.point,
-        "replication": task.replication,
-        "seed": plan.seed,
-        "connection": c.index,
-        "test": c.name,
-        "transmitter": c.transmitter,
-        "receiver": c.receiver,
-        "protocol": c.protocol,
-        "traffic": t.type,
-        "blocksize": t.blocksize,
-        "receiver_blocksize": c.receiver_blocksize,
-        "nbytes": t.nbytes,
-        "duration_s": t.duration_s,
-        "period_us": t.period_us,
-        "offered_bps": t.blocks * t.blocksize * 8 / (t.period_us * 1e-6) if t.period_us else None,
-        "sndbuf": sndbuf,
-        "rcvbuf": rcvbuf,
-        "nodelay": c.nodelay,
-    }
-    for k, v in params.items():
-        row[plan.columns[k]] = v
-    return row
-
-
-def _rows(plan: Plan, task: Task, out: dict) -> tuple[list[dict], ...]:
-    """The stored rows of one run: per connection, per trace line, per switch port,
-    per cwnd sample, per queue sample (the last two with --series) and per UPC."""
-    params = plan.param_values(task.point)
-    rows, traces, cwnd = [], [], []
-    ident = {"run": task.run, "point": task.point, "replication": task.replication}
-    for c, r in zip(plan.connections(task.point), out["connections"]):
-        # start_s and end_s, like every measure, come from the simulator: a serial
-        # step starts when the run gets there.
-        row = connection_row(plan, task, c, params, c.sndbuf, c.rcvbuf)
-        row.update(results.simulator_measures(out, r, skip=row))
-        rows.append(row)
-        traces += results.trace_rows({**ident, "connection": c.index}, r)
-        for t_s, w, thresh, flight in r.get("cwnd_series") or []:
-            cwnd.append(
-                {**ident, "connection": c.index, "t_s": t_s, "cwnd": w}
-                | {"ssthresh": thresh, "flight": flight}
-            )
-    ports, queue = port_rows(ident, out.get("ports", []))
-    policers = [{**ident, **p} for p in out.get("policers") or []]
-    return rows, traces, ports, cwnd, queue, policers
-
-
-def port_rows(ident: dict, ports: list[dict], shift: float = 0.0) -> tuple[list[dict], list[dict]]:
-    """The network's per-port results as rows of the ports table and, with series, of
-    the queue table (``shift`` takes the network's time to the run's, s): the
-    simulator's and the emulator's."""
-    rows, queue = [], []
-    for p in ports:
-        p = dict(p)
-        for t_s, cells in p.pop("queue_series", None) or []:
-            queue.append(
-                {**ident, "port": p["port"], "host": p["host"], "t_s": t_s + shift, "cells": cells}
-            )
-        rows.append({**ident, **p})
-    return rows, queue
-
-
 def make_plan(
     source: str | os.PathLike,
     *,
@@ -512,15 +442,6 @@ def progress_bar(plan: Plan, done, desc: str, progress: bool):
     )
 
 
-class Interrupted(KeyboardInterrupt):
-    """A sweep stopped by a signal: ``signum`` is SIGINT (Ctrl-C) or SIGTERM; the
-    command's exit status is 128 + ``signum``, as a shell reports a signal's."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
 #: The CLI sets this: a second signal while a sweep stops ends the process at once
 #: (os._exit) -- every finished run is in the journal (``results``), as after a kill.
 #: A library caller (a notebook) gets KeyboardInterrupt instead.
@@ -528,27 +449,30 @@ EXIT_ON_SECOND_SIGNAL = False
 
 
 @contextlib.contextmanager
-def _signals_stop_runs() -> Iterator[list[int]]:
-    """While a sweep runs, SIGINT and SIGTERM only ask every simulation to stop
-    (``stop_runs``) and note the signal; the sweep loop sees the note at its next
-    step and stops there (``Interrupted``). A KeyboardInterrupt raised wherever the
-    main thread happened to be could leave a lock taken -- inside
-    ``concurrent.futures.wait``'s acquisition of its futures' locks -- which the
-    workers then wait on forever while the main thread joins them."""
+def _signals_stop_runs(engine: Engine) -> Iterator[list[int]]:
+    """While a sweep runs, SIGINT and SIGTERM are noted and handed to the engine
+    (``Engine.interrupt``). The simulator only asks every simulation to stop
+    (``stop_runs``); the sweep loop sees the note at its next step and stops there
+    (``Interrupted``): a KeyboardInterrupt raised wherever the main thread happened to
+    be could leave a lock taken -- inside ``concurrent.futures.wait``'s acquisition of
+    its futures' locks -- which the workers then wait on forever while the main thread
+    joins them. An engine on the real clock raises ``Interrupted`` at once: its run
+    stops its agents and cleans up as it unwinds, and is not stored."""
     got: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield got  # only the main thread receives signals
         return
 
     def note(signum, frame) -> None:
-        if got:  # the user insists
+        again = bool(got)
+        got.append(signum)
+        if again and engine.simulated:  # the user insists
             if EXIT_ON_SECOND_SIGNAL:
                 os.write(2, b"cellbench: interrupted again: exiting now (--resume keeps every "
                             b"finished run)\n")  # fmt: skip
                 os._exit(128 + signum)
             raise Interrupted(signum)
-        got.append(signum)
-        _native().stop_runs()
+        engine.interrupt(signum)
 
     previous = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -568,42 +492,34 @@ def execute_plan(
     workers: int | None = None,
     progress: bool = False,
     dask=None,
-    executor: Callable[[list[dict]], list[dict]] = execute,
+    executor: Callable[[dict], dict] = execute,
+    engine: Engine | None = None,
 ) -> None:
-    """Run every run not yet in ``store``, in run order with a bounded look-ahead
-    (``lookahead``); each finished run goes to the store at once. ``dask`` is a
-    scheduler address or a connected client. SIGINT or SIGTERM stops the sweep with
-    every finished run kept (``Interrupted``)."""
-
+    """Run every run not yet in ``store`` on ``engine`` (default: the simulator, its
+    runs through ``executor``), in run order; each finished run goes to the store at
+    once. The simulator's runs go to a pool (``workers`` threads, or ``dask``: a
+    scheduler address or a connected client) with a bounded look-ahead
+    (``lookahead``); an engine on the real clock runs one at a time, here. SIGINT or
+    SIGTERM stops the sweep with every finished run kept (``Interrupted``)."""
+    engine = engine or SimEngine(executor)
     done = store.done()
     todo = (run for run in range(plan.runs_total) if run not in done)
-    if plan.tester(0) is not None:
-        if dask is not None:
-            raise lang.ExperimentError(
-                None, "a cell tester (--cells, tester { }) writes its files where a run "
-                "executes: not with --dask"
-            )  # fmt: skip
-        if plan.cells_dir is None and getattr(store, "path", None) is not None:
-            plan.cells_dir = Path(store.path) / "cells"
-        if plan.cells_dir is None:
-            raise lang.ExperimentError(
-                plan.experiments[0].tester_pos, "a cell tester writes its captures beside the "
-                "result: store it (--out DIR; from Python out= or cells_dir=)"
-            )  # fmt: skip
-        plan.cells_dir.mkdir(parents=True, exist_ok=True)
+    engine.begin(plan, store, dask)
     client = dask_client(dask) if isinstance(dask, str) else dask
     _check_workers(workers)
     workers = workers or os.cpu_count() or 1
-    if client is not None:
-        pool: _Pool = _DaskPool(client, executor)
+    if not engine.simulated:
+        pool: _Pool = _InPlacePool(engine.work)
+    elif client is not None:
+        pool = _DaskPool(client, engine.work)
     elif workers == 1:
-        pool = _InlinePool(executor)
+        pool = _InlinePool(engine.work)
     else:
-        pool = _ThreadPool(workers, executor)
-    bar = progress_bar(plan, done, "cellbench run", progress)
-    with _signals_stop_runs() as signals:
+        pool = _ThreadPool(workers, engine.work)
+    bar = progress_bar(plan, done, engine.label, progress)
+    with _signals_stop_runs(engine) as signals:
         try:
-            _drive(plan, store, todo, pool, bar, signals)
+            _drive(plan, engine, store, todo, pool, bar, signals)
         except BaseException as e:
             try:
                 store.close()  # every finished run into a part; the rest stays missing
@@ -620,7 +536,9 @@ def execute_plan(
     store.finish()
 
 
-def _drive(plan: Plan, store, todo: Iterator[int], pool: _Pool, bar, signals: list[int]) -> None:
+def _drive(
+    plan: Plan, engine: Engine, store, todo: Iterator[int], pool: _Pool, bar, signals: list[int]
+) -> None:
     """Submit runs in order while they are within the look-ahead of the oldest one
     unfinished; store each as it finishes; stop at a signal (``signals``)."""
     inflight: dict[Any, Task] = {}
@@ -632,10 +550,10 @@ def _drive(plan: Plan, store, todo: Iterator[int], pool: _Pool, bar, signals: li
             oldest = min((t.run for t in inflight.values()), default=nxt)
             while nxt is not None and nxt < oldest + pool.lookahead:
                 task = plan.task(nxt)
-                inflight[pool.submit(task.spec)] = task
+                inflight[pool.submit(engine.payload(task))] = task
                 nxt = next(todo, None)
             for f in pool.wait_any(list(inflight), signals):
-                _store(plan, store, inflight.pop(f), f)
+                _store(plan, engine, store, inflight.pop(f), f, bar)
                 bar.update()
     except BaseException:
         # Drop what has not started, stop what is running here (each simulation
@@ -647,7 +565,7 @@ def _drive(plan: Plan, store, todo: Iterator[int], pool: _Pool, bar, signals: li
             for f, task in inflight.items():
                 if not f.cancelled():
                     try:
-                        _store(plan, store, task, f)
+                        _store(plan, engine, store, task, f, bar)
                     except BaseException:
                         pass  # stopped or failed: it runs again on --resume
         finally:
@@ -655,29 +573,34 @@ def _drive(plan: Plan, store, todo: Iterator[int], pool: _Pool, bar, signals: li
         raise
 
 
-def _store(plan: Plan, store, task: Task, future) -> None:
+def _store(plan: Plan, engine: Engine, store, task: Task, future, bar) -> None:
     try:
         out = future.result()
     except ValueError as e:
         raise _fail(task, plan, e) from None
-    if out.get("cells"):
-        plan.captures_total += 1
-        if len(plan.captures) < MAX_CAPTURES_LISTED:
-            plan.captures.append({"run": task.run, **out["cells"]})
-    store.write_run(task.run, *_rows(plan, task, out))
+    tables = engine.tables(plan, task, out)
+    _merge(store.meta, tables.meta)
+    store.write_run(task.run, *tables.stored())
+    for line in tables.lines:
+        bar.write(line, file=sys.stderr)
 
 
-#: The captures a plan lists by name (``Plan.captures``); the rest are counted.
-MAX_CAPTURES_LISTED = 10
+def _merge(into: dict, more: dict) -> None:
+    """``more`` into ``into``, dicts merged key by key (a run's entry among others)."""
+    for k, v in more.items():
+        if isinstance(v, dict) and isinstance(into.get(k), dict):
+            _merge(into[k], v)
+        else:
+            into[k] = v
 
 
 class _Pool:
-    """Where runs execute: ``submit(specs)`` gives a future, ``wait_any(futures,
+    """Where runs execute: ``submit(payload)`` gives a future, ``wait_any(futures,
     signals)`` those of them that are done (at least one, unless a signal came)."""
 
     lookahead = 1
 
-    def submit(self, spec: dict): ...
+    def submit(self, payload): ...
 
     def wait_any(self, futures: list, signals: list[int]) -> list: ...
 
@@ -691,16 +614,26 @@ class _InlinePool(_Pool):
     def __init__(self, executor):
         self.executor = executor
 
-    def submit(self, spec):
+    def submit(self, payload):
         f: Future = Future()
         try:
-            f.set_result(self.executor(spec))
+            f.set_result(self.executor(payload))
         except Exception as e:  # a Ctrl-C is not caught: it stops the sweep at once
             f.set_exception(e)
         return f
 
     def wait_any(self, futures, signals):
         return futures
+
+
+class _InPlacePool(_InlinePool):
+    """An engine on the real clock: one run at a time, in this thread; its failure
+    ends the sweep as it is (it names its host and connection)."""
+
+    def submit(self, payload):
+        f: Future = Future()
+        f.set_result(self.executor(payload))
+        return f
 
 
 class _ThreadPool(_Pool):
@@ -711,8 +644,8 @@ class _ThreadPool(_Pool):
         self.pool = ThreadPoolExecutor(max_workers=workers)
         self.lookahead = lookahead(workers)
 
-    def submit(self, spec):
-        return self.pool.submit(self.executor, spec)
+    def submit(self, payload):
+        return self.pool.submit(self.executor, payload)
 
     def wait_any(self, futures, signals):
         # A signal stops the running simulations (stop_runs): their futures end.
@@ -730,8 +663,8 @@ class _DaskPool(_Pool):
         self.lookahead = lookahead(sum(client.nthreads().values()) or 1)
         self.finished = as_completed(loop=client.loop)  # (not the default client's)
 
-    def submit(self, spec):
-        f = self.client.submit(self.executor, spec, pure=False)
+    def submit(self, payload):
+        f = self.client.submit(self.executor, payload, pure=False)
         self.finished.add(f)
         return f
 
@@ -751,6 +684,43 @@ def _fail(task: Task, plan: Plan, e: Exception) -> Exception:
     point = ", ".join(f"{k}={v}" for k, v in plan.param_values(task.point).items())
     where = f"run {task.run} ({point + ', ' if point else ''}replication {task.replication})"
     return lang.ExperimentError(None, f"{where}: {e}")
+
+
+def run_plan(
+    plan: Plan,
+    out: str | os.PathLike,
+    engine: Engine,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    check: bool = False,
+    workers: int | None = None,
+    dask=None,
+    progress: bool = True,
+) -> bool:
+    """``cellbench run FILE`` on any engine, into the result ``out``: the engine's
+    notes on stderr; with ``check`` only its check line (and False); else the result
+    stored (``resume``, ``overwrite``: as ``ResultDir``), what a resume repaired said,
+    every run executed (``execute_plan``; ``workers``, ``dask``: the simulator's), and
+    True. The engine is closed at the end."""
+    for note in engine.check(plan):
+        print(f"cellbench: note: {note}", file=sys.stderr)
+    if check:
+        print(engine.check_line(plan))
+        return False
+    # The scheduler first: an unreachable one leaves nothing written.
+    client = dask_client(dask) if isinstance(dask, str) else dask
+    try:
+        engine.open()
+        store = results.ResultDir(Path(out), engine.meta(plan), resume=resume, overwrite=overwrite)
+        if progress:
+            store.print_repairs()
+        execute_plan(plan, store, workers=workers, progress=progress, dask=client, engine=engine)
+    finally:
+        engine.close()
+        if isinstance(dask, str) and client is not None:
+            client.close()
+    return True
 
 
 def run(

@@ -15,7 +15,8 @@
 
 Modules: ``credentials`` (TLS material), ``agents`` (what runs on a daemon),
 ``daemon`` (starting one, and giving up root), ``guard`` (what a daemon lets
-through), ``plan`` (the file as connections and groups), ``controller`` (running
-a plan and storing rows), ``measure`` (the hosts' evidence as columns, the
-TCP_INFO series, and what bound each connection).
+through), ``plan`` (the experiment as connections and groups), ``controller``
+(one run on the daemons, and its rows), ``measure`` (the hosts' evidence as
+columns, the TCP_INFO series, and what bound each connection). The engine seam's
+``cellbench.engines.real`` runs a plan on them.
 """

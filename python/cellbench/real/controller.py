@@ -15,14 +15,13 @@ first start (``started_s``/``ended_s``).
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
-from cellbench.experiment import runner
-from cellbench.experiment.lang import ExperimentError
+from cellbench.engines.rows import connection_row, ident
+from cellbench.engines.walk import walk
+from cellbench.errors import EngineError
 from cellbench.real import agents, credentials, measure
 from cellbench.real import plan as rplan
 
@@ -38,11 +37,8 @@ DAEMON_CHECK_S = 1.0
 PEER_DEATH_S = 2.0
 
 
-class RealError(ExperimentError):
+class RealError(EngineError):
     """A daemon missing, refusing or failing: one line, naming the host and connection."""
-
-    def __init__(self, message: str):
-        super().__init__(None, message)
 
 
 def connect(scheduler: str, creds: str):
@@ -91,15 +87,6 @@ def check_daemons(client, hosts: list[str]) -> dict[str, float]:
             )
         offsets[h] = got["time"] - (t0 + t1) / 2
     return offsets
-
-
-def meta(plan: runner.Plan, scheduler: str, addresses: dict[str, str]) -> dict:
-    m = plan.meta()
-    m["engine"] = "real"
-    m["real"] = {"scheduler": scheduler, "addresses": addresses}
-    # A real result resumes only as a real result.
-    m["plan_digest"] = hashlib.sha256((m["plan_digest"] + ":real").encode()).hexdigest()
-    return m
 
 
 def _peer(exp: rplan.RealExperiment, rc: rplan.RealConnection) -> str:
@@ -185,14 +172,15 @@ def check_admitted(client, exps: list[rplan.RealExperiment]) -> None:
 
 
 class _Run:
-    """One run: the group tree on the daemons, a report pair per connection."""
+    """One run: the group tree on the daemons (``walk``; this is its ``Starts``), a
+    report pair per connection."""
 
     def __init__(
         self,
         client,
         exp: rplan.RealExperiment,
         offsets: dict[str, float],
-        task: runner.Task,
+        task,
         series: bool = False,
     ):
         self.client = client
@@ -210,35 +198,15 @@ class _Run:
 
     def start(self) -> float:
         n = len(self.exp.connections)
-        origin = time.time() + START_MARGIN_S + START_MARGIN_PER_CONNECTION_S * n
-        self.node(self.exp.root, origin)
+        origin = time.time() + self.margin(n)
+        walk(self.exp.root, origin, self)
         return origin
 
-    def node(self, node: rplan.Group | int, start_at: float) -> None:
-        if isinstance(node, int):
-            self.collect(self.submit([node], start_at))
-        elif node.kind == "serial":
-            for i, child in enumerate(node.children):
-                if i:
-                    n = len(child.connections()) if isinstance(child, rplan.Group) else 1
-                    start_at = time.time() + START_MARGIN_S + START_MARGIN_PER_CONNECTION_S * n
-                self.node(child, start_at)
-        elif len(node.children) == 1:
-            self.node(node.children[0], start_at)
-        else:
-            # The group's own connections go out as one batch per host; its nested
-            # groups run beside them, each on a thread.
-            conns = [c for c in node.children if isinstance(c, int)]
-            groups = [c for c in node.children if isinstance(c, rplan.Group)]
-            job = self.submit(conns, start_at) if conns else None
-            with ThreadPoolExecutor(max_workers=len(groups) + 1) as pool:
-                futures = [pool.submit(self.node, g, start_at) for g in groups]
-                if job is not None:
-                    futures.append(pool.submit(self.collect, job))
-                errors = [f.exception() for f in futures]
-            first = next((e for e in errors if e is not None), None)
-            if first is not None:
-                raise first
+    def margin(self, n: int) -> float:
+        return START_MARGIN_S + START_MARGIN_PER_CONNECTION_S * n
+
+    def stop(self) -> None:
+        stop_everywhere(self.client, self.group)
 
     def specs(self, i: int, start_at: float) -> tuple[dict, dict]:
         """Connection ``i``'s sink and source, on their daemons' clocks."""
@@ -246,7 +214,7 @@ class _Run:
             self.exp, i, start_at, self.offsets, self.draws, self.group, series=self.series
         )
 
-    def submit(self, conns: list[int], start_at: float) -> tuple:
+    def launch(self, conns: list[int], start_at: float) -> tuple:
         """Hand connections to their daemons: one task per host for its sinks, then one
         per host for its sources (a task per agent costs the scheduler and the daemons
         milliseconds each, and the start must wait for the last to arrive)."""
@@ -270,7 +238,7 @@ class _Run:
                     )
         return start_at, batches, futures
 
-    def collect(self, job: tuple) -> None:
+    def finish(self, job: tuple) -> None:
         """Wait for a submitted batch's reports and keep them."""
         start_at, batches, futures = job
         got: dict[tuple[str, int], dict] = {}
@@ -359,39 +327,7 @@ def _gone(host: str) -> str:
     )
 
 
-def run_plan(
-    plan: runner.Plan, store, client, exps: list[rplan.RealExperiment], progress: bool
-) -> None:
-    """Every run not yet in ``store``, one after another; each stored when it ends.
-    ``exps``: each point's experiment with its hosts resolved (``plan.build``)."""
-    done = store.done()
-    hosts = sorted({h for e in exps for h in e.addresses})
-    offsets = check_daemons(client, hosts)
-    check_admitted(client, exps)
-    todo = [t for t in plan.tasks() if t.run not in done]
-    bar = runner.progress_bar(plan, done, "cellbench run (real)", progress)
-    try:
-        for task in todo:
-            run = _Run(client, exps[task.point], offsets, task, plan.series)
-            try:
-                origin = run.start()
-            except (KeyboardInterrupt, RealError):
-                # Ctrl-C or a failure: every agent of this run, on every daemon still
-                # there, ends within ~0.1 s.
-                stop_everywhere(client, run.group)
-                raise
-            # The controller's clock at the run's first start, so started_s maps back to it.
-            store.meta["real"].setdefault("origins", {})[str(task.run)] = origin
-            store.write_run(
-                task.run, rows(plan, task, run, origin), [], [], series(task, run, origin)
-            )
-            bar.update()
-    finally:
-        bar.close()
-    store.finish()
-
-
-def rows(plan: runner.Plan, task: runner.Task, run: _Run, origin: float) -> list[dict]:
+def rows(plan, task, run: _Run, origin: float) -> list[dict]:
     """One stored row per connection, in the simulator's columns where they apply."""
     params = plan.param_values(task.point)
     out = []
@@ -404,7 +340,7 @@ def rows(plan: runner.Plan, task: runner.Task, run: _Run, origin: float) -> list
         ends = [sent["ended_at"] - off_tx]
         if got.get("last_at") is not None:
             ends.append(got["last_at"] - off_rx)
-        row = runner.connection_row(plan, task, c, params, rc.sndbuf, rc.rcvbuf)
+        row = connection_row(plan, task, c, params, rc.sndbuf, rc.rcvbuf)
         limited_by, evidence = measure.explain(c.protocol, sent, got, row["offered_bps"])
         row |= {
             "start_s": start_at - origin,
@@ -437,12 +373,11 @@ def rows(plan: runner.Plan, task: runner.Task, run: _Run, origin: float) -> list
     return out
 
 
-def series(task: runner.Task, run: _Run, origin: float) -> list[dict]:
+def series(task, run: _Run, origin: float) -> list[dict]:
     """The senders' TCP_INFO samples (--series) in the cwnd table, on the run's clock."""
-    ident = {"run": task.run, "point": task.point, "replication": task.replication}
     out: list[dict] = []
     for rc in run.exp.connections:
         c = rc.conn
         sent = run.reports[c.index][0]
-        out += measure.series_rows(ident, c.index, sent, run.offsets[c.transmitter] + origin)
+        out += measure.series_rows(ident(task), c.index, sent, run.offsets[c.transmitter] + origin)
     return out

@@ -1,11 +1,6 @@
-"""An experiment file as the real engine runs it: connections with their hosts'
-addresses, and the tree of parallel and serial groups.
-
-The simulator cuts a top-level serial block into stages and times everything
-else from durations; on a real network NetSpec's meaning holds everywhere:
-``serial { }`` starts each child when the previous one has ended, on the real
-clock, whatever its length, and ``parallel { }`` (and the cluster) starts its
-children together. So the real engine keeps the block tree itself.
+"""An experiment as the real engine runs it: connections with their hosts'
+addresses, and the model's tree of parallel and serial groups (``model.Group``,
+walked on the real clock by ``engines.walk``).
 
 Socket buffers are the file's (``window``, ``sndbuf``, ``rcvbuf``) unclamped:
 a real kernel has its own limits (``net.core.wmem_max``); a test that sets none
@@ -15,10 +10,11 @@ leaves the kernel's autotuning on.
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from cellbench.experiment import lang, model, sweep
-from cellbench.experiment.lang import Block, ExperimentError
+from cellbench.experiment import model
+from cellbench.experiment.lang import ExperimentError
+from cellbench.experiment.model import Group
 
 
 @dataclass
@@ -28,20 +24,6 @@ class RealConnection:
     port: int
     sndbuf: int | None
     rcvbuf: int | None
-
-
-@dataclass
-class Group:
-    """``parallel`` (children start together) or ``serial`` (one after another)."""
-
-    kind: str
-    children: list[Group | int] = field(default_factory=list)
-
-    def connections(self) -> list[int]:
-        out: list[int] = []
-        for c in self.children:
-            out.extend([c] if isinstance(c, int) else c.connections())
-        return out
 
 
 @dataclass
@@ -116,29 +98,15 @@ def addresses(exp: model.Experiment, given: dict[str, str]) -> dict[str, str]:
 
 
 def build(
-    text: str,
-    file: str,
-    point: dict[str, lang.Value],
-    params: list[sweep.Param],
-    exp: model.Experiment,
-    given: dict[str, str],
-    *,
-    engine: str = "real",
+    exp: model.Experiment, given: dict[str, str], *, adapters_pace: bool = False
 ) -> RealExperiment:
-    """The real engine's view of one sweep point (``exp`` is the checked experiment).
-    ``engine="emu"``: the same, over emulated adapters, which do pace (``pacing=``)."""
-    doc = sweep.apply(lang.parse(text, file), point, params)
-    cluster = next(b for b in doc.blocks if b.kind == "cluster")
-    eps: dict[int, model.Endpoint] = {}
-    model._collect_tests(cluster, eps)
-    sinks = {(e.own.host, e.own.port): e for e in eps.values() if e.is_sink}
-    by_name = {c.name: c for c in exp.connections}
-    conns: dict[int, RealConnection] = {}
-    for ep in eps.values():
-        if ep.is_sink:
-            continue
-        c = by_name[ep.name]
-        if c.pacing_mbps is not None and engine == "real":
+    """The real engine's view of one sweep point (``exp``, checked): its connections
+    with the file's socket buffers, its block tree, its hosts' addresses (``given``:
+    --host first). ``adapters_pace``: the emulator's adapters do pace (``pacing=``);
+    real hosts' do not."""
+    conns = []
+    for c in exp.connections:
+        if c.pacing_mbps is not None and not adapters_pace:
             raise ExperimentError(
                 c.pos, f"test {c.name}: pacing= paces an ATM adapter; not for --engine real"
             )
@@ -146,22 +114,7 @@ def build(
             raise ExperimentError(
                 c.pos, f"not implemented for --engine real yet: rr traffic (test {c.name})"
             )
-        sink = sinks[(ep.peer.host, ep.peer.port)]
-        conns[c.index] = RealConnection(
-            c, ep.peer.port, ep.sndbuf or ep.window, sink.rcvbuf or sink.window
-        )
-
-    def tree(b: Block) -> Group | int | None:
-        if b.kind == "test":
-            ep = eps[id(b)]
-            return None if ep.is_sink else by_name[ep.name].index
-        g = Group("serial" if b.kind == "serial" else "parallel")
-        for child in b.blocks():
-            t = tree(child)
-            if t is not None:
-                g.children.append(t)
-        return g if g.children else None
-
-    root = tree(cluster)
-    assert isinstance(root, Group)
-    return RealExperiment([conns[i] for i in sorted(conns)], root, addresses(exp, given))
+        assert c.port is not None  # (model.build sets it)
+        conns.append(RealConnection(c, c.port, c.sndbuf_asked, c.rcvbuf_asked))
+    assert exp.tree is not None
+    return RealExperiment(conns, exp.tree, addresses(exp, given))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from cellbench.cli.common import UsageError
+from cellbench.errors import UsageError
 
 #: The options ``--engine real`` adds to ttcp and netperf.
 HOST_HELP = (
@@ -63,9 +63,9 @@ def run_one(args: argparse.Namespace, receiver: str | None, connection: dict) ->
     """Run ``connection`` (the simulator's connection keys: protocol, sndbuf, rcvbuf,
     nodelay, receiver_blocksize, traffic) from the first --host to the receiver on
     their daemons; the report in the simulated connection's keys."""
+    from cellbench.engines.real import RealEngine
     from cellbench.experiment import runner
-    from cellbench.real import controller, measure
-    from cellbench.real import plan as rplan
+    from cellbench.real import measure
 
     tx, rx, given = _hosts(args, receiver)
     t = connection["traffic"]
@@ -87,20 +87,14 @@ def run_one(args: argparse.Namespace, receiver: str | None, connection: dict) ->
         "}\n"
     )
     plan = runner.make_plan(text, file=f"<{args.command} --engine real>")
-    exp = rplan.build(plan.text, plan.file, plan.points[0], plan.sweep.params,
-                      plan.experiments[0], {})  # fmt: skip
-    client = controller.connect(args.scheduler, args.credentials)
+    engine = RealEngine(scheduler=args.scheduler, credentials=args.credentials)
+    engine.check(plan)
+    engine.open()
     try:
-        offsets = controller.check_daemons(client, sorted(exp.addresses))
-        controller.check_admitted(client, [exp])
-        run = controller._Run(client, exp, offsets, next(iter(plan.tasks())))
-        try:
-            run.start()
-        except KeyboardInterrupt:
-            controller.stop_everywhere(client, run.group)
-            raise
+        engine.begin(plan)
+        run, _ = engine.work(plan.task(0))
     finally:
-        client.close()
+        engine.close()
     sent, got, _ = run.reports[0]
     limited_by, evidence = measure.explain(proto, sent, got, None)
     nbytes = t.get("nbytes")

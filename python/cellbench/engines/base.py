@@ -1,0 +1,137 @@
+"""The seam every engine fits: ``Engine``, and what one run gives, ``Tables``."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+
+@dataclass
+class Tables:
+    """One run's stored rows, table by table (``results.ResultDir.write_run``), and
+    what the loop does with it besides."""
+
+    rows: list[dict]
+    traces: list[dict] = field(default_factory=list)
+    ports: list[dict] = field(default_factory=list)
+    cwnd: list[dict] = field(default_factory=list)
+    queue: list[dict] = field(default_factory=list)
+    policers: list[dict] = field(default_factory=list)
+    #: Lines for stderr once the run is stored (through the progress bar).
+    lines: list[str] = field(default_factory=list)
+    #: Additions to the result's metadata (merged one level deep), e.g. a run's origin.
+    meta: dict = field(default_factory=dict)
+
+    def stored(self) -> tuple[list[dict], ...]:
+        """The tables in ``results.TABLES``' order."""
+        return self.rows, self.traces, self.ports, self.cwnd, self.queue, self.policers
+
+
+class Engine(Protocol):
+    """An engine: what the runner's loop (``runner.execute_plan``) and the command
+    line ask of the simulator, the emulator and real hosts alike."""
+
+    #: Its ``--engine`` name.
+    name: ClassVar[str]
+    #: Simulated time: runs go to a pool of workers (threads, Dask) and a signal asks
+    #: them to stop; otherwise one run at a time on the real clock, and a signal ends
+    #: the run at once (its agents stopped, the run not stored).
+    simulated: ClassVar[bool]
+    #: What ends a transfer that does not complete (``ttcp``'s message).
+    time_limit: ClassVar[str]
+    #: The progress bar's words.
+    label: ClassVar[str]
+
+    def check(self, plan) -> list[str]:
+        """Everything the engine would refuse, refused before anything is written;
+        the notes to print."""
+        ...
+
+    def check_line(self, plan) -> str:
+        """``run --check``'s line after the plan's size: what would run where."""
+        ...
+
+    def meta(self, plan) -> dict:
+        """The result's metadata (``runner.Plan.meta`` and the engine's own)."""
+        ...
+
+    def open(self) -> None:
+        """Before the result is made: what the engine needs held (a connection)."""
+        ...
+
+    def begin(self, plan, store, dask=None) -> None:
+        """Before the first run is started (the hosts checked, a capture directory
+        made); ``dask``: the simulator's Dask client, if any."""
+        ...
+
+    def payload(self, task) -> Any:
+        """What ``work`` takes for one task (plain data, for a pool or a cluster)."""
+        ...
+
+    def work(self, payload) -> Any:
+        """Run one task, wherever the pool puts it; its raw outcome."""
+        ...
+
+    def tables(self, plan, task, out) -> Tables:
+        """A run's outcome (``work``'s) as the stored tables, in this process."""
+        ...
+
+    def interrupt(self, signum: int) -> None:
+        """A signal came while runs go on (the loop notes it and stops after)."""
+        ...
+
+    def close(self) -> None:
+        """Everything the engine holds released (a connection, a client)."""
+        ...
+
+    @staticmethod
+    def summary_lines(result) -> list[str]:
+        """What a stored result of this engine adds to its summary (``cellbench show``)."""
+        ...
+
+
+class OnTheClock:
+    """What the engines on the real clock (the emulator, real hosts) share: one run at
+    a time, handed over as its task, and a signal that ends it at once."""
+
+    simulated = False
+    time_limit = "its sink's deadline"
+
+    def payload(self, task):
+        return task
+
+    def interrupt(self, signum: int) -> None:
+        # The run stops its agents (and removes what it made) as this unwinds.
+        from cellbench.errors import Interrupted
+
+        raise Interrupted(signum)
+
+    def close(self) -> None:
+        pass
+
+    @staticmethod
+    def summary_lines(result) -> list[str]:
+        return []
+
+
+def engine_meta(plan, engine: str, **extra: Any) -> dict:
+    """The metadata of a result ``engine`` made: the plan's, named, with the engine's
+    own keys (``extra``) and a digest of its own, so that a result resumes only on
+    the engine that started it."""
+    m = plan.meta()
+    m["engine"] = engine
+    m.update(extra)
+    m["plan_digest"] = hashlib.sha256(f"{m['plan_digest']}:{engine}".encode()).hexdigest()
+    return m
+
+
+def check_line(plan, engine_words: str, connections: int | None = None, where: str = "") -> str:
+    """``run --check``'s line, every engine alike: the plan's size, then the engine's
+    words (``where``: the hosts, after the connections)."""
+    n = len(plan.experiments[0].connections) if connections is None else connections
+    return (
+        f"{plan.file}: ok: {n} connection(s){where}, "
+        f"{len(plan.points)} point(s) x {plan.replications} replication(s) = "
+        f"{plan.runs_total} run(s), {engine_words}"
+    )

@@ -1,0 +1,132 @@
+"""The emulator as an engine (``--engine emu``, Linux, as root): one run at a time on
+the real clock, each in namespaces of its own over the simulator's cell network
+(``cellbench.emu``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from cellbench.engines.base import OnTheClock, Tables, check_line, engine_meta
+from cellbench.errors import UsageError
+
+
+def check_platform() -> None:
+    if sys.platform != "linux":
+        raise UsageError("--engine emu needs Linux (network namespaces and TUN devices)")
+
+
+class EmuEngine(OnTheClock):
+    name = "emu"
+    label = "cellbench run (emu)"
+
+    def __init__(
+        self,
+        *,
+        drain_s: float | None = None,
+        pcap: str | None = None,
+        stall_s: float | None = None,
+    ):
+        """``drain_s``: how long a sink waits for the rest after a timed source's end
+        (None: the engine's). ``pcap``: ``--pcap PORT=FILE``. ``stall_s``:
+        ``--stall-timeout`` (None: ``STALL_TIMEOUT_S``; 0: never)."""
+        from cellbench.emu import engine
+
+        check_platform()
+        self.drain_s, self.pcap = drain_s, pcap
+        self.stall_s = engine.STALL_TIMEOUT_S if stall_s is None else stall_s
+
+    def check(self, plan) -> list[str]:
+        from cellbench.emu import engine
+        from cellbench.real import plan as rplan
+
+        self.plan = plan
+        self.exps = []
+        for e in plan.experiments:
+            engine.check_frames(e)
+            self.exps.append(rplan.build(e, engine.addresses(e), adapters_pace=True))
+        # A PORT=FILE that names no port fails here, before anything is made.
+        engine.pcap_target(self.pcap, plan.task(0).spec, 0, plan.runs_total)
+        return sorted(set(plan.notes) | set(engine.notes(plan.experiments[0])))
+
+    def check_line(self, plan) -> str:
+        return check_line(plan, "engine emu", len(self.exps[0].connections))
+
+    def open(self) -> None:
+        from cellbench.emu import netns
+
+        netns.check_privileges()
+
+    def meta(self, plan) -> dict:
+        return engine_meta(plan, "emu")
+
+    def begin(self, plan, store, dask=None) -> None:
+        pass
+
+    def work(self, task) -> Tables:
+        from cellbench.emu import engine
+
+        return engine.run_one(
+            self.plan,
+            task,
+            self.exps[task.point],
+            drain_s=self.drain_s,
+            pcap=self.pcap,
+            stall_s=self.stall_s,
+        )
+
+    def tables(self, plan, task, out: Tables) -> Tables:
+        return out
+
+    @staticmethod
+    def summary_lines(result) -> list[str]:
+        """The emulator's lateness, and whether it kept real time."""
+        df = result.to_pandas()
+        if df.empty or "lateness_p99_us" not in df:
+            return []
+        runs = df.drop_duplicates("run")
+        worst = runs.loc[runs["lateness_p99_us"].idxmax()]
+        out = [
+            f"# emulator lateness (actual minus ideal delivery of each PDU), worst run: "
+            f"p50 {worst['lateness_p50_us']:.1f} µs, p99 {worst['lateness_p99_us']:.1f} µs, "
+            f"max {worst['lateness_max_us']:.1f} µs"
+        ]
+        import pandas as pd
+
+        causes = ("write", "read", "sleep", "other")
+        if all(pd.notna(worst.get(f"emu_late_{k}")) for k in causes):
+            n = {k: int(worst[f"emu_late_{k}"]) for k in causes}
+            out.append(
+                f"#   its PDUs later than one cell time: {sum(n.values())} of "
+                f"{int(worst['emu_pdus_timed'])}, fell due while the emulator was writing "
+                f"another {n['write']}, reading {n['read']}, asleep {n['sleep']}, "
+                f"other {n['other']}"
+            )
+        late = runs[runs["real_time"] == False]  # noqa: E712 - a nullable column
+        if len(late):
+            out.append(
+                f"# NOT REAL-TIME: {len(late)} of {len(runs)} run(s) had a p99 lateness above "
+                "one cell time of the slowest link; their timing (RTT, cell spacing, queueing) "
+                "is not the testbed's: rerun on an idle machine"
+            )
+        return out
+
+
+def run_plan(
+    plan,
+    out: Path,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    check: bool = False,
+    drain_s: float | None = None,
+    pcap: str | None = None,
+    stall_s: float | None = None,
+) -> bool:
+    """Run ``plan`` (``runner.make_plan``) on the emulator into the result ``out``, the
+    notes on stderr (``cellbench reproduce --engine emu``, cellbench.reproduce.emu).
+    ``check``: only check it and say so (False). The options: ``EmuEngine``'s."""
+    from cellbench.experiment import runner
+
+    engine = EmuEngine(drain_s=drain_s, pcap=pcap, stall_s=stall_s)
+    return runner.run_plan(plan, out, engine, resume=resume, overwrite=overwrite, check=check)

@@ -1,0 +1,94 @@
+"""Real hosts as an engine (``--engine real``): one run at a time on the real clock,
+each connection's agents on its hosts' daemons (``cellbench.real``)."""
+
+from __future__ import annotations
+
+from cellbench.engines.base import OnTheClock, Tables, check_line, engine_meta
+from cellbench.errors import UsageError
+
+
+class RealEngine(OnTheClock):
+    name = "real"
+    label = "cellbench run (real)"
+
+    def __init__(
+        self,
+        hosts: dict[str, str] | None = None,
+        *,
+        scheduler: str | None = None,
+        credentials: str | None = None,
+    ):
+        """``hosts``: --host NAME=ADDRESS (over the testbed's addresses); ``scheduler``
+        and ``credentials``: the daemons' scheduler and the TLS material."""
+        self.hosts = hosts or {}
+        self.scheduler, self.credentials = scheduler, credentials
+        self.client = None
+
+    def check(self, plan) -> list[str]:
+        """Every point's hosts resolved before anything connects: a bad address is a
+        usage error."""
+        from cellbench.real import plan as rplan
+
+        self.plan = plan
+        self.exps = [rplan.build(e, self.hosts) for e in plan.experiments]
+        return []
+
+    def check_line(self, plan) -> str:
+        e = self.exps[0]
+        hosts = ", ".join(f"{h}={a}" for h, a in e.addresses.items())
+        return check_line(plan, "engine real", len(e.connections), f" on {hosts}")
+
+    def open(self) -> None:
+        from cellbench.real import controller
+
+        if not self.scheduler or not self.credentials:
+            raise UsageError(
+                "--engine real needs --scheduler tls://HOST:PORT and --credentials DIR "
+                "(see cellbench daemon --help)"
+            )
+        self.client = controller.connect(self.scheduler, self.credentials)
+
+    def meta(self, plan) -> dict:
+        real = {"scheduler": self.scheduler, "addresses": self.exps[0].addresses}
+        return engine_meta(plan, "real", real=real)
+
+    def begin(self, plan, store=None, dask=None) -> None:
+        """Every host has a daemon of this version (its clock compared with ours), and
+        every source is within its daemon's limits."""
+        from cellbench.real import controller
+
+        hosts = sorted({h for e in self.exps for h in e.addresses})
+        self.offsets = controller.check_daemons(self.client, hosts)
+        controller.check_admitted(self.client, self.exps)
+
+    def work(self, task) -> tuple:
+        """The run on the daemons: its reports, and the controller's clock at its first
+        start (so that started_s maps back to it)."""
+        from cellbench.real import controller
+
+        run = controller._Run(
+            self.client, self.exps[task.point], self.offsets, task, self.plan.series
+        )
+        try:
+            origin = run.start()
+        except (KeyboardInterrupt, controller.RealError):
+            # Ctrl-C or a failure: every agent of this run, on every daemon still
+            # there, ends within ~0.1 s.
+            controller.stop_everywhere(self.client, run.group)
+            raise
+        return run, origin
+
+    def tables(self, plan, task, out: tuple) -> Tables:
+        from cellbench.real import controller
+
+        run, origin = out
+        return Tables(
+            controller.rows(plan, task, run, origin),
+            cwnd=controller.series(task, run, origin),
+            meta={"real": {"origins": {str(task.run): origin}}},
+        )
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None

@@ -1,0 +1,132 @@
+"""The engine seam: one table of engines, one walker of the block tree, no engine
+named outside ``cellbench/engines`` (issue 23)."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from cellbench import engines
+from cellbench.engines.walk import walk
+from cellbench.experiment import runner
+from cellbench.experiment.model import Group
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "python" / "cellbench"
+
+
+def test_every_engine_in_the_table_fits_the_seam():
+    from cellbench.cli import build_parser
+
+    run = build_parser()._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr]
+    engine = next(a for a in run._actions if a.dest == "engine")
+    assert list(engine.choices) == list(engines.NAMES) == ["sim", "real", "emu"]
+    for name in engines.NAMES:
+        kind = engines.get(name)
+        assert kind.name == name
+        assert kind.simulated is (name == "sim")
+        assert kind.label.startswith("cellbench run") and kind.time_limit
+        # (The simulator's work is its executor, a plain function a Dask worker can load.)
+        for method in ("check", "check_line", "meta", "open", "begin", "payload", "work"):
+            assert hasattr(kind, method), (name, method)
+        for method in ("tables", "interrupt", "close", "summary_lines"):
+            assert callable(getattr(kind, method, None)), (name, method)
+    with pytest.raises(ValueError, match="engine 'ns3': expected one of sim, real, emu"):
+        engines.get("ns3")
+
+
+def test_no_engine_is_named_outside_the_engines_package():
+    """The command line asks the table (engines.get, engines.simulated), never which
+    engine it has."""
+    found = []
+    for f in PACKAGE.rglob("*.py"):
+        if "engines" in f.relative_to(PACKAGE).parts[:1]:
+            continue
+        for i, line in enumerate(f.read_text().splitlines(), 1):
+            if re.search(r"engine\s*[!=]=", line):
+                found.append(f"{f.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert found == []
+
+
+def test_the_engines_and_their_modules_do_not_import_the_command_line():
+    for folder in ("engines", "emu", "real"):
+        for f in (PACKAGE / folder).glob("*.py"):
+            text = f.read_text()
+            assert "cellbench.cli" not in text, f
+
+
+class _Recorder:
+    """A walker's engine that records when each connection started and ended."""
+
+    def __init__(self, seconds: dict[int, float]):
+        self.seconds = seconds
+        self.log: list[tuple[str, int, float]] = []
+        self.jobs: list[list[int]] = []
+        self.lock = threading.Lock()
+
+    def launch(self, conns, start_at):
+        with self.lock:
+            self.jobs.append(list(conns))
+        return [(i, start_at) for i in conns]
+
+    def finish(self, job):
+        for i, start_at in job:
+            time.sleep(max(0.0, start_at - time.time()))
+            with self.lock:
+                self.log.append(("start", i, time.time()))
+        time.sleep(max(self.seconds[i] for i, _ in job))
+        with self.lock:
+            for i, _ in job:
+                self.log.append(("end", i, time.time()))
+
+    def margin(self, n):
+        return 0.01
+
+    def stop(self):
+        pass
+
+
+def test_the_walker_keeps_serial_and_parallel_on_the_real_clock():
+    """serial-parallel.netspec's tree, as the model keeps it: a serial block of three
+    parallel steps, the last holding a nested serial block beside a connection."""
+    plan = runner.make_plan(ROOT / "examples" / "serial-parallel.netspec")
+    exp = plan.experiments[0]
+    names = [c.name for c in exp.connections]
+    assert names == ["a1", "b1", "a2", "a3", "b3"]
+    tree = exp.tree
+    assert tree == Group(
+        "parallel",
+        [Group("serial", [Group("parallel", [0, 1]), Group("parallel", [2]),
+                          Group("parallel", [Group("serial", [Group("parallel", [3])]), 4])])],
+    )  # fmt: skip
+    rec = _Recorder({0: 0.05, 1: 0.05, 2: 0.1, 3: 0.05, 4: 0.05})
+    walk(tree, time.time(), rec)
+    at = {(what, i): t for what, i, t in rec.log}
+    # A parallel step's own connections go as one job; a nested group beside them.
+    assert sorted(map(sorted, rec.jobs)) == [[0, 1], [2], [3], [4]]
+    # Each serial step starts once every connection of the one before has ended.
+    assert at[("start", 2)] >= max(at[("end", 0)], at[("end", 1)])
+    assert min(at[("start", 3)], at[("start", 4)]) >= at[("end", 2)]
+    # The last step's children start together.
+    assert abs(at[("start", 3)] - at[("start", 4)]) < 0.05
+
+
+def test_the_real_engine_takes_the_models_tree_and_the_files_buffers():
+    from cellbench.real import plan as rplan
+
+    plan = runner.make_plan(ROOT / "examples" / "real-lan.netspec")
+    exp = plan.experiments[0]
+    real = rplan.build(exp, {})
+    assert real.root is exp.tree
+    for rc, c in zip(real.connections, exp.connections):
+        assert rc.conn is c and rc.port == c.port
+        assert (rc.sndbuf, rc.rcvbuf) == (c.sndbuf_asked, c.rcvbuf_asked)
+    # --host overrides an address; a host the experiment lacks is named.
+    first = exp.hosts[0].name
+    assert rplan.build(exp, {first: "192.0.2.7"}).addresses[first] == "192.0.2.7"
+    with pytest.raises(ValueError, match="nohost is not a host of this experiment"):
+        rplan.build(exp, {"nohost": "192.0.2.8"})
