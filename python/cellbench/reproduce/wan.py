@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from cellbench.data.published import CLAIMS, wan_window_table
 from cellbench.experiment.results import Result
-from cellbench.reproduce import study
+from cellbench.reproduce import study, tester
 from cellbench.reproduce.study import Ran, Run
 
 if TYPE_CHECKING:
@@ -207,9 +207,12 @@ def run(
     stored result gives the same rows. ``options``: wan-window's ``windows``,
     ``seconds``; europe-vp's ``spacings``, ``windows``, ``writes``, ``nbytes``,
     ``stall``; wan-mismatch's ``seconds``."""
-    from cellbench.reproduce.wan_mismatch import WAN_MISMATCH
-
-    studies = {"wan-window": WAN_WINDOW, "europe-vp": EUROPE_VP, "wan-mismatch": WAN_MISMATCH}
+    # wan-mismatch's cases alone (its study, in wan_mismatch.py, imports this module).
+    studies = {
+        "wan-window": WAN_WINDOW,
+        "europe-vp": EUROPE_VP,
+        "wan-mismatch": study.Study("wan-mismatch", "", (MISMATCH_CASES_PART,)),
+    }
     part = {"wan-window": "window", "europe-vp": "vp", "wan-mismatch": "cases"}[name]
     opts = study.Options(
         seed=seed, workers=workers, out=None if out is None else Path(out), resume=resume,
@@ -308,8 +311,6 @@ def _check_stall(o: study.Options) -> None:
 def _europe_vp_json(o: study.Options, got: dict) -> dict:
     """vp alone: its rows; tester alone: the tester's document; both: the rows and the
     tester's document under ``tester``."""
-    from cellbench.reproduce import tester
-
     doc = tester.to_json(got["tester"]) if "tester" in got else None
     if "vp" not in got:
         return doc or {}
@@ -319,8 +320,6 @@ def _europe_vp_json(o: study.Options, got: dict) -> dict:
 
 
 def _europe_vp() -> study.Study:
-    from cellbench.reproduce import tester
-
     return study.Study(
         "europe-vp",
         "two LANs joined by a policed 23.42 Mb/s VP: adapter cell spacing against UPC",
@@ -343,6 +342,9 @@ def emu_options(a) -> tuple[dict, list[str]]:
     stall = {} if getattr(a, "stall", True) else {"testbed.host.sparc10-a.stall": 0}
     return {"seed": a.seed, "set": stall}, [f"{k}={v}" for k, v in stall.items()]
 
+
+#: wan-mismatch's cases 1 and 2 (a part of ``wan_mismatch.WAN_MISMATCH``).
+MISMATCH_CASES_PART = _table_part("wan-mismatch", "cases", "cases 1 and 2", _cases_runs)
 
 WAN_WINDOW = study.Study(
     "wan-window",

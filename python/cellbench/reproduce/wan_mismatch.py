@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cellbench.reproduce import study
+from cellbench.reproduce import study, wan
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -211,13 +211,11 @@ def _part(name: str, doc: str, report) -> study.Part:
 
 
 def _study() -> study.Study:
-    from cellbench.reproduce import wan
-
     return study.Study(
         "wan-mismatch",
         "MAGIC WAN: OC-3c senders into a TAXI receiver, with and without pacing",
         (
-            wan._table_part("wan-mismatch", "cases", "cases 1 and 2", wan._cases_runs),
+            wan.MISMATCH_CASES_PART,
             _part("case3", "the slides' Experiment 4: runs 3a and 3b", _case3_report),
             _part("segment-size", "Experiments 5 and 6", _segment_report),
         ),
