@@ -71,6 +71,20 @@ def test_an_interface_name_picks_the_ethernet_the_host_name_the_atm_adapter():
     assert all(p["cells_in"] == 0 for p in out["ports"])
 
 
+def test_phy_ethernet10_is_a_host_on_an_ethernet_only():
+    """Issue 22's spelling, ``phy = ethernet10``: the same spec as ``ethernet = ethernet10;
+    interface = ethernet;``; a name that is neither a cell phy nor an Ethernet is refused."""
+    short = build(two("phy = ethernet10;", "phy = ethernet10;", tx="ipc1", rx="ipc2"))
+    both = "ethernet = ethernet10; interface = ethernet;"
+    long = build(two(both, both, tx="ipc1", rx="ipc2"))
+    assert short.spec(1, 0) == long.spec(1, 0)
+    [conn] = short.spec(1, 0)["connections"]
+    assert conn["interface"] == "ethernet" and conn["mtu"] == 1500
+    assert "expected a physical layer (or an Ethernet: ethernet10, ...)" in error(
+        two("phy = ethernet7;", "phy = ethernet10;", tx="ipc1", rx="ipc2")
+    )
+
+
 @pytest.mark.parametrize(
     "h1, kw, message",
     [

@@ -33,7 +33,9 @@ shared 10 Mb/s segment, half duplex), ``ethernet100`` or ``"ethernet:<Mb/s>"`` (
 duplex, point to point; ``ethernet_duplex = half | full`` says otherwise). The hosts'
 Ethernet interfaces at one site share one segment; ``interface = ethernet`` makes the
 host's connections run over it (both ends must say so), with Ethernet II's MTU of
-1500 and no encapsulation header. docs/mechanisms.md says what a segment models.
+1500 and no encapsulation header. ``phy = ethernet10`` (or any Ethernet above) is
+short for both: a host on an Ethernet only. docs/mechanisms.md says what a segment
+models.
 
 Every host hangs off its site's switch (site ``lan`` unless it says otherwise);
 trunks join sites' switches, and connections follow the fewest trunks. A host
@@ -659,8 +661,14 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
     for s in block.settings():
         if s.key == "profile":
             h.profile = _choice(s, "a host profile", PROFILES)
+        elif s.key == "phy" and _names_ethernet(s):
+            # ``phy = ethernet10`` (issue 22's spelling): a host on an Ethernet only, its
+            # connections over it; the same as ``ethernet = ethernet10; interface =
+            # ethernet;`` (a multi-homed host names both interfaces instead).
+            h.ethernet = _ethernet(s)
+            h.interface = "ethernet"
         elif s.key == "phy":
-            h.phy = _choice(s, "a physical layer", PHYS)
+            h.phy = _choice(s, "a physical layer (or an Ethernet: ethernet10, ...)", PHYS)
         elif s.key == "distance_m":
             h.distance_m = float(_number(s, "the fibre length in metres", 0, 2e7, integer=False))
         elif s.key == "pdu_gap_us":
@@ -706,6 +714,12 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
             '"ethernet:<Mb/s>")',
         )
     return h
+
+
+def _names_ethernet(s: Setting) -> bool:
+    v = s.value
+    text = v.text if isinstance(v, (Name, String)) else None
+    return text is not None and (text in ETHERNET_PHYS or text.startswith("ethernet:"))
 
 
 def _ethernet(s: Setting) -> str:
