@@ -189,7 +189,7 @@ def run(
     and most common limit over the study's replications). ``sim``: the simulator's
     study options (lan-buffers' profile, flavour, ...; europe-vp's stall), or
     None for no simulator column."""
-    from cellbench.emu.cli import check_platform, run_plan
+    from cellbench.engines.emu import check_platform, run_plan
     from cellbench.experiment import results
 
     check_platform()
