@@ -319,6 +319,36 @@ def test_a_misspelt_host_block_is_an_error_at_its_position() -> None:
     assert [h.name for h in plan.experiments[0].hosts] == ["ipc1.atm", "B"]
 
 
+def test_a_host_block_named_for_the_stem_of_a_tests_host_is_an_error(tmp_path) -> None:
+    """``host ipc2 { }`` on lan-buffers, whose tests run on ``ipc2.atm``: the preset maps
+    any host name onto its hardware, so the block was a new host no test used and
+    changed nothing, silently. Refused, in the file and in a --testbed file alike."""
+    text = experiment().replace("A:", "ipc1.atm:").replace("B:", "ipc2.atm:")
+    block = "testbed lan-buffers { host ipc2 { profile = sparc-10; } }\n"
+    want = (
+        "found host ipc2, on which no test runs, expected a host of the tests "
+        "(ipc1.atm, ipc2.atm): is it ipc2.atm? A host block for any other changes nothing"
+    )
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan(block + text)
+    assert str(e.value) == "<text>:1:28: " + want
+    tb = tmp_path / "tb.netspec"
+    tb.write_text(block)
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan(text, testbed=str(tb))
+    assert str(e.value) == f"{tb}:1:28: " + want
+    # Any other unused host block is said, naming the hosts the tests run on.
+    tb.write_text(block.replace("ipc2", "ipc3"))
+    plan = runner.make_plan(text, testbed=str(tb))
+    assert plan.notes == [
+        f"{tb}:1:28: host ipc3: no test runs on it, so its block changes nothing "
+        "(the tests run on ipc1.atm, ipc2.atm)"
+    ]
+    # A preset's own hosts are not the user's blocks: no note for them.
+    wan = experiment().replace("A:", "law1:").replace("B:", "law2:")
+    assert runner.make_plan(wan, testbed="wan-contention").notes == []
+
+
 def test_reproduce_refuses_a_transfer_the_time_limit_would_cut(capsys) -> None:
     code, err = cli(capsys, "reproduce", "lan-buffers", "--nbytes", "100G", "--replications", "1")
     assert code == 2

@@ -924,23 +924,52 @@ def clamp_sockbuf(value: int, flavour: str, what: str, pos: Pos | str, notes: li
 MISSPELT = 0.8
 
 
-def check_host_blocks(doc: Document, used: set[str]) -> None:
-    """A ``host NAME { }`` in the file's testbed block that no test runs on (at any
-    point of the sweep) changes nothing; one whose name is close to a host a test
-    does run on (``ipc1.atn``, ``ipc1.atm``) is a misspelling, refused at its position.
-    (A testbed may describe hosts no test uses: a real testbed's addresses.)"""
-    for tb in (b for b in doc.blocks if b.kind == "testbed"):
-        for b in tb.blocks():
-            if b.kind != "host" or b.name in used or b.name is None:
-                continue
-            close = difflib.get_close_matches(b.name, sorted(used), n=1, cutoff=MISSPELT)
-            if close:
-                raise expected(
-                    b.name_pos or b.pos,
-                    f"host {b.name}, on which no test runs",
-                    f"a host of the tests ({', '.join(sorted(used))}): is it {close[0]}? "
-                    "A host block for any other changes nothing",
-                )
+def _meant(name: str, used: set[str]) -> str | None:
+    """The host of the tests a host block's name most likely means: one the name is
+    the stem of (``ipc2`` for ``ipc2.atm``: host names include the interface), else
+    a close spelling (``ipc1.atn``)."""
+    stems = sorted(u for u in used if u.startswith(name + "."))
+    if stems:
+        return stems[0]
+    close = difflib.get_close_matches(name, sorted(used), n=1, cutoff=MISSPELT)
+    return close[0] if close else None
+
+
+def check_host_blocks(
+    doc: Document, used: set[str], given: dict[str, Pos | None] | None = None
+) -> list[str]:
+    """A ``host NAME { }`` that no test runs on (at any point of the sweep) changes
+    nothing. In the file's testbed block, or in ``given`` (the host blocks of a
+    ``--testbed`` file, ``Testbed.given``): one whose name is the stem of a host a test
+    runs on (``ipc2`` for ``ipc2.atm``) or close to one (``ipc1.atn``) is refused at its
+    position; any other is returned as a note naming the hosts the tests use (a testbed
+    may describe hosts no test uses: a real testbed's addresses)."""
+    blocks: list[tuple[str, Pos | None]] = [
+        (b.name, b.name_pos or b.pos)
+        for tb in doc.blocks
+        if tb.kind == "testbed"
+        for b in tb.blocks()
+        if b.kind == "host" and b.name is not None
+    ]
+    blocks += list((given or {}).items())
+    hosts = ", ".join(sorted(used))
+    notes: list[str] = []
+    for name, pos in blocks:
+        if name in used:
+            continue
+        meant = _meant(name, used)
+        if meant is not None:
+            raise expected(
+                pos,
+                f"host {name}, on which no test runs",
+                f"a host of the tests ({hosts}): is it {meant}? "
+                "A host block for any other changes nothing",
+            )
+        notes.append(
+            f"{pos}: host {name}: no test runs on it, so its block changes nothing "
+            f"(the tests run on {hosts})"
+        )
+    return notes
 
 
 def _resolve_interfaces(eps, testbed: tbmod.Testbed) -> None:

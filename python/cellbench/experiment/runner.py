@@ -128,7 +128,8 @@ class Plan:
             # Whatever the simulator would refuse, refused now, before anything is written.
             model.check_with_engine(e, self.seed)
             notes.update(e.notes)
-        model.check_host_blocks(self.doc, used)
+        given = self.base.given if self.base is not None else None
+        notes.update(model.check_host_blocks(self.doc, used, given))
         self.notes = once_each(notes)
         if self.alone is not None:
             names = [c.name for c in first.connections]

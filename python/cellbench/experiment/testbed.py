@@ -186,6 +186,9 @@ class Testbed:
     order: list[str] | None = None
     #: Where the file sets ``hosts`` (for errors about a name in it).
     order_pos: Pos | None = None
+    #: The host blocks a user's testbed file gave (name -> position), not a preset's:
+    #: the runner checks that the tests run on each (model.check_host_blocks).
+    given: dict[str, Pos | None] = field(default_factory=dict)
 
     def host(self, name: str, pos: Pos | None) -> HostSpec:
         if name in self.hosts:
@@ -254,7 +257,9 @@ def _lan_buffers() -> Testbed:
 def _written(name: str, description: str, pair: tuple[str, str], text: str) -> Testbed:
     """A preset written in the testbed language itself: only the hosts it names."""
     doc = parse(f"testbed {{\n{text}\n}}", f"<testbed preset {name}>")
-    return from_block(doc.blocks[0], Testbed(name=name, description=description, pair=pair))
+    tb = from_block(doc.blocks[0], Testbed(name=name, description=description, pair=pair))
+    tb.given = {}  # a preset's hosts are the testbed's, not a user's blocks
+    return tb
 
 
 # --- the MAGIC path (wan-window and wan-mismatch describe the same one) ---------------------
@@ -801,6 +806,7 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             )
             start.name = b.name
             tb.hosts[b.name] = _host(b, start)
+            tb.given[b.name] = b.name_pos or b.pos
     _check_flow_control(block, tb.switch)
     _check_ethernet_names(block, tb)
     sites = {h.site for h in tb.hosts.values()} | {
