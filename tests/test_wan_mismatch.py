@@ -86,3 +86,30 @@ def test_cli_parts_table_and_json(capsys):
     printed = json.loads(capsys.readouterr().out)
     assert {r["case"] for r in printed["rows"]} == {1, 2}
     assert "case3" not in printed
+
+
+def test_case3_replications_are_averaged_not_summed(capsys):
+    """--replications 3: each run's aggregate and loss rate is the replications' mean
+    (it was their sum, three times one run's), with their spread."""
+    assert main(["reproduce", "wan-mismatch", "--part", "case3", "--replications", "3",
+                 "--json"]) == 0  # fmt: skip
+    printed = json.loads(capsys.readouterr().out)
+    rows, agg = printed["case3"], printed["case3_aggregates"]
+    for name in ("case3a", "case3b"):
+        per = {}
+        for r in rows:
+            if r["run"] == name:
+                per.setdefault(r["replication"], []).append(r)
+        assert len(per) == 3
+        sums = [sum(r["throughput_bps"] for r in rs) for rs in per.values()]
+        rates = [sum(r["packets_lost"] for r in rs) / rs[0]["seconds"] for rs in per.values()]
+        a = agg[name]
+        assert a["replications"] == 3
+        assert a["aggregate_bps"] == pytest.approx(sum(sums) / 3)
+        assert (a["aggregate_min_bps"], a["aggregate_max_bps"]) == (min(sums), max(sums))
+        assert a["packets_lost_per_s"] == pytest.approx(sum(rates) / 3)
+    # Two TAXI senders into one TAXI port carry at most about one port's rate, not three.
+    assert agg["case3a"]["aggregate_bps"] < 100e6
+    assert main(["reproduce", "wan-mismatch", "--part", "case3", "--replications", "3"]) == 0
+    text = capsys.readouterr().out
+    assert "mean of 3 replications" in text and "published (003 Experiment 4)" in text
