@@ -82,6 +82,36 @@ def test_offered_load_is_paced_tcp_with_a_full_load_point(offered_load):
     assert f["full_load_offered_bps"] is None
 
 
+def _point(rep, period, carried, lost):
+    return {
+        "replication": rep, "period": period, "offered_bps": None if period is None else 6e6,
+        "throughput_bps": carried, "cells_lost": lost, "retransmitted_segments": 0,
+        "timeouts": 0, "lost_at": ["p"] if lost else [], "limited_by": "application",
+    }  # fmt: skip
+
+
+def test_offered_load_figures_average_the_replications():
+    """Three replications: each figure is the mean at its point, with the range; a load
+    counts as lossless only if every replication was (it took single runs: the best
+    replication's lossless point and any one run's peak)."""
+    rows = [
+        _point(0, 1000.0, 5e6, 0), _point(1, 1000.0, 6e6, 0), _point(2, 1000.0, 7e6, 0),
+        _point(0, 500.0, 9e6, 0), _point(1, 500.0, 11e6, 3), _point(2, 500.0, 10e6, 0),
+        _point(0, None, 4e6, 9), _point(1, None, 8e6, 9), _point(2, None, 6e6, 9),
+    ]  # fmt: skip
+    f = wan_contention.offered_load_figures(rows)
+    assert f["replications"] == 3
+    assert f["lossless_bps"] == pytest.approx(6e6)  # 500 µs lost cells in one run
+    assert f["lossless_range_bps"] == [5e6, 7e6]
+    assert f["peak_bps"] == pytest.approx(10e6) and f["peak_range_bps"] == [9e6, 11e6]
+    assert f["full_load_bps"] == pytest.approx(6e6) and f["full_load_range_bps"] == [4e6, 8e6]
+    curve = wan_contention.offered_load_curve(rows)
+    assert [p["lossy_replications"] for p in curve] == [0, 1, 3]
+    # One replication: the figures of its one curve, unchanged.
+    one = wan_contention.offered_load_figures([r for r in rows if r["replication"] == 1])
+    assert (one["lossless_bps"], one["peak_bps"], one["full_load_bps"]) == (6e6, 11e6, 8e6)
+
+
 def test_offered_load_udp_has_a_lossless_knee(everything):
     rows = [r for r in everything["rows"] if r["part"] == "offered-load-udp"]
     assert {r["protocol"] for r in rows} == {"udp"}

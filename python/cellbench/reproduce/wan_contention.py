@@ -229,20 +229,70 @@ def offered_load_points(rows: list[dict]) -> list[dict]:
     return sorted(out, key=lambda p: (p["offered_bps"] is None, p["offered_bps"] or 0.0))
 
 
+#: 004's text on its Fig. 4 (three pairs into one DS-3): the maximum lossless
+#: throughput where the curve leaves a straight line, "around 28" Mb/s; the peak
+#: "around 29.5"; full-rate traffic measured at 18.4 Mb/s.
+PUBLISHED_OFFERED_LOAD = {"lossless": 28.0, "peak": 29.5, "full_load": 18.4}
+
+
+def offered_load_curve(rows: list[dict]) -> list[dict]:
+    """The aggregate curve over the replications: per point (a period, or full blast),
+    the carried load's mean over the replications with its lowest and highest, the
+    replications that lost cells, and the cells lost, retransmissions and timeouts
+    summed over them; ``lossless`` only if no replication lost a cell. One replication:
+    ``offered_load_points`` with these keys added."""
+    by: dict[float | None, list[dict]] = {}
+    for p in offered_load_points(rows):
+        by.setdefault(p["period"], []).append(p)
+    out = []
+    for ps in by.values():
+        carried = [p["carried_bps"] for p in ps]
+        lossy = sum(1 for p in ps if p["cells_lost"])
+        limits = [p["limited_by"] for p in ps]
+        out.append(
+            ps[0]
+            | {
+                "replications": len(ps),
+                "carried_bps": sum(carried) / len(ps),
+                "carried_min_bps": min(carried),
+                "carried_max_bps": max(carried),
+                "lossy_replications": lossy,
+                "lossless": lossy == 0,
+                "cells_lost": sum(p["cells_lost"] for p in ps),
+                "retransmitted_segments": sum(p["retransmitted_segments"] for p in ps),
+                "timeouts": sum(p["timeouts"] for p in ps),
+                "lost_at": sorted({x for p in ps for x in p["lost_at"]}),
+                "limited_by": vocab.CELL_LOSS if lossy else max(set(limits), key=limits.count),
+            }
+        )
+    return out
+
+
 def offered_load_figures(rows: list[dict]) -> dict:
-    """The ATM Forum's three figures from the aggregate curve: maximum lossless
-    throughput (the most carried at any offered load that lost no cell), peak
-    throughput (the most carried at any load), and full-load throughput (every source
-    at full blast: the full-blast point, else the highest offered load)."""
-    agg = offered_load_points(rows)
-    lossless = [p for p in agg if p["cells_lost"] == 0 and p["offered_bps"] is not None]
+    """The ATM Forum's three figures from the aggregate curve averaged over the
+    replications (``offered_load_curve``): maximum lossless throughput (the most
+    carried at any offered load that lost no cell in any replication), peak throughput
+    (the most carried at any load), and full-load throughput (every source at full
+    blast: the full-blast point, else the highest offered load); each a mean, with the
+    replications' lowest and highest at that point (``*_range_bps``)."""
+    agg = offered_load_curve(rows)
+    lossless = [p for p in agg if p["lossless"] and p["offered_bps"] is not None]
     best = max(lossless, key=lambda p: p["carried_bps"], default=None)
+    peak = max(agg, key=lambda p: p["carried_bps"])
     full = agg[-1]
+
+    def spread(p: dict | None) -> list[float]:
+        return [p["carried_min_bps"], p["carried_max_bps"]] if p else [0.0, 0.0]
+
     return {
+        "replications": full["replications"],
         "lossless_bps": best["carried_bps"] if best else 0.0,
         "lossless_offered_bps": best["offered_bps"] if best else 0.0,
-        "peak_bps": max(p["carried_bps"] for p in agg),
+        "lossless_range_bps": spread(best),
+        "peak_bps": peak["carried_bps"],
+        "peak_range_bps": spread(peak),
         "full_load_bps": full["carried_bps"],
+        "full_load_range_bps": spread(full),
         # Full blast offers what the hosts and links take: no number of its own.
         "full_load_offered_bps": full["offered_bps"],
     }
@@ -712,19 +762,28 @@ def _ftp_report(df: pd.DataFrame) -> str:
 def _offered_load_report(df: pd.DataFrame, f: dict, part: str) -> str:
     import pandas as pd
 
-    agg = pd.DataFrame(offered_load_points(df.to_dict(orient="records")))
+    agg = pd.DataFrame(offered_load_curve(df.to_dict(orient="records")))
+    reps = int(f.get("replications", 1))
     table = pd.DataFrame(
         {
             "period µs": agg.period.map(lambda x: "full" if pd.isna(x) else f"{x:g}"),
             "offered Mb/s": agg.offered_bps.map(lambda x: "full blast" if pd.isna(x) else _mbps(x)),
             "carried Mb/s": agg.carried_bps.map(_mbps),
-            "cells lost": agg.cells_lost,
+            ("cells lost" if reps == 1 else "cells lost (all runs)"): agg.cells_lost,
             "retransmits": agg.retransmitted_segments.astype(int),
             "timeouts": agg.timeouts.astype(int),
             "lost at (port)": agg.lost_at.map(_lost_text),
             "limited by": agg.limited_by,
         }
     )
+    if reps > 1:
+        # Mean over the replications, their range, and how many lost cells.
+        table.insert(
+            3,
+            "min-max",
+            [f"{_mbps(a)}-{_mbps(b)}" for a, b in zip(agg.carried_min_bps, agg.carried_max_bps)],
+        )
+        table.insert(4, "lossy runs", [f"{n}/{reps}" for n in agg.lossy_replications])
     tcp = part == "offered-load"
     if not tcp:
         table = table.drop(columns=["retransmits", "timeouts"])
@@ -750,7 +809,19 @@ def _offered_load_report(df: pd.DataFrame, f: dict, part: str) -> str:
             table.to_string(index=False),
             f"maximum lossless throughput {_mbps(f['lossless_bps'])} Mb/s (at "
             f"{_mbps(f['lossless_offered_bps'])} offered), peak {_mbps(f['peak_bps'])} Mb/s, "
-            f"full load {_mbps(f['full_load_bps'])} Mb/s ({full})",
+            f"full load {_mbps(f['full_load_bps'])} Mb/s ({full})"
+            + (
+                f"; each the mean of {reps} replications (min-max: lossless "
+                + ", peak ".join(
+                    f"{_mbps(lo)}-{_mbps(hi)}"
+                    for lo, hi in (f["lossless_range_bps"], f["peak_range_bps"])
+                )
+                + f", full load {_mbps(f['full_load_range_bps'][0])}-"
+                f"{_mbps(f['full_load_range_bps'][1])}); a load is lossless only if no "
+                "replication lost a cell"
+                if reps > 1
+                else ""
+            ),
             "limited by: application = the sources' pacing (no loss); cell-loss at the ports "
             "named"
             + (
@@ -759,7 +830,15 @@ def _offered_load_report(df: pd.DataFrame, f: dict, part: str) -> str:
                 else " (a lost cell loses its whole datagram)"
             ),
             *(
-                [CLAIMS["wan-contention offered-load"] + "; cellbench fidelity compares"]
+                [
+                    CLAIMS["wan-contention offered-load"] + "; cellbench fidelity compares",
+                    "published (004 Fig. 4 and its text, aggregate of the three pairs): "
+                    f"maximum lossless about {PUBLISHED_OFFERED_LOAD['lossless']:g} Mb/s, "
+                    f"peak about {PUBLISHED_OFFERED_LOAD['peak']:g} Mb/s, full load "
+                    f"{PUBLISHED_OFFERED_LOAD['full_load']:g} Mb/s; the study's carrier "
+                    "network was congestion-free and its losses at the edges, where this "
+                    "part's are in the carrier (docs/wan-contention.md)",
+                ]
                 if tcp
                 else []
             ),
