@@ -346,8 +346,9 @@ _EUROPE_VP = """
     # The sender's SBus adapter, an SBA-200 (the sparc-10 profile's): with cell-level
     # spacing (driver 2.2.9) docs/design.md §5's 52 µs firmware gap between PDUs, idle time beyond
     # the spacing interval, and the 7-8 slot stall where a 1 KB cluster mbuf ends
-    # (stall = 1), which TCP segments from SunOS's 4 KB send-buffer clusters never
-    # meet; unspaced, no gap (none published). docs/mechanisms.md.
+    # (stall = 1), which TCP segments never meet (an assumption: each 4 KB append to
+    # SunOS's send buffer is one host buffer; 000 §4.1.1 has its mbufs point to 1 KB
+    # blocks); unspaced, no gap (none published). docs/mechanisms.md.
     host sparc10-a { profile = sparc-10; adapter = sba200; phy = oc3c; site = lan-a;
                      stall = 1; }
     host sparc10-b { profile = sparc-10; phy = taxi100; site = lan-b; }

@@ -77,8 +77,11 @@ DROP_SHARE = 0.5
 #: xfail marks give the same text (tests/test_lan_buffers.py, tests/test_wan.py).
 KNOWN_DEVIATIONS = {
     "lan-buffers remedy": (
-        "known deviation: from 3 x MSS to 3 x MSS + 271 bytes a 48K or 51K receiver can "
-        "still lock (16 KB per tick); the study measured 28K, which does not"
+        "known deviation: 000 §4.1.6 states the remedy for receivers that acknowledge at "
+        "least every second full segment (RFC 1122); SunOS 4.1.1's own receiver acknowledges "
+        "on its reads (R1, R2), and from 3 x MSS to 3 x MSS + 271 bytes a 48K or 51K one can "
+        "still lock in the model (16 KB per tick); the study's send buffers step from 24K to "
+        "28K, and 28K does not lock (000 Table 1)"
     ),
     "wan-window large windows": (
         "known deviation: the published table is the ideal window/RTT line; each window "
@@ -89,24 +92,29 @@ KNOWN_DEVIATIONS = {
     "hetero-lan sparc10->challenge above": (
         "known deviation: the sparc-10 profile is calibrated to its loopback figure (43.55 "
         "Mb/s), taken as half of what a host sends or receives (docs/mechanisms.md); the study "
-        "found this sender at 70% of twice its loopback, and no profile is calibrated to its table"
+        "found this sender at 70% of twice its loopback (001 §5.2), and no profile is "
+        "calibrated to its table"
     ),
     "hetero-lan ultra1->challenge above": (
         "known deviation: the power-challenge profile is calibrated to its loopback figure "
-        "(135.80 Mb/s), so it receives at well over the link's rate; the study's 75% puts the "
-        "bound in the Challenge's receive path, and no profile is calibrated to its table: the "
-        "simulated pair is bound by the link"
+        "(135.80 Mb/s), so it receives at well over the link's rate; 001 §5.2 names no bound "
+        "for its 75% (both hosts reach ATM speeds in loopback), and no profile is calibrated to "
+        "its table: the simulated pair is bound by the link"
     ),
     "hetero-lan sparc20->sparc20 above": (
         "known deviation: nothing in the simulated SPARCstation 20s (230.94 Mb/s loopback) "
-        "binds the pair under the link, and the study names no bound for its 93%; no profile "
-        "is calibrated to its table"
+        "binds the pair under the link; 001 §5.1 puts its 93% down to the ATM driver having "
+        "reached its upper limit, a cost no profile models, and no profile is calibrated to "
+        "its table"
     ),
     "wan-contention offered-load": (
         "known deviation: the paced TCP sources lose cells from 12 Mb/s offered on (two "
         "sources' windows out at once overflow the 256-cell DS-3 port) and carry 12 to 22 Mb/s "
         "up to 90 Mb/s offered, far under the offered load, but full blast carries as much as "
-        "any paced load: no drop to under half the peak (docs/wan-contention.md)"
+        "any paced load: no drop to under half the peak (004 Fig. 4: lossless about 28, peak "
+        "about 29.5, full load 18.4 Mb/s, on a carrier its text calls congestion-free, the "
+        "losses at the edges; the preset's shared DS-3 is a carrier trunk: "
+        "docs/wan-contention.md)"
     ),
 }
 UNEXPLAINED = "no known cause: a deviation the project has not explained yet"

@@ -40,6 +40,12 @@ if TYPE_CHECKING:
 #: Cases 1 and 2 on the wan-mismatch testbed preset, an experiment file each
 #: (wan-mismatch-case1.netspec, -case2): case 1 one OC-3c sender, unpaced or paced at
 #: 70 Mb/s; case 2 two, unpaced or each paced at 35 Mb/s; 128 KB windows, 64 KB writes.
+#: 003 Experiments 2 and 3 (cases 1 and 2): the slides' throughputs.
+PUBLISHED_CASES_TEXT = (
+    "published (003 Experiments 2 and 3): one sender 0.87 Mb/s unpaced, 68.20 Mb/s paced at "
+    "70 Mb/s; two senders 1.66 Mb/s unpaced, 52.36 Mb/s paced at 35 Mb/s each (their "
+    "aggregate)"
+)
 #: Case 3 (the slides' Experiment 4) is two runs on other hosts: reproduce.wan_mismatch.
 MISMATCH_CASES = {1: "wan-mismatch-case1", 2: "wan-mismatch-case2"}
 
@@ -251,6 +257,8 @@ def report(name: str, df: pd.DataFrame) -> str:
     foot = "limited by: what bound each connection (--json: limited_by, limit_evidence)"
     if name in CLAIMS:
         foot += "\n" + CLAIMS[name] + "; cellbench fidelity compares"
+    if name == "wan-mismatch":
+        foot += "\n" + PUBLISHED_CASES_TEXT
     return head + "\n" + show[cols].to_string(index=False) + "\n" + foot
 
 

@@ -7,9 +7,10 @@ run by the experiment runner, so ``--out`` stores results that ``cellbench show`
 ``plot`` read. Every parameter comes from the setup and physical facts; nothing is
 tuned to a published number.
 
-- ``offered-load`` (a): three UDP constant-rate sources at different sites into
-  lawrence, sharing the hub's DS-3 port; the ATM Forum's lossless, peak and
-  full-load throughput.
+- ``offered-load`` (a): the AAI network's three pairs (WPAFB -> ITTC, NRL -> ITTC,
+  ARL -> GSD), TCP paced by the application, sharing one DS-3 (the
+  ``wan-contention-aai`` preset), then full blast; the ATM Forum's lossless, peak and
+  full-load throughput. ``offered-load-udp``: the same with constant-rate UDP.
 - ``credits`` (c): a local and a remote host into one receiver on lawrence's switch,
   TCP/UDP against TCP/UDP, without flow control and with credit-based hop-by-hop
   flow control at every switch port (``sim::net::credit``), credits per VC per hop
@@ -19,8 +20,10 @@ tuned to a published number.
 - ``five-pairs`` (b): five TCP pairs (round trips 2 to 70 ms, windows their
   bandwidth-delay products) each alone, then together; where each lost cells.
 - ``ftp`` (e): NRL (Washington) to JPL (Pasadena) over DS-3 access links, 37.4 ms
-  round trip from the distance: FTP with its default window, FTP with an extended
-  window (its disk read at an assumed 4 MB/s), and ttcp full blast.
+  round trip from the great-circle distance (004 gives none for this path; its window
+  example implies near 60 ms coast to coast: docs/wan-contention.md): FTP with its
+  default window, FTP with an extended window (its disk read at an assumed 4 MB/s),
+  and ttcp full blast.
 """
 
 from __future__ import annotations
@@ -755,6 +758,10 @@ def _ftp_report(df: pd.DataFrame) -> str:
             "window, ttcp full blast with it; the disk's 4 MB/s is an assumption",
             show.to_string(index=False),
             "limited by: window = window / RTT; application = the disk; link = the DS-3",
+            "published (004's text): ttcp 23.8 Mb/s, ftp 2.88 Mb/s, ftp modified for "
+            "extended windows 22.4 Mb/s (likely disk-limited); 004 gives no round trip for "
+            "this path, and its window example implies near 60 ms coast to coast, not "
+            f"{rtt:g} ms (docs/wan-contention.md)",
         ]
     )
 

@@ -227,7 +227,8 @@ def _segment_report(df: pd.DataFrame) -> str:
             "",
         ]
     lines.append(
-        "published: only figures, no numbers (the slides); these are cellbench's. "
+        "published: 003 gives Experiments 5 and 6 as figures only; these numbers are "
+        "cellbench's. "
         "`cellbench plot OUT/experiment-5 --kind segment-size` draws each"
     )
     return "\n".join(lines)

@@ -17,20 +17,22 @@
 //! Why only there. The stall was measured on 8 KB UDP datagrams built from
 //! 1 KB cluster mbufs: 7–8 cell slots every 21–22 cells. For TCP segments on
 //! the policed VP the same study's conformance analysis, borne out by its
-//! traces, has every cell at exactly the spacing interval and no stall; those
-//! segments came from SunOS's send buffer, which a bulk writer fills in 4 KB
-//! clusters. Every mbuf becomes one DMA segment of the adapter's transmit
-//! descriptor (as in the Fore 200-series driver of FreeBSD, sys/dev/hfa/
-//! fore_transmit.c: one segment descriptor per buffer of the chain), so both
-//! kinds of buffer end a DMA segment; no source we found says why the adapter
-//! loses cell slots after a 1 KB one and not after a 4 KB one. So the stall is
-//! modelled as a property of the send path, as the two measurements give it:
-//! at the ends of 1 KB cluster mbufs, not of 4 KB clusters (docs/mechanisms.md).
+//! traces, has every cell at exactly the spacing interval and no stall. The
+//! LAN buffer study describes SunOS 4.1.1's mbufs (000 §4.1.1): each holds up
+//! to 112 bytes or points to a 1 KB block, and a bulk writer's data goes in
+//! 4 KB at a time; so a TCP segment's data, too, lies in 1 KB blocks, and no
+//! source we found says why the adapter stalls for UDP and not for TCP. Every
+//! buffer becomes one DMA segment of the adapter's transmit descriptor (as in
+//! the Fore 200-series driver of FreeBSD, sys/dev/hfa/fore_transmit.c: one
+//! segment descriptor per buffer of the chain). The model keeps both outcomes
+//! by an assumption: each 4 KB append is one host buffer the adapter does not
+//! stall inside, and the stall comes where a 1 KB piece ends (docs/mechanisms.md).
 
 use crate::tcp::Seq;
 use std::collections::VecDeque;
 
-/// One cluster (MCLBYTES on the era's Sun kernels with 4 KB pages).
+/// One 4 KB append (000 §4.1.1), taken as one host buffer (the module doc's
+/// assumption; 000 has SunOS's mbufs point to 1 KB blocks).
 pub const CLUSTER: u32 = 4096;
 /// The smaller unit sosend falls back to: a 1 KB buffer of its own (the 1 KB
 /// cluster mbufs the SBus adapter's stalls were measured on, docs/design.md §5).

@@ -19,9 +19,11 @@
 //!   payload's start). Which boundaries those are is a property of the send
 //!   path (`host/socket.rs`): docs/design.md §5's two measurements put the stall at the
 //!   ends of the 1 KB cluster mbufs of 8 KB UDP datagrams (the cell tester saw
-//!   it every 21–22 cells) and none inside TCP segments gathered from SunOS's
-//!   4 KB send-buffer clusters (the conformance analysis on the policed VP,
-//!   borne out by its traces). The cell holding the next buffer's first byte,
+//!   it every 21–22 cells) and none inside TCP segments (the conformance
+//!   analysis on the policed VP, borne out by its traces); the model gets the
+//!   second by assuming each 4 KB append to SunOS's send buffer is one host
+//!   buffer (000 §4.1.1 has SunOS's mbufs point to 1 KB blocks: why TCP misses
+//!   the stall is not known, docs/mechanisms.md). The cell holding the next buffer's first byte,
 //!   `⌊offset / 48⌋`, is the first that needs it, so the pipeline stalls just
 //!   before that cell (1 KB clusters of a 9188-byte PDU: cells 21, 42, 64, 85,
 //!   106, 128, 149, 170). A boundary inside cell 0 stalls nothing of its own:
