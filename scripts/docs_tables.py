@@ -44,6 +44,8 @@ COMMANDS = {
         "ethernet-footnote",
     ],  # fmt: skip
     "wan-contention": ["reproduce", "wan-contention"],
+    "europe-vp-tester": ["reproduce", "europe-vp", "--part", "tester"],
+    "wan-window": ["reproduce", "wan-window"],
     "lan-buffers-two-cells": [
         "reproduce",
         "lan-buffers",
@@ -69,16 +71,21 @@ PUBLISHED_CASES = {(1, False): "0.87", (1, True): "68.20", (2, False): "1.66", (
 
 
 @functools.cache
-def study_json(name: str) -> dict:
-    """The command's --json output (run once per process)."""
+def study_output(name: str, as_json: bool = True) -> str:
+    """The command's output, --json or its report (run once per process)."""
     from cellbench.cli import main
 
+    argv = [*COMMANDS[name], *(["--json"] if as_json else [])]
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        code = main([*COMMANDS[name], "--json"])
+        code = main(argv)
     if code != 0:
-        raise SystemExit(f"cellbench {' '.join(COMMANDS[name])} --json exited {code}")
-    return json.loads(out.getvalue())
+        raise SystemExit(f"cellbench {' '.join(argv)} exited {code}")
+    return out.getvalue()
+
+
+def study_json(name: str) -> dict:
+    return json.loads(study_output(name))
 
 
 def table(head: list[str], rows: list[list], right: set[int] | None = None) -> str:
@@ -334,6 +341,29 @@ def europe_vp() -> str:
     )
 
 
+def europe_vp_tester() -> str:
+    text = study_output("europe-vp-tester", as_json=False)
+    body = text[text.index("driver 2.2.9") :].rstrip("\n")
+    return f"{source('europe-vp-tester')}, its report from the first driver on:\n\n```\n{body}\n```"
+
+
+# --- wan-window --------------------------------------------------------------------------
+
+
+def wan_window() -> str:
+    d = study_json("wan-window")
+    rows = [
+        [
+            r["window"], mbps(r["throughput_bps"]), f"{r['published_bps'] / 1e6:g}",
+            f"{r['throughput_bps'] / r['published_bps']:.2f}", r["limited_by"],
+        ]
+        for r in d["rows"]
+    ]  # fmt: skip
+    return f"{source('wan-window')}, beside 003 Experiment 1:\n\n" + table(
+        ["window B", "Mb/s", "published Mb/s", "ratio", "limited by"], rows, {0, 1, 2, 3}
+    )
+
+
 # --- lan-buffers: the Ethernet parts -----------------------------------------------------
 
 
@@ -539,6 +569,8 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "hetero-lan-remarkable": ("hetero-lan.md", hetero_lan_remarkable),
     "hetero-lan-limits": ("hetero-lan.md", hetero_lan_limits),
     "europe-vp": ("europe-vp.md", europe_vp),
+    "europe-vp-tester": ("europe-vp.md", europe_vp_tester),
+    "wan-window": ("wan-window.md", wan_window),
     "lan-buffers-ethernet": ("lan-buffers.md", lan_buffers_ethernet),
     "lan-buffers-two-cells": ("lan-buffers.md", lan_buffers_two_cells),
     "wan-contention-offered-load": ("wan-contention.md", wan_contention_offered_load),
