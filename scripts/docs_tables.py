@@ -478,8 +478,10 @@ def wan_contention_five_pairs() -> str:
         ]
         for r in rs
     ]  # fmt: skip
-    alone = sum(r["throughput_bps"] for r in rs if not r["together"])
-    both = sum(r["throughput_bps"] for r in rs if r["together"])
+    from cellbench.reproduce import wan_contention
+
+    agg = wan_contention.five_pairs_aggregates(rs)
+    alone, both = agg["alone_bps"], agg["together_bps"]
     return (
         f"{source('wan-contention')}, five pairs:\n\n"
         + table(

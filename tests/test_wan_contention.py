@@ -112,6 +112,23 @@ def test_offered_load_figures_average_the_replications():
     assert (one["lossless_bps"], one["peak_bps"], one["full_load_bps"]) == (6e6, 11e6, 8e6)
 
 
+def test_five_pairs_aggregates_average_the_replications():
+    """The five pairs' sums, alone and together, per replication, then their mean (the
+    report summed every replication's rows: --replications 2 printed 279 Mb/s alone)."""
+    rows = [
+        {"together": t, "replication": rep, "throughput_bps": bps}
+        for t, rep, bps in [
+            (False, 0, 10e6), (False, 0, 20e6), (False, 1, 12e6), (False, 1, 22e6),
+            (True, 0, 5e6), (True, 0, 6e6), (True, 1, 7e6), (True, 1, 8e6),
+        ]
+    ]  # fmt: skip
+    agg = wan_contention.five_pairs_aggregates(rows)
+    assert agg["replications"] == 2
+    assert agg["alone_bps"] == pytest.approx(32e6) and agg["alone_range_bps"] == [30e6, 34e6]
+    assert agg["together_bps"] == pytest.approx(13e6)
+    assert agg["together_range_bps"] == [11e6, 15e6]
+
+
 def test_offered_load_udp_has_a_lossless_knee(everything):
     rows = [r for r in everything["rows"] if r["part"] == "offered-load-udp"]
     assert {r["protocol"] for r in rows} == {"udp"}
