@@ -92,6 +92,44 @@ class Options:
 
 
 @dataclass(frozen=True)
+class Simulated:
+    """What a run gives for one published result (``cellbench fidelity`` scores it)."""
+
+    #: In the published result's unit (data/published_results.csv); None for a claim.
+    value: float | None = None
+    #: As printed (default: ``value`` to 3 significant places).
+    text: str | None = None
+    #: A claim in words, or a condition the number also needs (each cell locks): whether
+    #: the run bears it out.
+    holds: bool | None = None
+    #: What the verdict looked at beyond the two figures.
+    detail: str = ""
+    #: Per-cell figures of a line that summarises a table: (label, published, simulated),
+    #: each held to the line's tolerance (--json: ``cells``).
+    cells: tuple[tuple[str, float, float], ...] = ()
+    #: Why this run cannot score the result yet (the line says so, not scored).
+    missing: str | None = None
+
+
+@dataclass(frozen=True)
+class Compares:
+    """Published results a part reproduces, and how ``cellbench fidelity`` runs it for them."""
+
+    #: Keys of data/published_results.csv.
+    results: tuple[str, ...]
+    #: From the part's ``collect`` output (or ``compute``'s) to each result's figure.
+    simulate: Callable[[Any], dict[str, Simulated]]
+    #: The study's options for the scoreboard's run (``Options.params``) and its
+    #: replications (None: the experiment files').
+    params: dict[str, Any] = field(default_factory=dict)
+    replications: int | None = None
+    #: A calculation in place of the part's runs (``cellbench calc``'s figures).
+    compute: Callable[[], Any] | None = None
+    #: What the run is, for the scoreboard's progress and header.
+    what: str = ""
+
+
+@dataclass(frozen=True)
 class Part:
     """A part of a study: the runs it makes, and what it makes of their results."""
 
@@ -105,6 +143,8 @@ class Part:
     report: Callable[[Options, Any], str]
     #: Its keys of the study's JSON document (a list extends the study's, as ``rows``).
     to_json: Callable[[Options, Any], dict]
+    #: The published results it compares (``cellbench fidelity``, docs/fidelity.md).
+    published: tuple[Compares, ...] = ()
 
 
 @dataclass(frozen=True)
