@@ -86,6 +86,9 @@ class Options:
     replications: int | None = None
     #: --set values for every experiment the parts run.
     sets: tuple[str, ...] = ()
+    #: --set values for one experiment file's runs only (file name without .netspec ->
+    #: values): an assumption moved where it is declared (``cellbench fidelity --envelope``).
+    file_sets: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: The parts chosen (in the study's order).
     parts: tuple[str, ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
@@ -225,7 +228,7 @@ def execute(runs: list[Run], opts: Options, tmp: Path) -> list[Ran]:
             series=opts.series,
             trace=r.trace,
             cells_dir=cells_dir,
-            set=[*r.sets, *opts.sets],
+            set=[*r.sets, *opts.sets, *opts.file_sets.get(r.file or "", ())],
             alone=r.alone,
         )
         done.append(Ran(r, result, cells_dir, out is not None))
