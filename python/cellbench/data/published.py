@@ -223,11 +223,21 @@ def published_results() -> list[PublishedResult]:
         else:
             value = float(text) if text else None
         if r["kind"] not in KINDS:
-            raise ValueError(f"published_results.csv: {r['id']}: kind {r['kind']!r}, expected {KINDS}")
+            raise ValueError(
+                f"published_results.csv: {r['id']}: kind {r['kind']!r}, expected {KINDS}"
+            )
         out.append(
             PublishedResult(
-                r["id"], r["paper"], r["place"], r["quantity"], r["unit"], value,
-                r["kind"], r["tolerance"], r["note"], cells,
+                r["id"],
+                r["paper"],
+                r["place"],
+                r["quantity"],
+                r["unit"],
+                value,
+                r["kind"],
+                r["tolerance"],
+                r["note"],
+                cells,
             )  # fmt: skip
         )
     return out

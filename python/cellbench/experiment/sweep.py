@@ -21,7 +21,7 @@ default, like a one-value parameter; ``assumptions(doc)`` lists them and ``cellb
 fidelity --envelope`` runs their ranges::
 
     sweep {
-        atm_sndbuf = assume(16K, range=[16K, 52428], source="000 §2.2: the driver's default; SunOS's largest");
+        atm_sndbuf = assume(16K, range=[16K, 52428], source="000 §2.2: 16K to 52428");
     }
 
 A parameter is either a variable the experiment uses as ``$snd``, or a path into

@@ -101,6 +101,24 @@ def axes(study_name: str, part: str, c: Compares) -> list[Axis]:
     return list(out.values())
 
 
+def assumption_table(study_name: str) -> str:
+    """The study's open setup values as its docs page lists them (a markdown table; the
+    page's copy is checked against it by tests/test_assume.py)."""
+    from cellbench.reproduce.study import HERE
+
+    rows = [
+        "| experiment file | assumption | default | range | source of the range |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for path in sorted(HERE.glob(f"{study_name}*.netspec")):
+        for a in file_assumptions(path.stem):
+            rows.append(
+                f"| {path.name} | `{a.key}` | {lang.render(a.default)} | {a.range_text()} | "
+                f"{a.source} |"
+            )
+    return "\n".join(rows)
+
+
 def _holds(rid: str, sim: Simulated) -> bool | None:
     r = {x.id: x for x in published.published_results()}[rid]
     v = fidelity.verdict(fidelity.TOLERANCES[r.tolerance], r.value, _with_cells(r, sim))
@@ -116,14 +134,19 @@ def _with_cells(r: published.PublishedResult, sim: Simulated) -> Simulated:
 
 
 def run(
-    *, seed: int = 1, workers: int = 0, progress: Callable[[str], None] | None = None
+    *,
+    seed: int = 1,
+    workers: int = 0,
+    progress: Callable[[str], None] | None = None,
+    only: set[tuple[str, str]] | None = None,
 ) -> list[Envelope]:
-    """Every result of a declaration with assumptions, over their corners."""
+    """Every result of a declaration with assumptions, over their corners (``only``: the
+    (study, part) pairs to run)."""
     say = progress or (lambda _text: None)
     results = {r.id: r for r in published.published_results()}
     out: list[Envelope] = []
     for study_name, part, _i, c in fidelity.declarations():
-        if c.compute is not None:
+        if c.compute is not None or (only is not None and (study_name, part) not in only):
             continue
         ax = axes(study_name, part, c)
         if not ax:
@@ -181,9 +204,7 @@ def _envelope(
     at_default = _holds(r.id, default) if default is not None else None
     holding = [corner for corner, s in values if _holds(r.id, s)]
     env.at = holding
-    bracket = (
-        r.value is not None and nums and min(nums) <= r.value <= max(nums) and not r.cells
-    )
+    bracket = r.value is not None and nums and min(nums) <= r.value <= max(nums) and not r.cells
     if at_default is None and not values:
         return env
     if at_default:

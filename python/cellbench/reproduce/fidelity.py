@@ -78,62 +78,72 @@ class Tolerance:
 #: its reason: the one place they are given.
 TOLERANCES: dict[str, Tolerance] = {
     "wire5": Tolerance(
-        "rel", 0.05,
+        "rel",
+        0.05,
         "a rate the wire, the window or the pacing sets (window / RTT, the link, a pacer): "
         "±5%, what the model's cell and timer arithmetic holds on a path with no other bound",
     ),
     "host25": Tolerance(
-        "rel", 0.25,
+        "rel",
+        0.25,
         "a rate the hosts' processing sets, from profiles calibrated to other figures (their "
         "loopback, or the LAN grid): ±25%, the spread one profile shows across the grid it "
         "was fitted to (scripts/calibrate_lan.py's acceptance)",
     ),
     "lockstep10": Tolerance(
-        "rel", 0.10,
+        "rel",
+        0.10,
         "a lock-step's rate is the data one 200 ms delayed-ACK tick releases, a mechanism's "
         "figure: ±10% (the issue's bound for the lock-step cells)",
     ),
     "loss25": Tolerance(
-        "rel", 0.25,
+        "rel",
+        0.25,
         "a rate set by losses, retransmission timers or an assumed window and round trip, "
         "measured once in the paper: ±25% (as host-bound rates); the envelope shows the "
         "assumptions' share",
     ),
     "rounded10": Tolerance(
-        "rel", 0.10,
-        "a figure the text rounds or reads off a graph (\"19 Mb/s\", \"around 28\", \"about 9\", "
-        "\"almost 40\"): ±10%",
+        "rel",
+        0.10,
+        'a figure the text rounds or reads off a graph ("19 Mb/s", "around 28", "about 9", '
+        '"almost 40"): ±10%',
     ),
     "digit": Tolerance(
-        "abs", 0.0005,
+        "abs",
+        0.0005,
         "a calculated or fitted figure given to its last printed digit (3 decimals): that digit",
     ),
     "digit_us": Tolerance("abs", 0.5, "a time the text gives in whole µs: half a µs"),
     "exact": Tolerance("abs", 0, "a whole number of cells from the paper's own equation: exact"),
     "points1": Tolerance(
-        "abs", 1.0, "a share or count the text gives to a whole unit (\"about 87%\"): ±1"
+        "abs", 1.0, 'a share or count the text gives to a whole unit ("about 87%"): ±1'
     ),
     "points5": Tolerance(
-        "abs", 5.0,
+        "abs",
+        5.0,
         "a change in percent between two measured figures, each with its own spread "
-        "(\"about 10%\", \"25 percent\", \"15 percent\"): ±5 points",
+        '("about 10%", "25 percent", "15 percent"): ±5 points',
     ),
     "buffer_step": Tolerance(
-        "abs", 9.0,
+        "abs",
+        9.0,
         "a socket buffer read off a surface swept in MSS steps (9148 bytes): within one step "
         "(9 KB)",
     ),
     "factor2": Tolerance(
-        "factor", 2.0,
+        "factor",
+        2.0,
         "a buffer estimated from the knee of a curve swept in doubling bursts: within the "
         "sweep's step, a factor 2",
     ),
-    "below": Tolerance("below", None, "the text gives an upper bound (\"lower than\", \"below\")"),
-    "above": Tolerance("above", None, "the text gives a lower bound (\"exceeds\")"),
-    "range_2_4": Tolerance("between", (2, 4), "the text gives a range (\"two to four\")"),
+    "below": Tolerance("below", None, 'the text gives an upper bound ("lower than", "below")'),
+    "above": Tolerance("above", None, 'the text gives a lower bound ("exceeds")'),
+    "range_2_4": Tolerance("between", (2, 4), 'the text gives a range ("two to four")'),
     "none_lost": Tolerance("between", (0, 0), "the text says none: zero"),
     "claim": Tolerance(
-        "claim", None,
+        "claim",
+        None,
         "a claim in words: the run's own check, which each line's detail states",
     ),
 }
@@ -237,7 +247,7 @@ class Line:
     def to_json(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in JSON_KEYS if k != "ratio"}
         ratio = self.ratio
-        d["ratio"] = None if ratio is None else round(ratio, 6)
+        d["ratio"] = None if ratio is None else float(f"{ratio:.6g}")
         return {k: d[k] for k in JSON_KEYS}
 
 
@@ -329,8 +339,10 @@ def verdict(tol: Tolerance, pub: float | None, sim: Simulated) -> str:
         return "qualitative" if sim.holds else "miss"
     if sim.value is None:
         return "not scored"
-    ok = tol.holds(sim.value, pub) if not sim.cells else all(
-        tol.holds(s, p) for _, p, s in sim.cells
+    ok = (
+        tol.holds(sim.value, pub)
+        if not sim.cells
+        else all(tol.holds(s, p) for _, p, s in sim.cells)
     )
     return "within tolerance" if ok and sim.holds is not False else "miss"
 
@@ -376,7 +388,8 @@ def score(runs: dict[str, tuple[str, Simulated]]) -> list[Line]:
             published=r.value,
             simulated=sim.value,
             published_text=(
-                (f"{r.value:.4g}" + (" mean" if r.cells else "")) if r.value is not None
+                (f"{r.value:.4g}" + (" mean" if r.cells else ""))
+                if r.value is not None
                 else "claim"
             ),
             simulated_text=(
@@ -436,7 +449,8 @@ def count_lines(lines: list[Line]) -> list[str]:
         name = paper if paper == "overall" else f"paper {paper}"
         rows.append(
             f"{name}: predictions {_count_text(by_kind['prediction'])} | calibrations "
-            f"{_count_text(by_kind['calibration'])} | figure-only {_count_text(by_kind['figure-only'])}"
+            f"{_count_text(by_kind['calibration'])} | figure-only "
+            f"{_count_text(by_kind['figure-only'])}"
         )
     return rows
 
@@ -531,8 +545,11 @@ def markdown(lines: list[Line], seed: int) -> str:
         "bears out), `miss` (with its cause) or `not scored` (no run produces it yet, or a",
         "figure with nothing in the text to score). A `calibration` is a figure a parameter",
         "was fitted to: shown and scored, never counted among the predictions.",
-        "`cellbench fidelity --envelope` runs the results that depend on an open setup value",
-        "over its assumed range (docs/fidelity-envelope.md).",
+        "`cellbench fidelity --envelope` runs each result that depends on a value its paper",
+        "leaves open (an `assume` of the experiment files: default, range, source; each study",
+        "page lists them) at every corner of the assumed ranges, and says whether the",
+        "published value falls inside at the default, inside the envelope (at which values)",
+        "or outside it (a mechanism miss, with its cause).",
         "",
         f"Seed {seed}. Mb/s = 10^6 bit/s; Mbit/s as each paper writes it (000's is ttcp's, "
         "2^20 bit/s).",
@@ -588,9 +605,7 @@ def _tol_name(line: Line) -> str:
     raise KeyError(line.tolerance)
 
 
-def run(
-    *, seed: int = 1, workers: int = 0, progress: bool = False
-) -> tuple[list[Line], float]:
+def run(*, seed: int = 1, workers: int = 0, progress: bool = False) -> tuple[list[Line], float]:
     """Measure and score; the lines and the seconds the runs took."""
     t0 = time.monotonic()
 

@@ -466,9 +466,7 @@ _LAYER_NAMES = {"line": "line", "atm": "atm", "aal5": "aal", "ip": "ip", "tcp_pa
 
 
 def _layers() -> dict[tuple[str, int], dict[str, float]]:
-    return {
-        key: {r["layer"]: r["mbps"] for r in calc.layers("oc3c", *key)} for key in _LAYER_KEYS
-    }
+    return {key: {r["layer"]: r["mbps"] for r in calc.layers("oc3c", *key)} for key in _LAYER_KEYS}
 
 
 def _layer_figures(got: dict[tuple[str, int], dict[str, float]]) -> dict[str, study.Simulated]:
@@ -498,14 +496,22 @@ STUDY = study.Study(
             to_json=lambda o, df: to_json(df),
             published=(
                 study.Compares(
-                    (*_MAXIMA.values(), "001-s51-sparc20-buffer", "001-s51-pentium90-small",
-                     "001-s52-ultra1-2500", "001-s52-ultra1-below-mss", "001-s53-no-cell-loss"),
+                    (
+                        *_MAXIMA.values(),
+                        "001-s51-sparc20-buffer",
+                        "001-s51-pentium90-small",
+                        "001-s52-ultra1-2500",
+                        "001-s52-ultra1-below-mss",
+                        "001-s53-no-cell-loss",
+                    ),
                     _surface_figures,
                     what=f"six pairs' surfaces, {SECONDS:g} s per point",
                 ),  # fmt: skip
                 study.Compares(
                     tuple(
-                        f"001-t1-{n}-{k}" for k in _LAYER_KEYS.values() for n in _LAYER_NAMES.values()
+                        f"001-t1-{n}-{k}"
+                        for k in _LAYER_KEYS.values()
+                        for n in _LAYER_NAMES.values()
                     )
                     + ("001-s32-share",),
                     _layer_figures,

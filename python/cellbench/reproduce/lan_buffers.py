@@ -447,8 +447,14 @@ STUDY = study.Study(
             to_json=lambda o, df: to_json(summarize(df)),
             published=(
                 study.Compares(
-                    ("000-t1-collapsed", "000-t1-flowing", "000-s3-16k-20k-drop",
-                     "000-fig3-equal-buffers", "000-s415-16k-24k-rate", "000-s415-16k-36k-rate"),
+                    (
+                        "000-t1-collapsed",
+                        "000-t1-flowing",
+                        "000-s3-16k-20k-drop",
+                        "000-fig3-equal-buffers",
+                        "000-s415-16k-24k-rate",
+                        "000-s415-16k-36k-rate",
+                    ),
                     _grid_figures,
                     replications=FIDELITY_REPLICATIONS,
                     what=f"100 cells x {FIDELITY_REPLICATIONS} transfers of 32 MB",

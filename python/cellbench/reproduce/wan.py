@@ -438,15 +438,29 @@ def _europe_vp() -> study.Study:
                 _vp_runs,
                 (
                     study.Compares(
-                        ("002-s41-unspaced", "002-s42-1945", "002-s42-1945-loss", "002-s42-1798",
-                         "002-s42-1650-loss", "002-s42-1650-19", "002-s43-1601-collapse",
-                         "002-s43-1601-16k-loss", "002-s43-1601-32k"),
+                        (
+                            "002-s41-unspaced",
+                            "002-s42-1945",
+                            "002-s42-1945-loss",
+                            "002-s42-1798",
+                            "002-s42-1650-loss",
+                            "002-s42-1650-19",
+                            "002-s43-1601-collapse",
+                            "002-s43-1601-16k-loss",
+                            "002-s43-1601-32k",
+                        ),
                         _vp_figures,
                         what="every spacing, window and write size",
                     ),  # fmt: skip
                     study.Compares(
-                        ("002-s24-eq1-burst", "002-s24-eq1-idle", "002-s24-eq2-burst",
-                         "002-s24-idle", "002-s24-11000", "002-s24-direct155"),
+                        (
+                            "002-s24-eq1-burst",
+                            "002-s24-eq1-idle",
+                            "002-s24-eq2-burst",
+                            "002-s24-idle",
+                            "002-s24-11000",
+                            "002-s24-direct155",
+                        ),
                         _vp_calc_figures,
                         compute=_vp_calc,
                         what="calc burst and gcra",

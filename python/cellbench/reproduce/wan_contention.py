@@ -841,11 +841,18 @@ def _credits_figures(got: dict) -> dict[str, study.Simulated]:
         agg[k] = agg.get(k, 0.0) + r["throughput_bps"] / 1e6
         lost[k] = lost.get(k, 0) + r["cells_lost"]
     mixes = sorted({(a, b) for _, a, b in agg})
+
+    def udp_bps(mix: tuple[str, str]) -> float:
+        return sum(
+            r["throughput_bps"] / 1e6
+            for r in got["rows"]
+            if (r["flow_control"], r["local"], r["remote"]) == ("none", *mix)
+            and r["protocol"] == "udp"
+        )
+
     udp_share = [
-        (mix, sum(r["throughput_bps"] for r in got["rows"] if (r["flow_control"], r["local"],
-              r["remote"]) == ("none", *mix) and r["protocol"] == "udp") / 1e6 / agg[("none", *mix)])
-        for mix in mixes if sorted(mix) == ["tcp", "udp"]
-    ]  # fmt: skip
+        (mix, udp_bps(mix) / agg[("none", *mix)]) for mix in mixes if sorted(mix) == ["tcp", "udp"]
+    ]
     tt = ("tcp", "tcp")
     return {
         "004-t3-tcp-tcp-drop": study.Simulated(
@@ -855,7 +862,8 @@ def _credits_figures(got: dict) -> dict[str, study.Simulated]:
         "004-t3-aggregate": study.Simulated(
             holds=all(agg[("credit", *m)] > agg[("none", *m)] for m in mixes),
             detail="; ".join(
-                f"{a}-{b} {agg[('none', a, b)]:.1f} -> {agg[('credit', a, b)]:.1f}" for a, b in mixes
+                f"{a}-{b} {agg[('none', a, b)]:.1f} -> {agg[('credit', a, b)]:.1f}"
+                for a, b in mixes
             ),
         ),
         "004-t3-tcp-loss": study.Simulated(
