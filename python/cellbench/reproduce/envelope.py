@@ -181,7 +181,7 @@ def _run_corner(
 
     opts = Options(
         seed=seed, workers=workers, replications=c.replications, parts=(part,),
-        params=dict(c.params), file_sets=file_sets,
+        params=dict(c.params), sets=c.sets, file_sets=file_sets,
     )  # fmt: skip
     return c.simulate(run_parts(REGISTRY[study_name], opts)[part])
 

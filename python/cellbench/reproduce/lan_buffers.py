@@ -419,16 +419,28 @@ def _grid_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
     }
 
 
+#: The receiver's TCP in the remedy's run: 000 §4.1.6's condition (an ACK at least every
+#: second full segment, RFC 1122), and the study's own SunOS 4.1.1 beside it.
+REMEDY_RECEIVER = "testbed.host.ipc2.atm.flavour"
+
+
 def _remedy_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
-    """000 §4.1.6 holds for a receiver that ACKs every second full segment (RFC 1122);
-    SunOS 4.1.1's (R1 waits for an empty buffer) is not one: what SunOS to SunOS does."""
-    locked = df[df.lockstep]
-    where = ", ".join(size_label(int(x)) for x in sorted(set(locked.recv_buffer)))
+    """000 §4.1.6 as the paper states it: with a receiver that ACKs every second full
+    segment, a 3 x MSS send buffer never locks; what SunOS to SunOS does beside it."""
+
+    def locked(flavour: str) -> tuple[int, int, str]:
+        rows = df[df[REMEDY_RECEIVER] == flavour]
+        hit = rows[rows.lockstep]
+        where = ", ".join(size_label(int(x)) for x in sorted(set(hit.recv_buffer)))
+        return len(hit), len(rows), where
+
+    n, total, _ = locked("rfc1122")
+    m, total_sunos, where = locked("sunos411")
     return {
         "000-s416-remedy": study.Simulated(
-            missing="the paper's condition needs a receiver that ACKs every second full "
-            "segment; the study's hosts are both SunOS 4.1.1",
-            detail=f"SunOS to SunOS at 3 x MSS: {len(locked)}/{len(df)} transfers locked"
+            holds=n == 0,
+            detail=f"RFC 1122 receiver: {n}/{total} transfers locked; SunOS 4.1.1 receiver "
+            f"(outside the condition: R1 waits for an empty buffer): {m}/{total_sunos} locked"
             + (f" (receive buffers {where})" if where else ""),
         )
     }
@@ -464,7 +476,9 @@ STUDY = study.Study(
                     _remedy_figures,
                     params={"send_buffer": [REMEDY_SEND_BUFFER]},
                     replications=3,
-                    what="send buffer 3 x MSS against every receive buffer, 3 transfers",
+                    sets=(f"{REMEDY_RECEIVER}=sunos411,rfc1122",),
+                    what="send buffer 3 x MSS against every receive buffer and two receivers' "
+                    "TCP, 3 transfers",
                 ),
             ),
         ),

@@ -126,6 +126,8 @@ class Compares:
     #: replications (None: the experiment files').
     params: dict[str, Any] = field(default_factory=dict)
     replications: int | None = None
+    #: --set values for the scoreboard's run (a host's TCP, a second value to compare).
+    sets: tuple[str, ...] = ()
     #: A calculation in place of the part's runs (``cellbench calc``'s figures).
     compute: Callable[[], Any] | None = None
     #: What the run is, for the scoreboard's progress and header.
