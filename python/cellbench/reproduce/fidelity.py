@@ -151,6 +151,8 @@ TOLERANCES: dict[str, Tolerance] = {
 #: Why a line misses, as far as the project knows (the tests' xfail marks give the same
 #: text: tests/test_lan_buffers.py, tests/test_wan.py). Keyed by what ``CAUSES`` names.
 KNOWN_DEVIATIONS = {
+    # SunOS to SunOS at exactly 3 x MSS (tests/test_lan_buffers.py's xfail); 000 §4.1.6's
+    # line scores the paper's condition, an RFC 1122 receiver, and shows this in its detail.
     "lan-buffers remedy": (
         "known deviation: from 3 x MSS to 3 x MSS + 271 bytes a 48K or 51K receiver can "
         "still lock (16 KB per tick); the study measured 28K, which does not"
