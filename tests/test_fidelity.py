@@ -1,14 +1,14 @@
-"""cellbench fidelity: every published result beside the simulated one.
+"""cellbench fidelity: every result the five papers publish beside the simulated one.
 
-What is tested is that each verdict is computed from the run and the published
-figures: a doctored published value, or a doctored run, flips it. Nothing here
-asserts that the scoreboard passes; its misses are the known deviations, each with
-its cause (the same text the tests' xfail marks give).
+What is tested is that the scoreboard is the papers' whole list (data/published_results.csv)
+built from the registry's declarations, and that each verdict is computed from the run and
+the published figures: a doctored published value, or a doctored run, flips it. Nothing
+here asserts that the scoreboard passes; its misses carry their causes.
 """
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import json
 import subprocess
 import sys
@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from cellbench.data import published
-from cellbench.reproduce import fidelity, hetero_lan
+from cellbench.reproduce import REGISTRY, envelope, fidelity, lan_ethernet, wan, wan_contention
+from cellbench.reproduce.study import Options, Simulated, run_parts
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,202 +33,161 @@ def lines(runs):
     return fidelity.score(runs)
 
 
-def find(lines, study: str, quantity_part: str) -> fidelity.Line:
-    [line] = [x for x in lines if x.study == study and quantity_part in x.quantity]
+def find(lines, rid: str) -> fidelity.Line:
+    [line] = [x for x in lines if x.id == rid]
     return line
 
 
-def test_one_line_per_published_result(lines) -> None:
-    by = {}
+def test_every_published_result_is_one_line_in_the_papers_order(lines) -> None:
+    results = published.published_results()
+    assert [x.id for x in lines] == [r.id for r in results]
+    assert len({r.id for r in results}) == len(results) >= 100
+    assert {r.paper for r in results} == {"000", "001", "002", "003", "004"}
     for x in lines:
-        by.setdefault(x.study, []).append(x)
-    assert len(by["wan-window"]) == len(published.wan_window_table()) == 9
-    assert len(by["hetero-lan"]) == len(published.hetero_lan_maxima()) == 6
-    assert len(by["layers"]) == sum(len(v) for v in published.layer_bandwidth().values()) == 10
-    # The grid's two classes (its 100 cells between them) and the study's remedy.
-    assert len(by["lan-buffers"]) == 3
-    collapsed, flowing = (int(x.quantity.split()[0]) for x in by["lan-buffers"][:2])
-    assert collapsed + flowing == len(published.lan_buffer_table()) == 100
-    # The class the table's values give is the study's own marking of the anomalous cells.
-    assert collapsed == len(published.LAN_ANOMALOUS) == 14
-    assert {"europe-vp", "wan-mismatch", "wan-contention"} <= set(by)
-    for x in lines:
-        assert x.verdict in fidelity.VERDICTS
-        # A miss says why; nothing else carries a cause.
+        assert x.verdict in fidelity.VERDICTS and x.kind in fidelity.KINDS
         assert (x.cause is not None) == (x.verdict == "miss"), x
-        assert x.tolerance and x.tolerance_reason
+        assert x.tolerance and x.tolerance_reason and x.place.startswith(x.paper)
         if x.published is None:
             assert x.verdict != "within tolerance"  # a claim in words is qualitative
+    # The 100-cell grid is two summary lines whose cells are in --json.
+    grid = [x for x in lines if x.place == "000 Table 1"]
+    assert sorted(len(x.cells) for x in grid) == [14, 86]
+    assert len(published.lan_buffer_table()) == 100
 
 
-def test_the_tests_xfails_are_scoreboard_lines_with_their_cause(lines) -> None:
-    remedy = find(lines, "lan-buffers", "remedy")
-    large = [x for x in lines if x.study == "wan-window" and x.published >= 7]
-    for line, key in [(remedy, "lan-buffers remedy")] + [
-        (x, "wan-window large windows") for x in large
-    ]:
-        if line.verdict == "miss":
-            assert line.cause == fidelity.KNOWN_DEVIATIONS[key]
+def test_lines_are_built_from_the_registry_declarations() -> None:
+    """Every id a part declares is a published result, declared once; every result of the
+    list no part declares is a not-scored line, never an omission."""
+    ids = [r for *_, c in fidelity.declarations() for r in c.results]
+    assert len(ids) == len(set(ids))
+    assert set(ids) <= {r.id for r in published.published_results()}
+    for r in published.published_results():
+        assert r.tolerance in fidelity.TOLERANCES, r.id
+    names = {name for name, *_ in fidelity.declarations()}
+    assert names == set(REGISTRY)
 
 
-def test_every_known_deviation_is_a_miss_of_todays_run(lines) -> None:
-    """A cause kept for a deviation the code no longer shows would be stale text: a
-    change that closes one removes its cause (and its xfail) in the same commit."""
-    causes = {x.cause for x in lines if x.verdict == "miss"}
-    assert set(fidelity.KNOWN_DEVIATIONS.values()) <= causes
+def test_counts_per_paper_and_kind(lines) -> None:
+    c = fidelity.counts(lines)
+    assert list(c) == ["000", "001", "002", "003", "004", "overall"]
+    assert sum(sum(v.values()) for v in c["overall"].values()) == len(lines)
+    for kind in fidelity.KINDS:
+        for v in fidelity.VERDICTS:
+            assert c["overall"][kind][v] == sum(c[p][kind][v] for p in c if p != "overall")
+    text = fidelity.report(lines, seed=1).splitlines()
+    assert text[1].startswith("paper 000: predictions") and text[6].startswith("overall:")
 
 
-def _doctor(monkeypatch, name: str, edit) -> None:
-    """Replace published.NAME() with a copy of its table that ``edit`` changed."""
-    real = getattr(published, name)
+def _doctor_value(monkeypatch, rid: str, value: float) -> None:
+    real = published.published_results
 
     def doctored():
-        table = copy.deepcopy(real())
-        edit(table)
-        return table
+        return [dataclasses.replace(r, value=value) if r.id == rid else r for r in real()]
 
-    monkeypatch.setattr(published, name, doctored)
-
-
-def _flip(verdict: str) -> str:
-    return "miss" if verdict != "miss" else "within tolerance"
-
-
-@pytest.mark.parametrize("window", [512, 8192, 131072])
-def test_a_doctored_wan_window_point_flips_its_verdict(runs, lines, monkeypatch, window) -> None:
-    before = find(lines, "wan-window", f"window {window} B")
-
-    def edit(t):
-        # Within tolerance -> a point 50% higher; a miss -> the simulated value itself.
-        t[window] = t[window] * 1.5 if before.verdict != "miss" else before.simulated * 1e6
-
-    _doctor(monkeypatch, "wan_window_table", edit)
-    after = find(fidelity.score(runs), "wan-window", f"window {window} B")
-    assert after.verdict == _flip(before.verdict)
-    assert after.published != before.published
-
-
-@pytest.mark.parametrize("pair", hetero_lan.PAIR_NAMES)
-def test_a_doctored_hetero_lan_maximum_flips_its_verdict(runs, lines, monkeypatch, pair) -> None:
-    before = find(lines, "hetero-lan", f"maximum {pair}")
-
-    def edit(t):
-        t[pair]["max_bps"] = (
-            before.simulated * 1e6 if before.verdict == "miss" else t[pair]["max_bps"] * 2
-        )
-
-    _doctor(monkeypatch, "hetero_lan_maxima", edit)
-    after = find(fidelity.score(runs), "hetero-lan", f"maximum {pair}")
-    assert after.verdict == _flip(before.verdict)
-
-
-def test_a_doctored_layer_figure_flips_its_verdict(runs, lines, monkeypatch) -> None:
-    before = find(lines, "layers", "tcp_payload, OC-3c VC-mux 9188")
-    _doctor(
-        monkeypatch, "layer_bandwidth", lambda t: t[("vc-mux", 9188)].update(tcp_payload=134.632)
-    )
-    after = find(fidelity.score(runs), "layers", "tcp_payload, OC-3c VC-mux 9188")
-    assert before.verdict == "within tolerance" and after.verdict == "miss"
+    monkeypatch.setattr(published, "published_results", doctored)
 
 
 @pytest.mark.parametrize(
-    "cell, line",
+    "rid",
     [
-        # A flowing cell published as collapsed: the collapsed class no longer holds.
-        ((16384, 16384), "published collapsed"),
-        # A collapsed cell published as flowing: the other cells' class no longer holds.
-        ((16384, 24576), "other cells"),
-        # A flowing cell published at twice its value: outside +-25%.
-        ((52428, 52428), "other cells"),
+        "003-e1-512",
+        "003-e1-131072",
+        "001-t3-ultra1-ultra1",
+        "001-t3-sparc10-challenge",
+        "001-t1-tcp-vc",
+        "000-s415-16k-24k-rate",
+        "002-s42-1650-19",
+        "003-e2-unpaced",
+        "004-fig4-full",
+        "004-s3-ftp",
     ],
 )
-def test_a_doctored_lan_buffers_cell_flips_its_class(runs, lines, monkeypatch, cell, line) -> None:
-    before = find(lines, "lan-buffers", line)
-    assert before.verdict == "within tolerance", before  # (flipped below)
-
-    def edit(t):
-        t[cell] = {
-            "published collapsed": 0.3,
-            "other cells": 15.0 if t[cell] < 2 else 2 * t[cell],
-        }[line]
-
-    _doctor(monkeypatch, "lan_buffer_table", edit)
-    after = find(fidelity.score(runs), "lan-buffers", line)
-    assert after.verdict == "miss"
+def test_a_doctored_published_value_flips_its_verdict(runs, lines, monkeypatch, rid) -> None:
+    before = find(lines, rid)
+    assert before.verdict in ("within tolerance", "miss")
+    # Within tolerance -> twice the value; a miss -> the simulated value itself.
+    value = before.published * 2 if before.verdict != "miss" else before.simulated
+    _doctor_value(monkeypatch, rid, value)
+    after = find(fidelity.score(runs), rid)
+    assert after.verdict == ("miss" if before.verdict != "miss" else "within tolerance")
 
 
-def test_europe_vp_lines_read_the_published_figures(runs, lines, monkeypatch) -> None:
-    conforming = find(lines, "europe-vp", "spacing 16.50")
-    tight = find(lines, "europe-vp", "spacing 16.01")
-
-    def edit(claim):
-        # "from 19 Mb/s": doctored to 30 (or to the simulated rate when it missed).
-        claim["from_mbps"] = 30.0 if conforming.verdict != "miss" else conforming.simulated
-        # "to 1 Mb/s": doctored to a tenth of the simulated rate (or to the rate itself).
-        claim["to_mbps"] = tight.simulated / 10 if tight.verdict != "miss" else tight.simulated
-
-    _doctor(monkeypatch, "europe_vp_claim", edit)
-    after = fidelity.score(runs)
-    assert find(after, "europe-vp", "spacing 16.50").verdict == _flip(conforming.verdict)
-    assert find(after, "europe-vp", "spacing 16.01").verdict == (
-        "qualitative" if tight.verdict == "miss" else "miss"
-    )
+def test_a_referenced_table_is_read_when_scoring(runs, lines, monkeypatch) -> None:
+    """A line whose value lives in another table (@FILE:KEY) reads that table."""
+    real = published.wan_window_table
+    monkeypatch.setattr(published, "wan_window_table", lambda: {**real(), 512: 2 * real()[512]})
+    assert find(lines, "003-e1-512").verdict == "within tolerance"
+    assert find(fidelity.score(runs), "003-e1-512").verdict == "miss"
 
 
-def test_qualitative_lines_are_computed_from_the_run(runs, lines) -> None:
-    """A claim in words has no published number to doctor: doctor the run instead."""
-    doctored = copy.deepcopy(runs)
-    # wan-mismatch: a paced sender that lost cells.
-    mm = doctored["wan-mismatch"]
-    mm.loc[(mm.case == 1) & (mm.pacing_mbps == 70), "cells_lost"] = 5
-    # europe-vp: an unspaced transfer that did not collapse.
-    vp = doctored["europe-vp"]
-    vp.loc[vp.spacing_us.isna(), "throughput_bps"] = 5e6
-    # wan-contention: full load as high as the peak (or, if that is what the run gave,
-    # nothing at full load).
-    f = doctored["wan-contention"]["offered_load"]
-    was_drop = find(lines, "wan-contention", "offered load").verdict != "miss"
-    f["full_load_bps"] = f["peak_bps"] if was_drop else 0.0
-    # lan-buffers' remedy: every 3 x MSS transfer locked, or none did.
-    rem = doctored["lan-buffers remedy"]
-    rem["lockstep"] = not find(lines, "lan-buffers", "remedy").verdict == "miss"
-    after = fidelity.score(doctored)
-    for study, part in [
-        ("wan-mismatch", "1 sender"),
-        ("europe-vp", "unspaced"),
-        ("wan-contention", "offered load"),
-        ("lan-buffers", "remedy"),
-    ]:
-        was, now = find(lines, study, part).verdict, find(after, study, part).verdict
-        assert {was, now} == {"qualitative", "miss"}, (study, was, now)
-    # Untouched lines stay as they were.
-    assert (
-        find(after, "wan-mismatch", "2 senders").verdict
-        == find(lines, "wan-mismatch", "2 senders").verdict
-    )
+@pytest.mark.parametrize(
+    "cell, rid",
+    [
+        ((16384, 16384), "000-t1-flowing"),
+        ((52428, 52428), "000-t1-flowing"),
+        ((16384, 24576), "000-t1-collapsed"),
+    ],
+)
+def test_a_doctored_grid_cell_flips_its_class(runs, lines, monkeypatch, cell, rid) -> None:
+    """Each cell of a summary line is held to the line's tolerance."""
+    before = find(lines, rid)
+    real = published.lan_buffer_table
+    monkeypatch.setattr(published, "lan_buffer_table", lambda: {**real(), cell: 2 * real()[cell]})
+    after = find(fidelity.score(runs), rid)
+    if before.verdict == "within tolerance":
+        assert after.verdict == "miss"
+    assert after.published != before.published
+
+
+def _part(study: str, part: str, **params):
+    opts = Options(seed=1, workers=2, parts=(part,), params=params)
+    return run_parts(REGISTRY[study], opts)[part]
+
+
+def test_claims_are_computed_from_the_run() -> None:
+    """A claim in words has no number to doctor: doctor the run and watch it flip."""
+    # 000's footnote: 3K/6K no longer locks.
+    rows = _part("lan-buffers", "ethernet-footnote")
+    was = lan_ethernet._footnote_figures(rows)["000-s5-ethernet-footnote"].holds
+    doctored = [
+        dict(r, lockstep=not was if r["send_buffer"] == 3072 else r["lockstep"]) for r in rows
+    ]
+    assert lan_ethernet._footnote_figures(doctored)["000-s5-ethernet-footnote"].holds != was
+    # 004 Fig. 4: full load as high as the peak (or nothing at full load).
+    got = _part("wan-contention", "offered-load")
+    was = wan_contention._offered_load_figures(got)["004-fig4-drop"].holds
+    f = dict(got["offered_load"])
+    f["full_load_bps"] = 0.0 if not was else f["peak_bps"]
+    now = wan_contention._offered_load_figures({**got, "offered_load": f})["004-fig4-drop"].holds
+    assert now != was
+    # 002 §4.1: an unspaced transfer that carried data.
+    df = _part("europe-vp", "vp")
+    assert wan._vp_figures(df)["002-s41-unspaced"].holds
+    df.loc[df.spacing_us.isna(), "throughput_bps"] = 5e6
+    assert not wan._vp_figures(df)["002-s41-unspaced"].holds
+
+
+def test_verdicts_of_each_tolerance() -> None:
+    t = fidelity.TOLERANCES
+    assert fidelity.verdict(t["wire5"], 10.0, Simulated(10.4)) == "within tolerance"
+    assert fidelity.verdict(t["wire5"], 10.0, Simulated(10.6)) == "miss"
+    assert fidelity.verdict(t["below"], 1.0, Simulated(0.99)) == "within tolerance"
+    assert fidelity.verdict(t["below"], 1.0, Simulated(1.0)) == "miss"
+    assert fidelity.verdict(t["range_2_4"], 3.0, Simulated(4.5)) == "miss"
+    assert fidelity.verdict(t["factor2"], 3.5, Simulated(1.8)) == "within tolerance"
+    assert fidelity.verdict(t["claim"], None, Simulated(holds=False)) == "miss"
+    assert fidelity.verdict(t["claim"], None, Simulated(missing="no run")) == "not scored"
+    # A number that also needs a condition (each cell locks) misses without it.
+    assert fidelity.verdict(t["lockstep10"], 0.3125, Simulated(0.31, holds=False)) == "miss"
 
 
 def test_json_keys_are_stable(lines) -> None:
     d = fidelity.to_json(lines, seed=1)
-    assert list(d) == ["seed", "replications", "counts", "lines"]
-    assert list(d["counts"]) == list(fidelity.VERDICTS)
-    assert sum(d["counts"].values()) == len(d["lines"]) == len(lines)
+    assert list(d) == ["seed", "counts", "lines"]
+    assert list(d["counts"]["overall"]) == list(fidelity.KINDS)
+    assert sum(sum(v.values()) for v in d["counts"]["overall"].values()) == len(d["lines"])
     for x in d["lines"]:
-        assert list(x) == [
-            "study",
-            "quantity",
-            "unit",
-            "published",
-            "simulated",
-            "ratio",
-            "published_text",
-            "simulated_text",
-            "tolerance",
-            "tolerance_reason",
-            "verdict",
-            "detail",
-            "cause",
-        ]
+        assert list(x) == list(fidelity.JSON_KEYS)
         if x["published"] is not None and x["simulated"] is not None and x["published"]:
             assert x["ratio"] == pytest.approx(x["simulated"] / x["published"], rel=1e-5)
     json.dumps(d)  # plain JSON types only
@@ -241,6 +201,26 @@ def test_docs_fidelity_md_is_what_the_code_prints(lines) -> None:
     )
 
 
+def test_envelope_places_a_result_against_its_assumptions() -> None:
+    """wan-mismatch's cases: the port buffer and what the pacing rate counts are open; the
+    paced Experiment 2 figure is reached when the rate counts payload."""
+    [(study, part, _i, c)] = [d for d in fidelity.declarations() if d[1] == "cases"]
+    axes = envelope.axes(study, part, c)
+    assert {a.key for a in axes} == {
+        "testbed.switch.buffer_cells",
+        "testbed.host.alpha1.pacing_counts",
+        "testbed.host.alpha2.pacing_counts",
+    }
+    port = [a for a in axes if a.key == "testbed.switch.buffer_cells"][0]
+    assert port.files == ["wan-mismatch-case1", "wan-mismatch-case2"]
+    envs = {e.id: e for e in envelope.run(seed=1, workers=2, only={("wan-mismatch", "cases")})}
+    paced = envs["003-e2-paced"]
+    assert paced.corners == 8 and paced.where == "inside the envelope"
+    assert all(corner["testbed.host.alpha1.pacing_counts"] == "payloads" for corner in paced.at)
+    unpaced = envs["003-e2-unpaced"]
+    assert unpaced.where == "outside the envelope" and unpaced.cause
+
+
 def test_cli_json_and_progress_on_stderr() -> None:
     p = subprocess.run(
         [sys.executable, "-m", "cellbench", "fidelity", "--json", "--workers", "2"],
@@ -251,7 +231,7 @@ def test_cli_json_and_progress_on_stderr() -> None:
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["seed"] == 1 and d["lines"]
-    assert "fidelity: lan-buffers:" in p.stderr and "results in" in p.stderr
+    assert "fidelity: lan-buffers grid" in p.stderr and "results in" in p.stderr
     assert {x["verdict"] for x in d["lines"]} <= set(fidelity.VERDICTS)
 
 

@@ -295,10 +295,13 @@ def test_windows_are_the_bandwidth_delay_products():
     rate = {x["layer"]: x["mbps"] for x in calc.layers("ds3", "llc-snap", 9180)}["tcp_payload"]
     pairs = {"w1": ("kclab1", "law1"), "w2": ("mpls1", "law2"), "w3": ("dc1", "law3"),
              "w4": ("sd1", "dc2"), "w5": ("mpls2", "dc3")}  # fmt: skip
-    text = (wan_contention.study.HERE / "wan-contention-five-pairs.netspec").read_text()
+    from cellbench.reproduce.envelope import file_assumptions
+
+    # Each window is an assumption whose default (and the low end of its range) is the BDP.
+    defaults = {a.key: a for a in file_assumptions("wan-contention-five-pairs")}
     for key, (a, b) in pairs.items():
         w = wan_contention.bdp_window(rate * 1e6, wan_contention.pair_rtt_s(tb, a, b))
-        assert f"{key} = {w // 1024}K;" in text
+        assert defaults[key].default.text == f"{w // 1024}K" == defaults[key].low.text
     # The NRL -> JPL FTP's extended window: its own testbed's round trip.
     from cellbench.experiment import runner
 
@@ -308,7 +311,8 @@ def test_windows_are_the_bandwidth_delay_products():
     trunks = plan.task(0).spec["trunks"]
     rtt = 2 * sum(t["delay_ms"] for t in trunks) / 1e3
     w = wan_contention.bdp_window(rate * 1e6, rtt)
-    assert f"extended_window = {w // 1024}K;" in ftp.read_text()
+    extended = {a.key: a for a in file_assumptions("wan-contention-ftp")}["extended_window"]
+    assert extended.default.text == f"{w // 1024}K"
 
 
 def test_ftp_nrl_to_jpl_default_window_extended_window_and_ttcp(everything):

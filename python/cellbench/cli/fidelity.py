@@ -10,16 +10,22 @@ from cellbench.cli.common import check_workers, print_json, seed
 
 def register(sub: argparse._SubParsersAction) -> None:
     doc = (
-        "run every reproduction with published figures and print one line per published "
-        "result: published, simulated, ratio, tolerance, verdict (under a minute on 2 cores)"
+        "list every result the five papers publish and run the study parts that produce them: "
+        "place, kind, published, simulated, ratio, tolerance, verdict, counts per paper "
+        "(under a minute on 2 cores)"
     )
     p = sub.add_parser("fidelity", help=doc, description=doc)
     p.add_argument("--seed", type=seed(), default=1, help="master seed (default 1)")
     p.add_argument("--workers", type=int, default=0, help="worker threads (default: all cores)")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument(
-        "--json", action="store_true", help="print JSON: {seed, replications, counts, lines}"
+    p.add_argument(
+        "--envelope",
+        action="store_true",
+        help="run each result that depends on an open setup value (an experiment file's "
+        "assume) at every corner of the assumed ranges, and say where the published value "
+        "falls (a few minutes on 2 cores)",
     )
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON: {seed, counts, lines}")
     out.add_argument(
         "--markdown",
         action="store_true",
@@ -32,6 +38,13 @@ def main(args: argparse.Namespace) -> int:
     from cellbench.reproduce import fidelity
 
     check_workers(args.workers)
+    if args.envelope:
+        from cellbench.reproduce import envelope
+
+        if args.markdown:
+            raise ValueError("--envelope prints text or --json, not --markdown")
+        print(envelope.main(seed=args.seed, workers=args.workers, as_json=args.json))
+        return 0
     lines, seconds = fidelity.run(seed=args.seed, workers=args.workers, progress=True)
     print(f"fidelity: {len(lines)} results in {seconds:.1f} s", file=sys.stderr)
     if args.json:

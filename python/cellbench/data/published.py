@@ -158,3 +158,86 @@ CLAIMS = {
         "drops sharply (docs/wan-contention.md)"
     ),
 }
+
+
+# --- every published result (published_results.csv) ----------------------------------------
+
+#: The kinds of published result (published_results.csv's header says what each means).
+KINDS = ("prediction", "calibration", "figure-only")
+
+
+@dataclass(frozen=True)
+class PublishedResult:
+    """One row of published_results.csv, its value resolved (``@FILE:KEY`` read from the
+    table that holds it)."""
+
+    id: str
+    paper: str
+    place: str
+    quantity: str
+    unit: str
+    value: float | None
+    kind: str
+    tolerance: str
+    note: str
+    #: A line that summarises a table: (label, published) per cell.
+    cells: tuple[tuple[str, float], ...] = ()
+
+
+def _lan_cells(shaded: bool) -> tuple[tuple[str, float], ...]:
+    """Table 1's cells the study shades (the lock-step), or the others."""
+    table = lan_buffer_table()
+    return tuple(
+        (f"{size_label(s)}/{size_label(r)}", v)
+        for (s, r), v in table.items()
+        if ((s, r) in LAN_ANOMALOUS) == shaded
+    )
+
+
+def _reference(ref: str) -> tuple[float, tuple[tuple[str, float], ...]]:
+    """``@FILE:KEY[:KEY]``: a value (or a table's cells and their mean) from another table."""
+    file, *keys = ref[1:].split(":")
+    if file == "lan_buffer_table.csv" and keys in (["collapsed"], ["flowing"]):
+        cells = _lan_cells(keys[0] == "collapsed")
+        return sum(v for _, v in cells) / len(cells), cells
+    if file == "layer_bandwidth.csv" and len(keys) == 2 and keys[0] in LAYER_COLUMNS:
+        return layer_bandwidth()[LAYER_COLUMNS[keys[0]]][keys[1]], ()
+    if file == "hetero_lan_maxima.csv" and len(keys) == 1:
+        return hetero_lan_maxima()[keys[0]]["max_bps"] / 1e6, ()
+    if file == "wan_window_table.csv" and len(keys) == 1:
+        return wan_window_table()[int(keys[0])] / 1e6, ()
+    raise ValueError(f"published_results.csv: {ref}: expected @FILE:KEY of a table here")
+
+
+def published_results() -> list[PublishedResult]:
+    """Every published result of the five papers, in the papers' order."""
+    rows = _rows("published_results.csv")
+    header = rows[0]
+    out = []
+    for row in rows[1:]:
+        r = dict(zip(header, row))
+        cells: tuple[tuple[str, float], ...] = ()
+        text = r["published"]
+        if text.startswith("@"):
+            value, cells = _reference(text)
+        else:
+            value = float(text) if text else None
+        if r["kind"] not in KINDS:
+            raise ValueError(
+                f"published_results.csv: {r['id']}: kind {r['kind']!r}, expected {KINDS}"
+            )
+        out.append(
+            PublishedResult(
+                r["id"],
+                r["paper"],
+                r["place"],
+                r["quantity"],
+                r["unit"],
+                value,
+                r["kind"],
+                r["tolerance"],
+                r["note"],
+                cells,
+            )  # fmt: skip
+        )
+    return out

@@ -13,6 +13,17 @@ first key varies slowest), each point run ``replications`` times::
         seed = 1;                         # master seed
     }
 
+A value the study's paper leaves open is a named assumption: ``assume(DEFAULT,
+range=[LOW, HIGH], source="...")`` (a number) or ``assume(DEFAULT, among=[A, B, ...],
+source="...")`` (a choice), where ``source`` says where the range comes from (an OS's
+documented default, a vendor manual, the paper's own estimate, geography). It runs at its
+default, like a one-value parameter; ``assumptions(doc)`` lists them and ``cellbench
+fidelity --envelope`` runs their ranges::
+
+    sweep {
+        atm_sndbuf = assume(16K, range=[16K, 52428], source="000 §2.2: 16K to 52428");
+    }
+
 A parameter is either a variable the experiment uses as ``$snd``, or a path into
 the file: ``TEST.key``, ``TEST.key.arg``, ``testbed.key``, ``testbed.switch.key``,
 ``testbed.defaults.key`` or ``testbed.host.NAME.key``. On the command line,
@@ -42,6 +53,7 @@ from cellbench.experiment.lang import (
     Number,
     Pos,
     Setting,
+    String,
     Value,
     Var,
     expected,
@@ -137,6 +149,101 @@ def _range(start: Number, stop: Number, step: Number | None, pos: Pos) -> list[V
     return out
 
 
+@dataclass
+class Assumption:
+    """A value the paper leaves open: its default, its plausible range (``low``..``high``
+    for a number, ``among`` for a choice) and where that range comes from."""
+
+    key: str
+    default: Value
+    source: str
+    pos: Pos
+    low: Number | None = None
+    high: Number | None = None
+    among: list[Value] = dataclasses.field(default_factory=list)
+
+    def values(self) -> list[Value]:
+        """The range's ends (or every choice), the default among them where it is one."""
+        if self.among:
+            return list(self.among)
+        assert self.low is not None and self.high is not None
+        return [self.low] if self.low.value == self.high.value else [self.low, self.high]
+
+    def range_text(self) -> str:
+        if self.among:
+            return "{" + ", ".join(render(v) for v in self.among) + "}"
+        assert self.low is not None and self.high is not None
+        return f"[{render(self.low)}, {render(self.high)}]"
+
+
+def _same(a: Value, b: Value) -> bool:
+    return render(a) == render(b) or (
+        isinstance(a, Number) and isinstance(b, Number) and a.value == b.value
+    )
+
+
+def assumption(key: str, call: Call) -> Assumption:
+    """``assume(DEFAULT, range=[LOW, HIGH] | among=[...], source="...")``, checked: the
+    default inside its range, the range's ends in order, a source given."""
+    want = 'assume(DEFAULT, range=[LOW, HIGH] or among=[A, B, ...], source="...")'
+    positional = [a for a in call.args if a.key is None]
+    named = {a.key: a for a in call.args if a.key is not None}
+    if len(positional) != 1 or set(named) - {"range", "among", "source"}:
+        raise expected(call.pos, render(call), want)
+    default = positional[0].value
+    src = named.get("source")
+    if src is None or not isinstance(src.value, String) or not src.value.text.strip():
+        raise expected(
+            (src or positional[0]).pos,
+            render(src.value) if src else f"assume() of {key} without a source",
+            'source="..." saying where the range comes from',
+        )
+    if ("range" in named) == ("among" in named):
+        raise expected(call.pos, render(call), f"one of range=[LOW, HIGH] or among=[...]: {want}")
+    out = Assumption(key, default, src.value.text, call.pos)
+    if "range" in named:
+        rng = named["range"].value
+        ends = rng.items if isinstance(rng, List) else []
+        if len(ends) != 2 or not all(isinstance(e, Number) for e in ends):
+            raise expected(rng.pos, render(rng), "range=[LOW, HIGH], two numbers")
+        low, high = ends
+        if not isinstance(default, Number):
+            raise expected(default.pos, render(default), f"a number as {key}'s default")
+        if low.value > high.value:  # type: ignore[union-attr]
+            raise expected(rng.pos, render(rng), "LOW <= HIGH")
+        if not low.value <= default.value <= high.value:  # type: ignore[union-attr]
+            raise expected(
+                default.pos, f"{key} default {render(default)}", f"a default in {render(rng)}"
+            )
+        out.low, out.high = low, high  # type: ignore[assignment]
+    else:
+        among = named["among"].value
+        items = among.items if isinstance(among, List) else []
+        if len(items) < 2 or any(isinstance(v, List) for v in items):
+            raise expected(among.pos, render(among), "among=[A, B, ...], two or more values")
+        if not any(_same(default, v) for v in items):
+            raise expected(
+                default.pos, f"{key} default {render(default)}", f"one of {render(among)}"
+            )
+        out.among = items
+    return out
+
+
+def _is_assumption(v: Value) -> bool:
+    return isinstance(v, Call) and v.name == "assume"
+
+
+def assumptions(doc: Document) -> list[Assumption]:
+    """The file's named assumptions, in its order (each checked)."""
+    return [
+        assumption(s.key, s.value)  # type: ignore[arg-type]
+        for b in doc.blocks
+        if b.kind == "sweep"
+        for s in b.settings()
+        if _is_assumption(s.value)
+    ]
+
+
 def expand(value: Value) -> list[Value]:
     """A sweep value's members: a list's items, a range's numbers, or the value itself."""
     if isinstance(value, List):
@@ -189,6 +296,10 @@ def from_document(doc: Document) -> Sweep:
                         v.pos, render(v), f"a whole number >= {lo} and <= {hi} for {s.key}"
                     )
                 setattr(sweep, s.key, v.value)
+            elif _is_assumption(s.value):
+                # An assumption runs at its default (--set or --envelope move it).
+                a = assumption(s.key, s.value)  # type: ignore[arg-type]
+                sweep.params.append(Param(s.key, [a.default], s.pos))
             else:
                 sweep.params.append(Param(s.key, expand(s.value), s.pos))
     return sweep

@@ -405,6 +405,83 @@ def _check(o: study.Options) -> None:
         raise ValueError(f"--seconds {seconds}: must be in (0, 3600]")
 
 
+# --- what the surfaces compare with 001 (cellbench fidelity) -----------------------------
+
+#: 001 Table 3's pairs as published_results.csv keys them.
+_MAXIMA = {name: "001-t3-" + name.replace("->", "-") for name in PAIR_NAMES}
+
+
+def _surface_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
+    """001 Table 3's maxima and what §5.1-§5.3 say of the surfaces."""
+    out = {}
+    for m in maxima(df):
+        out[_MAXIMA[m["pair"]]] = study.Simulated(
+            m["throughput_bps"] / 1e6,
+            detail=f"{m['percent_of_theoretical']:.1f}% of theoretical (published "
+            f"{m['published_percent_of_theoretical']:.2f}%), limited by {m['limited_by']}, "
+            f"buffer {m['socket_buffer']}, message {m['message_size']}",
+        )
+    by = {p.name: p for p in PAIRS}
+
+    def pair(name: str) -> pd.DataFrame:
+        return df[df.pair == name]
+
+    s20 = pair("sparc20->sparc20")
+    best = s20.loc[s20.throughput_bps.idxmax()]
+    out["001-s51-sparc20-buffer"] = study.Simulated(
+        int(best.socket_buffer) / 1024, detail=f"at message {int(best.message_size)}"
+    )
+    p90 = pair("pentium90->pentium90")
+    mss = by["pentium90->pentium90"].mss
+    small = p90[(p90.socket_buffer == mss) & (p90.message_size == mss)]
+    if not small.empty:
+        got = float(small.throughput_bps.iloc[0])
+        out["001-s51-pentium90-small"] = study.Simulated(
+            holds=got < COLLAPSE_SHARE * float(p90.throughput_bps.median()),
+            detail=f"{got / 1e6:.2f} Mb/s at {mss}/{mss}; a collapse is under "
+            f"{COLLAPSE_SHARE:.0%} of the pair's median",
+        )
+    u = pair("ultra1->ultra1")
+    two_k = u[u.message_size == 2048]
+    if not two_k.empty:
+        out["001-s52-ultra1-2500"] = study.Simulated(
+            float(two_k.throughput_bps.max()) / 1e6, detail="best over socket buffers at 2 KB"
+        )
+    fast = _faster_below_mss(u, by["ultra1->ultra1"], "pair")
+    ubest = u.loc[u.throughput_bps.idxmax()]
+    out["001-s52-ultra1-below-mss"] = study.Simulated(
+        holds=fast is not None,
+        detail=f"best at message {int(ubest.message_size)} ({ubest.throughput_bps / 1e6:.2f} Mb/s)",
+    )
+    lost = int(df.cells_lost.sum())
+    out["001-s53-no-cell-loss"] = study.Simulated(
+        holds=lost == 0, detail=f"{lost} cells lost over all surfaces"
+    )
+    return out
+
+
+#: 001 Table 1's layers as published_results.csv keys them: (encapsulation, MTU) -> suffix.
+_LAYER_KEYS = {("llc-snap", 9180): "llc", ("vc-mux", 9188): "vc"}
+_LAYER_NAMES = {"line": "line", "atm": "atm", "aal5": "aal", "ip": "ip", "tcp_payload": "tcp"}
+
+
+def _layers() -> dict[tuple[str, int], dict[str, float]]:
+    return {key: {r["layer"]: r["mbps"] for r in calc.layers("oc3c", *key)} for key in _LAYER_KEYS}
+
+
+def _layer_figures(got: dict[tuple[str, int], dict[str, float]]) -> dict[str, study.Simulated]:
+    """001 Table 1 from `cellbench calc layers`, and §3.2's share left to the application."""
+    out = {
+        f"001-t1-{_LAYER_NAMES[layer]}-{suffix}": study.Simulated(mbps, text=f"{mbps:.3f}")
+        for key, suffix in _LAYER_KEYS.items()
+        for layer, mbps in got[key].items()
+        if layer in _LAYER_NAMES
+    }
+    vc = got[("vc-mux", 9188)]
+    out["001-s32-share"] = study.Simulated(100 * vc["tcp_payload"] / vc["line"])
+    return out
+
+
 STUDY = study.Study(
     "hetero-lan",
     "heterogeneous ATM LAN on OC-3c: netperf TCP_STREAM for six host pairs (NT 3.51, "
@@ -417,6 +494,31 @@ STUDY = study.Study(
             _collect,
             report=lambda o, df: report(df),
             to_json=lambda o, df: to_json(df),
+            published=(
+                study.Compares(
+                    (
+                        *_MAXIMA.values(),
+                        "001-s51-sparc20-buffer",
+                        "001-s51-pentium90-small",
+                        "001-s52-ultra1-2500",
+                        "001-s52-ultra1-below-mss",
+                        "001-s53-no-cell-loss",
+                    ),
+                    _surface_figures,
+                    what=f"six pairs' surfaces, {SECONDS:g} s per point",
+                ),  # fmt: skip
+                study.Compares(
+                    tuple(
+                        f"001-t1-{n}-{k}"
+                        for k in _LAYER_KEYS.values()
+                        for n in _LAYER_NAMES.values()
+                    )
+                    + ("001-s32-share",),
+                    _layer_figures,
+                    compute=_layers,
+                    what="calc layers, OC-3c",
+                ),
+            ),
         ),
     ),
     options=_options,

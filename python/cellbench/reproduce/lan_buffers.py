@@ -368,6 +368,84 @@ def _emu(a) -> tuple[dict, list[str]]:
     return sim, sets
 
 
+# --- what the grid compares with 000 (cellbench fidelity) ---------------------------------
+
+#: The scoreboard's transfers per cell: 10 of the study's 50 (its replications differ in
+#: the hosts' timer phases and costs; 10 keep every cell's mean within 0.6% of 50's, seed 1,
+#: the same cells locked, and the scoreboard within its time).
+FIDELITY_REPLICATIONS = 10
+#: 000 §4.1.6's remedy: a send buffer of 3 x MSS (MTU 9188 - 40).
+REMEDY_SEND_BUFFER = 3 * (9188 - 40)
+
+
+def _grid_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
+    """000 Table 1 (its two classes, per cell), §3's 10% drop, Fig. 3, §4.1.5's rates."""
+    s = summarize(df)
+    got = {
+        (int(a), int(b)): (float(t), bool(lock))
+        for a, b, t, lock in zip(s.send_buffer, s.recv_buffer, s.throughput_mbit_ttcp, s.lockstep)
+    }
+    K = 1024
+
+    def label(c: tuple[int, int]) -> str:
+        return f"{size_label(c[0])}/{size_label(c[1])}"
+
+    def cls(shaded: bool) -> study.Simulated:
+        cells = sorted(c for c in got if (c in LAN_ANOMALOUS) == shaded)
+        locked = [c for c in cells if got[c][1]]
+        want = len(cells) if shaded else 0
+        return study.Simulated(
+            sum(got[c][0] for c in cells) / len(cells),
+            holds=len(locked) == want,
+            detail=f"{len(locked)}/{len(cells)} cells lock (000 shades {want})",
+            cells=tuple((label(c), 0.0, got[c][0]) for c in cells),
+        )
+
+    def lockstep(c: tuple[int, int]) -> study.Simulated:
+        t, lock = got[c]
+        return study.Simulated(t, holds=lock, detail=f"{label(c)} {'locks' if lock else 'flows'}")
+
+    a, b = got[(16 * K, 16 * K)][0], got[(16 * K, 20 * K)][0]
+    return {
+        "000-t1-collapsed": cls(True),
+        "000-t1-flowing": cls(False),
+        "000-s3-16k-20k-drop": study.Simulated(100 * (b / a - 1), detail=f"{a:.2f} -> {b:.2f}"),
+        "000-fig3-equal-buffers": study.Simulated(
+            holds=a > got[(20 * K, 20 * K)][0],
+            detail=f"16K/16K {a:.2f}, 20K/20K {got[(20 * K, 20 * K)][0]:.2f} Mbit/s",
+        ),
+        "000-s415-16k-24k-rate": lockstep((16 * K, 24 * K)),
+        "000-s415-16k-36k-rate": lockstep((16 * K, 36 * K)),
+    }
+
+
+#: The receiver's TCP in the remedy's run: 000 §4.1.6's condition (an ACK at least every
+#: second full segment, RFC 1122), and the study's own SunOS 4.1.1 beside it.
+REMEDY_RECEIVER = "testbed.host.ipc2.atm.flavour"
+
+
+def _remedy_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
+    """000 §4.1.6 as the paper states it: with a receiver that ACKs every second full
+    segment, a 3 x MSS send buffer never locks; what SunOS to SunOS does beside it."""
+
+    def locked(flavour: str) -> tuple[int, int, str]:
+        rows = df[df[REMEDY_RECEIVER] == flavour]
+        hit = rows[rows.lockstep]
+        where = ", ".join(size_label(int(x)) for x in sorted(set(hit.recv_buffer)))
+        return len(hit), len(rows), where
+
+    n, total, _ = locked("rfc1122")
+    m, total_sunos, where = locked("sunos411")
+    return {
+        "000-s416-remedy": study.Simulated(
+            holds=n == 0,
+            detail=f"RFC 1122 receiver: {n}/{total} transfers locked; SunOS 4.1.1 receiver "
+            f"(outside the condition: R1 waits for an empty buffer): {m}/{total_sunos} locked"
+            + (f" (receive buffers {where})" if where else ""),
+        )
+    }
+
+
 STUDY = study.Study(
     "lan-buffers",
     "the ATM LAN send x receive buffer sweep (SunOS 4.1.1, the lock-steps)",
@@ -379,6 +457,30 @@ STUDY = study.Study(
             _collect,
             report=_report,
             to_json=lambda o, df: to_json(summarize(df)),
+            published=(
+                study.Compares(
+                    (
+                        "000-t1-collapsed",
+                        "000-t1-flowing",
+                        "000-s3-16k-20k-drop",
+                        "000-fig3-equal-buffers",
+                        "000-s415-16k-24k-rate",
+                        "000-s415-16k-36k-rate",
+                    ),
+                    _grid_figures,
+                    replications=FIDELITY_REPLICATIONS,
+                    what=f"100 cells x {FIDELITY_REPLICATIONS} transfers of 32 MB",
+                ),  # fmt: skip
+                study.Compares(
+                    ("000-s416-remedy",),
+                    _remedy_figures,
+                    params={"send_buffer": [REMEDY_SEND_BUFFER]},
+                    replications=3,
+                    sets=(f"{REMEDY_RECEIVER}=sunos411,rfc1122",),
+                    what="send buffer 3 x MSS against every receive buffer and two receivers' "
+                    "TCP, 3 transfers",
+                ),
+            ),
         ),
         *lan_ethernet.ETHERNET_PARTS,
     ),

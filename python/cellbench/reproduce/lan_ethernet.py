@@ -57,6 +57,7 @@ def _rows(part: str, result: Result) -> list[dict]:
                 "seconds": float(r["sender_seconds"]),
                 "throughput_bps": float(r["throughput_bps"]),
                 "lockstep": bool(r["lockstep"]),
+                "cells_lost": int(r["cells_lost"] or 0),
                 "limited_by": r["limited_by"],
                 "limit_evidence": r["limit_evidence"],
             }
@@ -131,6 +132,12 @@ def report(res: dict) -> str:
                 "min..max": [f"{_mbps(a)}..{_mbps(b)}" for a, b in zip(s.low, s.high)],
                 "locked": [f"{int(a)}/{int(b)}" for a, b in zip(s.locked, s.n)],
                 "limited by": s.limited_by,
+                # 000 §1's figures (data/published_results.csv), in ttcp's 2^20 bit/s
+                # as 000's tables: beside them, the run's mean in the same unit.
+                "Mbit/s (2^20)": (s["mean"] / 2**20).map(lambda x: f"{x:.3f}"),
+                "published (000 §1)": s.interface.map(
+                    lambda i: f"{FTP_PUBLISHED[i].value:g}" if i in FTP_PUBLISHED else "-"
+                ),
             }
         )
         lines += [
@@ -141,8 +148,8 @@ def report(res: dict) -> str:
             f"{int(s.n.iloc[0])} replication(s), Mb/s = 10^6 bit/s",
             show.to_string(index=False),
             "  evidence: " + "; ".join(f"{i}: {e}" for i, e in zip(s.interface, s.evidence)),
-            "published: the setup only, and that the ATM network lost no cell "
-            "(docs/lan-buffers.md); no throughputs are given: these are cellbench's",
+            "published (000 §1): ftp's mean throughput, 1.313 Mb/s over the Ethernet and "
+            "0.366 Mb/s over ATM, with no cell lost; cellbench fidelity scores them",
         ]
     if "ethernet_footnote" in res:
         df = pd.DataFrame(res["ethernet_footnote"])
@@ -188,6 +195,64 @@ def to_json(res: dict) -> dict:
     return {"study": "lan-buffers", "unit": "bit/s (throughput_bps)"} | res
 
 
+def _published_ftp() -> dict:
+    from cellbench.data.published import published_results
+
+    ids = {"000-ftp-ethernet": "ethernet", "000-ftp-atm": "atm"}
+    return {ids[r.id]: r for r in published_results() if r.id in ids}
+
+
+#: 000 §1's ftp figures by interface (data/published_results.csv).
+FTP_PUBLISHED = _published_ftp()
+
+
+def _ftp_figures(rows: list[dict]) -> dict[str, study.Simulated]:
+    """000 §1: ftp's mean throughput on each interface (2^20 bit/s, as 000's tables),
+    and no cell lost on the ATM path."""
+    out = {}
+    for rid, interface in (("000-ftp-ethernet", "ethernet"), ("000-ftp-atm", "atm")):
+        mine = [r for r in rows if r["interface"] == interface and r["test"].startswith("ftp-")]
+        mean = sum(r["throughput_bps"] for r in mine) / len(mine) / 2**20
+        locked = sum(r["lockstep"] for r in mine)
+        out[rid] = study.Simulated(
+            mean,
+            detail=f"{locked}/{len(mine)} locked; limited by {mine[0]['limited_by']}; buffers "
+            f"{size_label(mine[0]['send_buffer'])}/{size_label(mine[0]['recv_buffer'])}",
+        )
+    lost = sum(r["cells_lost"] for r in rows if r["interface"] == "atm")
+    out["000-ftp-no-cell-lost"] = study.Simulated(
+        holds=lost == 0, detail=f"{lost} cells lost on the ATM path"
+    )
+    return out
+
+
+def _footnote_figures(rows: list[dict]) -> dict[str, study.Simulated]:
+    """000 §5's footnote: 3K/6K locks on the Ethernet, 3K/3K and 6K/6K do not."""
+    by: dict[tuple[int, int], list[dict]] = {}
+    for r in rows:
+        if r["test"] == "sender":
+            by.setdefault((r["send_buffer"], r["recv_buffer"]), []).append(r)
+
+    def mbps(k: tuple[int, int]) -> float:
+        return sum(r["throughput_bps"] for r in by[k]) / len(by[k]) / 1e6
+
+    poor = all(r["lockstep"] for r in by[(3072, 6144)])
+    others = [r for k in ((3072, 3072), (6144, 6144)) for r in by[k]]
+    return {
+        "000-s5-ethernet-footnote": study.Simulated(
+            holds=poor and not any(r["lockstep"] for r in others),
+            detail=f"3K/6K {mbps((3072, 6144)):.3f} Mb/s, 3K/3K {mbps((3072, 3072)):.2f}, "
+            f"6K/6K {mbps((6144, 6144)):.2f}",
+        )
+    }
+
+
+_FIGURES = {
+    "ftp": ("000-ftp-ethernet", "000-ftp-atm", "000-ftp-no-cell-lost"),
+    "ethernet-footnote": ("000-s5-ethernet-footnote",),
+}
+
+
 def _part(name: str, doc: str) -> study.Part:
     """An Ethernet part of lan-buffers: its experiment file (lan-buffers-NAME.netspec),
     stored in OUT/NAME."""
@@ -203,6 +268,13 @@ def _part(name: str, doc: str) -> study.Part:
             "unit": "bit/s (throughput_bps)",
             key: rows,
         },
+        published=(
+            study.Compares(
+                _FIGURES[name],
+                _ftp_figures if name == "ftp" else _footnote_figures,
+                what="as `reproduce lan-buffers --part " + name + "`",
+            ),
+        ),
     )
 
 

@@ -86,9 +86,52 @@ class Options:
     replications: int | None = None
     #: --set values for every experiment the parts run.
     sets: tuple[str, ...] = ()
+    #: --set values for one experiment file's runs only (file name without .netspec ->
+    #: values): an assumption moved where it is declared (``cellbench fidelity --envelope``).
+    file_sets: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: The parts chosen (in the study's order).
     parts: tuple[str, ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """What a run gives for one published result (``cellbench fidelity`` scores it)."""
+
+    #: In the published result's unit (data/published_results.csv); None for a claim.
+    value: float | None = None
+    #: As printed (default: ``value`` to 3 significant places).
+    text: str | None = None
+    #: A claim in words, or a condition the number also needs (each cell locks): whether
+    #: the run bears it out.
+    holds: bool | None = None
+    #: What the verdict looked at beyond the two figures.
+    detail: str = ""
+    #: Per-cell figures of a line that summarises a table: (label, published, simulated),
+    #: each held to the line's tolerance (--json: ``cells``).
+    cells: tuple[tuple[str, float, float], ...] = ()
+    #: Why this run cannot score the result yet (the line says so, not scored).
+    missing: str | None = None
+
+
+@dataclass(frozen=True)
+class Compares:
+    """Published results a part reproduces, and how ``cellbench fidelity`` runs it for them."""
+
+    #: Keys of data/published_results.csv.
+    results: tuple[str, ...]
+    #: From the part's ``collect`` output (or ``compute``'s) to each result's figure.
+    simulate: Callable[[Any], dict[str, Simulated]]
+    #: The study's options for the scoreboard's run (``Options.params``) and its
+    #: replications (None: the experiment files').
+    params: dict[str, Any] = field(default_factory=dict)
+    replications: int | None = None
+    #: --set values for the scoreboard's run (a host's TCP, a second value to compare).
+    sets: tuple[str, ...] = ()
+    #: A calculation in place of the part's runs (``cellbench calc``'s figures).
+    compute: Callable[[], Any] | None = None
+    #: What the run is, for the scoreboard's progress and header.
+    what: str = ""
 
 
 @dataclass(frozen=True)
@@ -105,6 +148,8 @@ class Part:
     report: Callable[[Options, Any], str]
     #: Its keys of the study's JSON document (a list extends the study's, as ``rows``).
     to_json: Callable[[Options, Any], dict]
+    #: The published results it compares (``cellbench fidelity``, docs/fidelity.md).
+    published: tuple[Compares, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -185,7 +230,7 @@ def execute(runs: list[Run], opts: Options, tmp: Path) -> list[Ran]:
             series=opts.series,
             trace=r.trace,
             cells_dir=cells_dir,
-            set=[*r.sets, *opts.sets],
+            set=[*r.sets, *opts.sets, *opts.file_sets.get(r.file or "", ())],
             alone=r.alone,
         )
         done.append(Ran(r, result, cells_dir, out is not None))

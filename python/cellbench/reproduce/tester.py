@@ -133,6 +133,28 @@ def to_json(parts: list[dict]) -> dict:
     return {"study": "europe-vp", "part": "tester", "drivers": out}
 
 
+def _figures(parts: list[dict]) -> dict[str, study.Simulated]:
+    """002 §2.5 (Figs. 3a, 3b): the 2.2.9 stall's spacing in cells, the 2.3.0 bursts."""
+    by = {part["driver"]: part["pattern"] for part in parts}
+    old, new = by["2.2.9"], by["2.3.0"]
+    after = [n for _, n in old.stalls]
+
+    def mode(xs: list[int]) -> int:
+        return max(set(xs), key=xs.count)
+
+    return {
+        "002-s25-229-stall": study.Simulated(
+            sum(after) / len(after),
+            detail=f"increases of {min(k for k, _ in old.stalls)}-{max(k for k, _ in old.stalls)} "
+            f"slots after {min(after)}-{max(after)} cells",
+        ),
+        "002-s25-230-burst": study.Simulated(mode(list(new.bursts)), detail="most common burst"),
+        "002-s25-230-period": study.Simulated(
+            mode(list(new.burst_starts)), detail="most common gap between burst starts"
+        ),
+    }
+
+
 #: europe-vp's tester part: beside the vp part, stored in OUT/tester.
 PART = study.Part(
     "tester",
@@ -141,4 +163,11 @@ PART = study.Part(
     collect=lambda o, ran: collect(ran),
     report=lambda o, parts: report(parts),
     to_json=lambda o, parts: to_json(parts),
+    published=(
+        study.Compares(
+            ("002-s25-229-stall", "002-s25-230-burst", "002-s25-230-period"),
+            lambda parts: _figures(parts),
+            what="both drivers' cells",
+        ),
+    ),
 )

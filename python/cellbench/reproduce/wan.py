@@ -265,7 +265,113 @@ def report(name: str, df: pd.DataFrame) -> str:
 # --- the registry's entries ---------------------------------------------------------------
 
 
-def _table_part(name: str, part: str, doc: str, runs) -> study.Part:
+# --- what the parts compare with 002 and 003 (cellbench fidelity) ------------------------
+
+
+def _window_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
+    """003 Experiment 1: each window's throughput."""
+    return {
+        f"003-e1-{int(r.window)}": study.Simulated(r.throughput_bps / 1e6, detail=r.limited_by)
+        for r in df.itertuples(index=False)
+    }
+
+
+def _vp_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
+    """002 §4: the spacings' best throughput at the largest window, their segment loss,
+    and the unspaced collapse."""
+    window = int(df.window.max())
+
+    def at(spacing: float, w: int = window) -> pd.DataFrame:
+        return df[(df.spacing_us == spacing) & (df.window == w)]
+
+    def best(spacing: float, w: int = window) -> float:
+        return float(at(spacing, w).throughput_bps.max()) / 1e6
+
+    def loss(spacing: float, w: int | None = None) -> float:
+        rows = df[df.spacing_us == spacing] if w is None else at(spacing, w)
+        return 100 * float(rows.segment_loss_rate.max())
+
+    unspaced = df[df.spacing_us.isna()]
+    violated = int((~unspaced.met_contract.astype(bool)).sum())
+    top = float(unspaced.throughput_bps.max()) / 1e6
+    where = f"{window // 1024} KB window, best write size"
+    near = abs(best(19.45) - best(16.50)) <= 0.1 * best(16.50)
+    return {
+        "002-s41-unspaced": study.Simulated(
+            top,
+            holds=top < 0.01 and violated == len(unspaced),
+            detail=f"contract violated in {violated}/{len(unspaced)} configurations; "
+            "no data: under 0.01 Mb/s",
+        ),
+        "002-s42-1945": study.Simulated(
+            holds=best(19.45) >= max(best(19.45, int(w)) for w in set(df.window)),
+            detail=f"{best(19.45):.2f} Mb/s at {where}",
+        ),
+        "002-s42-1945-loss": study.Simulated(loss(19.45), detail="worst configuration"),
+        "002-s42-1798": study.Simulated(
+            holds=abs(best(17.98) - best(19.45)) <= 0.1 * best(19.45),
+            detail=f"{best(17.98):.2f} against {best(19.45):.2f} Mb/s (within 10%)",
+        ),
+        "002-s42-1650-loss": study.Simulated(loss(16.50), detail="worst configuration"),
+        "002-s42-1650-19": study.Simulated(
+            best(16.50), detail=f"{where}; 19.45 µs gives {best(19.45):.2f} (comparable: {near})"
+        ),
+        "002-s43-1601-collapse": study.Simulated(best(16.01), detail=where),
+        "002-s43-1601-16k-loss": study.Simulated(loss(16.01, 16384), detail="worst write size"),
+        "002-s43-1601-32k": study.Simulated(
+            holds=loss(16.01, 32768) > loss(16.01, 16384),
+            detail=f"worst segment loss {loss(16.01, 32768):.2f}% at 32 KB, "
+            f"{loss(16.01, 16384):.2f}% at 16 KB",
+        ),
+    }
+
+
+def _vp_calc() -> dict[str, dict]:
+    """002 §2.4's equations with its own figures (`cellbench calc`)."""
+    from cellbench import calc
+
+    return {
+        "switch": calc.buffer_burst(256, 2.726, 12.39),
+        "upc": calc.gcra_burst(16.39, 101, 12.39),
+        "upc-11000": calc.gcra_burst(1e6 / 11000, 101, 12.39),
+        "upc-155": calc.gcra_burst(16.39, 101, 2.726),
+    }
+
+
+def _vp_calc_figures(got: dict[str, dict]) -> dict[str, study.Simulated]:
+    sw = got["switch"]
+    return {
+        "002-s24-eq1-burst": study.Simulated(
+            sw["max_burst_cells"], detail="256 / (1 - 2.726 / 12.39) = 328.2"
+        ),
+        "002-s24-eq1-idle": study.Simulated(sw["buffer_cells"] * sw["out_cell_us"]),
+        "002-s24-eq2-burst": study.Simulated(got["upc"]["max_burst_cells"]),
+        "002-s24-idle": study.Simulated(got["upc"]["idle_to_repeat_us"]),
+        "002-s24-11000": study.Simulated(got["upc-11000"]["max_burst_cells"]),
+        "002-s24-direct155": study.Simulated(
+            got["upc-155"]["max_burst_cells"], detail="1 + 101 / (16.39 - 2.726) = 8.4"
+        ),
+    }
+
+
+def _cases_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
+    """003 Experiments 2 and 3: the aggregate with and without pacing."""
+    out = {}
+    for case, rate, exp in ((1, 70, "003-e2"), (2, 35, "003-e3")):
+        part = df[df.case == case]
+        for paced, rows in (("unpaced", part[part.pacing_mbps.isna()]),
+                            ("paced", part[part.pacing_mbps == rate])):  # fmt: skip
+            out[f"{exp}-{paced}"] = study.Simulated(
+                float(rows.throughput_bps.sum()) / 1e6,
+                detail=f"{int(rows.cells_lost.sum())} cells lost; limited by "
+                + ", ".join(sorted(set(rows.limited_by))),
+            )
+    return out
+
+
+def _table_part(
+    name: str, part: str, doc: str, runs, published: tuple[study.Compares, ...] = ()
+) -> study.Part:
     """A part whose rows are one table (``report``) and the JSON's ``rows``."""
     return study.Part(
         part,
@@ -274,6 +380,7 @@ def _table_part(name: str, part: str, doc: str, runs) -> study.Part:
         collect=lambda o, ran: frame(name, _collect(name, ran)),
         report=lambda o, df: report(name, df),
         to_json=lambda o, df: {"rows": records(df)},
+        published=published,
     )
 
 
@@ -332,7 +439,42 @@ def _europe_vp() -> study.Study:
         "europe-vp",
         "two LANs joined by a policed 23.42 Mb/s VP: adapter cell spacing against UPC",
         (
-            _table_part("europe-vp", "vp", "the policed VP's table", _vp_runs),
+            _table_part(
+                "europe-vp",
+                "vp",
+                "the policed VP's table",
+                _vp_runs,
+                (
+                    study.Compares(
+                        (
+                            "002-s41-unspaced",
+                            "002-s42-1945",
+                            "002-s42-1945-loss",
+                            "002-s42-1798",
+                            "002-s42-1650-loss",
+                            "002-s42-1650-19",
+                            "002-s43-1601-collapse",
+                            "002-s43-1601-16k-loss",
+                            "002-s43-1601-32k",
+                        ),
+                        _vp_figures,
+                        what="every spacing, window and write size",
+                    ),  # fmt: skip
+                    study.Compares(
+                        (
+                            "002-s24-eq1-burst",
+                            "002-s24-eq1-idle",
+                            "002-s24-eq2-burst",
+                            "002-s24-idle",
+                            "002-s24-11000",
+                            "002-s24-direct155",
+                        ),
+                        _vp_calc_figures,
+                        compute=_vp_calc,
+                        what="calc burst and gcra",
+                    ),  # fmt: skip
+                ),
+            ),
             tester.PART,
         ),
         default_parts=("vp",),
@@ -352,12 +494,38 @@ def emu_options(a) -> tuple[dict, list[str]]:
 
 
 #: wan-mismatch's cases 1 and 2 (a part of ``wan_mismatch.WAN_MISMATCH``).
-MISMATCH_CASES_PART = _table_part("wan-mismatch", "cases", "cases 1 and 2", _cases_runs)
+MISMATCH_CASES_PART = _table_part(
+    "wan-mismatch",
+    "cases",
+    "cases 1 and 2",
+    _cases_runs,
+    (
+        study.Compares(
+            ("003-e2-unpaced", "003-e2-paced", "003-e3-unpaced", "003-e3-paced"),
+            _cases_figures,
+            what="cases 1 and 2",
+        ),
+    ),
+)
 
 WAN_WINDOW = study.Study(
     "wan-window",
     "MAGIC WAN: throughput against window, two DEC Alphas on OC-3c, 8.8 ms RTT",
-    (_table_part("wan-window", "window", "throughput against window", _window_runs),),
+    (
+        _table_part(
+            "wan-window",
+            "window",
+            "throughput against window",
+            _window_runs,
+            (
+                study.Compares(
+                    tuple(f"003-e1-{w}" for w in wan_window_table()),
+                    _window_figures,
+                    what="nine windows",
+                ),
+            ),
+        ),
+    ),
     replications_help="runs per configuration (default 1)",
     emu=emu_options,
 )

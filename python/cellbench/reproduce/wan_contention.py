@@ -899,9 +899,165 @@ def _burst(o: study.Options, ran: list[Ran]) -> dict:
     return {"rows": rows, "buffers": buffer_estimates(rows, ran[0].result.meta["testbed"])}
 
 
+# --- what the parts compare with 004 (cellbench fidelity) ---------------------------------
+
+
+def _in_mbps(bps: float) -> float:
+    return bps / 1e6
+
+
+def _offered_load_figures(got: dict) -> dict[str, study.Simulated]:
+    """004 Fig. 4: lossless, peak and full-load aggregates, the drop, where cells are lost."""
+    f = got["offered_load"]
+    rows = [r for r in got["rows"] if r["part"] == "offered-load"]
+    lost = sum(r["cells_lost"] for r in rows)
+    ports = sorted({p for r in rows for p in r["lost_at"]})
+    peak, full = _in_mbps(f["peak_bps"]), _in_mbps(f["full_load_bps"])
+    return {
+        "004-fig4-lossless": study.Simulated(
+            _in_mbps(f["lossless_bps"]),
+            detail=f"at {_in_mbps(f['lossless_offered_bps']):.2f} offered",
+        ),
+        "004-fig4-peak": study.Simulated(peak),
+        "004-fig4-full": study.Simulated(full),
+        "004-fig4-drop": study.Simulated(
+            holds=lost > 0 and full < 0.5 * peak,
+            detail=f"{lost} cells lost; peak {peak:.2f} -> full load {full:.2f} Mb/s "
+            "(sharply: under half the peak)",
+        ),
+        "004-s5-edge": study.Simulated(
+            holds=not any(p.startswith("trunk") for p in ports),
+            detail="cells lost at " + (", ".join(ports) or "no port"),
+        ),
+    }
+
+
+def _five_pairs_figures(got: dict) -> dict[str, study.Simulated]:
+    """004 Fig. 5: the aggregate of the pairs alone, together, and the fall."""
+    rows = got["rows"]
+    alone = sum(r["throughput_bps"] for r in rows if not r["together"]) / 1e6
+    together = sum(r["throughput_bps"] for r in rows if r["together"]) / 1e6
+    return {
+        "004-fig5-aggregate-alone": study.Simulated(alone),
+        "004-fig5-aggregate-together": study.Simulated(together),
+        "004-fig5-drop": study.Simulated(100 * (together / alone - 1)),
+    }
+
+
+def _credits_figures(got: dict) -> dict[str, study.Simulated]:
+    """004 Table 3's text: TCP against TCP loses 15% without credits; credits raise every
+    mix's aggregate; without them TCP still loses cells and UDP takes most."""
+    agg: dict[tuple[str, str, str], float] = {}
+    lost: dict[tuple[str, str, str], int] = {}
+    for r in got["rows"]:
+        k = (r["flow_control"], r["local"], r["remote"])
+        agg[k] = agg.get(k, 0.0) + r["throughput_bps"] / 1e6
+        lost[k] = lost.get(k, 0) + r["cells_lost"]
+    mixes = sorted({(a, b) for _, a, b in agg})
+
+    def udp_bps(mix: tuple[str, str]) -> float:
+        return sum(
+            r["throughput_bps"] / 1e6
+            for r in got["rows"]
+            if (r["flow_control"], r["local"], r["remote"]) == ("none", *mix)
+            and r["protocol"] == "udp"
+        )
+
+    udp_share = [
+        (mix, udp_bps(mix) / agg[("none", *mix)]) for mix in mixes if sorted(mix) == ["tcp", "udp"]
+    ]
+    tt = ("tcp", "tcp")
+    return {
+        "004-t3-tcp-tcp-drop": study.Simulated(
+            100 * (agg[("none", *tt)] / agg[("credit", *tt)] - 1),
+            detail=f"{agg[('none', *tt)]:.2f} without, {agg[('credit', *tt)]:.2f} Mb/s with",
+        ),
+        "004-t3-aggregate": study.Simulated(
+            holds=all(agg[("credit", *m)] > agg[("none", *m)] for m in mixes),
+            detail="; ".join(
+                f"{a}-{b} {agg[('none', a, b)]:.1f} -> {agg[('credit', a, b)]:.1f}"
+                for a, b in mixes
+            ),
+        ),
+        "004-t3-tcp-loss": study.Simulated(
+            holds=lost[("none", *tt)] > 0, detail=f"{lost[('none', *tt)]} cells lost"
+        ),
+        "004-t3-udp-dominates": study.Simulated(
+            holds=any(share > 0.5 for _, share in udp_share),
+            detail="; ".join(f"local {a}, remote {b}: UDP {s:.0%}" for (a, b), s in udp_share),
+        ),
+    }
+
+
+def _burst_figures(got: dict) -> dict[str, study.Simulated]:
+    """004 Fig. 8: each edge switch's buffer from the knee (the largest lossless burst)."""
+    by = {b["site"]: b for b in got["buffers"]}
+    gsd, nrl = by["oc3-site"], by["ds3-site"]
+    return {
+        "004-fig8-gsd": study.Simulated(
+            gsd["buffer_estimate_bytes"][0] / 2**20, detail=f"knee at {gsd['knee_bytes']} bytes"
+        ),
+        "004-fig8-nrl": study.Simulated(
+            nrl["buffer_estimate_bytes"][0] / 1024, detail=f"knee at {nrl['knee_bytes']} bytes"
+        ),
+    }
+
+
+def _ftp_figures(got: dict) -> dict[str, study.Simulated]:
+    """004's NRL -> JPL figures: ttcp, unmodified FTP, FTP with extended windows."""
+    by = {r["app"]: r for r in got["rows"]}
+
+    def sim(app: str) -> study.Simulated:
+        r = by[app]
+        return study.Simulated(
+            _in_mbps(r["throughput_bps"]),
+            detail=f"window {r['window']}, RTT {r['rtt_ms']:g} ms, limited by {r['limited_by']}",
+        )
+
+    rtt = by["ttcp"]["rtt_ms"]
+    return {
+        "004-s3-ttcp": sim("ttcp"),
+        "004-s3-ftp": sim("ftp-default"),
+        "004-s3-ftp-extended": sim("ftp-extended"),
+        # The paper's own arithmetic (window / round trip) on the path's round trip.
+        "004-s3-64k-9mbps": study.Simulated(
+            65536 * 8 / (rtt * 1e-3) / 1e6, detail=f"64 KB / the path's {rtt:g} ms round trip"
+        ),
+    }
+
+
+#: What each part compares with 004 (cellbench fidelity).
+_PUBLISHED = {
+    "offered-load": (
+        ("004-fig4-lossless", "004-fig4-peak", "004-fig4-full", "004-fig4-drop", "004-s5-edge"),
+        _offered_load_figures,
+    ),
+    "five-pairs": (
+        ("004-fig5-aggregate-alone", "004-fig5-aggregate-together", "004-fig5-drop"),
+        _five_pairs_figures,
+    ),
+    "credits": (
+        ("004-t3-tcp-tcp-drop", "004-t3-aggregate", "004-t3-tcp-loss", "004-t3-udp-dominates"),
+        _credits_figures,
+    ),
+    "burst": (("004-fig8-gsd", "004-fig8-nrl"), _burst_figures),
+    "ftp": (
+        ("004-s3-64k-9mbps", "004-s3-ttcp", "004-s3-ftp", "004-s3-ftp-extended"),
+        _ftp_figures,
+    ),
+}
+
+
 def _part(name: str, doc: str, runs, collect) -> study.Part:
     # The parts' tables are printed together (``report``): their rows share one frame.
-    return study.Part(name, doc, runs, collect, report=lambda o, d: "", to_json=lambda o, d: d)
+    compares = ()
+    if name in _PUBLISHED:
+        ids, figures = _PUBLISHED[name]
+        compares = (study.Compares(ids, figures, what=name),)
+    return study.Part(
+        name, doc, runs, collect, report=lambda o, d: "", to_json=lambda o, d: d,
+        published=compares,
+    )  # fmt: skip
 
 
 WAN_CONTENTION = study.Study(

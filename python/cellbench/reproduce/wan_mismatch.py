@@ -240,6 +240,35 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _case3_figures(rows: list[dict]) -> dict[str, study.Simulated]:
+    """003 Experiment 4: each run's aggregate and its packet losses per second."""
+    out = {}
+    for run, key in (("case3a", "003-e4a"), ("case3b", "003-e4b")):
+        mine = [r for r in rows if r["run"] == run]
+        seconds = mine[0]["seconds"]
+        lost = sum(r["packets_lost"] for r in mine)
+        out[f"{key}-aggregate"] = study.Simulated(
+            sum(r["throughput_bps"] for r in mine) / 1e6,
+            detail="limited by " + ", ".join(sorted({r["limited_by"] for r in mine})),
+        )
+        out[f"{key}-losses"] = study.Simulated(
+            lost / seconds, detail=f"{lost} packets lost in {seconds:g} s"
+        )
+    return out
+
+
+#: What each part compares with 003 (cellbench fidelity).
+_PUBLISHED = {
+    "case3": (
+        study.Compares(
+            ("003-e4a-aggregate", "003-e4a-losses", "003-e4b-aggregate", "003-e4b-losses"),
+            _case3_figures,
+            what="runs 3a and 3b",
+        ),
+    ),
+}
+
+
 def _part(name: str, doc: str, report) -> study.Part:
     return study.Part(
         name,
@@ -251,6 +280,7 @@ def _part(name: str, doc: str, report) -> study.Part:
             {name.replace("-", "_"): rows}
             | ({"case3_aggregates": case3_aggregates(_frame(rows))} if name == "case3" else {})
         ),
+        published=_PUBLISHED.get(name, ()),
     )
 
 
