@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from cellbench import vocab
 from cellbench.emu import columns as emu_columns
+from cellbench.files import FileRefused, read_bounded
 from cellbench.real import columns as real_columns
 
 if TYPE_CHECKING:
@@ -84,6 +85,10 @@ MANIFEST_FORMAT = "cellbench-manifest"
 PART_RUNS = 1000
 #: ... or once its tables hold this many rows together (traces and series are long).
 PART_ROWS = 200_000
+#: The largest result.json or manifest.json read: an experiment's text is at most 1 MiB
+#: (``lang.MAX_TEXT_BYTES``) and a manifest's part some 1 KB, so this holds the
+#: manifest of a sweep at the language's 10^5-value bound many times over.
+MAX_JSON_BYTES = 64 << 20
 
 #: What the runner knows of a row before its run: identity and configuration
 #: (``engines.rows.connection_row``).
@@ -528,6 +533,19 @@ def _digest(data) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+#: The largest part file hashed to name a copy that is not in the manifest (a part is
+#: cut at ``PART_ROWS`` rows: some tens of MB).
+MAX_PART_BYTES = 1 << 30
+
+
+def _file_digest(file: Path, limit: int) -> str | None:
+    """The SHA-256 of a regular file of at most ``limit`` bytes, else None."""
+    try:
+        return _digest(read_bounded(file, limit, "a part"))
+    except (OSError, FileRefused):
+        return None
+
+
 def _write_json(path: Path, obj: dict, tmp_dir: Path) -> None:
     """Atomically: write beside, then rename over."""
     tmp = tmp_dir / (path.name + f".tmp{os.getpid()}")
@@ -853,10 +871,14 @@ class Damage:
 def _read_json(path: Path) -> tuple[Any, str | None]:
     """(the JSON value, None), or (None, why it could not be read)."""
     try:
-        return json.loads(path.read_text()), None
+        return json.loads(read_bounded(path, MAX_JSON_BYTES, "a result's JSON")), None
     except FileNotFoundError:
         return None, "missing"
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
+        return None, f"unreadable ({e.strerror or e})"
+    except FileRefused as e:
+        return None, e.reason
+    except UnicodeDecodeError as e:
         return None, f"unreadable ({e})"
     except json.JSONDecodeError as e:
         return None, f"not valid JSON ({e.msg} at line {e.lineno})"
@@ -985,7 +1007,7 @@ def _verify(
                            f"({runs})", file, "set aside; its runs run again")
                 )  # fmt: skip
                 bad_parts.add(i)
-            elif digests and _digest(file.read_bytes()) != f["sha256"]:
+            elif digests and _file_digest(file, f["bytes"]) != f["sha256"]:
                 damage.append(
                     Damage(f"{t}/{name} differs from its SHA-256 in the manifest ({runs})",
                            file, "set aside; its runs run again")
@@ -994,7 +1016,7 @@ def _verify(
         for name in sorted(set(present) - set(listed[t])):
             file = present[name]
             if _PART_NAME.match(name) and file.is_file():
-                copy = by_digest.get(_digest(file.read_bytes()))
+                copy = by_digest.get(_file_digest(file, MAX_PART_BYTES) or "")
                 what = f"a copy of {copy}" if copy else "copied in from elsewhere?"
                 damage.append(Damage(f"{t}/{name} is not in the manifest ({what})", file))
             else:
@@ -1208,10 +1230,11 @@ def _read_checked(
         file = path / table / f["name"]
         runs = _runs_label(p["first_run"], p["last_run"])
         try:
-            data = file.read_bytes()
-        except OSError as e:
+            data = read_bounded(file, f["bytes"], "a part of the size the manifest gives")
+        except (OSError, FileRefused) as e:
+            why = e.strerror if isinstance(e, OSError) else e.reason
             raise _damage_error(
-                path, meta, [Damage(f"{table}/{f['name']} cannot be read ({e.strerror}; {runs})")]
+                path, meta, [Damage(f"{table}/{f['name']} cannot be read ({why}; {runs})")]
             ) from None
         if _digest(data) != f["sha256"]:
             raise _damage_error(

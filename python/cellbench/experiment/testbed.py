@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from dataclasses import asdict, dataclass, field
 
 from cellbench import _native, vocab
@@ -914,12 +915,12 @@ def load(spec: str) -> Testbed:
     if spec in PRESETS:
         return preset(spec)
     try:
-        open(spec, "rb").close()
-    except OSError as e:
+        os.stat(spec)  # (not open: a FIFO's open waits for a writer; read() refuses it)
+    except (OSError, ValueError) as e:
         raise ExperimentError(
             None,
             f"testbed {spec!r}: neither a preset ({', '.join(sorted(PRESETS))}) "
-            f"nor a readable file ({e.strerror})",
+            f"nor a readable file ({getattr(e, 'strerror', None) or e})",
         ) from None
     text = read(spec, spec, "the testbed")
     doc = parse(text, spec)
