@@ -1260,10 +1260,41 @@ def _read_checked(
         columns = [c for c in columns if c[0] in keep]
     if not tables:
         return _empty(columns)
-    return pa.concat_tables(tables, promote_options="default").to_pandas()
+    return _concat(tables, path, meta, table)
 
 
 _LEGACY_PART = re.compile(r"part-(\d+)\.parquet\Z")
+
+
+def _wrong_type(t, columns: list[tuple[str, str]]) -> str | None:
+    """The first column of the Arrow table ``t`` whose type is not of the kind the
+    result declares for it (a number, text or a truth value; all null fits any), in
+    words; None if each fits. Parts whose types disagree cannot be put together."""
+    pa, _ = _arrow()
+    fits = {
+        "int64": lambda ty: pa.types.is_integer(ty) or pa.types.is_floating(ty),
+        "float64": lambda ty: pa.types.is_integer(ty) or pa.types.is_floating(ty),
+        "string": lambda ty: pa.types.is_string(ty) or pa.types.is_large_string(ty),
+        "bool": pa.types.is_boolean,
+    }
+    have = dict(zip(t.column_names, t.schema.types))
+    for name, kind in columns:
+        ty = have.get(name)
+        if ty is not None and not pa.types.is_null(ty) and not fits[kind](ty):
+            return f"column {name} is of type {ty}, expected {kind}"
+    return None
+
+
+def _concat(tables: list, path: Path, meta: dict, table: str) -> pd.DataFrame:
+    """The parts of a table as one frame; parts whose columns cannot be merged (a
+    type changed in a column the result does not declare) are damage, not a
+    traceback."""
+    pa, _ = _arrow()
+    try:
+        return pa.concat_tables(tables, promote_options="default").to_pandas()
+    except pa.ArrowException as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise _damage_error(path, meta, [Damage(f"{table}/: its parts disagree ({why})")]) from None
 
 
 def _legacy_parts(path: Path, meta: dict, table: str) -> tuple[dict[int, tuple], list[Damage]]:
@@ -1276,6 +1307,7 @@ def _legacy_parts(path: Path, meta: dict, table: str) -> tuple[dict[int, tuple],
     found: dict[int, tuple] = {}
     damage: list[Damage] = []
     total = meta["runs_total"]
+    columns = _columns(meta)[table]
     if folder.exists() and not folder.is_dir():
         damage.append(
             Damage(f"{table} is a file where the folder of {table} parts belongs", folder)
@@ -1298,6 +1330,13 @@ def _legacy_parts(path: Path, meta: dict, table: str) -> tuple[dict[int, tuple],
                        "set aside; its run runs again")
             )  # fmt: skip
             continue
+        wrong = _wrong_type(t, columns)
+        if wrong:
+            damage.append(
+                Damage(f"{table}/{f.name}: {wrong} (copied in from elsewhere?)", f,
+                       "set aside; its run runs again")
+            )  # fmt: skip
+            continue
         if runs != {run}:
             held = ", ".join(str(r) for r in sorted(runs, key=str)[:3]) or "none"
             damage.append(
@@ -1317,14 +1356,13 @@ def _legacy_parts(path: Path, meta: dict, table: str) -> tuple[dict[int, tuple],
 
 def _read_legacy_parts(path: Path, meta: dict, table: str) -> pd.DataFrame:
     """A format 2 table, every part checked (``_legacy_parts``): any damage is an error."""
-    pa, _ = _arrow()
     found, damage = _legacy_parts(path, meta, table)
     if damage:
         raise _damage_error(path, meta, damage)
     if not found:
         return _empty(_columns(meta)[table])
     tables = [t for _, (_, t) in sorted(found.items())]
-    return pa.concat_tables(tables, promote_options="default").to_pandas()
+    return _concat(tables, path, meta, table)
 
 
 def _fill_columns(rows: pd.DataFrame, columns: list[tuple[str, str]] | None = None) -> pd.DataFrame:
