@@ -180,7 +180,10 @@ def _with_report(func):
             found = [results.load(p) for p in stored_results(args.out)]
             if not stored_by_user:
                 for r in found:
-                    r.path = None  # a temporary directory, gone when the page is written
+                    # A temporary directory, gone when the page is written: the page
+                    # names the result by its place in it (the study's part).
+                    r.label = r.path.relative_to(tmp).as_posix()
+                    r.path = None
             write_report(found, args.report, f"cellbench reproduce {args.name}")
         return 0
 

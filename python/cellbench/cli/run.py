@@ -17,6 +17,7 @@ from cellbench.cli.common import (
     seed,
 )
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
+from cellbench.real.tools import SCHEDULER_HELP
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -110,8 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--scheduler",
         metavar="tls://HOST:PORT",
-        help="--engine real: the address of the daemons' scheduler (the daemon started "
-        "without --scheduler hosts it; cellbench daemon --help)",
+        help=SCHEDULER_HELP,
     )
     p.add_argument("--credentials", metavar="DIR", help="--engine real: the TLS credentials")
     p.set_defaults(func=run_main)

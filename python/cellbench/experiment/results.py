@@ -1087,6 +1087,8 @@ class Result:
         self._num_rows = num_rows
         self._tables = dict(tables or {})
         self.path = path
+        #: Its name on a report page when it has no path to go by (a study's part).
+        self.label: str | None = None
 
     @property
     def _rows(self) -> pd.DataFrame:
