@@ -10,6 +10,7 @@ from pathlib import Path
 from cellbench import engines
 from cellbench.cli.common import (
     UsageError,
+    byte_count,
     check_workers,
     interrupted,
     positive_int,
@@ -89,6 +90,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         "adapter:HOST for the cells HOST's adapter sends) into OUT/cells/runN.pcap, ERF ATM "
         "cells as --pcap writes them, with its link's cell time in runN.pcap.json (cellbench "
         "cells reads both); over the file's tester { port = ...; } block",
+    )
+    p.add_argument(
+        "--cells-runs",
+        metavar="RUNS",
+        help="record cells in these runs only (numbers and ranges as show numbers them, "
+        "from 0: 0-9,17); the others run without a tester",
+    )
+    p.add_argument(
+        "--cells-max",
+        type=byte_count("--cells-max", hi=1 << 62),
+        metavar="SIZE",
+        help="the most the cell captures may take (K, M, G suffixes; default 10G); a sweep "
+        "whose captures would take more, or more than the free space, is refused before "
+        "it runs (--check prints the estimate)",
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--check", action="store_true", help="only parse and check the file")
@@ -248,7 +263,10 @@ def run_main(args: argparse.Namespace) -> int:
 
     check_workers(args.workers)
     engine = _engine(args)
-    plan = make_plan(args, trace=args.trace, series=args.series, cells=args.cells)
+    plan = make_plan(
+        args, trace=args.trace, series=args.series, cells=args.cells,
+        cells_runs=args.cells_runs, cells_max=args.cells_max,
+    )  # fmt: skip
     out = args.out or Path(Path(args.file).stem + ".result")
     try:
         ran = runner.run_plan(

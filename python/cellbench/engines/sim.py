@@ -38,7 +38,15 @@ class SimEngine:
         return plan.notes
 
     def check_line(self, plan) -> str:
-        return check_line(plan, f"testbed {plan.experiments[0].testbed.name}")
+        from cellbench.experiment import captures
+
+        words = f"testbed {plan.experiments[0].testbed.name}"
+        if plan.captured_runs:
+            words += (
+                f"; cell captures of {plan.captured_runs} run(s): some "
+                f"{captures.size_text(plan.capture_bytes)} (an estimate)"
+            )
+        return check_line(plan, words)
 
     def meta(self, plan) -> dict:
         return plan.meta()

@@ -383,6 +383,10 @@ class RunSet:
     def __len__(self) -> int:
         return sum(b - a + 1 for a, b in zip(self._firsts, self._lasts))
 
+    def __str__(self) -> str:
+        """``0-9,17``, as ``--cells-runs`` takes it."""
+        return ",".join(f"{a}-{b}" if a != b else f"{a}" for a, b in zip(self._firsts, self._lasts))
+
 
 class _Gatherer:
     """Puts finished runs in run order and cuts them into parts.
