@@ -349,3 +349,23 @@ def test_the_estimate_is_near_a_real_capture_and_chosen_runs_alone_are_captured(
     size = (out / "cells" / "run1.pcap").stat().st_size
     # Data segments' cells and one ACK each (this port carries the data only): within 2%.
     assert size <= plan.capture_bytes <= 1.02 * size, (size, plan.capture_bytes)
+
+
+def test_a_tester_where_no_cell_passes_says_so(tmp_path):
+    """A tester on the port to the UDP sender (nothing comes back) wrote an empty
+    capture without a word."""
+    f = tmp_path / "u.netspec"
+    f.write_text(
+        EXPERIMENT.replace("port = sink", "port = ws")
+        .replace("protocol = tcp (window=32K)", "protocol = udp")
+        .replace("nbytes=256K", "nbytes=64K")
+    )
+    r = cli("run", str(f), "--out", str(tmp_path / "r"))
+    assert r.returncode == 0, r.stderr
+    assert (
+        "cellbench: note: cells: 1 capture(s) hold no cell (run 0): nothing left ws in those "
+        "runs; a port carries the cells to its host (data one way, ACKs the other), "
+        "adapter:HOST the cells HOST sends"
+    ) in r.stderr
+    assert "note: cells:" not in cli("run", str(f), "--out", str(tmp_path / "s"),
+                                     "--cells", "sink").stderr  # fmt: skip

@@ -308,6 +308,15 @@ def print_captures(plan) -> None:
     more = plan.captures_total - len(plan.captures)
     if more > 0:
         print(f"cellbench: cells: {more} more capture(s) in {plan.cells_dir}", file=sys.stderr)
+    empty = plan.captures_empty
+    if empty:
+        runs = ", ".join(str(r) for r in sorted(empty)[:5]) + (", ..." if len(empty) > 5 else "")
+        print(
+            f"cellbench: note: cells: {len(empty)} capture(s) hold no cell (run {runs}): "
+            f"nothing left {plan.tester(0)} in those runs; a port carries the cells to its "
+            "host (data one way, ACKs the other), adapter:HOST the cells HOST sends",
+            file=sys.stderr,
+        )
 
 
 def _load(path: Path):

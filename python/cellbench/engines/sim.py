@@ -82,6 +82,8 @@ class SimEngine:
     def tables(self, plan, task, out: dict) -> Tables:
         if out.get("cells"):
             plan.captures_total += 1
+            if not out["cells"].get("cells"):
+                plan.captures_empty.append(task.run)
             if len(plan.captures) < MAX_CAPTURES_LISTED:
                 plan.captures.append({"run": task.run, **out["cells"]})
         return _tables(plan, task, out)

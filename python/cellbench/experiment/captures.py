@@ -17,7 +17,7 @@ import math
 import shutil
 from pathlib import Path
 
-from cellbench import calc, wire
+from cellbench import calc, vocab, wire
 from cellbench.experiment.lang import ExperimentError
 
 #: Bytes of a cell in a capture: pcap record header 16 + ERF header 16 + cell 52
@@ -29,8 +29,6 @@ DEFAULT_MAX_BYTES = 10 << 30
 #: IPv4 and TCP headers without options (RFC 791, RFC 793), and IPv4 and UDP (RFC 768).
 TCP_IP_HEADERS = 40
 UDP_IP_HEADERS = 28
-#: RFC 1483 LLC/SNAP header; VC multiplexing has none.
-ENCAP_HEADER = {"llc-snap": 8, "vc-mux": 0}
 
 
 def parse_runs(text: str, runs_total: int | None = None):
@@ -63,7 +61,7 @@ def _pdus_cells(payload: int, encap: int) -> int:
 def run_cells(exp) -> int:
     """The cells one run of ``exp`` puts on the network (the estimate above)."""
     tb = exp.testbed
-    encap = ENCAP_HEADER.get(tb.encap, 8)
+    encap = vocab.ENCAP_HEADER.get(tb.encap, 8)
     phys = {h.name: h.phy for h in exp.hosts}
     total = 0
     for c in exp.connections:

@@ -35,6 +35,7 @@ from cellbench.experiment.lang import (
     Document,
     ExperimentError,
     HostPort,
+    List,
     Name,
     Number,
     Pos,
@@ -42,6 +43,7 @@ from cellbench.experiment.lang import (
     String,
     Value,
     expected,
+    parse,
     render,
 )
 
@@ -338,8 +340,58 @@ def check_with_engine(exp: Experiment, seed: int) -> None:
         conns = exp.connections
         pos = conns[int(m.group(1))].pos if m and int(m.group(1)) < len(conns) else None
         raise ExperimentError(
-            pos or Pos(exp.file, 1, 1), f"the simulator refuses it: {text}"
+            pos or _testbed_pos(exp, text) or Pos(exp.file, 1, 1),
+            f"the simulator refuses it: {text}",
         ) from None
+
+
+#: A simulator refusal of a host's or a trunk's value (its words) -> the setting.
+_HOST_WORDS = (
+    ("cell interval", "spacing_us"), ("PDU gap", "pdu_gap_us"), ("spacing", "spacing"),
+    ("distance", "distance_m"), ("tx_queue_pdus", "ifq_pdus"), ("pacing_counts", "pacing_counts"),
+    ("adapter", "adapter"), ("ethernet_duplex", "ethernet_duplex"), ("Ethernet", "ethernet"),
+)  # fmt: skip
+_TRUNK_WORDS = (("UPC T", "upc_t_us"), ("UPC τ", "upc_tau_us"), ("delay", "delay_ms"))
+
+
+def _testbed_pos(exp: Experiment, text: str) -> Pos | None:
+    """Where the file sets what a simulator refusal names (``host "a": cell interval
+    ...``, ``trunk 0 (w -> e): UPC T ...``): the setting in the host's block (or the
+    defaults block) or the trunk's, else that block, else the testbed block; None
+    when the refusal names no host or trunk of the file."""
+    host = re.match(r'host "([^"]+)": (.*)', text)
+    trunk = re.match(r"trunk \d+ \((\S+) -> (\S+)\): (.*)", text)
+    if not (host or trunk):
+        return None
+    try:
+        doc = parse(exp.text, exp.file)
+    except ExperimentError:
+        return None
+    testbeds = [b for b in doc.blocks if b.kind == "testbed"]
+    if not testbeds:
+        return None
+    inner = testbeds[0].blocks()
+    if host:
+        name, rest = host.groups()
+        blocks = [b for b in inner if b.kind == "host" and b.name == name]
+        blocks += [b for b in inner if b.kind == "defaults"]
+        words = _HOST_WORDS
+    else:
+        a, b_, rest = trunk.groups()
+
+        def joins(b: Block) -> bool:
+            ends = {s.key: s.value for s in b.settings() if s.key in ("from", "to")}
+            return {render(v) for v in ends.values()} == {a, b_}
+
+        blocks = [b for b in inner if b.kind == "trunk" and joins(b)]
+        words = _TRUNK_WORDS
+    for b in blocks:
+        for phrase, key in words:
+            if phrase in rest:
+                found = [st for st in b.settings() if st.key == key]
+                if found:
+                    return found[-1].pos
+    return blocks[0].pos if blocks else testbeds[0].name_pos or testbeds[0].pos
 
 
 def check_tester(exp: Experiment, place: str, pos: Pos | None) -> None:
@@ -924,12 +976,29 @@ def clamp_sockbuf(value: int, flavour: str, what: str, pos: Pos | str, notes: li
 MISSPELT = 0.8
 
 
-def check_host_blocks(doc: Document, used: set[str]) -> None:
+def check_host_blocks(doc: Document, used: set[str], base: tbmod.Testbed | None = None) -> None:
     """A ``host NAME { }`` in the file's testbed block that no test runs on (at any
     point of the sweep) changes nothing; one whose name is close to a host a test
-    does run on (``ipc1.atn``, ``ipc1.atm``) is a misspelling, refused at its position.
-    (A testbed may describe hosts no test uses: a real testbed's addresses.)"""
+    does run on (``ipc1.atn``, ``ipc1.atm``) is a misspelling, refused at its position,
+    and so is one in a preset's block (``testbed lan-buffers { host zz { } }``) that
+    names no host of the preset (``base``: the one --testbed puts in its place).
+    (A testbed may describe hosts no test uses: a real testbed's addresses.) The same
+    for a name in ``hosts = [...]``, which orders the tests' hosts."""
     for tb in (b for b in doc.blocks if b.kind == "testbed"):
+        preset_hosts: set[str] | None = None
+        if base is not None:
+            preset_hosts = set(base.hosts)
+        elif tb.name in tbmod.PRESETS:
+            preset_hosts = set(tbmod.preset(tb.name).hosts)
+        for st in tb.settings():
+            items = st.value.items if isinstance(st.value, List) else [st.value]
+            for v in items if st.key == "hosts" else []:
+                if render(v) not in used:
+                    raise expected(
+                        v.pos,
+                        f"host {render(v)} in hosts = [...], on which no test runs",
+                        f"hosts of the tests ({', '.join(sorted(used))}): the list orders them",
+                    )
         for b in tb.blocks():
             if b.kind != "host" or b.name in used or b.name is None:
                 continue
@@ -940,6 +1009,14 @@ def check_host_blocks(doc: Document, used: set[str]) -> None:
                     f"host {b.name}, on which no test runs",
                     f"a host of the tests ({', '.join(sorted(used))}): is it {close[0]}? "
                     "A host block for any other changes nothing",
+                )
+            if preset_hosts is not None and b.name not in preset_hosts:
+                name = base.name if base is not None else tb.name
+                raise expected(
+                    b.name_pos or b.pos,
+                    f"host {b.name}, a host of neither testbed {name} nor the tests",
+                    f"one of them ({', '.join(sorted(preset_hosts | used))}): a host block "
+                    "for any other changes nothing",
                 )
 
 

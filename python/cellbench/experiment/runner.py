@@ -112,6 +112,8 @@ class Plan:
         #: What the runs' testers wrote: the first few captures, and how many in all.
         self.captures: list[dict] = []
         self.captures_total = 0
+        #: Runs whose capture holds no cell (nothing left the tester's place).
+        self.captures_empty: list[int] = []
         #: What the testers would write (``captures``), estimated by ``check``.
         self.capture_bytes = 0
         self.captured_runs = 0
@@ -138,7 +140,7 @@ class Plan:
             # Whatever the simulator would refuse, refused now, before anything is written.
             model.check_with_engine(e, self.seed)
             notes.update(e.notes)
-        model.check_host_blocks(self.doc, used)
+        model.check_host_blocks(self.doc, used, self.base)
         self.notes = once_each(notes)
         if self.alone is not None:
             names = [c.name for c in first.connections]
