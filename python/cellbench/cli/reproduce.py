@@ -9,10 +9,9 @@ where the study has an emulated form.
 from __future__ import annotations
 
 import argparse
-import tempfile
 from pathlib import Path
 
-from cellbench import engines
+from cellbench import engines, scratch
 from cellbench.cli.common import (
     UsageError,
     check_workers,
@@ -169,7 +168,7 @@ def _with_report(func):
         check_output(args.report, "--report")
         if getattr(args, "trace", False):
             raise UsageError("--trace prints the transfers; it does not combine with --report")
-        with tempfile.TemporaryDirectory(prefix="cellbench-reproduce-") as tmp:
+        with scratch.directory("cellbench-reproduce-") as tmp:
             stored_by_user = args.out is not None
             if not stored_by_user:
                 args.out = Path(tmp) / args.name

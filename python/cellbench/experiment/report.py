@@ -25,10 +25,10 @@ import html
 import json
 import math
 import re
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cellbench import scratch
 from cellbench.experiment import plotkinds
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def _svg(result, kind: str, **options) -> str:
 
     from cellbench.experiment import plots
 
-    with tempfile.TemporaryDirectory(prefix="cellbench-report-") as tmp:
+    with scratch.directory("cellbench-report-") as tmp:
         out = Path(tmp) / "figure.svg"
         with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "cellbench"}):
             plots.plot(result, kind, out, **options)
