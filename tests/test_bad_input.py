@@ -466,3 +466,16 @@ def test_a_host_block_naming_no_host_of_the_preset_is_refused(capsys) -> None:
     with pytest.raises(lang.ExperimentError, match="a host of neither testbed wan-window"):
         runner.make_plan(text.replace("ipc1.atm:", "alpha-west:").replace(
             "ipc2.atm:", "alpha-east:"), testbed="wan-window")  # fmt: skip
+
+
+def test_a_sites_switch_is_checked_as_the_testbeds_is() -> None:
+    """``switch e { epd_threshold_cells = 300; }`` past its 256-cell buffer was taken."""
+    text = TWO.replace("HA", "site = e;").replace(
+        "TB", "  switch e { policy = epd; epd_threshold_cells = 300; }\n"
+    )
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan(text + experiment())
+    assert str(e.value) == (
+        "<text>:4:28: switch epd_threshold_cells 300 exceeds buffer_cells 256: the threshold "
+        "must fit in the buffer"
+    )

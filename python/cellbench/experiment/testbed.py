@@ -865,12 +865,9 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
         tb.sites[b.name] = sw = dict(tb.sites.get(b.name) or tb.switch)
         _switch(b, sw)
         _check_flow_control(b, sw)
-    if tb.switch["epd_threshold_cells"] > tb.switch["buffer_cells"]:
-        raise ExperimentError(
-            buffer_pos,
-            f"switch epd_threshold_cells {tb.switch['epd_threshold_cells']} exceeds "
-            f"buffer_cells {tb.switch['buffer_cells']}: the threshold must fit in the buffer",
-        )
+        # (A site's switch was not checked: its threshold past its buffer was taken.)
+        _check_epd(sw, _setting_pos(b, "buffer_cells", "epd_threshold_cells") or b.pos)
+    _check_epd(tb.switch, buffer_pos)
     clp1 = tb.switch.get("clp1_threshold_cells")
     if clp1 is not None and clp1 > tb.switch["buffer_cells"]:
         raise expected(
@@ -879,6 +876,15 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             f"1..{tb.switch['buffer_cells']} (at most buffer_cells) or off",
         )
     return tb
+
+
+def _check_epd(sw: dict, pos: Pos) -> None:
+    if sw["epd_threshold_cells"] > sw["buffer_cells"]:
+        raise ExperimentError(
+            pos,
+            f"switch epd_threshold_cells {sw['epd_threshold_cells']} exceeds "
+            f"buffer_cells {sw['buffer_cells']}: the threshold must fit in the buffer",
+        )
 
 
 def _setting_pos(b: Block, *keys: str) -> Pos | None:
