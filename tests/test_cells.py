@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import struct
 import subprocess
@@ -344,6 +345,12 @@ def test_the_estimate_is_near_a_real_capture_and_chosen_runs_alone_are_captured(
     from cellbench.experiment import results, runner
 
     assert len(results.load(out).to_pandas()) == 4  # every run ran
+    # The resume command a damaged result gives keeps the tester and its runs (the
+    # plan's digest holds them: without, "started with a different experiment").
+    cmd = results.resume_command(results.read_meta(out), out)
+    assert "--cells ipc2.atm --cells-runs 1,3 --out" in cmd
+    r = cli(*shlex.split(cmd)[1:])
+    assert r.returncode == 0, r.stderr
     plan = runner.make_plan(LAN, sets=["snd=16K", "rcv=32K", "nbytes=2M"], replications=1,
                             cells="ipc2.atm")  # fmt: skip
     size = (out / "cells" / "run1.pcap").stat().st_size

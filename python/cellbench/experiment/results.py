@@ -1056,6 +1056,9 @@ def resume_command(meta: dict, path: Path | str) -> str | None:
         cmd += ["--testbed", str(meta["testbed_arg"])]
     cmd += ["--trace"] if meta.get("trace") else []
     cmd += ["--series"] if meta.get("series") else []
+    # (What the plan's digest holds: a resume without them is another plan.)
+    cmd += ["--cells", str(meta["cells"])] if meta.get("cells") else []
+    cmd += ["--cells-runs", str(meta["cells_runs"])] if meta.get("cells_runs") else []
     return shlex.join([*cmd, "--out", str(path), "--resume"])
 
 

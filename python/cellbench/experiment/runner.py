@@ -790,6 +790,8 @@ def run(
     cells: str | None = None,
     cells_dir: str | os.PathLike | None = None,
     alone: str | None = None,
+    cells_runs: str | None = None,
+    cells_max: int | None = None,
     **overrides: Any,
 ) -> results.Result:
     """Run an experiment (a path or the text itself) and return its result.
@@ -802,7 +804,8 @@ def run(
     occupancy. ``dask`` is a scheduler address or a ``distributed.Client``.
     ``progress`` shows a progress bar and what a resume repaired, on stderr.
     ``cells`` puts a cell tester on a place (as ``--cells``; the file's ``tester { }``
-    block otherwise), its captures into ``cells_dir`` (default ``out/cells``).
+    block otherwise), its captures into ``cells_dir`` (default ``out/cells``);
+    ``cells_runs`` and ``cells_max`` as ``--cells-runs`` and ``--cells-max``.
     ``alone`` names a transmitting test that runs by itself in the whole experiment's
     network (``Plan.alone``).
     """
@@ -818,11 +821,13 @@ def run(
         series=series,
         cells=cells,
         alone=alone,
+        cells_runs=cells_runs,
+        cells_max=cells_max,
     )
     if cells_dir is not None:
         plan.cells_dir = Path(cells_dir)
     if plan.cells_dir is not None or out is not None:
-        captures.check(plan, plan.cells_dir or Path(out), None)
+        captures.check(plan, plan.cells_dir or Path(out), cells_max)
     meta = plan.meta()
     client = dask_client(dask) if isinstance(dask, str) else dask
     try:
