@@ -435,6 +435,18 @@ TWO = (
             "", "  mtu = 68;\n", "4:9", "found 68, expected the IP MTU in bytes in 576..65527",
         ),
         (
+            "", "  switch { flow_control = credit; }\n", "4:12",
+            "found flow_control = credit, expected credits = N (cells per VC per hop) too",
+        ),
+        (
+            "ethernet = ethernet10; ethernet_name = B;", "", "2:67",
+            "found ethernet_name = B on host A, expected a name of its own (host B has it)",
+        ),
+        (
+            "", "  trunk { from = w; to = w; delay_ms = 1; }\n", "4:21",
+            "found trunk from w to itself, expected two different sites",
+        ),
+        (
             "", "  mtu = 65527; encap = llc-snap;\n", "4:9",
             "found mtu = 65527, expected an MTU of 576..65519: what one AAL5 PDU carries with "
             "llc-snap (8 bytes of header)",

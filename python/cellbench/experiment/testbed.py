@@ -653,7 +653,11 @@ def _trunk(block: Block) -> dict:
         if key not in t:
             raise expected(block.pos, "trunk { }", f"a trunk with {key} = ...")
     if t["from"] == t["to"]:
-        raise expected(block.pos, f"trunk from {t['from']} to itself", "two different sites")
+        raise expected(
+            _setting_pos(block, "to") or block.pos,
+            f"trunk from {t['from']} to itself",
+            "two different sites",
+        )
     return t
 
 
@@ -933,8 +937,13 @@ def _check_ethernet_names(block: Block, tb: Testbed) -> None:
             continue
         if n in tb.hosts or n in seen:
             other = f"host {n}" if n in tb.hosts else f"host {seen[n]}'s Ethernet interface"
+            where = [
+                _setting_pos(b, "ethernet_name")
+                for b in block.blocks()
+                if b.kind == "host" and b.name == h.name
+            ]
             raise expected(
-                block.pos,
+                next((w for w in where if w is not None), block.pos),
                 f"ethernet_name = {n} on host {h.name}",
                 f"a name of its own ({other} has it)",
             )
@@ -958,6 +967,7 @@ def _switch(b: Block, sw: dict) -> Pos | None:
             clp1_pos = s.value.pos
         elif s.key == "flow_control":
             sw["flow_control"] = _choice(s, "hop-by-hop flow control", FLOW_CONTROLS)
+            sw["_flow_pos"] = s.pos
         elif s.key == "credits":
             sw["credits"] = int(_number(s, "credits per VC per hop (cells)", 1, 1 << 24))
             sw["_credits_pos"] = s.value.pos
@@ -969,6 +979,7 @@ def _switch(b: Block, sw: dict) -> Pos | None:
 def _check_flow_control(b: Block, sw: dict) -> None:
     """Credits belong to credit flow control, and it needs them."""
     pos = sw.pop("_credits_pos", None)
+    flow_pos = sw.pop("_flow_pos", None)
     if sw.get("flow_control") == "none":
         del sw["flow_control"]
     credits = sw.get("credits")
@@ -983,7 +994,9 @@ def _check_flow_control(b: Block, sw: dict) -> None:
             "credits only on a switch with flow_control = credit",
         )
     if sw.get("flow_control") == "credit" and credits is None:
-        raise expected(b.pos, "flow_control = credit", "credits = N (cells per VC per hop) too")
+        raise expected(
+            flow_pos or b.pos, "flow_control = credit", "credits = N (cells per VC per hop) too"
+        )
 
 
 def load(spec: str) -> Testbed:
