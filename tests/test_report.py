@@ -241,3 +241,15 @@ def test_results_whose_folders_share_a_name_get_columns_of_their_own(tmp_path):
     assert report.labels([a, a2]) == ["sim: study/burst", "sim: study/ftp"]
     a.label = a2.label = None
     assert report.labels([a, a2]) == ["sim: lan-buffers #1", "sim: lan-buffers #2"]
+
+
+def test_reproduce_report_of_a_study_whose_parts_share_an_experiment(tmp_path):
+    """`reproduce wan-contention --report` failed: its parts (a temporary directory, no
+    path to show) were named by their experiment alone, the same for both."""
+    r = cellbench("reproduce", "wan-contention", "--part", "credits", "--report", "wc.html",
+                  cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    page = (tmp_path / "wc.html").read_text()
+    assert re.findall(r"<h3>([^<]*)</h3>", page) == [
+        "sim: wan-contention/credits/credit", "sim: wan-contention/credits/none"
+    ]  # fmt: skip
