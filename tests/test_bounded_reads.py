@@ -214,3 +214,14 @@ def test_an_experiment_or_testbed_file_that_is_not_regular_is_one_line(tmp_path,
 def test_printable_escapes_control_characters_only():
     assert files.printable("µs ok") == "µs ok"
     assert files.printable("a\x1b[2Jb\r\x9b") == "a\\x1b[2Jb\\r\\x9b"
+
+
+def test_show_escapes_what_a_result_json_says(stored, tmp_path, capsys):
+    r = tmp_path / "r"
+    subprocess.run(["cp", "-a", str(stored), str(r)], check=True)
+    meta = json.loads((r / "result.json").read_text())
+    meta["testbed"]["name"] = "x\x1b]0;owned\x07"
+    (r / "result.json").write_text(json.dumps(meta))
+    assert main(["show", str(r)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "testbed x\\x1b]0;owned\\x07, cellbench" in out

@@ -339,13 +339,19 @@ def _print_summary(result, fmt: str) -> None:
             }
         )
         return
+    from cellbench.files import printable
+
     m = result.meta
     exp = m.get("experiment", {})
+    # (What a result's files say, escaped: a hostile result.json must not drive the
+    # terminal.)
     print(
-        f"# {exp.get('file', m.get('study', '?'))}: {m.get('runs_total')} run(s), "
-        f"seed {m.get('seed')}, "
-        f"testbed {m.get('testbed', {}).get('name', m.get('study', '?'))}, "
-        f"cellbench {m.get('cellbench_version')}"
+        printable(
+            f"# {exp.get('file', m.get('study', '?'))}: {m.get('runs_total')} run(s), "
+            f"seed {m.get('seed')}, "
+            f"testbed {m.get('testbed', {}).get('name', m.get('study', '?'))}, "
+            f"cellbench {m.get('cellbench_version')}"
+        )
         + ("" if m.get("complete", True) else "  [incomplete: --resume to finish]")
     )
     print("# throughput in Mb/s (10^6 bit/s); mbit_ttcp in ttcp's Mbit/s (2^20 bit/s)")
@@ -353,7 +359,8 @@ def _print_summary(result, fmt: str) -> None:
         print("(no runs)")
         return
     table = summary.drop(columns=["limit_evidence"])
-    print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    text = table.to_string(index=False, float_format=lambda x: f"{x:.3f}")
+    print("\n".join(printable(line) for line in text.splitlines()))
     _print_limits(result, summary)
     for line in engines.get(m.get("engine", "sim")).summary_lines(result):
         print(line)
