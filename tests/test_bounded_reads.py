@@ -225,3 +225,22 @@ def test_show_escapes_what_a_result_json_says(stored, tmp_path, capsys):
     assert main(["show", str(r)]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "testbed x\\x1b]0;owned\\x07, cellbench" in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["wire", "decode"], "line 1: more than 4096 characters, expected a cell (106 hex"),
+        (["wire", "encode", "-", "--vpi", "0", "--vci", "32"],
+         "stdin: more than 1048576 characters, expected the hex digits of a payload"),
+    ],
+)  # fmt: skip
+def test_wire_reads_a_bounded_stdin(argv, message):
+    """`wire decode < /dev/zero` read one endless line; `wire encode -` read stdin whole."""
+    with open("/dev/zero", "rb") as zero:
+        r = subprocess.run(
+            [sys.executable, "-m", "cellbench", *argv],
+            stdin=zero, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert r.returncode == 2 and r.stderr.startswith(f"cellbench: error: {message}")
+    assert r.stderr.count("\n") == 1
