@@ -412,3 +412,112 @@ def test_nan_or_inf_in_a_run_spec_names_its_key(path, value) -> None:
     name = ".".join(str(k) for k in path).replace(".0.", "[0].")
     with pytest.raises(ValueError, match=rf"^run spec: {re.escape(name)} is .*: expected a finite"):
         _native.simulate(spec)
+
+
+#: Two hosts on a LAN of the "lan" preset (any host name), A transmitting to B.
+TWO = (
+    "testbed lan {\n  host A { profile = sparc-10; phy = oc3c; HA }\n"
+    + "  host B { phy = oc3c; }\nTB}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "host, testbed, where, message",
+    [
+        (
+            "phy = ethernet10; spacing_us = 20;", "", "2:62",
+            "found spacing_us = 20 on host A, whose connections use its Ethernet (ethernet10), "
+            "expected ATM adapter settings on a host whose connections use ATM",
+        ),
+        (
+            "adapter = sba200; spacing = cell-burst;", "", "2:62",
+            "found spacing = cell-burst on host A without a spacing, expected spacing_us = US "
+            "too: the mean cell spacing its bursts keep",
+        ),
+        (
+            "", "  hosts = [B, zz];\n", "4:15",
+            "found host zz in hosts = [...], on which no test runs, expected hosts of the "
+            "tests (A, B): the list orders them",
+        ),
+        (
+            "site = w;", "  trunk { from = w; to = lan; delay_ms = 1; }\n"
+            "  trunk { from = w; to = nowhere; delay_ms = 1; }\n", "5:21",
+            "found to = nowhere, a site with no host and no other trunk, expected a site of "
+            "the testbed (lan, w): a trunk to nowhere else carries nothing",
+        ),
+        # Refusals that pointed at 1:1 (the simulator's, of a host's or a trunk's value)
+        # or at a test, not at the setting.
+        (
+            "spacing_us = 0.5;", "", "2:44",
+            'the simulator refuses it: host "A": cell interval 0.5 µs not allowed: at least '
+            "the line's cell time 2.726337 µs",
+        ),
+        (
+            "site = w;", "  trunk { from = w; to = lan; delay_ms = 1; upc_t_us = 0; "
+            "upc_tau_us = 0; }\n", "4:45",
+            "the simulator refuses it: trunk 0 (w -> lan): UPC T 0 µs: must be a finite number",
+        ),
+        (
+            "", "  switch { buffer_cells = 100; }\n", "4:12",
+            "switch epd_threshold_cells 200 exceeds buffer_cells 100",
+        ),
+        (
+            "", "  mtu = 68;\n", "4:9", "found 68, expected the IP MTU in bytes in 576..65527",
+        ),
+        (
+            "", "  switch { flow_control = credit; }\n", "4:12",
+            "found flow_control = credit, expected credits = N (cells per VC per hop) too",
+        ),
+        (
+            "ethernet = ethernet10; ethernet_name = B;", "", "2:67",
+            "found ethernet_name = B on host A, expected a name of its own (host B has it)",
+        ),
+        (
+            "", "  trunk { from = w; to = w; delay_ms = 1; }\n", "4:21",
+            "found trunk from w to itself, expected two different sites",
+        ),
+        (
+            "", "  mtu = 65527; encap = llc-snap;\n", "4:9",
+            "found mtu = 65527, expected an MTU of 576..65519: what one AAL5 PDU carries with "
+            "llc-snap (8 bytes of header)",
+        ),
+    ],
+)  # fmt: skip
+def test_what_the_language_accepted_silently_is_refused_at_the_setting(
+    host, testbed, where, message
+) -> None:
+    """Issue 31 §3: settings that did nothing (an ATM adapter's on an Ethernet host,
+    cell-burst without a spacing, hosts = [zz], a trunk to an unknown site) were
+    accepted without a word; some refusals pointed at 1:1 or at a test."""
+    text = TWO.replace("HA", host).replace("TB", testbed) + experiment()
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan(text)
+    assert str(e.value).startswith(f"<text>:{where}: {message}"), str(e.value)
+
+
+def test_a_host_block_naming_no_host_of_the_preset_is_refused(capsys) -> None:
+    text = "testbed lan-buffers {\n  host zz { profile = sparc-10; }\n}\n" + experiment()
+    text = text.replace("A:", "ipc1.atm:").replace("B:", "ipc2.atm:")
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan(text)
+    assert str(e.value) == (
+        "<text>:2:8: found host zz, a host of neither testbed lan-buffers nor the tests, "
+        "expected one of them (ipc1.atm, ipc2.atm): a host block for any other changes nothing"
+    )
+    # Under --testbed, the hosts of the testbed it names.
+    with pytest.raises(lang.ExperimentError, match="a host of neither testbed wan-window"):
+        runner.make_plan(text.replace("ipc1.atm:", "alpha-west:").replace(
+            "ipc2.atm:", "alpha-east:"), testbed="wan-window")  # fmt: skip
+
+
+def test_a_sites_switch_is_checked_as_the_testbeds_is() -> None:
+    """``switch e { epd_threshold_cells = 300; }`` past its 256-cell buffer was taken."""
+    text = TWO.replace("HA", "site = e;").replace(
+        "TB", "  switch e { policy = epd; epd_threshold_cells = 300; }\n"
+    )
+    with pytest.raises(lang.ExperimentError) as e:
+        runner.make_plan(text + experiment())
+    assert str(e.value) == (
+        "<text>:4:28: switch epd_threshold_cells 300 exceeds buffer_cells 256: the threshold "
+        "must fit in the buffer"
+    )

@@ -3,6 +3,7 @@ Ctrl-C stopping a running simulation at once with every finished run kept."""
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import signal
@@ -315,3 +316,76 @@ def test_the_summary_of_a_result_does_not_grow_with_its_rows(tmp_path) -> None:
         peak[n] = _peak_rss_kb([sys.executable, "-m", "cellbench", "show", str(out)])
     per_run = (peak[30_000] - peak[2_000]) * 1024 / 28_000
     assert per_run < 1000, f"{per_run:.0f} bytes a run ({peak})"
+
+
+#: SIGTERM at a moment outside the sweep loop: as the result's last part is stored
+#: (``ResultDir.finish``), or between a study's parts (``study.execute``'s second call).
+_SIGTERM_AT = """
+import os, signal, sys
+from cellbench.cli import main
+from cellbench.experiment import results
+from cellbench.reproduce import study
+where = sys.argv[1]
+if where == "storing":
+    finish = results.ResultDir.finish
+    def finish_then_term(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return finish(self)
+    results.ResultDir.finish = finish_then_term
+    argv = ["run", sys.argv[2], "--set", "snd=16K", "--set", "rcv=16K", "--set", "nbytes=64K",
+            "--replications", "1", "--out", sys.argv[3]]
+else:
+    execute, calls = study.execute, []
+    def term_between_parts(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return execute(*args, **kwargs)
+    study.execute = term_between_parts
+    argv = ["reproduce", "wan-mismatch", "--part", "case3", "--part", "segment-size"]
+sys.exit(main(argv))
+"""
+
+
+@pytest.mark.parametrize("where", ["storing", "between-parts"])
+def test_sigterm_outside_a_sweep_says_so_and_exits_143(tmp_path, where) -> None:
+    """Before: the default action, status -15 and no word (2 of 30 SIGTERMs)."""
+    lan = Path(__file__).resolve().parents[1] / "examples" / "lan-buffers.netspec"
+    r = subprocess.run(
+        [sys.executable, "-c", _SIGTERM_AT, where, str(lan), str(tmp_path / "r")],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 143, (r.returncode, r.stderr[-2000:])
+    assert "Traceback" not in r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("cellbench: interrupted"), r.stderr[-2000:]
+
+
+def test_a_killed_processs_scratch_directory_is_removed_by_the_next(tmp_path, monkeypatch):
+    """cellbench-study-* and cellbench-daemon-* stayed in /tmp after SIGKILL."""
+    from cellbench import scratch
+
+    monkeypatch.setattr(scratch.tempfile, "tempdir", str(tmp_path))
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom cellbench import scratch\n"
+         "with scratch.directory('cellbench-study-') as d:\n"
+         "    print(d, flush=True); time.sleep(600)"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp_path)},
+    )  # fmt: skip
+    left = Path(child.stdout.readline().strip())
+    (left / "part.parquet").write_bytes(b"x")
+    # Alive: its lock is held, so it stays, however old.
+    os.utime(left, (0, 0))
+    assert scratch.remove_stale("cellbench-study-") == [] and left.is_dir()
+    child.kill()
+    child.wait()
+    child.stdout.close()
+    # Not ours (no lock file), a link, or too young: kept.
+    other = tmp_path / "cellbench-study-other"
+    other.mkdir()
+    os.utime(other, (0, 0))
+    (tmp_path / "cellbench-study-link").symlink_to(left)
+    with scratch.directory("cellbench-study-") as fresh:
+        assert not left.exists() and other.is_dir() and Path(fresh).is_dir()
+        assert (tmp_path / "cellbench-study-link").is_symlink()
+    assert not Path(fresh).exists()

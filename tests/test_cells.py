@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import struct
 import subprocess
 import sys
@@ -225,7 +227,14 @@ def test_bad_captures_are_one_line_errors(tmp_path):
     cases = {
         "no such capture file": None,
         "not a pcap file": b"hello world, not a pcap" * 2,
-        "holds AAL5 PDUs": erf_header(123),
+        "holds AAL5 PDUs (SunATM, link type 123), not cells": erf_header(123),
+        # (an Ethernet capture was named SunATM too)
+        "holds Ethernet frames (link type 1), not cells": erf_header(1),
+        "record length 0 and wire length 52, expected a record length of 68..=68": erf_header()
+        + struct.pack("<IIII", 0, 0, 68, 68)
+        + bytes(8)
+        + bytes([3, 4, 0, 0, 0, 0, 0, 52])
+        + bytes(52),
         "truncated": erf_header() + b"\x00" * 20,
     }
     for want, data in cases.items():
@@ -284,3 +293,86 @@ def test_reproduce_europe_vp_tester_shows_both_drivers_patterns_in_the_capture(t
 def test_reproduce_europe_vp_tester_refuses_the_vp_options():
     line = one_error_line(cli("reproduce", "europe-vp", "--part", "tester", "--no-stall"))
     assert "--no-stall" in line and "--part tester" in line
+
+
+LAN = Path(__file__).resolve().parents[1] / "examples" / "lan-buffers.netspec"
+
+
+def test_a_sweeps_captures_are_estimated_and_refused_past_the_bound(tmp_path, monkeypatch, capsys):
+    """--cells on lan-buffers' 5000 runs would write ~300 GB without a word: --check
+    prints the estimate, and a sweep past --cells-max (default 10 GiB) or the free
+    space is refused before anything is written; --cells-runs captures chosen runs."""
+    from cellbench.cli import main
+    from cellbench.experiment import captures
+
+    r = cli("run", str(LAN), "--cells", "ipc2.atm", "--check", "--out", str(tmp_path / "x"))
+    assert one_error_line(r) == (
+        "cellbench: error: --cells ipc2.atm: the captures would take some 297 GB (5000 run(s), "
+        "~59.5 MB each), more than the 10 GiB captures may take without --cells-max: capture "
+        "chosen runs (--cells-runs 0-9) or allow more (--cells-max SIZE)"
+    )
+    r = cli("run", str(LAN), "--cells", "ipc2.atm", "--cells-runs", "0-9,17", "--check")
+    assert r.returncode == 0, r.stderr
+    assert "5000 run(s), testbed lan-buffers; cell captures of 11 run(s): some 654 MB (an " \
+        "estimate)" in r.stdout  # fmt: skip
+    args = ["run", str(LAN), "--cells", "ipc2.atm", "--cells-runs", "0-9", "--out",
+            str(tmp_path / "y")]  # fmt: skip
+    r = cli(*args, "--cells-max", "500M")
+    assert "more than --cells-max 524 MB" in one_error_line(r)
+    assert not (tmp_path / "y").exists()  # refused before anything is written
+    free = shutil.disk_usage(tmp_path)._replace(free=10**8)
+    monkeypatch.setattr(captures.shutil, "disk_usage", lambda p: free)
+    assert main([*args, "--check"]) == 2
+    assert (
+        f"more than the 100 MB free in {tmp_path}: capture chosen runs" in capsys.readouterr().err
+    )
+    for bad, why in (("9-3", "range 9-3 runs backwards"), ("5000", "run 5000 is past the "
+                     "sweep's 5000 runs"), ("x", "expected run numbers and ranges")):  # fmt: skip
+        assert why in one_error_line(cli(*args[:4], "--cells-runs", bad, "--check"))
+    r = cli("run", str(LAN), "--cells-runs", "0", "--check")
+    assert "--cells-runs chooses the runs a cell tester records" in one_error_line(r)
+
+
+def test_the_estimate_is_near_a_real_capture_and_chosen_runs_alone_are_captured(tmp_path):
+    out = tmp_path / "r"
+    r = cli("run", str(LAN), "--set", "snd=16K", "--set", "rcv=32K,48K", "--set", "nbytes=2M",
+            "--replications", "2", "--cells", "ipc2.atm", "--cells-runs", "1,3", "--out",
+            str(out))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (out / "cells").iterdir()) == [
+        "run1.pcap", "run1.pcap.json", "run3.pcap", "run3.pcap.json"
+    ]  # fmt: skip
+    from cellbench.experiment import results, runner
+
+    assert len(results.load(out).to_pandas()) == 4  # every run ran
+    # The resume command a damaged result gives keeps the tester and its runs (the
+    # plan's digest holds them: without, "started with a different experiment").
+    cmd = results.resume_command(results.read_meta(out), out)
+    assert "--cells ipc2.atm --cells-runs 1,3 --out" in cmd
+    r = cli(*shlex.split(cmd)[1:])
+    assert r.returncode == 0, r.stderr
+    plan = runner.make_plan(LAN, sets=["snd=16K", "rcv=32K", "nbytes=2M"], replications=1,
+                            cells="ipc2.atm")  # fmt: skip
+    size = (out / "cells" / "run1.pcap").stat().st_size
+    # Data segments' cells and one ACK each (this port carries the data only): within 2%.
+    assert size <= plan.capture_bytes <= 1.02 * size, (size, plan.capture_bytes)
+
+
+def test_a_tester_where_no_cell_passes_says_so(tmp_path):
+    """A tester on the port to the UDP sender (nothing comes back) wrote an empty
+    capture without a word."""
+    f = tmp_path / "u.netspec"
+    f.write_text(
+        EXPERIMENT.replace("port = sink", "port = ws")
+        .replace("protocol = tcp (window=32K)", "protocol = udp")
+        .replace("nbytes=256K", "nbytes=64K")
+    )
+    r = cli("run", str(f), "--out", str(tmp_path / "r"))
+    assert r.returncode == 0, r.stderr
+    assert (
+        "cellbench: note: cells: 1 capture(s) hold no cell (run 0): nothing left ws in those "
+        "runs; a port carries the cells to its host (data one way, ACKs the other), "
+        "adapter:HOST the cells HOST sends"
+    ) in r.stderr
+    assert "note: cells:" not in cli("run", str(f), "--out", str(tmp_path / "s"),
+                                     "--cells", "sink").stderr  # fmt: skip

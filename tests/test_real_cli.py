@@ -92,6 +92,58 @@ def test_daemon_help_documents_security():
         assert word in r.stdout
 
 
+def test_help_says_what_scheduler_is_and_which_capability_the_daemon_keeps():
+    """ttcp's and netperf's --help cut --scheduler's sentence at "the daemons'"; the
+    daemon's said "no capability kept" where it keeps CAP_SYS_NICE (real.daemon)."""
+    from cellbench.real import daemon
+
+    for tool in ("run", "ttcp", "netperf"):
+        r = cellbench(tool, "--help")
+        assert r.returncode == 0
+        words = " ".join(r.stdout.split())
+        assert "--engine real: the address of the daemons' scheduler (the daemon started " \
+            "without --scheduler hosts it; cellbench daemon --help)" in words, tool  # fmt: skip
+    words = " ".join(cellbench("daemon", "--help").stdout.split())
+    assert "no capability kept" not in words
+    assert "keeping one capability, CAP_SYS_NICE, for the real-time pacer's SCHED_FIFO" in words
+    assert daemon.CAP_SYS_NICE == 23  # capability(7)'s number: what drop_privileges keeps
+
+
+def test_daemon_limits_out_of_range_are_one_line_and_the_agents_agree():
+    """`daemon --max-duration 1e300` was a PanicException from Rust's Duration."""
+    from cellbench.real import agents
+
+    for option, value, want in (
+        ("--max-duration", "1e300", "--max-duration must be at most 2.592e+06, got '1e300'"),
+        ("--max-rate", "1e-300", "--max-rate must be at least 0.001, got '1e-300'"),
+    ):
+        r = cellbench("daemon", "--name", "a", "--credentials", "x", option, value)
+        assert r.returncode == 2 and r.stderr == f"cellbench daemon: error: argument {option}: " \
+            f"{want}\n", r.stderr  # fmt: skip
+    # The agents' own limits (Rust) hold the same bounds: at them accepted, past refused.
+    script = """
+import sys
+from cellbench import _native
+d, r = float(sys.argv[1]), float(sys.argv[2])
+try:
+    _native.real_limits({"allow": [], "max_duration_s": d, "max_rate_bps": r, "realtime": False})
+    print("ok")
+except ValueError as e:
+    print(e)
+"""
+    cap, floor = agents.MAX_DURATION_LIMIT_S, agents.MIN_RATE_LIMIT_BPS
+    for d, r, want in (
+        (cap, floor, "ok"),
+        (cap * 1.000001, floor, "max_duration_s "),
+        (1e300, floor, "max_duration_s "),
+        (cap, floor * 0.999999, "max_rate_bps "),
+    ):
+        out = subprocess.run(
+            [sys.executable, "-c", script, repr(d), repr(r)], capture_output=True, text=True
+        )
+        assert out.returncode == 0 and out.stdout.startswith(want), (d, r, out.stdout, out.stderr)
+
+
 def test_bad_hosts_are_one_line_errors(tmp_path):
     f = tmp_path / "x.netspec"
     f.write_text(EXPERIMENT.replace("host b { address = 127.0.0.1; }", "") % {"p1": 1, "p2": 2})

@@ -215,3 +215,41 @@ def test_a_study_with_three_parameters_gets_figures_with_a_pick(tmp_path):
     assert "cellbench plot --kind window --by spacing_us --where write_size=65536" in captions
     assert "cellbench plot --kind message-size --by spacing_us --where window=49152" in captions
     assert "spacing_us=16.01" in dom and "spacing_us=off" in dom  # the legend, as text
+
+
+def test_results_whose_folders_share_a_name_get_columns_of_their_own(tmp_path):
+    """`report A/base B/base` (and `reproduce wan-contention --report`, whose parts were
+    named by their experiment alone) failed: "columns overlap but no suffix specified"."""
+    from cellbench.experiment import report, results
+
+    small = ["--set", "snd=16K", "--set", "rcv=16K,24K", "--set", "nbytes=64K"]
+    for where in ("A", "B"):
+        r = cellbench("run", str(EXAMPLES / "lan-buffers.netspec"), *small,
+                      "--replications", "2", "--out", f"{where}/base", cwd=tmp_path)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+    r = cellbench("report", "A/base", "B/base", "-o", "two.html", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    page = (tmp_path / "two.html").read_text()
+    assert re.findall(r"<h3>([^<]*)</h3>", page) == ["sim: A/base", "sim: B/base"]
+    assert "<th>sim: A/base Mb/s</th>" in page and "<th>sim: B/base Mb/s</th>" in page
+    # A study's parts (no path: a temporary directory) by their label; one place twice
+    # and results without a name, numbered.
+    a, a2 = results.load(tmp_path / "A" / "base"), results.load(tmp_path / "A" / "base")
+    assert report.labels([a, a2]) == ["sim: base #1", "sim: base #2"]
+    for r, label in ((a, "study/burst"), (a2, "study/ftp")):
+        r.path, r.label = None, label
+    assert report.labels([a, a2]) == ["sim: study/burst", "sim: study/ftp"]
+    a.label = a2.label = None
+    assert report.labels([a, a2]) == ["sim: lan-buffers #1", "sim: lan-buffers #2"]
+
+
+def test_reproduce_report_of_a_study_whose_parts_share_an_experiment(tmp_path):
+    """`reproduce wan-contention --report` failed: its parts (a temporary directory, no
+    path to show) were named by their experiment alone, the same for both."""
+    r = cellbench("reproduce", "wan-contention", "--part", "credits", "--report", "wc.html",
+                  cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    page = (tmp_path / "wc.html").read_text()
+    assert re.findall(r"<h3>([^<]*)</h3>", page) == [
+        "sim: wan-contention/credits/credit", "sim: wan-contention/credits/none"
+    ]  # fmt: skip

@@ -466,3 +466,31 @@ def test_deeply_nested_json_is_one_line_error_not_recursion_error(stored, capsys
         err = capsys.readouterr().err
         assert "Traceback" not in err and err.count("\n") == 1, err[-500:]
         assert f"{name}: not a result's JSON: nested too deeply" in err
+
+
+def test_a_format_2_part_with_a_column_of_another_type_is_damage_not_a_traceback(
+    stored, tmp_path, simulations, capsys
+):
+    """A part whose column changed type was an ArrowTypeError from concat_tables: a
+    declared column's type is checked as the part is read (and --resume sets the part
+    aside), and parts that disagree in a column the result does not declare are one
+    line too."""
+    old, rows = _format_2(stored, tmp_path)
+    part = old / "runs" / "part-000003.parquet"
+    g = pd.read_parquet(part)
+    g.assign(throughput_bps=g["throughput_bps"].astype(str)).to_parquet(part, index=False)
+    assert (
+        "runs/part-000003.parquet: column throughput_bps is of type large_string, expected "
+        "float64 (copied in from elsewhere?)"
+    ) in damaged(old, capsys)
+    g.assign(extra="x").to_parquet(part, index=False)
+    other = old / "runs" / "part-000004.parquet"
+    pd.read_parquet(other).assign(extra=1.5).to_parquet(other, index=False)
+    assert "runs/: its parts disagree (Unable to merge: Field extra has incompatible types" in (
+        damaged(old, capsys)
+    )
+    g.assign(throughput_bps=g["throughput_bps"].astype(str)).to_parquet(part, index=False)
+    notes = resume(old, simulations, capsys)
+    assert "column throughput_bps is of type large_string, expected float64" in notes
+    assert len(simulations) == 1  # run 3 only
+    pd.testing.assert_frame_equal(results.load(old).to_pandas(), rows)

@@ -19,7 +19,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cellbench import _native
+from cellbench import _native, wire
+from cellbench.files import FileRefused, check_regular, printable, read_bounded
+
+#: The largest capture description read (``FILE.json``: a few keys, some 200 bytes).
+MAX_DESCRIPTION_BYTES = 1 << 20
 
 
 class CaptureError(ValueError):
@@ -82,7 +86,9 @@ def link(path: str | os.PathLike, phy: str | None = None, slot_us: float | None 
         return Link(round(us * 1e6), f"--phy {phy}", phy)
     side = sidecar_path(path)
     try:
-        text = side.read_text()
+        text = read_bounded(side, MAX_DESCRIPTION_BYTES, "a capture's description").decode()
+    except FileRefused as e:
+        raise CaptureError(str(e)) from None
     except FileNotFoundError:
         raise CaptureError(
             f"{path}: the link's cell time is unknown ({side} not found, which the simulator "
@@ -94,11 +100,14 @@ def link(path: str | os.PathLike, phy: str | None = None, slot_us: float | None 
         d = json.loads(text)
     except ValueError as e:
         raise CaptureError(f"{side}: not a capture description (bad JSON: {e})") from None
+    except RecursionError:  # (json's decoder recurses per level of nesting)
+        raise CaptureError(f"{side}: not a capture description (nested too deeply)") from None
     ps = _picoseconds(d, "cell_time_ps", side)
     # A tester that counts in a slot of its own (tester { slot_us = ...; }).
     slot = _picoseconds(d, "slot_ps", side) if "slot_ps" in d else ps
-    phy_name = d.get("phy") if isinstance(d.get("phy"), str) else None
-    where = d.get("link") if isinstance(d.get("link"), str) else None
+    # (Text from the file, shown escaped: it reaches the terminal.)
+    phy_name = printable(d["phy"]) if isinstance(d.get("phy"), str) else None
+    where = printable(d["link"]) if isinstance(d.get("link"), str) else None
     source = side.name if slot == ps else f"{side.name}: the tester's; the link's {ps / 1e6:.6g} µs"
     return Link(slot, source, phy_name, where)
 
@@ -132,8 +141,14 @@ def read(
 ) -> Capture:
     """Read a capture and measure its cells' inter-arrival times (``vc``: one VC's)."""
     path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise CaptureError(f"{path}: no such capture file")
+    try:
+        check_regular(path, wire.MAX_PCAP_BYTES, "a capture")
+    except FileNotFoundError:
+        raise CaptureError(f"{path}: no such capture file") from None
+    except OSError as e:
+        raise CaptureError(f"{path}: cannot read the capture ({e.strerror})") from None
+    except FileRefused as e:
+        raise CaptureError(f"{e} (read a part of it: editcap -c)") from None
     lk = link(path, phy, slot_us)
     vpi, vci = vc if vc is not None else (None, None)
     try:

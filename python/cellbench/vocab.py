@@ -20,6 +20,13 @@ PHYS: tuple[str, ...] = tuple(_V["phys"])
 ETHERNET_PHYS: tuple[str, ...] = tuple(_V["ethernet"]["phys"])
 INTERFACES: tuple[str, ...] = tuple(_V["ethernet"]["interfaces"])
 ETHERNET_MTU: int = _V["ethernet"]["mtu"]
+#: The bytes each encapsulation puts before a datagram in its AAL5 PDU: RFC 1483's
+#: LLC/SNAP header, or none with VC multiplexing (the core's ``Encap::header_len``).
+ENCAP_HEADER: dict[str, int] = {"llc-snap": 8, "vc-mux": 0}
+#: The MTUs a run spec takes with VC multiplexing (``sim/world/validate.rs``): at least
+#: RFC 791's 576, the datagram every host accepts, and at most what one AAL5 PDU carries;
+#: an encapsulation's header comes off the upper bound.
+MTU_RANGE: tuple[int, int] = (576, 65_527)
 #: A switch port's drop policies.
 POLICIES: tuple[str, ...] = tuple(_V["policies"])
 #: Every ``limited_by`` a connection can have (what bound it).

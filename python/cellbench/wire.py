@@ -14,11 +14,11 @@ Pythonic face and the hex helpers the command line uses. Every bad value raises
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable
 from typing import Any
 
 from cellbench import _native
+from cellbench.files import FileRefused, check_regular
 
 __all__ = [
     "CELL_LEN",
@@ -140,16 +140,11 @@ def read_pcap(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """
     path = os.fspath(path)
     try:
-        st = os.stat(path)
+        check_regular(path, MAX_PCAP_BYTES, "a pcap")
     except OSError as e:
         raise ValueError(f"cannot read {path}: {e.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"{path}: not a regular file: a pcap is read from a file")
-    if st.st_size > MAX_PCAP_BYTES:
-        raise ValueError(
-            f"{path}: {st.st_size} bytes, more than the {MAX_PCAP_BYTES} read into memory "
-            "(read it with tshark, or a part: editcap -c)"
-        )
+    except FileRefused as e:
+        raise ValueError(f"{e} (read it with tshark, or a part: editcap -c)") from None
     return _native.pcap_read(path)
 
 

@@ -8,7 +8,9 @@ line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 
 from cellbench import engines
 from cellbench.cli import calc, cells, daemon, fidelity, reproduce, run, tools, wire
@@ -63,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     from cellbench.experiment import runner
 
     runner.EXIT_ON_SECOND_SIGNAL = True
+    previous = _sigterm_interrupts()
     try:
         return int(args.func(args) or 0)
     except (UsageError, ValueError) as e:
@@ -90,6 +93,29 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _sigterm_interrupts():
+    """SIGTERM stops the command as Ctrl-C does (``Interrupted``: one line, exit status
+    143) wherever it comes: outside a sweep (storing a part, between a study's parts)
+    its default action ended the process with no word (status -15). The previous
+    handler, to put back; None where SIGTERM is ignored (nohup) or not the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is signal.SIG_IGN:
+        return None
+
+    def interrupt(signum, frame):
+        from cellbench.errors import Interrupted
+
+        raise Interrupted(signum)
+
+    signal.signal(signal.SIGTERM, interrupt)
+    return previous if previous is not None else signal.SIG_DFL
 
 
 if __name__ == "__main__":

@@ -13,8 +13,9 @@ from typing import Any
 from cellbench.errors import UsageError
 
 
-def positive_float(what: str):
-    """An argparse type: a finite number > 0, with an error naming `what`."""
+def positive_float(what: str, least: float | None = None, most: float | None = None):
+    """An argparse type: a finite number > 0 (and in least..=most where given), with an
+    error naming `what`."""
 
     def parse(text: str) -> float:
         try:
@@ -23,6 +24,10 @@ def positive_float(what: str):
             raise argparse.ArgumentTypeError(f"{what} must be a number, got {text!r}") from None
         if not value > 0 or value == float("inf"):
             raise argparse.ArgumentTypeError(f"{what} must be a finite number > 0, got {text!r}")
+        if least is not None and value < least:
+            raise argparse.ArgumentTypeError(f"{what} must be at least {least:g}, got {text!r}")
+        if most is not None and value > most:
+            raise argparse.ArgumentTypeError(f"{what} must be at most {most:g}, got {text!r}")
         return value
 
     return parse

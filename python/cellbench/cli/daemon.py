@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from cellbench.cli.common import UsageError, positive_float, positive_int
+from cellbench.real import agents
 
 HELP = """\
 Start the daemon of one testbed host for `cellbench run FILE --engine real`.
@@ -32,8 +33,8 @@ closed. The daemon runs only the built-in traffic agents with plain parameters
 (checked as data), never code: Dask's other operations (Client.run, plugins,
 any other function) are refused, and it unpickles nothing but the task graph's
 containers and the agents' names. Started as root, it runs as nobody once it
-has read its credentials (real-time pacing through RLIMIT_RTPRIO, no
-capability kept).
+has read its credentials, keeping one capability, CAP_SYS_NICE, for the
+real-time pacer's SCHED_FIFO (none with --no-realtime).
 
 Limits: it refuses, before any traffic, a destination outside loopback and its
 --allow networks, a transfer longer than --max-duration and a paced rate above
@@ -87,14 +88,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--max-duration",
-        type=positive_float("--max-duration"),
+        type=positive_float("--max-duration", most=agents.MAX_DURATION_LIMIT_S),
         default=300.0,
         metavar="SECONDS",
-        help="refuse a transfer longer than this (default 300 s)",
+        help="refuse a transfer longer than this (default 300 s; at most 30 days)",
     )
     p.add_argument(
         "--max-rate",
-        type=positive_float("--max-rate"),
+        type=positive_float("--max-rate", least=agents.MIN_RATE_LIMIT_BPS / 1e6),
         default=10_000.0,
         metavar="MBPS",
         help="refuse a paced rate above this and hold all the daemon's sources together "

@@ -9,10 +9,9 @@ where the study has an emulated form.
 from __future__ import annotations
 
 import argparse
-import tempfile
 from pathlib import Path
 
-from cellbench import engines
+from cellbench import engines, scratch
 from cellbench.cli.common import (
     UsageError,
     check_workers,
@@ -169,7 +168,7 @@ def _with_report(func):
         check_output(args.report, "--report")
         if getattr(args, "trace", False):
             raise UsageError("--trace prints the transfers; it does not combine with --report")
-        with tempfile.TemporaryDirectory(prefix="cellbench-reproduce-") as tmp:
+        with scratch.directory("cellbench-reproduce-") as tmp:
             stored_by_user = args.out is not None
             if not stored_by_user:
                 args.out = Path(tmp) / args.name
@@ -180,7 +179,10 @@ def _with_report(func):
             found = [results.load(p) for p in stored_results(args.out)]
             if not stored_by_user:
                 for r in found:
-                    r.path = None  # a temporary directory, gone when the page is written
+                    # A temporary directory, gone when the page is written: the page
+                    # names the result by its place in it (the study's part).
+                    r.label = r.path.relative_to(tmp).as_posix()
+                    r.path = None
             write_report(found, args.report, f"cellbench reproduce {args.name}")
         return 0
 

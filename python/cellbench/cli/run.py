@@ -10,6 +10,7 @@ from pathlib import Path
 from cellbench import engines
 from cellbench.cli.common import (
     UsageError,
+    byte_count,
     check_workers,
     interrupted,
     positive_int,
@@ -17,6 +18,7 @@ from cellbench.cli.common import (
     seed,
 )
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
+from cellbench.real.tools import SCHEDULER_HELP
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -89,6 +91,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         "cells as --pcap writes them, with its link's cell time in runN.pcap.json (cellbench "
         "cells reads both); over the file's tester { port = ...; } block",
     )
+    p.add_argument(
+        "--cells-runs",
+        metavar="RUNS",
+        help="record cells in these runs only (numbers and ranges as show numbers them, "
+        "from 0: 0-9,17); the others run without a tester",
+    )
+    p.add_argument(
+        "--cells-max",
+        type=byte_count("--cells-max", hi=1 << 62),
+        metavar="SIZE",
+        help="the most the cell captures may take (K, M, G suffixes; default 10G); a sweep "
+        "whose captures would take more, or more than the free space, is refused before "
+        "it runs (--check prints the estimate)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--check", action="store_true", help="only parse and check the file")
     p.add_argument(
@@ -110,8 +126,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--scheduler",
         metavar="tls://HOST:PORT",
-        help="--engine real: the address of the daemons' scheduler (the daemon started "
-        "without --scheduler hosts it; cellbench daemon --help)",
+        help=SCHEDULER_HELP,
     )
     p.add_argument("--credentials", metavar="DIR", help="--engine real: the TLS credentials")
     p.set_defaults(func=run_main)
@@ -248,7 +263,10 @@ def run_main(args: argparse.Namespace) -> int:
 
     check_workers(args.workers)
     engine = _engine(args)
-    plan = make_plan(args, trace=args.trace, series=args.series, cells=args.cells)
+    plan = make_plan(
+        args, trace=args.trace, series=args.series, cells=args.cells,
+        cells_runs=args.cells_runs, cells_max=args.cells_max,
+    )  # fmt: skip
     out = args.out or Path(Path(args.file).stem + ".result")
     try:
         ran = runner.run_plan(
@@ -290,6 +308,15 @@ def print_captures(plan) -> None:
     more = plan.captures_total - len(plan.captures)
     if more > 0:
         print(f"cellbench: cells: {more} more capture(s) in {plan.cells_dir}", file=sys.stderr)
+    empty = plan.captures_empty
+    if empty:
+        runs = ", ".join(str(r) for r in sorted(empty)[:5]) + (", ..." if len(empty) > 5 else "")
+        print(
+            f"cellbench: note: cells: {len(empty)} capture(s) hold no cell (run {runs}): "
+            f"nothing left {plan.tester(0)} in those runs; a port carries the cells to its "
+            "host (data one way, ACKs the other), adapter:HOST the cells HOST sends",
+            file=sys.stderr,
+        )
 
 
 def _load(path: Path):
@@ -312,13 +339,19 @@ def _print_summary(result, fmt: str) -> None:
             }
         )
         return
+    from cellbench.files import printable
+
     m = result.meta
     exp = m.get("experiment", {})
+    # (What a result's files say, escaped: a hostile result.json must not drive the
+    # terminal.)
     print(
-        f"# {exp.get('file', m.get('study', '?'))}: {m.get('runs_total')} run(s), "
-        f"seed {m.get('seed')}, "
-        f"testbed {m.get('testbed', {}).get('name', m.get('study', '?'))}, "
-        f"cellbench {m.get('cellbench_version')}"
+        printable(
+            f"# {exp.get('file', m.get('study', '?'))}: {m.get('runs_total')} run(s), "
+            f"seed {m.get('seed')}, "
+            f"testbed {m.get('testbed', {}).get('name', m.get('study', '?'))}, "
+            f"cellbench {m.get('cellbench_version')}"
+        )
         + ("" if m.get("complete", True) else "  [incomplete: --resume to finish]")
     )
     print("# throughput in Mb/s (10^6 bit/s); mbit_ttcp in ttcp's Mbit/s (2^20 bit/s)")
@@ -326,7 +359,8 @@ def _print_summary(result, fmt: str) -> None:
         print("(no runs)")
         return
     table = summary.drop(columns=["limit_evidence"])
-    print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    text = table.to_string(index=False, float_format=lambda x: f"{x:.3f}")
+    print("\n".join(printable(line) for line in text.splitlines()))
     _print_limits(result, summary)
     for line in engines.get(m.get("engine", "sim")).summary_lines(result):
         print(line)

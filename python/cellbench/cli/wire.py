@@ -111,8 +111,22 @@ def _vc_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+#: The most text read from stdin for one payload: an AAL5 payload is at most 65535
+#: bytes, 131070 hex digits, and room for whitespace (stdin may be /dev/zero).
+MAX_PAYLOAD_TEXT = 1 << 20
+#: The longest line of cells read (a cell is 106 hex digits).
+MAX_CELL_LINE = 4096
+
+
 def _payload(args: argparse.Namespace) -> bytes:
-    text = sys.stdin.read() if args.payload == "-" else args.payload
+    if args.payload != "-":
+        return wire.parse_hex(args.payload)
+    text = sys.stdin.read(MAX_PAYLOAD_TEXT + 1)
+    if len(text) > MAX_PAYLOAD_TEXT:
+        raise UsageError(
+            f"stdin: more than {MAX_PAYLOAD_TEXT} characters, expected the hex digits of a "
+            "payload (at most 65535 bytes)"
+        )
     return wire.parse_hex(text)
 
 
@@ -127,7 +141,13 @@ def _decode(args: argparse.Namespace) -> int:
     from cellbench import _native
 
     decoder = _native.CellDecoder(args.encap)
-    for lineno, line in enumerate(sys.stdin, start=1):
+    lines = iter(lambda: sys.stdin.readline(MAX_CELL_LINE), "")
+    for lineno, line in enumerate(lines, start=1):
+        if len(line) == MAX_CELL_LINE and not line.endswith("\n"):
+            raise UsageError(
+                f"line {lineno}: more than {MAX_CELL_LINE} characters, expected a cell "
+                f"({CELL_HEX_DIGITS} hex digits)"
+            )
         digits = "".join(line.split())
         if not digits:
             continue

@@ -38,7 +38,15 @@ class SimEngine:
         return plan.notes
 
     def check_line(self, plan) -> str:
-        return check_line(plan, f"testbed {plan.experiments[0].testbed.name}")
+        from cellbench.experiment import captures
+
+        words = f"testbed {plan.experiments[0].testbed.name}"
+        if plan.captured_runs:
+            words += (
+                f"; cell captures of {plan.captured_runs} run(s): some "
+                f"{captures.size_text(plan.capture_bytes)} (an estimate)"
+            )
+        return check_line(plan, words)
 
     def meta(self, plan) -> dict:
         return plan.meta()
@@ -74,6 +82,8 @@ class SimEngine:
     def tables(self, plan, task, out: dict) -> Tables:
         if out.get("cells"):
             plan.captures_total += 1
+            if not out["cells"].get("cells"):
+                plan.captures_empty.append(task.run)
             if len(plan.captures) < MAX_CAPTURES_LISTED:
                 plan.captures.append({"run": task.run, **out["cells"]})
         return _tables(plan, task, out)

@@ -32,6 +32,8 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple, Union
 
+from cellbench.files import FileRefused, read_bounded
+
 
 class Pos(NamedTuple):
     """Where a token starts: file name, 1-based line and column (a tuple: a file has
@@ -464,8 +466,11 @@ def read(path, file: str, what: str = "the file") -> str:
     """An experiment or testbed file's text; an unreadable or undecodable file is an
     ExperimentError naming it."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_TEXT_BYTES + 1)
+        data = read_bounded(path, MAX_TEXT_BYTES, what)
+    except FileRefused as e:
+        if e.too_large:
+            _check_size(MAX_TEXT_BYTES + 1, file)
+        raise ExperimentError(None, f"{file}: {e.reason}") from None
     except OSError as e:
         raise ExperimentError(None, f"{file}: cannot read {what} ({e.strerror})") from None
     except ValueError as e:  # a name no file can have (a NUL byte)

@@ -35,6 +35,7 @@ from cellbench.experiment.lang import (
     Document,
     ExperimentError,
     HostPort,
+    List,
     Name,
     Number,
     Pos,
@@ -42,6 +43,7 @@ from cellbench.experiment.lang import (
     String,
     Value,
     expected,
+    parse,
     render,
 )
 
@@ -338,8 +340,58 @@ def check_with_engine(exp: Experiment, seed: int) -> None:
         conns = exp.connections
         pos = conns[int(m.group(1))].pos if m and int(m.group(1)) < len(conns) else None
         raise ExperimentError(
-            pos or Pos(exp.file, 1, 1), f"the simulator refuses it: {text}"
+            pos or _testbed_pos(exp, text) or Pos(exp.file, 1, 1),
+            f"the simulator refuses it: {text}",
         ) from None
+
+
+#: A simulator refusal of a host's or a trunk's value (its words) -> the setting.
+_HOST_WORDS = (
+    ("cell interval", "spacing_us"), ("PDU gap", "pdu_gap_us"), ("spacing", "spacing"),
+    ("distance", "distance_m"), ("tx_queue_pdus", "ifq_pdus"), ("pacing_counts", "pacing_counts"),
+    ("adapter", "adapter"), ("ethernet_duplex", "ethernet_duplex"), ("Ethernet", "ethernet"),
+)  # fmt: skip
+_TRUNK_WORDS = (("UPC T", "upc_t_us"), ("UPC τ", "upc_tau_us"), ("delay", "delay_ms"))
+
+
+def _testbed_pos(exp: Experiment, text: str) -> Pos | None:
+    """Where the file sets what a simulator refusal names (``host "a": cell interval
+    ...``, ``trunk 0 (w -> e): UPC T ...``): the setting in the host's block (or the
+    defaults block) or the trunk's, else that block, else the testbed block; None
+    when the refusal names no host or trunk of the file."""
+    host = re.match(r'host "([^"]+)": (.*)', text)
+    trunk = re.match(r"trunk \d+ \((\S+) -> (\S+)\): (.*)", text)
+    if not (host or trunk):
+        return None
+    try:
+        doc = parse(exp.text, exp.file)
+    except ExperimentError:
+        return None
+    testbeds = [b for b in doc.blocks if b.kind == "testbed"]
+    if not testbeds:
+        return None
+    inner = testbeds[0].blocks()
+    if host:
+        name, rest = host.groups()
+        blocks = [b for b in inner if b.kind == "host" and b.name == name]
+        blocks += [b for b in inner if b.kind == "defaults"]
+        words = _HOST_WORDS
+    else:
+        a, b_, rest = trunk.groups()
+
+        def joins(b: Block) -> bool:
+            ends = {s.key: s.value for s in b.settings() if s.key in ("from", "to")}
+            return {render(v) for v in ends.values()} == {a, b_}
+
+        blocks = [b for b in inner if b.kind == "trunk" and joins(b)]
+        words = _TRUNK_WORDS
+    for b in blocks:
+        for phrase, key in words:
+            if phrase in rest:
+                found = [st for st in b.settings() if st.key == key]
+                if found:
+                    return found[-1].pos
+    return blocks[0].pos if blocks else testbeds[0].name_pos or testbeds[0].pos
 
 
 def check_tester(exp: Experiment, place: str, pos: Pos | None) -> None:
@@ -936,27 +988,21 @@ def _meant(name: str, used: set[str]) -> str | None:
 
 
 def check_host_blocks(
-    doc: Document, used: set[str], given: dict[str, Pos | None] | None = None
+    doc: Document, used: set[str], base: tbmod.Testbed | None = None
 ) -> list[str]:
     """A ``host NAME { }`` that no test runs on (at any point of the sweep) changes
-    nothing. In the file's testbed block, or in ``given`` (the host blocks of a
-    ``--testbed`` file, ``Testbed.given``): one whose name is the stem of a host a test
-    runs on (``ipc2`` for ``ipc2.atm``) or close to one (``ipc1.atn``) is refused at its
-    position; any other is returned as a note naming the hosts the tests use (a testbed
-    may describe hosts no test uses: a real testbed's addresses)."""
-    blocks: list[tuple[str, Pos | None]] = [
-        (b.name, b.name_pos or b.pos)
-        for tb in doc.blocks
-        if tb.kind == "testbed"
-        for b in tb.blocks()
-        if b.kind == "host" and b.name is not None
-    ]
-    blocks += list((given or {}).items())
+    nothing. In the file's testbed block, or among the host blocks of a ``--testbed``
+    file (``base``, the testbed it puts in the preset's place; ``Testbed.given``): one
+    whose name is the stem of a host a test runs on (``ipc2`` for ``ipc2.atm``) or close
+    to one (``ipc1.atn``) is refused at its position, and so is one in a preset's block
+    (``testbed lan-buffers { host zz { } }``) that names no host of the preset; any
+    other is returned as a note naming the hosts the tests use (a testbed may describe
+    hosts no test uses: a real testbed's addresses). A name in ``hosts = [...]``, which
+    orders the tests' hosts, must be one of them."""
     hosts = ", ".join(sorted(used))
     notes: list[str] = []
-    for name, pos in blocks:
-        if name in used:
-            continue
+
+    def judge(name: str, pos: Pos | None, preset_hosts: set[str] | None, testbed: str) -> None:
         meant = _meant(name, used)
         if meant is not None:
             raise expected(
@@ -965,10 +1011,40 @@ def check_host_blocks(
                 f"a host of the tests ({hosts}): is it {meant}? "
                 "A host block for any other changes nothing",
             )
+        if preset_hosts is not None and name not in preset_hosts:
+            raise expected(
+                pos,
+                f"host {name}, a host of neither testbed {testbed} nor the tests",
+                f"one of them ({', '.join(sorted(preset_hosts | used))}): a host block "
+                "for any other changes nothing",
+            )
         notes.append(
             f"{pos}: host {name}: no test runs on it, so its block changes nothing "
             f"(the tests run on {hosts})"
         )
+
+    for tb in (b for b in doc.blocks if b.kind == "testbed"):
+        preset_hosts: set[str] | None = None
+        if base is not None:
+            preset_hosts = set(base.hosts)
+        elif tb.name in tbmod.PRESETS:
+            preset_hosts = set(tbmod.preset(tb.name).hosts)
+        for st in tb.settings():
+            items = st.value.items if isinstance(st.value, List) else [st.value]
+            for v in items if st.key == "hosts" else []:
+                if render(v) not in used:
+                    raise expected(
+                        v.pos,
+                        f"host {render(v)} in hosts = [...], on which no test runs",
+                        f"hosts of the tests ({hosts}): the list orders them",
+                    )
+        for b in tb.blocks():
+            if b.kind == "host" and b.name is not None and b.name not in used:
+                name = base.name if base is not None else tb.name
+                judge(b.name, b.name_pos or b.pos, preset_hosts, name)
+    for name, pos in (base.given if base is not None else {}).items():
+        if name not in used:
+            judge(name, pos, None, base.name)
     return notes
 
 

@@ -25,10 +25,10 @@ import html
 import json
 import math
 import re
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cellbench import scratch
 from cellbench.experiment import plotkinds
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def _svg(result, kind: str, **options) -> str:
 
     from cellbench.experiment import plots
 
-    with tempfile.TemporaryDirectory(prefix="cellbench-report-") as tmp:
+    with scratch.directory("cellbench-report-") as tmp:
         out = Path(tmp) / "figure.svg"
         with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "cellbench"}):
             plots.plot(result, kind, out, **options)
@@ -356,9 +356,47 @@ def _experiment_name(result) -> str:
     return stem[: -len("-emu")] if stem.endswith("-emu") else stem
 
 
-def _label(result, index: int) -> str:
-    where = result.path.name if result.path else _experiment_name(result)
-    return f"{engine(result)}: {where}"
+def labels(results: list) -> list[str]:
+    """Each result's name on the page, distinct from every other's: its engine and its
+    ``label`` (a study's part) or path, by as many of the path's last folders as tell
+    it from the others (``A/base``, ``B/base``; the last folder alone made two columns
+    of one name), else numbered."""
+    where = []
+    for r in results:
+        if r.label:
+            where.append([r.label])
+        elif r.path is not None:
+            where.append(list(Path(r.path).absolute().parts[1:]))
+        else:
+            where.append([_experiment_name(r)])
+    depth = [1] * len(results)
+
+    def name(i: int) -> str:
+        return f"{engine(results[i])}: {'/'.join(where[i][-depth[i] :])}"
+
+    while True:
+        seen: dict[str, list[int]] = {}
+        for i in range(len(results)):
+            seen.setdefault(name(i), []).append(i)
+        longer = [
+            i
+            for same in seen.values()
+            if len({tuple(where[j]) for j in same}) > 1  # (one place twice: numbered)
+            for i in same
+            if depth[i] < len(where[i])
+        ]
+        if not longer:
+            break
+        for i in longer:
+            depth[i] += 1
+    names = [name(i) for i in range(len(results))]
+    out, counts = [], dict.fromkeys(names, 0)
+    for n in names:
+        if names.count(n) > 1:  # the same directory twice, or results without one
+            counts[n] += 1
+            n = f"{n} #{counts[n]}"
+        out.append(n)
+    return out
 
 
 def _meta_list(result) -> str:
@@ -388,11 +426,11 @@ def _meta_list(result) -> str:
     )
 
 
-def _result_section(result, index: int, fig_prefix: str) -> str:
+def _result_section(result, label: str, fig_prefix: str) -> str:
     show, fixed = summary_frame(result)
     fixed_text = ", ".join(f"{k} = {v}" for k, v in fixed.items())
     parts = [f'<section class="result" data-engine="{html.escape(engine(result))}">']
-    parts.append(f"<h3>{html.escape(_label(result, index))}</h3>")
+    parts.append(f"<h3>{html.escape(label)}</h3>")
     parts.append(_meta_list(result))
     testbed = result.meta.get("testbed")
     if isinstance(testbed, dict):
@@ -466,13 +504,14 @@ def page(results: list[Result], title: str | None = None) -> str:
     from cellbench import __version__
 
     groups: dict[str, list[int]] = {}
+    named = labels(results)
     for i, r in enumerate(results):
         groups.setdefault(_experiment_name(r), []).append(i)
     title = title or "cellbench report: " + ", ".join(groups)
     body = []
     for g, (name, members) in enumerate(groups.items()):
         rs = [results[i] for i in members]
-        labels = [_label(results[i], i) for i in members]
+        group_labels = [named[i] for i in members]
         engines = ", ".join(dict.fromkeys(engine(r) for r in rs))
         body.append(f'<section class="experiment"><h2>{html.escape(name)}</h2>')
         body.append(f'<p class="note">{len(rs)} result(s); engines: {html.escape(engines)}</p>')
@@ -482,10 +521,10 @@ def page(results: list[Result], title: str | None = None) -> str:
                 "<details open><summary>experiment file</summary>"
                 f'<pre class="netspec">{highlight(text)}</pre></details>'
             )
-        body.append(_comparison(rs, labels))
+        body.append(_comparison(rs, group_labels))
         body.append('<div class="side-by-side">')
         for i in members:
-            body.append(_result_section(results[i], i, f"g{g}r{i}"))
+            body.append(_result_section(results[i], named[i], f"g{g}r{i}"))
         body.append("</div></section>")
     return TEMPLATE.format(
         title=html.escape(title),

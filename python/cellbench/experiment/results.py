@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from cellbench import vocab
 from cellbench.emu import columns as emu_columns
+from cellbench.files import FileRefused, read_bounded
 from cellbench.real import columns as real_columns
 
 if TYPE_CHECKING:
@@ -84,6 +85,10 @@ MANIFEST_FORMAT = "cellbench-manifest"
 PART_RUNS = 1000
 #: ... or once its tables hold this many rows together (traces and series are long).
 PART_ROWS = 200_000
+#: The largest result.json or manifest.json read: an experiment's text is at most 1 MiB
+#: (``lang.MAX_TEXT_BYTES``) and a manifest's part some 1 KB, so this holds the
+#: manifest of a sweep at the language's 10^5-value bound many times over.
+MAX_JSON_BYTES = 64 << 20
 
 #: What the runner knows of a row before its run: identity and configuration
 #: (``engines.rows.connection_row``).
@@ -378,6 +383,10 @@ class RunSet:
     def __len__(self) -> int:
         return sum(b - a + 1 for a, b in zip(self._firsts, self._lasts))
 
+    def __str__(self) -> str:
+        """``0-9,17``, as ``--cells-runs`` takes it."""
+        return ",".join(f"{a}-{b}" if a != b else f"{a}" for a, b in zip(self._firsts, self._lasts))
+
 
 class _Gatherer:
     """Puts finished runs in run order and cuts them into parts.
@@ -526,6 +535,19 @@ class MemoryResult(_Store):
 
 def _digest(data) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+#: The largest part file hashed to name a copy that is not in the manifest (a part is
+#: cut at ``PART_ROWS`` rows: some tens of MB).
+MAX_PART_BYTES = 1 << 30
+
+
+def _file_digest(file: Path, limit: int) -> str | None:
+    """The SHA-256 of a regular file of at most ``limit`` bytes, else None."""
+    try:
+        return _digest(read_bounded(file, limit, "a part"))
+    except (OSError, FileRefused):
+        return None
 
 
 def _write_json(path: Path, obj: dict, tmp_dir: Path) -> None:
@@ -853,10 +875,14 @@ class Damage:
 def _read_json(path: Path) -> tuple[Any, str | None]:
     """(the JSON value, None), or (None, why it could not be read)."""
     try:
-        return json.loads(path.read_text()), None
+        return json.loads(read_bounded(path, MAX_JSON_BYTES, "a result's JSON")), None
     except FileNotFoundError:
         return None, "missing"
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
+        return None, f"unreadable ({e.strerror or e})"
+    except FileRefused as e:
+        return None, e.reason
+    except UnicodeDecodeError as e:
         return None, f"unreadable ({e})"
     except json.JSONDecodeError as e:
         return None, f"not valid JSON ({e.msg} at line {e.lineno})"
@@ -985,7 +1011,7 @@ def _verify(
                            f"({runs})", file, "set aside; its runs run again")
                 )  # fmt: skip
                 bad_parts.add(i)
-            elif digests and _digest(file.read_bytes()) != f["sha256"]:
+            elif digests and _file_digest(file, f["bytes"]) != f["sha256"]:
                 damage.append(
                     Damage(f"{t}/{name} differs from its SHA-256 in the manifest ({runs})",
                            file, "set aside; its runs run again")
@@ -994,7 +1020,7 @@ def _verify(
         for name in sorted(set(present) - set(listed[t])):
             file = present[name]
             if _PART_NAME.match(name) and file.is_file():
-                copy = by_digest.get(_digest(file.read_bytes()))
+                copy = by_digest.get(_file_digest(file, MAX_PART_BYTES) or "")
                 what = f"a copy of {copy}" if copy else "copied in from elsewhere?"
                 damage.append(Damage(f"{t}/{name} is not in the manifest ({what})", file))
             else:
@@ -1030,6 +1056,9 @@ def resume_command(meta: dict, path: Path | str) -> str | None:
         cmd += ["--testbed", str(meta["testbed_arg"])]
     cmd += ["--trace"] if meta.get("trace") else []
     cmd += ["--series"] if meta.get("series") else []
+    # (What the plan's digest holds: a resume without them is another plan.)
+    cmd += ["--cells", str(meta["cells"])] if meta.get("cells") else []
+    cmd += ["--cells-runs", str(meta["cells_runs"])] if meta.get("cells_runs") else []
     return shlex.join([*cmd, "--out", str(path), "--resume"])
 
 
@@ -1065,6 +1094,8 @@ class Result:
         self._num_rows = num_rows
         self._tables = dict(tables or {})
         self.path = path
+        #: Its name on a report page when it has no path to go by (a study's part).
+        self.label: str | None = None
 
     @property
     def _rows(self) -> pd.DataFrame:
@@ -1208,10 +1239,11 @@ def _read_checked(
         file = path / table / f["name"]
         runs = _runs_label(p["first_run"], p["last_run"])
         try:
-            data = file.read_bytes()
-        except OSError as e:
+            data = read_bounded(file, f["bytes"], "a part of the size the manifest gives")
+        except (OSError, FileRefused) as e:
+            why = e.strerror if isinstance(e, OSError) else e.reason
             raise _damage_error(
-                path, meta, [Damage(f"{table}/{f['name']} cannot be read ({e.strerror}; {runs})")]
+                path, meta, [Damage(f"{table}/{f['name']} cannot be read ({why}; {runs})")]
             ) from None
         if _digest(data) != f["sha256"]:
             raise _damage_error(
@@ -1237,10 +1269,41 @@ def _read_checked(
         columns = [c for c in columns if c[0] in keep]
     if not tables:
         return _empty(columns)
-    return pa.concat_tables(tables, promote_options="default").to_pandas()
+    return _concat(tables, path, meta, table)
 
 
 _LEGACY_PART = re.compile(r"part-(\d+)\.parquet\Z")
+
+
+def _wrong_type(t, columns: list[tuple[str, str]]) -> str | None:
+    """The first column of the Arrow table ``t`` whose type is not of the kind the
+    result declares for it (a number, text or a truth value; all null fits any), in
+    words; None if each fits. Parts whose types disagree cannot be put together."""
+    pa, _ = _arrow()
+    fits = {
+        "int64": lambda ty: pa.types.is_integer(ty) or pa.types.is_floating(ty),
+        "float64": lambda ty: pa.types.is_integer(ty) or pa.types.is_floating(ty),
+        "string": lambda ty: pa.types.is_string(ty) or pa.types.is_large_string(ty),
+        "bool": pa.types.is_boolean,
+    }
+    have = dict(zip(t.column_names, t.schema.types))
+    for name, kind in columns:
+        ty = have.get(name)
+        if ty is not None and not pa.types.is_null(ty) and not fits[kind](ty):
+            return f"column {name} is of type {ty}, expected {kind}"
+    return None
+
+
+def _concat(tables: list, path: Path, meta: dict, table: str) -> pd.DataFrame:
+    """The parts of a table as one frame; parts whose columns cannot be merged (a
+    type changed in a column the result does not declare) are damage, not a
+    traceback."""
+    pa, _ = _arrow()
+    try:
+        return pa.concat_tables(tables, promote_options="default").to_pandas()
+    except pa.ArrowException as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise _damage_error(path, meta, [Damage(f"{table}/: its parts disagree ({why})")]) from None
 
 
 def _legacy_parts(path: Path, meta: dict, table: str) -> tuple[dict[int, tuple], list[Damage]]:
@@ -1253,6 +1316,7 @@ def _legacy_parts(path: Path, meta: dict, table: str) -> tuple[dict[int, tuple],
     found: dict[int, tuple] = {}
     damage: list[Damage] = []
     total = meta["runs_total"]
+    columns = _columns(meta)[table]
     if folder.exists() and not folder.is_dir():
         damage.append(
             Damage(f"{table} is a file where the folder of {table} parts belongs", folder)
@@ -1275,6 +1339,13 @@ def _legacy_parts(path: Path, meta: dict, table: str) -> tuple[dict[int, tuple],
                        "set aside; its run runs again")
             )  # fmt: skip
             continue
+        wrong = _wrong_type(t, columns)
+        if wrong:
+            damage.append(
+                Damage(f"{table}/{f.name}: {wrong} (copied in from elsewhere?)", f,
+                       "set aside; its run runs again")
+            )  # fmt: skip
+            continue
         if runs != {run}:
             held = ", ".join(str(r) for r in sorted(runs, key=str)[:3]) or "none"
             damage.append(
@@ -1294,14 +1365,13 @@ def _legacy_parts(path: Path, meta: dict, table: str) -> tuple[dict[int, tuple],
 
 def _read_legacy_parts(path: Path, meta: dict, table: str) -> pd.DataFrame:
     """A format 2 table, every part checked (``_legacy_parts``): any damage is an error."""
-    pa, _ = _arrow()
     found, damage = _legacy_parts(path, meta, table)
     if damage:
         raise _damage_error(path, meta, damage)
     if not found:
         return _empty(_columns(meta)[table])
     tables = [t for _, (_, t) in sorted(found.items())]
-    return pa.concat_tables(tables, promote_options="default").to_pandas()
+    return _concat(tables, path, meta, table)
 
 
 def _fill_columns(rows: pd.DataFrame, columns: list[tuple[str, str]] | None = None) -> pd.DataFrame:

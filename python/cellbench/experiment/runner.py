@@ -41,7 +41,7 @@ from typing import Any, Callable
 from cellbench.engines.base import Engine
 from cellbench.engines.sim import SimEngine, execute
 from cellbench.errors import Interrupted
-from cellbench.experiment import lang, model, results, sweep
+from cellbench.experiment import captures, lang, model, results, sweep
 from cellbench.experiment import testbed as tbmod
 
 
@@ -94,6 +94,11 @@ class Plan:
     #: directory's ``cells/`` unless set), ``runN.pcap`` and ``runN.pcap.json``.
     cells: str | None = None
     cells_dir: Path | None = None
+    #: ``--cells-runs``: the runs whose cells are recorded (a ``results.RunSet``; None:
+    #: every run), and ``--cells-max``: the bytes their captures may take
+    #: (``captures.check``; None: ``captures.DEFAULT_MAX_BYTES``).
+    cells_runs: Any = None
+    cells_max: int | None = None
     #: A transmitting test that runs alone: its connection only, in the network the
     #: whole experiment builds (every host of every test, in the same order), as a
     #: study measures a pair alone and then with the others (None: every connection).
@@ -107,6 +112,11 @@ class Plan:
         #: What the runs' testers wrote: the first few captures, and how many in all.
         self.captures: list[dict] = []
         self.captures_total = 0
+        #: Runs whose capture holds no cell (nothing left the tester's place).
+        self.captures_empty: list[int] = []
+        #: What the testers would write (``captures``), estimated by ``check``.
+        self.capture_bytes = 0
+        self.captured_runs = 0
 
     def _build(self, point: int) -> model.Experiment:
         return model.build(sweep.apply(self.doc, self.points[point], self.sweep.params), self.base)
@@ -118,9 +128,11 @@ class Plan:
         shape = [(c.name, c.after) for c in first.connections]
         notes = set(first.notes)
         used: set[str] = set()
+        self.capture_bytes = self.captured_runs = 0
         for i in range(len(self.points)):
             e = self.experiments[i]
             used.update(h.name for h in e.hosts)
+            self._count_captures(i, e)
             if [(c.name, c.after) for c in e.connections] != shape:
                 raise lang.ExperimentError(
                     None, "the sweep changes which connections exist: it may change values only"
@@ -128,8 +140,7 @@ class Plan:
             # Whatever the simulator would refuse, refused now, before anything is written.
             model.check_with_engine(e, self.seed)
             notes.update(e.notes)
-        given = self.base.given if self.base is not None else None
-        notes.update(model.check_host_blocks(self.doc, used, given))
+        notes.update(model.check_host_blocks(self.doc, used, self.base))
         self.notes = once_each(notes)
         if self.alone is not None:
             names = [c.name for c in first.connections]
@@ -141,12 +152,40 @@ class Plan:
                 raise lang.ExperimentError(
                     None, f"alone {self.alone}: a test that waits for others cannot run alone"
                 )
+        if self.cells_runs is not None and self.tester(0) is None:
+            raise lang.ExperimentError(
+                None, "--cells-runs chooses the runs a cell tester records: give --cells PLACE "
+                "(or a tester { port = ...; } block)"
+            )  # fmt: skip
         if self.cells is not None:
             try:
                 model.check_tester(first, self.cells, None)
             except lang.ExperimentError as err:
                 why = err.message.removeprefix(f'cells "{self.cells}": ')
                 raise lang.ExperimentError(None, f"--cells {self.cells}: {why}") from None
+
+    def _count_captures(self, point: int, e: model.Experiment) -> None:
+        """Add the point's captured runs and their estimated bytes (``captures``)."""
+        if self.tester(point) is None:
+            return
+        runs = range(point * self.replications, (point + 1) * self.replications)
+        n = len(runs) if self.cells_runs is None else sum(r in self.cells_runs for r in runs)
+        if n:
+            self.captured_runs += n
+            self.capture_bytes += n * captures.run_cells(e) * captures.RECORD_BYTES
+
+    def captured(self, run: int) -> bool:
+        """Whether run ``run`` records cells: a tester, and the run chosen (--cells-runs)."""
+        if self.tester(run // self.replications) is None:
+            return False
+        return self.cells_runs is None or run in self.cells_runs
+
+    def tester_words(self) -> str:
+        """The tester in words, as the user set it."""
+        if self.cells is not None:
+            return f"--cells {self.cells}"
+        pos = self.experiments[0].tester_pos
+        return f"{pos.file}:{pos.line}: tester {self.tester(0)}" if pos else "the cell tester"
 
     def connections(self, point: int) -> list[model.Connection]:
         """The point's connections that run: all, or the one ``alone``."""
@@ -199,7 +238,7 @@ class Plan:
             spec["connections"] = [c.to_spec(exp.testbed) for c in self.connections(point)]
         place = self.tester(point)
         # The simulator's runs (execute_plan) have a directory; other engines record no cells.
-        if place is not None and self.cells_dir is not None:
+        if place is not None and self.cells_dir is not None and self.captured(run):
             spec["cells"] = {"place": place, "path": str(self.cells_dir / f"run{run}.pcap")}
             if self.cells is None and exp.tester_slot_us is not None:
                 # The file's tester counts in slots of its own (--cells: the link's).
@@ -225,6 +264,7 @@ class Plan:
             # Only when on: a result without series keeps the digest it always had.
             **({"series": True} if self.series else {}),
             **({"cells": self.cells} if self.cells is not None else {}),
+            **({"cells_runs": str(self.cells_runs)} if self.cells_runs is not None else {}),
             **({"alone": self.alone} if self.alone is not None else {}),
         }
         digest = hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()
@@ -294,8 +334,11 @@ def make_plan(
     file: str | None = None,
     cells: str | None = None,
     alone: str | None = None,
+    cells_runs: str | None = None,
+    cells_max: int | None = None,
 ) -> Plan:
-    """Parse, apply every sweep point, build and check every experiment. Nothing runs."""
+    """Parse, apply every sweep point, build and check every experiment. Nothing runs.
+    ``cells_runs``, ``cells_max``: ``--cells-runs`` (text) and ``--cells-max`` (bytes)."""
     text, name = _source(source, file)
     doc = lang.parse(text, name)
     base = tbmod.load(testbed) if testbed else None
@@ -312,6 +355,9 @@ def make_plan(
     check_engine()
     plan = Plan(name, text, sets, sw, doc, base, reps, seed, trace, testbed, series, cells)
     plan.alone = alone
+    if cells_runs is not None:
+        plan.cells_runs = captures.parse_runs(cells_runs, plan.runs_total)
+    plan.cells_max = cells_max
     plan.check()
     return plan
 
@@ -706,6 +752,8 @@ def run_plan(
     True. The engine is closed at the end."""
     for note in engine.check(plan):
         print(f"cellbench: note: {note}", file=sys.stderr)
+    if engine.simulated:  # (the simulator's testers: the other engines record no cells)
+        captures.check(plan, Path(out), plan.cells_max)
     if check:
         print(engine.check_line(plan))
         return False
@@ -742,6 +790,8 @@ def run(
     cells: str | None = None,
     cells_dir: str | os.PathLike | None = None,
     alone: str | None = None,
+    cells_runs: str | None = None,
+    cells_max: int | None = None,
     **overrides: Any,
 ) -> results.Result:
     """Run an experiment (a path or the text itself) and return its result.
@@ -754,7 +804,8 @@ def run(
     occupancy. ``dask`` is a scheduler address or a ``distributed.Client``.
     ``progress`` shows a progress bar and what a resume repaired, on stderr.
     ``cells`` puts a cell tester on a place (as ``--cells``; the file's ``tester { }``
-    block otherwise), its captures into ``cells_dir`` (default ``out/cells``).
+    block otherwise), its captures into ``cells_dir`` (default ``out/cells``);
+    ``cells_runs`` and ``cells_max`` as ``--cells-runs`` and ``--cells-max``.
     ``alone`` names a transmitting test that runs by itself in the whole experiment's
     network (``Plan.alone``).
     """
@@ -770,9 +821,13 @@ def run(
         series=series,
         cells=cells,
         alone=alone,
+        cells_runs=cells_runs,
+        cells_max=cells_max,
     )
     if cells_dir is not None:
         plan.cells_dir = Path(cells_dir)
+    if plan.cells_dir is not None or out is not None:
+        captures.check(plan, plan.cells_dir or Path(out), cells_max)
     meta = plan.meta()
     client = dask_client(dask) if isinstance(dask, str) else dask
     try:

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from dataclasses import asdict, dataclass, field
 
 from cellbench import _native, vocab
@@ -658,13 +659,24 @@ def _trunk(block: Block) -> dict:
         if key not in t:
             raise expected(block.pos, "trunk { }", f"a trunk with {key} = ...")
     if t["from"] == t["to"]:
-        raise expected(block.pos, f"trunk from {t['from']} to itself", "two different sites")
+        raise expected(
+            _setting_pos(block, "to") or block.pos,
+            f"trunk from {t['from']} to itself",
+            "two different sites",
+        )
     return t
+
+
+#: Host settings of its ATM adapter: nothing to set on a host on an Ethernet only.
+ATM_ADAPTER_KEYS = ("spacing_us", "spacing", "adapter", "pdu_gap_us", "pacing_counts", "stall")
 
 
 def _host(block: Block, h: HostSpec) -> HostSpec:
     interface_pos: Pos | None = None
+    #: This block's settings by key (the last of each), for the checks after them all.
+    given: dict[str, Setting] = {}
     for s in block.settings():
+        given[s.key] = s
         if s.key == "profile":
             h.profile = _choice(s, "a host profile", PROFILES)
         elif s.key == "phy" and _names_ethernet(s):
@@ -719,7 +731,30 @@ def _host(block: Block, h: HostSpec) -> HostSpec:
             "an Ethernet interface to use: ethernet = ethernet10 (or ethernet100, "
             '"ethernet:<Mb/s>")',
         )
+    _check_adapter_settings(h, given)
     return h
+
+
+def _check_adapter_settings(h: HostSpec, given: dict[str, Setting]) -> None:
+    """An ATM adapter's settings on a host whose connections use its Ethernet do
+    nothing; cell-burst spacing keeps a mean spacing, which it needs."""
+    atm = [given[k] for k in ATM_ADAPTER_KEYS if k in given]
+    if h.interface == "ethernet" and atm and h.name != "*":
+        s = atm[0]
+        raise expected(
+            s.pos,
+            f"{s.key} = {render(s.value)} on host {h.name}, whose connections use its "
+            f"Ethernet ({h.ethernet})",
+            "ATM adapter settings on a host whose connections use ATM (phy = oc3c, ...; "
+            "or interface = atm)",
+        )
+    s = given.get("spacing")
+    if s is not None and h.spacing == "cell-burst" and h.spacing_us is None:
+        raise expected(
+            s.pos,
+            f"spacing = cell-burst on host {h.name} without a spacing",
+            "spacing_us = US too: the mean cell spacing its bursts keep (ENI driver 2.3.0)",
+        )
 
 
 def _names_ethernet(s: Setting) -> bool:
@@ -763,9 +798,11 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
     else:
         # No preset named: start from the command line's testbed, else lan-buffers.
         tb = copy.deepcopy(base) if base is not None else preset("lan-buffers")
+    mtu_pos: Pos | None = None
     for s in block.settings():
         if s.key == "mtu":
-            tb.mtu = int(_number(s, "the IP MTU in bytes", 68, 65535))
+            tb.mtu = int(_number(s, "the IP MTU in bytes", *vocab.MTU_RANGE))
+            mtu_pos = s.value.pos
         elif s.key == "encap":
             tb.encap = _choice(s, "an encapsulation", ENCAPS)
         elif s.key == "hosts":
@@ -774,17 +811,28 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             raise _unknown(
                 s, "testbed", ("mtu", "encap", "hosts") + ("switch { }", "host NAME { }")
             )
+    least, most = vocab.MTU_RANGE[0], vocab.MTU_RANGE[1] - vocab.ENCAP_HEADER[tb.encap]
+    if mtu_pos is not None and tb.mtu > most:
+        raise expected(
+            mtu_pos,
+            f"mtu = {tb.mtu}",
+            f"an MTU of {least}..{most}: what one AAL5 PDU carries with {tb.encap} "
+            f"({vocab.ENCAP_HEADER[tb.encap]} bytes of header)",
+        )
     clp1_pos = block.pos
+    buffer_pos = block.pos
     # A site's switch block changes only what it says; resolved once the testbed-wide
     # block (wherever it stands) is known.
     site_blocks: list[Block] = []
     # Connections take the first trunk between two sites: a second is never used.
     joined = {frozenset((t["from"], t["to"])): f"testbed {tb.name}'s trunk" for t in tb.trunks}
+    new_trunks: list[tuple[dict, Block]] = []
     for b in block.blocks():
         if b.kind == "switch" and b.name is not None:
             site_blocks.append(b)
         elif b.kind == "switch":
             clp1_pos = _switch(b, tb.switch) or clp1_pos
+            buffer_pos = _setting_pos(b, "buffer_cells", "epd_threshold_cells") or buffer_pos
         elif b.kind == "trunk":
             t = _trunk(b)
             pair = frozenset((t["from"], t["to"]))
@@ -797,6 +845,7 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
                 )
             joined[pair] = f"the trunk at {b.pos}"
             tb.trunks.append(t)
+            new_trunks.append((t, b))
         elif b.kind == "defaults":
             tb.defaults = _host(b, copy.copy(tb.defaults) if tb.defaults else HostSpec(name="*"))
         elif b.kind == "host":
@@ -815,6 +864,7 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
     }
     if tb.defaults is not None:
         sites.add(tb.defaults.site)
+    _check_trunk_sites(tb, new_trunks)
     for b in site_blocks:
         assert b.name is not None
         if b.name not in sites:
@@ -826,12 +876,9 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
         tb.sites[b.name] = sw = dict(tb.sites.get(b.name) or tb.switch)
         _switch(b, sw)
         _check_flow_control(b, sw)
-    if tb.switch["epd_threshold_cells"] > tb.switch["buffer_cells"]:
-        raise ExperimentError(
-            block.pos,
-            f"switch epd_threshold_cells {tb.switch['epd_threshold_cells']} exceeds "
-            f"buffer_cells {tb.switch['buffer_cells']}: the threshold must fit in the buffer",
-        )
+        # (A site's switch was not checked: its threshold past its buffer was taken.)
+        _check_epd(sw, _setting_pos(b, "buffer_cells", "epd_threshold_cells") or b.pos)
+    _check_epd(tb.switch, buffer_pos)
     clp1 = tb.switch.get("clp1_threshold_cells")
     if clp1 is not None and clp1 > tb.switch["buffer_cells"]:
         raise expected(
@@ -840,6 +887,40 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             f"1..{tb.switch['buffer_cells']} (at most buffer_cells) or off",
         )
     return tb
+
+
+def _check_epd(sw: dict, pos: Pos) -> None:
+    if sw["epd_threshold_cells"] > sw["buffer_cells"]:
+        raise ExperimentError(
+            pos,
+            f"switch epd_threshold_cells {sw['epd_threshold_cells']} exceeds "
+            f"buffer_cells {sw['buffer_cells']}: the threshold must fit in the buffer",
+        )
+
+
+def _setting_pos(b: Block, *keys: str) -> Pos | None:
+    """Where the block's last setting of one of ``keys`` is written, if any."""
+    found = [s.pos for s in b.settings() if s.key in keys]
+    return found[-1] if found else None
+
+
+def _check_trunk_sites(tb: Testbed, trunks: list[tuple[dict, Block]]) -> None:
+    """A trunk joins sites with hosts, or a transit site on two trunks or more (the
+    hub of a star); one to a site nothing else reaches carries nothing: a misspelt site."""
+    hosted = {h.site for h in tb.hosts.values()}
+    if tb.defaults is not None:
+        hosted.add(tb.defaults.site)
+    ends = [x for t in tb.trunks for x in (t["from"], t["to"])]
+    for t, b in trunks:
+        for key in ("from", "to"):
+            site = t[key]
+            if site not in hosted and ends.count(site) < 2:
+                known = ", ".join(sorted(hosted | {x for x in ends if ends.count(x) > 1}))
+                raise expected(
+                    _setting_pos(b, key) or b.pos,
+                    f"{key} = {site}, a site with no host and no other trunk",
+                    f"a site of the testbed ({known}): a trunk to nowhere else carries nothing",
+                )
 
 
 def _host_names(s: Setting) -> list[str]:
@@ -863,8 +944,13 @@ def _check_ethernet_names(block: Block, tb: Testbed) -> None:
             continue
         if n in tb.hosts or n in seen:
             other = f"host {n}" if n in tb.hosts else f"host {seen[n]}'s Ethernet interface"
+            where = [
+                _setting_pos(b, "ethernet_name")
+                for b in block.blocks()
+                if b.kind == "host" and b.name == h.name
+            ]
             raise expected(
-                block.pos,
+                next((w for w in where if w is not None), block.pos),
                 f"ethernet_name = {n} on host {h.name}",
                 f"a name of its own ({other} has it)",
             )
@@ -888,6 +974,7 @@ def _switch(b: Block, sw: dict) -> Pos | None:
             clp1_pos = s.value.pos
         elif s.key == "flow_control":
             sw["flow_control"] = _choice(s, "hop-by-hop flow control", FLOW_CONTROLS)
+            sw["_flow_pos"] = s.pos
         elif s.key == "credits":
             sw["credits"] = int(_number(s, "credits per VC per hop (cells)", 1, 1 << 24))
             sw["_credits_pos"] = s.value.pos
@@ -899,6 +986,7 @@ def _switch(b: Block, sw: dict) -> Pos | None:
 def _check_flow_control(b: Block, sw: dict) -> None:
     """Credits belong to credit flow control, and it needs them."""
     pos = sw.pop("_credits_pos", None)
+    flow_pos = sw.pop("_flow_pos", None)
     if sw.get("flow_control") == "none":
         del sw["flow_control"]
     credits = sw.get("credits")
@@ -913,7 +1001,9 @@ def _check_flow_control(b: Block, sw: dict) -> None:
             "credits only on a switch with flow_control = credit",
         )
     if sw.get("flow_control") == "credit" and credits is None:
-        raise expected(b.pos, "flow_control = credit", "credits = N (cells per VC per hop) too")
+        raise expected(
+            flow_pos or b.pos, "flow_control = credit", "credits = N (cells per VC per hop) too"
+        )
 
 
 def load(spec: str) -> Testbed:
@@ -921,12 +1011,12 @@ def load(spec: str) -> Testbed:
     if spec in PRESETS:
         return preset(spec)
     try:
-        open(spec, "rb").close()
-    except OSError as e:
+        os.stat(spec)  # (not open: a FIFO's open waits for a writer; read() refuses it)
+    except (OSError, ValueError) as e:
         raise ExperimentError(
             None,
             f"testbed {spec!r}: neither a preset ({', '.join(sorted(PRESETS))}) "
-            f"nor a readable file ({e.strerror})",
+            f"nor a readable file ({getattr(e, 'strerror', None) or e})",
         ) from None
     text = read(spec, spec, "the testbed")
     doc = parse(text, spec)

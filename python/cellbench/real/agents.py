@@ -38,6 +38,11 @@ LIMITS = {
     "realtime": True,
     "agents": 512,
 }
+#: The bounds of --max-duration and --max-rate, as the agents' own limits hold them
+#: (Rust ``real::limits::MAX_DURATION_LIMIT_S``, ``MIN_RATE_LIMIT_BPS``, where they are
+#: explained; tests/test_real_guard.py holds the two sides to the same numbers).
+MAX_DURATION_LIMIT_S = 30 * 86_400.0
+MIN_RATE_LIMIT_BPS = 1e3
 #: Whether this process set its limits in the agents themselves (``set_limits``).
 _PROCESS_LIMITS = False
 

@@ -19,10 +19,9 @@ import ipaddress
 import logging
 import os
 import re
-import shutil
 import sys
-import tempfile
 
+from cellbench import scratch
 from cellbench.real import agents, credentials, guard
 
 DEFAULT_PORT = 8786
@@ -332,8 +331,7 @@ def serve(
         # Until it is ready a failure is StartError's one line; then Dask's errors show.
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
     user = drop_privileges(realtime)
-    workdir = tempfile.mkdtemp(prefix="cellbench-daemon-")
-    try:
+    # (After dropping root: the directory is the unprivileged user's, and so is the
+    # next daemon that removes it if this one is killed.)
+    with scratch.directory("cellbench-daemon-") as workdir:
         asyncio.run(_serve(name, listen, scheduler, sec, agents_n, workdir, user))
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)

@@ -20,6 +20,13 @@ HOST_HELP = (
 )
 
 
+#: --scheduler's help, the same for `run` and the tools.
+SCHEDULER_HELP = (
+    "--engine real: the address of the daemons' scheduler (the daemon started "
+    "without --scheduler hosts it; cellbench daemon --help)"
+)
+
+
 def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--engine",
@@ -30,7 +37,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--host", dest="hosts", action="append", default=[], metavar="NAME=ADDRESS", help=HOST_HELP
     )
-    p.add_argument("--scheduler", metavar="tls://HOST:PORT", help="--engine real: the daemons'")
+    p.add_argument("--scheduler", metavar="tls://HOST:PORT", help=SCHEDULER_HELP)
     p.add_argument("--credentials", metavar="DIR", help="--engine real: the TLS credentials")
 
 

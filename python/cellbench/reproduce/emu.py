@@ -28,11 +28,11 @@ so); ``kernel_cc`` sets every host's congestion control (default: the kernel's).
 from __future__ import annotations
 
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cellbench import scratch
 from cellbench.reproduce import study
 
 if TYPE_CHECKING:
@@ -203,7 +203,7 @@ def run(
         seed=seed,
     )
     print(f"cellbench: note: {said}", file=sys.stderr)
-    with tempfile.TemporaryDirectory(prefix="cellbench-emu-") as tmp:
+    with scratch.directory("cellbench-emu-") as tmp:
         dest = Path(out) if out is not None else Path(tmp) / f"{name}.result"
         run_plan(p, dest, resume=resume, overwrite=overwrite, drain_s=DRAIN_S)
         df = frame(name, results.load(dest))

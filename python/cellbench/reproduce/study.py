@@ -19,12 +19,12 @@ or a part.
 from __future__ import annotations
 
 import argparse
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cellbench import scratch
 from cellbench.experiment.results import Result
 
 #: The studies' experiment files.
@@ -248,7 +248,7 @@ def run_parts(study: Study, opts: Options) -> dict[str, Any]:
     if study.check is not None:
         study.check(opts)
     got: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="cellbench-study-") as tmp:
+    with scratch.directory("cellbench-study-") as tmp:
         for name in opts.parts:
             part = study.part(name)
             got[name] = part.collect(opts, execute(part.runs(opts), opts, Path(tmp)))

@@ -24,6 +24,16 @@ use super::AgentError;
 /// controller gives a TCP sink 30 s of drain after a timed stream: this is twice that).
 pub const SINK_GRACE: Duration = Duration::from_secs(60);
 
+/// The longest `max_duration_s` a daemon takes: 30 days. An assumption (no paper runs
+/// a transfer for more than minutes; 000 and 004 measure for seconds): far beyond any
+/// measurement, and far below where `Instant + Duration` overflows (which panicked at
+/// `--max-duration 1e300`).
+pub const MAX_DURATION_LIMIT_S: f64 = 30.0 * 86_400.0;
+/// The lowest `max_rate_bps` a daemon takes: 1 kb/s. An assumption: below any link of
+/// the studies by six orders of magnitude, and it keeps one write's time at the cap
+/// (`RateCap::time_of`, at most 2^32 bytes: some 400 days) a representable `Duration`.
+pub const MIN_RATE_LIMIT_BPS: f64 = 1e3;
+
 /// An address and its prefix length (`10.1.0.0/24`; a bare address is a /32 or /128).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Network {
@@ -86,15 +96,16 @@ pub struct Limits {
 
 impl Limits {
     pub fn new(spec: &LimitsSpec) -> Result<Limits, AgentError> {
-        if !(spec.max_duration_s > 0.0 && spec.max_duration_s.is_finite()) {
+        if !(spec.max_duration_s > 0.0 && spec.max_duration_s <= MAX_DURATION_LIMIT_S) {
             return Err(AgentError(format!(
-                "max_duration_s {}: expected a positive number of seconds",
+                "max_duration_s {:?}: expected a number of seconds > 0 and at most \
+                 {MAX_DURATION_LIMIT_S} (30 days)",
                 spec.max_duration_s
             )));
         }
-        if !(spec.max_rate_bps > 0.0 && spec.max_rate_bps.is_finite()) {
+        if !(spec.max_rate_bps >= MIN_RATE_LIMIT_BPS && spec.max_rate_bps.is_finite()) {
             return Err(AgentError(format!(
-                "max_rate_bps {}: expected a positive rate",
+                "max_rate_bps {:?}: expected a finite rate of at least {MIN_RATE_LIMIT_BPS} b/s",
                 spec.max_rate_bps
             )));
         }
@@ -203,6 +214,39 @@ mod test {
         for bad in ["10.1.0.0/33", "10.1.0/24", "x", "::1/129", "10.0.0.1/"] {
             assert!(Network::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    fn spec(max_duration_s: f64, max_rate_bps: f64) -> LimitsSpec {
+        LimitsSpec {
+            allow: vec!["127.0.0.0/8".into()],
+            max_duration_s,
+            max_rate_bps,
+            realtime: false,
+        }
+    }
+
+    #[test]
+    fn test_limits_out_of_range_are_errors_not_panics() {
+        // Duration::from_secs_f64(1e300) panicked (`daemon --max-duration 1e300`).
+        for d in [
+            1e300,
+            f64::INFINITY,
+            f64::NAN,
+            0.0,
+            -1.0,
+            MAX_DURATION_LIMIT_S * 1.01,
+        ] {
+            let e = Limits::new(&spec(d, 1e9)).err().expect("refused");
+            assert!(e.0.starts_with("max_duration_s "), "{}", e.0);
+        }
+        for r in [1e-300, 0.0, 999.0, f64::INFINITY, f64::NAN] {
+            let e = Limits::new(&spec(300.0, r)).err().expect("refused");
+            assert!(e.0.starts_with("max_rate_bps "), "{}", e.0);
+        }
+        // At the bounds: an agent's deadline and the slowest write's slot still add.
+        let l = Limits::new(&spec(MAX_DURATION_LIMIT_S, MIN_RATE_LIMIT_BPS)).unwrap();
+        let _ = Instant::now() + l.max_duration + SINK_GRACE;
+        let _ = l.cap.reserve(u32::MAX as usize, Duration::ZERO, false);
     }
 
     #[test]

@@ -212,11 +212,11 @@ pub fn cell_iats(bytes: &[u8], slot: SimTime, vc: Option<(u16, u16)>) -> Result<
     }
     let records = crate::wire::pcap::records(bytes).map_err(|e| e.to_string())?;
     if records.link() != PcapLink::Cells {
-        return Err(
-            "the file holds AAL5 PDUs (SunATM, link type 123), not cells: a tester's \
-                    capture is ERF ATM cells (link type 197)"
-                .into(),
-        );
+        return Err(format!(
+            "the file holds {}, not cells: a tester's capture is {}",
+            records.link().describe(),
+            PcapLink::Cells.describe()
+        ));
     }
     let mut out = CellIats::default();
     for (n, rec) in records.enumerate() {
@@ -323,6 +323,24 @@ mod test {
         assert_eq!(cell_iats(&f, slot, Some((0, 33))).unwrap().cells, 0);
         assert!(cell_iats(&f[..f.len() - 3], slot, None).is_err());
         assert!(cell_iats(&f, SimTime::ZERO, None).is_err());
+    }
+
+    #[test]
+    fn a_file_that_is_not_cells_is_named_by_its_link_type() {
+        // An Ethernet capture (link type 1) was called "AAL5 PDUs (SunATM, link type 123)".
+        for (link, what) in [
+            (PcapLink::Ethernet, "Ethernet frames (link type 1)"),
+            (PcapLink::Pdus, "AAL5 PDUs (SunATM, link type 123)"),
+        ] {
+            let f = PcapWriter::new(Vec::new(), link).unwrap().into_inner();
+            assert_eq!(
+                cell_iats(&f, SimTime(1), None).unwrap_err(),
+                format!(
+                    "the file holds {what}, not cells: a tester's capture is ERF ATM cells \
+                     (link type 197)"
+                )
+            );
+        }
     }
 
     proptest::proptest! {

@@ -79,6 +79,15 @@ impl PcapLink {
         }
     }
 
+    /// What a file of this link type holds, in words, with the link type's number.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            PcapLink::Cells => "ERF ATM cells (link type 197)",
+            PcapLink::Pdus => "AAL5 PDUs (SunATM, link type 123)",
+            PcapLink::Ethernet => "Ethernet frames (link type 1)",
+        }
+    }
+
     /// The file header's link-type word: the link type, and for Ethernet the
     /// note that every frame carries its 4-byte FCS.
     pub const fn header_word(self) -> u32 {
@@ -144,6 +153,17 @@ pub enum PcapError {
         erf_type: u8,
         offset: usize,
     },
+    /// An ERF record whose record length (`rlen`) does not span its header and cell
+    /// within the packet, or whose wire length (`wlen`) is no ATM cell's.
+    BadErfLength {
+        rlen: u16,
+        wlen: u16,
+        /// The least `rlen` the header says (header, extensions, cell).
+        needed: usize,
+        /// The packet's captured length: the most `rlen` can be.
+        available: usize,
+        offset: usize,
+    },
     /// A record of the wrong kind for the file's link type.
     WrongLink {
         link: PcapLink,
@@ -183,7 +203,15 @@ impl fmt::Display for PcapError {
                 f,
                 "ERF record type {erf_type} at byte {offset} not supported: allowed {ERF_TYPE_ATM} (ATM cell)"
             ),
-            PcapError::WrongLink { link } => write!(f, "this pcap file holds {link:?}, not that kind of record"),
+            PcapError::BadErfLength { rlen, wlen, needed, available, offset } => write!(
+                f,
+                "ERF record at byte {offset}: record length {rlen} and wire length {wlen}, \
+                 expected a record length of {needed}..={available} (its header and cell, \
+                 within the packet) and a wire length of 1..={CELL_LEN} (one ATM cell)"
+            ),
+            PcapError::WrongLink { link } => {
+                write!(f, "this pcap file holds {}, not that kind of record", link.describe())
+            }
             PcapError::VpiTooLarge { vpi } => write!(f, "VPI {vpi} does not fit SunATM's one byte: allowed 0..=255"),
             PcapError::TooLong { len } => write!(f, "record of {len} bytes exceeds the snapshot length {SNAPLEN}"),
             PcapError::TimeTooLarge => write!(f, "time beyond 2^32 seconds cannot be written to pcap"),
@@ -511,6 +539,22 @@ fn parse_erf_cell(data: &[u8], offset: usize, time: SimTime) -> Result<Record, P
     while more {
         more = r.take(8)?[0] & 0x80 != 0;
     }
+    // The record length spans the header, its extensions and the cell (and any
+    // padding) and no more than the packet; the wire length is one cell's, 52 bytes
+    // without the HEC (Endace ERF Types Reference, "rlen" and "wlen").
+    let rlen = u16::from_be_bytes([h[10], h[11]]);
+    let wlen = u16::from_be_bytes([h[14], h[15]]);
+    let needed = r.pos + ERF_CELL_LEN;
+    let rlen_ok = (needed..=data.len()).contains(&usize::from(rlen));
+    if data.len() >= needed && !(rlen_ok && (1..=CELL_LEN as u16).contains(&wlen)) {
+        return Err(PcapError::BadErfLength {
+            rlen,
+            wlen,
+            needed,
+            available: data.len(),
+            offset,
+        });
+    }
     let body = r.take(ERF_CELL_LEN).map_err(|e| match e {
         PcapError::Truncated {
             offset: o,
@@ -581,6 +625,46 @@ mod test {
         assert_eq!(&erf[8..16], &[3, 4, 0, 68, 0, 0, 0, 52]);
         assert_eq!(&erf[16..20], &cells[0][..4]);
         assert_eq!(&erf[20..], &cells[0][5..]);
+    }
+
+    /// A one-cell file with the ERF record's rlen and wlen set to these.
+    fn cell_file_with_lengths(rlen: u16, wlen: u16) -> Vec<u8> {
+        let cells = segment(&CellHeader::uni(1, 42, false), b"hi").unwrap();
+        let mut f = cells_file(&[SimTime::ZERO], &cells);
+        f[40 + 10..40 + 12].copy_from_slice(&rlen.to_be_bytes());
+        f[40 + 14..40 + 16].copy_from_slice(&wlen.to_be_bytes());
+        f
+    }
+
+    #[test]
+    fn test_impossible_erf_len() {
+        // Record lengths 0 and 0xffff (and a wire length of no cell) were accepted.
+        assert!(read_pcap(&cell_file_with_lengths(68, 52)).is_ok());
+        assert!(read_pcap(&cell_file_with_lengths(68, 53)).is_ok());
+        for (rlen, wlen) in [
+            (0, 52),
+            (0xffff, 52),
+            (67, 52),
+            (69, 52),
+            (68, 0),
+            (68, 0xffff),
+        ] {
+            let e = read_pcap(&cell_file_with_lengths(rlen, wlen)).unwrap_err();
+            assert_eq!(
+                e,
+                PcapError::BadErfLength {
+                    rlen,
+                    wlen,
+                    needed: 68,
+                    available: 68,
+                    offset: 40
+                }
+            );
+            assert!(e.to_string().starts_with(&format!(
+                "ERF record at byte 40: record length {rlen} and wire length {wlen}, expected \
+                 a record length of 68..=68"
+            )));
+        }
     }
 
     #[test]
@@ -722,6 +806,12 @@ mod test {
         #[test]
         fn reader_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
             let _ = read_pcap(&bytes);
+        }
+
+        #[test]
+        fn erf_lengths_never_panic_and_only_a_cell_s_pass(rlen in any::<u16>(), wlen in any::<u16>()) {
+            let ok = read_pcap(&cell_file_with_lengths(rlen, wlen)).is_ok();
+            prop_assert_eq!(ok, rlen == 68 && (1..=53).contains(&wlen));
         }
 
         #[test]
