@@ -16,6 +16,7 @@ from cellbench.cli.common import (
     print_json,
     seed,
 )
+from cellbench.experiment import contention
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
 
 
@@ -328,6 +329,8 @@ def _print_summary(result, fmt: str) -> None:
     table = summary.drop(columns=["limit_evidence"])
     print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     _print_limits(result, summary)
+    for line in contention.lines(result):
+        print(line)
     for line in engines.get(m.get("engine", "sim")).summary_lines(result):
         print(line)
 

@@ -1,0 +1,112 @@
+"""Many connections through one congested port, as a stored result shows them
+(issue 34's instruments; docs/mechanisms.md, "Capture"): per connection its goodput,
+retransmit timeouts, the longest backoff reached and the time spent waiting on a
+retransmit timer; per run Jain's fairness index and the starved connections; per
+switch port the cells it carried of PDUs never delivered (wasted), its idle time while
+a connection through it ran, and its cells lost by cause.
+
+Shown by ``cellbench run``/``show`` under the summary and by ``report`` beside it, and
+only where there is something to see: a timeout, a starved connection, a port that
+lost cells."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: The runs columns this view reads (a result stored before them has none: nothing shown).
+CONNECTION_COLUMNS = ("goodput_bps", "timeouts", "max_backoff", "rexmt_wait_s")
+RUN_COLUMNS = ("fairness_jain", "starved")
+LOSS_CAUSES = ("overflow", "ppd", "epd", "clp", "policed")
+
+
+def _keys(result, df: pd.DataFrame) -> list[str]:
+    params = [c[0] for c in result.meta.get("param_columns", [])]
+    return [k for k in params if k in df]
+
+
+def connections(result) -> pd.DataFrame | None:
+    """Per sweep point and connection, over the replications: goodput (Mb/s),
+    timeouts, the longest backoff (2^k) and the time on retransmit timers (s); and per
+    point Jain's fairness index and the starved connections. None if no connection
+    timed out and none starved (or the result predates these columns)."""
+    df = result.to_pandas()
+    if df.empty or any(c not in df for c in (*CONNECTION_COLUMNS, *RUN_COLUMNS)):
+        return None
+    timed_out = df["timeouts"].fillna(0).gt(0).any()
+    starved = df["starved"].fillna("").astype(str).ne("").any()
+    if not (timed_out or starved):
+        return None
+    keys = _keys(result, df)
+    g = df.assign(goodput_mbps=df["goodput_bps"] / 1e6).groupby(
+        [*keys, "connection", "transmitter", "receiver"], sort=False, dropna=False
+    )
+    out = g.agg(
+        goodput_mbps=("goodput_mbps", "mean"),
+        timeouts=("timeouts", "mean"),
+        max_backoff=("max_backoff", "max"),
+        rexmt_wait_s=("rexmt_wait_s", "mean"),
+        jain=("fairness_jain", "mean"),
+        # A list of strings is stored joined by " -> " (results.py): one per connection.
+        starved=(
+            "starved",
+            lambda s: "; ".join(
+                dict.fromkeys(str(x).replace(" -> ", ", ") for x in s.dropna() if x)
+            ),
+        ),
+        limited_by=("limited_by", "first"),
+    ).reset_index()
+    return out
+
+
+def ports(result) -> pd.DataFrame | None:
+    """Per sweep point and switch port that lost cells, over the replications: cells
+    carried, of them delivered and wasted (and the wasted share), the idle time while
+    a connection through it ran, and the cells lost by cause. None if no port lost any."""
+    p = result.ports()
+    if p.empty or "cells_wasted" not in p:
+        return None
+    p = p[p["cells_lost"].fillna(0) > 0]
+    if p.empty:
+        return None
+    rows = result.to_pandas()
+    keys = _keys(result, rows)
+    if keys:
+        p = p.merge(rows[["run", *keys]].drop_duplicates("run"), on="run", how="left")
+    agg = {
+        "cells_out": ("cells_out", "mean"),
+        "cells_delivered": ("cells_delivered", "mean"),
+        "cells_wasted": ("cells_wasted", "mean"),
+        "idle_s": ("idle_s", "mean"),
+        **{f"lost_{c}": (f"cells_lost_{c}", "mean") for c in LOSS_CAUSES},
+    }
+    out = p.groupby([*keys, "port", "host"], sort=False, dropna=False).agg(**agg).reset_index()
+    out.insert(
+        out.columns.get_loc("idle_s"),
+        "wasted_%",
+        100 * out["cells_wasted"] / out["cells_out"].where(out["cells_out"] > 0),
+    )
+    return out
+
+
+def lines(result) -> list[str]:
+    """The summary's lines under the throughput table (empty where nothing contended)."""
+    out = []
+    c = connections(result)
+    if c is not None:
+        out.append(
+            "# contention: goodput Mb/s, retransmit timeouts, longest backoff (2^k), "
+            "s waiting on retransmit timers; per point Jain's fairness index and the "
+            "connections under 5% of their fair share (starved)"
+        )
+        out += c.to_string(index=False, float_format=lambda x: f"{x:.3f}").splitlines()
+    p = ports(result)
+    if p is not None:
+        out.append(
+            "# ports that lost cells: cells carried, of PDUs delivered and not (wasted), idle "
+            "s while a connection through it ran, cells lost by cause"
+        )
+        out += p.to_string(index=False, float_format=lambda x: f"{x:.3f}").splitlines()
+    return out
