@@ -110,3 +110,51 @@ def lines(result) -> list[str]:
         )
         out += p.to_string(index=False, float_format=lambda x: f"{x:.3f}").splitlines()
     return out
+
+
+def _cell_seconds(result) -> dict[str, float]:
+    """Each switch port's cell time (s), by the name the ports table gives it: the port
+    to a host runs at the host's physical layer, a trunk's at the trunk's."""
+    from cellbench import calc
+
+    tb = result.meta.get("testbed") or {}
+    phys = {h["name"]: h.get("phy") for h in tb.get("hosts", [])}
+    for t in tb.get("trunks", []):
+        phys[f"trunk {t['from']}->{t['to']}"] = phys[f"trunk {t['to']}->{t['from']}"] = t["phy"]
+    out = {}
+    for name, phy in phys.items():
+        try:
+            out[name] = 1 / calc.phy_rates(phy)["cells_per_sec"]
+        except (ValueError, TypeError):
+            continue  # an Ethernet interface: no cells
+    return out
+
+
+def port_time(result) -> pd.DataFrame | None:
+    """Per run, how the busiest switch port's time went (the congested port where every
+    connection's data meets): its span (the connections' union, ``idle_s`` plus its cells'
+    time), the shares of it spent on cells of PDUs delivered and of PDUs never delivered
+    (wasted) and idle while a connection had data, in %, the rest being cells of PDUs in
+    flight at the end; and the effective throughput, the bytes the run's receivers read
+    over the span against the port's cell payload rate (48 bytes a cell). By
+    construction delivered + wasted + idle + in flight = 100%. None for a result
+    without these columns."""
+    p = result.ports()
+    if p.empty or "cells_wasted" not in p or p["idle_s"].isna().all():
+        return None
+    cell_s = _cell_seconds(result)
+    p = p[p["host"].isin(cell_s) & p["idle_s"].notna()]
+    busiest = p.loc[p.groupby("run")["cells_out"].idxmax()].copy()
+    busiest["cell_s"] = busiest["host"].map(cell_s)
+    busiest["span_s"] = busiest["cells_out"] * busiest["cell_s"] + busiest["idle_s"]
+    span_cells = busiest["span_s"] / busiest["cell_s"]
+    for what in ("delivered", "wasted"):
+        busiest[f"{what}_pct"] = 100 * busiest[f"cells_{what}"] / span_cells
+    busiest["idle_pct"] = 100 * busiest["idle_s"] / busiest["span_s"]
+    rows = result.to_pandas()
+    received = rows.groupby("run")["bytes_received"].sum()
+    payload_bps = 48 * 8 / busiest["cell_s"]
+    busiest["effective"] = (
+        busiest["run"].map(received) * 8 / busiest["span_s"].where(busiest["span_s"] > 0)
+    ) / payload_bps
+    return busiest.reset_index(drop=True)
