@@ -35,13 +35,15 @@ pub fn jain(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty() && squares > 0.0).then(|| sum * sum / (xs.len() as f64 * squares))
 }
 
-/// Jain's index over the goodputs of the run's connections that started.
-pub fn run_fairness(run: &RunResult) -> Option<f64> {
+/// Jain's index over the goodputs of the run's TCP connections that started
+/// (a UDP stream takes what it is given: its share says nothing of fairness).
+pub fn run_fairness(scenario: &Scenario, run: &RunResult) -> Option<f64> {
     let xs: Vec<f64> = run
         .transfers
         .iter()
-        .filter(|t| t.started_at.is_some())
-        .map(goodput_bps)
+        .zip(&scenario.transfers)
+        .filter(|(t, s)| t.started_at.is_some() && s.protocol == Protocol::Tcp)
+        .map(|(t, _)| goodput_bps(t))
         .collect();
     jain(&xs)
 }
@@ -93,9 +95,11 @@ pub fn sharing(scenario: &Scenario, run: &RunResult, i: usize) -> Option<Sharing
     })
 }
 
-/// Transfer `i` got under [`STARVED_SHARE`] of its fair share at a port it shared.
-pub fn starved(run: &RunResult, s: &Sharing, i: usize) -> bool {
-    s.members.len() >= 2 && goodput_bps(&run.transfers[i]) < STARVED_SHARE * s.fair_bps
+/// TCP transfer `i` got under [`STARVED_SHARE`] of its fair share at a port it shared.
+pub fn starved(scenario: &Scenario, run: &RunResult, s: &Sharing, i: usize) -> bool {
+    scenario.transfers[i].protocol == Protocol::Tcp
+        && s.members.len() >= 2
+        && goodput_bps(&run.transfers[i]) < STARVED_SHARE * s.fair_bps
 }
 
 /// Capture: a TCP connection starved at a port that dropped cells while
@@ -115,7 +119,7 @@ pub fn capture(
     }
     let s = sharing(scenario, run, i)?;
     let lost = run.ports.get(s.port).map_or(0, |c| c.cells_lost.total());
-    if lost == 0 || !starved(run, &s, i) {
+    if lost == 0 || !starved(scenario, run, &s, i) {
         return None;
     }
     let holder = s

@@ -331,7 +331,8 @@ impl RunSpec {
         }
         let starved = (0..r.transfers.len())
             .filter(|&i| {
-                capture::sharing(scenario, r, i).is_some_and(|s| capture::starved(r, &s, i))
+                capture::sharing(scenario, r, i)
+                    .is_some_and(|s| capture::starved(scenario, r, &s, i))
             })
             .map(|i| self.connection_name(i))
             .collect();
@@ -342,7 +343,7 @@ impl RunSpec {
             events: r.events,
             sim_seconds: r.end_time.as_secs_f64(),
             cells: None,
-            fairness_jain: capture::run_fairness(r),
+            fairness_jain: capture::run_fairness(scenario, r),
             starved,
         }
     }
