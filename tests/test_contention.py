@@ -62,7 +62,7 @@ def test_a_starved_connection_says_who_held_the_port(stored):
     rows = result.to_pandas()
     for _, r in rows[rows["limited_by"] == "capture"].iterrows():
         ev = r["limit_evidence"]
-        assert ev.startswith("capture: ") and "held it at" in ev and "backed off" in ev, ev
+        assert ev.startswith("starved: ") and "held it at" in ev and "backed off" in ev, ev
         assert r["transmitter"] + "->dst" in r["starved"].replace(" -> ", ",").split(",")
     # Whoever starves is named by its run; a run naming none has no capture.
     for _, run in rows.groupby("run"):
@@ -81,3 +81,24 @@ def test_show_prints_the_contention_tables_where_there_is_contention(stored):
         assert line in out
     if result.ports()["cells_lost"].gt(0).any():
         assert any(line.startswith("# ports that lost cells") for line in lines)
+
+
+def _row(tx: str, mbps: float, cells_lost: int) -> dict:
+    return {
+        "protocol": "tcp", "transmitter": tx, "receiver": "dst", "throughput_bps": mbps * 1e6,
+        "cells_lost": cells_lost, "retransmits": 3 if cells_lost else 0,
+        "limited_by": "cell-loss" if cells_lost else "window", "limit_evidence": "counts",
+    }  # fmt: skip
+
+
+def test_a_real_tcp_run_names_capture_from_its_rows():
+    rows = [_row("a", 130.0, 0), _row("b", 0.3, 900), _row("c", 0.2, 0), _row("d", 40.0, 10)]
+    contention.name_capture(rows)
+    # b starved where the network lost its cells and a held the port: capture; c starved
+    # too but lost nothing (no capture); d got under its share but is not starved.
+    assert [r["limited_by"] for r in rows] == ["window", "capture", "window", "cell-loss"]
+    assert rows[1]["limit_evidence"].startswith("starved: 0.300 Mb/s")
+    assert "a->dst held the port at 130.00 Mb/s" in rows[1]["limit_evidence"]
+    assert all(r["starved"] == "b->dst -> c->dst" for r in rows)
+    xs = [130.0, 0.3, 0.2, 40.0]
+    assert rows[0]["fairness_jain"] == pytest.approx(sum(xs) ** 2 / (4 * sum(x * x for x in xs)))

@@ -84,3 +84,22 @@ def test_bad_options_are_refused_in_one_line(args, message):
     )  # fmt: skip
     assert r.returncode != 0
     assert message in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_the_port_buffer_plot_draws_a_stored_buffers_part(tmp_path):
+    from cellbench.experiment import plots, results
+
+    opts = study.Options(
+        seed=1,
+        workers=2,
+        replications=1,
+        out=tmp_path / "ubr",
+        sets=("buffer=256,1024", "mtu=9180"),
+        params={"connections": 3, "flavour": "reno", "seconds": 0.3},
+    )
+    study.run_parts(REGISTRY["ubr"], opts)
+    result = results.load(tmp_path / "ubr" / "buffers")
+    svg = plots.plot(result, "port-buffer", tmp_path / "p.svg").read_text()
+    assert "switch port buffer (cells)" in svg and "wasted cells" in svg
+    for policy in ("tail-drop", "ppd", "epd"):
+        assert f"policy {policy}" in svg

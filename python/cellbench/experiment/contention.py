@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cellbench import vocab
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -158,3 +160,50 @@ def port_time(result) -> pd.DataFrame | None:
         busiest["run"].map(received) * 8 / busiest["span_s"].where(busiest["span_s"] > 0)
     ) / payload_bps
     return busiest.reset_index(drop=True)
+
+
+#: A connection under this share of its fair share is starved (the simulator's
+#: ``sim::explain::capture::STARVED_SHARE``).
+STARVED_SHARE = 0.05
+
+
+def name_capture(rows: list[dict]) -> None:
+    """For an engine that runs real TCPs (the emulator), the simulator's fairness and
+    capture (``sim/explain/capture.rs``) from one run's rows, in place: every row gets
+    the run's Jain's index over its TCP connections' rates (the sender's) and the starved ones; a
+    TCP connection starved while another with the same receiver took more than its fair
+    share, at a network that lost its cells, is ``capture``. The port is taken to be the
+    one to the receiver (the rows name no port), and the kernel's counts stand for the
+    simulator's timers (retransmissions, from TCP_INFO)."""
+
+    def rate(r: dict) -> float:
+        # The sender's rate over the test's length: a real receiver's goodput is over
+        # its own active time, which for a starved connection may be one late burst.
+        return float(r.get("throughput_bps") or 0.0)
+
+    tcp = [r for r in rows if r.get("protocol") == "tcp"]
+    xs = [rate(r) for r in tcp]
+    squares = sum(x * x for x in xs)
+    jain = sum(xs) ** 2 / (len(xs) * squares) if squares else None
+    starved = []
+    for r in tcp:
+        group = [o for o in tcp if o["receiver"] == r["receiver"]]
+        fair = sum(rate(o) for o in group) / len(group)
+        if len(group) < 2 or rate(r) >= STARVED_SHARE * fair:
+            continue
+        starved.append(f"{r['transmitter']}->{r['receiver']}")
+        holder = max(group, key=rate)
+        if not r.get("cells_lost") or rate(holder) <= fair:
+            continue
+        before = f"{r.get('limited_by') or 'undetermined'}: {r.get('limit_evidence') or ''}"
+        r["limited_by"] = vocab.CAPTURE
+        r["limit_evidence"] = (
+            f"starved: {rate(r) / 1e6:.3f} Mb/s, {100 * rate(r) / fair:.1f}% of its fair "
+            f"share ({fair / 1e6:.2f} Mb/s: {len(group)} connections into "
+            f"{r['receiver']}); {holder['transmitter']}->{holder['receiver']} held the port "
+            f"at {rate(holder) / 1e6:.2f} Mb/s while this one lost {r['cells_lost']} cells "
+            f"and retransmitted {r.get('retransmits') or 0} times (TCP_INFO); {before}"
+        ).rstrip(": ")
+    for r in rows:
+        r["fairness_jain"] = jain
+        r["starved"] = " -> ".join(starved)

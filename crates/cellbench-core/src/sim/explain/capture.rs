@@ -142,7 +142,7 @@ pub fn capture(
     let port = &scenario.topology.ports[s.port];
     let link_bps = port.rate.bps() as f64;
     Some(format!(
-        "capture: {:.3} Mb/s, {:.1}% of its fair share ({:.2} Mb/s: {} connections \
+        "starved: {:.3} Mb/s, {:.1}% of its fair share ({:.2} Mb/s: {} connections \
          through {} carried {:.2} Mb/s of the link's {:.2}); {} held it at {:.2} Mb/s \
          ({:.0}% of what they carried) for {:.2} s of this one's {:.2} s, while this \
          one's sender timed out {} times, backed off to {}x and waited {:.2} s on its \
