@@ -1,6 +1,7 @@
 """Many TCPs through one congested port (issue 34's instruments): what a run stores
 and prints about fairness, starvation, backoff, wasted cells and idle time, held to
-what must hold whatever the outcome (docs/mechanisms.md, "Capture")."""
+what must hold whatever the outcome (docs/mechanisms.md, "Many TCPs through one
+congested port")."""
 
 from __future__ import annotations
 

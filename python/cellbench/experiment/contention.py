@@ -1,5 +1,6 @@
 """Many connections through one congested port, as a stored result shows them
-(issue 34's instruments; docs/mechanisms.md, "Capture"): per connection its goodput,
+(issue 34's instruments; docs/mechanisms.md, "Many TCPs through one congested
+port"): per connection its goodput,
 retransmit timeouts, the longest backoff reached and the time spent waiting on a
 retransmit timer; per run Jain's fairness index and the starved connections; per
 switch port the cells it carried of PDUs never delivered (wasted), its idle time while

@@ -10,21 +10,20 @@ receivers read over the port's span, from the first transfer's start to the last
 end, against the port's cell payload rate), how the port's time went (cells of
 delivered PDUs, wasted cells of PDUs never delivered, idle while a connection had
 data), Jain's fairness index, the starved connections and what limited each
-(issue 34's instruments, docs/mechanisms.md "Capture").
+(issue 34's instruments, docs/mechanisms.md, "Many TCPs through one congested port").
 
 Parts (each one experiment the study writes, its points a sweep, so ``cellbench show``
 and ``cellbench plot OUT/PART --kind port-buffer`` read it):
 
 - ``buffers`` (default): buffer 256..8192 cells x tail drop, PPD, EPD x MTU 9180, 1500;
-- ``epd-threshold``: EPD's threshold swept at one buffer, tail drop and PPD beside it;
+- ``epd-threshold``: EPD's threshold swept from 1/8 to 9/10 of one buffer;
 - ``flavours``: the era's TCPs (and a modern one) at one buffer, per policy;
 - ``connections``: 2 to 30 connections at one buffer, per policy.
 
 Constants: OC-3c everywhere (ANSI T1.105: 149.76 Mb/s of cells), DEC Alpha 3000 hosts
 (fast enough to fill OC-3c, docs/design.md §6.3) so the network, not a CPU, binds;
-48 KB windows, the OSF/1 default socket buffer the era's Alpha measurements used
-(an assumption: the era's studies ran 32-64 KB); 20 m of fibre per host (era.rs). EPD's
-threshold in ``buffers`` is half the buffer (``epd_threshold_share = 0.5``: an
+48 KB windows (an assumption: the era's studies ran 32-64 KB); 20 m of fibre per host
+(era.rs). EPD's threshold in ``buffers`` is half the buffer (``epd_threshold_share = 0.5``: an
 assumption, a threshold leaving room for the PDUs in progress; the ``epd-threshold``
 part sweeps it from 1/8 to 9/10 of the buffer).
 """

@@ -1,6 +1,7 @@
 //! Many connections through one congested port: who got what (Jain's fairness
 //! index, starved connections), and capture, a connection starved while
-//! another held the port, with the evidence (docs/mechanisms.md, "Capture").
+//! another held the port, with the evidence (docs/mechanisms.md, "Many TCPs
+//! through one congested port").
 //!
 //! A connection is measured by its goodput: the bytes its receiving
 //! application read over the receiver's time (a cut run: so far). Its port is
