@@ -18,8 +18,8 @@ from cellbench.experiment import results
 from cellbench.reproduce import lan_buffers, wan
 
 LIMITS = {
-    "application", "lockstep", "link", "host-cpu", "window", "policing", "cell-loss", "nagle",
-    "undetermined",
+    "application", "lockstep", "link", "host-cpu", "window", "policing", "cell-loss", "capture",
+    "nagle", "undetermined",
 }  # fmt: skip
 
 

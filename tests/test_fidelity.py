@@ -64,7 +64,9 @@ def test_lines_are_built_from_the_registry_declarations() -> None:
     for r in published.published_results():
         assert r.tolerance in fidelity.TOLERANCES, r.id
     names = {name for name, *_ in fidelity.declarations()}
-    assert names == set(REGISTRY)
+    # ubr is the era's UBR experiment (issue 34), which none of the five papers publishes:
+    # it compares no published figure (docs/ubr.md); every other study does.
+    assert names == set(REGISTRY) - {"ubr"}
 
 
 def test_counts_per_paper_and_kind(lines) -> None:

@@ -35,6 +35,12 @@ FAST: dict[tuple[str, str], list[str]] = {
     ("wan-contention", "burst"): ["--set", "seconds=0.5", "--set", "burst=64K,1M"],
     ("wan-contention", "five-pairs"): ["--set", "seconds=0.2"],
     ("wan-contention", "ftp"): ["--set", "seconds=0.5"],
+    ("ubr", "buffers"): [
+        "--seconds", "0.3", "--replications", "1", "--set", "buffer=256,8192", "--set", "mtu=9180",
+    ],
+    ("ubr", "epd-threshold"): ["--seconds", "0.3", "--replications", "1", "--set", "epd=0.5"],
+    ("ubr", "flavours"): ["--seconds", "0.3", "--replications", "1", "--set", "policy=epd"],
+    ("ubr", "connections"): ["--seconds", "0.2", "--replications", "1", "--set", "policy=ppd"],
 }  # fmt: skip
 
 PARTS = [(s.name, p.name) for s in REGISTRY.values() for p in s.parts]

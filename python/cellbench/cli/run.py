@@ -17,6 +17,7 @@ from cellbench.cli.common import (
     print_json,
     seed,
 )
+from cellbench.experiment import contention
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
 from cellbench.real.tools import SCHEDULER_HELP
 
@@ -362,6 +363,8 @@ def _print_summary(result, fmt: str) -> None:
     text = table.to_string(index=False, float_format=lambda x: f"{x:.3f}")
     print("\n".join(printable(line) for line in text.splitlines()))
     _print_limits(result, summary)
+    for line in contention.lines(result):
+        print(line)
     for line in engines.get(m.get("engine", "sim")).summary_lines(result):
         print(line)
 

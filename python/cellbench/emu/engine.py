@@ -27,6 +27,7 @@ from cellbench.engines.base import Tables
 from cellbench.engines.rows import ident, port_rows
 from cellbench.engines.walk import wait_all, walk
 from cellbench.errors import EngineError, UsageError
+from cellbench.experiment import contention
 from cellbench.experiment.lang import ExperimentError
 from cellbench.real import agents, controller
 from cellbench.real import plan as rplan
@@ -227,6 +228,7 @@ def run_one(
         if report["policers"]:
             row["met_contract"] = all(p["met_contract"] for p in report["policers"])
         row.update(_network_limit(row, data))
+    contention.name_capture(rows)
     # The network's time 0 is the emulator's start; the run's is the agents' origin.
     ports, queue = port_rows(ident(task), report["ports"], report["clock_start_unix"] - origin)
     cwnd = controller.series(task, run, origin) if plan.series else []

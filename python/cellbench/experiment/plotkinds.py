@@ -13,6 +13,7 @@ KINDS = (
     "cwnd",
     "queue",
     "iat",
+    "port-buffer",
 )
 
 #: The figure kinds that draw one stored run (the others draw the whole sweep).

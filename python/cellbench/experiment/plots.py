@@ -1192,6 +1192,13 @@ def plot(
         message_size(result, fig, df, picked, by)
     elif kind == "measurements":
         measurements(result, fig, df, picked, params)
+    elif kind == "port-buffer":
+        from cellbench.experiment.plot_port import PortBufferError, port_buffer
+
+        try:
+            port_buffer(result, fig, df, picked)
+        except PortBufferError as e:
+            raise PlotError(str(e)) from None
     elif kind == "segment-size":
         if "mtu" not in df:
             raise PlotError(

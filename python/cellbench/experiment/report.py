@@ -454,6 +454,7 @@ def _result_section(result, label: str, fig_prefix: str) -> str:
         )
         if fixed_text:
             parts.append(f'<p class="note">fixed over the result: {html.escape(fixed_text)}</p>')
+        parts += _contention_tables(result)
     for k, (kind, caption, svg) in enumerate(figures(result)):
         parts.append(
             f'<figure data-kind="{kind}">{_unique_ids(svg, f"{fig_prefix}f{k}-")}'
@@ -461,6 +462,37 @@ def _result_section(result, label: str, fig_prefix: str) -> str:
         )
     parts.append("</section>")
     return "".join(parts)
+
+
+def _contention_tables(result) -> list[str]:
+    """Where connections contended (a timeout, a starved connection, a port that lost
+    cells): the instruments of ``experiment/contention.py`` as tables."""
+    from cellbench.experiment import contention
+
+    out = []
+    c = contention.connections(result)
+    if c is not None:
+        out.append(
+            table(
+                c,
+                "contention per connection: goodput Mb/s, retransmit timeouts, "
+                "longest backoff (2^k), s waiting on retransmit timers; per point "
+                "Jain's fairness index and the starved connections",
+                "contention",
+            )
+        )
+    p = contention.ports(result)
+    if p is not None:
+        out.append(
+            table(
+                p,
+                "ports that lost cells: cells carried, of PDUs delivered and "
+                "not (wasted), idle s while a connection through it ran, cells "
+                "lost by cause",
+                "ports",
+            )
+        )
+    return out
 
 
 def _comparison(results: list, labels: list[str]) -> str:

@@ -7,6 +7,7 @@ Written as a block, in the experiment file or a file of its own::
         encap = vc-mux;                 # vc-mux | llc-snap
         switch { buffer_cells = 256; policy = tail-drop; epd_threshold_cells = 200;
                  clp1_threshold_cells = 192; }  # tagged (CLP=1) cells go from 192 queued; off
+                                        # epd_threshold_share = 0.5: half of buffer_cells
         switch east { buffer_cells = 4096;      # site east's switch, where it differs
                       flow_control = credit; credits = 400; }  # AN2 credits per VC per hop
         defaults { profile = sparc-ipc; phy = taxi100; flavour = sunos411; }   # any other host
@@ -91,6 +92,7 @@ SWITCH_KEYS = (
     "buffer_cells",
     "policy",
     "epd_threshold_cells",
+    "epd_threshold_share",
     "clp1_threshold_cells",
     "flow_control",
     "credits",
@@ -878,6 +880,12 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
         _check_flow_control(b, sw)
         # (A site's switch was not checked: its threshold past its buffer was taken.)
         _check_epd(sw, _setting_pos(b, "buffer_cells", "epd_threshold_cells") or b.pos)
+    for sw in (tb.switch, *tb.sites.values()):
+        share = sw.pop("_epd_share", None)
+        if share is not None:
+            if not 0 < share[0] <= 1:
+                raise expected(share[1], f"epd_threshold_share {share[0]:g}", "a share in (0, 1]")
+            sw["epd_threshold_cells"] = max(1, round(share[0] * sw["buffer_cells"]))
     _check_epd(tb.switch, buffer_pos)
     clp1 = tb.switch.get("clp1_threshold_cells")
     if clp1 is not None and clp1 > tb.switch["buffer_cells"]:
@@ -969,6 +977,11 @@ def _switch(b: Block, sw: dict) -> Pos | None:
             sw["policy"] = _choice(s, "a drop policy", POLICIES)
         elif s.key == "epd_threshold_cells":
             sw["epd_threshold_cells"] = int(_number(s, "the EPD threshold in cells", 1, 1 << 24))
+        elif s.key == "epd_threshold_share":
+            # The threshold as a share of the buffer, so that a sweep of buffer_cells
+            # keeps EPD's headroom in proportion (reproduce/ubr.py).
+            share = _number(s, "the EPD threshold as a share of buffer_cells", 0.0, 1.0, False)
+            sw["_epd_share"] = (share, s.value.pos)
         elif s.key == "clp1_threshold_cells":
             sw["clp1_threshold_cells"] = _clp1_threshold(s)
             clp1_pos = s.value.pos

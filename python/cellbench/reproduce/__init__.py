@@ -6,7 +6,7 @@ files, rows, tables and JSON); the command line is made from it.
 
 from __future__ import annotations
 
-from cellbench.reproduce import hetero_lan, lan_buffers, wan, wan_contention, wan_mismatch
+from cellbench.reproduce import hetero_lan, lan_buffers, ubr, wan, wan_contention, wan_mismatch
 from cellbench.reproduce.study import Study
 
 #: Every study, in the order ``cellbench reproduce --help`` lists them.
@@ -19,6 +19,7 @@ REGISTRY: dict[str, Study] = {
         wan_mismatch.WAN_MISMATCH,
         wan.EUROPE_VP,
         wan_contention.WAN_CONTENTION,
+        ubr.UBR,
     )
 }
 

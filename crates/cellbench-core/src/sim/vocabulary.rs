@@ -203,6 +203,14 @@ pub const RESULT_FIELDS: &[ResultField] = &[
     f("cells", "cells", Int, "cells"),
     f("cells", "pdus", Int, "PDUs"),
     f("cells", "cells_after_end", Int, "cells"),
+    // Many connections through one port (issue 34): backoff, wasted cells, fairness.
+    f("connection", "max_backoff", Int, "timeouts in a row"),
+    f("connection", "rexmt_wait_s", Float, "s"),
+    f("port", "cells_delivered", Int, "cells"),
+    f("port", "cells_wasted", Int, "cells"),
+    f("port", "idle_s", Float, "s"),
+    f("run", "fairness_jain", Float, "index (1/n..1)"),
+    f("run", "starved", Strings, ""),
 ];
 
 /// The vocabulary as one JSON document (what the Python binding `vocabulary()` returns):

@@ -125,6 +125,12 @@ pub struct TcpStats {
     pub timeouts: u64,
     pub fast_retransmits: u64,
     pub out_of_order: u64,
+    /// The most consecutive retransmit timeouts of one segment (t_rxtshift
+    /// at its highest): the backoff multiplier reached is 2^this.
+    pub max_backoff: u32,
+    /// Time from each retransmit timer's last start to its firing, summed:
+    /// the sender's wait on a timer that expired, with nothing acknowledged.
+    pub rexmt_wait: SimTime,
 }
 
 /// The TCP control block plus the socket buffers tcp_output reads.
@@ -223,6 +229,8 @@ pub struct Tcb {
     t_rxtshift: u32,
     /// The current retransmit timeout, backed off (whole slow ticks for BSD).
     t_rxtcur: SimTime,
+    /// When the retransmit timer was last started (for `TcpStats::rexmt_wait`).
+    rexmt_started: SimTime,
 
     pub stats: TcpStats,
 }
@@ -316,6 +324,7 @@ impl Tcb {
                 }
                 TimerModel::PerConnection => TCP_TIMEOUT_INIT,
             },
+            rexmt_started: SimTime::ZERO,
             stats: TcpStats::default(),
         };
         // tcp_newtcpcb: rttvar such that the first RTO is about 6 s.
@@ -1519,6 +1528,8 @@ impl Tcb {
             return;
         }
         self.stats.timeouts += 1;
+        self.stats.max_backoff = self.stats.max_backoff.max(self.t_rxtshift);
+        self.stats.rexmt_wait += self.now.saturating_sub(self.rexmt_started);
         // RFC 6298 5.5, 5.6: back off the timer and start it again.
         self.t_rxtcur = self.rto_backed_off();
         self.start_rexmt();
@@ -1642,6 +1653,7 @@ impl Tcb {
 
     /// Start the retransmit timer at the current timeout.
     fn start_rexmt(&mut self) {
+        self.rexmt_started = self.now;
         match self.policy.timers {
             TimerModel::SlowTick => self.timers.rexmt = (self.t_rxtcur.0 / SLOW_TICK.0) as u32,
             TimerModel::PerConnection => self.deadlines.rexmt = Some(self.now + self.t_rxtcur),

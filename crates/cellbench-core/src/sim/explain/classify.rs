@@ -812,7 +812,7 @@ mod test {
         assert_eq!(e.limited_by, LimitedBy::Undetermined);
         assert_eq!(e.evidence, "no bound reached; measured 0.00 Mb/s");
         let names: Vec<&str> = LimitedBy::ALL.iter().map(|l| l.as_str()).collect();
-        assert_eq!(names.len(), 9);
+        assert_eq!(names.len(), 10);
         assert!(names.iter().all(|n| !n.is_empty()));
     }
 }

@@ -24,6 +24,9 @@ pub enum LimitedBy {
     /// Cells lost where a buffer overflowed (a switch port, the interface
     /// queue), and TCP's recovery from it.
     CellLoss,
+    /// Starved (under 5% of its fair share) at a congested port that another
+    /// connection held, in backed-off retransmission timeouts (`capture.rs`).
+    Capture,
     /// The sender holding back a short segment for an ACK (Nagle, sender SWS
     /// avoidance) without the receiver's timer pacing it.
     Nagle,
@@ -32,7 +35,7 @@ pub enum LimitedBy {
 }
 
 impl LimitedBy {
-    pub const ALL: [LimitedBy; 9] = [
+    pub const ALL: [LimitedBy; 10] = [
         LimitedBy::Application,
         LimitedBy::Lockstep,
         LimitedBy::Link,
@@ -40,6 +43,7 @@ impl LimitedBy {
         LimitedBy::Window,
         LimitedBy::Policing,
         LimitedBy::CellLoss,
+        LimitedBy::Capture,
         LimitedBy::Nagle,
         LimitedBy::Undetermined,
     ];
@@ -54,6 +58,7 @@ impl LimitedBy {
             LimitedBy::Nagle => "nagle",
             LimitedBy::Policing => "policing",
             LimitedBy::CellLoss => "cell-loss",
+            LimitedBy::Capture => "capture",
             LimitedBy::Undetermined => "undetermined",
         }
     }

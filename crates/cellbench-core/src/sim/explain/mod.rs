@@ -15,6 +15,7 @@
 //! (`facts`), the rules that name the limit (`classify`), and the lock-step
 //! as a trace shows it (`lockstep`).
 
+pub mod capture;
 mod classify;
 mod facts;
 mod limits;

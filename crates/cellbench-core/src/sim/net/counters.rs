@@ -61,6 +61,11 @@ pub struct PortCounters {
     pub pdus_damaged: u64,
     /// The largest occupancy seen, in cells (counted just after an accepted arrival).
     pub peak_occupancy: u32,
+    /// Of `cells_out`, cells of PDUs that reassembled intact at their
+    /// destination, and cells of PDUs that did not (wasted: `waste.rs`); the
+    /// rest belong to PDUs still in flight when the counters were read.
+    pub cells_delivered: u64,
+    pub cells_wasted: u64,
 }
 
 /// Per-circuit counters.

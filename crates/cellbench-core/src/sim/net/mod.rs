@@ -108,6 +108,7 @@ mod spec;
 mod topology;
 mod train;
 mod upc;
+mod waste;
 
 pub use adapter::{
     AdapterModel, AdapterTiming, SpacingError, SpacingMode, CELL_SPACING_UNIT, HOST_BUFFER_BYTES,
@@ -332,6 +333,8 @@ pub struct Network {
     kb_buffers: Vec<u32>,
     /// Ethernet segments and the circuits framed on them (`ether.rs`).
     frames: ether::Frames,
+    /// Per PDU in flight, the cells dropped at each stage (`waste.rs`).
+    stage_drops: waste::StageDrops,
 }
 
 impl Network {
@@ -657,7 +660,7 @@ impl Network {
             contaminated: false,
             eom_at: None,
         };
-        match self.free_pdus.pop() {
+        let i = match self.free_pdus.pop() {
             Some(i) => {
                 self.pdus[i as usize] = rec;
                 i
@@ -666,7 +669,9 @@ impl Network {
                 self.pdus.push(rec);
                 (self.pdus.len() - 1) as u32
             }
-        }
+        };
+        self.waste_reset(i);
+        i
     }
 
     /// `n` cells of a PDU were received or dropped; once none is left the PDU's
@@ -692,12 +697,14 @@ impl Network {
             }
             _ => {
                 self.circuits[circuit].counters.pdus_lost += 1;
+                self.waste_fate(pdu, false);
                 self.free_pdus.push(pdu);
             }
         }
     }
 
     fn deliver(&mut self, pdu: u32, delivered: &mut Vec<Delivery>) {
+        self.waste_fate(pdu, true);
         let rec = &self.pdus[pdu as usize];
         let c = &mut self.circuits[rec.circuit as usize];
         c.counters.pdus_delivered += 1;
@@ -834,6 +841,7 @@ impl Network {
                 });
             }
         }
+        self.waste_dropped(pdu, stage, n);
         self.cells_done(pdu, n, true);
     }
 

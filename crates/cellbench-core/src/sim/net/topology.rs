@@ -289,6 +289,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         tx_runs: Vec::new(),
         kb_buffers: Vec::new(),
         frames,
+        stage_drops: Default::default(),
     })
 }
 

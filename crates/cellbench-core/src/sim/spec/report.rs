@@ -5,7 +5,7 @@
 use super::{err, RunSpec, TrunkSpec};
 use crate::sim::clock::FlatOut;
 use crate::sim::explain::{
-    self, classify, lockstep_cycle, Explanation, Facts, LimitedBy, LockstepCycle,
+    self, capture, classify, lockstep_cycle, Explanation, Facts, LimitedBy, LockstepCycle,
 };
 use crate::sim::net::{PolicerCounters, PortCounters};
 use crate::sim::trace::{TraceColumns, TraceRow};
@@ -95,6 +95,11 @@ pub struct ConnResult {
     /// without `series`; empty for UDP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwnd_series: Option<Vec<(f64, u32, u32, u32)>>,
+    /// The most consecutive retransmit timeouts of one segment (the backoff
+    /// reached is 2^this), and the time the sender waited on retransmit timers
+    /// that expired, from each one's last start to its firing (`TcpStats`).
+    pub max_backoff: u32,
+    pub rexmt_wait_s: f64,
 }
 
 /// A delayed-ACK lock-step cycle as the trace shows it (`sim::explain::LockstepCycle`).
@@ -148,6 +153,14 @@ pub struct PortResult {
     pub pdus_damaged: u64,
     /// Cells a UPC at this port tagged CLP = 1.
     pub cells_tagged: u64,
+    /// Of `cells_out`, cells of PDUs delivered intact, and cells of PDUs that
+    /// were not (wasted: a cell of theirs was lost here or elsewhere; `net/waste.rs`).
+    pub cells_delivered: u64,
+    pub cells_wasted: u64,
+    /// The simulator: time the port's link was idle while a connection whose
+    /// data crosses it ran (the union of their spans less `cells_out` cell
+    /// times), s; null where no connection's data crosses it.
+    pub idle_s: Option<f64>,
     /// With `series`: `[t_s, cells]`, the occupancy just after accepted
     /// arrivals and 0 when the buffer empties (resolution:
     /// `Network::set_queue_series`). Absent without `series`.
@@ -174,6 +187,11 @@ pub struct SpecResult {
     pub sim_seconds: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cells: Option<CellsResult>,
+    /// Jain's fairness index over the connections' goodputs, and the
+    /// connections ("transmitter->receiver") that got under 5% of their fair
+    /// share at the port they shared (`sim::explain::capture`).
+    pub fairness_jain: Option<f64>,
+    pub starved: Vec<String>,
 }
 
 /// What the cell tester wrote.
@@ -278,6 +296,9 @@ impl RunSpec {
                 cells_lost_policed: c.cells_lost.policing,
                 pdus_damaged: c.pdus_damaged,
                 cells_tagged: c.cells_tagged,
+                cells_delivered: c.cells_delivered,
+                cells_wasted: c.cells_wasted,
+                idle_s: None,
                 queue_series: queue_series
                     .get(p)
                     .filter(|_| self.series)
@@ -304,7 +325,17 @@ impl RunSpec {
         let connections = (0..r.transfers.len())
             .map(|i| self.connection_result(scenario, r, i))
             .collect();
-        let (ports, policers) = self.network_results(&r.ports, &r.policers, &r.queue_series);
+        let (mut ports, policers) = self.network_results(&r.ports, &r.policers, &r.queue_series);
+        for p in &mut ports {
+            p.idle_s = port_idle(scenario, r, p.port).map(SimTime::as_secs_f64);
+        }
+        let starved = (0..r.transfers.len())
+            .filter(|&i| {
+                capture::sharing(scenario, r, i)
+                    .is_some_and(|s| capture::starved(scenario, r, &s, i))
+            })
+            .map(|i| self.connection_name(i))
+            .collect();
         SpecResult {
             connections,
             ports,
@@ -312,7 +343,15 @@ impl RunSpec {
             events: r.events,
             sim_seconds: r.end_time.as_secs_f64(),
             cells: None,
+            fairness_jain: capture::run_fairness(scenario, r),
+            starved,
         }
+    }
+
+    /// A connection by its ends, "transmitter->receiver".
+    fn connection_name(&self, i: usize) -> String {
+        let c = &self.connections[i];
+        format!("{}->{}", c.transmitter, c.receiver)
     }
 
     /// What connection `i` did, what bound it and the evidence.
@@ -325,11 +364,13 @@ impl RunSpec {
             .filter(|x| x.transfer == i)
             .copied()
             .collect();
-        let facts = Facts::gather(scenario, r, i, &|p| match self.hosts.get(p) {
+        let port_name = |p: usize| match self.hosts.get(p) {
             Some(h) => format!("the port to {}", h.name),
             None => format!("the {}", self.port_label(p)),
-        });
-        let why = self.why_limited(scenario, r, t, &facts);
+        };
+        let facts = Facts::gather(scenario, r, i, &port_name);
+        let captured = capture::capture(scenario, r, i, &port_name, &|j| self.connection_name(j));
+        let why = self.why_limited(scenario, r, t, &facts, captured);
         ConnResult {
             transmitter: c.transmitter.clone(),
             receiver: c.receiver.clone(),
@@ -400,6 +441,8 @@ impl RunSpec {
                     .map(|x| (x.at.as_secs_f64(), x.cwnd, x.ssthresh, x.flight))
                     .collect()
             }),
+            max_backoff: t.sender.max_backoff,
+            rexmt_wait_s: t.sender.rexmt_wait.as_secs_f64(),
         }
     }
 
@@ -411,8 +454,15 @@ impl RunSpec {
         r: &RunResult,
         t: &TransferResult,
         facts: &Facts,
+        captured: Option<String>,
     ) -> Explanation {
         let mut why = classify(facts);
+        if let Some(evidence) = captured {
+            // Starved while another held the port: that is what bound it, and
+            // the rules' own finding (what the starved sender saw) follows.
+            why.evidence = format!("{evidence}; {}: {}", why.limited_by, why.evidence);
+            why.limited_by = LimitedBy::Capture;
+        }
         if let Some(n) = t.transactions {
             // A stream's bounds (a rate against the path, the window, a paced
             // load) say nothing of a transaction: what one took against the
@@ -480,4 +530,41 @@ fn transaction_evidence(n: u64, t: &TransferResult) -> String {
         );
     }
     s
+}
+
+/// Time port `p`'s link was idle while a connection whose data crosses it
+/// ran: the union of those connections' spans (start to end, or the run's
+/// end), less the time its cells took (`cells_out` cell times). None if no
+/// connection's data crosses it.
+fn port_idle(scenario: &Scenario, r: &RunResult, p: usize) -> Option<SimTime> {
+    let topo = &scenario.topology;
+    let mut spans: Vec<(SimTime, SimTime)> = scenario
+        .transfers
+        .iter()
+        .zip(&r.transfers)
+        .filter(|(s, _)| {
+            topo.circuits
+                .get(s.circuit)
+                .is_some_and(|c| c.hops.iter().any(|h| h.port == p))
+        })
+        .filter_map(|(_, t)| Some((t.started_at?, t.ended_at.unwrap_or(r.end_time))))
+        .collect();
+    if spans.is_empty() {
+        return None;
+    }
+    spans.sort();
+    let mut covered = SimTime::ZERO;
+    let mut cur = spans[0];
+    for &(a, b) in &spans[1..] {
+        if a <= cur.1 {
+            cur.1 = cur.1.max(b);
+        } else {
+            covered += cur.1 - cur.0;
+            cur = (a, b);
+        }
+    }
+    covered += cur.1 - cur.0;
+    let cell = topo.ports.get(p)?.rate.time_for_bits(424);
+    let busy = cell.times(r.ports.get(p)?.cells_out);
+    Some(covered.saturating_sub(busy))
 }
