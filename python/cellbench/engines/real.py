@@ -89,6 +89,8 @@ class RealEngine(OnTheClock):
         )
 
     def close(self) -> None:
+        from cellbench.real import controller
+
         if self.client is not None:
-            self.client.close()
+            controller.disconnect(self.client)
             self.client = None

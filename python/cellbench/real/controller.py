@@ -15,6 +15,7 @@ first start (``started_s``/``ended_s``).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -22,7 +23,7 @@ import uuid
 from cellbench.engines.rows import connection_row, ident
 from cellbench.engines.walk import walk
 from cellbench.errors import EngineError
-from cellbench.real import agents, credentials, measure
+from cellbench.real import agents, answers, credentials, guard, measure
 from cellbench.real import plan as rplan
 
 #: Time from handing a group to the daemons to its agreed start.
@@ -42,16 +43,54 @@ class RealError(EngineError):
 
 
 def connect(scheduler: str, creds: str):
-    """A client of the daemons' scheduler; refused without matching credentials."""
+    """A client of the daemons' scheduler; refused without matching credentials. From
+    here until ``disconnect`` this process unpickles nothing a daemon could use to run
+    code here (guard's ``CONTROLLER_PICKLE_GLOBALS``): whoever holds a daemon's or the
+    scheduler's key can send back data, and only data."""
     from distributed import Client
 
     sec = credentials.security(creds)
     if not scheduler.startswith("tls://"):
         raise RealError(f"--scheduler {scheduler}: expected tls://HOST:PORT (the channel is TLS)")
+    before = guard.install_unpickler(guard.controller_loads)
+    # A refused pickle is Dask's "Failed to deserialize" with its traceback on the
+    # terminal; the refusal is said once, in one line, by ``answer``.
+    logging.getLogger("distributed.protocol").setLevel(logging.CRITICAL + 1)
     try:
-        return Client(scheduler, security=sec, timeout="10s", set_as_default=False)
+        client = Client(scheduler, security=sec, timeout="10s", set_as_default=False)
     except (OSError, TimeoutError) as e:
+        guard.install_unpickler(before)
         raise RealError(f"cannot reach the scheduler at {scheduler}: {e}") from None
+    client.cellbench_unpickler = before
+    return client
+
+
+def disconnect(client) -> None:
+    """Close ``connect``'s client and give the process its unpickler back."""
+    client.close()
+    guard.install_unpickler(client.cellbench_unpickler)
+
+
+def answer(future, host: str, what: str, check, *args, timeout: float | None = None):
+    """A daemon's answer to a task, checked as data by ``check`` (``answers``): an
+    answer that is not JSON of the right shape (an object Dask would unpickle, which
+    the controller's unpickler refuses) is a one-line RealError naming the host."""
+    try:
+        raw = future.result(timeout=timeout)
+    except guard.RefusedPickle as e:
+        raise RealError(
+            f"the daemon for host {host} answered {what} with a pickle naming {e.name}, "
+            f"which a controller refuses (a daemon answers in JSON data): is host {host} "
+            "compromised?"
+        ) from None
+    except TimeoutError:
+        raise RealError(
+            f"the daemon for host {host} did not answer {what} in {timeout:g} s"
+        ) from None
+    try:
+        return check(raw, *args)
+    except answers.BadAnswer as e:
+        raise RealError(f"the daemon for host {host} answered {what}: {e}") from None
 
 
 def live_daemons(client) -> set[str]:
@@ -78,7 +117,7 @@ def check_daemons(client, hosts: list[str]) -> dict[str, float]:
     for h in hosts:
         t0 = time.time()
         r = client.submit(agents.probe, workers=[h], allow_other_workers=False, pure=False)
-        got = r.result(timeout=10)
+        got = answer(r, h, "the probe", answers.probe, timeout=10)
         t1 = time.time()
         if got["version"] != __version__:
             raise RealError(
@@ -166,7 +205,8 @@ def check_admitted(client, exps: list[rplan.RealExperiment]) -> None:
         for h, items in by_host.items()
     }
     for h, f in futures.items():
-        for (where, _), why in zip(by_host[h], f.result(timeout=30)):
+        whys = answer(f, h, "the admission", answers.admissions, len(by_host[h]), timeout=30)
+        for (where, _), why in zip(by_host[h], whys):
             if why:
                 raise RealError(f"{where}: the daemon for host {h} refuses: {why}")
 
@@ -277,7 +317,9 @@ class _Run:
             if gone:
                 raise RealError(f"{self.where(hosts[gone])}: {_gone(gone)}")
         try:
-            outs = future.result()
+            outs = answer(future, host, f"its {role}s", answers.reports, len(conns), role)
+        except RealError:
+            raise
         except Exception as e:
             outs = [{"error": str(e)}] * len(conns)
         for i, out in zip(conns, outs):
