@@ -58,13 +58,16 @@ SOURCE_REPORT = {
     "cap_wait_s": ("number", True),
     "cap_waits": ("count", True),
     "congestion": ("text", True),
+    "sndbuf_granted": ("count", True),
 }
 #: A sink's report.
 SINK_REPORT = {
     "seconds": ("number", False),
     "throughput_bps": ("number", False),
     "bytes": ("count", False),
+    "reads": ("count", False),
     "datagrams": ("count", True),
+    "rcvbuf_granted": ("count", True),
     "timed_out": ("bool", False),
     "last_at": ("number", True),
     "host": ("dict", True),

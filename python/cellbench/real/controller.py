@@ -390,9 +390,10 @@ def rows(plan, task, run: _Run, origin: float) -> list[dict]:
             "bytes": got["bytes"],
             "sender_seconds": sent["seconds"],
             "receiver_seconds": got["seconds"],
-            "throughput_bps": sent["throughput_bps"],
-            "throughput_mbit_ttcp": sent["throughput_bps"] / 2**20,
+            "throughput_bps": measure.throughput_bps(c.protocol, sent, got),
+            "throughput_mbit_ttcp": measure.throughput_bps(c.protocol, sent, got) / 2**20,
             "goodput_bps": got["throughput_bps"],
+            "sender_bps": sent["throughput_bps"],
             "retransmitted_segments": info.get("total_retrans"),
             # The key the real and emulated engines' contracts name (same count).
             "retransmits": info.get("total_retrans"),
