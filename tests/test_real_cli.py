@@ -92,6 +92,15 @@ def test_daemon_help_documents_security():
         assert word in r.stdout
 
 
+@pytest.mark.parametrize("listen", ["127.0.0.1:70000", "[::1]:65536", "127.0.0.1:0"])
+def test_a_listen_port_outside_tcps_is_refused(tmp_path, listen):
+    """Issue 31: --listen 127.0.0.1:70000 announced port 4464 (70000 mod 65536)."""
+    assert cellbench("daemon", "--make-credentials", str(tmp_path), "--hosts", "a").returncode == 0
+    r = cellbench("daemon", "--name", "a", "--listen", listen, "--credentials", str(tmp_path))
+    port = listen.rpartition(":")[2]
+    _one_line_error(r, f"--listen {listen}: port {port} is not a TCP port (1 to 65535)")
+
+
 def test_bad_hosts_are_one_line_errors(tmp_path):
     f = tmp_path / "x.netspec"
     f.write_text(EXPERIMENT.replace("host b { address = 127.0.0.1; }", "") % {"p1": 1, "p2": 2})
