@@ -144,6 +144,13 @@ def test_loopback_run_and_refusals(loopback_daemons, tmp_path):
     assert rows.loc["a1", "bytes"] == 3 * 2**20
     assert rows.loc["b2", "started_s"] >= rows.loc["a1", "ended_s"]
     assert json.loads((out / "result.json").read_text())["engine"] == "real"
+    # Issue 31: the header named the preset the file starts from (lan-buffers), which
+    # real hosts never used.
+    shown = cellbench("show", str(out))
+    assert shown.returncode == 0, shown.stderr
+    head = shown.stdout.splitlines()[0]
+    assert "testbed real hosts (a=127.0.0.1, b=127.0.0.1)," in head, head
+    assert "lan-buffers" not in shown.stdout
 
     # Other credentials (another CA): refused at the TLS handshake, nothing stored.
     other = tmp_path / "other"
