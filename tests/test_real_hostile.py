@@ -141,3 +141,38 @@ def test_a_hostile_daemon_runs_nothing_on_the_controller(hostile, tmp_path, atta
     assert "daemon for host b" in lines[0] and said in lines[0], lines[0]
     assert not (out / "runs").exists() or not any((out / "runs").iterdir())
     json.dumps(lines)  # the message is text, whatever the daemon sent
+
+
+def test_answers_are_checked_as_data():
+    """What the controller accepts of a daemon's answer (real/answers.py), without
+    daemons: JSON bytes of the right shape, else one line saying what was wrong."""
+    import pickle
+
+    from cellbench.real import agents, answers, guard
+
+    def refused(check, raw, *args) -> str:
+        with pytest.raises(answers.BadAnswer) as e:
+            check(raw, *args)
+        return str(e.value)
+
+    assert answers.probe(agents.probe())["version"]
+    assert "not JSON" in refused(answers.probe, b"\x80\x05K\x01.")
+    assert "sent a dict where" in refused(answers.probe, {"time": 1.0, "version": "x"})
+    assert refused(answers.probe, agents.refuse("why")) == "refused by the daemon: why"
+    assert answers.admissions(b'[null, "too fast"]', 2) == [None, "too fast"]
+    assert "answered 2 admission" in refused(answers.admissions, b"[null]", 2)
+    source = {"seconds": 1.0, "throughput_bps": 8e6, "started_at": 1.0, "ended_at": 2.0,
+              "bytes": 10**6, "blocks": 10, "send_errors": 0}  # fmt: skip
+    ok = json.dumps([{"report": source}, {"error": "connection refused"}]).encode()
+    assert answers.reports(ok, 2, "source")[1] == {"error": "connection refused"}
+    bad = json.dumps([{"report": source | {"bytes": -1}}]).encode()
+    assert "a source's report's bytes = -1: expected a count" in refused(
+        answers.reports, bad, 1, "source"
+    )
+    sink = json.dumps([{"report": {"seconds": 1.0}}]).encode()
+    assert "a sink's report has no throughput_bps" in refused(answers.reports, sink, 1, "sink")
+    # The controller's unpickler takes bytes, and nothing that names a callable.
+    assert guard.controller_loads(pickle.dumps(bytes)) is bytes
+    with pytest.raises(guard.RefusedPickle, match="posix.system"):
+        guard.controller_loads(b"\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00\x8c\x05posix"
+                               b"\x94\x8c\x06system\x94\x93\x94.")  # fmt: skip

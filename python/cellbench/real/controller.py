@@ -55,20 +55,26 @@ def connect(scheduler: str, creds: str):
     before = guard.install_unpickler(guard.controller_loads)
     # A refused pickle is Dask's "Failed to deserialize" with its traceback on the
     # terminal; the refusal is said once, in one line, by ``answer``.
-    logging.getLogger("distributed.protocol").setLevel(logging.CRITICAL + 1)
+    protocol_log = logging.getLogger("distributed.protocol")
+    level = protocol_log.level
+    protocol_log.setLevel(logging.CRITICAL + 1)
     try:
         client = Client(scheduler, security=sec, timeout="10s", set_as_default=False)
     except (OSError, TimeoutError) as e:
         guard.install_unpickler(before)
+        protocol_log.setLevel(level)
         raise RealError(f"cannot reach the scheduler at {scheduler}: {e}") from None
-    client.cellbench_unpickler = before
+    client.cellbench_restore = (before, level)
     return client
 
 
 def disconnect(client) -> None:
-    """Close ``connect``'s client and give the process its unpickler back."""
+    """Close ``connect``'s client and give the process its unpickler (and Dask's
+    protocol log) back."""
     client.close()
-    guard.install_unpickler(client.cellbench_unpickler)
+    before, level = client.cellbench_restore
+    guard.install_unpickler(before)
+    logging.getLogger("distributed.protocol").setLevel(level)
 
 
 def answer(future, host: str, what: str, check, *args, timeout: float | None = None):
