@@ -300,6 +300,9 @@ cluster {{
     off = rows(tmp_path / "off.result").iloc[0]
     assert off["cells_policed"] > 0 and not off["met_contract"]
     assert off["data_pdus_lost"] >= 0.9 * off["data_pdus_sent"] > 0
+    # Issue 31: a UDP row's throughput is what arrived, the sender's rate beside it.
+    assert off["sender_bps"] > 0.9 * 9000 * 8 / 5e-3
+    assert off["throughput_bps"] == off["goodput_bps"] < 0.1 * off["sender_bps"]
     r = run(tmp_path, text.format(spacing="19.45"), "--engine", "emu", "--out", "on.result")
     assert r.returncode == 0, r.stderr
     on = rows(tmp_path / "on.result").iloc[0]

@@ -397,3 +397,37 @@ def test_results_stored_with_serial_stages_still_read(tmp_path):
     png = tmp_path / "q.png"
     assert main(["plot", str(out), "--kind", "queue", "-o", str(png)]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+REPLACED = """
+testbed {
+    host a { profile = alpha-3000; phy = oc12c; }
+    host b { profile = alpha-3000; phy = oc12c; }
+}
+cluster {
+    test t { type = full (blocksize=8K, nbytes=256K); own = a:1; peer = b:1; }
+    test r { type = sink (blocksize=8K); own = b:1; peer = a:1; }
+}
+"""
+
+
+def test_a_testbed_whose_every_host_was_replaced_does_not_describe_the_presets(tmp_path):
+    """Issue 31: the preset's description (two SPARCstation IPCs on TAXI) stayed in the
+    result, show and the page of a run on two Alphas on OC-12c the file defined."""
+    from cellbench.experiment import report
+
+    out = tmp_path / "r.result"
+    res = cellbench.run(REPLACED, out=out)
+    said = res.meta["testbed"]["description"]
+    assert "SPARCstation IPC" not in said
+    assert said.startswith("the experiment file's own hosts (a, b) on the lan-buffers preset's")
+    page = tmp_path / "r.html"
+    report.write([results.load(out)], page)
+    assert "SPARCstation IPC" not in page.read_text() and "own hosts (a, b)" in page.read_text()
+    # One host of the preset's kept (the other from its defaults): the preset's words stay.
+    kept = cellbench.run(REPLACED.replace("host b { profile = alpha-3000; phy = oc12c; }", ""))
+    assert "SPARCstation IPC" in kept.meta["testbed"]["description"]
+    # New defaults for every host the preset does not name replace them too.
+    text = REPLACED.split("cluster")[0].replace("host a", "defaults").replace("host b", "host c")
+    both = cellbench.run(text + "cluster" + REPLACED.split("cluster")[1])
+    assert "own hosts (a, b)" in both.meta["testbed"]["description"]

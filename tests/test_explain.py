@@ -140,6 +140,45 @@ def test_the_facts_behind_the_explanation_are_results_too():
     assert 50e6 < c["path_payload_bps"] < 100e6
 
 
+UDP_BLAST = """
+testbed lan { defaults { profile = alpha-3000; phy = oc12c; } }
+cluster {
+    parallel {
+        test t { type = full (blocksize=8K, duration=2); protocol = udp;
+                 own = a:7001; peer = b:7001; }
+        test s { type = sink (blocksize=8K); protocol = udp; own = b:7001; peer = a:7001; }
+    }
+}
+"""
+
+
+def test_a_udp_row_is_what_arrived(tmp_path):
+    """Issue 31: two Alpha 3000s on OC-12c, a UDP full blast of 8 KB datagrams. The
+    sender writes some 3x what its adapter's link carries, and the adapter's queue drops
+    the rest: the row's throughput is what arrived (within the link's bound), what was
+    offered (`sender_bps`) and where the rest was lost stand beside it."""
+    row = cellbench.run(UDP_BLAST, workers=1).to_pandas().set_index("test").loc["t"]
+    arrived = row["bytes_received"] * 8 / row["receiver_seconds"]
+    assert row["throughput_bps"] == pytest.approx(arrived)
+    assert row["throughput_bps"] <= row["path_payload_bps"] * 1.001
+    assert row["throughput_mbit_ttcp"] == pytest.approx(row["throughput_bps"] / 2**20)
+    assert row["sender_bps"] == pytest.approx(row["bytes"] * 8 / row["sender_seconds"])
+    assert row["sender_bps"] > 2.5 * row["throughput_bps"]
+    lost = row["datagrams_sent"] - row["datagrams_received"]
+    assert lost == row["pdus_dropped_at_adapter"] > 0
+    assert row["limited_by"] == "link", row["limit_evidence"]
+    assert (
+        f"{row['datagrams_received']} of {row['datagrams_sent']} datagrams arrived"
+        in (row["limit_evidence"])
+    )
+    assert f"{lost} PDUs refused by the sender's adapter queue" in row["limit_evidence"]
+    # ttcp -t -u prints what it wrote, as ttcp does, and under it what arrived.
+    r = cli("ttcp", "-t", "-u", "-n", "2000", "-f", "m")
+    assert r.returncode == 0, r.stderr
+    received = r.stdout.splitlines()[-2]
+    assert received.startswith("# received by B: ") and " of 2000 datagrams)" in received
+
+
 def test_wan_table_and_json_say_what_bound_each_row():
     r = cli("reproduce", "wan-mismatch")
     assert r.returncode == 0, r.stderr

@@ -144,6 +144,15 @@ except ValueError as e:
         assert out.returncode == 0 and out.stdout.startswith(want), (d, r, out.stdout, out.stderr)
 
 
+@pytest.mark.parametrize("listen", ["127.0.0.1:70000", "[::1]:65536", "127.0.0.1:0"])
+def test_a_listen_port_outside_tcps_is_refused(tmp_path, listen):
+    """Issue 31: --listen 127.0.0.1:70000 announced port 4464 (70000 mod 65536)."""
+    assert cellbench("daemon", "--make-credentials", str(tmp_path), "--hosts", "a").returncode == 0
+    r = cellbench("daemon", "--name", "a", "--listen", listen, "--credentials", str(tmp_path))
+    port = listen.rpartition(":")[2]
+    _one_line_error(r, f"--listen {listen}: port {port} is not a TCP port (1 to 65535)")
+
+
 def test_bad_hosts_are_one_line_errors(tmp_path):
     f = tmp_path / "x.netspec"
     f.write_text(EXPERIMENT.replace("host b { address = 127.0.0.1; }", "") % {"p1": 1, "p2": 2})
@@ -187,6 +196,13 @@ def test_loopback_run_and_refusals(loopback_daemons, tmp_path):
     assert rows.loc["a1", "bytes"] == 3 * 2**20
     assert rows.loc["b2", "started_s"] >= rows.loc["a1", "ended_s"]
     assert json.loads((out / "result.json").read_text())["engine"] == "real"
+    # Issue 31: the header named the preset the file starts from (lan-buffers), which
+    # real hosts never used.
+    shown = cellbench("show", str(out))
+    assert shown.returncode == 0, shown.stderr
+    head = shown.stdout.splitlines()[0]
+    assert "testbed real hosts (a=127.0.0.1, b=127.0.0.1)," in head, head
+    assert "lan-buffers" not in shown.stdout
 
     # Other credentials (another CA): refused at the TLS handshake, nothing stored.
     other = tmp_path / "other"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cellbench.real.measure import columns, explain, series_rows
+from cellbench.real.measure import columns, explain, series_rows, throughput_bps
 
 
 def _sent(**info) -> dict:
@@ -51,7 +51,7 @@ def test_window_comes_before_retransmissions_and_a_met_rate_before_all():
 
 def test_udp_loss_at_the_socket_buffer_or_on_the_path():
     sent = _sent() | {"tcp_info": None, "bytes": 1_400_000, "blocks": 1000}
-    got = {"bytes": 700_000, "datagrams": 500, "host": {"agent_cpu": 0.4}}
+    got = {"bytes": 700_000, "datagrams": 500, "throughput_bps": 5.6e6, "host": {"agent_cpu": 0.4}}
     limited, evidence = explain("udp", sent, got | {"host": {"udp_rcvbuf_errors": 500}}, None)
     assert limited == "host-cpu" and "RcvbufErrors" in evidence
     tx = {"interface": "vab", "if_tx_drops": 3}
@@ -59,6 +59,27 @@ def test_udp_loss_at_the_socket_buffer_or_on_the_path():
     assert limited == "link" and "50.0% of the bytes" in evidence and "3 dropped at vab" in evidence
     whole = got | {"bytes": 1_400_000, "datagrams": 1000}
     assert explain("udp", sent, whole, None)[0] == "undetermined"
+
+
+def test_a_udp_row_is_what_arrived_and_says_where_the_rest_was_lost():
+    """Issue 31: a UDP row's throughput is the sink's rate, not the sender's writes; what
+    was offered and where datagrams were lost stand in its evidence."""
+    sent = _sent() | {"tcp_info": None, "bytes": 1_400_000, "blocks": 1000, "send_errors": 100}
+    sent["host"] = {"interface": "vab", "if_tx_drops": 50}
+    got = {"bytes": 700_000, "datagrams": 500, "throughput_bps": 5.6e6, "host": {}}
+    assert throughput_bps("udp", sent, got) == 5.6e6
+    assert throughput_bps("tcp", sent, got) == 90e6
+    limited, evidence = explain("udp", sent, got, None)
+    assert "measured" not in evidence or "90.00" not in evidence, evidence
+    assert evidence.endswith(
+        "; offered 90.00 Mb/s: 500 of 1000 datagrams arrived (50% lost: 100 refused by the "
+        "sender's kernel (ENOBUFS), 50 dropped at vab (sender, out))"
+    ), evidence
+    # A paced source is the application's only if what arrived met its rate.
+    assert explain("udp", sent, got, 90e6)[0] != "application"
+    full = got | {"throughput_bps": 89.9e6, "datagrams": 1000, "bytes": 1_400_000}
+    limited, evidence = explain("udp", sent | {"send_errors": 0}, full, 90e6)
+    assert limited == "application" and "received 89.90 Mb/s" in evidence, evidence
 
 
 def test_columns_and_series_rows():
@@ -108,3 +129,20 @@ def test_a_full_blast_held_at_the_daemons_max_rate_says_so():
     assert explain("tcp", paced, GOT, 9.58e9)[0] == "application"
     assert columns("tcp", paced, GOT)["notes"] is None
     assert columns("tcp", near | {"throughput_bps": 9.0e9}, GOT)["notes"] is None
+
+
+def test_paced_streams_the_shared_cap_held_say_max_rate():
+    """Issue 31: two paced 80 Mb/s streams under one daemon's 100 Mb/s cap, each admitted
+    alone, ran at 56 and 51.5 Mb/s: their writes waited for the cap, which held them."""
+    held = _sent(busy_us=200_000) | {
+        "throughput_bps": 56e6, "seconds": 10.0, "timing": {"late_blocks": 900},
+        "cap_waits": 2000, "cap_wait_s": 2.5, "cap_bps": 100e6,
+    }  # fmt: skip
+    limited, evidence = explain("tcp", held, GOT, 80e6)
+    assert limited == "max-rate", evidence
+    assert evidence.startswith("paced at 80.00 Mb/s offered, 2000 write(s) waited for")
+    assert "--max-rate of 100 Mb/s (2.50 s in all" in evidence
+    # Waits that stand for little of the time it fell behind: not the cap.
+    assert explain("tcp", held | {"cap_wait_s": 0.1}, GOT, 80e6)[0] != "max-rate"
+    # A paced stream that met its rate is the application's, whatever waited.
+    assert explain("tcp", held | {"throughput_bps": 80e6}, GOT, 80e6)[0] == "application"

@@ -108,7 +108,9 @@ def main():
         c.close()
 
 try:
-    print(json.dumps({"ran": repr(main())}))
+    got = main()
+    # An agent answers in JSON bytes (agents.answers_in_json): shown as its text.
+    print(json.dumps({"ran": got.decode() if isinstance(got, bytes) else repr(got)}))
 except BaseException as e:
     line = (str(e) or type(e).__name__).strip().splitlines()
     print(json.dumps({"refused": f"{type(e).__name__}: {line[0] if line else ''}"}))

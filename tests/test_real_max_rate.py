@@ -5,11 +5,12 @@ the row's limited_by and evidence, and its notes. Two daemons on loopback, cappe
 from __future__ import annotations
 
 import socket
+import subprocess
 import sys
 
 import pandas as pd
 import pytest
-from real_fixtures import Daemons, cellbench, processes_mentioning
+from real_fixtures import CELLBENCH, Daemons, cellbench, processes_mentioning
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the real engine is Linux-only")
 
@@ -65,3 +66,39 @@ def test_a_capped_row_says_so_in_its_notes(capped):
     assert row["limited_by"] == "max-rate"
     assert "held this full blast at its --max-rate" in row["notes"]
     assert "t (a -> b): max-rate: " in r.stdout
+
+
+PACED = """
+testbed { host a { address = 127.0.0.1; profile = alpha-3000; }
+          host b { address = 127.0.0.1; profile = alpha-3000; } }
+cluster {
+    test t { type = burst (blocksize=8K, period=2185, duration=4); own = a:%(p)d; peer = b:%(p)d; }
+    test r { type = sink (blocksize=8K); own = b:%(p)d; peer = a:%(p)d; }
+}
+"""
+
+
+def test_paced_streams_a_shared_cap_held_say_max_rate(capped):
+    """Issue 31: two paced streams of 30 Mb/s (8 KB every 2185 µs), each admitted on its
+    own, from two runs at once through a daemon whose --max-rate of 40 Mb/s all its
+    sources share: each falls short of its rate, and the cap, not the host or the path,
+    held it, which its row says."""
+    procs, outs = [], []
+    for i in range(2):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        f = capped["tmp"] / f"paced{i}.netspec"
+        f.write_text(PACED % {"p": port})
+        outs.append(capped["tmp"] / f"paced{i}.result")
+        args = ["run", str(f), "--engine", "real", "--out", str(outs[-1]), "--overwrite"]
+        procs.append(subprocess.Popen([*CELLBENCH, *args, *capped["real"]], text=True,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))  # fmt: skip
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    for out in outs:
+        row = pd.read_parquet(out / "runs").set_index("test").loc["t"]
+        assert row["throughput_bps"] < 0.9 * 30e6, row["throughput_bps"]
+        assert row["limited_by"] == "max-rate", row["limit_evidence"]
+        assert "--max-rate of 40 Mb/s" in row["limit_evidence"]

@@ -161,6 +161,30 @@ def test_param_columns_missing_from_result_json(stored, simulations, capsys):
     pd.testing.assert_frame_equal(results.load(out).to_pandas(), rows)
 
 
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda m: m.update(seed=7),
+        lambda m: m["param_columns"].reverse(),
+        lambda m: m.update(cellbench_version="9.9"),
+    ],
+    ids=["seed", "param_columns-order", "version"],
+)
+def test_an_edited_result_json_is_named(stored, simulations, capsys, edit):
+    """Issue 31: result.json was not covered by the manifest, so an edited seed or
+    param_columns changed what show printed without a word."""
+    out, rows = stored
+    meta = json.loads((out / "result.json").read_text())
+    edit(meta)
+    (out / "result.json").write_text(json.dumps(meta, indent=2) + "\n")
+    err = damaged(out, capsys)
+    assert "result.json differs from its SHA-256 in the manifest" in err
+    notes = resume(out, simulations, capsys)
+    assert len(simulations) == 0, notes
+    assert json.loads((out / "result.json").read_text())["seed"] == 1
+    pd.testing.assert_frame_equal(results.load(out).to_pandas(), rows)
+
+
 def test_truncated_part_is_named_and_resume_reruns_its_runs(stored, simulations, capsys):
     out, rows = stored
     part = out / "runs" / PARTS[2]

@@ -110,6 +110,20 @@ def test_europe_vp_policing_collapse_and_spacing():
             assert x["window"] < 49152 or x["throughput_bps"] < 1e6
 
 
+def test_europe_vp_table_says_which_runs_the_time_limit_cut():
+    """Issue 31: the unspaced rows run until the simulated-time limit cuts them; the
+    table says so beside their 0.000 Mb/s, as show and the report page do."""
+    grid = ("spacing_us=off,19.45", "window=16K", "write_size=8K", "nbytes=2M")
+    r = cli("europe-vp", *[w for s in grid for w in ("--set", s)])
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    head = lines[1].split()
+    assert head[head.index("Mb/s") + 1] == "run", lines[1]
+    rows = {x.split()[0]: x.split() for x in lines[2:4]}
+    assert rows["none"][4] == "cut" and rows["19.45"][4] == "done", lines
+    assert any(x.startswith("cut: the run reached the simulated-time limit") for x in lines)
+
+
 def test_europe_vp_the_stall_does_not_touch_tcp_from_4k_appends():
     # --no-stall changes nothing the study's TCP transfers send, as 002's analysis of TCP
     # on the policed VP has it: their segments come from SunOS's 4 KB appends, each

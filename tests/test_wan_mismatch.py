@@ -64,6 +64,16 @@ def test_segment_size_experiments(stored):
     # Dakota's port to the SPARC-10, and it runs far below Experiment 6.
     assert e5[9180]["cells_lost"] > 0 and e5[9180]["lost_at"] == ["sparc10-sd"]
     assert e5[9180]["throughput_bps"] < 0.2 * e6[9180]["throughput_bps"]
+    # Issue 31: Experiment 6's small segments lose PDUs at the sender's interface queue,
+    # not cells: "cells lost 0 ... cell-loss" must say where the loss was.
+    queued = [r for r in e6.values() if r["limited_by"] == "cell-loss"]
+    assert queued
+    for r in queued:
+        n = r["pdus_refused_at_sender"]
+        assert n > 0 and r["lost_at"] == ["sender's interface queue"]
+        assert r["limit_evidence"].startswith(
+            f"{n} PDUs refused by the sender's interface queue (no cell lost in the network); "
+        ), r["limit_evidence"]
 
 
 def test_stored_parts_show_and_plot_segment_size(stored, tmp_path, capsys):

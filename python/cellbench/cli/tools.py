@@ -251,6 +251,15 @@ def ttcp(args: argparse.Namespace) -> int:
         # copies, protocol, driver), so it is system time; ttcp's own user-level
         # work (a loop of write or read calls) is not modelled: user 0.0.
         print(f"{tag}: {_rusage(0.0, busy * realt, realt)}", file=out)
+    if args.u and not receiver:
+        # ttcp -t counts what it wrote; over UDP what arrived is ttcp -r's figure.
+        got, rs = c["bytes_received"], c["receiver_seconds"] or 0.001
+        print(
+            f"# received by {c['receiver']}: {got} bytes in {rs:.2f} real seconds = "
+            f"{_fmt(got / rs, args.f)}/sec ({c['datagrams_received']} of "
+            f"{c['datagrams_sent']} datagrams)",
+            file=out,
+        )
     print(_limit_line(c), file=out)
     return 0
 

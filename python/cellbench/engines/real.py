@@ -49,8 +49,19 @@ class RealEngine(OnTheClock):
         self.client = controller.connect(self.scheduler, self.credentials)
 
     def meta(self, plan) -> dict:
-        real = {"scheduler": self.scheduler, "addresses": self.exps[0].addresses}
-        return engine_meta(plan, "real", real=real)
+        addresses = self.exps[0].addresses
+        real = {"scheduler": self.scheduler, "addresses": addresses}
+        m = engine_meta(plan, "real", real=real)
+        # Real hosts ran it: the file's testbed (a preset's switch, links and host
+        # profiles) is the simulator's and was not used, so the result must not name it.
+        hosts = ", ".join(f"{h}={a}" for h, a in addresses.items())
+        m["testbed"] = dict(
+            m["testbed"],
+            name=f"real hosts ({hosts})",
+            description="the experiment file's testbed settings (switch, links, host "
+            "profiles) are the simulator's: real hosts ran it",
+        )
+        return m
 
     def begin(self, plan, store=None, dask=None) -> None:
         """Every host has a daemon of this version (its clock compared with ours), and
@@ -89,6 +100,8 @@ class RealEngine(OnTheClock):
         )
 
     def close(self) -> None:
+        from cellbench.real import controller
+
         if self.client is not None:
-            self.client.close()
+            controller.disconnect(self.client)
             self.client = None

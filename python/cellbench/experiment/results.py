@@ -550,6 +550,12 @@ def _file_digest(file: Path, limit: int) -> str | None:
         return None
 
 
+def _meta_digest(meta: dict) -> str:
+    """The SHA-256 of result.json as ``_write_json`` writes ``meta`` (a reader hashes
+    what it parsed, written out again the same way)."""
+    return _digest((json.dumps(meta, indent=2) + "\n").encode())
+
+
 def _write_json(path: Path, obj: dict, tmp_dir: Path) -> None:
     """Atomically: write beside, then rename over."""
     tmp = tmp_dir / (path.name + f".tmp{os.getpid()}")
@@ -793,6 +799,10 @@ class ResultDir(_Store):
 
     def _write_meta(self) -> None:
         _write_json(self.path / "result.json", self.meta, self.incoming)
+        # The manifest covers result.json too: an edited seed or param_columns would
+        # change what show prints without a word (load checks it).
+        self.manifest["result_json_sha256"] = _meta_digest(self.meta)
+        _write_json(self.path / "manifest.json", self.manifest, self.incoming)
 
     def _journal(self, run: int, tables: dict) -> bytes:
         line = json.dumps([run, tables], separators=(",", ":")).encode() + b"\n"
@@ -1423,6 +1433,14 @@ def load(path: str | Path) -> Result:
             path, meta, [Damage("manifest.json belongs to another result (its plan differs)")]
         )
     _, damage = _verify(path, manifest, columns, digests=False)
+    want = manifest.get("result_json_sha256")  # (older manifests do not cover it)
+    if want is not None and want != _meta_digest(meta):
+        damage.append(
+            Damage(
+                "result.json differs from its SHA-256 in the manifest (changed since the "
+                "run: its seed, parameters or experiment may not say what ran)"
+            )
+        )
     if damage:
         raise _damage_error(path, meta, damage)
     tables = {

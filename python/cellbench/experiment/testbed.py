@@ -192,6 +192,11 @@ class Testbed:
     #: The host blocks a user's testbed file gave (name -> position), not a preset's:
     #: the runner checks that the tests run on each (model.check_host_blocks).
     given: dict[str, Pos | None] = field(default_factory=dict)
+    #: The hosts this file's own ``host NAME { }`` blocks set, and whether it set the
+    #: ``defaults``: a testbed whose every host is the file's no longer has the
+    #: preset's hosts, so its description must not say it does (``to_dict``).
+    written: set[str] = field(default_factory=set)
+    defaults_written: bool = False
 
     def host(self, name: str, pos: Pos | None) -> HostSpec:
         if name in self.hosts:
@@ -210,7 +215,7 @@ class Testbed:
         names = host_names if host_names is not None else sorted(self.hosts)
         d = {
             "name": self.name,
-            "description": self.description,
+            "description": self.description_of(names),
             "mtu": self.mtu,
             "encap": self.encap,
             "switch": dict(self.switch),
@@ -220,6 +225,20 @@ class Testbed:
         if self.sites:
             d["sites"] = {k: dict(v) for k, v in self.sites.items()}
         return d
+
+    def description_of(self, names: list[str]) -> str:
+        """The preset's description, unless the file replaced every host ``names``
+        holds (a host block each, or new defaults for those the preset does not name)."""
+
+        def replaced(n: str) -> bool:
+            return n in self.written or (self.defaults_written and n not in self.hosts)
+
+        if names and all(replaced(n) for n in names):
+            return (
+                f"the experiment file's own hosts ({', '.join(names)}) on the {self.name} "
+                f"preset's switch, MTU {self.mtu} and {self.encap}"
+            )
+        return self.description
 
 
 def _host_dict(h: HostSpec) -> dict:
@@ -262,6 +281,7 @@ def _written(name: str, description: str, pair: tuple[str, str], text: str) -> T
     doc = parse(f"testbed {{\n{text}\n}}", f"<testbed preset {name}>")
     tb = from_block(doc.blocks[0], Testbed(name=name, description=description, pair=pair))
     tb.given = {}  # a preset's hosts are the testbed's, not a user's blocks
+    tb.written, tb.defaults_written = set(), False  # the preset's own hosts
     return tb
 
 
@@ -801,6 +821,8 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
         # No preset named: start from the command line's testbed, else lan-buffers.
         tb = copy.deepcopy(base) if base is not None else preset("lan-buffers")
     mtu_pos: Pos | None = None
+    # What this block writes (a preset's own blocks are its hosts, not a file's).
+    tb.written, tb.defaults_written = set(), False
     for s in block.settings():
         if s.key == "mtu":
             tb.mtu = int(_number(s, "the IP MTU in bytes", *vocab.MTU_RANGE))
@@ -850,6 +872,7 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             new_trunks.append((t, b))
         elif b.kind == "defaults":
             tb.defaults = _host(b, copy.copy(tb.defaults) if tb.defaults else HostSpec(name="*"))
+            tb.defaults_written = True
         elif b.kind == "host":
             assert b.name is not None
             # Keys the block leaves out come from the preset's entry, else from defaults.
@@ -859,6 +882,7 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             start.name = b.name
             tb.hosts[b.name] = _host(b, start)
             tb.given[b.name] = b.name_pos or b.pos
+            tb.written.add(b.name)
     _check_flow_control(block, tb.switch)
     _check_ethernet_names(block, tb)
     sites = {h.site for h in tb.hosts.values()} | {

@@ -25,7 +25,9 @@ a refusal is one line naming the connection; ``source`` checks again itself.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
+import json
 import math
 import time
 
@@ -101,6 +103,19 @@ def set_limits(**limits) -> None:
     )
 
 
+def answers_in_json(task):
+    """A task entry point whose answer crosses to the controller as JSON bytes: plain
+    data the controller loads as data (``controller.decode``), never an object it would
+    have to unpickle (guard's ``CONTROLLER_PICKLE_GLOBALS`` allow bytes alone)."""
+
+    @functools.wraps(task)
+    def answer(*args) -> bytes:
+        return json.dumps(task(*args)).encode()
+
+    return answer
+
+
+@answers_in_json
 def admit(specs: list[dict]) -> list[str | None]:
     """For each source spec, why it would be refused (None: it would run)."""
     why = spec_refusal(specs, SOURCE_FIELDS)
@@ -151,6 +166,7 @@ def _each(agent, specs: list[dict]) -> list[dict]:
         return list(pool.map(one, specs))
 
 
+@answers_in_json
 def sources(specs: list[dict]) -> list[dict]:
     """A batch of sources on this host, one task for the controller to send."""
     why = spec_refusal(specs, SOURCE_FIELDS)
@@ -167,6 +183,7 @@ def sources(specs: list[dict]) -> list[dict]:
     return _each(source, specs)
 
 
+@answers_in_json
 def sinks(specs: list[dict]) -> list[dict]:
     """A batch of sinks on this host."""
     why = spec_refusal(specs, SINK_FIELDS)
@@ -326,11 +343,13 @@ def task_refusal(run_spec) -> str | None:
     return None
 
 
-def refuse(why: str) -> str:
+@answers_in_json
+def refuse(why: str) -> dict:
     """What a refused task runs in its place: the refusal, as its result."""
-    return f"refused by the daemon: {why}"
+    return {"refused": f"refused by the daemon: {why}"}
 
 
+@answers_in_json
 def probe() -> dict:
     """This daemon's clock and version, for the controller's checks."""
     from cellbench import __version__

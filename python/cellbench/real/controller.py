@@ -15,6 +15,7 @@ first start (``started_s``/``ended_s``).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -22,7 +23,7 @@ import uuid
 from cellbench.engines.rows import connection_row, ident
 from cellbench.engines.walk import walk
 from cellbench.errors import EngineError
-from cellbench.real import agents, credentials, measure
+from cellbench.real import agents, answers, credentials, guard, measure
 from cellbench.real import plan as rplan
 
 #: Time from handing a group to the daemons to its agreed start.
@@ -42,16 +43,60 @@ class RealError(EngineError):
 
 
 def connect(scheduler: str, creds: str):
-    """A client of the daemons' scheduler; refused without matching credentials."""
+    """A client of the daemons' scheduler; refused without matching credentials. From
+    here until ``disconnect`` this process unpickles nothing a daemon could use to run
+    code here (guard's ``CONTROLLER_PICKLE_GLOBALS``): whoever holds a daemon's or the
+    scheduler's key can send back data, and only data."""
     from distributed import Client
 
     sec = credentials.security(creds)
     if not scheduler.startswith("tls://"):
         raise RealError(f"--scheduler {scheduler}: expected tls://HOST:PORT (the channel is TLS)")
+    before = guard.install_unpickler(guard.controller_loads)
+    # A refused pickle is Dask's "Failed to deserialize" with its traceback on the
+    # terminal; the refusal is said once, in one line, by ``answer``.
+    protocol_log = logging.getLogger("distributed.protocol")
+    level = protocol_log.level
+    protocol_log.setLevel(logging.CRITICAL + 1)
     try:
-        return Client(scheduler, security=sec, timeout="10s", set_as_default=False)
+        client = Client(scheduler, security=sec, timeout="10s", set_as_default=False)
     except (OSError, TimeoutError) as e:
+        guard.install_unpickler(before)
+        protocol_log.setLevel(level)
         raise RealError(f"cannot reach the scheduler at {scheduler}: {e}") from None
+    client.cellbench_restore = (before, level)
+    return client
+
+
+def disconnect(client) -> None:
+    """Close ``connect``'s client and give the process its unpickler (and Dask's
+    protocol log) back."""
+    client.close()
+    before, level = client.cellbench_restore
+    guard.install_unpickler(before)
+    logging.getLogger("distributed.protocol").setLevel(level)
+
+
+def answer(future, host: str, what: str, check, *args, timeout: float | None = None):
+    """A daemon's answer to a task, checked as data by ``check`` (``answers``): an
+    answer that is not JSON of the right shape (an object Dask would unpickle, which
+    the controller's unpickler refuses) is a one-line RealError naming the host."""
+    try:
+        raw = future.result(timeout=timeout)
+    except guard.RefusedPickle as e:
+        raise RealError(
+            f"the daemon for host {host} answered {what} with a pickle naming {e.name}, "
+            f"which a controller refuses (a daemon answers in JSON data): is host {host} "
+            "compromised?"
+        ) from None
+    except TimeoutError:
+        raise RealError(
+            f"the daemon for host {host} did not answer {what} in {timeout:g} s"
+        ) from None
+    try:
+        return check(raw, *args)
+    except answers.BadAnswer as e:
+        raise RealError(f"the daemon for host {host} answered {what}: {e}") from None
 
 
 def live_daemons(client) -> set[str]:
@@ -78,7 +123,7 @@ def check_daemons(client, hosts: list[str]) -> dict[str, float]:
     for h in hosts:
         t0 = time.time()
         r = client.submit(agents.probe, workers=[h], allow_other_workers=False, pure=False)
-        got = r.result(timeout=10)
+        got = answer(r, h, "the probe", answers.probe, timeout=10)
         t1 = time.time()
         if got["version"] != __version__:
             raise RealError(
@@ -166,7 +211,8 @@ def check_admitted(client, exps: list[rplan.RealExperiment]) -> None:
         for h, items in by_host.items()
     }
     for h, f in futures.items():
-        for (where, _), why in zip(by_host[h], f.result(timeout=30)):
+        whys = answer(f, h, "the admission", answers.admissions, len(by_host[h]), timeout=30)
+        for (where, _), why in zip(by_host[h], whys):
             if why:
                 raise RealError(f"{where}: the daemon for host {h} refuses: {why}")
 
@@ -277,7 +323,9 @@ class _Run:
             if gone:
                 raise RealError(f"{self.where(hosts[gone])}: {_gone(gone)}")
         try:
-            outs = future.result()
+            outs = answer(future, host, f"its {role}s", answers.reports, len(conns), role)
+        except RealError:
+            raise
         except Exception as e:
             outs = [{"error": str(e)}] * len(conns)
         for i, out in zip(conns, outs):
@@ -348,9 +396,10 @@ def rows(plan, task, run: _Run, origin: float) -> list[dict]:
             "bytes": got["bytes"],
             "sender_seconds": sent["seconds"],
             "receiver_seconds": got["seconds"],
-            "throughput_bps": sent["throughput_bps"],
-            "throughput_mbit_ttcp": sent["throughput_bps"] / 2**20,
+            "throughput_bps": measure.throughput_bps(c.protocol, sent, got),
+            "throughput_mbit_ttcp": measure.throughput_bps(c.protocol, sent, got) / 2**20,
             "goodput_bps": got["throughput_bps"],
+            "sender_bps": sent["throughput_bps"],
             "retransmitted_segments": info.get("total_retrans"),
             # The key the real and emulated engines' contracts name (same count).
             "retransmits": info.get("total_retrans"),

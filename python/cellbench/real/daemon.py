@@ -67,11 +67,15 @@ def parse_listen(text: str) -> tuple[str, int | None]:
         host, port = text.split(":")
     try:
         ipaddress.ip_address(host)
-        return host, int(port) if port is not None else None
+        number = int(port) if port is not None else None
     except ValueError:
         raise ValueError(
             f"--listen {text}: expected an IP address, optionally with :PORT"
         ) from None
+    # A TCP port is 16 bits (RFC 9293 §3.1); the kernel would take 70000 as 4464.
+    if number is not None and not 1 <= number <= 65535:
+        raise ValueError(f"--listen {text}: port {number} is not a TCP port (1 to 65535)")
+    return host, number
 
 
 def _url(host: str, port: int) -> str:

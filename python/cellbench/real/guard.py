@@ -26,6 +26,12 @@ attempts they refuse are in tests/test_real_guard.py):
 
 The limits themselves (``--allow``, ``--max-rate``, ``--max-duration``) are the
 agents' own, set once in the process (``agents.set_limits``).
+
+The other way holds too: the controller's process unpickles nothing but
+``CONTROLLER_PICKLE_GLOBALS`` (``restrict_unpickling``), so a daemon or scheduler
+holding a stolen certificate cannot run code on the controller with a crafted
+result, error or message; the agents' entry points answer in JSON bytes
+(``agents.TASKS``), which the controller checks as data (``controller.decode``).
 """
 
 from __future__ import annotations
@@ -115,33 +121,62 @@ PICKLE_GLOBALS = frozenset(
 )
 
 
+#: The globals the controller unpickles: the type of a result (bytes of JSON, which
+#: Dask's key-in-memory report and its "dask" serializer name by pickled type).
+#: Everything else a daemon sends back is data (msgpack frames, JSON bytes).
+CONTROLLER_PICKLE_GLOBALS = frozenset({("builtins", "bytes")})
+
+
 class RefusedPickle(pickle.UnpicklingError):
-    pass
+    def __init__(self, module: str, name: str, who: str):
+        super().__init__(f"refused: {module}.{name} is not something {who}")
+        self.name = f"{module}.{name}"
 
 
 class _Unpickler(pickle.Unpickler):
+    allowed: frozenset = PICKLE_GLOBALS
+    who = "a cellbench daemon runs"
+
     def find_class(self, module: str, name: str):
-        if (module, name) in PICKLE_GLOBALS:
+        if (module, name) in self.allowed:
             return super().find_class(module, name)
-        raise RefusedPickle(f"refused: {module}.{name} is not something a cellbench daemon runs")
+        raise RefusedPickle(module, name, self.who)
 
 
-def restricted_loads(data, /, *, fix_imports=True, encoding="ASCII", errors="strict", buffers=()):
-    """``pickle.loads`` that resolves only ``PICKLE_GLOBALS``."""
+class _ControllerUnpickler(_Unpickler):
+    allowed = CONTROLLER_PICKLE_GLOBALS
+    who = "a cellbench controller loads (results cross as JSON data)"
+
+
+def _loads(unpickler, data, fix_imports, encoding, errors, buffers):
     f = io.BytesIO(data)
-    return _Unpickler(
+    return unpickler(
         f, fix_imports=fix_imports, encoding=encoding, errors=errors, buffers=buffers
     ).load()
 
 
-def install_unpickler() -> None:
-    """Every unpickling in this process through ``restricted_loads``: Dask's
-    (distributed.protocol.pickle, the scheduler's plugin and ``feed`` handlers) all
-    call the ``pickle`` module's ``loads``."""
+def restricted_loads(data, /, *, fix_imports=True, encoding="ASCII", errors="strict", buffers=()):
+    """``pickle.loads`` that resolves only ``PICKLE_GLOBALS``."""
+    return _loads(_Unpickler, data, fix_imports, encoding, errors, buffers)
+
+
+def controller_loads(data, /, *, fix_imports=True, encoding="ASCII", errors="strict", buffers=()):
+    """``pickle.loads`` that resolves only ``CONTROLLER_PICKLE_GLOBALS``."""
+    return _loads(_ControllerUnpickler, data, fix_imports, encoding, errors, buffers)
+
+
+def install_unpickler(loads=restricted_loads):
+    """Every unpickling in this process through ``loads`` (a daemon's by default);
+    returns the one it replaced. Dask's (distributed.protocol.pickle for messages,
+    results and errors, the client's key-in-memory types and forwarded warnings, the
+    scheduler's plugin and ``feed`` handlers) all call the ``pickle`` module's
+    ``loads`` by that name."""
     import distributed.protocol.pickle as dpickle
 
-    pickle.loads = restricted_loads
+    before = pickle.loads
+    pickle.loads = loads
     assert dpickle.pickle is pickle
+    return before
 
 
 class Policy:

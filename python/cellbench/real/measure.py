@@ -39,7 +39,9 @@ def held_at_cap(sent: dict, offered: float | None = None) -> bool:
     held at its --max-rate: its writes waited for the cap half its span or more, or it
     ran within CAP_NEAR of the cap the source ran under (``cap_bps``, where the agent's
     report carries it)."""
-    if offered is not None or sent.get("timing") is not None:
+    if offered is not None:
+        return _paced_held(sent, offered)
+    if sent.get("timing") is not None:
         return False
     cap = sent.get("cap_bps")
     near = bool(cap) and sent.get("throughput_bps", 0) >= cap * (1 - CAP_NEAR)
@@ -48,6 +50,18 @@ def held_at_cap(sent: dict, offered: float | None = None) -> bool:
     # took half its span or more (the cap is shared by all the daemon's sources).
     waited = (sent.get("cap_wait_s") or 0.0) >= CAP_HELD * sent.get("seconds", 0.0)
     return near or (bool(sent.get("cap_waits")) and waited)
+
+
+def _paced_held(sent: dict, offered: float) -> bool:
+    """A paced source was admitted within the cap (agents.refusal), but the cap is shared
+    by all the daemon's sources, so others' traffic can hold it back: it did when it
+    fell short of its rate and its writes' waits for the cap make up CAP_HELD or more of
+    the time it fell behind (the share of its span its missing bytes stand for)."""
+    rate, seconds = sent.get("throughput_bps", 0), sent.get("seconds") or 0.0
+    if not sent.get("cap_waits") or offered <= 0 or rate >= offered * (1 - RATE_MET):
+        return False
+    behind = seconds * (1 - rate / offered)
+    return (sent.get("cap_wait_s") or 0.0) >= CAP_HELD * behind
 
 
 def cap_note(sent: dict) -> str:
@@ -124,11 +138,44 @@ def _drops(tx: dict, rx: dict) -> str:
     return f"; interface drops: {', '.join(parts)}" if parts else ""
 
 
+def throughput_bps(protocol: str, sent: dict, got: dict) -> float:
+    """A row's throughput: over TCP the sender's rate (ttcp -t's: what it wrote was
+    delivered), over UDP what arrived, at the sink's rate (ttcp -r's): a datagram
+    written may be dropped on the way, and the sender's rate stands beside it."""
+    return got["throughput_bps"] if protocol == "udp" else sent["throughput_bps"]
+
+
+def udp_losses(sent: dict, got: dict) -> str:
+    """A UDP row's offered load and where its datagrams were lost, for its evidence."""
+    n, refused, arrived = sent["blocks"], sent["send_errors"], got["datagrams"]
+    tx, rx = sent.get("host") or {}, got.get("host") or {}
+    s = f"; offered {sent['throughput_bps'] / 1e6:.2f} Mb/s: {arrived} of {n} datagrams arrived"
+    if arrived >= n:
+        return s
+    places = [
+        (refused, "refused by the sender's kernel (ENOBUFS)"),
+        (tx.get("if_tx_drops"), f"dropped at {tx.get('interface')} (sender, out)"),
+        (rx.get("if_rx_drops"), f"dropped at {rx.get('interface')} (receiver, in)"),
+        (rx.get("udp_rcvbuf_errors"), "dropped at the receiver's full socket (RcvbufErrors)"),
+    ]
+    said = [f"{k} {what}" for k, what in places if k]
+    where = f": {', '.join(said)}" if said else ""
+    return s + f" ({(n - arrived) / max(n, 1):.0%} lost{where})"
+
+
 def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tuple[str, str]:
     """What bound a real connection, from the kernel's own evidence: TCP_INFO's busy,
     rwnd-limited and sndbuf-limited times and retransmissions, each agent's CPU time,
     the interfaces' drops, the pacer's schedule, the datagrams lost."""
-    mbps = sent["throughput_bps"] / 1e6
+    limited_by, evidence = _explain(protocol, sent, got, offered)
+    if protocol == "udp":
+        evidence += udp_losses(sent, got)
+    return limited_by, evidence
+
+
+def _explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tuple[str, str]:
+    measured = throughput_bps(protocol, sent, got)
+    mbps = measured / 1e6
     tx, rx = sent.get("host") or {}, got.get("host") or {}
     if held_at_cap(sent, offered):
         cap = sent.get("cap_bps")
@@ -139,11 +186,17 @@ def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tupl
             if waits
             else f"ran within {CAP_NEAR:.0%} of the transmitter's daemon's --max-rate{of}"
         )
+        if offered is not None:
+            how = (
+                f"paced at {offered / 1e6:.2f} Mb/s offered, {how} ({sent.get('cap_wait_s', 0):.2f}"
+                " s in all; the cap is shared by all the daemon's sources)"
+            )
         return "max-rate", f"{how}: the cap, not the path, set the pace; measured {mbps:.2f} Mb/s"
-    if offered is not None and sent["throughput_bps"] >= offered * (1 - RATE_MET):
+    if offered is not None and measured >= offered * (1 - RATE_MET):
         late = (sent.get("timing") or {}).get("late_blocks", 0)
+        did = "received" if protocol == "udp" else "sent"
         return vocab.APPLICATION, (
-            f"paced at {offered / 1e6:.2f} Mb/s offered and sent {mbps:.2f} Mb/s "
+            f"paced at {offered / 1e6:.2f} Mb/s offered and {did} {mbps:.2f} Mb/s "
             f"({late} late block(s))"
         )
     drops = _drops(tx, rx)
@@ -168,12 +221,12 @@ def explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tupl
                 )
             return (
                 vocab.LINK,
-                f"{share:.1%} of the bytes sent never arrived (datagrams dropped){drops}",
+                f"{share:.1%} of the bytes sent never arrived (datagrams dropped)",
             )
         if cpu_bound:
             role, h = cpu_bound[0]
-            return vocab.HOST_CPU, f"{_cpu(role, h)}; {mbps:.2f} Mb/s sent, every datagram arrived"
-        return vocab.UNDETERMINED, f"{mbps:.2f} Mb/s sent, every datagram arrived"
+            return vocab.HOST_CPU, f"{_cpu(role, h)}; {mbps:.2f} Mb/s, every datagram arrived"
+        return vocab.UNDETERMINED, f"{mbps:.2f} Mb/s, every datagram arrived"
     info = sent.get("tcp_info") or {}
     busy = info.get("busy_us")
     retrans = info.get("total_retrans", 0)

@@ -237,7 +237,14 @@ def report(name: str, df: pd.DataFrame) -> str:
     show["seg loss"] = show.segment_loss_rate.map(lambda x: f"{100 * x:.2f}%")
     cols = [c for c in ("case", "pacing_mbps", "spacing_us", "window", "write_size") if c in show]
     cols += ["transmitter"] if name == "wan-mismatch" else []
-    cols += ["Mb/s", "seg loss", "cells_lost", "cells_policed", "timeouts"]
+    cols += ["Mb/s"]
+    # A run the simulated-time limit (or its event budget) cut: its rate is the rate so
+    # far, which `show` and the report page say too (their `truncated`).
+    cut = "completed" in show and not show.completed.fillna(True).astype(bool).all()
+    if cut:
+        show["run"] = show.completed.map(lambda x: "cut" if x is False else "done")
+        cols += ["run"]
+    cols += ["seg loss", "cells_lost", "cells_policed", "timeouts"]
     if name == "wan-window":
         show["published Mb/s"] = show.published_bps / 1e6
         show["error"] = (100 * (show.throughput_bps - show.published_bps) / show.published_bps).map(
@@ -255,6 +262,12 @@ def report(name: str, df: pd.DataFrame) -> str:
         show["spacing_us"] = show.spacing_us.map(lambda x: "none" if pd.isna(x) else f"{x:g}")
     head = f"{name}: throughput in Mb/s (10^6 bit/s); segment loss = data PDUs lost / sent"
     foot = "limited by: what bound each connection (--json: limited_by, limit_evidence)"
+    if cut:
+        foot += (
+            "\ncut: the run reached the simulated-time limit (or its event budget) before "
+            "it finished; its Mb/s is the rate so far (--json: completed false; the "
+            "evidence says where it was cut)"
+        )
     if name in CLAIMS:
         foot += "\n" + CLAIMS[name] + "; cellbench fidelity compares"
     if name == "wan-mismatch":

@@ -200,10 +200,24 @@ pub struct ProbeResult {
 }
 
 impl TransferResult {
-    /// Throughput as ttcp -t reports it, in bits per second (10^6 = 1 Mb/s).
-    pub fn throughput_bps(&self) -> f64 {
+    /// The sending application's rate as ttcp -t reports it: bytes written over
+    /// its interval, bit/s. For UDP that is the load offered, not what was carried.
+    pub fn sender_bps(&self) -> f64 {
         if self.sender_seconds > 0.0 {
             self.bytes as f64 * 8.0 / self.sender_seconds
+        } else {
+            0.0
+        }
+    }
+    /// The connection's throughput, bit/s (10^6 = 1 Mb/s): over TCP ttcp -t's figure
+    /// (what is written is delivered); over UDP what arrived, over the receiver's
+    /// interval as ttcp -r reports it, since a datagram written may be dropped on the
+    /// way (the adapter's queue, a switch port, a policer, the receiving socket).
+    pub fn throughput_bps(&self) -> f64 {
+        if self.udp.is_none() {
+            self.sender_bps()
+        } else if self.receiver_seconds > 0.0 {
+            self.bytes_received as f64 * 8.0 / self.receiver_seconds
         } else {
             0.0
         }

@@ -149,6 +149,7 @@ pub const RESULT_FIELDS: &[ResultField] = &[
     f("connection", "path_payload_bps", Float, "bit/s"),
     f("lockstep_cycle", "ticks", Int, "ticks"),
     f("lockstep_cycle", "pattern_repeats", Int, "cycles"),
+    f("connection", "sender_bps", Float, "bit/s"),
     // The nested records.
     nested("run", "connections", Kind::Records, "connection"),
     nested("run", "ports", Kind::Records, "port"),

@@ -346,13 +346,18 @@ fn policing(f: &Facts) -> Option<Explanation> {
 fn cell_loss(f: &Facts) -> Option<Explanation> {
     let buffer_loss = f.cells_lost_in_buffers > 0 || f.pdus_dropped_at_adapter > 0;
     if f.tcp && buffer_loss && (f.retransmitted_segments > 0 || f.timeouts > 0) {
-        let mut s = format!("{} cells lost in switch buffers", f.cells_lost_in_buffers);
-        if f.pdus_dropped_at_adapter > 0 {
-            s += &format!(
-                ", {} PDUs at the sender's interface queue",
-                f.pdus_dropped_at_adapter
-            );
-        }
+        // Where the losses were, first: a PDU the sender's own interface queue
+        // refused never became cells, so "cells lost 0" must not read as no loss.
+        let queue = format!(
+            "{} PDUs refused by the sender's interface queue",
+            f.pdus_dropped_at_adapter
+        );
+        let buffers = format!("{} cells lost in switch buffers", f.cells_lost_in_buffers);
+        let s = match (f.pdus_dropped_at_adapter > 0, f.cells_lost_in_buffers > 0) {
+            (true, true) => format!("{queue}, {buffers}"),
+            (true, false) => format!("{queue} (no cell lost in the network)"),
+            _ => buffers,
+        };
         return done(LimitedBy::CellLoss, format!("{s}; {}", f.losses()));
     }
     None
@@ -787,9 +792,11 @@ mod test {
         f.timeouts = 1;
         let e = classify(&f);
         assert_eq!(e.limited_by, LimitedBy::CellLoss);
+        // Issue 31: said where, and that no cell was lost (wan-mismatch's Experiment 6).
         assert!(
-            e.evidence
-                .contains("3 PDUs at the sender's interface queue"),
+            e.evidence.starts_with(
+                "3 PDUs refused by the sender's interface queue (no cell lost in the network); "
+            ),
             "{}",
             e.evidence
         );

@@ -3,6 +3,7 @@
 //! and per switch port and per UPC what the network counted.
 
 use super::{err, RunSpec, TrunkSpec};
+use crate::host::udp::UdpStats;
 use crate::sim::clock::FlatOut;
 use crate::sim::explain::{
     self, capture, classify, lockstep_cycle, Explanation, Facts, LimitedBy, LockstepCycle,
@@ -38,6 +39,9 @@ pub struct ConnResult {
     pub throughput_bps: f64,
     pub throughput_mbit_ttcp: f64,
     pub goodput_bps: f64,
+    /// The sending application's rate (bytes written over `sender_seconds`): for
+    /// UDP the load offered, beside `throughput_bps`, what arrived.
+    pub sender_bps: f64,
     pub lockstep: bool,
     pub circular_wait_seconds: f64,
     pub writes: u64,
@@ -388,6 +392,7 @@ impl RunSpec {
             } else {
                 0.0
             },
+            sender_bps: t.sender_bps(),
             lockstep: t.lockstep(),
             circular_wait_seconds: t.circular_wait_seconds,
             writes: t.writes,
@@ -482,6 +487,9 @@ impl RunSpec {
                 why.evidence = transaction_evidence(n, t);
             }
         }
+        if let Some(udp) = t.udp {
+            why.evidence += &udp_losses(t, &udp, facts);
+        }
         // A cut run reports its rate so far (world/results.rs) and says it was cut.
         if !t.completed {
             // Whatever else bound it, the run did not finish: say so first.
@@ -504,6 +512,41 @@ impl RunSpec {
         }
         why
     }
+}
+
+/// A UDP connection's offered load and where its datagrams were lost, for its
+/// evidence: `throughput_bps` is what arrived, so the rest must be said beside it.
+fn udp_losses(t: &TransferResult, udp: &UdpStats, facts: &Facts) -> String {
+    let (sent, got) = (udp.datagrams_sent, udp.datagrams_received);
+    let mut s = format!(
+        "; offered {:.2} Mb/s: {got} of {sent} datagrams arrived",
+        t.sender_bps() / 1e6
+    );
+    if got >= sent {
+        return s;
+    }
+    s += &format!(" ({:.0}% lost", 100.0 * (sent - got) as f64 / sent as f64);
+    let places = [
+        (
+            t.pdus_dropped_at_adapter,
+            "PDUs refused by the sender's adapter queue",
+        ),
+        (facts.cells_lost_in_buffers, "cells dropped at switch ports"),
+        (facts.cells_policed, "cells discarded by the policer"),
+        (
+            udp.dropped_no_buffer,
+            "datagrams dropped at the receiver's full socket buffer",
+        ),
+    ];
+    let said: Vec<String> = places
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+    if !said.is_empty() {
+        s += &format!(": {}", said.join(", "));
+    }
+    s + ")"
 }
 
 /// What one request/response transaction took: its period against the
