@@ -2,7 +2,7 @@
 //! measured pair of their kind. Moldeklev, Klovning and Kure (1994), whom 001 §5.2 cites
 //! for receiving demanding more processing than sending, measured TCP between
 //! SPARCstation 10s (SunOS 4.1.3, SBA-200) at about 70 Mb/s at best, on TAXI 100 and
-//! OC-3c alike (as 002 §2 quotes them). A host's loopback figure (001 Table 2) fixes its
+//! OC-3c alike (as 002 §2.2 quotes them). A host's loopback figure (001 Table 2) fixes its
 //! send + receive work; the split decides what the receiving SPARC-10, which bounds the
 //! pair, can take. For each split this re-finds the SPARC-10's speed from its loopback
 //! figure (as `calibrate_loopback` does), then runs the pair over OC-3c (Fore IP, SunOS
@@ -13,7 +13,7 @@ use cellbench_core::sim::testbeds::{loopback, LanBuffers};
 use cellbench_core::sim::world::run;
 use cellbench_core::tcp::Flavour;
 
-/// MKK94's best TCP throughput between two SPARCstation 10s (002 §2: "around 70").
+/// MKK94's best TCP throughput between two SPARCstation 10s (002 §2.2: about 70).
 const TARGET_MBPS: f64 = 70.0;
 
 /// The SPARC-10 profile with this split, its speed calibrated to its loopback figure.

@@ -53,11 +53,12 @@ pub struct HostProfile {
 /// The era hosts' receive/send per-byte ratio (‰): a *calibration* to the one measured
 /// pair of their kind, Moldeklev, Klovning and Kure (1994), whom 001 §5.2 cites for
 /// receiving costing more: TCP between SPARCstation 10s (SunOS 4.1.3, SBA-200) at about
-/// 70 Mb/s at best (as 002 §2 quotes them). `examples/calibrate_mkk94.rs` finds it: with
+/// 70 Mb/s at best (as 002 §2.2 quotes them). `examples/calibrate_mkk94.rs` finds it: with
 /// the loopback figure fixing a host's send + receive work (001 §4.2), only the split
-/// moves the SPARC-10 pair, which the receiver bounds. Carried to every host calibrated
-/// to a loopback figure, as an *assumption* (range 1000, alike, as 001 §4.2's doubling
-/// of the loopback figure presumes, to this value; docs/hetero-lan.md).
+/// moves the SPARC-10 pair, which the receiver bounds (1000‰ gives it 74.5 Mb/s, this
+/// 70.0). "About 70" read as 65 to 75 Mb/s spans 1000‰ to about 1750‰: the range.
+/// Carried to every host calibrated to a loopback figure (001 §5.2 says it of its PC
+/// receivers), an *assumption* for all but the SPARC-10 (docs/hetero-lan.md).
 pub const RECEIVE_OVER_SEND_PERMILLE: u32 = 1280;
 
 impl HostProfile {
@@ -211,7 +212,7 @@ impl HostProfile {
         if n == "sparc-20" {
             // 001 §5.1: the SPARCstation 20s (Solaris 2.4) fill 93% with loopback to
             // spare: the SBA-200 driver's upper limit. Its size is not published: an
-            // *assumption*, the SBA-200 firmware's 52 µs between PDUs that 002 §4
+            // *assumption*, the SBA-200 firmware's 52 µs between PDUs that 002 §2.5 and §4.3
             // measured (driver 2.2.9, a lower bound there; range 0, as the Ultra-1s'
             // Solaris 2.5 release allows at most ~16 µs by their 97%, to 52 µs).
             p.driver_pdu_gap = SimTime::from_us(52);
