@@ -1,7 +1,8 @@
 """hetero-lan: the heterogeneous host pairs, each with its own OS's TCP.
 
-Each test asserts a mechanism: a pair whose hosts cannot fill OC-3c (docs/design.md §6.3: a
-host sends or receives about twice its loopback rate) is bound by a host's CPU; a
+Each test asserts a mechanism: a pair whose hosts cannot fill OC-3c (each host's send and
+receive work together calibrated to its loopback rate, receiving the dearer) is bound by a
+host's CPU; the host limits the study states (docs/hetero-lan.md) move rows their way; a
 pair of fast hosts is bound by the link; an NT receiver, which sends a window update
 only for two segments' worth, leaves a one-MSS window to its 200 ms delayed-ACK timer
 (the study's collapse at message = buffer = MSS), and with an 8 KB buffer holds NT's
