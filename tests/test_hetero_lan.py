@@ -1,7 +1,8 @@
 """hetero-lan: the heterogeneous host pairs, each with its own OS's TCP.
 
-Each test asserts a mechanism: a pair whose hosts cannot fill OC-3c (docs/design.md §6.3: a
-host sends or receives about twice its loopback rate) is bound by a host's CPU; a
+Each test asserts a mechanism: a pair whose hosts cannot fill OC-3c (each host's send and
+receive work together calibrated to its loopback rate, receiving the dearer) is bound by a
+host's CPU; the host limits the study states (docs/hetero-lan.md) move rows their way; a
 pair of fast hosts is bound by the link; an NT receiver, which sends a window update
 only for two segments' worth, leaves a one-MSS window to its 200 ms delayed-ACK timer
 (the study's collapse at message = buffer = MSS), and with an 8 KB buffer holds NT's
@@ -316,3 +317,70 @@ def test_the_report_prints_the_published_maxima_beside_the_simulated(surfaces) -
     for name, pub in table.items():
         [line] = [x for x in text.splitlines() if x.strip().startswith(name + " ")]
         assert f"{pub['max_bps'] / 1e6:.2f}" in line
+
+
+# Host limits from the study's own words (001 §5.1, §5.2): each moves the rows its way.
+
+
+def _busy(evidence: str) -> tuple[int, int]:
+    """(receiver, sender) CPU busy % from a host-cpu point's evidence, one CPU saturated or
+    the two together."""
+    one = r"(receiver|sender) CPU \(\S+\) busy (\d+)% of the transfer \((receiver|sender) (\d+)%\)"
+    both = r"(receiver|sender) CPU \(\S+\) busy (\d+)% and (receiver|sender) CPU \(\S+\) (\d+)%"
+    m = re.match(one, evidence) or re.match(both, evidence)
+    assert m, evidence
+    busy = {m[1]: int(m[2]), m[3]: int(m[4])}
+    return busy["receiver"], busy["sender"]
+
+
+def test_receiving_is_the_dearer_side_of_a_pair_of_equals(surfaces) -> None:
+    # 001 §5.2 (Moldeklev et al.): receiving demands more than sending. Two Pentium-90s
+    # with the same profile: at every large-buffer point their CPUs bind, alone or
+    # together, the receiver is the busier.
+    part = surfaces[surfaces.pair == "pentium90->pentium90"]
+    bound = part[(part.socket_buffer >= 4 * 9148) & (part.limited_by == "host-cpu")]
+    assert not bound.empty
+    for ev in bound.limit_evidence:
+        receiver, sender = _busy(ev)
+        assert receiver > sender, ev
+
+
+def _one_point(pair_name: str, buffer: int, message: int, hosts: str = "") -> dict:
+    """One point of a pair's sweep, the testbed's hosts changed by ``hosts`` (host blocks)."""
+    from cellbench.experiment import runner
+
+    pair = next(p for p in hetero_lan.PAIRS if p.name == pair_name)
+    text = hetero_lan.experiment_text(pair, [buffer], [message], SECONDS, 1)
+    head = f"testbed hetero-lan {{ encap = {pair.encap}; mtu = {pair.mtu}; "
+    assert head in text
+    text = text.replace(head, head + hosts)
+    return runner.run(text).to_pandas().iloc[0].to_dict()
+
+
+def test_the_sparc20_driver_gap_holds_its_pair_under_the_link() -> None:
+    # 001 §5.1: the SPARCstation 20s stop at their driver's limit, not their CPUs'. The
+    # driver's gap between PDUs (an assumption, docs/hetero-lan.md) lowers the pair's
+    # maximum; at the low end of its range (no gap) the pair fills the link again.
+    gap = _one_point("sparc20->sparc20", 7 * 9148, 3 * 9148)
+    none = _one_point("sparc20->sparc20", 7 * 9148, 3 * 9148, "host sparc20-a { pdu_gap_us = 0; } ")
+    assert gap["throughput_bps"] < none["throughput_bps"]
+    assert gap["limited_by"] == none["limited_by"] == "link"
+    assert "µs between PDUs" in gap["limit_evidence"]
+    assert "between PDUs" not in none["limit_evidence"]
+
+
+def test_messages_above_the_mss_cost_the_ultra1_sender() -> None:
+    # 001 §5.2 (Fig. 13): above the MSS the Ultra-1 pays for the fragmentation. Both
+    # points fill the link; the sender's CPU works harder for the larger message even
+    # though it makes half the system calls.
+    one = _one_point("ultra1->ultra1", 7 * 9148, 9148)
+    two = _one_point("ultra1->ultra1", 7 * 9148, 2 * 9148)
+    assert one["limited_by"] == two["limited_by"] == "link"
+    assert two["sender_cpu_busy"] > one["sender_cpu_busy"]
+
+
+def test_the_maxima_say_what_bound_them(surfaces) -> None:
+    text = hetero_lan.report(surfaces)
+    assert "what bound each maximum:" in text
+    for m in hetero_lan.maxima(surfaces):
+        assert f"  {m['pair']}: {m['limited_by']}: {m['limit_evidence']}" in text

@@ -3,17 +3,20 @@
 //! figure (bisection). The factors are then written into `HostProfile::by_name`.
 //! `cargo run --release --example calibrate_loopback`
 use cellbench_core::host::profile::HostProfile;
+use cellbench_core::host::profile::RECEIVE_OVER_SEND_PERMILLE;
 use cellbench_core::sim::testbeds::loopback;
 use cellbench_core::sim::world::run;
 
 fn main() {
     let ipc = HostProfile::sparc_ipc();
     for name in HostProfile::names() {
-        let Some(target) = HostProfile::by_name(name).unwrap().loopback_mbps else {
+        let named = HostProfile::by_name(name).unwrap();
+        let Some(target) = named.loopback_mbps else {
             continue;
         };
+        let split = named.receive_bytes_permille;
         let mbps = |f: f64| {
-            let p = ipc.scaled_by(name, "", f, target);
+            let p = ipc.scaled_by(name, "", f, target, split);
             let r = run(&loopback(&p, 16 << 20, 1)).unwrap();
             r.transfers[0].throughput_bps() / 1e6
         };
@@ -27,7 +30,7 @@ fn main() {
             }
         }
         println!(
-            "{name:>16}: factor {:.4} -> {:.2} Mb/s (published {target})",
+            "{name:>16}: factor {:.4} -> {:.2} Mb/s (published {target}; receive/send {split}‰, era hosts {RECEIVE_OVER_SEND_PERMILLE}‰)",
             hi,
             mbps(hi)
         );

@@ -23,8 +23,9 @@ Written as a block, in the experiment file or a file of its own::
 
 A host's ``adapter`` (sba100, sba200, pca200, vma200, otto) defaults to the one its
 profile had in its study; the adapter and its spacing mode give the gap between PDUs
-(only the SBA-200 with cell-level spacing has one published: 52 µs) unless
-``pdu_gap_us`` says otherwise. ``spacing`` is how ``spacing_us`` is met: ``cell-level``
+(only the SBA-200 with cell-level spacing has one published: 52 µs; the SPARCstation
+20's Solaris 2.4 driver is taken to leave it unspaced too) unless ``pdu_gap_us`` says
+otherwise. ``spacing`` is how ``spacing_us`` is met: ``cell-level``
 (default; the SBA-200's driver 2.2.9, with its stalls, ``stall = 0`` to leave them
 out) or ``cell-burst`` (driver 2.3.0: bursts of 6-11 cells, ``spacing_us`` the mean
 cell interval). docs/mechanisms.md has the sources.
@@ -465,7 +466,8 @@ _HETERO_LAN = f"""
     # Each host's adapter is its profile's (docs/design.md §5): SBA-200 on the SPARCs and
     # Ultra-1s, PCA-200 on the Pentiums, VMA-200 on the Power Challenge; unspaced, none
     # has a published gap between PDUs (the Ultra-1 pair's 97% of OC-3c bounds the
-    # SBA-200's to ~16 µs), so none is modelled.
+    # SBA-200's to ~16 µs), so none is modelled but the SPARCstation 20s' driver's, 52 µs
+    # (their profile's, an assumption: docs/hetero-lan.md, "Host limits").
     # Testbed 1: one switch, OC-3c (SONET framing) on UTP-5. Two Pentium-90s (Windows
     # NT 3.51, PCI adapters, VC-mux only) and two SPARCstation 20s (Solaris 2.4).
     host pentium90-a {{ profile = pentium-90; flavour = nt351; phy = oc3c; site = tb1;

@@ -166,21 +166,22 @@ KNOWN_DEVIATIONS = {
         "16 KB, two above) to cross OC-3c, 0.49 ms each (5.6% of 8.8 ms)"
     ),
     "hetero-lan sparc10->challenge": (
-        "known deviation: the sparc-10 profile is calibrated to its loopback figure (43.55 "
-        "Mb/s), taken as half of what a host sends or receives (docs/mechanisms.md); the study "
-        "found this sender at 70% of twice its loopback (001 §5.2), and no profile is "
-        "calibrated to its table"
+        "known deviation: the sparc-10 sender's CPU binds the pair, as the study says, but "
+        "at its loopback calibration with receiving 1.28x dearer than sending (calibrated "
+        "to Moldeklev et al.'s ~70 Mb/s SPARCstation 10 pair) it sends faster than the "
+        "study's 60.98; the SBus I/O work loopback does not see (001 §4.2) is not sized by "
+        "any source (docs/hetero-lan.md)"
     ),
     "hetero-lan ultra1->challenge": (
-        "known deviation: the power-challenge profile is calibrated to its loopback figure "
-        "(135.80 Mb/s), so it receives at well over the link's rate; 001 §5.2 names no bound "
-        "for its 75% (both hosts reach ATM speeds in loopback), and no profile is calibrated to "
-        "its table: the simulated pair is bound by the link"
+        "known deviation: both hosts' loopback figures are far above the link and the "
+        "study names no bound for its 75%; the Ultra-1's fragmentation work above the MSS "
+        "(001 §5.2, an assumption) is far too small at its loopback speed to hold it near "
+        "100 Mb/s: the simulated pair is bound by the link"
     ),
     "hetero-lan sparc20->sparc20": (
-        "known deviation: nothing in the simulated SPARCstation 20s (230.94 Mb/s loopback) "
-        "binds the pair under the link; 001 §5.1 names the bound, the driver at its upper "
-        "limit, which no profile models"
+        "known deviation: the study puts the SPARCstation 20s' 93% down to their driver "
+        "(001 §5.1); the model's driver gap (52 µs per PDU, an assumption from 002's SBA-200 "
+        "measurement, range 0-52 µs: docs/hetero-lan.md) holds the pair under the link"
     ),
     "wan-contention offered-load": (
         "known deviation: the paced TCP sources lose cells from 12 Mb/s offered on (two "

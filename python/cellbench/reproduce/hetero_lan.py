@@ -201,6 +201,7 @@ def maxima(df: pd.DataFrame) -> list[dict[str, Any]]:
                 "socket_buffer": int(best.socket_buffer),
                 "message_size": int(best.message_size),
                 "limited_by": str(best.limited_by),
+                "limit_evidence": str(best.limit_evidence),
                 "published_bps": pub["max_bps"],
                 "published_percent_of_theoretical": pub["percent_of_theoretical"],
                 "ratio": float(best.throughput_bps) / pub["max_bps"],
@@ -342,6 +343,9 @@ def report(df: pd.DataFrame) -> str:
         ]
     )
     lines.append(table.to_string(index=False))
+    lines.append("what bound each maximum:")
+    for m in maxima(df):
+        lines.append(f"  {m['pair']}: {m['limited_by']}: {m['limit_evidence']}")
     lines.append(
         "published: the study's Table 3 (python/cellbench/data/hetero_lan_maxima.csv); "
         "cellbench fidelity says which are within tolerance and why the others are not"

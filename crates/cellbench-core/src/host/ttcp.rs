@@ -31,7 +31,12 @@ pub enum Step {
 /// The costs an application step charges to the CPU.
 pub struct Costs {
     pub syscall: SimTime,
+    /// The copy into the kernel on a write().
     pub copy_ps_per_byte: u64,
+    /// The copy out of the kernel on a read() (`HostProfile::read_copy_ps_per_byte`).
+    pub read_copy_ps_per_byte: u64,
+    /// Splitting a write larger than the MSS (`HostProfile::fragment_ps_per_byte`).
+    pub fragment_ps_per_byte: u64,
     /// The kernel's socket layer.
     pub append: AppendRule,
     /// Winsock AFD: a write of at least SO_SNDBUF bytes returns only once
@@ -248,6 +253,10 @@ impl Source {
         if fresh && costs.send_completes_on_ack && self.resid >= tcb.snd.hiwat {
             self.awaiting_ack = true;
         }
+        if fresh && self.resid > tcb.t_maxseg {
+            // 001 §5.2: a message above the MSS costs the sender its fragmentation.
+            *t += SimTime(costs.fragment_ps_per_byte * self.resid as u64);
+        }
         let Some(n) = sosend_piece(tcb, costs, self.resid, t, out) else {
             return Step::Blocked;
         };
@@ -289,7 +298,7 @@ pub fn soreceive(
     out: &mut Vec<Segment>,
 ) -> u32 {
     let n = tcb.rcv.cc.min(max);
-    *t += costs.syscall + SimTime(costs.copy_ps_per_byte * n as u64);
+    *t += costs.syscall + SimTime(costs.read_copy_ps_per_byte * n as u64);
     tcb.read(n, out);
     n
 }
@@ -322,7 +331,7 @@ impl TtcpSink {
             self.started = Some(*t);
         }
         let copied = n.min(self.buflen);
-        *t += costs.syscall + SimTime(costs.copy_ps_per_byte * copied as u64);
+        *t += costs.syscall + SimTime(costs.read_copy_ps_per_byte * copied as u64);
         self.read += copied as u64;
         self.reads += 1;
         self.last_read = Some(*t);

@@ -159,6 +159,7 @@ pub fn loopback(profile: &HostProfile, nbytes: u64, seed: u64) -> Scenario {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::host::profile::RECEIVE_OVER_SEND_PERMILLE;
     use crate::sim::world::run;
 
     #[test]
@@ -180,5 +181,60 @@ mod test {
                 "{name}: simulated {mbps:.2} Mb/s vs published {published}"
             );
         }
+    }
+
+    /// The SPARC-10 with receiving's per-byte work weighted by `split` (‰), its speed
+    /// found again from its loopback figure (as `examples/calibrate_loopback.rs` does).
+    fn sparc10_split(split: u32) -> HostProfile {
+        let ipc = HostProfile::sparc_ipc();
+        let at = |f: f64| ipc.scaled_by("sparc-10", "SunOS 4.1.3", f, 43.55, split);
+        let mbps = |f: f64| {
+            run(&loopback(&at(f), 4 << 20, 1)).unwrap().transfers[0].throughput_bps() / 1e6
+        };
+        let (mut lo, mut hi) = (2.0_f64, 8.0_f64);
+        for _ in 0..16 {
+            let mid = (lo * hi).sqrt();
+            if mbps(mid) < 43.55 {
+                lo = mid
+            } else {
+                hi = mid
+            }
+        }
+        at(hi)
+    }
+
+    /// A SunOS 4.1.3 stream over OC-3c (Fore IP, 52428-byte buffers, 3-MSS writes).
+    fn oc3c_stream(sender: &HostProfile, receiver: &HostProfile) -> f64 {
+        let study = LanBuffers {
+            buflen: 3 * 9148,
+            nbytes: 8 << 20,
+            profile: "sparc-10".into(),
+            flavour: Flavour::Sunos413,
+            ..LanBuffers::default()
+        };
+        let mut spec = study.spec(1, 0, false);
+        for h in spec.hosts.iter_mut() {
+            h.phy = "oc3c".into();
+        }
+        let mut sc = spec.scenario().unwrap();
+        sc.hosts[0] = sender.clone();
+        sc.hosts[1] = receiver.clone();
+        run(&sc).unwrap().transfers[0].throughput_bps()
+    }
+
+    #[test]
+    fn receiving_dearer_lowers_receiver_bound_pairs_and_raises_sender_bound_ones() {
+        // 001 §5.2 (Moldeklev et al.): the loopback figure fixes send + receive; a
+        // split that makes receiving dearer leaves a host receiving slower and sending
+        // faster than the even split, 001 §4.2's doubling, has it.
+        let (even, split) = (
+            sparc10_split(1000),
+            sparc10_split(RECEIVE_OVER_SEND_PERMILLE),
+        );
+        let fast = HostProfile::by_name("ultra-1").unwrap();
+        // Into a SPARC-10 (its CPU the bound): slower.
+        assert!(oc3c_stream(&fast, &split) < 0.97 * oc3c_stream(&fast, &even));
+        // From a SPARC-10 into a fast receiver: faster.
+        assert!(oc3c_stream(&split, &fast) > 1.03 * oc3c_stream(&even, &fast));
     }
 }

@@ -187,6 +187,7 @@ impl HostSpec {
                 "µs",
                 false,
             )?,
+            None if mode == SpacingMode::Unspaced => timing.pdu_gap.max(self.driver_pdu_gap(model)),
             None => timing.pdu_gap,
         };
         // The adapter's clock counts cell slots and its 0.492 µs idle units
@@ -232,6 +233,16 @@ impl HostSpec {
             },
         };
         Ok((adapter, rate))
+    }
+
+    /// The idle time between PDUs that the driver of the host's OS leaves on its own
+    /// adapter, unspaced (`HostProfile::driver_pdu_gap`); another adapter has another
+    /// driver.
+    fn driver_pdu_gap(&self, model: AdapterModel) -> SimTime {
+        match HostProfile::by_name(&self.profile) {
+            Some(p) if AdapterModel::of_profile(&self.profile) == Some(model) => p.driver_pdu_gap,
+            _ => SimTime::ZERO,
+        }
     }
 
     /// The host's processing-cost profile, by its name.

@@ -675,3 +675,88 @@ fn a_connection_waits_only_for_earlier_ones() {
     assert_eq!(r.connections[1].start_s, None);
     assert!(!r.connections[1].completed);
 }
+
+/// A 2 s netperf-like stream over OC-3c (Fore IP) between two hosts of `profile` with
+/// `flavour`, socket buffers of 7 MSS (SunOS 4.1.3: its largest, 52428) and
+/// `message`-byte writes; `extra` is more of the hosts' JSON.
+fn host_pair(profile: &str, flavour: &str, message: u32, extra: &str) -> ConnResult {
+    let host = |name: &str| {
+        format!(
+            r#"{{"name": "{name}", "phy": "oc3c", "profile": "{profile}", "flavour": "{flavour}" {extra}}}"#
+        )
+    };
+    let buf = if flavour == "sunos413" { 52428 } else { 64036 };
+    let text = format!(
+        r#"{{"hosts": [{}, {}], "connections": [{{"transmitter": "a", "receiver": "b",
+        "mtu": 9188, "sndbuf": {buf}, "rcvbuf": {buf},
+        "traffic": {{"type": "full", "blocksize": {message}, "duration_s": 2}}}}]}}"#,
+        host("a"),
+        host("b")
+    );
+    RunSpec::from_json(&text)
+        .unwrap()
+        .run()
+        .unwrap()
+        .connections[0]
+        .clone()
+}
+
+#[test]
+fn the_sparc_20s_driver_caps_its_pair_below_the_link() {
+    // 001 §5.1: the SPARCstation 20s stop at the driver's limit. 52 µs after each
+    // 192-cell PDU of 9148 bytes (cells at 149.76 Mb/s).
+    let cell = 53.0 * 8.0 / 149.76e6;
+    let cap = 9148.0 * 8.0 / (192.0 * cell + 52e-6);
+    let s20 = host_pair("sparc-20", "solaris24", 3 * 9148, "");
+    assert!(
+        s20.throughput_bps <= cap && s20.throughput_bps > 0.95 * cap,
+        "{s20:?}"
+    );
+    assert_eq!(s20.limited_by, "link");
+    assert!(
+        s20.limit_evidence.contains("52 µs between PDUs"),
+        "{}",
+        s20.limit_evidence
+    );
+    // Another driver: the Ultra-1s' (Solaris 2.5), or a host's own gap, goes past it.
+    let u1 = host_pair("ultra-1", "solaris25", 3 * 9148, "");
+    assert!(u1.throughput_bps > 1.03 * cap, "{u1:?}");
+    let no_gap = host_pair("sparc-20", "solaris24", 3 * 9148, r#", "pdu_gap_us": 0"#);
+    assert!(no_gap.throughput_bps > 1.03 * cap, "{no_gap:?}");
+    // Another adapter has another driver.
+    let pca = host_pair(
+        "sparc-20",
+        "solaris24",
+        3 * 9148,
+        r#", "adapter": "pca200""#,
+    );
+    assert!(pca.throughput_bps > 1.03 * cap, "{pca:?}");
+}
+
+#[test]
+fn messages_above_the_mss_cost_a_solaris_sender_its_fragmentation() {
+    // Both link-bound: what differs is the sender's work. Writes of two MSS halve the
+    // system calls, yet the Ultra-1 (001 §5.2) pays a pass over every byte of them;
+    // the SPARC-10's SunOS 4.1.3 shares its clusters with the segments and saves.
+    let busy = |profile: &str, flavour: &str, message: u32| {
+        host_pair(profile, flavour, message, "")
+            .sender_cpu_busy
+            .unwrap()
+    };
+    let (one, two) = (
+        busy("ultra-1", "solaris25", 9148),
+        busy("ultra-1", "solaris25", 2 * 9148),
+    );
+    assert!(
+        two > 1.2 * one,
+        "Ultra-1 sender busy {one} at one MSS, {two} at two"
+    );
+    let (one, two) = (
+        busy("sparc-10", "sunos413", 9148),
+        busy("sparc-10", "sunos413", 2 * 9148),
+    );
+    assert!(
+        two <= one,
+        "SPARC-10 sender busy {one} at one MSS, {two} at two"
+    );
+}

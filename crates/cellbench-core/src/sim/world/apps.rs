@@ -143,6 +143,8 @@ impl World {
         let costs = Costs {
             syscall: self.scaled(p.syscall),
             copy_ps_per_byte: p.copy_ps_per_byte * self.job_scale / 1000,
+            read_copy_ps_per_byte: p.read_copy_ps_per_byte() * self.job_scale / 1000,
+            fragment_ps_per_byte: p.fragment_ps_per_byte * self.job_scale / 1000,
             // The socket layer goes with the kernel: SunOS's for SunOS 4.1.x, 4.4BSD's otherwise.
             append: match self.eps[ep].tcb.flavour {
                 Flavour::Sunos411 | Flavour::Sunos413 => AppendRule::SunOs,
