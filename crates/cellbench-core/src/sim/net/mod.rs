@@ -96,6 +96,7 @@ use crate::time::SimTime;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+mod abr;
 mod adapter;
 mod counters;
 mod credit;
@@ -109,6 +110,7 @@ mod topology;
 mod train;
 mod upc;
 
+pub use abr::{AbrPort, AbrPortCounters, AbrSource, AbrSourceCounters, AbrSwitch};
 pub use adapter::{
     AdapterModel, AdapterTiming, SpacingError, SpacingMode, CELL_SPACING_UNIT, HOST_BUFFER_BYTES,
 };
@@ -272,7 +274,11 @@ enum Ev {
         cell: u32,
         stage: u16,
         clp: bool,
+        /// ABR: EFCI set by a port on the way (`abr.rs`).
+        efci: bool,
     },
+    /// ABR: a backward RM cell reaches a stage on its way back (`abr.rs`).
+    Brm { rm: u32, stage: u16 },
     /// Credit mode: an adapter's cell is due to start.
     Ready { pdu: u32, cell: u32 },
     /// Credit mode: an element's link is free again.
@@ -332,6 +338,8 @@ pub struct Network {
     kb_buffers: Vec<u32>,
     /// Ethernet segments and the circuits framed on them (`ether.rs`).
     frames: ether::Frames,
+    /// ABR sources and switch behaviours (`abr.rs`); empty without ABR.
+    abr: abr::Abr,
 }
 
 impl Network {
@@ -415,6 +423,7 @@ impl Network {
                         vci,
                         clp: false,
                         fate: CellFate::Sent,
+                        rm: None,
                     });
                 }
             }
@@ -449,6 +458,7 @@ impl Network {
                             cell: r.first + k,
                             stage: 1,
                             clp: false,
+                            efci: false,
                         };
                         self.agenda.schedule(at, circuit as u32, ev);
                     }
@@ -485,15 +495,18 @@ impl Network {
                     cell,
                     stage,
                     clp,
+                    efci,
                 } if !self.txq.is_empty() => {
-                    self.cell_arrives_credit(at, pdu, cell, stage as usize, clp)
+                    self.cell_arrives_credit(at, pdu, cell, stage as usize, clp, efci)
                 }
                 Ev::Cell {
                     pdu,
                     cell,
                     stage,
                     clp,
+                    ..
                 } => self.cell_arrives(at, pdu, cell, stage as usize, clp),
+                Ev::Brm { rm, stage } => self.brm_at(at, rm, stage as usize),
                 Ev::Ready { pdu, cell } => self.cell_ready(at, pdu, cell),
                 Ev::Serve(e) => self.serve_event(at, e as usize),
                 Ev::Credit { circuit, stage } => {
@@ -755,6 +768,7 @@ impl Network {
                     vci: s.vci,
                     clp,
                     fate: CellFate::Received,
+                    rm: None,
                 });
             }
         }
@@ -831,6 +845,7 @@ impl Network {
                     vci,
                     clp,
                     fate: CellFate::Lost(cause),
+                    rm: None,
                 });
             }
         }
@@ -871,6 +886,7 @@ impl Network {
                 vci,
                 clp,
                 fate: CellFate::Sent,
+                rm: None,
             });
         }
     }

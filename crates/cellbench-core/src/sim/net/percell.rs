@@ -82,6 +82,7 @@ impl Network {
                     cell,
                     stage: stage as u16 + 1,
                     clp,
+                    efci: false,
                 };
                 self.agenda
                     .schedule(start + cell_time + delay, c as u32, next);

@@ -256,6 +256,13 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
     }
     check_loop_free(&ports)?;
     let credit_mode = attach_credits(&t, &adapters, &ports, &mut circuits)?;
+    // ABR sources and switches (`abr.rs`) run on the same per-cell FIFOs.
+    let port_rates: Vec<f64> = ports
+        .iter()
+        .map(|p| crate::time::PS_PER_SEC as f64 / p.cell.as_ps() as f64)
+        .collect();
+    let abr = super::abr::Abr::build(&t.abr_sources, &t.abr_ports, circuits.len(), &port_rates)?;
+    let credit_mode = credit_mode || abr.on;
     let txq = if credit_mode {
         vec![super::credit::TxQueue::default(); adapters.len() + ports.len()]
     } else {
@@ -289,6 +296,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         tx_runs: Vec::new(),
         kb_buffers: Vec::new(),
         frames,
+        abr,
     })
 }
 
