@@ -12,10 +12,11 @@ KINDS = (
     "time-sequence",
     "cwnd",
     "queue",
+    "acr",
     "iat",
 )
 
 #: The figure kinds that draw one stored run (the others draw the whole sweep).
-ONE_RUN = ("time-sequence", "cwnd", "queue")
+ONE_RUN = ("time-sequence", "cwnd", "queue", "acr")
 #: The figure kinds that draw a cell tester's capture (a pcap, or a result's cells/).
 CAPTURE = ("iat",)

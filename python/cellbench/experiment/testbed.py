@@ -9,6 +9,7 @@ Written as a block, in the experiment file or a file of its own::
                  clp1_threshold_cells = 192; }  # tagged (CLP=1) cells go from 192 queued; off
         switch east { buffer_cells = 4096;      # site east's switch, where it differs
                       flow_control = credit; credits = 400; }  # AN2 credits per VC per hop
+        switch south { abr = erica (target = 0.9, interval_us = 1000); }  # ABR (experiment/abr.py)
         defaults { profile = sparc-ipc; phy = taxi100; flavour = sunos411; }   # any other host
         host roadrunner.atm { profile = sparc-10; distance_m = 20; site = west; }
         host sparc10.atm { phy = oc3c; spacing_us = 19.45; stall = 1; }  # cells 19.45 µs apart; off
@@ -50,6 +51,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from cellbench import _native, vocab
+from cellbench.experiment import abr as abrmod
 from cellbench.experiment.lang import (
     Block,
     Document,
@@ -93,6 +95,7 @@ SWITCH_KEYS = (
     "clp1_threshold_cells",
     "flow_control",
     "credits",
+    "abr",
 )
 #: Hop-by-hop flow control at a switch's output ports (docs/design.md §4; none: off).
 FLOW_CONTROLS = ("none", "credit")
@@ -884,6 +887,10 @@ def _switch(b: Block, sw: dict) -> Pos | None:
         elif s.key == "credits":
             sw["credits"] = int(_number(s, "credits per VC per hop (cells)", 1, 1 << 24))
             sw["_credits_pos"] = s.value.pos
+        elif s.key == "abr" and isinstance(s.value, Name) and s.value.text == "none":
+            sw.pop("abr", None)  # a site's switch without the testbed's ABR behaviour
+        elif s.key == "abr":
+            sw["abr"] = abrmod.switch(s)  # experiment/abr.py: efci, relative, erica
         else:
             raise _unknown(s, "switch", SWITCH_KEYS)
     return clp1_pos

@@ -95,7 +95,23 @@ pub struct ConnResult {
     /// without `series`; empty for UDP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwnd_series: Option<Vec<(f64, u32, u32, u32)>>,
+    /// ABR data circuit (`sim::net::abr`; None without ABR): its ACR at the end
+    /// and lowest (bit/s of cells), the forward RM cells sent, the backward ones
+    /// returned, RM cells lost, and the time its ACR sat at MCR.
+    pub abr_acr_bps: Option<f64>,
+    pub abr_acr_min_bps: Option<f64>,
+    pub abr_frm_sent: Option<u64>,
+    pub abr_brm_returned: Option<u64>,
+    pub abr_rm_lost: Option<u64>,
+    pub abr_time_at_mcr_s: Option<f64>,
+    /// With `series` on an ABR circuit: `[t_s, acr_bps]`, at the start and at
+    /// every change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acr_series: Option<Vec<(f64, f64)>>,
 }
+
+/// Bits of a whole cell: ABR's rates are cell rates, reported in bit/s of cells.
+const CELL_BITS: f64 = 424.0;
 
 /// A delayed-ACK lock-step cycle as the trace shows it (`sim::explain::LockstepCycle`).
 #[derive(Clone, Debug, Serialize)]
@@ -153,6 +169,15 @@ pub struct PortResult {
     /// `Network::set_queue_series`). Absent without `series`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue_series: Option<Vec<(f64, u32)>>,
+    /// ABR at this port (None: none): the explicit rate ERICA advertised last,
+    /// lowest and highest (bit/s of cells; None for EFCI and relative), data
+    /// cells marked EFCI, BRMs given CI and NI.
+    pub abr_er_bps: Option<f64>,
+    pub abr_er_min_bps: Option<f64>,
+    pub abr_er_max_bps: Option<f64>,
+    pub abr_efci_marked: Option<u64>,
+    pub abr_ci_set: Option<u64>,
+    pub abr_ni_set: Option<u64>,
 }
 
 /// A UPC policer's verdicts: did the stream meet its contract?
@@ -282,6 +307,12 @@ impl RunSpec {
                     .get(p)
                     .filter(|_| self.series)
                     .map(|s| s.iter().map(|&(t, n)| (t.as_secs_f64(), n)).collect()),
+                abr_er_bps: None,
+                abr_er_min_bps: None,
+                abr_er_max_bps: None,
+                abr_efci_marked: None,
+                abr_ci_set: None,
+                abr_ni_set: None,
             })
             .collect();
         let policed: Vec<&TrunkSpec> = self.trunks.iter().filter(|t| t.upc.is_some()).collect();
@@ -304,7 +335,17 @@ impl RunSpec {
         let connections = (0..r.transfers.len())
             .map(|i| self.connection_result(scenario, r, i))
             .collect();
-        let (ports, policers) = self.network_results(&r.ports, &r.policers, &r.queue_series);
+        let (mut ports, policers) = self.network_results(&r.ports, &r.policers, &r.queue_series);
+        for (port, abr) in ports.iter_mut().zip(&r.abr_ports) {
+            let Some(k) = abr else { continue };
+            let erica = k.er_last > 0.0;
+            port.abr_er_bps = erica.then_some(k.er_last * CELL_BITS);
+            port.abr_er_min_bps = erica.then_some(k.er_min * CELL_BITS);
+            port.abr_er_max_bps = erica.then_some(k.er_max * CELL_BITS);
+            port.abr_efci_marked = Some(k.efci_marked);
+            port.abr_ci_set = Some(k.ci_set);
+            port.abr_ni_set = Some(k.ni_set);
+        }
         SpecResult {
             connections,
             ports,
@@ -330,6 +371,8 @@ impl RunSpec {
             None => format!("the {}", self.port_label(p)),
         });
         let why = self.why_limited(scenario, r, t, &facts);
+        let fwd = scenario.transfers[i].circuit;
+        let abr = r.abr_sources.get(fwd).copied().flatten();
         ConnResult {
             transmitter: c.transmitter.clone(),
             receiver: c.receiver.clone(),
@@ -400,6 +443,21 @@ impl RunSpec {
                     .map(|x| (x.at.as_secs_f64(), x.cwnd, x.ssthresh, x.flight))
                     .collect()
             }),
+            abr_acr_bps: abr.map(|k| k.acr * CELL_BITS),
+            abr_acr_min_bps: abr.map(|k| k.acr_min * CELL_BITS),
+            abr_frm_sent: abr.map(|k| k.frm_sent),
+            abr_brm_returned: abr.map(|k| k.brm_returned),
+            abr_rm_lost: abr.map(|k| k.rm_lost),
+            abr_time_at_mcr_s: abr.map(|k| k.time_at_mcr.as_secs_f64()),
+            acr_series: r
+                .acr_series
+                .get(fwd)
+                .filter(|_| self.series && abr.is_some())
+                .map(|s| {
+                    s.iter()
+                        .map(|&(t, a)| (t.as_secs_f64(), a * CELL_BITS))
+                        .collect()
+                }),
         }
     }
 
