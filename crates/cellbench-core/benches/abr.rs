@@ -116,7 +116,10 @@ fn transfer(service: Service) -> (f64, u64) {
     let wall = start.elapsed().as_secs_f64();
     assert_eq!(data_in, DATA_PDUS, "every data PDU arrives");
     black_box(now);
-    (wall, net.port_counters(0).cells_in + net.port_counters(1).cells_in)
+    (
+        wall,
+        net.port_counters(0).cells_in + net.port_counters(1).cells_in,
+    )
 }
 
 fn four_into_one(service: Service) -> (f64, u64) {

@@ -221,3 +221,65 @@ fn bad_abr_parameters_are_refused() {
     let e = Network::new(topo, Fidelity::Train).err().unwrap();
     assert!(e.to_string().contains("target in (0, 1]"), "{e}");
 }
+
+#[test]
+fn rm_cells_decode_from_a_run_spec_capture() {
+    // The cell tester of a run (`sim::capture`) on the port an ABR TCP transfer's
+    // data leaves by: the FRMs are in the pcap with PTI 110 among the data cells,
+    // decodable, one per Nrm - 1 = 31 data cells, with the ACR the source had.
+    use cellbench_core::sim::spec::{CellsSpec, RunSpec};
+    use cellbench_core::wire::pcap::{read_pcap, Record};
+    let text = r#"{
+      "hosts": [
+        {"name": "a", "profile": "ultra-1", "phy": "oc3c", "flavour": "reno"},
+        {"name": "b", "profile": "ultra-1", "phy": "oc3c", "flavour": "reno"}
+      ],
+      "switch": {"abr": {"kind": "erica"}},
+      "connections": [
+        {"transmitter": "a", "receiver": "b", "sndbuf": 52428, "rcvbuf": 52428,
+         "abr": {"icr_bps": 10000000},
+         "traffic": {"type": "full", "blocksize": 8192, "nbytes": 1048576}}
+      ]
+    }"#;
+    let dir = std::env::temp_dir().join(format!("cellbench-abr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("b.pcap");
+    let mut spec = RunSpec::from_json(text).unwrap();
+    spec.cells = Some(CellsSpec {
+        place: "b".into(),
+        path: path.to_string_lossy().into_owned(),
+        slot_us: None,
+    });
+    let result = spec.run().unwrap();
+    let c = &result.connections[0];
+    let pcap = read_pcap(&std::fs::read(&path).unwrap()).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let cells: Vec<[u8; 53]> = pcap
+        .records
+        .iter()
+        .map(|r| match r {
+            Record::Cell { cell, .. } => *cell,
+            other => panic!("not a cell: {other:?}"),
+        })
+        .collect();
+    let rms: Vec<RmCell> = cells
+        .iter()
+        .filter(|c| (c[3] >> 1) & 7 == 0b110)
+        .map(|c| RmCell::parse_cell(c).expect("every PTI-110 cell decodes"))
+        .collect();
+    let data = cells.len() - rms.len();
+    assert_eq!(
+        rms.len() as u64,
+        c.abr_frm_sent.unwrap(),
+        "every FRM passed port b"
+    );
+    assert!(
+        (rms.len() as f64 - data as f64 / 31.0).abs() <= 2.0,
+        "{} / {data}",
+        rms.len()
+    );
+    // Forward cells; the first at ICR, sequence numbers in order.
+    assert!(rms.iter().all(|r| !r.backward));
+    assert!((rms[0].ccr.cells_per_sec() * 424.0 / 10e6 - 1.0).abs() < 0.01);
+    assert!(rms.windows(2).all(|w| w[1].sn == w[0].sn + 1));
+}

@@ -361,6 +361,14 @@ impl Abr {
         self.sources.get(c).is_some_and(Option::is_some)
     }
 
+    /// The earliest start of ABR circuit `c`'s next in-rate cell (ZERO: not ABR).
+    pub(super) fn next_at(&self, c: usize) -> SimTime {
+        match self.sources.get(c) {
+            Some(Some(s)) if s.acr >= TCR_CELLS_PER_SEC => s.next_at,
+            _ => SimTime::ZERO,
+        }
+    }
+
     /// The circuit an RM slot belongs to.
     pub(super) fn rm_circuit(&self, rm: u32) -> usize {
         self.rm[rm as usize].0 as usize
@@ -573,7 +581,7 @@ impl Network {
         }
         let p = self.circuits[c].stages[stage].port;
         let e = self.adapters.len() + p;
-        let occ = self.txq[e].occupancy(a);
+        let occ = self.port_occupancy(p, a);
         let port = &self.ports[p];
         let (cell_time, limit) = (port.cell, port.buffer.limit(clp));
         if let Some(pa) = self.abr.ports[p].as_mut() {
@@ -601,10 +609,63 @@ impl Network {
             return;
         }
         self.count_accepted(p, 1, occ + 1);
-        let end = a.max(self.txq[e].free()) + cell_time.times(occ as u64 + 1);
-        self.sample_queue(p, a, occ + 1, end);
-        self.txq[e].push(Queued::rm(rm, stage, clp));
-        self.serve_element(e, a);
+        if self.port_fifos {
+            let end = a.max(self.txq[e].free()) + cell_time.times(occ as u64 + 1);
+            self.sample_queue(p, a, occ + 1, end);
+            self.txq[e].push(Queued::rm(rm, stage, clp));
+            self.serve_element(e, a);
+            return;
+        }
+        // The per-cell port (`percell.rs`): its FIFO of end times decides the start.
+        let port = &mut self.ports[p];
+        let start = a.max(port.ends.back().copied().unwrap_or(a));
+        let delay = port.delay;
+        port.ends.push_back(start + cell_time);
+        self.sample_queue(p, a, occ + 1, start + cell_time);
+        self.log_rm(Place::Port(p), start, c, stage, rm, clp, CellFate::Sent);
+        let next = Ev::Cell {
+            pdu: RM_PDU,
+            cell: rm,
+            stage: stage as u16 + 1,
+            clp,
+            efci: false,
+        };
+        self.agenda
+            .schedule(start + cell_time + delay, c as u32, next);
+    }
+
+    /// Cells a port holds at `at`, the one on its link included.
+    fn port_occupancy(&mut self, p: usize, at: SimTime) -> u32 {
+        if self.port_fifos {
+            return self.txq[self.adapters.len() + p].occupancy(at);
+        }
+        let port = &mut self.ports[p];
+        while port.ends.front().is_some_and(|&e| e <= at) {
+            port.ends.pop_front();
+        }
+        port.ends.len() as u32
+    }
+
+    /// Per-cell ports (no credits): an RM cell, or a data cell reaching its
+    /// destination (its EFCI bit noted), handled here; true when it was an RM cell.
+    pub(super) fn abr_cell_arrives(
+        &mut self,
+        a: SimTime,
+        pdu: u32,
+        cell: u32,
+        stage: usize,
+        clp: bool,
+        efci: bool,
+    ) -> bool {
+        if is_rm(pdu) {
+            self.rm_arrives(a, cell, stage, clp);
+            return true;
+        }
+        let c = self.pdus[pdu as usize].circuit as usize;
+        if stage == self.circuits[c].stages.len() {
+            self.abr_data_received(c, efci);
+        }
+        false
     }
 
     /// The destination turns an FRM around (§5.10.5 rules 1–2): DIR = 1, CI set
@@ -648,8 +709,7 @@ impl Network {
             return;
         }
         let p = self.circuits[c].stages[stage].port;
-        let e = self.adapters.len() + p;
-        let occ = self.txq[e].occupancy(now);
+        let occ = self.port_occupancy(p, now);
         let series = self.abr.series;
         let cell = &mut self.abr.rm[rm as usize].1;
         if let Some(pa) = self.abr.ports[p].as_mut() {

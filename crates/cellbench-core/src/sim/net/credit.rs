@@ -122,6 +122,22 @@ impl Network {
         self.serve(e, now);
     }
 
+    /// ABR: a PDU may start: all its cells join its adapter's FIFO.
+    pub(super) fn pdu_ready(&mut self, now: SimTime, pdu: u32) {
+        let c = self.pdus[pdu as usize].circuit as usize;
+        let e = self.element(c, 0);
+        for cell in 0..self.pdus[pdu as usize].ncells {
+            self.txq[e].cells.push_back(Queued {
+                pdu,
+                cell,
+                stage: 0,
+                clp: false,
+                efci: false,
+            });
+        }
+        self.serve(e, now);
+    }
+
     /// Credit mode: a cell arrives at a port's stage (or the receiver past the last).
     pub(super) fn cell_arrives_credit(
         &mut self,
@@ -221,7 +237,12 @@ impl Network {
             return;
         };
         if q.free > now {
-            let free = q.free;
+            let mut free = q.free;
+            // An ABR source's next cell waits for its rate too: one wake for both.
+            if head.stage == 0 && !abr::is_rm(head.pdu) {
+                let c = self.pdus[head.pdu as usize].circuit as usize;
+                free = free.max(self.abr.next_at(c));
+            }
             self.serve_at(e, free);
             return;
         }

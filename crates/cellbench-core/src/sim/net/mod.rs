@@ -281,6 +281,9 @@ enum Ev {
     Brm { rm: u32, stage: u16 },
     /// Credit mode: an adapter's cell is due to start.
     Ready { pdu: u32, cell: u32 },
+    /// ABR: a PDU of an ABR circuit is due to start; its cells join the adapter's
+    /// FIFO at once and leave at ACR (`abr.rs`).
+    ReadyPdu(u32),
     /// Credit mode: an element's link is free again.
     Serve(u32),
     /// Credit mode: a credit of a circuit's stage is back upstream.
@@ -340,6 +343,9 @@ pub struct Network {
     frames: ether::Frames,
     /// ABR sources and switch behaviours (`abr.rs`); empty without ABR.
     abr: abr::Abr,
+    /// Credit mode: ports are explicit FIFOs too (`credit.rs`). Without credits an
+    /// ABR network keeps FIFOs at its adapters only and its ports run `percell.rs`.
+    port_fifos: bool,
 }
 
 impl Network {
@@ -438,6 +444,14 @@ impl Network {
             }
             Fidelity::PerCell if !self.txq.is_empty() => {
                 self.txq[src].pdus_held += 1;
+                if self.abr.is_source(circuit) {
+                    // ACR, not the adapter's spacing, shapes an ABR circuit: its
+                    // cells are ready together when the PDU may start.
+                    let at = start + runs.first().map_or(SimTime::ZERO, |r| r.offset);
+                    self.agenda.schedule(at, circuit as u32, Ev::ReadyPdu(pdu));
+                    self.tx_runs = runs;
+                    return true;
+                }
                 for r in &runs {
                     for k in 0..r.count {
                         let at = start + r.offset + r.step.times(k as u64);
@@ -496,7 +510,7 @@ impl Network {
                     stage,
                     clp,
                     efci,
-                } if !self.txq.is_empty() => {
+                } if self.port_fifos => {
                     self.cell_arrives_credit(at, pdu, cell, stage as usize, clp, efci)
                 }
                 Ev::Cell {
@@ -504,8 +518,9 @@ impl Network {
                     cell,
                     stage,
                     clp,
-                    ..
-                } => self.cell_arrives(at, pdu, cell, stage as usize, clp),
+                    efci,
+                } => self.cell_arrives(at, pdu, cell, stage as usize, clp, efci),
+                Ev::ReadyPdu(pdu) => self.pdu_ready(at, pdu),
                 Ev::Brm { rm, stage } => self.brm_at(at, rm, stage as usize),
                 Ev::Ready { pdu, cell } => self.cell_ready(at, pdu, cell),
                 Ev::Serve(e) => self.serve_event(at, e as usize),

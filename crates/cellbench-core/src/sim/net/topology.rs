@@ -262,6 +262,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         .map(|p| crate::time::PS_PER_SEC as f64 / p.cell.as_ps() as f64)
         .collect();
     let abr = super::abr::Abr::build(&t.abr_sources, &t.abr_ports, circuits.len(), &port_rates)?;
+    let port_fifos = credit_mode;
     let credit_mode = credit_mode || abr.on;
     let txq = if credit_mode {
         vec![super::credit::TxQueue::default(); adapters.len() + ports.len()]
@@ -297,6 +298,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         kb_buffers: Vec::new(),
         frames,
         abr,
+        port_fifos,
     })
 }
 
