@@ -75,6 +75,7 @@ def test_the_language_spells_abr_into_the_spec(tmp_path):
         ("abr = erica (target = 1.5);", "", 4, "a target above 0 and at most 1"),
         ("abr = efci (target = 0.9);", "", 4, "one of its keys for efci(): threshold"),
         ("abr = wfq;", "", 4, "an abr switch: efci"),
+        ("buffer_cells = 64; abr = efci (threshold = 100);", "", 4, "buffer_cells (64)"),
     ],
 )
 def test_bad_abr_is_refused_with_file_line_and_value(tmp_path, switch, service, where, says):

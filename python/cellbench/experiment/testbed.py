@@ -805,6 +805,7 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             start.name = b.name
             tb.hosts[b.name] = _host(b, start)
     _check_flow_control(block, tb.switch)
+    _check_abr(block, tb.switch)
     _check_ethernet_names(block, tb)
     sites = {h.site for h in tb.hosts.values()} | {
         x for t in tb.trunks for x in (t["from"], t["to"])
@@ -822,6 +823,7 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
         tb.sites[b.name] = sw = dict(tb.sites.get(b.name) or tb.switch)
         _switch(b, sw)
         _check_flow_control(b, sw)
+        _check_abr(b, sw)
     if tb.switch["epd_threshold_cells"] > tb.switch["buffer_cells"]:
         raise ExperimentError(
             block.pos,
@@ -891,9 +893,22 @@ def _switch(b: Block, sw: dict) -> Pos | None:
             sw.pop("abr", None)  # a site's switch without the testbed's ABR behaviour
         elif s.key == "abr":
             sw["abr"] = abrmod.switch(s)  # experiment/abr.py: efci, relative, erica
+            sw["_abr_pos"] = s.value.pos
         else:
             raise _unknown(s, "switch", SWITCH_KEYS)
     return clp1_pos
+
+
+def _check_abr(b: Block, sw: dict) -> None:
+    """An ABR queue threshold fits in the switch's buffer."""
+    pos = sw.pop("_abr_pos", None)
+    t = (sw.get("abr") or {}).get("threshold_cells")
+    if t is not None and "buffer_cells" in sw and t > sw["buffer_cells"]:
+        raise expected(
+            pos or b.pos,
+            f"abr threshold = {t}",
+            f"a threshold within the switch's buffer_cells ({sw['buffer_cells']})",
+        )
 
 
 def _check_flow_control(b: Block, sw: dict) -> None:

@@ -358,7 +358,10 @@ mod test {
             ("cells", &out["cells"]),
         ];
         for (record, v) in records {
-            assert_eq!(table(record), keys(v), "the {record} record's fields");
+            let mut named = table(record);
+            // Only an ABR circuit has an ACR series (tests/test_vocabulary.py runs one).
+            named.remove("acr_series");
+            assert_eq!(named, keys(v), "the {record} record's fields");
         }
         // Optional-only fields (UDP, request/response) are null here, not absent.
         for key in ["datagrams_sent", "transactions", "transaction_rate"] {

@@ -105,7 +105,7 @@ pub struct ConnResult {
     pub abr_rm_lost: Option<u64>,
     pub abr_time_at_mcr_s: Option<f64>,
     /// With `series` on an ABR circuit: `[t_s, acr_bps]`, at the start and at
-    /// every change.
+    /// every change; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acr_series: Option<Vec<(f64, f64)>>,
 }
