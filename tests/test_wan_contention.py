@@ -113,8 +113,17 @@ def test_deterministic_and_json_contract(everything, capsys):
     assert printed == json.loads(json.dumps(everything))
     assert set(printed["offered_load"]) >= {"lossless_bps", "peak_bps", "full_load_bps"}
     parts = {r["part"] for r in printed["rows"]}
-    assert parts == {"offered-load", "offered-load-udp", "five-pairs", "credits", "burst", "ftp"}
+    assert parts == {
+        "offered-load",
+        "offered-load-udp",
+        "five-pairs",
+        "credits",
+        "flow-control",
+        "burst",
+        "ftp",
+    }
     extra = {
+        "flow-control": {"scheme", "mix", "stream", "protocol"},
         "five-pairs": {"together", "pair"},
         "credits": {"flow_control", "mix", "stream", "protocol"},
         "burst": {"direction", "burst_bytes"},
