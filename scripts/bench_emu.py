@@ -13,7 +13,11 @@ four times as much; 1 emulated run of each path). Prints, in one run:
   time of the phy), what the late PDUs waited for, and its CPU cost per emulated
   Gb/s of cells (and how much of it the datagrams' own reads and writes are);
 - the wan-window path (8.8 ms round trip) with 64 KB windows: Linux against the
-  window/RTT bound and the simulator's `modern` TCP.
+  window/RTT bound and the simulator's `modern` TCP;
+- the unconstrained OC-3c path as an ABR circuit (issue 29) through a switch running
+  ERICA (target 0.9): RM cells every 32 cells and the source held to its ACR; Linux
+  against ERICA's share (0.9 of the cell rate) and the simulator, and whether the
+  emulator kept real time with the RM cells.
 
 A benchmark, not a test: real-time figures depend on the machine and its load, which is
 printed with them.
@@ -42,6 +46,20 @@ testbed {{
 cluster {{
     test t {{ type = full (blocksize=64K, nbytes={mb}M); protocol = tcp (window=1M);
              own = a:5001; peer = b:5001; }}
+    test r {{ type = sink (blocksize=64K); protocol = tcp (window=1M);
+             own = b:5001; peer = a:5001; }}
+}}
+"""
+
+ABR = """
+testbed {{
+    host a {{ phy = oc3c; flavour = modern; profile = alpha-3000; pdu_gap_us = 0; }}
+    host b {{ phy = oc3c; flavour = modern; profile = alpha-3000; pdu_gap_us = 0; }}
+    switch {{ abr = erica (target = 0.9, interval_us = 1000); }}
+}}
+cluster {{
+    test t {{ type = full (blocksize=64K, nbytes={mb}M); protocol = tcp (window=1M);
+             service = abr (icr = 10M); own = a:5001; peer = b:5001; }}
     test r {{ type = sink (blocksize=64K); protocol = tcp (window=1M);
              own = b:5001; peer = a:5001; }}
 }}
@@ -137,6 +155,21 @@ def unconstrained(d: Path, phy: str, mb: int, reps: int) -> None:
         )
 
 
+def abr(d: Path, mb: int) -> None:
+    """TCP over an ABR circuit through an ERICA port, emulated and simulated."""
+    s, _ = run(d, "abr", ABR.format(mb=mb))
+    e, _ = run(d, "abr-emu", ABR.format(mb=mb), "--engine", "emu")
+    share = 0.9 * tcp_ceiling("oc3c")
+    print(f"## ABR over oc3c, ERICA target 0.9, {mb} MB, Linux {e['kernel_cc']}")
+    print(
+        f"emu {e['goodput_bps'] / 1e6:.2f} Mb/s = {e['goodput_bps'] / share:.1%} of ERICA's "
+        f"share of the TCP payload ceiling ({share / 1e6:.2f} Mb/s); simulator (modern) "
+        f"{s['goodput_bps'] / 1e6:.2f} Mb/s (ACR {s['abr_acr_bps'] / 1e6:.2f} Mb/s of cells, "
+        f"{s['abr_frm_sent']} RM cells); lateness p50 {e['lateness_p50_us']:.2f} µs, p99 "
+        f"{e['lateness_p99_us']:.2f} µs; real time: {bool(e['real_time'])}"
+    )
+
+
 def main() -> int:
     mb = int(sys.argv[1]) if len(sys.argv) > 1 else 16
     reps = int(sys.argv[2]) if len(sys.argv) > 2 else 1
@@ -169,6 +202,7 @@ def main() -> int:
             f"{s['throughput_bps'] / 1e6:.2f} Mb/s; emu/sim {ratio:.3f}; "
             f"lateness p99 {e['lateness_p99_us']:.2f} µs"
         )
+        abr(d, mb)
     load = os.getloadavg()
     print(f"# load average after: {load[0]:.1f}")
     return 0

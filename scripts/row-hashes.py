@@ -40,6 +40,7 @@ STUDIES: list[tuple[str, list[str]]] = [
     ("wan-contention", ["--part", "offered-load"]),
     ("wan-contention", ["--part", "offered-load-udp"]),
     ("wan-contention", ["--part", "credits"]),
+    ("wan-contention", ["--part", "flow-control"]),
     ("wan-contention", ["--part", "burst"]),
     ("wan-contention", ["--part", "five-pairs"]),
     ("wan-contention", ["--part", "ftp"]),
@@ -48,6 +49,7 @@ STUDIES: list[tuple[str, list[str]]] = [
 # The simulator's example experiments (the real-* and emulator ones need hosts
 # or namespaces and measure time, so they have no fixed hash).
 EXAMPLES = [
+    "abr.netspec",
     "lan-buffers.netspec",
     "netspec-example.netspec",
     "offered-load.netspec",

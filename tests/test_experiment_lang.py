@@ -147,7 +147,7 @@ def test_numbers_comments_strings():
         # schema
         (
             "cluster { test a { type = full (nbytes=1); colour = red; } }",
-            "x.netspec:1:44: found key 'colour', expected a test key: type, protocol, own, peer",
+            "x.netspec:1:44: found key 'colour', expected a test key: type, protocol, own, peer, service",
         ),
         (
             "cluster {\n" + pair(0, tx="full (blocksize=8K, nbyte=1M)") + "}",

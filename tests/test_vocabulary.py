@@ -61,7 +61,7 @@ def _check_stored(result: results.Result, out: dict, run: int) -> set[str]:
             continue  # its items' fields are checked as their record
         runs_records = ("run", "connection", "lockstep_cycle", "cells")
         if record in runs_records or where == "policer.met_contract":
-            if name in ("trace", "cwnd_series"):
+            if name in ("trace", "cwnd_series", "acr_series"):
                 continue  # checked below, as tables of their own
             column = results.runs_column(f)
             assert column in rows.columns, f"{where} is not stored"
@@ -109,16 +109,21 @@ def _check_stored(result: results.Result, out: dict, run: int) -> set[str]:
     queue = result.queue_series()
     samples = [s for p in out["ports"] for s in p.get("queue_series") or []]
     assert len(queue[queue["run"] == run]) == len(samples)
+    acr = result.acr_series()
+    samples = [s for c in out["connections"] for s in c.get("acr_series") or []]
+    assert len(acr[acr["run"] == run]) == len(samples)
     traces = result.traces()
     lines = [line for c in out["connections"] for line in c["trace"]]
     assert list(traces[traces["run"] == run]["line"]) == lines
     compared |= {"connection.trace", "connection.cwnd_series", "port.queue_series"}
+    compared |= {"connection.acr_series"} if samples else set()
     return compared
 
 
 def test_every_simulator_result_field_is_stored(raw, tmp_path):
-    """Two runs that between them give every field a value: europe-vp's policed VP
-    (a UPC, a cell tester) and lan-buffers' 16K x 24K lock-step (a timer-paced cycle)."""
+    """Three runs that between them give every field a value: europe-vp's policed VP
+    (a UPC, a cell tester), lan-buffers' 16K x 24K lock-step (a timer-paced cycle) and
+    examples/abr.netspec cut short (ABR circuits and an ERICA switch)."""
     compared: set[str] = set()
     europe = (ROOT / "python/cellbench/reproduce/europe-vp.netspec").read_text()
     europe = europe.replace("window = [16K, 32K, 48K]", "window = 32K")
@@ -126,9 +131,11 @@ def test_every_simulator_result_field_is_stored(raw, tmp_path):
     europe = europe.replace("write_size = [4K, 8K, 16K, 32K, 64K]", "write_size = 8K")
     europe = europe.replace("nbytes = 16M", "nbytes = 512K")
     lan = (ROOT / "examples/lan-buffers.netspec").read_text()
+    abr = (ROOT / "examples/abr.netspec").read_text().replace("duration=1", "duration=0.02")
     for name, text, sets, cells in (
         ("europe", europe, {}, "sparc10-b"),
         ("lan", lan, {"snd": 16384, "rcv": 24576, "nbytes": 1 << 20, "replications": 1}, None),
+        ("abr", abr, {}, None),
     ):
         raw.clear()
         out = tmp_path / name

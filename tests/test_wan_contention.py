@@ -160,8 +160,17 @@ def test_deterministic_and_json_contract(everything, capsys):
     assert printed == json.loads(json.dumps(everything))
     assert set(printed["offered_load"]) >= {"lossless_bps", "peak_bps", "full_load_bps"}
     parts = {r["part"] for r in printed["rows"]}
-    assert parts == {"offered-load", "offered-load-udp", "five-pairs", "credits", "burst", "ftp"}
+    assert parts == {
+        "offered-load",
+        "offered-load-udp",
+        "five-pairs",
+        "credits",
+        "flow-control",
+        "burst",
+        "ftp",
+    }
     extra = {
+        "flow-control": {"scheme", "mix", "stream", "protocol"},
         "five-pairs": {"together", "pair"},
         "credits": {"flow_control", "mix", "stream", "protocol"},
         "burst": {"direction", "burst_bytes"},
@@ -219,6 +228,43 @@ def test_credits_prevent_cell_loss(credits):
     assert {r["credits"] for r in with_credits} == {355}
 
 
+def test_flow_control_side_by_side():
+    # The credits part's streams under the five schemes (issue 29). UBR with tail drop
+    # starves the remote TCP; credits and ERICA's explicit rate lose no cell and give
+    # the remote stream its DS-3 share; EFCI marking loses fewer cells than tail drop
+    # with UDP against UDP but shares worse than ERICA.
+    rows = wan_contention.run(["flow-control"])["rows"]
+    assert {r["scheme"] for r in rows} == set(wan_contention.FLOW_SCHEMES)
+    assert len(rows) == 5 * 8
+
+    def pair(scheme, local, remote):
+        got = {
+            r["stream"]: r
+            for r in rows
+            if r["scheme"] == scheme and (r["local"], r["remote"]) == (local, remote)
+        }
+        return got["local"], got["remote"]
+
+    def fairness(scheme, local, remote):
+        return wan_contention.jain_fairness(
+            [r["throughput_bps"] for r in pair(scheme, local, remote)]
+        )
+
+    for local in ("tcp", "udp"):
+        for remote in ("tcp", "udp"):
+            for lossless in ("credit", "abr-er"):
+                lo, re_ = pair(lossless, local, remote)
+                assert lo["cells_lost"] == re_["cells_lost"] == 0, (lossless, local, remote)
+                assert 25e6 < re_["throughput_bps"] < 36.9e6, (lossless, local, remote)
+                assert fairness(lossless, local, remote) > 0.75
+            assert fairness("ubr-tail", local, remote) < 0.65, (local, remote)
+    tail = sum(r["cells_lost"] for r in pair("ubr-tail", "udp", "udp"))
+    efci = sum(r["cells_lost"] for r in pair("abr-efci", "udp", "udp"))
+    assert 0 < efci < tail / 4
+    assert fairness("ubr-tail", "udp", "udp") < fairness("abr-efci", "udp", "udp")
+    assert fairness("abr-efci", "udp", "udp") < fairness("abr-er", "udp", "udp")
+
+
 def test_credits_on_a_switch_without_flow_control_are_refused(tmp_path, capsys):
     bad = tmp_path / "bad.netspec"
     bad.write_text(
@@ -238,7 +284,7 @@ def test_credits_on_a_switch_without_flow_control_are_refused(tmp_path, capsys):
     bad.write_text(bad.read_text().replace("credits = 64;", "flow_control = credit;"))
     assert main(["run", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"cellbench: error: {bad}:2:5: found flow_control = credit, expected")
+    assert err.startswith(f"cellbench: error: {bad}:3:23: found flow_control = credit, expected")
     bad.write_text(bad.read_text().replace("switch lawrence", "switch nowhere"))
     assert main(["run", str(bad)]) == 2
     err = capsys.readouterr().err.strip()

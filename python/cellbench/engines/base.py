@@ -18,6 +18,8 @@ class Tables:
     cwnd: list[dict] = field(default_factory=list)
     queue: list[dict] = field(default_factory=list)
     policers: list[dict] = field(default_factory=list)
+    #: ABR circuits' ACR samples (--series).
+    acr: list[dict] = field(default_factory=list)
     #: Lines for stderr once the run is stored (through the progress bar).
     lines: list[str] = field(default_factory=list)
     #: Additions to the result's metadata (merged one level deep), e.g. a run's origin.
@@ -25,7 +27,7 @@ class Tables:
 
     def stored(self) -> tuple[list[dict], ...]:
         """The tables in ``results.TABLES``' order."""
-        return self.rows, self.traces, self.ports, self.cwnd, self.queue, self.policers
+        return self.rows, self.traces, self.ports, self.cwnd, self.queue, self.policers, self.acr
 
 
 class Engine(Protocol):

@@ -107,7 +107,7 @@ def _tables(plan, task, out: dict) -> Tables:
     """The stored rows of one run: per connection, per trace line, per switch port,
     per cwnd sample, per queue sample (the last two with --series) and per UPC."""
     params = plan.param_values(task.point)
-    rows, traces, cwnd = [], [], []
+    rows, traces, cwnd, acr = [], [], [], []
     run = ident(task)
     # The connections that ran (all, or the one Plan.alone names).
     for c, r in zip(plan.connections(task.point), out["connections"]):
@@ -117,6 +117,8 @@ def _tables(plan, task, out: dict) -> Tables:
         row.update(results.simulator_measures(out, r, skip=row))
         rows.append(row)
         traces += results.trace_rows({**run, "connection": c.index}, r)
+        for t_s, bps in r.get("acr_series") or []:
+            acr.append({**run, "connection": c.index, "t_s": t_s, "acr_bps": bps})
         for t_s, w, thresh, flight in r.get("cwnd_series") or []:
             cwnd.append(
                 {**run, "connection": c.index, "t_s": t_s, "cwnd": w}
@@ -124,4 +126,4 @@ def _tables(plan, task, out: dict) -> Tables:
             )
     ports, queue = port_rows(run, out.get("ports", []))
     policers = [{**run, **p} for p in out.get("policers") or []]
-    return Tables(rows, traces, ports, cwnd, queue, policers)
+    return Tables(rows, traces, ports, cwnd, queue, policers, acr=acr)

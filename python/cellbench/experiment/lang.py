@@ -16,7 +16,8 @@ end of the line)::
     arg      = NAME "=" value | value ;
     port     = ":" NUMBER ;                      (* host:port *)
     list     = "[" [ value { "," value } [ "," ] ] "]" ;
-    NUMBER   = ["-"] digits [ "." digits ] [ ("e"|"E") ["-"] digits ] [ "K" | "M" | "G" ] ;
+    NUMBER   = ["-"] digits [ "." digits ] [ ("e"|"E") ["-"] digits ] [ "K" | "M" | "G" ]
+             | digits "/" digits ;                 (* a fraction: rif = 1/16 *)
     VAR      = "$" NAME ;
     NAME     = alnum { alnum | "_" | "." | "-" } ;   (* roadrunner.atm, tail-drop *)
 
@@ -119,7 +120,8 @@ def number_text(text: str) -> int | float | None:
 #: loop per character.
 _TOKEN = re.compile(
     r"(?P<nl>\n)|(?P<blank>[ \t\r\f]+)|(?P<comment>#[^\n]*)|(?P<punct>[{}()\[\];=,:])"
-    r'|(?P<string>"[^"\n]*")|(?P<var>\$[A-Za-z0-9_.\-]+)|(?P<word>[A-Za-z0-9_.\-]+)'
+    r'|(?P<string>"[^"\n]*")|(?P<var>\$[A-Za-z0-9_.\-]+)|(?P<frac>\d+/\d+(?![A-Za-z0-9_.\-]))'
+    r"|(?P<word>[A-Za-z0-9_.\-]+)"
 )
 
 
@@ -146,6 +148,13 @@ def tokenize(text: str, file: str) -> list[Token]:
                 append(Token("name", word, pos, word))
         elif kind == "punct":
             append(Token("punct", m.group(), Pos(file, line, i - line_start + 1)))
+        elif kind == "frac":
+            # A fraction (ABR's rif = 1/16): its value; a zero denominator is refused.
+            num, den = m.group().split("/")
+            pos = Pos(file, line, i - line_start + 1)
+            if int(den) == 0:
+                raise expected(pos, m.group(), "a fraction with a denominator above 0")
+            append(Token("number", m.group(), pos, int(num) / int(den)))
         elif kind == "string":
             s = m.group()
             append(Token("string", s, Pos(file, line, i - line_start + 1), s[1:-1]))

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from cellbench import _native, vocab
+from cellbench.experiment import abr as abrmod
 from cellbench.experiment import testbed as tbmod
 from cellbench.experiment.lang import (
     Block,
@@ -90,7 +91,9 @@ TRAFFIC_LATER = ("repeats", "buffer")
 PROTOCOL_KEYS = ("window", "sndbuf", "rcvbuf", "nodelay", "pacing", "congestion", "mss")
 #: A kernel's congestion control module name (TCP_CONGESTION takes up to 15 bytes).
 _CONGESTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,14}\Z")
-TEST_KEYS = ("type", "protocol", "own", "peer")
+TEST_KEYS = ("type", "protocol", "own", "peer", "service")
+#: Test keys that may be left out.
+_OPTIONAL_TEST_KEYS = ("protocol", "service")
 #: NetSpec's application models (tcplib-derived), lower-cased.
 APP_MODELS = {
     m.lower()
@@ -212,6 +215,9 @@ class Endpoint:
     #: The real engine's kernel congestion control (TCP_CONGESTION) and MSS (TCP_MAXSEG).
     congestion: str | None = None
     mss: int | None = None
+    #: The data circuit's ABR parameters (``experiment.abr``; None: UBR), and where.
+    abr: dict | None = None
+    service_pos: Pos | None = None
 
     @property
     def is_sink(self) -> bool:
@@ -241,6 +247,8 @@ class Connection:
     interface: str = "atm"
     #: The sink's port (the transmitter's ``peer`` port), where a kernel's sink listens.
     port: int | None = None
+    #: The data circuit as ABR (``experiment.abr``; None: UBR).
+    abr: dict | None = None
     #: The file's socket buffers as written, unclamped (None: unset): what the engines
     #: on real kernels ask for, since a kernel has limits of its own (net.core.wmem_max)
     #: and autotunes a buffer nobody set.
@@ -250,21 +258,29 @@ class Connection:
     def to_spec(self, tb: tbmod.Testbed) -> dict:
         # An Ethernet interface's MTU is Ethernet II's; the testbed's is the ATM one.
         ethernet = self.interface == "ethernet"
-        return {
-            "transmitter": self.transmitter,
-            "receiver": self.receiver,
-            "protocol": self.protocol,
-            "flavour": None,
-            "mtu": tbmod.ETHERNET_MTU if ethernet else tb.mtu,
-            "encap": tb.encap,
-            "sndbuf": self.sndbuf,
-            "rcvbuf": self.rcvbuf,
-            "nodelay": self.nodelay,
-            "traffic": self.traffic.to_spec(),
-            "receiver_blocksize": self.receiver_blocksize,
-            "pacing_mbps": self.pacing_mbps,
-            "after": list(self.after),
-        } | ({"interface": "ethernet"} if ethernet else {})
+        return (
+            {
+                "transmitter": self.transmitter,
+                "receiver": self.receiver,
+                "protocol": self.protocol,
+                "flavour": None,
+                "mtu": tbmod.ETHERNET_MTU if ethernet else tb.mtu,
+                "encap": tb.encap,
+                "sndbuf": self.sndbuf,
+                "rcvbuf": self.rcvbuf,
+                "nodelay": self.nodelay,
+                "traffic": self.traffic.to_spec(),
+                "receiver_blocksize": self.receiver_blocksize,
+                "pacing_mbps": self.pacing_mbps,
+                "after": list(self.after),
+            }
+            | ({"interface": "ethernet"} if ethernet else {})
+            | self._abr_spec()
+        )
+
+    def _abr_spec(self) -> dict:
+        """The data circuit's service: ABR's parameters, or nothing (UBR)."""
+        return {"abr": self.abr} if self.abr else {}
 
 
 @dataclass
@@ -718,7 +734,7 @@ def _endpoint(b: Block) -> Endpoint:
         got[s.key] = s
     name = b.name or f"test@{b.pos.line}"
     for k in TEST_KEYS:
-        if k not in got and k != "protocol":
+        if k not in got and k not in _OPTIONAL_TEST_KEYS:
             where = b.name_pos or b.pos
             raise ExperimentError(where, f"test {name}: found no '{k}', expected '{k} = ...;'")
     traffic = _traffic(got["type"])
@@ -788,6 +804,8 @@ def _endpoint(b: Block) -> Endpoint:
         pacing_mbps=pacing,
         congestion=congestion,
         mss=mss,
+        abr=abrmod.service(got["service"]) if "service" in got else None,
+        service_pos=got["service"].value.pos if "service" in got else None,
     )
 
 
@@ -912,6 +930,12 @@ def _check_connection(
             f"at most {MAX_DATAGRAM} bytes, the largest UDP datagram",
         )
     link = _cell_mbps(tx_host)
+    if tx.abr is not None:
+        if tx.pacing_mbps is not None:
+            raise expected(
+                where["pacing"], f"pacing={tx.pacing_mbps:g}", "no pacing on ABR: ACR is its rate"
+            )
+        abrmod.check_rates(tx.abr, link * 1e6, tx.service_pos, tx_host.name)
     if tx.pacing_mbps is not None and tx.pacing_mbps > link:
         raise expected(
             where["pacing"],
@@ -1193,6 +1217,7 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 pacing_mbps=ep.pacing_mbps,
                 congestion=ep.congestion,
                 mss=ep.mss,
+                abr=ep.abr,
                 interface=interface,
                 port=ep.peer.port,
                 sndbuf_asked=ep.sndbuf or ep.window,

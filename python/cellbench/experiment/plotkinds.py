@@ -12,11 +12,12 @@ KINDS = (
     "time-sequence",
     "cwnd",
     "queue",
+    "acr",
     "iat",
     "port-buffer",
 )
 
 #: The figure kinds that draw one stored run (the others draw the whole sweep).
-ONE_RUN = ("time-sequence", "cwnd", "queue")
+ONE_RUN = ("time-sequence", "cwnd", "queue", "acr")
 #: The figure kinds that draw a cell tester's capture (a pcap, or a result's cells/).
 CAPTURE = ("iat",)

@@ -1062,6 +1062,33 @@ def queue(result, fig, run=None, port=None, picked=None) -> None:
     ax.set_title(f"Switch output queues: run {run}\n" + _subtitle(result, picked), fontsize=10)
 
 
+def acr(result, fig, run=None, connection=None, picked=None) -> None:
+    """ABR circuits' allowed cell rates over time (one run; every ABR connection, or
+    --connection's), Mb/s of cells, each sample holding until the next."""
+    df = result.acr_series()
+    if df.empty:
+        raise PlotError("the result holds no ACR series: run ABR circuits with --series")
+    if connection is not None:
+        run, connection, sel = _pick_connection(df, run, connection, "ACR series")
+    else:
+        run, sel = _pick_run(df, run, "ACR series")
+    ax = fig.add_subplot()
+    end = _run_end(result.to_pandas(), run)
+    for c, part in sel.groupby("connection", sort=True):
+        part = part.sort_values("t_s", kind="stable")
+        t, mbps = part["t_s"].to_numpy(float), part["acr_bps"].to_numpy(float) / 1e6
+        if end is not None and t[-1] < end:
+            t, mbps = np.append(t, end), np.append(mbps, mbps[-1])
+        ax.step(t, mbps, where="post", label=f"connection {c}{_who(result, run, int(c))}")
+    ax.set_xlim(0, end or None)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("ACR (Mb/s of cells)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="upper right")
+    ax.set_title(f"ABR allowed cell rate: run {run}\n" + _subtitle(result, picked), fontsize=10)
+
+
 def _one_run(result, df: pd.DataFrame, run: int | None, where: list[str]) -> int | None:
     """The run a one-run figure draws: --run, else the first that --where picks."""
     if not where:
@@ -1148,6 +1175,8 @@ def plot(
             cwnd(result, fig, run, connection, picked)
         elif kind == "queue":
             queue(result, fig, run, port, picked)
+        elif kind == "acr":
+            acr(result, fig, run, connection, picked)
         else:
             time_sequence(result, fig, run, connection, picked)
     elif kind == "buffer-surface" and _equal_buffers(df):

@@ -44,7 +44,12 @@ SWEEP_KINDS = tuple(
     if k not in plotkinds.ONE_RUN + plotkinds.CAPTURE and k != "measurements"
 )
 #: The one-run figure kinds a report draws, and the stored table each needs (Result's).
-ONE_RUN_TABLES = {"time-sequence": "traces", "cwnd": "cwnd_series", "queue": "queue_series"}
+ONE_RUN_TABLES = {
+    "time-sequence": "traces",
+    "cwnd": "cwnd_series",
+    "queue": "queue_series",
+    "acr": "acr_series",
+}
 #: A summary table longer than this is cut (with a line saying so): a sweep of more
 #: points than a reader scrolls through is read from its figures and `cellbench show`.
 MAX_TABLE_ROWS = 2000

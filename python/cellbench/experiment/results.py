@@ -268,6 +268,13 @@ QUEUE_COLUMNS = [
     ("t_s", "float64"),
     ("cells", "int64"),
 ]
+#: Per sample of an ABR circuit's allowed cell rate (``sim::net::abr``), bit/s of cells.
+ACR_COLUMNS = [
+    *_RUN_IDENT,
+    ("connection", "int64"),
+    ("t_s", "float64"),
+    ("acr_bps", "float64"),
+]
 #: The per-run tables besides ``runs``: folder -> columns.
 PARTS = {
     "ports": PORT_COLUMNS,
@@ -275,9 +282,10 @@ PARTS = {
     "cwnd": CWND_COLUMNS,
     "queue": QUEUE_COLUMNS,
     "policers": POLICER_COLUMNS,
+    "acr": ACR_COLUMNS,
 }
 #: Every table, in the order a run hands them over (``write_run``).
-TABLES = ("runs", "traces", "ports", "cwnd", "queue", "policers")
+TABLES = ("runs", "traces", "ports", "cwnd", "queue", "policers", "acr")
 
 INCOMING = ".incoming"
 DAMAGED = ".damaged"
@@ -499,8 +507,9 @@ class _Store:
         cwnd: list[dict] = (),
         queue: list[dict] = (),
         policers: list[dict] = (),
+        acr: list[dict] = (),
     ) -> None:
-        given = dict(zip(TABLES, (rows, traces, ports, cwnd, queue, policers)))
+        given = dict(zip(TABLES, (rows, traces, ports, cwnd, queue, policers, acr)))
         tables = {t: _as_lists(v, self.columns[t]) for t, v in given.items() if v}
         self.gatherer.add(run, tables, self._journal(run, tables))
 
@@ -1151,6 +1160,11 @@ class Result:
         """One row per sample of a switch port's occupancy in cells over time (runs
         made with series=True / --series)."""
         return self._table("queue")
+
+    def acr_series(self) -> pd.DataFrame:
+        """One row per sample of an ABR circuit's allowed cell rate (bit/s of cells)
+        over time (runs made with series=True / --series)."""
+        return self._table("acr")
 
     def policers(self) -> pd.DataFrame:
         """One row per UPC policer per run: its trunk, the cells it judged, how many

@@ -10,6 +10,7 @@ Written as a block, in the experiment file or a file of its own::
                                         # epd_threshold_share = 0.5: half of buffer_cells
         switch east { buffer_cells = 4096;      # site east's switch, where it differs
                       flow_control = credit; credits = 400; }  # AN2 credits per VC per hop
+        switch south { abr = erica (target = 0.9, interval_us = 1000); }  # ABR (experiment/abr.py)
         defaults { profile = sparc-ipc; phy = taxi100; flavour = sunos411; }   # any other host
         host roadrunner.atm { profile = sparc-10; distance_m = 20; site = west; }
         host sparc10.atm { phy = oc3c; spacing_us = 19.45; stall = 1; }  # cells 19.45 µs apart; off
@@ -53,6 +54,7 @@ import os
 from dataclasses import asdict, dataclass, field
 
 from cellbench import _native, vocab
+from cellbench.experiment import abr as abrmod
 from cellbench.experiment.lang import (
     Block,
     Document,
@@ -97,6 +99,7 @@ SWITCH_KEYS = (
     "clp1_threshold_cells",
     "flow_control",
     "credits",
+    "abr",
 )
 #: Hop-by-hop flow control at a switch's output ports (docs/design.md §4; none: off).
 FLOW_CONTROLS = ("none", "credit")
@@ -886,6 +889,7 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             tb.given[b.name] = b.name_pos or b.pos
             tb.written.add(b.name)
     _check_flow_control(block, tb.switch)
+    _check_abr(block, tb.switch)
     _check_ethernet_names(block, tb)
     sites = {h.site for h in tb.hosts.values()} | {
         x for t in tb.trunks for x in (t["from"], t["to"])
@@ -904,6 +908,7 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
         tb.sites[b.name] = sw = dict(tb.sites.get(b.name) or tb.switch)
         _switch(b, sw)
         _check_flow_control(b, sw)
+        _check_abr(b, sw)
         # (A site's switch was not checked: its threshold past its buffer was taken.)
         _check_epd(sw, _setting_pos(b, "buffer_cells", "epd_threshold_cells") or b.pos)
     for sw in (tb.switch, *tb.sites.values()):
@@ -1017,9 +1022,26 @@ def _switch(b: Block, sw: dict) -> Pos | None:
         elif s.key == "credits":
             sw["credits"] = int(_number(s, "credits per VC per hop (cells)", 1, 1 << 24))
             sw["_credits_pos"] = s.value.pos
+        elif s.key == "abr" and isinstance(s.value, Name) and s.value.text == "none":
+            sw.pop("abr", None)  # a site's switch without the testbed's ABR behaviour
+        elif s.key == "abr":
+            sw["abr"] = abrmod.switch(s)  # experiment/abr.py: efci, relative, erica
+            sw["_abr_pos"] = s.value.pos
         else:
             raise _unknown(s, "switch", SWITCH_KEYS)
     return clp1_pos
+
+
+def _check_abr(b: Block, sw: dict) -> None:
+    """An ABR queue threshold fits in the switch's buffer."""
+    pos = sw.pop("_abr_pos", None)
+    t = (sw.get("abr") or {}).get("threshold_cells")
+    if t is not None and "buffer_cells" in sw and t > sw["buffer_cells"]:
+        raise expected(
+            pos or b.pos,
+            f"abr threshold = {t}",
+            f"a threshold within the switch's buffer_cells ({sw['buffer_cells']})",
+        )
 
 
 def _check_flow_control(b: Block, sw: dict) -> None:

@@ -15,6 +15,9 @@ tuned to a published number.
   TCP/UDP against TCP/UDP, without flow control and with credit-based hop-by-hop
   flow control at every switch port (``sim::net::credit``), credits per VC per hop
   from the longest hop's round trip.
+- ``flow-control`` (c'): the ``credits`` streams under UBR (tail drop, EPD), credits,
+  ABR with EFCI marking and ABR with ERICA's explicit rate (``sim::net::abr``), with
+  Jain's fairness index of the two streams.
 - ``burst`` (d): UDP at 35 Mb/s in bursts of 1 KB .. 8 MB between an OC-3c site and
   a DS-3 site, both ways; each edge switch's buffer estimated from the knee.
 - ``five-pairs`` (b): five TCP pairs (round trips 2 to 70 ms, windows their
@@ -44,7 +47,15 @@ if TYPE_CHECKING:
     from cellbench.experiment.results import Result
 
 #: The parts, in the order they run and print.
-PARTS = ("offered-load", "offered-load-udp", "credits", "burst", "five-pairs", "ftp")
+PARTS = (
+    "offered-load",
+    "offered-load-udp",
+    "credits",
+    "flow-control",
+    "burst",
+    "five-pairs",
+    "ftp",
+)
 
 
 def _experiment(part: str) -> str:
@@ -339,6 +350,78 @@ def _credits_runs(o: study.Options) -> list[Run]:
         Run(_experiment("credits"), where="credits/none"),
         Run(_experiment("credits"), where="credits/credit", sets=study.sets(credit)),
     ]
+
+
+#: The flow-control part's schemes: UBR with tail drop and with EPD, credits, and ABR
+#: with EFCI marking and with ERICA's explicit rate (issue 29). ABR sources start at
+#: ICR = 10 Mb/s of cells (an assumption: TM 4.0's default ICR = PCR would start a
+#: WAN source at the line rate); the EFCI threshold is half the 256-cell buffer, ERICA
+#: targets 0.9 over 1 ms (assumptions, docs/mechanisms.md "ABR").
+FLOW_SCHEMES = ("ubr-tail", "ubr-epd", "credit", "abr-efci", "abr-er")
+_ABR_SOURCE = "abr (icr = 10M)"
+
+
+def _flow_control_runs(o: study.Options) -> list[Run]:
+    """The credits part's streams under each scheme (OUT/flow-control/SCHEME)."""
+    from cellbench.experiment import testbed as tbmod
+
+    n = hop_credits(tbmod.preset("wan-contention").to_dict(), CREDIT_SITES)
+    sets = {
+        "ubr-tail": {},
+        "ubr-epd": {"testbed.switch.policy": "epd"},
+        "credit": {"testbed.switch.flow_control": "credit", "testbed.switch.credits": n},
+        "abr-efci": {"service": _ABR_SOURCE, "testbed.switch.abr": "efci (threshold = 128)"},
+        "abr-er": {
+            "service": _ABR_SOURCE,
+            "testbed.switch.abr": "erica (target = 0.9, interval_us = 1000)",
+        },
+    }
+    return [
+        Run(_experiment("flow-control"), where=f"flow-control/{s}", sets=study.sets(sets[s]))
+        for s in FLOW_SCHEMES
+    ]
+
+
+def flow_control_rows(ran: list[Ran]) -> list[dict]:
+    """The credits part's row per stream, with its scheme and the ABR figures."""
+    rows = []
+    for r, scheme in zip(ran, FLOW_SCHEMES):
+        for row in credits_rows([r.result]):
+            row.update(part="flow-control", scheme=scheme)
+            rows.append(row)
+    return rows
+
+
+def jain_fairness(x: list[float]) -> float:
+    """Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all equal, 1/n when one
+    takes everything (R. Jain, D. Chiu and W. Hawe, DEC-TR-301, 1984)."""
+    total, squares = sum(x), sum(v * v for v in x)
+    return total * total / (len(x) * squares) if squares > 0 else 1.0
+
+
+def _flow_control_table(df: pd.DataFrame) -> str:
+    import pandas as pd
+
+    out = []
+    for (_mix, local, remote), g in df.groupby(["mix", "local", "remote"], sort=False):
+        for scheme in FLOW_SCHEMES:
+            s = g[g.scheme == scheme]
+            by = {r.stream: r for r in s.itertuples()}
+            lo, re_ = by.get("local"), by.get("remote")
+            if lo is None or re_ is None:
+                continue
+            out.append(
+                {
+                    "local/remote": f"{local}/{remote}",
+                    "scheme": scheme,
+                    "local Mb/s": _mbps(lo.throughput_bps),
+                    "remote Mb/s": _mbps(re_.throughput_bps),
+                    "fairness": f"{jain_fairness([lo.throughput_bps, re_.throughput_bps]):.2f}",
+                    "cells lost": int(lo.cells_lost + re_.cells_lost),
+                    "limited by (local; remote)": f"{lo.limited_by}; {re_.limited_by}",
+                }
+            )
+    return pd.DataFrame(out).to_string(index=False)
 
 
 def _protocol_name(value: str) -> str:
@@ -664,6 +747,15 @@ def report(res: dict) -> str:
             _credits_table(df),
             "limited by: cell-loss where a port overflowed; link: the stream's path or "
             "(with credits) the credits its next hop returned held it",
+        ]
+    if len(rows) and (rows.part == "flow-control").any():
+        out += [
+            "",
+            "flow control side by side: the credits part's streams under UBR (tail drop, "
+            "EPD), credits, and ABR (EFCI marking, ERICA explicit rate; sources from ICR "
+            "10 Mb/s); Mb/s carried (UDP: datagrams that arrived); fairness: Jain's index "
+            "of the two",
+            _flow_control_table(rows[rows.part == "flow-control"]),
         ]
     if len(rows) and (rows.part == "burst").any():
         out += ["", _burst_report(rows[rows.part == "burst"], res.get("buffers", []))]
@@ -1062,7 +1154,8 @@ def _part(name: str, doc: str, runs, collect) -> study.Part:
 
 WAN_CONTENTION = study.Study(
     "wan-contention",
-    "several transfers sharing WAN links: offered load, credits, burst, five pairs, ftp",
+    "several transfers sharing WAN links: offered load, credits, flow control, burst, "
+    "five pairs, ftp",
     (
         _part(
             "offered-load",
@@ -1081,6 +1174,12 @@ WAN_CONTENTION = study.Study(
             "(c) without and with credit-based flow control",
             _credits_runs,
             lambda o, ran: {"rows": credits_rows([r.result for r in ran])},
+        ),
+        _part(
+            "flow-control",
+            "(c') the credits part's streams under UBR, EPD, credits, ABR EFCI and ABR ER",
+            _flow_control_runs,
+            lambda o, ran: {"rows": flow_control_rows(ran)},
         ),
         _part("burst", "(d) bursts against the edge buffers", _one("burst"), _burst),
         _part(

@@ -63,6 +63,8 @@ impl CellTap {
                 continue;
             }
             let cell = match pdu(r.token) {
+                // An RM cell carries its own payload.
+                _ if r.rm.is_some() => cell_bytes(&r, &[]),
                 Some(bytes) => cell_bytes(&r, bytes),
                 None => Err("a PDU the emulator no longer holds".to_string()),
             };

@@ -51,6 +51,10 @@ fn header_of(r: &CellRecord) -> CellHeader {
 /// and trailer): the `r.cell`-th 48 bytes, AUU on the last. The emulator's tap
 /// and the simulator's capture both make their cells here.
 pub fn cell_bytes(r: &CellRecord, pdu: &[u8]) -> Result<[u8; CELL_LEN], String> {
+    if let Some(rm) = r.rm {
+        // An ABR RM cell: PTI 110 and its own payload (`wire::rm`).
+        return rm.cell(&header_of(r)).map_err(|e| format!("RM cell: {e}"));
+    }
     aal5::pdu_cell(&header_of(r), pdu, r.cell as usize)
         .map_err(|e| format!("cell {} of a PDU: {e}", r.cell))
 }
@@ -61,6 +65,9 @@ const PDU_NUMBER_LEN: usize = 8;
 /// A cell of a simulated PDU (see the module's documentation): its number in
 /// the first 8 payload bytes, zeros, and on the last cell the AAL5 trailer.
 pub fn simulated_cell(r: &CellRecord) -> Result<[u8; CELL_LEN], String> {
+    if r.rm.is_some() {
+        return cell_bytes(r, &[]);
+    }
     let len = r.pdu_len as usize;
     let number = r.pdu.to_be_bytes();
     let last = aal5::cells_for(len).saturating_sub(1);
@@ -143,7 +150,8 @@ impl<W: Write> CellCapture<W> {
             }
             match simulated_cell(&r) {
                 Ok(cell) => {
-                    let eom = r.cell + 1 == aal5::cells_for(r.pdu_len as usize) as u32;
+                    let eom =
+                        r.rm.is_none() && r.cell + 1 == aal5::cells_for(r.pdu_len as usize) as u32;
                     self.ahead.push_back((r.at, cell, eom));
                 }
                 Err(e) => self.error = Some(e),
@@ -277,6 +285,7 @@ mod test {
             vci: 32,
             clp: false,
             fate: CellFate::Sent,
+            rm: None,
         }
     }
 

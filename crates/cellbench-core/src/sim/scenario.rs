@@ -6,7 +6,8 @@
 //! explanations (`sim::explain`) name them without importing the event loop.
 
 use super::net::{
-    CircuitCounters, CircuitId, Fidelity, HostId, PolicerCounters, PortCounters, Topology,
+    AbrPortCounters, AbrSourceCounters, CircuitCounters, CircuitId, Fidelity, HostId,
+    PolicerCounters, PortCounters, Topology,
 };
 use crate::host::profile::HostProfile;
 use crate::host::rr::Transaction;
@@ -253,6 +254,12 @@ pub struct RunResult {
     /// With `Scenario::series`, per switch output port: `(t, cells)` occupancy
     /// samples (resolution: `Network::set_queue_series`).
     pub queue_series: Vec<Vec<(SimTime, u32)>>,
+    /// Per circuit, its ABR source's counters (None: not ABR), and with
+    /// `Scenario::series` its ACR over time (cells/s).
+    pub abr_sources: Vec<Option<AbrSourceCounters>>,
+    pub acr_series: Vec<Vec<(SimTime, f64)>>,
+    /// Per switch output port, its ABR counters (None: no ABR behaviour).
+    pub abr_ports: Vec<Option<AbrPortCounters>>,
 }
 
 /// A scenario that cannot run.

@@ -145,4 +145,7 @@ pub struct CellRecord {
     /// The CLP bit the cell leaves with (dropped or received: arrived with).
     pub clp: bool,
     pub fate: CellFate,
+    /// An ABR RM cell (PTI 110, `wire::rm`): its fields as it leaves (then
+    /// `token`, `cell`, `pdu` and `pdu_len` are 0). None: a cell of a PDU.
+    pub rm: Option<crate::wire::rm::RmCell>,
 }

@@ -23,17 +23,36 @@
 //! comes here and runs exactly as before.
 
 use super::port::{self, Verdict};
-use super::{Ev, Network, Place};
+use super::{abr, Ev, Network, Place};
 use crate::time::SimTime;
 use std::collections::VecDeque;
 
 /// A cell waiting to leave an element: it leaves stage `stage` of its circuit.
+/// An ABR RM cell has `pdu` = [`RM_PDU`] and its RM slot in `cell` (`abr.rs`).
 #[derive(Copy, Clone, Debug)]
 pub(super) struct Queued {
     pdu: u32,
     cell: u32,
     stage: u16,
     clp: bool,
+    /// EFCI: a port on the way found congestion (ABR, `abr.rs`).
+    efci: bool,
+}
+
+/// The `pdu` of an RM cell (no PDU has this index).
+pub(super) const RM_PDU: u32 = u32::MAX;
+
+impl Queued {
+    /// An RM cell in slot `rm`, leaving stage `stage`.
+    pub(super) fn rm(rm: u32, stage: usize, clp: bool) -> Queued {
+        Queued {
+            pdu: RM_PDU,
+            cell: rm,
+            stage: stage as u16,
+            clp,
+            efci: false,
+        }
+    }
 }
 
 /// One sending element's FIFO (credit mode).
@@ -46,6 +65,21 @@ pub(super) struct TxQueue {
     serve_at: Option<SimTime>,
     /// Adapters: PDUs handed over whose last cell has not left yet.
     pub pdus_held: usize,
+}
+
+impl TxQueue {
+    /// Cells held at `at`: those waiting, and the one on the link until its
+    /// transmission ends (a port's occupancy).
+    pub(super) fn occupancy(&self, at: SimTime) -> u32 {
+        self.cells.len() as u32 + u32::from(self.free > at)
+    }
+    /// When the cell on the link ends.
+    pub(super) fn free(&self) -> SimTime {
+        self.free
+    }
+    pub(super) fn push(&mut self, q: Queued) {
+        self.cells.push_back(q);
+    }
 }
 
 /// A stage's credit state: the port of this stage grants its upstream element
@@ -83,7 +117,24 @@ impl Network {
             cell,
             stage: 0,
             clp: false,
+            efci: false,
         });
+        self.serve(e, now);
+    }
+
+    /// ABR: a PDU may start: all its cells join its adapter's FIFO.
+    pub(super) fn pdu_ready(&mut self, now: SimTime, pdu: u32) {
+        let c = self.pdus[pdu as usize].circuit as usize;
+        let e = self.element(c, 0);
+        for cell in 0..self.pdus[pdu as usize].ncells {
+            self.txq[e].cells.push_back(Queued {
+                pdu,
+                cell,
+                stage: 0,
+                clp: false,
+                efci: false,
+            });
+        }
         self.serve(e, now);
     }
 
@@ -95,7 +146,18 @@ impl Network {
         cell: u32,
         stage: usize,
         clp: bool,
+        efci: bool,
     ) {
+        if abr::is_rm(pdu) {
+            self.rm_arrives(a, cell, stage, clp);
+            return;
+        }
+        if self.abr.on {
+            let c = self.pdus[pdu as usize].circuit as usize;
+            if stage == self.circuits[c].stages.len() {
+                self.abr_data_received(c, efci);
+            }
+        }
         let Some((c, eom, p, clp)) = self.arrive_at_stage(a, pdu, cell, stage, clp) else {
             return;
         };
@@ -118,11 +180,13 @@ impl Network {
                 self.count_accepted(p, 1, occ + 1);
                 let end = a.max(self.txq[e].free) + cell_time.times(occ as u64 + 1);
                 self.sample_queue(p, a, occ + 1, end);
+                let efci = efci || self.abr_data_at_port(p, c, a, occ + 1);
                 self.txq[e].cells.push_back(Queued {
                     pdu,
                     cell,
                     stage: stage as u16,
                     clp,
+                    efci,
                 });
                 self.serve(e, a);
             }
@@ -149,21 +213,57 @@ impl Network {
         self.serve(e, now);
     }
 
+    /// Serve an element (ABR: after a BRM moved a source's rate, or an RM cell
+    /// joined a port's FIFO).
+    pub(super) fn serve_element(&mut self, e: usize, now: SimTime) {
+        self.serve(e, now);
+    }
+
+    /// Wake element `e` at `t` (unless an earlier wake is due).
+    fn serve_at(&mut self, e: usize, t: SimTime) {
+        let q = &mut self.txq[e];
+        if q.serve_at.is_none_or(|u| u > t) {
+            q.serve_at = Some(t);
+            self.agenda.schedule(t, e as u32, Ev::Serve(e as u32));
+        }
+    }
+
     /// Start the element's head cell if its link is free and it holds a credit for
     /// its next hop; otherwise wait (for the link: an event; for a credit: its return).
+    /// An ABR source's cell also waits for its rate, and may be preceded by an FRM.
     fn serve(&mut self, e: usize, now: SimTime) {
         let q = &mut self.txq[e];
         let Some(&head) = q.cells.front() else {
             return;
         };
         if q.free > now {
-            if q.serve_at.is_none_or(|t| t > q.free) {
-                q.serve_at = Some(q.free);
-                self.agenda.schedule(q.free, e as u32, Ev::Serve(e as u32));
+            let mut free = q.free;
+            // An ABR source's next cell waits for its rate too: one wake for both.
+            if head.stage == 0 && !abr::is_rm(head.pdu) {
+                let c = self.pdus[head.pdu as usize].circuit as usize;
+                free = free.max(self.abr.next_at(c));
             }
+            self.serve_at(e, free);
+            return;
+        }
+        if abr::is_rm(head.pdu) {
+            self.send_rm(e, now, head);
             return;
         }
         let c = self.pdus[head.pdu as usize].circuit as usize;
+        if head.stage == 0 && self.abr.is_source(c) {
+            match self.abr_turn(c, now) {
+                abr::Turn::Data => {}
+                abr::Turn::Wait(t) => {
+                    self.serve_at(e, t);
+                    return;
+                }
+                abr::Turn::Frm { rm, clp } => {
+                    self.send_rm(e, now, Queued::rm(rm, 0, clp));
+                    return;
+                }
+            }
+        }
         let (s, next) = (head.stage as usize, head.stage as usize + 1);
         if let Some(cr) = self.circuits[c]
             .stages
@@ -196,6 +296,7 @@ impl Network {
             cell: head.cell,
             stage: next as u16,
             clp: head.clp,
+            efci: head.efci,
         };
         self.agenda
             .schedule(now + cell_time + delay, c as u32, arrive);
@@ -209,6 +310,38 @@ impl Network {
         }
         if !self.txq[e].cells.is_empty() {
             self.serve(e, now);
+        }
+    }
+
+    /// An RM cell starts on element `e`'s link at `now` (the link is free): it
+    /// arrives at its next stage a cell time and the delay later. An FRM a
+    /// source makes is sent here straight away, ahead of the head data cell.
+    fn send_rm(&mut self, e: usize, now: SimTime, rm: Queued) {
+        let (cell_time, delay) = self.link(e);
+        let c = self.abr.rm_circuit(rm.cell);
+        let s = rm.stage as usize;
+        let q = &mut self.txq[e];
+        if s > 0 {
+            q.cells.pop_front();
+        }
+        q.free = now + cell_time;
+        let place = match s {
+            0 => Place::Adapter(self.circuits[c].src),
+            _ => Place::Port(self.circuits[c].stages[s].port),
+        };
+        self.log_rm(place, now, c, s, rm.cell, rm.clp, super::CellFate::Sent);
+        let arrive = Ev::Cell {
+            pdu: RM_PDU,
+            cell: rm.cell,
+            stage: rm.stage + 1,
+            clp: rm.clp,
+            efci: false,
+        };
+        self.agenda
+            .schedule(now + cell_time + delay, c as u32, arrive);
+        let free = self.txq[e].free;
+        if !self.txq[e].cells.is_empty() {
+            self.serve_at(e, free);
         }
     }
 }

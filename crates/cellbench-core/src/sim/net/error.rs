@@ -71,6 +71,13 @@ pub enum TopologyError {
     ZeroBuffer { port: usize },
     /// Flow control at a port that does not exist, twice at one port, or with no credit.
     BadCredits { port: usize, credits: u32 },
+    /// ABR parameters of a circuit that cannot run (`abr.rs`).
+    BadAbrSource {
+        circuit: CircuitId,
+        reason: &'static str,
+    },
+    /// An ABR behaviour at a port that cannot run (`abr.rs`).
+    BadAbrPort { port: usize, reason: &'static str },
     /// An EPD threshold outside 1..=buffer_cells.
     EpdThreshold {
         port: usize,
@@ -217,6 +224,12 @@ impl fmt::Display for TopologyError {
                 "port {port}: flow control with {credits} credits not allowed: one setting \
                  per existing port, at least 1 credit"
             ),
+            BadAbrSource { circuit, reason } => {
+                write!(f, "circuit {circuit}: ABR parameters not allowed: {reason}")
+            }
+            BadAbrPort { port, reason } => {
+                write!(f, "port {port}: ABR behaviour not allowed: {reason}")
+            }
             ZeroBuffer { port } => {
                 write!(f, "port {port}: buffer of 0 cells not allowed: at least 1")
             }

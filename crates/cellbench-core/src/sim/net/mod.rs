@@ -96,6 +96,7 @@ use crate::time::SimTime;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+mod abr;
 mod adapter;
 mod counters;
 mod credit;
@@ -110,6 +111,7 @@ mod train;
 mod upc;
 mod waste;
 
+pub use abr::{AbrPort, AbrPortCounters, AbrSource, AbrSourceCounters, AbrSwitch};
 pub use adapter::{
     AdapterModel, AdapterTiming, SpacingError, SpacingMode, CELL_SPACING_UNIT, HOST_BUFFER_BYTES,
 };
@@ -273,9 +275,16 @@ enum Ev {
         cell: u32,
         stage: u16,
         clp: bool,
+        /// ABR: EFCI set by a port on the way (`abr.rs`).
+        efci: bool,
     },
+    /// ABR: a backward RM cell reaches a stage on its way back (`abr.rs`).
+    Brm { rm: u32, stage: u16 },
     /// Credit mode: an adapter's cell is due to start.
     Ready { pdu: u32, cell: u32 },
+    /// ABR: a PDU of an ABR circuit is due to start; its cells join the adapter's
+    /// FIFO at once and leave at ACR (`abr.rs`).
+    ReadyPdu(u32),
     /// Credit mode: an element's link is free again.
     Serve(u32),
     /// Credit mode: a credit of a circuit's stage is back upstream.
@@ -335,6 +344,11 @@ pub struct Network {
     frames: ether::Frames,
     /// Per PDU in flight, the cells dropped at each stage (`waste.rs`).
     stage_drops: waste::StageDrops,
+    /// ABR sources and switch behaviours (`abr.rs`); empty without ABR.
+    abr: abr::Abr,
+    /// Credit mode: ports are explicit FIFOs too (`credit.rs`). Without credits an
+    /// ABR network keeps FIFOs at its adapters only and its ports run `percell.rs`.
+    port_fifos: bool,
 }
 
 impl Network {
@@ -418,6 +432,7 @@ impl Network {
                         vci,
                         clp: false,
                         fate: CellFate::Sent,
+                        rm: None,
                     });
                 }
             }
@@ -432,6 +447,14 @@ impl Network {
             }
             Fidelity::PerCell if !self.txq.is_empty() => {
                 self.txq[src].pdus_held += 1;
+                if self.abr.is_source(circuit) {
+                    // ACR, not the adapter's spacing, shapes an ABR circuit: its
+                    // cells are ready together when the PDU may start.
+                    let at = start + runs.first().map_or(SimTime::ZERO, |r| r.offset);
+                    self.agenda.schedule(at, circuit as u32, Ev::ReadyPdu(pdu));
+                    self.tx_runs = runs;
+                    return true;
+                }
                 for r in &runs {
                     for k in 0..r.count {
                         let at = start + r.offset + r.step.times(k as u64);
@@ -452,6 +475,7 @@ impl Network {
                             cell: r.first + k,
                             stage: 1,
                             clp: false,
+                            efci: false,
                         };
                         self.agenda.schedule(at, circuit as u32, ev);
                     }
@@ -488,15 +512,19 @@ impl Network {
                     cell,
                     stage,
                     clp,
-                } if !self.txq.is_empty() => {
-                    self.cell_arrives_credit(at, pdu, cell, stage as usize, clp)
+                    efci,
+                } if self.port_fifos => {
+                    self.cell_arrives_credit(at, pdu, cell, stage as usize, clp, efci)
                 }
                 Ev::Cell {
                     pdu,
                     cell,
                     stage,
                     clp,
-                } => self.cell_arrives(at, pdu, cell, stage as usize, clp),
+                    efci,
+                } => self.cell_arrives(at, pdu, cell, stage as usize, clp, efci),
+                Ev::ReadyPdu(pdu) => self.pdu_ready(at, pdu),
+                Ev::Brm { rm, stage } => self.brm_at(at, rm, stage as usize),
                 Ev::Ready { pdu, cell } => self.cell_ready(at, pdu, cell),
                 Ev::Serve(e) => self.serve_event(at, e as usize),
                 Ev::Credit { circuit, stage } => {
@@ -762,6 +790,7 @@ impl Network {
                     vci: s.vci,
                     clp,
                     fate: CellFate::Received,
+                    rm: None,
                 });
             }
         }
@@ -838,6 +867,7 @@ impl Network {
                     vci,
                     clp,
                     fate: CellFate::Lost(cause),
+                    rm: None,
                 });
             }
         }
@@ -879,6 +909,7 @@ impl Network {
                 vci,
                 clp,
                 fate: CellFate::Sent,
+                rm: None,
             });
         }
     }

@@ -42,6 +42,7 @@ impl Network {
     }
 
     /// Cell `cell` of a PDU arrives at `stage` (a port, or the receiver past the last).
+    /// `efci`: ABR's congestion mark, set by a port on the way (`abr.rs`).
     pub(super) fn cell_arrives(
         &mut self,
         a: SimTime,
@@ -49,7 +50,11 @@ impl Network {
         cell: u32,
         stage: usize,
         clp: bool,
+        efci: bool,
     ) {
+        if self.abr.on && self.abr_cell_arrives(a, pdu, cell, stage, clp, efci) {
+            return;
+        }
         let Some((c, eom, p, clp)) = self.arrive_at_stage(a, pdu, cell, stage, clp) else {
             return;
         };
@@ -77,11 +82,13 @@ impl Network {
                 if self.logs(Place::Port(p)) {
                     self.log_sent(p, c, stage, pdu, cell, std::iter::once(start), clp);
                 }
+                let efci = efci || (self.abr.on && self.abr_data_at_port(p, c, a, occ + 1));
                 let next = Ev::Cell {
                     pdu,
                     cell,
                     stage: stage as u16 + 1,
                     clp,
+                    efci,
                 };
                 self.agenda
                     .schedule(start + cell_time + delay, c as u32, next);

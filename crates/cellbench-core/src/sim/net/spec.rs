@@ -31,6 +31,10 @@ pub struct Topology {
     /// Ports with credit-based hop-by-hop flow control (`credit.rs`). A network
     /// with any runs the per-cell reference, whatever fidelity it was built with.
     pub flow_control: Vec<FlowControl>,
+    /// ABR circuits (their source parameters) and the ABR behaviour of ports
+    /// (`abr.rs`). A network with any runs the per-cell reference.
+    pub abr_sources: Vec<super::AbrSource>,
+    pub abr_ports: Vec<super::AbrPort>,
     /// Ethernet segments: frame links beside the cells (`ether.rs`).
     pub segments: Vec<super::ether::SegmentSpec>,
     /// Circuits carried as frames on a segment instead of as cells.

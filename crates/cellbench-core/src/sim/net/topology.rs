@@ -256,6 +256,14 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
     }
     check_loop_free(&ports)?;
     let credit_mode = attach_credits(&t, &adapters, &ports, &mut circuits)?;
+    // ABR sources and switches (`abr.rs`) run on the same per-cell FIFOs.
+    let port_rates: Vec<f64> = ports
+        .iter()
+        .map(|p| crate::time::PS_PER_SEC as f64 / p.cell.as_ps() as f64)
+        .collect();
+    let abr = super::abr::Abr::build(&t.abr_sources, &t.abr_ports, circuits.len(), &port_rates)?;
+    let port_fifos = credit_mode;
+    let credit_mode = credit_mode || abr.on;
     let txq = if credit_mode {
         vec![super::credit::TxQueue::default(); adapters.len() + ports.len()]
     } else {
@@ -290,6 +298,8 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         kb_buffers: Vec::new(),
         frames,
         stage_drops: Default::default(),
+        abr,
+        port_fifos,
     })
 }
 

@@ -5,8 +5,8 @@
 use super::ether;
 use super::routing::Routes;
 use super::{
-    err, seconds, time_in, ConnSpec, HostSpec, Param, RunSpec, SwitchSpec, Traffic, UpcSpec,
-    MAX_BLOCK,
+    err, seconds, time_in, AbrSpec, AbrSwitchSpec, ConnSpec, HostSpec, Param, RunSpec, SwitchSpec,
+    Traffic, UpcSpec, MAX_BLOCK,
 };
 use crate::atm::gcra::{Action, CellRate, Contract};
 use crate::atm::phy::{Framing, Phy};
@@ -16,8 +16,9 @@ use crate::host::ttcp::{Limit, Pace};
 use crate::sim::era::{FIBRE_PS_PER_M, IFQ_MAXLEN};
 use crate::sim::guard::DEFAULT_EVENT_BUDGET;
 use crate::sim::net::{
-    AdapterModel, AdapterSpec, CircuitId, CircuitSpec, DropPolicy, Fidelity, FlowControl, Hop,
-    PacedQuantity, PolicerSpec, PortSpec, SpacingMode, Topology, TxSpacing, VcPacing,
+    AbrPort, AbrSource, AbrSwitch, AdapterModel, AdapterSpec, CircuitId, CircuitSpec, DropPolicy,
+    Fidelity, FlowControl, Hop, PacedQuantity, PolicerSpec, PortSpec, SpacingMode, Topology,
+    TxSpacing, VcPacing,
 };
 use crate::sim::world::{validate, Protocol, Scenario, ScenarioError, TransferSpec};
 use crate::tcp::Flavour;
@@ -42,6 +43,106 @@ struct PortRules {
     policy: DropPolicy,
     clp1_threshold_cells: Option<u32>,
     credits: Option<u32>,
+    abr: Option<AbrSwitch>,
+}
+
+/// Bits of a whole cell: ABR rates are cell rates, given in bit/s of cells.
+const CELL_BITS: f64 = 424.0;
+
+impl AbrSwitchSpec {
+    /// The behaviour, checked; `buffer` is the port's buffer (cells).
+    fn switch(&self, what: &str, buffer: u32) -> Result<AbrSwitch, ScenarioError> {
+        let threshold = match self.threshold_cells {
+            Some(t) if t == 0 || t > buffer => {
+                return Err(err(format!(
+                    "{what} abr threshold {t} cells: must be 1 to buffer_cells ({buffer})"
+                )))
+            }
+            Some(t) => t,
+            None => (buffer / 2).max(1),
+        };
+        let only_threshold = |kind: &str| {
+            if self.target.is_some() || self.interval_us.is_some() {
+                return Err(err(format!(
+                    "{what} abr {kind}: target and interval_us are ERICA's; {kind} takes threshold"
+                )));
+            }
+            Ok(())
+        };
+        match self.kind.as_str() {
+            "efci" => {
+                only_threshold("efci")?;
+                Ok(AbrSwitch::Efci {
+                    threshold_cells: threshold,
+                })
+            }
+            "relative" => {
+                only_threshold("relative")?;
+                Ok(AbrSwitch::Relative {
+                    threshold_cells: threshold,
+                })
+            }
+            "erica" => {
+                if self.threshold_cells.is_some() {
+                    return Err(err(format!(
+                        "{what} abr erica: threshold is for efci and relative; erica takes \
+                         target and interval_us"
+                    )));
+                }
+                let target = self.target.unwrap_or(0.9);
+                if !(target > 0.0 && target <= 1.0) {
+                    return Err(err(format!(
+                        "{what} abr erica target {target}: must be above 0 and at most 1"
+                    )));
+                }
+                let us = self.interval_us.unwrap_or(1000.0);
+                let interval = time_in(&format!("{what} abr erica interval"), us, 1e6, "µs", true)?;
+                Ok(AbrSwitch::Erica { target, interval })
+            }
+            other => Err(err(format!(
+                "{what} abr {other:?}: expected efci, relative or erica"
+            ))),
+        }
+    }
+}
+
+impl AbrSpec {
+    /// The source parameters of circuit `circuit`, checked; `link_bps` is the
+    /// transmitter's access link rate (PCR's default and bound).
+    fn source(
+        &self,
+        what: &str,
+        circuit: CircuitId,
+        link_bps: f64,
+    ) -> Result<AbrSource, ScenarioError> {
+        let pcr_bps = self.pcr_bps.unwrap_or(link_bps);
+        if !(pcr_bps.is_finite() && pcr_bps >= CELL_BITS && pcr_bps <= link_bps) {
+            return Err(err(format!(
+                "{what}: abr pcr {pcr_bps} bit/s: must be one cell/s (424 bit/s) to the \
+                 transmitter's link rate ({link_bps} bit/s)"
+            )));
+        }
+        let mut s = AbrSource::new(circuit, pcr_bps / CELL_BITS);
+        if let Some(m) = self.mcr_bps {
+            s.mcr = m / CELL_BITS;
+        }
+        s.icr = self.icr_bps.map_or(s.pcr, |i| i / CELL_BITS);
+        s.rif = self.rif.unwrap_or(s.rif);
+        s.rdf = self.rdf.unwrap_or(s.rdf);
+        s.nrm = self.nrm.unwrap_or(s.nrm);
+        s.crm = 16_777_215u32.div_ceil(s.nrm.max(1));
+        s.check().map_err(|e| {
+            err(format!(
+                "{what}: abr (pcr {pcr_bps}, mcr {}, icr {}, rif {}, rdf {}, nrm {}): {e}",
+                s.mcr * CELL_BITS,
+                s.icr * CELL_BITS,
+                s.rif,
+                s.rdf,
+                s.nrm
+            ))
+        })?;
+        Ok(s)
+    }
 }
 
 impl SwitchSpec {
@@ -94,11 +195,16 @@ impl SwitchSpec {
                 )))
             }
         };
+        let abr = match &self.abr {
+            Some(a) => Some(a.switch(what, buffer)?),
+            None => None,
+        };
         Ok(PortRules {
             buffer_cells: buffer,
             policy,
             clp1_threshold_cells: self.clp1_threshold_cells,
             credits,
+            abr,
         })
     }
 }
@@ -263,6 +369,9 @@ fn add_port(topology: &mut Topology, rules: PortRules, rate: BitRate, delay: Sim
     let port = topology.ports.len();
     if let Some(credits) = rules.credits {
         topology.flow_control.push(FlowControl { port, credits });
+    }
+    if let Some(switch) = rules.abr {
+        topology.abr_ports.push(AbrPort { port, switch });
     }
     topology.ports.push(PortSpec {
         rate,
@@ -486,6 +595,15 @@ impl RunSpec {
             }
             None => self.add_circuits(&what, (src, dst), vci, links.routes, topology)?,
         };
+        if let Some(abr) = &c.abr {
+            if frames.is_some() || c.pacing_mbps.is_some() {
+                return Err(err(format!(
+                    "{what}: abr is a service of ATM circuits, without pacing (its rate is ACR)"
+                )));
+            }
+            let link_bps = topology.adapters[src].rate.bps() as f64;
+            topology.abr_sources.push(abr.source(&what, fwd, link_bps)?);
+        }
         if let Some(mbps) = c.pacing_mbps {
             let counts = paced_quantity(&self.hosts[src], encap.header_len() as u32)?;
             let adapter_rate = topology.adapters[src].rate;

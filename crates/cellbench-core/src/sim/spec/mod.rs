@@ -130,6 +130,49 @@ pub struct SwitchSpec {
     pub flow_control: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credits: Option<u32>,
+    /// ABR feedback at every output port (`sim::net::abr`): EFCI marking,
+    /// relative-rate marking or ERICA's explicit rate. None: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abr: Option<AbrSwitchSpec>,
+}
+
+/// A switch's ABR behaviour (TM 4.0 §5.10.6). `kind`: `efci`, `relative` or
+/// `erica`. Left out: a queue threshold of half the buffer (an *assumption*:
+/// TM 4.0 leaves the thresholds to the switch), ERICA's target 0.9 and
+/// averaging interval 1 ms (*assumptions*: ERICA's authors leave both to the
+/// operator and simulate targets of 0.85–0.95 and intervals of a few hundred
+/// cells to a few ms).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AbrSwitchSpec {
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold_cells: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_us: Option<f64>,
+}
+
+/// A connection's data circuit as an ABR circuit (its ACK circuit stays UBR).
+/// Rates are bit/s of whole 53-byte cells (424 bits each). Left out, TM 4.0's
+/// defaults (§5.10.2): PCR the transmitter's access link, MCR 0, ICR = PCR,
+/// RIF = RDF = 1/16, Nrm = 32.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AbrSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcr_bps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcr_bps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icr_bps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rif: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdf: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nrm: Option<u32>,
 }
 
 fn no_flow_control() -> String {
@@ -148,6 +191,7 @@ impl Default for SwitchSpec {
             clp1_threshold_cells: None,
             flow_control: no_flow_control(),
             credits: None,
+            abr: None,
         }
     }
 }
@@ -268,6 +312,9 @@ pub struct ConnSpec {
     /// no encapsulation header: Ethernet II's type field says IPv4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interface: Option<String>,
+    /// The data circuit's service: ABR with these parameters (None: UBR).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abr: Option<AbrSpec>,
 }
 
 impl ConnSpec {
@@ -290,6 +337,7 @@ impl ConnSpec {
             start_s: 0.0,
             after: Vec::new(),
             interface: None,
+            abr: None,
         }
     }
 }

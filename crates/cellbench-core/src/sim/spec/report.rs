@@ -104,7 +104,23 @@ pub struct ConnResult {
     /// that expired, from each one's last start to its firing (`TcpStats`).
     pub max_backoff: u32,
     pub rexmt_wait_s: f64,
+    /// ABR data circuit (`sim::net::abr`; None without ABR): its ACR at the end
+    /// and lowest (bit/s of cells), the forward RM cells sent, the backward ones
+    /// returned, RM cells lost, and the time its ACR sat at MCR.
+    pub abr_acr_bps: Option<f64>,
+    pub abr_acr_min_bps: Option<f64>,
+    pub abr_frm_sent: Option<u64>,
+    pub abr_brm_returned: Option<u64>,
+    pub abr_rm_lost: Option<u64>,
+    pub abr_time_at_mcr_s: Option<f64>,
+    /// With `series` on an ABR circuit: `[t_s, acr_bps]`, at the start and at
+    /// every change; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acr_series: Option<Vec<(f64, f64)>>,
 }
+
+/// Bits of a whole cell: ABR's rates are cell rates, reported in bit/s of cells.
+const CELL_BITS: f64 = 424.0;
 
 /// A delayed-ACK lock-step cycle as the trace shows it (`sim::explain::LockstepCycle`).
 #[derive(Clone, Debug, Serialize)]
@@ -170,6 +186,15 @@ pub struct PortResult {
     /// `Network::set_queue_series`). Absent without `series`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue_series: Option<Vec<(f64, u32)>>,
+    /// ABR at this port (None: none): the explicit rate ERICA advertised last,
+    /// lowest and highest (bit/s of cells; None for EFCI and relative), data
+    /// cells marked EFCI, BRMs given CI and NI.
+    pub abr_er_bps: Option<f64>,
+    pub abr_er_min_bps: Option<f64>,
+    pub abr_er_max_bps: Option<f64>,
+    pub abr_efci_marked: Option<u64>,
+    pub abr_ci_set: Option<u64>,
+    pub abr_ni_set: Option<u64>,
 }
 
 /// A UPC policer's verdicts: did the stream meet its contract?
@@ -307,6 +332,12 @@ impl RunSpec {
                     .get(p)
                     .filter(|_| self.series)
                     .map(|s| s.iter().map(|&(t, n)| (t.as_secs_f64(), n)).collect()),
+                abr_er_bps: None,
+                abr_er_min_bps: None,
+                abr_er_max_bps: None,
+                abr_efci_marked: None,
+                abr_ci_set: None,
+                abr_ni_set: None,
             })
             .collect();
         let policed: Vec<&TrunkSpec> = self.trunks.iter().filter(|t| t.upc.is_some()).collect();
@@ -340,6 +371,16 @@ impl RunSpec {
             })
             .map(|i| self.connection_name(i))
             .collect();
+        for (port, abr) in ports.iter_mut().zip(&r.abr_ports) {
+            let Some(k) = abr else { continue };
+            let erica = k.er_last > 0.0;
+            port.abr_er_bps = erica.then_some(k.er_last * CELL_BITS);
+            port.abr_er_min_bps = erica.then_some(k.er_min * CELL_BITS);
+            port.abr_er_max_bps = erica.then_some(k.er_max * CELL_BITS);
+            port.abr_efci_marked = Some(k.efci_marked);
+            port.abr_ci_set = Some(k.ci_set);
+            port.abr_ni_set = Some(k.ni_set);
+        }
         SpecResult {
             connections,
             ports,
@@ -375,6 +416,8 @@ impl RunSpec {
         let facts = Facts::gather(scenario, r, i, &port_name);
         let captured = capture::capture(scenario, r, i, &port_name, &|j| self.connection_name(j));
         let why = self.why_limited(scenario, r, t, &facts, captured);
+        let fwd = scenario.transfers[i].circuit;
+        let abr = r.abr_sources.get(fwd).copied().flatten();
         ConnResult {
             transmitter: c.transmitter.clone(),
             receiver: c.receiver.clone(),
@@ -448,6 +491,21 @@ impl RunSpec {
             }),
             max_backoff: t.sender.max_backoff,
             rexmt_wait_s: t.sender.rexmt_wait.as_secs_f64(),
+            abr_acr_bps: abr.map(|k| k.acr * CELL_BITS),
+            abr_acr_min_bps: abr.map(|k| k.acr_min * CELL_BITS),
+            abr_frm_sent: abr.map(|k| k.frm_sent),
+            abr_brm_returned: abr.map(|k| k.brm_returned),
+            abr_rm_lost: abr.map(|k| k.rm_lost),
+            abr_time_at_mcr_s: abr.map(|k| k.time_at_mcr.as_secs_f64()),
+            acr_series: r
+                .acr_series
+                .get(fwd)
+                .filter(|_| self.series && abr.is_some())
+                .map(|s| {
+                    s.iter()
+                        .map(|&(t, a)| (t.as_secs_f64(), a * CELL_BITS))
+                        .collect()
+                }),
         }
     }
 

@@ -191,6 +191,7 @@ pub fn run_captured(
     };
     if scenario.series {
         net.set_queue_series(true);
+        net.set_abr_series(true);
     }
     let mut world = World::new(scenario, net);
     for i in 0..scenario.transfers.len() {

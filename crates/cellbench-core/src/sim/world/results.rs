@@ -116,6 +116,19 @@ impl World {
             } else {
                 Vec::new()
             },
+            abr_sources: (0..scenario.topology.circuits.len())
+                .map(|c| self.net.abr_source_counters(c))
+                .collect(),
+            acr_series: if scenario.series {
+                (0..scenario.topology.circuits.len())
+                    .map(|c| self.net.acr_series(c).to_vec())
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            abr_ports: (0..scenario.topology.ports.len())
+                .map(|p| self.net.abr_port_counters(p))
+                .collect(),
         }
     }
 }

@@ -1,0 +1,830 @@
+//! ABR: the ATM Forum's rate-based flow control (Traffic Management 4.0,
+//! af-tm-0056.000, 1996, §5.10), beside the credits of `credit.rs`.
+//!
+//! A source sends a circuit's cells at its allowed cell rate (ACR), between MCR
+//! and PCR, starting from ICR, and puts a forward RM cell (FRM, `wire::rm`) on
+//! the VC every Nrm cells (or after Trm). The destination turns each FRM around
+//! as a backward RM cell (BRM), setting CI if the last data cell it received had
+//! EFCI set. Switch ports on the way feed back: EFCI marking of data cells above
+//! a queue threshold, relative-rate marking (CI/NI in BRMs), or an explicit rate
+//! (ERICA). The source reads each BRM and moves ACR (source rules 8 and 9).
+//!
+//! How the model runs. ABR is feedback from downstream like credits, so a
+//! network with an ABR circuit runs the per-cell reference with its explicit
+//! FIFOs (`credit.rs`): the adapter's head cell of an ABR circuit leaves only at
+//! its ACR's next slot (a waiting head holds the cells behind it, as for a
+//! credit). FRMs are real cells: they take a slot on every link and a place in
+//! every buffer (tail drop when it is full), and they appear in cell logs and
+//! captures with their payload. BRMs travel back hop by hop, taking at each hop
+//! the forward link's cell time and propagation delay, and are not queued: an
+//! *assumption* (the reverse circuit's queues are not modelled for them; TM 4.0
+//! leaves the reverse path's scheduling to the network, and the BRM's lower
+//! bound on the feedback delay is the path's round trip) that makes feedback as
+//! fast as the path allows. Each port on the way applies its backward rule at
+//! the instant the BRM passes, with its state then.
+
+use super::credit::{Queued, RM_PDU};
+use super::{CellFate, CellRecord, CircuitId, Ev, Network, Place};
+use crate::time::{SimTime, PS_PER_SEC};
+use crate::wire::rm::{Rate, RmCell};
+
+/// Mrm: the fewest in-rate cells between FRMs the time rule allows (TM 4.0
+/// §5.10.4 rule 3a(i) fixes it at 2).
+pub const MRM: u32 = 2;
+/// TCR, the tagged cell rate: out-of-rate FRMs go at most this often, so a
+/// source whose ACR has fallen near zero still hears from the network (TM 4.0
+/// §5.10.4 rule 11; §5.10.2 fixes TCR at 10 cells/s).
+pub const TCR_CELLS_PER_SEC: f64 = 10.0;
+
+/// One ABR circuit's source parameters (TM 4.0 §5.10.2, the ABR parameters
+/// signalled at setup). Rates in cells/s.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct AbrSource {
+    pub circuit: CircuitId,
+    /// Peak cell rate.
+    pub pcr: f64,
+    /// Minimum cell rate (default 0, TM 4.0 §5.10.2).
+    pub mcr: f64,
+    /// Initial cell rate (default PCR, TM 4.0 §5.10.2).
+    pub icr: f64,
+    /// Rate increase factor (default 1/16, TM 4.0 §5.10.2).
+    pub rif: f64,
+    /// Rate decrease factor (default 1/16, TM 4.0 §5.10.2).
+    pub rdf: f64,
+    /// Cells per FRM (default 32, TM 4.0 §5.10.2).
+    pub nrm: u32,
+    /// Upper bound on the time between FRMs (default 100 ms, TM 4.0 §5.10.2).
+    pub trm: SimTime,
+    /// ACR decision time factor, use-it-or-lose-it (default 0.5 s, TM 4.0 §5.10.2).
+    pub adtf: SimTime,
+    /// Cutoff decrease factor for missing BRMs (default 1/16, TM 4.0 §5.10.2).
+    pub cdf: f64,
+    /// FRMs without a BRM before rule 6 cuts ACR: TM 4.0 derives Crm from TBE
+    /// (Crm = ceil(TBE/Nrm)); with its default TBE of 16,777,215 cells that is
+    /// 524,288 for Nrm = 32, i.e. practically off.
+    pub crm: u32,
+}
+
+impl AbrSource {
+    /// The TM 4.0 defaults (§5.10.2) for a circuit with this PCR.
+    pub fn new(circuit: CircuitId, pcr: f64) -> AbrSource {
+        AbrSource {
+            circuit,
+            pcr,
+            mcr: 0.0,
+            icr: pcr,
+            rif: 1.0 / 16.0,
+            rdf: 1.0 / 16.0,
+            nrm: 32,
+            trm: SimTime::from_ms(100),
+            adtf: SimTime::from_ms(500),
+            cdf: 1.0 / 16.0,
+            crm: 16_777_215u32.div_ceil(32),
+        }
+    }
+
+    /// Why the parameters cannot run, if they cannot.
+    pub fn check(&self) -> Result<(), &'static str> {
+        let rate_ok = |r: f64| r.is_finite() && r >= 0.0;
+        if !(rate_ok(self.pcr) && self.pcr >= 1.0) {
+            return Err("PCR must be at least 1 cell/s");
+        }
+        if !(rate_ok(self.mcr) && self.mcr <= self.pcr) {
+            return Err("MCR must be between 0 and PCR");
+        }
+        if !(rate_ok(self.icr) && self.icr >= self.mcr && self.icr <= self.pcr && self.icr > 0.0) {
+            return Err("ICR must be above 0, between MCR and PCR");
+        }
+        let factor_ok = |f: f64| f.is_finite() && f > 0.0 && f <= 1.0;
+        if !(factor_ok(self.rif) && factor_ok(self.rdf) && factor_ok(self.cdf)) {
+            return Err("RIF, RDF and CDF must be in (0, 1]");
+        }
+        if self.nrm < 2 || self.crm == 0 {
+            return Err("Nrm must be at least 2 and Crm at least 1");
+        }
+        Ok(())
+    }
+}
+
+/// What a switch port does for ABR (TM 4.0 §5.10.6, switch behaviour).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum AbrSwitch {
+    /// EFCI marking: a data cell the port accepts with more than
+    /// `threshold_cells` in its buffer leaves with EFCI set (§5.10.6 rule 1a).
+    Efci { threshold_cells: u32 },
+    /// Relative-rate marking (§5.10.6 rule 1b): a BRM passing while the buffer
+    /// holds more than `threshold_cells` gets CI; above half of it, NI (the
+    /// half is an *assumption*: TM 4.0 leaves the switch's thresholds open).
+    Relative { threshold_cells: u32 },
+    /// Explicit rate by ERICA (R. Jain, S. Kalyanaraman, R. Goyal, S. Fahmy and
+    /// R. Viswanathan, "ERICA switch algorithm: a complete description", ATM
+    /// Forum/96-1172, 1996): over each averaging interval, the load factor z =
+    /// ABR input rate / (target × link rate), the fair share = target × link
+    /// rate / active VCs; a BRM gets ER = min(its ER, max(fair share, CCR/z),
+    /// target × link rate).
+    Erica { target: f64, interval: SimTime },
+}
+
+/// An ABR behaviour at a switch output port.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct AbrPort {
+    pub port: usize,
+    pub switch: AbrSwitch,
+}
+
+/// What an ABR source counted.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct AbrSourceCounters {
+    /// Forward RM cells sent (in-rate and out-of-rate).
+    pub frm_sent: u64,
+    /// Backward RM cells back at the source.
+    pub brm_returned: u64,
+    /// RM cells lost at full buffers.
+    pub rm_lost: u64,
+    /// ACR now, and the lowest and highest it has been (cells/s).
+    pub acr: f64,
+    pub acr_min: f64,
+    pub acr_max: f64,
+    /// Time spent with ACR at MCR (to within one cell/s).
+    pub time_at_mcr: SimTime,
+}
+
+/// What an ABR port counted.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct AbrPortCounters {
+    /// Data cells marked EFCI.
+    pub efci_marked: u64,
+    /// BRMs that left with CI or NI set here.
+    pub ci_set: u64,
+    pub ni_set: u64,
+    /// ERICA: BRMs whose ER this port lowered, and the last ER it computed
+    /// (cells/s; 0 before any), with the lowest and highest.
+    pub er_lowered: u64,
+    pub er_last: f64,
+    pub er_min: f64,
+    pub er_max: f64,
+}
+
+/// A source's running state (TM 4.0 §5.10.4).
+struct SourceRt {
+    p: AbrSource,
+    acr: f64,
+    /// The start of the last in-rate cell, and the earliest start of the next.
+    last_cell: Option<SimTime>,
+    next_at: SimTime,
+    /// In-rate cells since the last in-rate FRM (rule 3a).
+    since_frm: u32,
+    last_frm: Option<SimTime>,
+    /// FRMs since the last BRM came back (rule 6).
+    unanswered: u32,
+    /// When ACR last changed (for the time at MCR).
+    changed: SimTime,
+    sn: u32,
+    counters: AbrSourceCounters,
+    series: Vec<(SimTime, f64)>,
+}
+
+impl SourceRt {
+    fn new(p: AbrSource) -> SourceRt {
+        SourceRt {
+            p,
+            acr: p.icr,
+            last_cell: None,
+            next_at: SimTime::ZERO,
+            since_frm: 0,
+            last_frm: None,
+            unanswered: 0,
+            changed: SimTime::ZERO,
+            sn: 0,
+            counters: AbrSourceCounters {
+                acr: p.icr,
+                acr_min: p.icr,
+                acr_max: p.icr,
+                ..Default::default()
+            },
+            series: Vec::new(),
+        }
+    }
+
+    fn interval(rate: f64) -> SimTime {
+        SimTime::from_ps((PS_PER_SEC as f64 / rate).ceil() as u64)
+    }
+
+    fn at_mcr(&self) -> bool {
+        self.acr <= self.p.mcr + 1.0
+    }
+
+    /// ACR becomes `acr` at `now` (clamped to [MCR, PCR], rule 1).
+    fn set_acr(&mut self, now: SimTime, acr: f64, series: bool) {
+        let acr = acr.clamp(self.p.mcr, self.p.pcr);
+        if self.at_mcr() {
+            self.counters.time_at_mcr += now.saturating_sub(self.changed);
+        }
+        self.changed = now;
+        self.acr = acr;
+        let c = &mut self.counters;
+        c.acr = acr;
+        c.acr_min = c.acr_min.min(acr);
+        c.acr_max = c.acr_max.max(acr);
+        if series {
+            self.series.push((now, acr));
+        }
+        // The next in-rate cell keeps its place after the last one at the new rate.
+        if let Some(t) = self.last_cell {
+            self.next_at = t + Self::interval(self.acr);
+        }
+    }
+}
+
+/// A port's ABR state.
+struct PortAbrRt {
+    switch: AbrSwitch,
+    /// Cell rate of the port's link (cells/s).
+    link_rate: f64,
+    /// ERICA: the current interval's start, cells counted, VCs seen.
+    start: SimTime,
+    cells: u64,
+    epoch: u32,
+    seen: Vec<u32>,
+    active: u32,
+    /// ERICA: the last closed interval's load factor and fair share.
+    z: f64,
+    fair: f64,
+    /// ERICA: the CCR of each circuit's last FRM here (cells/s).
+    ccr: Vec<f64>,
+    counters: AbrPortCounters,
+    series: Vec<(SimTime, f64)>,
+}
+
+/// A network's ABR state (empty: no ABR).
+#[derive(Default)]
+pub(super) struct Abr {
+    /// Per circuit, its source (None: not ABR).
+    sources: Vec<Option<SourceRt>>,
+    /// Per circuit, the EFCI bit of the last data cell its destination received.
+    efci: Vec<bool>,
+    /// Per port, its behaviour (None: none).
+    ports: Vec<Option<PortAbrRt>>,
+    /// RM cells in flight, by slot, and the free slots.
+    rm: Vec<(u32, RmCell)>,
+    free: Vec<u32>,
+    series: bool,
+    /// Any ABR circuit or port: the network runs the per-cell FIFOs.
+    pub(super) on: bool,
+}
+
+/// A source's decision on its head cell (`Network::abr_turn`).
+pub(super) enum Turn {
+    /// Send the data cell now.
+    Data,
+    /// An FRM (this RM slot) goes first, now; `clp` when out of rate.
+    Frm { rm: u32, clp: bool },
+    /// Nothing may leave before this time.
+    Wait(SimTime),
+}
+
+impl Abr {
+    /// Checks the ABR parts of a topology and builds their state.
+    pub(super) fn build(
+        sources: &[AbrSource],
+        ports: &[AbrPort],
+        circuits: usize,
+        port_rates: &[f64],
+    ) -> Result<Abr, super::TopologyError> {
+        use super::TopologyError::{BadAbrPort, BadAbrSource};
+        let mut abr = Abr {
+            sources: (0..circuits).map(|_| None).collect(),
+            efci: vec![false; circuits],
+            ports: (0..port_rates.len()).map(|_| None).collect(),
+            ..Default::default()
+        };
+        for s in sources {
+            let bad = |reason| BadAbrSource {
+                circuit: s.circuit,
+                reason,
+            };
+            s.check().map_err(bad)?;
+            match abr.sources.get_mut(s.circuit) {
+                Some(slot @ None) => *slot = Some(SourceRt::new(*s)),
+                Some(Some(_)) => return Err(bad("ABR given twice for one circuit")),
+                None => return Err(bad("no such circuit")),
+            }
+        }
+        for p in ports {
+            let bad = |reason| BadAbrPort {
+                port: p.port,
+                reason,
+            };
+            match p.switch {
+                AbrSwitch::Efci { threshold_cells } | AbrSwitch::Relative { threshold_cells }
+                    if threshold_cells == 0 =>
+                {
+                    return Err(bad("the queue threshold must be at least 1 cell"))
+                }
+                AbrSwitch::Erica { target, interval }
+                    if !(target > 0.0 && target <= 1.0) || interval == SimTime::ZERO =>
+                {
+                    return Err(bad(
+                        "ERICA needs a target in (0, 1] and an interval above 0",
+                    ))
+                }
+                _ => {}
+            }
+            let Some(&link_rate) = port_rates.get(p.port) else {
+                return Err(bad("no such port"));
+            };
+            match abr.ports.get_mut(p.port) {
+                Some(slot @ None) => {
+                    *slot = Some(PortAbrRt {
+                        switch: p.switch,
+                        link_rate,
+                        start: SimTime::ZERO,
+                        cells: 0,
+                        epoch: 1,
+                        seen: vec![0; circuits],
+                        active: 0,
+                        z: 0.0,
+                        fair: 0.0,
+                        ccr: vec![0.0; circuits],
+                        counters: AbrPortCounters::default(),
+                        series: Vec::new(),
+                    })
+                }
+                _ => return Err(bad("one ABR behaviour per port")),
+            }
+        }
+        abr.on = !sources.is_empty() || !ports.is_empty();
+        Ok(abr)
+    }
+
+    pub(super) fn is_source(&self, c: usize) -> bool {
+        self.sources.get(c).is_some_and(Option::is_some)
+    }
+
+    /// The earliest start of ABR circuit `c`'s next in-rate cell (ZERO: not ABR).
+    pub(super) fn next_at(&self, c: usize) -> SimTime {
+        match self.sources.get(c) {
+            Some(Some(s)) if s.acr >= TCR_CELLS_PER_SEC => s.next_at,
+            _ => SimTime::ZERO,
+        }
+    }
+
+    /// The circuit an RM slot belongs to.
+    pub(super) fn rm_circuit(&self, rm: u32) -> usize {
+        self.rm[rm as usize].0 as usize
+    }
+
+    fn alloc(&mut self, circuit: usize, cell: RmCell) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.rm[i as usize] = (circuit as u32, cell);
+                i
+            }
+            None => {
+                self.rm.push((circuit as u32, cell));
+                (self.rm.len() - 1) as u32
+            }
+        }
+    }
+}
+
+impl PortAbrRt {
+    /// ERICA: close the intervals that ended by `now`.
+    fn roll(&mut self, now: SimTime) {
+        let AbrSwitch::Erica { target, interval } = self.switch else {
+            return;
+        };
+        if now < self.start + interval {
+            return;
+        }
+        let capacity = target * self.link_rate;
+        let input = self.cells as f64 / interval.as_secs_f64();
+        self.z = input / capacity;
+        self.fair = capacity / self.active.max(1) as f64;
+        // Intervals with no cell at all are skipped whole.
+        let n = (now.as_ps() - self.start.as_ps()) / interval.as_ps();
+        self.start += interval.times(n);
+        self.cells = 0;
+        self.active = 0;
+        self.epoch += 1;
+    }
+
+    /// A cell of circuit `c` arrives (ERICA counts the ABR input rate).
+    fn count(&mut self, now: SimTime, c: usize) {
+        if !matches!(self.switch, AbrSwitch::Erica { .. }) {
+            return;
+        }
+        self.roll(now);
+        self.cells += 1;
+        if self.seen[c] != self.epoch {
+            self.seen[c] = self.epoch;
+            self.active += 1;
+        }
+    }
+}
+
+impl Network {
+    /// Turn on the ACR series of every ABR source and the ER series of every
+    /// ERICA port (see [`Network::acr_series`]).
+    pub fn set_abr_series(&mut self, on: bool) {
+        self.abr.series = on;
+    }
+
+    /// An ABR circuit's counters (None: not ABR). Its time at MCR is brought up
+    /// to the network's clock.
+    pub fn abr_source_counters(&self, c: CircuitId) -> Option<AbrSourceCounters> {
+        let s = self.abr.sources.get(c)?.as_ref()?;
+        let mut k = s.counters;
+        if s.at_mcr() {
+            k.time_at_mcr += self.now.saturating_sub(s.changed);
+        }
+        Some(k)
+    }
+
+    /// An ABR port's counters (None: no ABR behaviour there).
+    pub fn abr_port_counters(&self, port: usize) -> Option<AbrPortCounters> {
+        Some(self.abr.ports.get(port)?.as_ref()?.counters)
+    }
+
+    /// An ABR circuit's ACR over time: (time, cells/s) at the start and at each
+    /// change (empty unless the series is on).
+    pub fn acr_series(&self, c: CircuitId) -> &[(SimTime, f64)] {
+        self.abr
+            .sources
+            .get(c)
+            .and_then(Option::as_ref)
+            .map_or(&[], |s| &s.series)
+    }
+
+    /// An ERICA port's advertised ER over time: (time, cells/s) at each BRM.
+    pub fn er_series(&self, port: usize) -> &[(SimTime, f64)] {
+        self.abr
+            .ports
+            .get(port)
+            .and_then(Option::as_ref)
+            .map_or(&[], |p| &p.series)
+    }
+
+    /// The source of ABR circuit `c` decides what its head cell may do at `now`
+    /// (TM 4.0 §5.10.4 rules 3, 5, 6, 7, 11).
+    pub(super) fn abr_turn(&mut self, c: usize, now: SimTime) -> Turn {
+        let series = self.abr.series;
+        let Some(s) = self.abr.sources[c].as_mut() else {
+            return Turn::Data;
+        };
+        if s.series.is_empty() && series {
+            s.series.push((now, s.acr));
+        }
+        let tcr_slot = s
+            .last_cell
+            .map_or(now, |t| t + SourceRt::interval(TCR_CELLS_PER_SEC));
+        let mut out_of_rate = false;
+        if now < s.next_at {
+            // Rule 11: with ACR below TCR an out-of-rate FRM (CLP = 1) may go at
+            // TCR, so a starved source still learns when to speed up.
+            if s.acr < TCR_CELLS_PER_SEC && now >= tcr_slot {
+                out_of_rate = true;
+            } else {
+                let t = if s.acr < TCR_CELLS_PER_SEC {
+                    s.next_at.min(tcr_slot)
+                } else {
+                    s.next_at
+                };
+                return Turn::Wait(t);
+            }
+        }
+        // Rule 3a: an FRM first after setup, then after Nrm-1 in-rate cells, or
+        // after Mrm cells once Trm has passed since the last FRM.
+        let frm_due = out_of_rate
+            || s.last_frm.is_none()
+            || s.since_frm + 1 >= s.p.nrm
+            || (s.since_frm >= MRM && s.last_frm.is_some_and(|t| now >= t + s.p.trm));
+        if !frm_due {
+            s.since_frm += 1;
+            s.last_cell = Some(now);
+            s.next_at = now + SourceRt::interval(s.acr);
+            return Turn::Data;
+        }
+        // Rule 5 (use it or lose it): ACR above ICR falls back to ICR when no
+        // FRM went for ADTF.
+        if let Some(t) = s.last_frm {
+            if s.acr > s.p.icr && now.saturating_sub(t) > s.p.adtf {
+                let icr = s.p.icr;
+                s.set_acr(now, icr, series);
+            }
+        }
+        // Rule 6: Crm FRMs without a BRM back cut ACR by ACR·CDF, not below MCR.
+        if s.unanswered >= s.p.crm {
+            let acr = s.acr - s.acr * s.p.cdf;
+            s.set_acr(now, acr.max(s.p.mcr), series);
+        }
+        // Rules 7 and 10: the FRM carries CCR = ACR, ER = PCR, MCR; DIR = 0.
+        let cell = RmCell {
+            er: Rate::from_cells_per_sec(s.p.pcr),
+            ccr: Rate::from_cells_per_sec(s.acr),
+            mcr: Rate::from_cells_per_sec(s.p.mcr),
+            sn: s.sn,
+            ..Default::default()
+        };
+        s.sn = s.sn.wrapping_add(1);
+        s.unanswered += 1;
+        s.counters.frm_sent += 1;
+        s.last_frm = Some(now);
+        if !out_of_rate {
+            s.since_frm = 0;
+            s.last_cell = Some(now);
+            s.next_at = now + SourceRt::interval(s.acr);
+        } else {
+            s.last_cell = Some(now);
+        }
+        let rm = self.abr.alloc(c, cell);
+        Turn::Frm {
+            rm,
+            clp: out_of_rate,
+        }
+    }
+
+    /// A data cell of circuit `c` was accepted at port `p` finding `occ` cells
+    /// (itself included): whether it leaves with EFCI set (§5.10.6 rule 1a), and
+    /// ERICA's count of the input rate.
+    pub(super) fn abr_data_at_port(&mut self, p: usize, c: usize, now: SimTime, occ: u32) -> bool {
+        let Some(port) = self.abr.ports.get_mut(p).and_then(Option::as_mut) else {
+            return false;
+        };
+        if self.abr.sources[c].is_some() {
+            port.count(now, c);
+        }
+        match port.switch {
+            AbrSwitch::Efci { threshold_cells } if occ > threshold_cells => {
+                port.counters.efci_marked += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A data cell of circuit `c` reaches its destination: its EFCI bit is the
+    /// destination's EFCI state (§5.10.5 rule 2).
+    pub(super) fn abr_data_received(&mut self, c: usize, efci: bool) {
+        if let Some(e) = self.abr.efci.get_mut(c) {
+            *e = efci;
+        }
+    }
+
+    /// An RM cell arrives at `stage` of its circuit (past the last: its
+    /// destination). At a port it takes a place in the buffer like any cell.
+    pub(super) fn rm_arrives(&mut self, a: SimTime, rm: u32, stage: usize, clp: bool) {
+        let c = self.abr.rm_circuit(rm);
+        if stage == self.circuits[c].stages.len() {
+            self.turn_around(a, rm, c);
+            return;
+        }
+        let p = self.circuits[c].stages[stage].port;
+        let e = self.adapters.len() + p;
+        let occ = self.port_occupancy(p, a);
+        let port = &self.ports[p];
+        let (cell_time, limit) = (port.cell, port.buffer.limit(clp));
+        if let Some(pa) = self.abr.ports[p].as_mut() {
+            pa.count(a, c);
+            // ERICA reads the source's CCR from the FRM (Jain et al. §"VC table").
+            pa.ccr[c] = self.abr.rm[rm as usize].1.ccr.cells_per_sec();
+        }
+        if occ >= limit {
+            let pc = &mut self.ports[p].counters;
+            pc.cells_in += 1;
+            pc.cells_lost.add(super::LossCause::Overflow, 1);
+            if let Some(s) = self.abr.sources[c].as_mut() {
+                s.counters.rm_lost += 1;
+            }
+            self.log_rm(
+                Place::Port(p),
+                a,
+                c,
+                stage,
+                rm,
+                clp,
+                CellFate::Lost(super::LossCause::Overflow),
+            );
+            self.abr.free.push(rm);
+            return;
+        }
+        self.count_accepted(p, 1, occ + 1);
+        if self.port_fifos {
+            let end = a.max(self.txq[e].free()) + cell_time.times(occ as u64 + 1);
+            self.sample_queue(p, a, occ + 1, end);
+            self.txq[e].push(Queued::rm(rm, stage, clp));
+            self.serve_element(e, a);
+            return;
+        }
+        // The per-cell port (`percell.rs`): its FIFO of end times decides the start.
+        let port = &mut self.ports[p];
+        let start = a.max(port.ends.back().copied().unwrap_or(a));
+        let delay = port.delay;
+        port.ends.push_back(start + cell_time);
+        self.sample_queue(p, a, occ + 1, start + cell_time);
+        self.log_rm(Place::Port(p), start, c, stage, rm, clp, CellFate::Sent);
+        let next = Ev::Cell {
+            pdu: RM_PDU,
+            cell: rm,
+            stage: stage as u16 + 1,
+            clp,
+            efci: false,
+        };
+        self.agenda
+            .schedule(start + cell_time + delay, c as u32, next);
+    }
+
+    /// Cells a port holds at `at`, the one on its link included.
+    fn port_occupancy(&mut self, p: usize, at: SimTime) -> u32 {
+        if self.port_fifos {
+            return self.txq[self.adapters.len() + p].occupancy(at);
+        }
+        let port = &mut self.ports[p];
+        while port.ends.front().is_some_and(|&e| e <= at) {
+            port.ends.pop_front();
+        }
+        port.ends.len() as u32
+    }
+
+    /// Per-cell ports (no credits): an RM cell, or a data cell reaching its
+    /// destination (its EFCI bit noted), handled here; true when it was an RM cell.
+    pub(super) fn abr_cell_arrives(
+        &mut self,
+        a: SimTime,
+        pdu: u32,
+        cell: u32,
+        stage: usize,
+        clp: bool,
+        efci: bool,
+    ) -> bool {
+        if is_rm(pdu) {
+            self.rm_arrives(a, cell, stage, clp);
+            return true;
+        }
+        let c = self.pdus[pdu as usize].circuit as usize;
+        if stage == self.circuits[c].stages.len() {
+            self.abr_data_received(c, efci);
+        }
+        false
+    }
+
+    /// The destination turns an FRM around (§5.10.5 rules 1–2): DIR = 1, CI set
+    /// if the last data cell had EFCI; the BRM then goes back hop by hop.
+    fn turn_around(&mut self, a: SimTime, rm: u32, c: usize) {
+        let efci = self.abr.efci[c];
+        let cell = &mut self.abr.rm[rm as usize].1;
+        cell.backward = true;
+        cell.ci |= efci;
+        let last = self.circuits[c].stages.len() - 1;
+        let back = a + self.hop_back(c, last);
+        self.agenda.schedule(
+            back,
+            c as u32,
+            Ev::Brm {
+                rm,
+                stage: last as u16,
+            },
+        );
+    }
+
+    /// Time a BRM takes from the element after stage `s` back to stage `s`: the
+    /// forward link's cell time and delay (the reverse link's, assumed equal).
+    fn hop_back(&self, c: usize, s: usize) -> SimTime {
+        let (cell, delay) = if s == 0 {
+            let ad = &self.adapters[self.circuits[c].src];
+            (ad.cell, ad.delay)
+        } else {
+            let p = &self.ports[self.circuits[c].stages[s].port];
+            (p.cell, p.delay)
+        };
+        cell + delay
+    }
+
+    /// A BRM reaches stage `stage` on its way back: a port applies its rule; the
+    /// source (stage 0) applies rules 8 and 9.
+    pub(super) fn brm_at(&mut self, now: SimTime, rm: u32, stage: usize) {
+        let c = self.abr.rm_circuit(rm);
+        if stage == 0 {
+            self.brm_at_source(now, rm, c);
+            return;
+        }
+        let p = self.circuits[c].stages[stage].port;
+        let occ = self.port_occupancy(p, now);
+        let series = self.abr.series;
+        let cell = &mut self.abr.rm[rm as usize].1;
+        if let Some(pa) = self.abr.ports[p].as_mut() {
+            match pa.switch {
+                AbrSwitch::Efci { .. } => {}
+                AbrSwitch::Relative { threshold_cells } => {
+                    if occ > threshold_cells {
+                        cell.ci = true;
+                        pa.counters.ci_set += 1;
+                    } else if occ > threshold_cells / 2 {
+                        cell.ni = true;
+                        pa.counters.ni_set += 1;
+                    }
+                }
+                AbrSwitch::Erica { target, .. } => {
+                    pa.roll(now);
+                    let capacity = target * pa.link_rate;
+                    let vc_share = if pa.z > 0.0 {
+                        pa.ccr[c] / pa.z
+                    } else {
+                        capacity
+                    };
+                    let fair = if pa.fair > 0.0 { pa.fair } else { capacity };
+                    let er = fair.max(vc_share).min(capacity);
+                    let k = &mut pa.counters;
+                    k.er_min = if k.er_last == 0.0 {
+                        er
+                    } else {
+                        k.er_min.min(er)
+                    };
+                    k.er_max = k.er_max.max(er);
+                    k.er_last = er;
+                    if series {
+                        pa.series.push((now, er));
+                    }
+                    let rate = Rate::from_cells_per_sec(er);
+                    if rate < cell.er {
+                        cell.er = rate;
+                        k.er_lowered += 1;
+                    }
+                }
+            }
+        }
+        let back = now + self.hop_back(c, stage - 1);
+        self.agenda.schedule(
+            back,
+            c as u32,
+            Ev::Brm {
+                rm,
+                stage: stage as u16 - 1,
+            },
+        );
+    }
+
+    /// Rules 8 and 9 at the source.
+    fn brm_at_source(&mut self, now: SimTime, rm: u32, c: usize) {
+        let cell = self.abr.rm[rm as usize].1;
+        self.abr.free.push(rm);
+        let series = self.abr.series;
+        let Some(s) = self.abr.sources[c].as_mut() else {
+            return;
+        };
+        s.counters.brm_returned += 1;
+        s.unanswered = 0;
+        // Rule 8: CI cuts ACR by ACR·RDF (not below MCR); neither CI nor NI lets
+        // it rise by RIF·PCR (not above PCR); NI alone holds it.
+        let mut acr = s.acr;
+        if cell.ci {
+            acr = (acr - acr * s.p.rdf).max(s.p.mcr);
+        } else if !cell.ni {
+            acr = (acr + s.p.rif * s.p.pcr).min(s.p.pcr);
+        }
+        // Rule 9: never above ER, never below MCR.
+        acr = acr.min(cell.er.cells_per_sec()).max(s.p.mcr);
+        if acr != s.acr {
+            s.set_acr(now, acr, series);
+        }
+        let src = self.circuits[c].src;
+        self.serve_element(src, now);
+    }
+
+    /// Log an RM cell at a place (when the log keeps it).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn log_rm(
+        &mut self,
+        place: Place,
+        at: SimTime,
+        c: usize,
+        stage: usize,
+        rm: u32,
+        clp: bool,
+        fate: CellFate,
+    ) {
+        if !self.logs(place) {
+            return;
+        }
+        let st = &self.circuits[c].stages[stage];
+        self.log.push(CellRecord {
+            place,
+            at,
+            circuit: c,
+            token: 0,
+            cell: 0,
+            pdu: 0,
+            pdu_len: 0,
+            vpi: st.vpi,
+            vci: st.vci,
+            clp,
+            fate,
+            rm: Some(self.abr.rm[rm as usize].1),
+        });
+    }
+}
+
+/// The slot marker of an RM cell in the per-cell FIFOs and events.
+pub(super) const fn is_rm(pdu: u32) -> bool {
+    pdu == RM_PDU
+}
