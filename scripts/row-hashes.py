@@ -44,7 +44,12 @@ STUDIES: list[tuple[str, list[str]]] = [
     ("wan-contention", ["--part", "burst"]),
     ("wan-contention", ["--part", "five-pairs"]),
     ("wan-contention", ["--part", "ftp"]),
+    ("ubr", []),
 ]
+
+# Stored columns whose values differ from run to run by design (a temporary directory's
+# path), left out of a new baseline.
+VOLATILE = {"tester_path"}
 
 # The simulator's example experiments (the real-* and emulator ones need hosts
 # or namespaces and measure time, so they have no fixed hash).
@@ -132,7 +137,7 @@ def measure(baseline: dict | None) -> dict:
             if out is not None and out.exists():
                 tables = stored_tables(out)
                 columns = was.get("columns") or {
-                    t: sorted({c for r in rows for c in r}) for t, rows in tables.items()
+                    t: sorted({c for r in rows for c in r} - VOLATILE) for t, rows in tables.items()
                 }
                 item["columns"] = columns
                 item["tables"] = {
