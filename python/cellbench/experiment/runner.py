@@ -2,7 +2,8 @@
 
 A run's simulations are pure functions of plain data (``execute``), so they run the
 same in this process, in a thread pool (the native calls release the GIL), or on
-a Dask cluster; rows are put together here and handed to the store, which puts
+a Dask cluster in batches (``cluster``: a worker puts its batch's rows together, as
+Arrow); rows are put together here and handed to the store, which puts
 them in run order, so the result does not depend on how many workers there were or
 in what order runs finished.
 
@@ -31,7 +32,6 @@ import re
 import signal
 import sys
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -100,13 +100,25 @@ class Plan:
     alone: str | None = None
 
     def __post_init__(self) -> None:
-        n = self.sweep.size()  # the guard on the product, before anything is built
-        self.points = _Lazy(n, self.sweep.point)
-        self.experiments = _Lazy(n, self._build, cache=EXPERIMENT_CACHE)
+        self._lazy()
         self.notes: list[str] = []
         #: What the runs' testers wrote: the first few captures, and how many in all.
         self.captures: list[dict] = []
         self.captures_total = 0
+
+    def _lazy(self) -> None:
+        n = self.sweep.size()  # the guard on the product, before anything is built
+        self.points = _Lazy(n, self.sweep.point)
+        self.experiments = _Lazy(n, self._build, cache=EXPERIMENT_CACHE)
+
+    def __getstate__(self) -> dict:
+        # Pickled for a cluster's workers (``cluster``): the points and experiments
+        # are made again there, when asked for.
+        return {k: v for k, v in self.__dict__.items() if k not in ("points", "experiments")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lazy()
 
     def _build(self, point: int) -> model.Experiment:
         return model.build(sweep.apply(self.doc, self.points[point], self.sweep.params), self.base)
@@ -494,13 +506,14 @@ def execute_plan(
     dask=None,
     executor: Callable[[dict], dict] = execute,
     engine: Engine | None = None,
-) -> None:
+):
     """Run every run not yet in ``store`` on ``engine`` (default: the simulator, its
     runs through ``executor``), in run order; each finished run goes to the store at
-    once. The simulator's runs go to a pool (``workers`` threads, or ``dask``: a
-    scheduler address or a connected client) with a bounded look-ahead
-    (``lookahead``); an engine on the real clock runs one at a time, here. SIGINT or
-    SIGTERM stops the sweep with every finished run kept (``Interrupted``)."""
+    once. The simulator's runs go to a pool of ``workers`` threads with a bounded
+    look-ahead (``lookahead``), or with ``dask`` (a scheduler address or a connected
+    client) to a cluster in batches (``cluster``; its ``SweepReport`` is returned); an
+    engine on the real clock runs one at a time, here. SIGINT or SIGTERM stops the
+    sweep with every finished run kept (``Interrupted``)."""
     engine = engine or SimEngine(executor)
     done = store.done()
     todo = (run for run in range(plan.runs_total) if run not in done)
@@ -508,10 +521,10 @@ def execute_plan(
     client = dask_client(dask) if isinstance(dask, str) else dask
     _check_workers(workers)
     workers = workers or os.cpu_count() or 1
+    if client is not None and engine.simulated:
+        return _on_cluster(plan, engine, store, todo, len(done), client, dask, progress)
     if not engine.simulated:
         pool: _Pool = _InPlacePool(engine.work)
-    elif client is not None:
-        pool = _DaskPool(client, engine.work)
     elif workers == 1:
         pool = _InlinePool(engine.work)
     else:
@@ -534,6 +547,34 @@ def execute_plan(
             if isinstance(dask, str):
                 client.close()
     store.finish()
+
+
+def _on_cluster(plan: Plan, engine: Engine, store, todo, done: int, client, dask, progress: bool):
+    """``execute_plan`` on a Dask cluster: runs in batches (``cluster``); its report."""
+    from cellbench.experiment import cluster
+
+    bar = progress_bar(plan, range(done), engine.label, progress)
+    with _signals_stop_runs(engine) as signals:
+        try:
+            report = cluster.drive(
+                plan, engine, store, todo, plan.runs_total - done, client, bar, signals
+            )
+        except BaseException as e:
+            try:
+                store.close()  # every finished run into a part; the rest stays missing
+            except Exception:
+                pass  # (the store failing again must not hide why the sweep stopped)
+            if signals and isinstance(e, KeyboardInterrupt):
+                raise Interrupted(signals[0]) from None
+            raise
+        finally:
+            bar.close()
+            if isinstance(dask, str):
+                client.close()
+    store.finish()
+    for line in report.lines():
+        print(f"cellbench: {line}", file=sys.stderr)
+    return report
 
 
 def _drive(
@@ -653,31 +694,6 @@ class _ThreadPool(_Pool):
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
-
-
-class _DaskPool(_Pool):
-    def __init__(self, client, executor):
-        from dask.distributed import as_completed
-
-        self.client, self.executor = client, executor
-        self.lookahead = lookahead(sum(client.nthreads().values()) or 1)
-        self.finished = as_completed(loop=client.loop)  # (not the default client's)
-
-    def submit(self, payload):
-        f = self.client.submit(self.executor, payload, pure=False)
-        self.finished.add(f)
-        return f
-
-    #: How often the wait for a Dask worker looks for a signal: a stop request
-    #: does not reach runs on other machines, so the wait itself must end.
-    SIGNAL_POLL_S = 0.05
-
-    def wait_any(self, futures, signals):
-        while not self.finished.has_ready():
-            if signals:
-                return []
-            time.sleep(self.SIGNAL_POLL_S)
-        return self.finished.next_batch(block=False)
 
 
 def _fail(task: Task, plan: Plan, e: Exception) -> Exception:

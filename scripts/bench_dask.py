@@ -1,0 +1,114 @@
+"""The same sweep on local threads and on a Dask cluster of 1, 2, 4 and 8 worker
+processes, side by side (issue 32).
+
+    python scripts/bench_dask.py [--replications N] [--workers 1,2,4,8]
+
+The sweep is the lan-buffers study's grid (100 buffer pairs, 32 MB each) at
+``--replications`` (default 10: 1000 runs), stored with --out as a user would. Each
+row is one sweep on a fresh result directory, timed from its first submitted run to
+its stored result (the plan is made once, before; a Dask cluster is started with
+Dask's own commands and warmed with a one-point sweep first, so a worker's one-time
+imports are not counted).
+
+Columns: wall time; parallel efficiency (the `--workers 1` wall over N x this wall,
+N the worker threads: on a 2-core machine at most 2/N past two workers); the
+controller's CPU time (this process: client, store, journal) per run and per batch,
+for the Dask rows (the local rows' CPU is the simulations'); and the 1-minute load
+average when the row finished, as other users of the machine show in it.
+
+The closing lines are a model on paper of a 100-worker cluster, from these figures:
+one controller keeps up while its CPU per run is less than a run's time divided by
+the workers, so it can feed (run time on a worker) / (controller CPU per run)
+workers. Assumptions: runs cost what they cost here, one thread per worker, the
+controller has a core of its own, Dask's scheduler spends about 1 ms per task
+(`SCHEDULER_S_PER_TASK`, Dask's best-practices page; its own core), and the network
+carries a batch's Arrow bytes (a few hundred bytes per run) without limiting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cellbench.experiment import localcluster, results, runner
+from cellbench.reproduce import lan_buffers
+
+#: Dask's scheduler per task (s): an assumption, 0.2..2 ms (Dask's best practices page
+#: says "about 1 ms of overhead" per task).
+SCHEDULER_S_PER_TASK = 1e-3
+#: The cluster the model sizes.
+MODEL_WORKERS = 100
+
+
+def sweep(plan, out: Path, **how):
+    """One sweep into a fresh ``out``: (wall s, CPU s of this process, its report)."""
+    shutil.rmtree(out, ignore_errors=True)
+    store = results.ResultDir(out, plan.meta(), resume=False)
+    cpu, wall = time.process_time(), time.perf_counter()
+    report = runner.execute_plan(plan, store, **how)
+    return time.perf_counter() - wall, time.process_time() - cpu, report
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--replications", type=int, default=10)
+    ap.add_argument("--workers", default="1,2,4,8", help="Dask worker processes, comma-separated")
+    args = ap.parse_args()
+    counts = [int(n) for n in args.workers.split(",")]
+    plan = runner.make_plan(lan_buffers.EXPERIMENT, replications=args.replications)
+    warm = runner.make_plan(lan_buffers.EXPERIMENT, replications=1, sets=["snd=16384", "rcv=16384"])
+    n = plan.runs_total
+    print(f"lan-buffers, {n} runs of 32 MB; machine: {os.cpu_count()} cores")
+    head = f"{'how':<34} {'wall s':>7} {'eff':>5} {'ctl ms/run':>10} {'ctl ms/batch':>12} "
+    print(head + f"{'batches':>7} {'load':>5}")
+    tmp = Path(tempfile.mkdtemp(prefix="bench-dask-"))
+    rows = []
+    try:
+        base = None
+        for w in (1, 2):
+            wall, cpu, _ = sweep(plan, tmp / "r", workers=w)
+            base = base or wall
+            eff = base / (w * wall)
+            load = os.getloadavg()[0]
+            print(f"{f'--workers {w}':<34} {wall:7.2f} {eff:5.2f} {'-':>10} {'-':>12} "
+                  f"{'-':>7} {load:5.2f}")  # fmt: skip
+            sys.stdout.flush()
+        for k in counts:
+            with localcluster.LocalCluster(k) as c:
+                sweep(warm, tmp / "warm", dask=c.address)
+                wall, cpu, rep = sweep(plan, tmp / "r", dask=c.address)
+            load = os.getloadavg()[0]
+            eff = base / (k * wall)
+            per_run, per_batch = 1e3 * cpu / n, 1e3 * cpu / max(rep.batches, 1)
+            rows.append((k, wall, cpu, rep))
+            print(f"{f'--dask, {k} worker process(es)':<34} {wall:7.2f} {eff:5.2f} "
+                  f"{per_run:10.3f} {per_batch:12.1f} {rep.batches:7d} {load:5.2f}")  # fmt: skip
+            sys.stdout.flush()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    # The model: from the row with the most workers (its batches are the sizes the
+    # controller would send a cluster whose runs cost what they cost here).
+    k, wall, cpu, rep = rows[-1]
+    per_run = cpu / n
+    run_s = rep.run_cost_s
+    runs_per_batch = n / max(rep.batches, 1)
+    fed = run_s / per_run
+    sched = SCHEDULER_S_PER_TASK / runs_per_batch
+    need = MODEL_WORKERS * per_run / run_s
+    print()
+    print(f"model ({MODEL_WORKERS}-worker cluster, from the {k}-worker row): a run takes "
+          f"{1e3 * run_s:.2f} ms on a worker; the controller spends {1e3 * per_run:.3f} ms "
+          f"of CPU per run, so one controller feeds up to {fed:,.0f} workers; "
+          f"{MODEL_WORKERS} workers need {100 * need:.0f}% of its core. At "
+          f"{runs_per_batch:.0f} runs per batch the scheduler spends "
+          f"{1e3 * sched:.3f} ms per run (assumed {1e3 * SCHEDULER_S_PER_TASK:.0f} ms "
+          f"per task): it feeds up to {run_s / sched:,.0f} workers.")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""Sweeps on a real Dask cluster (issue 32): a scheduler and worker processes on
+loopback, started with Dask's own commands by the test and ended by it
+(``localcluster``). Runs go in batches and come back as Arrow, and the stored result
+is the bytes of a local run at any batch size; a worker killed mid-sweep costs only
+its batch; a controller killed mid-sweep resumes as locally."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import cellbench
+from cellbench.cli import main
+from cellbench.experiment import cluster, results, runner
+
+pytest.importorskip("dask.distributed")
+from cellbench.experiment.localcluster import LocalCluster  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+LAN = EXAMPLES / "lan-buffers.netspec"
+SMALL = ["snd=16K,32K,48K", "rcv=16K,32K", "nbytes=2M"]
+
+
+def files(d: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def two_workers():
+    with LocalCluster(2) as c:
+        yield c
+
+
+@pytest.fixture
+def batch(monkeypatch):
+    def fix(runs: int | None) -> None:
+        monkeypatch.setattr(cluster, "FIXED_BATCH_RUNS", runs)
+
+    return fix
+
+
+def test_batch_size_from_the_measured_cost():
+    assert cluster.batch_runs(None, 1000, 2) == cluster.FIRST_BATCH_RUNS
+    # 10 ms a run: a second is 100 runs, while plenty remain ...
+    assert cluster.batch_runs(0.010, 10_000, 2) == 100
+    # ... and toward the end what is left, over two batches a thread.
+    assert cluster.batch_runs(0.010, 100, 2) == 25
+    assert cluster.batch_runs(0.010, 1, 8) == 1
+    assert cluster.batch_runs(1e-9, 10**9, 1) == cluster.MAX_BATCH_RUNS
+    assert cluster.batch_runs(30.0, 10**6, 4) == 1
+
+
+def test_stored_bytes_are_a_local_runs_at_any_batch_size(tmp_path, two_workers, batch):
+    cellbench.run(LAN, set=SMALL, replications=3, out=tmp_path / "local", workers=1)
+    local = files(tmp_path / "local")
+    assert any(k.startswith("runs/part-") for k in local)
+    for runs in (1, 4, 7, None):
+        batch(runs)
+        out = tmp_path / f"batch{runs}"
+        cellbench.run(LAN, set=SMALL, replications=3, out=out, dask=two_workers.address)
+        assert files(out) == local, f"batches of {runs} runs"
+    # In memory (no --out) the same rows.
+    batch(5)
+    mem = cellbench.run(LAN, set=SMALL, replications=3, dask=two_workers.address)
+    assert mem.to_pandas().equals(results.load(tmp_path / "local").to_pandas())
+
+
+def test_a_worker_killed_mid_sweep_costs_only_its_batch(tmp_path, capsys, batch):
+    args = {"set": ["nbytes=8M"], "replications": 1}  # 100 runs
+    cellbench.run(LAN, **args, out=tmp_path / "local", workers=1)
+    batch(2)
+    out = tmp_path / "dask"
+    journal = out / results.INCOMING / "journal"
+    killed: list[bool] = []
+    with LocalCluster(2) as c:
+
+        def kill_when_runs_are_stored() -> None:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                if journal.is_file() and journal.stat().st_size > 0:
+                    c.kill_worker(0)
+                    # Mid-sweep: the result was not complete when the worker died.
+                    killed.append(results.stored_runs(out) < 100)
+                    return
+                time.sleep(0.005)
+
+        watcher = threading.Thread(target=kill_when_runs_are_stored)
+        watcher.start()
+        try:
+            cellbench.run(LAN, **args, out=out, dask=c.address)
+        finally:
+            watcher.join()
+        assert c.workers[0].returncode == -signal.SIGKILL
+    assert killed == [True]
+    err = capsys.readouterr().err
+    assert "cellbench: dask: 1 worker(s) lost mid-sweep (tcp://127.0.0.1:" in err
+    held = int(err.split("the ")[1].split(" batch(es)")[0])
+    assert 1 <= held <= 2 * cluster.WINDOW_PER_THREAD
+    assert files(out) == files(tmp_path / "local")
+
+
+def test_resume_after_the_controller_is_killed(tmp_path, two_workers):
+    sets = sum((["--set", s] for s in ["nbytes=16M"]), [])
+    common = ["run", str(LAN), *sets, "--replications", "2"]
+    assert main([*common, "--out", str(tmp_path / "local"), "--workers", "1"]) == 0
+    out = tmp_path / "dask"
+    env = dict(os.environ, PYTHONPATH=str(Path(cellbench.__file__).parent.parent))
+    controller = subprocess.Popen(
+        [sys.executable, "-m", "cellbench", *common, "--out", str(out)]
+        + ["--dask", two_workers.address],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    journal = out / results.INCOMING / "journal"
+    try:
+        deadline = time.monotonic() + 120
+        while not (journal.is_file() and journal.stat().st_size > 0):
+            assert controller.poll() is None and time.monotonic() < deadline
+            time.sleep(0.005)
+    finally:
+        controller.kill()
+        controller.wait()
+    assert results.read_meta(out)["complete"] is False
+    assert main([*common, "--out", str(out), "--resume", "--dask", two_workers.address]) == 0
+    assert files(out) == files(tmp_path / "local")
+
+
+def test_a_batch_line_cut_short_runs_again(tmp_path):
+    """A kill in the middle of a batch's journal line: that batch runs again, the one
+    before it is recovered, and the finished result is a local run's bytes."""
+    import cloudpickle
+
+    from cellbench.engines.sim import SimEngine
+
+    cellbench.run(LAN, set=SMALL, replications=2, out=tmp_path / "local", workers=1)
+    plan = runner.make_plan(LAN, sets=SMALL, replications=2)
+    out = tmp_path / "r"
+    store = results.ResultDir(out, plan.meta(), resume=False)
+    shipment = cloudpickle.dumps((plan, SimEngine(), store.columns))
+    for runs in ([0, 1, 2], [3, 4, 5]):  # as workers return them
+        done = cluster.run_batch("test", shipment, runs)
+        assert done["runs"] == runs and done["failed"] is None
+        store.write_batch(done["runs"], done["arrow"])
+    journal = out / results.INCOMING / "journal"
+    os.close(store._fd)  # the controller killed ...
+    lines = journal.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 2
+    journal.write_bytes(lines[0] + lines[1][:-100])  # ... while it wrote the second line
+    resumed = results.ResultDir(out, plan.meta(), resume=True)
+    assert resumed.repairs == ["3 finished run(s) recovered from the journal"]
+    assert [r for r in range(plan.runs_total) if r in resumed.done()] == [0, 1, 2]
+    runner.execute_plan(plan, resumed, workers=1)
+    assert files(out) == files(tmp_path / "local")
