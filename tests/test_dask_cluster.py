@@ -159,3 +159,73 @@ def test_a_batch_line_cut_short_runs_again(tmp_path):
     assert [r for r in range(plan.runs_total) if r in resumed.done()] == [0, 1, 2]
     runner.execute_plan(plan, resumed, workers=1)
     assert files(out) == files(tmp_path / "local")
+
+
+def _tls_files(d: Path) -> tuple[str, str, str]:
+    """A CA and one certificate it signed (for 127.0.0.1), as PEM files: what README's
+    cluster across machines uses (there one per host, from the site's own CA)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    span = (now - datetime.timedelta(minutes=5), now + datetime.timedelta(hours=1))
+
+    def cert(name: str, key, issuer, issuer_key, ca: bool):
+        subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+        b = x509.CertificateBuilder().subject_name(subject).issuer_name(issuer or subject)
+        b = b.public_key(key.public_key()).serial_number(x509.random_serial_number())
+        b = b.not_valid_before(span[0]).not_valid_after(span[1])
+        b = b.add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        if not ca:
+            import ipaddress
+
+            ip = x509.IPAddress(ipaddress.ip_address("127.0.0.1"))
+            b = b.add_extension(x509.SubjectAlternativeName([ip]), critical=False)
+        return b.sign(issuer_key or key, hashes.SHA256())
+
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = cert("cellbench test CA", ca_key, None, None, True)
+    leaf = cert("127.0.0.1", key, ca.subject, ca_key, False)
+    pem = serialization.Encoding.PEM
+    files = (d / "ca.pem", d / "node.pem", d / "node-key.pem")
+    files[0].write_bytes(ca.public_bytes(pem))
+    files[1].write_bytes(leaf.public_bytes(pem))
+    files[2].write_bytes(
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return tuple(str(f) for f in files)  # type: ignore[return-value]
+
+
+def test_a_tls_cluster_with_the_certificates_dasks_config_names(tmp_path):
+    """README's `--dask tls://...`: the controller's certificate from Dask's own
+    configuration (the environment), nothing of cellbench's; without it, refused."""
+    pytest.importorskip("cryptography")
+    ca, cert, key = _tls_files(tmp_path)
+    common = ["run", str(LAN), *sum((["--set", s] for s in SMALL), []), "--replications", "1"]
+    assert main([*common, "--out", str(tmp_path / "local"), "--workers", "1"]) == 0
+    env = dict(os.environ, PYTHONPATH=str(Path(cellbench.__file__).parent.parent))
+    env |= {
+        "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": ca,
+        "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": cert,
+        "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": key,
+    }
+    with LocalCluster(1, tls=(ca, cert, key)) as c:
+        assert c.address.startswith("tls://127.0.0.1:")
+        cmd = [sys.executable, "-m", "cellbench", *common, "--dask", c.address]
+        done = subprocess.run(
+            [*cmd, "--out", str(tmp_path / "tls")], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        bare = {k: v for k, v in env.items() if not k.startswith("DASK_DISTRIBUTED__COMM__TLS")}
+        refused = subprocess.run(
+            [*cmd, "--out", str(tmp_path / "bare")], env=bare, capture_output=True, text=True
+        )
+    assert files(tmp_path / "tls") == files(tmp_path / "local")
+    assert refused.returncode == 2
+    assert refused.stderr.startswith(f"cellbench: error: --dask {c.address}: no Dask scheduler")
+    assert refused.stderr.count("\n") == 1
+    assert not (tmp_path / "bare").exists()

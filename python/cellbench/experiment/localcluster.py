@@ -39,34 +39,29 @@ def _dask(command: str, *args: str, log: Path) -> subprocess.Popen:
 
 class LocalCluster:
     """``workers`` worker processes of ``threads`` threads each (no nanny: a killed
-    worker stays dead) and their scheduler, on 127.0.0.1."""
+    worker stays dead) and their scheduler, on 127.0.0.1; with ``tls`` (the CA's file,
+    a certificate and its key) they speak TLS only, as README's cluster across machines
+    does."""
 
-    def __init__(self, workers: int, threads: int = 1):
+    def __init__(self, workers: int, threads: int = 1, tls: tuple[str, str, str] | None = None):
         self.dir = Path(tempfile.mkdtemp(prefix="cellbench-dask-"))
         self.log = self.dir / "cluster.log"
         self.workers: list[subprocess.Popen] = []
+        self.tls = tls
         file = self.dir / "scheduler.json"
-        self.scheduler = _dask(
-            "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-            "--scheduler-file", str(file), log=self.log,
-        )  # fmt: skip
+        secure: list[str] = []
+        if tls is not None:
+            secure = ["--tls-ca-file", tls[0], "--tls-cert", tls[1], "--tls-key", tls[2]]
+        host = "127.0.0.1" if tls is None else "tls://127.0.0.1"
+        scheduler = ["--host", host, "--port", "0", "--no-dashboard", "--scheduler-file"]
+        self.scheduler = _dask("scheduler", *scheduler, str(file), *secure, log=self.log)
         try:
             self.address = self._wait_for(file)
+            worker = ["--nthreads", str(threads), "--no-nanny", "--no-dashboard"]
             for i in range(workers):
+                where = ["--host", "127.0.0.1", "--name", f"w{i}"]
                 self.workers.append(
-                    _dask(
-                        "worker",
-                        self.address,
-                        "--nthreads",
-                        str(threads),
-                        "--no-nanny",
-                        "--no-dashboard",
-                        "--host",
-                        "127.0.0.1",
-                        "--name",
-                        f"w{i}",
-                        log=self.log,
-                    )  # fmt: skip
+                    _dask("worker", self.address, *worker, *where, *secure, log=self.log)
                 )
             self._wait_for_workers(workers)
         except BaseException:
@@ -86,8 +81,15 @@ class LocalCluster:
 
     def _wait_for_workers(self, n: int) -> None:
         from dask.distributed import Client
+        from distributed.security import Security
 
-        with Client(self.address, set_as_default=False, timeout=START_TIMEOUT_S) as c:
+        security = None
+        if self.tls is not None:
+            ca, cert, key = self.tls
+            security = Security(tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key)
+        with Client(
+            self.address, set_as_default=False, timeout=START_TIMEOUT_S, security=security
+        ) as c:
             c.wait_for_workers(n, timeout=START_TIMEOUT_S)
 
     def kill_worker(self, i: int) -> None:

@@ -344,13 +344,19 @@ def dask_client(address: str):
     try:
         from dask.distributed import Client
         from distributed.comm import connect
+        from distributed.security import Security
     except ImportError:
         raise lang.ExperimentError(
             None, "--dask needs dask.distributed: pip install 'cellbench[dask]'"
         ) from None
 
+    # A tls:// scheduler: the certificates Dask's configuration names
+    # (distributed.comm.tls.ca-file and .client.cert/.key; README, "A Dask cluster").
+    security = Security()
+
     async def probe() -> None:
-        comm = await connect(address, timeout=DASK_TIMEOUT_S)
+        args = security.get_connection_args("client")
+        comm = await connect(address, timeout=DASK_TIMEOUT_S, **args)
         await comm.close()
 
     try:
@@ -359,7 +365,7 @@ def dask_client(address: str):
         # run an event loop of its own.)
         with ThreadPoolExecutor(max_workers=1) as one:
             one.submit(asyncio.run, probe()).result()
-        return Client(address, timeout=DASK_TIMEOUT_S, set_as_default=False)
+        return Client(address, timeout=DASK_TIMEOUT_S, set_as_default=False, security=security)
     except Exception as e:  # refused, timed out, not an address, not a scheduler
         if isinstance(e, (OSError, ValueError)):
             why = str(e).splitlines()[0] if str(e) else type(e).__name__
