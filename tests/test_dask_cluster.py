@@ -229,3 +229,33 @@ def test_a_tls_cluster_with_the_certificates_dasks_config_names(tmp_path):
     assert refused.stderr.startswith(f"cellbench: error: --dask {c.address}: no Dask scheduler")
     assert refused.stderr.count("\n") == 1
     assert not (tmp_path / "bare").exists()
+
+
+def test_ctrl_c_mid_sweep_keeps_every_finished_batch(tmp_path, two_workers, batch):
+    from cellbench.errors import Interrupted
+
+    args = {"set": ["nbytes=8M"], "replications": 1}
+    cellbench.run(LAN, **args, out=tmp_path / "local", workers=1)
+    batch(2)
+    out = tmp_path / "dask"
+    journal = out / results.INCOMING / "journal"
+
+    def interrupt_when_runs_are_stored() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if journal.is_file() and journal.stat().st_size > 0:
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=interrupt_when_runs_are_stored)
+    watcher.start()
+    try:
+        with pytest.raises(Interrupted):
+            cellbench.run(LAN, **args, out=out, dask=two_workers.address)
+    finally:
+        watcher.join()
+    stored = results.stored_runs(out)
+    assert 0 < stored < 100 and not (out / results.INCOMING / "journal").exists()
+    cellbench.run(LAN, **args, out=out, resume=True, dask=two_workers.address)
+    assert files(out) == files(tmp_path / "local")

@@ -180,7 +180,7 @@ class _Cluster:
 
     def lost(self, since: float, keys: dict[str, int]) -> tuple[list[str], int, int]:
         """Workers removed unexpectedly since ``since`` (the scheduler's event log),
-        and how many of ``keys`` (task key -> its runs) they were processing."""
+        and how many of ``keys`` (task key -> its runs) they held, running or done."""
         workers, batches, runs = [], 0, 0
         for when, msg in self.client.get_events("all"):
             if (
@@ -188,7 +188,9 @@ class _Cluster:
                 and msg.get("action") == "remove-worker"
                 and not msg.get("expected")
             ):
-                held = [k for k in msg.get("processing-tasks", ()) if k in keys]
+                # Running there, or finished there and not yet fetched: both run again.
+                lost = [*msg.get("processing-tasks", ()), *msg.get("lost-computed-tasks", ())]
+                held = [k for k in dict.fromkeys(lost) if k in keys]
                 if when >= since or held:
                     workers.append(str(msg.get("worker")))
                     batches += len(held)

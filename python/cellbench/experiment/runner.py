@@ -538,21 +538,30 @@ def execute_plan(
     bar = progress_bar(plan, done, engine.label, progress)
     with _signals_stop_runs(engine) as signals:
         try:
-            _drive(plan, engine, store, todo, pool, bar, signals)
-        except BaseException as e:
-            try:
-                store.close()  # every finished run into a part; the rest stays missing
-            except Exception:
-                pass  # (the store failing again must not hide why the sweep stopped)
-            if signals and isinstance(e, KeyboardInterrupt):
-                raise Interrupted(signals[0]) from None
-            raise
+            with _kept_if_stopped(store, signals):
+                _drive(plan, engine, store, todo, pool, bar, signals)
         finally:
             pool.close()
             bar.close()
             if isinstance(dask, str):
                 client.close()
     store.finish()
+
+
+@contextlib.contextmanager
+def _kept_if_stopped(store, signals: list[int]) -> Iterator[None]:
+    """A sweep that stops early (a signal, an error) puts every finished run in a part;
+    the rest stays missing, for --resume."""
+    try:
+        yield
+    except BaseException as e:
+        try:
+            store.close()
+        except Exception:
+            pass  # (the store failing again must not hide why the sweep stopped)
+        if signals and isinstance(e, KeyboardInterrupt):
+            raise Interrupted(signals[0]) from None
+        raise
 
 
 def _on_cluster(plan: Plan, engine: Engine, store, todo, done: int, client, dask, progress: bool):
@@ -562,17 +571,10 @@ def _on_cluster(plan: Plan, engine: Engine, store, todo, done: int, client, dask
     bar = progress_bar(plan, range(done), engine.label, progress)
     with _signals_stop_runs(engine) as signals:
         try:
-            report = cluster.drive(
-                plan, engine, store, todo, plan.runs_total - done, client, bar, signals
-            )
-        except BaseException as e:
-            try:
-                store.close()  # every finished run into a part; the rest stays missing
-            except Exception:
-                pass  # (the store failing again must not hide why the sweep stopped)
-            if signals and isinstance(e, KeyboardInterrupt):
-                raise Interrupted(signals[0]) from None
-            raise
+            with _kept_if_stopped(store, signals):
+                report = cluster.drive(
+                    plan, engine, store, todo, plan.runs_total - done, client, bar, signals
+                )
         finally:
             bar.close()
             if isinstance(dask, str):
