@@ -50,9 +50,11 @@ def test_batch_size_from_the_measured_cost():
     assert cluster.batch_runs(None, 1000, 2) == cluster.FIRST_BATCH_RUNS
     # 10 ms a run: a second is 100 runs, while plenty remain ...
     assert cluster.batch_runs(0.010, 10_000, 2) == 100
-    # ... and toward the end what is left, over two batches a thread.
+    # ... and toward the end what is left, over two batches a thread ...
     assert cluster.batch_runs(0.010, 100, 2) == 25
-    assert cluster.batch_runs(0.010, 1, 8) == 1
+    # ... but not under a tenth of a second of runs.
+    assert cluster.batch_runs(0.010, 20, 2) == 10
+    assert cluster.batch_runs(0.010, 1, 8) == 10  # (a batch has at most what is left)
     assert cluster.batch_runs(1e-9, 10**9, 1) == cluster.MAX_BATCH_RUNS
     assert cluster.batch_runs(30.0, 10**6, 4) == 1
 

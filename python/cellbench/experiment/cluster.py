@@ -54,8 +54,11 @@ MAX_BATCH_RUNS = results.PART_RUNS
 WINDOW_PER_THREAD = 2
 #: Toward the sweep's end batches shrink to what is left over this many batches per
 #: thread (guided self-scheduling), so the threads finish together instead of one
-#: running a last full batch alone.
+#: running a last full batch alone ...
 GUIDED_BATCHES_PER_THREAD = 2
+#: ... but not below this long (s): the threads then finish within about this of each
+#: other, and a sweep's tail is not a crowd of tiny tasks (an assumption, 0.05..0.5 s).
+MIN_TASK_S = 0.1
 #: How often the cluster's size is asked for again (s).
 WATCH_S = 2.0
 #: How often the wait for a batch looks for a signal: a stop request does not reach
@@ -153,13 +156,20 @@ def _merge(into: dict, more: dict) -> None:
 
 def batch_runs(cost_s: float | None, remaining: int, threads: int) -> int:
     """Runs in the next batch: ``TARGET_TASK_S`` of runs at the measured cost, no more
-    than the remaining runs spread over ``GUIDED_BATCHES_PER_THREAD`` batches a thread."""
+    than the remaining runs spread over ``GUIDED_BATCHES_PER_THREAD`` batches a thread
+    unless that is under ``MIN_TASK_S`` of runs."""
     if FIXED_BATCH_RUNS is not None:
         return FIXED_BATCH_RUNS
     if cost_s is None:
         return FIRST_BATCH_RUNS
-    size = round(TARGET_TASK_S / max(cost_s, 1e-6))
-    size = min(size, math.ceil(remaining / (GUIDED_BATCHES_PER_THREAD * max(threads, 1))))
+    cost_s = max(cost_s, 1e-6)
+    size = min(
+        round(TARGET_TASK_S / cost_s),
+        max(
+            math.ceil(remaining / (GUIDED_BATCHES_PER_THREAD * max(threads, 1))),
+            round(MIN_TASK_S / cost_s),
+        ),
+    )
     return max(1, min(size, MAX_BATCH_RUNS))
 
 
