@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import cellbench
 from cellbench.cli import main
@@ -261,3 +263,41 @@ def test_ctrl_c_mid_sweep_keeps_every_finished_batch(tmp_path, two_workers, batc
     assert 0 < stored < 100 and not (out / results.INCOMING / "journal").exists()
     cellbench.run(LAN, **args, out=out, resume=True, dask=two_workers.address)
     assert files(out) == files(tmp_path / "local")
+
+
+@pytest.fixture(scope="module")
+def batch_journal(tmp_path_factory):
+    """A store's directory whose journal holds one batch's line (runs 0..2)."""
+    import cloudpickle
+
+    from cellbench.engines.sim import SimEngine
+
+    plan = runner.make_plan(LAN, sets=SMALL, replications=2)
+    out = tmp_path_factory.mktemp("journal") / "r"
+    store = results.ResultDir(out, plan.meta(), resume=False)
+    shipment = cloudpickle.dumps((plan, SimEngine(), store.columns))
+    done = cluster.run_batch("test", shipment, [0, 1, 2])
+    store.write_batch(done["runs"], done["arrow"])
+    os.close(store._fd)
+    line = (out / results.INCOMING / "journal").read_bytes()
+    return plan, out, line
+
+
+@given(cut=st.integers(min_value=0), junk=st.binary(max_size=64))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_batch_line_torn_anywhere_never_fails_resume(batch_journal, cut, junk):
+    """Whatever a kill leaves of a batch's line (any prefix, then anything), --resume
+    recovers the whole batch or none of it, and never fails."""
+    plan, out, line = batch_journal
+    torn = line[: cut % (len(line) + 1)]
+    (out / results.INCOMING).mkdir(exist_ok=True)
+    (out / results.INCOMING / "journal").write_bytes(torn + (b"" if torn == line else junk))
+    store = results.ResultDir(out, plan.meta(), resume=True)
+    got = [r for r in range(plan.runs_total) if r in store.done()]
+    store.close()  # (puts them in a part: the next example starts from none again)
+    for t in results.TABLES:
+        for f in (out / t).glob("*.parquet"):
+            f.unlink()
+    (out / "manifest.json").unlink()
+    assert got in ([0, 1, 2], [])
+    assert got == [0, 1, 2] or torn != line

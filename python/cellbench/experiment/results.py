@@ -411,7 +411,7 @@ def _by_run(runs: list[int], tables: dict) -> list[dict]:
         col = table.column(0).to_numpy()
         lo = np.searchsorted(col, runs, "left")
         hi = np.searchsorted(col, runs, "right")
-        if int((hi - lo).sum()) != table.num_rows:
+        if bool((col[1:] < col[:-1]).any()) or int((hi - lo).sum()) != table.num_rows:
             raise ValueError(f"{t}: rows of runs outside the batch, or out of run order")
         for i, (a, b) in enumerate(zip(lo.tolist(), hi.tolist())):
             if b > a:
