@@ -10,11 +10,13 @@ its stored result (the plan is made once, before; a Dask cluster is started with
 Dask's own commands and warmed with a one-point sweep first, so a worker's one-time
 imports are not counted).
 
+`--repeat N` runs every row N times, in rounds, and keeps each row's fastest.
+
 Columns: wall time; parallel efficiency (the `--workers 1` wall over N x this wall,
 N the worker threads: on a 2-core machine at most 2/N past two workers); the
 controller's CPU time (this process: client, store, journal) per run and per batch,
 for the Dask rows (the local rows' CPU is the simulations'); and the 1-minute load
-average when the row finished, as other users of the machine show in it.
+average when the kept sweep finished, as other users of the machine show in it.
 
 The closing lines are a model on paper of a 100-worker cluster, from these figures:
 one controller keeps up while its CPU per run is less than a run's time divided by
@@ -30,7 +32,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -58,42 +59,54 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--replications", type=int, default=10)
     ap.add_argument("--workers", default="1,2,4,8", help="Dask worker processes, comma-separated")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="rounds of every row; each row keeps its fastest"
+    )
     args = ap.parse_args()
     counts = [int(n) for n in args.workers.split(",")]
     plan = runner.make_plan(lan_buffers.EXPERIMENT, replications=args.replications)
     warm = runner.make_plan(lan_buffers.EXPERIMENT, replications=1, sets=["snd=16384", "rcv=16384"])
     n = plan.runs_total
-    print(f"lan-buffers, {n} runs of 32 MB; machine: {os.cpu_count()} cores")
-    head = f"{'how':<34} {'wall s':>7} {'eff':>5} {'ctl ms/run':>10} {'ctl ms/batch':>12} "
-    print(head + f"{'batches':>7} {'load':>5}")
     tmp = Path(tempfile.mkdtemp(prefix="bench-dask-"))
-    rows = []
+    best: dict[tuple[str, int], tuple] = {}  # row -> (wall, cpu, report, load)
+
+    def keep(row: tuple[str, int], wall: float, cpu: float, report) -> None:
+        if row not in best or wall < best[row][0]:
+            best[row] = (wall, cpu, report, os.getloadavg()[0])
+
     try:
-        base = None
-        for w in (1, 2):
-            wall, cpu, _ = sweep(plan, tmp / "r", workers=w)
-            base = base or wall
-            eff = base / (w * wall)
-            load = os.getloadavg()[0]
-            print(f"{f'--workers {w}':<34} {wall:7.2f} {eff:5.2f} {'-':>10} {'-':>12} "
-                  f"{'-':>7} {load:5.2f}")  # fmt: skip
-            sys.stdout.flush()
-        for k in counts:
-            with localcluster.LocalCluster(k) as c:
-                sweep(warm, tmp / "warm", dask=c.address)
-                wall, cpu, rep = sweep(plan, tmp / "r", dask=c.address)
-            load = os.getloadavg()[0]
-            eff = base / (k * wall)
-            per_run, per_batch = 1e3 * cpu / n, 1e3 * cpu / max(rep.batches, 1)
-            rows.append((k, wall, cpu, rep))
-            print(f"{f'--dask, {k} worker process(es)':<34} {wall:7.2f} {eff:5.2f} "
-                  f"{per_run:10.3f} {per_batch:12.1f} {rep.batches:7d} {load:5.2f}")  # fmt: skip
-            sys.stdout.flush()
+        # Rounds, each row once a round: what else the machine runs drifts, and a row
+        # measured only at a busy moment would carry it.
+        for _ in range(args.repeat):
+            for w in (1, 2):
+                keep(("threads", w), *sweep(plan, tmp / "r", workers=w))
+            for k in counts:
+                with localcluster.LocalCluster(k) as c:
+                    sweep(warm, tmp / "warm", dask=c.address)
+                    keep(("dask", k), *sweep(plan, tmp / "r", dask=c.address))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    print(f"lan-buffers, {n} runs of 32 MB; machine: {os.cpu_count()} cores; "
+          f"fastest of {args.repeat} round(s)")  # fmt: skip
+    head = f"{'how':<34} {'wall s':>7} {'eff':>5} {'ctl ms/run':>10} {'ctl ms/batch':>12} "
+    print(head + f"{'batches':>7} {'load':>5}")
+    base = best[("threads", 1)][0]
+    for (kind, k), (wall, cpu, rep, load) in best.items():
+        eff = base / (k * wall)
+        if kind == "threads":
+            print(f"{f'--workers {k}':<34} {wall:7.2f} {eff:5.2f} {'-':>10} {'-':>12} "
+                  f"{'-':>7} {load:5.2f}")  # fmt: skip
+            continue
+        per_run, per_batch = 1e3 * cpu / n, 1e3 * cpu / max(rep.batches, 1)
+        print(f"{f'--dask, {k} worker process(es)':<34} {wall:7.2f} {eff:5.2f} "
+              f"{per_run:10.3f} {per_batch:12.1f} {rep.batches:7d} {load:5.2f}")  # fmt: skip
+    if ("dask", 2) in best:
+        ratio = best[("dask", 2)][0] / best[("threads", 2)][0]
+        print(f"--dask with 2 worker processes / --workers 2, wall: {ratio:.2f}")
     # The model: from the row with the most workers (its batches are the sizes the
     # controller would send a cluster whose runs cost what they cost here).
-    k, wall, cpu, rep = rows[-1]
+    k = counts[-1]
+    wall, cpu, rep, _ = best[("dask", k)]
     per_run = cpu / n
     run_s = rep.run_cost_s
     runs_per_batch = n / max(rep.batches, 1)
