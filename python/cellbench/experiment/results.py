@@ -41,6 +41,11 @@ byte for byte) and re-runs exactly the runs that are missing. The parts have one
 ``pandas.read_parquet("RESULT/runs")``, ``polars.read_parquet("RESULT/runs/*.parquet")``
 and DuckDB's ``read_parquet('RESULT/runs/*.parquet')`` read them as one table.
 
+A sweep on a cluster (``cluster``) hands over a batch of runs at once
+(``write_batch``): their rows as Arrow IPC, one stream per table, journalled as one
+line (the streams in base64) and kept columnar until a part is written; parts are cut
+by run as always, so their bytes do not depend on the batches.
+
 ``format_version`` 1 is what ``cellbench reproduce --out`` once wrote (result.json
 and runs.csv), 2 a part per run without a manifest; both are still read (version 2
 checked as far as it can be: every file a part of a run of the result holding that
