@@ -30,6 +30,16 @@ LAN = EXAMPLES / "lan-buffers.netspec"
 SMALL = ["snd=16K,32K,48K", "rcv=16K,32K", "nbytes=2M"]
 
 
+def cloudpickle_plan() -> bytes:
+    """A shipment of a small plan, as ``cluster.drive`` sends workers."""
+    import cloudpickle
+
+    from cellbench.engines.sim import SimEngine
+
+    plan = runner.make_plan(LAN, sets=SMALL, replications=1)
+    return cloudpickle.dumps((plan, SimEngine(), results.MemoryResult(plan.meta()).columns))
+
+
 def files(d: Path) -> dict[str, bytes]:
     return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
 
@@ -261,6 +271,8 @@ def test_ctrl_c_mid_sweep_keeps_every_finished_batch(tmp_path, two_workers, batc
         watcher.join()
     stored = results.stored_runs(out)
     assert 0 < stored < 100 and not (out / results.INCOMING / "journal").exists()
+    # This process's simulations run again after the sweep stopped.
+    assert cluster.run_batch("again", cloudpickle_plan(), [0])["failed"] is None
     cellbench.run(LAN, **args, out=out, resume=True, dask=two_workers.address)
     assert files(out) == files(tmp_path / "local")
 
@@ -301,3 +313,23 @@ def test_a_batch_line_torn_anywhere_never_fails_resume(batch_journal, cut, junk)
     (out / "manifest.json").unlink()
     assert got in ([0, 1, 2], [])
     assert got == [0, 1, 2] or torn != line
+
+
+def test_the_window_follows_the_clusters_threads(two_workers, batch, monkeypatch):
+    """Batches in flight: WINDOW_PER_THREAD per worker thread the scheduler reports."""
+    batch(1)
+    seen: list[int] = []
+    asked = cluster._Cluster.threads
+
+    def threads(self) -> int:
+        n = asked(self)
+        seen.append(n)
+        return n
+
+    monkeypatch.setattr(cluster._Cluster, "threads", threads)
+    plan = runner.make_plan(LAN, sets=SMALL, replications=2)
+    report = runner.execute_plan(plan, results.MemoryResult(plan.meta()), dask=two_workers.address)
+    assert set(seen) == {2} and report.threads == 2
+    assert report.most_in_flight == cluster.WINDOW_PER_THREAD * 2
+    assert report.batches == report.runs == plan.runs_total
+    assert 0 < report.run_cost_s < report.wall_s

@@ -74,8 +74,9 @@ class SweepReport:
 
     runs: int = 0
     batches: int = 0
-    #: The most worker threads seen at once.
+    #: The most worker threads seen at once, and the most batches in flight.
     threads: int = 0
+    most_in_flight: int = 0
     #: Per run on a worker: its simulation and its rows (s), as measured there.
     run_cost_s: float = 0.0
     #: The controller's CPU and wall time over the sweep (s).
@@ -265,6 +266,7 @@ def drive(plan, engine, store, todo: Iterator[int], remaining: int, client, bar,
                 inflight[f] = runs
                 sizes[f.key] = len(runs)
                 finished.add(f)
+            report.most_in_flight = max(report.most_in_flight, len(inflight))
             if not inflight:
                 break
             while not finished.has_ready() and not signals:
@@ -280,6 +282,11 @@ def drive(plan, engine, store, todo: Iterator[int], remaining: int, client, bar,
                 store_batch(f)
             except BaseException:
                 pass
+        # A signal asked this process's simulations to stop (``Engine.interrupt``):
+        # it has none here, and the next sweep in it must run.
+        from cellbench import _native
+
+        _native.allow_runs()
         raise
     finally:
         report.controller_cpu_s = time.process_time() - cpu0
