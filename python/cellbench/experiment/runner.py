@@ -351,7 +351,7 @@ def dask_client(address: str):
         ) from None
 
     # A tls:// scheduler: the certificates Dask's configuration names
-    # (distributed.comm.tls.ca-file and .client.cert/.key; README, "A Dask cluster").
+    # (distributed.comm.tls.ca-file and .client.cert/.key; README, "A sweep on a Dask cluster").
     security = Security()
 
     async def probe() -> None:
