@@ -18,7 +18,8 @@ controller's CPU time (this process: client, store, journal) per run and per bat
 for the Dask rows (the local rows' CPU is the simulations'); and the 1-minute load
 average when the kept sweep finished, as other users of the machine show in it.
 
-The closing lines are a model on paper of a 100-worker cluster, from these figures:
+The closing lines are a model on paper of a 100-worker cluster, from the row with the
+most workers that have a core each (2 here):
 one controller keeps up while its CPU per run is less than a run's time divided by
 the workers, so it can feed (run time on a worker) / (controller CPU per run)
 workers. Assumptions: runs cost what they cost here, one thread per worker, the
@@ -103,9 +104,10 @@ def main() -> None:
     if ("dask", 2) in best:
         ratio = best[("dask", 2)][0] / best[("threads", 2)][0]
         print(f"--dask with 2 worker processes / --workers 2, wall: {ratio:.2f}")
-    # The model: from the row with the most workers (its batches are the sizes the
-    # controller would send a cluster whose runs cost what they cost here).
-    k = counts[-1]
+    # The model: from the row with the most workers that each have a core of their own
+    # (past that, workers share cores, a run's wall time grows, and the batches shrink
+    # to last a second: not what a cluster of machines would see).
+    k = max([c for c in counts if c <= (os.cpu_count() or 1)] or counts[:1])
     wall, cpu, rep, _ = best[("dask", k)]
     per_run = cpu / n
     run_s = rep.run_cost_s
