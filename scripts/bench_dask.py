@@ -25,7 +25,10 @@ the workers, so it can feed (run time on a worker) / (controller CPU per run)
 workers. Assumptions: runs cost what they cost here, one thread per worker, the
 controller has a core of its own, Dask's scheduler spends about 1 ms per task
 (`SCHEDULER_S_PER_TASK`, Dask's best-practices page; its own core), and the network
-carries a batch's Arrow bytes (a few hundred bytes per run) without limiting.
+carries a batch's Arrow bytes (about a kilobyte per run) without limiting. The last
+line scales to a long sweep, whose batches all last ``cluster.TARGET_TASK_S``: the
+controller's CPU per batch (which also holds its per-run work, so this errs high)
+spread over a full batch's runs.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cellbench.experiment import localcluster, results, runner
+from cellbench.experiment import cluster, localcluster, results, runner
 from cellbench.reproduce import lan_buffers
 
 #: Dask's scheduler per task (s): an assumption, 0.2..2 ms (Dask's best practices page
@@ -123,6 +126,15 @@ def main() -> None:
           f"{runs_per_batch:.0f} runs per batch the scheduler spends "
           f"{1e3 * sched:.3f} ms per run (assumed {1e3 * SCHEDULER_S_PER_TASK:.0f} ms "
           f"per task): it feeds up to {run_s / sched:,.0f} workers.")  # fmt: skip
+    # A long sweep's batches last TARGET_TASK_S (this one's shrink toward its end and
+    # carry its fixed costs): the controller's CPU per batch over a full batch's runs.
+    full = cluster.TARGET_TASK_S / run_s
+    per_run_full = cpu / max(rep.batches, 1) / full
+    print(f"a long sweep's full batches ({cluster.TARGET_TASK_S:.0f} s = {full:.0f} runs): "
+          f"{1e3 * per_run_full:.3f} ms of controller CPU per run (its CPU per batch, "
+          f"{1e3 * cpu / max(rep.batches, 1):.1f} ms, over a batch's runs): one controller "
+          f"feeds up to {run_s / per_run_full:,.0f} workers; the scheduler, "
+          f"{run_s * full / SCHEDULER_S_PER_TASK:,.0f}.")  # fmt: skip
 
 
 if __name__ == "__main__":
