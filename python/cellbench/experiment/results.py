@@ -41,6 +41,11 @@ byte for byte) and re-runs exactly the runs that are missing. The parts have one
 ``pandas.read_parquet("RESULT/runs")``, ``polars.read_parquet("RESULT/runs/*.parquet")``
 and DuckDB's ``read_parquet('RESULT/runs/*.parquet')`` read them as one table.
 
+A sweep on a cluster (``cluster``) hands over a batch of runs at once
+(``write_batch``): their rows as Arrow IPC, one stream per table, journalled as one
+line (the streams in base64) and kept columnar until a part is written; parts are cut
+by run as always, so their bytes do not depend on the batches.
+
 ``format_version`` 1 is what ``cellbench reproduce --out`` once wrote (result.json
 and runs.csv), 2 a part per run without a manifest; both are still read (version 2
 checked as far as it can be: every file a part of a run of the result holding that
@@ -57,6 +62,7 @@ order they were first stored; the real engine and the emulator declare theirs
 
 from __future__ import annotations
 
+import base64
 import bisect
 import hashlib
 import json
@@ -67,7 +73,7 @@ import shutil
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from cellbench import vocab
 from cellbench.emu import columns as emu_columns
@@ -352,6 +358,85 @@ def _table(rows: list[list], columns: list[tuple[str, str]]):
     )
 
 
+class _Slice(NamedTuple):
+    """A run's rows in a batch's Arrow table (``write_batch``): rows start..stop."""
+
+    table: Any
+    start: int
+    stop: int
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+
+def _joined(pieces: list, columns: list[tuple[str, str]]):
+    """A part's table from its runs' pieces: rows as lists (a run stored here) or
+    slices of a batch's Arrow table (from a cluster, ``write_batch``); the same Arrow
+    table, and so the same Parquet bytes, either way."""
+    pa, _ = _arrow()
+    if all(isinstance(p, list) for p in pieces):
+        return _table([row for p in pieces for row in p], columns)
+    # Neighbouring runs of one batch as one slice: a chunk per batch, not per run.
+    merged: list = []
+    for p in pieces:
+        last = merged[-1] if merged else None
+        if isinstance(p, _Slice) and isinstance(last, _Slice) and last.table is p.table:
+            if last.stop == p.start:
+                merged[-1] = _Slice(p.table, last.start, p.stop)
+                continue
+        merged.append(p)
+    tables = [
+        p.table.slice(p.start, len(p)) if isinstance(p, _Slice) else _table(p, columns)
+        for p in merged
+    ]
+    return pa.concat_tables(tables).combine_chunks()
+
+
+def to_ipc(tables: dict[str, list[dict]], columns: dict[str, list[tuple[str, str]]]) -> dict:
+    """Runs' rows, table by table, as Arrow IPC stream bytes in the stored schema
+    (``write_batch`` takes them): how a cluster's worker hands a batch back."""
+    pa, _ = _arrow()
+    out = {}
+    for t, rows in tables.items():
+        if rows:
+            table = _table(_as_lists(rows, columns[t]), columns[t])
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, table.schema) as w:
+                w.write_table(table)
+            out[t] = sink.getvalue().to_pybytes()
+    return out
+
+
+def _from_ipc(data: bytes, columns: list[tuple[str, str]]):
+    """An IPC stream's table, refused (ValueError) unless it has the stored schema."""
+    pa, _ = _arrow()
+    try:
+        table = pa.ipc.open_stream(data).read_all()
+    except (pa.ArrowInvalid, OSError) as e:
+        raise ValueError(f"not an Arrow stream: {e}") from None
+    if not table.schema.equals(_schema(columns)):
+        raise ValueError("its columns are not the stored table's")
+    return table
+
+
+def _by_run(runs: list[int], tables: dict) -> list[dict]:
+    """A batch's tables (rows in run order, ``run`` their first column) cut into each
+    run's slices; a run without rows in a table has no entry for it."""
+    import numpy as np
+
+    out: list[dict] = [{} for _ in runs]
+    for t, table in tables.items():
+        col = table.column(0).to_numpy()
+        lo = np.searchsorted(col, runs, "left")
+        hi = np.searchsorted(col, runs, "right")
+        if bool((col[1:] < col[:-1]).any()) or int((hi - lo).sum()) != table.num_rows:
+            raise ValueError(f"{t}: rows of runs outside the batch, or out of run order")
+        for i, (a, b) in enumerate(zip(lo.tolist(), hi.tolist())):
+            if b > a:
+                out[i][t] = _Slice(table, a, b)
+    return out
+
+
 def _empty(columns) -> pd.DataFrame:
     return _schema(columns).empty_table().to_pandas()
 
@@ -438,7 +523,7 @@ class _Gatherer:
         if not self.open:
             return
         first, last = self.open[0][0], self.open[-1][0]
-        tables = {t: [row for _, run in self.open for row in run.get(t, ())] for t in TABLES}
+        tables = {t: [run[t] for _, run in self.open if t in run] for t in TABLES}
         self.open, self.open_rows = [], 0
         self.seal(first, last, tables)
         self.sealed_at[first] = last
@@ -458,8 +543,8 @@ class _Gatherer:
         self._seal_open()
 
     def pending_lines(self) -> list[bytes]:
-        """The journal lines of finished runs not yet in a part."""
-        return [line for _, line in self.ready.values() if line is not None]
+        """The journal lines of finished runs not yet in a part (a batch's once)."""
+        return list(dict.fromkeys(line for _, line in self.ready.values() if line is not None))
 
     def done(self) -> RunSet:
         runs = RunSet(self.sealed_at.items())
@@ -513,7 +598,19 @@ class _Store:
         tables = {t: _as_lists(v, self.columns[t]) for t, v in given.items() if v}
         self.gatherer.add(run, tables, self._journal(run, tables))
 
+    def write_batch(self, runs: list[int], ipc: dict[str, bytes]) -> None:
+        """Finished runs from a cluster (``cluster``): ``runs`` in order and their rows
+        as one Arrow IPC stream per table (``to_ipc``), journalled as one line and kept
+        columnar: no Python object per row."""
+        tables = {t: _from_ipc(data, self.columns[t]) for t, data in ipc.items()}
+        line = self._journal_batch(runs, ipc)
+        for run, pieces in zip(runs, _by_run(runs, tables)):
+            self.gatherer.add(run, pieces, line)
+
     def _journal(self, run: int, tables: dict) -> bytes | None:
+        return None
+
+    def _journal_batch(self, runs: list[int], ipc: dict[str, bytes]) -> bytes | None:
         return None
 
     def _seal(self, first: int, last: int, tables: dict) -> None:
@@ -530,9 +627,9 @@ class MemoryResult(_Store):
         self._start(meta, ())
 
     def _seal(self, first: int, last: int, tables: dict) -> None:
-        for t, rows in tables.items():
-            if rows:
-                self.parts[t].append(_table(rows, self.columns[t]))
+        for t, pieces in tables.items():
+            if pieces:
+                self.parts[t].append(_joined(pieces, self.columns[t]))
 
     def close(self) -> None:
         self.gatherer.flush()
@@ -632,9 +729,12 @@ class ResultDir(_Store):
         _write_json(self.path / "manifest.json", self.manifest, self.incoming)
         # The journal of runs finished but not in a part; appended once per run.
         self._fd = os.open(self.incoming / "journal", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        written = None
         for run, tables, line in recovered:
             if run not in self.gatherer.done():
-                os.write(self._fd, line)
+                if line is not written:  # a batch's line once for all its runs
+                    os.write(self._fd, line)
+                    written = line
                 self.gatherer.add(run, tables, line)
         if short:
             # Their runs are in the journal now: the manifest drops them, then the files go.
@@ -785,6 +885,10 @@ class ResultDir(_Store):
             return out
         with journal.open("rb") as f:
             for line in f:
+                batch = self._journal_batch_line(line)
+                if batch is not None:
+                    out += batch
+                    continue
                 try:
                     run, tables = json.loads(line)
                     ok = (
@@ -804,6 +908,30 @@ class ResultDir(_Store):
             self.repairs.append(f"{len(out)} finished run(s) recovered from the journal")
         return out
 
+    def _journal_batch_line(self, line: bytes) -> list[tuple[int, dict, bytes]] | None:
+        """A batch's line (``_journal_batch``) as its runs; [] if it does not check out
+        (cut short by a kill: those runs run again); None if it is a run's line."""
+        if not line.startswith(b'{"runs":'):
+            return None
+        try:
+            obj = json.loads(line)
+            runs = obj["runs"]
+            total = self.meta["runs_total"]
+            if not (
+                line.endswith(b"\n")
+                and runs == sorted(set(runs))
+                and all(isinstance(r, int) and 0 <= r < total for r in runs)
+                and set(obj["arrow"]) <= set(self.columns)
+            ):
+                return []
+            tables = {
+                t: _from_ipc(base64.b64decode(b, validate=True), self.columns[t])
+                for t, b in obj["arrow"].items()
+            }
+            return [(r, p, line) for r, p in zip(runs, _by_run(runs, tables))]
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return []
+
     # --- writing -----------------------------------------------------------------------------
 
     def _write_meta(self) -> None:
@@ -818,23 +946,37 @@ class ResultDir(_Store):
         os.write(self._fd, line)  # one write per run: a kill leaves whole lines and a torn tail
         return line
 
+    def _journal_batch(self, runs: list[int], ipc: dict[str, bytes]) -> bytes:
+        # One line per batch, its Arrow streams as base64: one write, as a run's line.
+        # JSON put together here: json.dumps scans every character of the base64 text
+        # for escapes (milliseconds a batch); base64 needs none.
+        arrow = b",".join(
+            json.dumps(t).encode() + b':"' + base64.b64encode(data) + b'"'
+            for t, data in ipc.items()
+        )
+        runs_text = json.dumps(runs, separators=(",", ":")).encode()
+        line = b'{"runs":' + runs_text + b',"arrow":{' + arrow + b"}}\n"
+        os.write(self._fd, line)
+        return line
+
     def _seal(self, first: int, last: int, tables: dict) -> None:
         pa, pq = _arrow()
         name = f"part-{first:06d}-{last:06d}.parquet"
         files = {}
         for t in TABLES:
-            rows = tables.get(t)
-            if not rows:
+            pieces = tables.get(t)
+            if not pieces:
                 continue
+            table = _joined(pieces, self.columns[t])
             sink = pa.BufferOutputStream()
-            pq.write_table(_table(rows, self.columns[t]), sink)
+            pq.write_table(table, sink)
             data = sink.getvalue()
             tmp = self.incoming / f"{t}-{name}"
             tmp.write_bytes(data)
             os.replace(tmp, self.path / t / name)
             files[t] = {
                 "name": name,
-                "rows": len(rows),
+                "rows": table.num_rows,
                 "bytes": data.size,
                 "sha256": _digest(data),
             }

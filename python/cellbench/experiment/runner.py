@@ -2,7 +2,8 @@
 
 A run's simulations are pure functions of plain data (``execute``), so they run the
 same in this process, in a thread pool (the native calls release the GIL), or on
-a Dask cluster; rows are put together here and handed to the store, which puts
+a Dask cluster in batches (``cluster``: a worker puts its batch's rows together, as
+Arrow); rows are put together here and handed to the store, which puts
 them in run order, so the result does not depend on how many workers there were or
 in what order runs finished.
 
@@ -31,7 +32,6 @@ import re
 import signal
 import sys
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -105,9 +105,7 @@ class Plan:
     alone: str | None = None
 
     def __post_init__(self) -> None:
-        n = self.sweep.size()  # the guard on the product, before anything is built
-        self.points = _Lazy(n, self.sweep.point)
-        self.experiments = _Lazy(n, self._build, cache=EXPERIMENT_CACHE)
+        self._lazy()
         self.notes: list[str] = []
         #: What the runs' testers wrote: the first few captures, and how many in all.
         self.captures: list[dict] = []
@@ -117,6 +115,20 @@ class Plan:
         #: What the testers would write (``captures``), estimated by ``check``.
         self.capture_bytes = 0
         self.captured_runs = 0
+
+    def _lazy(self) -> None:
+        n = self.sweep.size()  # the guard on the product, before anything is built
+        self.points = _Lazy(n, self.sweep.point)
+        self.experiments = _Lazy(n, self._build, cache=EXPERIMENT_CACHE)
+
+    def __getstate__(self) -> dict:
+        # Pickled for a cluster's workers (``cluster``): the points and experiments
+        # are made again there, when asked for.
+        return {k: v for k, v in self.__dict__.items() if k not in ("points", "experiments")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lazy()
 
     def _build(self, point: int) -> model.Experiment:
         return model.build(sweep.apply(self.doc, self.points[point], self.sweep.params), self.base)
@@ -379,13 +391,19 @@ def dask_client(address: str):
     try:
         from dask.distributed import Client
         from distributed.comm import connect
+        from distributed.security import Security
     except ImportError:
         raise lang.ExperimentError(
             None, "--dask needs dask.distributed: pip install 'cellbench[dask]'"
         ) from None
 
+    # A tls:// scheduler: the certificates Dask's configuration names
+    # (distributed.comm.tls.ca-file and .client.cert/.key; README, "A sweep on a Dask cluster").
+    security = Security()
+
     async def probe() -> None:
-        comm = await connect(address, timeout=DASK_TIMEOUT_S)
+        args = security.get_connection_args("client")
+        comm = await connect(address, timeout=DASK_TIMEOUT_S, **args)
         await comm.close()
 
     try:
@@ -394,7 +412,7 @@ def dask_client(address: str):
         # run an event loop of its own.)
         with ThreadPoolExecutor(max_workers=1) as one:
             one.submit(asyncio.run, probe()).result()
-        return Client(address, timeout=DASK_TIMEOUT_S, set_as_default=False)
+        return Client(address, timeout=DASK_TIMEOUT_S, set_as_default=False, security=security)
     except Exception as e:  # refused, timed out, not an address, not a scheduler
         if isinstance(e, (OSError, ValueError)):
             why = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -541,13 +559,14 @@ def execute_plan(
     dask=None,
     executor: Callable[[dict], dict] = execute,
     engine: Engine | None = None,
-) -> None:
+):
     """Run every run not yet in ``store`` on ``engine`` (default: the simulator, its
     runs through ``executor``), in run order; each finished run goes to the store at
-    once. The simulator's runs go to a pool (``workers`` threads, or ``dask``: a
-    scheduler address or a connected client) with a bounded look-ahead
-    (``lookahead``); an engine on the real clock runs one at a time, here. SIGINT or
-    SIGTERM stops the sweep with every finished run kept (``Interrupted``)."""
+    once. The simulator's runs go to a pool of ``workers`` threads with a bounded
+    look-ahead (``lookahead``), or with ``dask`` (a scheduler address or a connected
+    client) to a cluster in batches (``cluster``; its ``SweepReport`` is returned); an
+    engine on the real clock runs one at a time, here. SIGINT or SIGTERM stops the
+    sweep with every finished run kept (``Interrupted``)."""
     engine = engine or SimEngine(executor)
     done = store.done()
     todo = (run for run in range(plan.runs_total) if run not in done)
@@ -555,10 +574,10 @@ def execute_plan(
     client = dask_client(dask) if isinstance(dask, str) else dask
     _check_workers(workers)
     workers = workers or os.cpu_count() or 1
+    if client is not None and engine.simulated:
+        return _on_cluster(plan, engine, store, todo, len(done), client, dask, progress)
     if not engine.simulated:
         pool: _Pool = _InPlacePool(engine.work)
-    elif client is not None:
-        pool = _DaskPool(client, engine.work)
     elif workers == 1:
         pool = _InlinePool(engine.work)
     else:
@@ -566,21 +585,51 @@ def execute_plan(
     bar = progress_bar(plan, done, engine.label, progress)
     with _signals_stop_runs(engine) as signals:
         try:
-            _drive(plan, engine, store, todo, pool, bar, signals)
-        except BaseException as e:
-            try:
-                store.close()  # every finished run into a part; the rest stays missing
-            except Exception:
-                pass  # (the store failing again must not hide why the sweep stopped)
-            if signals and isinstance(e, KeyboardInterrupt):
-                raise Interrupted(signals[0]) from None
-            raise
+            with _kept_if_stopped(store, signals):
+                _drive(plan, engine, store, todo, pool, bar, signals)
         finally:
             pool.close()
             bar.close()
             if isinstance(dask, str):
                 client.close()
     store.finish()
+
+
+@contextlib.contextmanager
+def _kept_if_stopped(store, signals: list[int]) -> Iterator[None]:
+    """A sweep that stops early (a signal, an error) puts every finished run in a part;
+    the rest stays missing, for --resume."""
+    try:
+        yield
+    except BaseException as e:
+        try:
+            store.close()
+        except Exception:
+            pass  # (the store failing again must not hide why the sweep stopped)
+        if signals and isinstance(e, KeyboardInterrupt):
+            raise Interrupted(signals[0]) from None
+        raise
+
+
+def _on_cluster(plan: Plan, engine: Engine, store, todo, done: int, client, dask, progress: bool):
+    """``execute_plan`` on a Dask cluster: runs in batches (``cluster``); its report."""
+    from cellbench.experiment import cluster
+
+    bar = progress_bar(plan, range(done), engine.label, progress)
+    with _signals_stop_runs(engine) as signals:
+        try:
+            with _kept_if_stopped(store, signals):
+                report = cluster.drive(
+                    plan, engine, store, todo, plan.runs_total - done, client, bar, signals
+                )
+        finally:
+            bar.close()
+            if isinstance(dask, str):
+                client.close()
+    store.finish()
+    for line in report.lines():
+        print(f"cellbench: {line}", file=sys.stderr)
+    return report
 
 
 def _drive(
@@ -700,31 +749,6 @@ class _ThreadPool(_Pool):
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
-
-
-class _DaskPool(_Pool):
-    def __init__(self, client, executor):
-        from dask.distributed import as_completed
-
-        self.client, self.executor = client, executor
-        self.lookahead = lookahead(sum(client.nthreads().values()) or 1)
-        self.finished = as_completed(loop=client.loop)  # (not the default client's)
-
-    def submit(self, payload):
-        f = self.client.submit(self.executor, payload, pure=False)
-        self.finished.add(f)
-        return f
-
-    #: How often the wait for a Dask worker looks for a signal: a stop request
-    #: does not reach runs on other machines, so the wait itself must end.
-    SIGNAL_POLL_S = 0.05
-
-    def wait_any(self, futures, signals):
-        while not self.finished.has_ready():
-            if signals:
-                return []
-            time.sleep(self.SIGNAL_POLL_S)
-        return self.finished.next_batch(block=False)
 
 
 def _fail(task: Task, plan: Plan, e: Exception) -> Exception:
