@@ -40,5 +40,8 @@ python3 -m ruff format --check python tests
 echo "== cargo test (core)"
 cargo test -p cellbench-core --quiet
 
-echo "== pytest"
-python3 -m pytest -q
+# Tests run on every core (pytest-xdist); those that build namespaces, daemons or an
+# emulated network share one group and run one at a time (tests/conftest.py).
+# The native module is built once, by the pip install above; no test builds it.
+echo "== pytest (parallel: -n ${CELLBENCH_TEST_WORKERS:-auto})"
+python3 -m pytest -q -n "${CELLBENCH_TEST_WORKERS:-auto}" --dist loadgroup

@@ -1,0 +1,52 @@
+"""The suite runs under pytest-xdist (scripts/test.sh) and keeps its system tests apart:
+every module that makes namespaces, daemons or an emulated network is in conftest's
+one group, which a single worker runs one test at a time."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import conftest
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+
+#: What a module that builds a network of its own uses: the real engine's namespaces
+#: and daemons, the emulator's namespaces, or another such module's helpers.
+SYSTEM_USE = re.compile(r"real_fixtures|cellbench\.emu import netns|from test_emu import")
+
+
+def test_every_module_that_builds_a_network_is_in_the_serial_group():
+    uses = {
+        f.stem
+        for f in TESTS.glob("test_*.py")
+        if f.name != Path(__file__).name and SYSTEM_USE.search(f.read_text(encoding="utf-8"))
+    }
+    assert uses == set(conftest.SYSTEM_MODULES)
+
+
+def test_the_group_is_given_to_those_modules_tests_only():
+    class Item:
+        def __init__(self, module):
+            self.module = SimpleNamespace(__name__=module)
+            self.marks = []
+
+        def add_marker(self, mark):
+            self.marks.append(mark.mark)
+
+    items = [Item("test_real_netns"), Item("test_calc"), Item("tests.test_emu")]
+    conftest.pytest_collection_modifyitems(None, items)
+    grouped = [[(m.name, m.args) for m in i.marks] for i in items]
+    assert grouped == [[("xdist_group", ("system",))], [], [("xdist_group", ("system",))]]
+
+
+def test_the_test_script_runs_pytest_on_every_core_by_group():
+    script = (ROOT / "scripts" / "test.sh").read_text()
+    pytest_lines = [line for line in script.splitlines() if "-m pytest" in line]
+    assert len(pytest_lines) == 1 and "--dist loadgroup" in pytest_lines[0]
+    assert re.search(r" -n ", pytest_lines[0])
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    test_extra = re.search(r"^test = \[(.*?)^\]", pyproject, re.S | re.M)
+    assert test_extra and '"pytest-xdist' in test_extra.group(1)
