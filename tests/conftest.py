@@ -4,7 +4,8 @@
 Every test runs in parallel except those that build a network of their own: network
 namespaces and TUN devices (the emulator), daemons listening on fixed ports inside
 namespaces with fixed addresses (the real engine), and checks that count what is left
-behind system-wide (namespaces, processes). Those share one xdist group, so one worker
+behind system-wide (namespaces, processes): SYSTEM_MODULES' tests, and any other test
+marked ``@pytest.mark.system``. Those share one xdist group, so one worker
 runs them one after another, never two at once (as they ran before xdist); the
 emulator's real-time runs also keep a core each way. Without -n (a single file, a
 developer's run) the marks do nothing.
@@ -34,5 +35,8 @@ SYSTEM_GROUP = "system"
 
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
-        if item.module.__name__.rpartition(".")[2] in SYSTEM_MODULES:
+        if (
+            item.module.__name__.rpartition(".")[2] in SYSTEM_MODULES
+            or item.get_closest_marker("system") is not None
+        ):
             item.add_marker(pytest.mark.xdist_group(SYSTEM_GROUP))

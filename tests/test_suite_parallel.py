@@ -27,11 +27,24 @@ def test_every_module_that_builds_a_network_is_in_the_serial_group():
     assert uses == set(conftest.SYSTEM_MODULES)
 
 
+def test_other_root_tests_that_build_a_network_are_marked_system():
+    """A module outside SYSTEM_MODULES that needs root or TUN for some tests (an
+    emulated run beside simulated ones) marks those tests system."""
+    for f in TESTS.glob("test_*.py"):
+        text = f.read_text(encoding="utf-8")
+        if f.stem in conftest.SYSTEM_MODULES or "/dev/net/tun" not in text:
+            continue
+        assert "@pytest.mark.system" in text, f.name
+
+
 def test_the_group_is_given_to_those_modules_tests_only():
     class Item:
         def __init__(self, module):
             self.module = SimpleNamespace(__name__=module)
             self.marks = []
+
+        def get_closest_marker(self, name):
+            return None
 
         def add_marker(self, mark):
             self.marks.append(mark.mark)

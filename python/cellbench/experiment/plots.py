@@ -272,7 +272,7 @@ def _heat(ax, snd, rcv, z, text, cmap="viridis", vmin=None, vmax=None):
                     text[i][j],
                     ha="center",
                     va="center",
-                    fontsize=6.5,
+                    fontsize=8,
                     color="white" if dark else "black",
                 )
     return im
@@ -499,15 +499,44 @@ def message_surface(result, fig, df, picked) -> None:
     )
 
 
+def _lines(kind: str, df: pd.DataFrame, x: str, by: str | None) -> list[tuple[str, pd.DataFrame]]:
+    """The series of a mean-against-X figure, refused when every one is a single
+    point: a legend of one-point lines says less than the table (each --by value
+    would pair with one x value only, as lan-buffers' window by SO_SNDBUF does)."""
+    facets = _facets(df, by)
+    if len(facets) > 1 and all(part[x].nunique() < 2 for _, part in facets):
+        raise PlotError(
+            f"{kind} --by {by}: every line would be one point ({by} fixes {x}): "
+            "the summary table holds these values"
+        )
+    return facets
+
+
+#: How a point where most runs were in the Nagle/delayed-ACK lock-step is ringed.
+LOCKSTEP_STYLE = {"marker": "o", "s": 130, "facecolors": "none", "edgecolors": "crimson",
+                  "linewidths": 1.6, "zorder": 5}  # fmt: skip
+
+
 def _line(ax, df: pd.DataFrame, x: str, label: str, **style) -> pd.DataFrame:
-    """Mean throughput against ``x``, with the replications' min–max as bars."""
+    """Mean throughput against ``x``, with the replications' min–max as bars, and a
+    ring round each point where most runs were in the lock-step."""
     g = df.groupby(x)["mbps"].agg(["mean", "min", "max", "count"]).reset_index().sort_values(x)
     if g["count"].max() > 1:
         err = np.vstack([g["mean"] - g["min"], g["max"] - g["mean"]])
         ax.errorbar(g[x], g["mean"], yerr=err, marker="o", capsize=3, label=label, **style)
     else:
         ax.plot(g[x], g["mean"], marker="o", label=label, **style)
+    if "lockstep" in df and df["lockstep"].notna().any():
+        share = df["lockstep"].astype(float).groupby(df[x]).mean()
+        lock = share.reindex(g[x]).fillna(0).to_numpy() > 0.5
+        if lock.any():
+            labelled = any(h.get_label() == LOCKSTEP_LABEL for h in ax.collections)
+            ax.scatter(g[x][lock], g["mean"][lock], **LOCKSTEP_STYLE,
+                       label="_" if labelled else LOCKSTEP_LABEL)  # fmt: skip
     return g
+
+
+LOCKSTEP_LABEL = "Nagle/delayed-ACK lock-step (most runs)"
 
 
 def _spread_note(df: pd.DataFrame) -> str:
@@ -530,7 +559,7 @@ def _mean_axes(ax, df: pd.DataFrame, xlabel: str, what: str, result, picked) -> 
 def window(result, fig, df, picked, by=None) -> None:
     df = df.assign(window=np.minimum(df["sndbuf"], df["rcvbuf"]))
     ax = fig.add_subplot()
-    for label, part in _facets(df, by):
+    for label, part in _lines("window", df, "window", by):
         _line(ax, part, "window", label or "simulated")
     if result.meta.get("testbed", {}).get("name") == "wan-window":
         _wan_window_published(result, ax, df["window"])
@@ -624,14 +653,14 @@ TCPIP_HEADER = 40
 def segment_size(result, fig, df, picked, by=None) -> None:
     df = df.assign(segment=df["mtu"].astype(int) - TCPIP_HEADER)
     ax = fig.add_subplot()
-    for label, part in _facets(df, by):
+    for label, part in _lines("segment-size", df, "segment", by):
         _line(ax, part, "segment", label or "simulated")
     _mean_axes(ax, df, "TCP segment size: MTU - 40 (bytes)", "TCP segment size", result, picked)
 
 
 def message_size(result, fig, df, picked, by=None) -> None:
     ax = fig.add_subplot()
-    for label, part in _facets(df, by):
+    for label, part in _lines("message-size", df, "blocksize", by):
         _line(ax, part, "blocksize", label or "simulated")
     pub = _hetero_published(result, df)
     if pub:
@@ -1072,10 +1101,11 @@ def _one_run(result, df: pd.DataFrame, run: int | None, where: list[str]) -> int
     return run if run is not None else runs[0]
 
 
-def iat(capture, output: str | Path) -> Path:
+def iat(capture, output: str | Path, driver: str | None = None) -> Path:
     """The inter-arrival-time histogram of a cell tester's capture (``cells.Capture``):
     cells against their IAT in cell slots of the captured link (the European study's
-    figures 3a/3b)."""
+    figures 3a/3b). ``driver``: how the sender spaced its cells (the figures differ by
+    driver), named in the title."""
     hist = capture.histogram()
     if not hist:
         raise PlotError(f"{capture.path}: fewer than two cells: no inter-arrival time")
@@ -1092,7 +1122,8 @@ def iat(capture, output: str | Path) -> Path:
     ax.set_xlim(-0.5, max(slots) + 1.5)
     ax.set_ylim(0, max(counts) * 1.1)
     where = lk.description or Path(capture.path).name
-    ax.set_title(f"{where}: {capture.cells} cells, {capture.pdus} PDUs", fontsize=10)
+    sent = f"\nsender: {driver}" if driver else ""
+    ax.set_title(f"{where}: {capture.cells} cells, {capture.pdus} PDUs{sent}", fontsize=10)
     output = Path(output)
     meta = {".svg": {"Date": None}, ".pdf": {"CreationDate": None}}.get(output.suffix.lower())
     fig.savefig(output, dpi=120, metadata=meta)
