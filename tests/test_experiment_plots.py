@@ -357,3 +357,21 @@ def test_every_axis_says_its_unit(request, monkeypatch, tmp_path, fixture, kind,
                 labelled += 1
                 assert any(u in label for u in UNITS), f"{kind}: {label!r} has no unit"
     assert labelled >= 2
+
+
+def test_window_marks_lock_step_points_and_refuses_one_point_lines(lan, monkeypatch, tmp_path):
+    """Where most runs locked (16K send buffer into a 48K receiver, docs/lan-buffers.md)
+    the point is ringed and the legend says why; lines of one point each (one window
+    per send buffer at a fixed receive buffer) are refused, not drawn as a legend."""
+    res = cellbench.experiment.load(lan)
+    fig = drawn(monkeypatch, res, "window", tmp_path, where=["rcv=48K"],
+                by="sender.type.blocksize")  # fmt: skip
+    assert plots.LOCKSTEP_LABEL in legend_texts(fig)
+    rows = res.to_pandas()
+    locked = rows[(rows.rcvbuf == 49152) & rows.lockstep.astype(bool)].sndbuf.unique()
+    assert list(locked) == [16384]
+    (rings,) = [c for c in fig.axes[0].collections if c.get_label() == plots.LOCKSTEP_LABEL]
+    assert {x for x, _ in rings.get_offsets()} == {16384}
+    with pytest.raises(plots.PlotError, match=r"window --by snd: every line would be one point"):
+        plots.plot(res, "window", tmp_path / "w.png", where=["rcv=48K", "blocksize=8192"],
+                   by="snd")  # fmt: skip
