@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -375,3 +376,47 @@ def test_window_marks_lock_step_points_and_refuses_one_point_lines(lan, monkeypa
     with pytest.raises(plots.PlotError, match=r"window --by snd: every line would be one point"):
         plots.plot(res, "window", tmp_path / "w.png", where=["rcv=48K", "blocksize=8192"],
                    by="snd")  # fmt: skip
+
+
+def _overlapping_labels(fig, axis) -> list[tuple[str, str]]:
+    """Pairs of neighbouring tick labels whose drawn boxes overlap."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    labels = [t for t in axis.get_ticklabels() if t.get_text() and t.get_visible()]
+    boxes = sorted(((t.get_window_extent(renderer), t.get_text()) for t in labels),
+                   key=lambda b: b[0].x0)  # fmt: skip
+    return [(a[1], b[1]) for a, b in zip(boxes, boxes[1:]) if a[0].overlaps(b[0])]
+
+
+def test_size_ticks_do_not_collide():
+    """A message-size sweep of 512 .. 64K with a 9K among it (not a pure doubling) once
+    went on a linear axis, its small sizes' labels on top of each other."""
+    sizes = [512, 1024, 2048, 4096, 8192, 9216, 16384, 32768, 65536]
+    fig = plots._figure()
+    ax = fig.add_subplot()
+    ax.plot(sizes, sizes, marker="o")
+    plots._size_axis(ax, sizes)
+    assert ax.get_xscale() == "log"
+    assert _overlapping_labels(fig, ax.xaxis) == []
+    shown = [t.get_text() for t in ax.get_xticklabels()]
+    assert shown[0] == "512" and shown[-1] == "64K"
+
+
+def test_a_sixteen_column_grid_keeps_its_labels_apart():
+    """The Ultra-1 surface's 16 message sizes (hetero-lan: the small messages and 1 .. 7
+    MSS of 9148 bytes, labelled in bytes), drawn as message_surface draws them."""
+    from cellbench.reproduce.hetero_lan import SMALL_MESSAGES
+
+    rcv = sorted(set(SMALL_MESSAGES) | {k * 9148 for k in range(1, 8)})
+    assert len(rcv) == 16
+    snd = [8192, 9148, 18296]
+    z = np.arange(len(snd) * len(rcv), dtype=float).reshape(len(snd), len(rcv))
+    fig = plots._figure()
+    fig.set_size_inches(8.5, 6.5)
+    ax = fig.add_subplot()
+    fig.colorbar(plots._heat(ax, snd, rcv, z, [[""] * len(rcv) for _ in snd]), ax=ax)
+    assert len([t for t in ax.get_xticklabels() if t.get_text()]) == 16
+    assert _overlapping_labels(fig, ax.xaxis) == []

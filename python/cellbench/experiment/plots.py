@@ -195,6 +195,25 @@ def _facets(df: pd.DataFrame, by: str | None) -> list[tuple[str, pd.DataFrame]]:
     return out
 
 
+#: The least distance between two size ticks, as a share of the axis: a label such as
+#: "128K" at 10 pt is ~0.35 in, 5% of a 7.5 in figure's axis.
+MIN_TICK_GAP = 0.06
+
+
+def _spaced_ticks(vals: list[float], scale) -> list[float]:
+    """The sweep's values to label, none closer than MIN_TICK_GAP of the axis to the
+    one before (the smallest and the largest always kept)."""
+    pos = [float(scale(v)) for v in vals]
+    span = (pos[-1] - pos[0]) or 1.0
+    kept = [0]
+    for i in range(1, len(vals)):
+        if (pos[i] - pos[kept[-1]]) / span >= MIN_TICK_GAP:
+            kept.append(i)
+    if kept[-1] != len(vals) - 1:
+        kept[-1] = len(vals) - 1  # the largest, in place of the one too close to it
+    return [vals[i] for i in kept]
+
+
 def _size_axis(ax, values, axis: str = "x") -> None:
     """A byte-size sweep's axis, ticked at the sweep's own values in K (1024 bytes):
     log2 for a power-of-two (geometric) sweep such as 512 .. 128K, linear for a
@@ -204,11 +223,15 @@ def _size_axis(ax, values, axis: str = "x") -> None:
     vals = sorted({float(v) for v in values if v and v > 0})
     if len(vals) < 2:
         return
-    geometric = len(vals) >= 3 and all(b / a >= 1.5 for a, b in zip(vals, vals[1:]))
+    # Values over a span of 8x or more (512 .. 64K with a 9K among them) crowd the low
+    # end of a linear axis: log2 spreads them.
+    geometric = len(vals) >= 3 and (
+        all(b / a >= 1.5 for a, b in zip(vals, vals[1:])) or vals[-1] / vals[0] >= 8
+    )
     if geometric:
         (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
     target = ax.xaxis if axis == "x" else ax.yaxis
-    ticks = vals if len(vals) <= 13 else vals[:: -(-len(vals) // 13)]
+    ticks = _spaced_ticks(vals, np.log2 if geometric else (lambda v: v))
     target.set_major_locator(FixedLocator(ticks))
     target.set_minor_locator(NullLocator())
     (ax.set_xticklabels if axis == "x" else ax.set_yticklabels)([_size(v) for v in ticks])
@@ -256,7 +279,9 @@ def _published_grid(result, snd, rcv):
 
 def _heat(ax, snd, rcv, z, text, cmap="viridis", vmin=None, vmax=None):
     im = ax.imshow(z, origin="lower", cmap=cmap, aspect="auto", vmin=vmin, vmax=vmax)
-    ax.set_xticks(range(len(rcv)), [_size(x) for x in rcv])
+    # Past ten columns (the Ultra-1 surface has 16) the labels would touch: turned.
+    turned = {"rotation": 45, "ha": "right", "rotation_mode": "anchor"} if len(rcv) > 10 else {}
+    ax.set_xticks(range(len(rcv)), [_size(x) for x in rcv], **turned)
     ax.set_yticks(range(len(snd)), [_size(x) for x in snd])
     ax.set_xlabel("receiver SO_RCVBUF (bytes; K = 1024)")
     ax.set_ylabel("sender SO_SNDBUF (bytes; K = 1024)")
