@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -241,7 +242,7 @@ def test_plot_text_has_titles_units_and_legends(lan, load, tmp_path):
     for label in (
         "offered load (Mb/s",
         "carried load (Mb/s",
-        "peak (",
+        "highest carried of these loads (",
         "lossless point: largest offered load with no cell lost in any of 1 replication",
         "carried = offered",
     ):
@@ -303,8 +304,17 @@ def test_offered_load_over_a_decade_is_drawn_on_log_axes(load, monkeypatch, tmp_
     assert ax.get_xlabel() == "aggregate offered load (Mb/s, 10^6 bit/s) (log scale)"
     assert ax.get_ylabel() == "aggregate carried load (Mb/s, 10^6 bit/s) (log scale)"
     texts = legend_texts(fig)
-    for start in ("lossless point: ", "peak (", "full load: the highest offered load"):
+    for start in ("lossless point: ", "highest carried of these loads (", "highest offered load: "):
         assert any(t.startswith(start) for t in texts), (start, texts)
+    # Not the study's peak and full-load figures (those count full blast, not swept here).
+    assert not any(t.startswith(("peak", "full load")) for t in texts), texts
+    # Ticks in plain numbers (1, 2, 5 of each decade), never "6×10^0".
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()
+    ticks = [t.get_text() for a in (ax.xaxis, ax.yaxis) for t in a.get_ticklabels(which="both")]
+    shown = [t for t in ticks if t]
+    assert shown and all(re.fullmatch(r"[0-9.]+", t) for t in shown), shown
     # Every point is in view: the smallest carried load and the highest offered one.
     pts = plots._load_points(res.to_pandas())
     assert ax.get_ylim()[0] < pts["carried"].min() / 1e6

@@ -744,6 +744,17 @@ def _load_points(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _plain_log_ticks(ax) -> None:
+    """Log axes ticked at 1, 2 and 5 of each decade, labelled as plain numbers: over
+    less than a decade matplotlib labels its minor ticks 6×10^0 otherwise."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
+
+
 def offered_load(result, fig, df, picked, by=None) -> None:
     ax = fig.add_subplot()
     top = 0.0
@@ -784,7 +795,10 @@ def offered_load(result, fig, df, picked, by=None) -> None:
                 "^",
                 markersize=11,
                 color="tab:red",
-                label=f"peak ({peak['carried'] / 1e6:.1f} Mb/s carried)",
+                # The ATM Forum's peak and full-load figures count full blast, which a
+                # paced sweep (wan-contention's offered-load part) does not hold: these
+                # marks name what they are, so they cannot be read as the study's table.
+                label=f"highest carried of these loads ({peak['carried'] / 1e6:.1f} Mb/s)",
             )
             full = pts.iloc[-1]
             ax.plot(
@@ -793,8 +807,8 @@ def offered_load(result, fig, df, picked, by=None) -> None:
                 "v",
                 markersize=11,
                 color="tab:purple",
-                label=f"full load: the highest offered load ({full['carried'] / 1e6:.1f} Mb/s "
-                "carried)",
+                label=f"highest offered load: {full['offered'] / 1e6:.1f} Mb/s offered, "
+                f"{full['carried'] / 1e6:.1f} carried (full blast is not a point here)",
             )
     loads = df.groupby(["point", "run"])["offered_bps"].sum() / 1e6
     low = float(loads[loads > 0].min()) if (loads > 0).any() else 0.0
@@ -817,6 +831,8 @@ def offered_load(result, fig, df, picked, by=None) -> None:
         ax.plot([0, top], [0, top], linestyle=":", color="grey", label="carried = offered")
         ax.set_xlim(0, top)
         ax.set_ylim(0, top)
+    if log:
+        _plain_log_ticks(ax)
     scale = " (log scale)" if log else ""
     ax.set_xlabel(f"aggregate offered load (Mb/s, 10^6 bit/s){scale}")
     ax.set_ylabel(f"aggregate carried load (Mb/s, 10^6 bit/s){scale}")

@@ -621,7 +621,8 @@ table.summary{display:table;width:100%;max-height:none}
 table.summary th{white-space:normal}
 table.lead-grid{display:table;width:100%;font-size:13px;max-height:none;table-layout:fixed}
 .lead-grid caption{font-size:13px;color:#333;padding:.3em 0 .5em}
-.lead-grid th{background:#eef0f4;position:static;cursor:default;text-align:center;vertical-align:middle}
+.lead-grid th{background:#eef0f4;position:static;cursor:default;text-align:center;
+ vertical-align:middle}
 .lead-grid th.corner{font-size:11px;white-space:normal}
 .lead-grid td.cell{text-align:center;vertical-align:middle;padding:.35em .2em;line-height:1.25}
 .lead-grid .sim{display:block;font-size:17px}
