@@ -183,6 +183,7 @@ def make_plan(args: argparse.Namespace, **options):
         seed=args.seed,
         testbed=args.testbed,
         file=args.file,
+        progress=True,
         **options,
     )
 
