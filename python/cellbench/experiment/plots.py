@@ -88,7 +88,7 @@ def _value_text(v) -> str:
 
 
 def _rows(result) -> pd.DataFrame:
-    df = result.to_pandas()
+    df = result.rows_view()
     if df.empty:
         raise PlotError("the result has no runs yet")
     df = df.assign(mbps=df["throughput_bps"].astype(float) / 1e6)
@@ -1025,7 +1025,7 @@ def cwnd(result, fig, run=None, connection=None, picked=None) -> None:
     thresh = np.where(kb["ssthresh"] <= top, kb["ssthresh"], np.nan)
     ax.step(t, thresh, where="post", color="tab:red", linestyle="--", label="ssthresh")
     timeouts, fast = _loss_reactions(t, kb["cwnd"], kb["ssthresh"])
-    rows = result.to_pandas()
+    rows = result.rows_view()
     row = rows[(rows["run"] == run) & (rows["connection"] == connection)]
     # The real engine counts retransmissions but not timeouts (TCP_INFO has no total).
     counts = [
@@ -1080,7 +1080,7 @@ def _run_end(rows: pd.DataFrame, run: int) -> float | None:
 
 
 def _who(result, run: int, connection: int) -> str:
-    rows = result.to_pandas()
+    rows = result.rows_view()
     row = rows[(rows["run"] == run) & (rows["connection"] == connection)]
     return f" ({row['transmitter'].iloc[0]} → {row['receiver'].iloc[0]})" if len(row) else ""
 
@@ -1096,7 +1096,7 @@ def queue(result, fig, run=None, port=None, picked=None) -> None:
             have = sorted(int(p) for p in df[df["run"] == run]["port"].unique())
             raise PlotError(f"no queue series for run {run} port {port}: it has ports {_few(have)}")
     ax = fig.add_subplot()
-    end = _run_end(result.to_pandas(), run)
+    end = _run_end(result.rows_view(), run)
     drawn = 0
     # Results stored when serial steps ran as separate simulations ("stages")
     # carry a stage column in their series.

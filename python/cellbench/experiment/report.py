@@ -152,7 +152,7 @@ def figures(result) -> list[tuple[str, str, str]]:
     from cellbench.experiment import plots
 
     out = []
-    rows = result.to_pandas()
+    rows = result.rows_view()
     if rows.empty:
         return out
     params = [p for p in result.params if p in rows and rows[p].nunique(dropna=True) > 1]
@@ -311,7 +311,7 @@ def summary_frame(result) -> tuple[pd.DataFrame, dict]:
     value and the error against it where there is one, what bound it and the
     evidence; and the parameters fixed over the whole result."""
     summary = result.summary()
-    rows = result.to_pandas()
+    rows = result.rows_view()
     varying, fixed = _varying(result, rows)
     if summary.empty:
         return summary, fixed
@@ -384,7 +384,7 @@ def lead_grid(result) -> str:
     from cellbench.data.published import LAN_ANOMALOUS
     from cellbench.experiment import plots
 
-    rows = result.to_pandas()
+    rows = result.rows_view()
     if rows.empty or not {"sndbuf", "rcvbuf"} <= set(rows.columns):
         return ""
     varying, _ = _varying(result, rows)
@@ -464,7 +464,7 @@ def _meta_list(result) -> str:
         ("testbed", f"{tb.get('name', '?')}: {tb.get('description', '')}".rstrip(": ")),
         ("seed", m.get("seed")),
         ("replications", m.get("replications")),
-        ("runs", f"{len(result.to_pandas()['run'].unique())} of {m.get('runs_total')}"
+        ("runs", f"{len(result.rows_view()['run'].unique())} of {m.get('runs_total')}"
                  + ("" if m.get("complete", True) else " (incomplete: --resume finishes it)")),
         ("--set", ", ".join(map(str, m.get("set") or [])) or None),
         ("cellbench", m.get("cellbench_version")),
@@ -529,7 +529,7 @@ def _comparison(results: list, labels: list[str]) -> str:
         frames.append((r, label, s))
     if len(frames) < 2:
         return ""
-    swept = [set(_varying(r, r.to_pandas())[0]) for r, _, _ in frames]
+    swept = [set(_varying(r, r.rows_view())[0]) for r, _, _ in frames]
     if any(s != swept[0] for s in swept):
         # A mean over one result's points beside another's single point would mislead.
         return (

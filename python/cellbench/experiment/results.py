@@ -1093,6 +1093,11 @@ class Result:
         """One row per connection per run, sorted by run and connection."""
         return self._rows.copy()
 
+    def rows_view(self) -> pd.DataFrame:
+        """The rows as ``to_pandas``, without the copy: for a reader that changes
+        nothing (``report`` and ``plot`` of a 100k-run result: a copy is ~120 MB)."""
+        return self._rows
+
     def traces(self) -> pd.DataFrame:
         """One row per trace line (runs made with trace=True / --trace)."""
         return self._table("traces")
