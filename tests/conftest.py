@@ -32,9 +32,24 @@ SYSTEM_MODULES = frozenset(
 #: The xdist group of SYSTEM_MODULES' tests.
 SYSTEM_GROUP = "system"
 
+#: Tests that bound a wall-clock time (a signal to the process's exit within 2 s):
+#: beside another worker on 2 loaded cores they overrun on main as on this branch
+#: (2.1-2.6 s measured), so they are marked ``alone`` and scripts/test.sh runs them
+#: after the parallel run, by themselves.
+ALONE_TESTS = frozenset(
+    {
+        "test_bounds.py::test_ctrl_c_stops_a_running_simulation_and_keeps_finished_runs",
+        "test_bounds.py::test_ctrl_c_at_random_moments_of_a_two_worker_sweep_always_exits",
+        "test_bounds.py::test_sigterm_during_a_sweep_exits_143_saying_what_was_kept",
+        "test_bounds.py::test_a_signal_while_a_long_run_is_submitted_stops_it",
+    }
+)
+
 
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
+        if f"{item.module.__name__.rpartition('.')[2]}.py::{item.originalname}" in ALONE_TESTS:
+            item.add_marker(pytest.mark.alone)
         if (
             item.module.__name__.rpartition(".")[2] in SYSTEM_MODULES
             or item.get_closest_marker("system") is not None

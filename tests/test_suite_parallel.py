@@ -41,6 +41,7 @@ def test_the_group_is_given_to_those_modules_tests_only():
     class Item:
         def __init__(self, module):
             self.module = SimpleNamespace(__name__=module)
+            self.originalname = "test_x"
             self.marks = []
 
         def get_closest_marker(self, name):
@@ -55,11 +56,20 @@ def test_the_group_is_given_to_those_modules_tests_only():
     assert grouped == [[("xdist_group", ("system",))], [], [("xdist_group", ("system",))]]
 
 
-def test_the_test_script_runs_pytest_on_every_core_by_group():
+def test_every_test_to_run_alone_exists():
+    """A renamed test would silently run in parallel again."""
+    for name in conftest.ALONE_TESTS:
+        module, _, test = name.partition("::")
+        assert f"def {test}(" in (TESTS / module).read_text(encoding="utf-8"), name
+
+
+def test_the_test_script_runs_pytest_on_every_core_by_group_then_the_alone_tests():
     script = (ROOT / "scripts" / "test.sh").read_text()
     pytest_lines = [line for line in script.splitlines() if "-m pytest" in line]
-    assert len(pytest_lines) == 1 and "--dist loadgroup" in pytest_lines[0]
-    assert re.search(r" -n ", pytest_lines[0])
+    assert len(pytest_lines) == 2
+    parallel, alone = pytest_lines
+    assert "--dist loadgroup" in parallel and " -n " in parallel and '-m "not alone"' in parallel
+    assert alone.endswith("-m alone") and " -n " not in alone
     pyproject = (ROOT / "pyproject.toml").read_text()
     test_extra = re.search(r"^test = \[(.*?)^\]", pyproject, re.S | re.M)
     assert test_extra and '"pytest-xdist' in test_extra.group(1)
