@@ -73,7 +73,7 @@ def run(workers: str, args: list[str]) -> dict:
         "durations": [
             line
             for line in p.stdout.splitlines()
-            if line[:1].isdigit() and " call " in line or " setup " in line
+            if line[:1].isdigit() and (" call " in line or " setup " in line)
         ],
     }
 
