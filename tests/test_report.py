@@ -61,6 +61,8 @@ def test_lan_buffers_page_renders_with_published_column_and_figures(lan):
     assert at[(16384, 24576)][cols.index("limited_by")] == "lockstep"
     kinds = re.findall(r'<figure data-kind="([^"]+)"><svg', dom)
     assert kinds[:1] == ["buffer-grid"] and "cwnd" in kinds and "queue" in kinds
+    # Not the window figure of one point per send buffer (--by snd --where rcv=48K).
+    assert "window" not in kinds
     # The figure's text is text: the published comparison and the axes' units.
     assert "error per cell against the published grid" in dom
     assert "receiver SO_RCVBUF (bytes; K = 1024)" in dom
