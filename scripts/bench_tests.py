@@ -2,15 +2,17 @@
 
     python scripts/bench_tests.py [--workers W ...] [-- PYTEST ARGS...]
 
-Runs `python3 -m pytest -q -n W --dist loadgroup` (as scripts/test.sh does; W = 0 is
-pytest without xdist: one process) once per W and prints, per run, the wall time,
-the CPU time of pytest and every process it started (user + system, from the kernel's
-accounting of reaped children: xdist's workers, the CLI runs, the daemons), the CPU
-per wall second (the cores the suite kept busy), the load average before and after,
-and pytest's summary line; then each run's ratio to the first. The machine (cores,
-CPU model) is printed beside the numbers: on a shared machine the wall time and its
-ratios depend on what else runs, the CPU time much less. Arguments after `--` go to
-pytest (a few files, `-k`, `--durations=20`), so a part of the suite can be watched.
+Runs the suite as scripts/test.sh does, once per W: `pytest -n W -m "not system and
+not alone"`, then the marked tests one at a time (`-m "system or alone"`,
+tests/conftest.py); W = 0 is one pytest without xdist, every test in one process.
+Per W it prints the wall time, the CPU time of pytest and every process it started
+(user + system, from the kernel's accounting of reaped children: xdist's workers, the
+CLI runs, the daemons), the CPU per wall second (the cores the suite kept busy), the
+load average before and after, and pytest's summary line(s); then each W's ratio to
+the first. The machine (cores, CPU model) is printed beside the numbers: on a shared
+machine the wall time and its ratios depend on what else runs, the CPU time much
+less. Arguments after `--` go to pytest (a few files, `-k`, `--durations=20`), so a
+part of the suite can be watched.
 """
 
 from __future__ import annotations
@@ -51,28 +53,41 @@ def summary(out: str) -> str:
     return lines[-1].strip() if lines else "(no summary line)"
 
 
+#: pytest's exit codes that still give a timing: 1 some tests failed, 5 none selected
+#: (a file given after -- may hold no marked test).
+TIMED = (0, 1, 5)
+
+
 def run(workers: str, args: list[str]) -> dict:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    if workers != "0":
-        cmd += ["-n", workers, "--dist", "loadgroup"]
-    cmd += args
+    base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    if workers == "0":
+        cmds = [base + args]
+    else:
+        cmds = [
+            base + ["-n", workers, "-m", "not system and not alone"] + args,
+            base + ["-m", "system or alone"] + args,
+        ]
     load0 = os.getloadavg()[0]
     cpu0 = children_cpu()
     wall0 = time.perf_counter()
-    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    outs = []
+    for cmd in cmds:
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        if p.returncode not in TIMED:
+            sys.exit(f"bench_tests: {' '.join(cmd)} exited {p.returncode}:\n{p.stdout[-2000:]}")
+        outs.append(p.stdout)
     wall = time.perf_counter() - wall0
     cpu = children_cpu() - cpu0
-    if p.returncode not in (0, 1):  # 1: some tests failed, still a timing
-        sys.exit(f"bench_tests: {' '.join(cmd)} exited {p.returncode}:\n{p.stdout[-2000:]}")
     return {
         "workers": workers,
         "wall": wall,
         "cpu": cpu,
         "load": (load0, os.getloadavg()[0]),
-        "summary": summary(p.stdout),
+        "summary": " + ".join(summary(out) for out in outs),
         "durations": [
             line
-            for line in p.stdout.splitlines()
+            for out in outs
+            for line in out.splitlines()
             if line[:1].isdigit() and (" call " in line or " setup " in line)
         ],
     }

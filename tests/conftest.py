@@ -1,14 +1,19 @@
-"""Which tests may run beside others under pytest-xdist (scripts/test.sh: -n auto
---dist loadgroup).
+"""Which tests may run beside others under pytest-xdist (scripts/test.sh).
 
-Every test runs in parallel except those that build a network of their own: network
-namespaces and TUN devices (the emulator), daemons listening on fixed ports inside
-namespaces with fixed addresses (the real engine), and checks that count what is left
-behind system-wide (namespaces, processes): SYSTEM_MODULES' tests, and any other test
-marked ``@pytest.mark.system``. Those share one xdist group, so one worker
-runs them one after another, never two at once (as they ran before xdist); the
-emulator's real-time runs also keep a core each way. Without -n (a single file, a
-developer's run) the marks do nothing.
+Every test runs in parallel (-n auto) except two kinds, which scripts/test.sh runs
+afterwards in a second pytest, one at a time, as they ran before xdist:
+
+- ``system``: tests that build a network of their own: network namespaces and TUN
+  devices (the emulator, whose runs keep real time), daemons listening on fixed ports
+  inside namespaces with fixed addresses (the real engine), and checks that count
+  what is left behind system-wide (namespaces, processes). SYSTEM_MODULES' tests get
+  the mark here; another test may carry ``@pytest.mark.system`` itself.
+- ``alone``: tests that bound a wall-clock time (ALONE_TESTS).
+
+Marks, not xdist's ``xdist_group`` with ``--dist loadgroup``: on pytest 9.2 loadgroup
+silently stops grouping (its node-id suffix no longer takes effect; pytest-xdist
+issue 1386), so two namespace tests could run at once. Without -n (a single file, a
+developer's run) the marks change nothing.
 """
 
 from __future__ import annotations
@@ -29,13 +34,9 @@ SYSTEM_MODULES = frozenset(
     }
 )
 
-#: The xdist group of SYSTEM_MODULES' tests.
-SYSTEM_GROUP = "system"
-
 #: Tests that bound a wall-clock time (a signal to the process's exit within 2 s):
-#: beside another worker on 2 loaded cores they overrun on main as on this branch
-#: (2.1-2.6 s measured), so they are marked ``alone`` and scripts/test.sh runs them
-#: after the parallel run, by themselves.
+#: beside another worker on 2 loaded cores they overran on main as on this branch
+#: (2.1-2.6 s measured), so they run after the parallel run, by themselves.
 ALONE_TESTS = frozenset(
     {
         "test_bounds.py::test_ctrl_c_stops_a_running_simulation_and_keeps_finished_runs",
@@ -45,13 +46,15 @@ ALONE_TESTS = frozenset(
     }
 )
 
+#: What scripts/test.sh selects for its parallel run, and for the serial one after.
+PARALLEL = "not system and not alone"
+SERIAL = "system or alone"
+
 
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
-        if f"{item.module.__name__.rpartition('.')[2]}.py::{item.originalname}" in ALONE_TESTS:
+        module = item.module.__name__.rpartition(".")[2]
+        if module in SYSTEM_MODULES:
+            item.add_marker(pytest.mark.system)
+        if f"{module}.py::{item.originalname}" in ALONE_TESTS:
             item.add_marker(pytest.mark.alone)
-        if (
-            item.module.__name__.rpartition(".")[2] in SYSTEM_MODULES
-            or item.get_closest_marker("system") is not None
-        ):
-            item.add_marker(pytest.mark.xdist_group(SYSTEM_GROUP))

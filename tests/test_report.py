@@ -217,7 +217,7 @@ EMU = pytest.mark.skipif(
 
 
 @EMU
-@pytest.mark.system  # emulated runs: namespaces (tests/conftest.py)
+@pytest.mark.system  # emulated runs: namespaces; run after the parallel run (conftest.py)
 def test_one_experiment_on_sim_and_emu_side_by_side(tmp_path):
     f = EXAMPLES / "emu-wan.netspec"
     short = ["--set", "t.type.nbytes=2M"]

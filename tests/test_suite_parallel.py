@@ -1,6 +1,7 @@
 """The suite runs under pytest-xdist (scripts/test.sh) and keeps its system tests apart:
-every module that makes namespaces, daemons or an emulated network is in conftest's
-one group, which a single worker runs one test at a time."""
+every module that makes namespaces, daemons or an emulated network, and every test
+that bounds a wall-clock time, is marked (tests/conftest.py) and run after the
+parallel run, one at a time."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ TESTS = ROOT / "tests"
 SYSTEM_USE = re.compile(r"real_fixtures|cellbench\.emu import netns|from test_emu import")
 
 
-def test_every_module_that_builds_a_network_is_in_the_serial_group():
+def test_every_module_that_builds_a_network_is_marked_system():
     uses = {
         f.stem
         for f in TESTS.glob("test_*.py")
@@ -37,25 +38,6 @@ def test_other_root_tests_that_build_a_network_are_marked_system():
         assert "@pytest.mark.system" in text, f.name
 
 
-def test_the_group_is_given_to_those_modules_tests_only():
-    class Item:
-        def __init__(self, module):
-            self.module = SimpleNamespace(__name__=module)
-            self.originalname = "test_x"
-            self.marks = []
-
-        def get_closest_marker(self, name):
-            return None
-
-        def add_marker(self, mark):
-            self.marks.append(mark.mark)
-
-    items = [Item("test_real_netns"), Item("test_calc"), Item("tests.test_emu")]
-    conftest.pytest_collection_modifyitems(None, items)
-    grouped = [[(m.name, m.args) for m in i.marks] for i in items]
-    assert grouped == [[("xdist_group", ("system",))], [], [("xdist_group", ("system",))]]
-
-
 def test_every_test_to_run_alone_exists():
     """A renamed test would silently run in parallel again."""
     for name in conftest.ALONE_TESTS:
@@ -63,13 +45,34 @@ def test_every_test_to_run_alone_exists():
         assert f"def {test}(" in (TESTS / module).read_text(encoding="utf-8"), name
 
 
-def test_the_test_script_runs_pytest_on_every_core_by_group_then_the_alone_tests():
+def test_the_marks_are_given_to_those_tests_only():
+    class Item:
+        def __init__(self, module, name="test_x"):
+            self.module = SimpleNamespace(__name__=module)
+            self.originalname = name
+            self.marks = []
+
+        def add_marker(self, mark):
+            self.marks.append(mark.mark.name)
+
+    alone = next(iter(conftest.ALONE_TESTS))
+    items = [
+        Item("test_real_netns"),
+        Item("test_calc"),
+        Item("tests.test_emu"),
+        Item(alone.partition(".py")[0], alone.partition("::")[2]),
+    ]
+    conftest.pytest_collection_modifyitems(None, items)
+    assert [i.marks for i in items] == [["system"], [], ["system"], ["alone"]]
+
+
+def test_the_test_script_runs_the_rest_in_parallel_then_the_marked_one_at_a_time():
     script = (ROOT / "scripts" / "test.sh").read_text()
     pytest_lines = [line for line in script.splitlines() if "-m pytest" in line]
     assert len(pytest_lines) == 2
-    parallel, alone = pytest_lines
-    assert "--dist loadgroup" in parallel and " -n " in parallel and '-m "not alone"' in parallel
-    assert alone.endswith("-m alone") and " -n " not in alone
+    parallel, serial = pytest_lines
+    assert " -n " in parallel and f'-m "{conftest.PARALLEL}"' in parallel
+    assert " -n " not in serial and serial.endswith(f'-m "{conftest.SERIAL}"')
     pyproject = (ROOT / "pyproject.toml").read_text()
     test_extra = re.search(r"^test = \[(.*?)^\]", pyproject, re.S | re.M)
     assert test_extra and '"pytest-xdist' in test_extra.group(1)
