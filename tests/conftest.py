@@ -43,6 +43,8 @@ ALONE_TESTS = frozenset(
         "test_bounds.py::test_ctrl_c_at_random_moments_of_a_two_worker_sweep_always_exits",
         "test_bounds.py::test_sigterm_during_a_sweep_exits_143_saying_what_was_kept",
         "test_bounds.py::test_a_signal_while_a_long_run_is_submitted_stops_it",
+        # Two threads started together within 50 ms.
+        "test_engines.py::test_the_walker_keeps_serial_and_parallel_on_the_real_clock",
     }
 )
 
