@@ -40,5 +40,11 @@ python3 -m ruff format --check python tests
 echo "== cargo test (core)"
 cargo test -p cellbench-core --quiet
 
-echo "== pytest"
-python3 -m pytest -q
+# Tests run on every core (pytest-xdist), but those that build namespaces, daemons or
+# an emulated network (mark system) and those that bound a wall-clock time (mark
+# alone), which run afterwards one at a time (tests/conftest.py).
+# The native module is built once, by the pip install above; no test builds it.
+echo "== pytest (parallel: -n ${CELLBENCH_TEST_WORKERS:-auto})"
+python3 -m pytest -q -n "${CELLBENCH_TEST_WORKERS:-auto}" -m "not system and not alone"
+echo "== pytest (one at a time: namespaces, daemons, wall-clock bounds)"
+python3 -m pytest -q -m "system or alone"

@@ -74,3 +74,22 @@ def table_rows(dom: str, cls: str) -> list[list[str]]:
 def headers(dom: str, cls: str) -> list[str]:
     head = re.search(rf'<table class="sortable {cls}">.*?<thead>(.*?)</thead>', dom, re.S)
     return [html.unescape(h) for h in re.findall(r"<th[^>]*>(.*?)</th>", head.group(1))]
+
+
+def measure(page: Path, script: str, size: tuple[int, int] = (1400, 2200)) -> dict:
+    """Run ``script`` (a JavaScript function body returning a JSON-able value) on a copy
+    of ``page`` laid out in a ``size`` window, after it loaded; what it returned."""
+    import json
+
+    probe = page.with_name(page.stem + "-measured.html")
+    hook = (
+        "<script>window.addEventListener('load', function () {"
+        "document.body.setAttribute('data-measured', JSON.stringify((function () {"
+        f"{script}"
+        "})()));});</script>"
+    )
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", hook + "</body>"))
+    dom, err = _run(probe, "--dump-dom", f"--window-size={size[0]},{size[1]}")
+    m = re.search(r'data-measured="([^"]*)"', dom)
+    assert m, f"the measuring script did not run: {console(err)}"
+    return json.loads(html.unescape(m.group(1)))

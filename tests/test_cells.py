@@ -282,6 +282,12 @@ def test_reproduce_europe_vp_tester_shows_both_drivers_patterns_in_the_capture(t
     assert sorted(set(new["bursts"])) == [4, 6] and new["bursts"].count(4) == pdus
     starts = new["burst_start_slots"]
     assert all(36 <= s <= 44 for s in starts), sorted(set(starts))
+    # Each run's IAT figure names the driver that spaced its cells (the figures differ by it).
+    for run, driver in ((0, "2.2.9"), (1, "2.3.0")):
+        svg = tmp_path / f"iat{run}.svg"
+        r = cli("plot", str(out), "--kind", "iat", "--run", str(run), "-o", str(svg))
+        assert r.returncode == 0, r.stderr
+        assert f"(driver {driver})" in svg.read_text(), driver
     # Both histograms printed, as a user sees them.
     r = cli("reproduce", "europe-vp", "--part", "tester")
     assert r.returncode == 0, r.stderr

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import builtins
 import re
+import time
+from pathlib import Path
 
 import pytest
 
 from cellbench import __version__
 from cellbench.cli import build_parser, main
 from cellbench.experiment import runner
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 @pytest.mark.parametrize("flag", ["-V", "--version"])
@@ -81,6 +85,40 @@ def test_progress_off_a_terminal_is_lines_naming_the_command(monkeypatch, capsys
     lines = [ln for ln in err.splitlines() if ln.startswith("cellbench reproduce lan-buffers:")]
     assert lines and lines[-1].startswith("cellbench reproduce lan-buffers: 100%|")
     assert "4/4" in lines[-1]
+
+
+def test_the_final_progress_line_is_printed_once(monkeypatch, capsys):
+    """tqdm's close repeats the last state with a later clock; off a terminal that was
+    a second 100% line."""
+    monkeypatch.setattr(runner, "LINE_INTERVAL_S", 0.0)
+    assert main(STUDY) == 0
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if "4/4" in ln]
+    said = [re.sub(r"\[[^,\]]*, [^,\]]*/s", "[", ln) for ln in lines]  # less the clock
+    assert lines and len(set(said)) == len(said), lines
+    # After the last run the bar says what it waits for.
+    assert "storing the result" in lines[-1]
+
+
+def test_a_long_run_shows_its_clock_before_it_ends(monkeypatch, capsys):
+    """One run of a minute was "0/1" and nothing else: the heartbeat redraws the bar
+    (its elapsed time) while no run ends."""
+    monkeypatch.setattr(runner, "LINE_INTERVAL_S", 0.05)
+    plan = type("Plan", (), {"runs_total": 1})()
+    with runner.progress_bar(plan, set(), "cellbench run", True) as bar:
+        with runner.heartbeat(bar):
+            time.sleep(1.5)  # the clock shows whole seconds
+        shown = [ln for ln in capsys.readouterr().err.splitlines() if "0/1" in ln]
+        assert len(set(shown)) >= 2, shown  # the clock moved: 00:00, then 00:01
+
+
+def test_check_of_a_large_sweep_shows_its_progress(monkeypatch, capsys, tmp_path):
+    """--check builds every point (100k: half a minute): a bar says how far, not silence."""
+    monkeypatch.setattr(runner, "LINE_INTERVAL_S", 0.0)
+    exp = tmp_path / "x.netspec"
+    exp.write_text((EXAMPLES / "lan-buffers.netspec").read_text())
+    assert main(["run", str(exp), "--set", "snd=16384:16399:1", "--check"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"cellbench run \(checking points\): +100%\|.* 160/160 ", err), err[-800:]
 
 
 def test_a_short_run_off_a_terminal_prints_no_progress(capsys):

@@ -25,6 +25,10 @@ from cellbench.experiment import cluster, results, runner
 pytest.importorskip("dask.distributed")
 from cellbench.experiment.localcluster import LocalCluster  # noqa: E402
 
+# Real scheduler and worker processes, killed mid-sweep by the tests: they run after the
+# parallel run, by themselves (tests/conftest.py), so a worker killed "mid-sweep" is one.
+pytestmark = pytest.mark.alone
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 LAN = EXAMPLES / "lan-buffers.netspec"
 SMALL = ["snd=16K,32K,48K", "rcv=16K,32K", "nbytes=2M"]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -240,7 +242,7 @@ def test_plot_text_has_titles_units_and_legends(lan, load, tmp_path):
     for label in (
         "offered load (Mb/s",
         "carried load (Mb/s",
-        "peak (",
+        "highest carried of these loads (",
         "lossless point: largest offered load with no cell lost in any of 1 replication",
         "carried = offered",
     ):
@@ -302,8 +304,17 @@ def test_offered_load_over_a_decade_is_drawn_on_log_axes(load, monkeypatch, tmp_
     assert ax.get_xlabel() == "aggregate offered load (Mb/s, 10^6 bit/s) (log scale)"
     assert ax.get_ylabel() == "aggregate carried load (Mb/s, 10^6 bit/s) (log scale)"
     texts = legend_texts(fig)
-    for start in ("lossless point: ", "peak (", "full load: the highest offered load"):
+    for start in ("lossless point: ", "highest carried of these loads (", "highest offered load: "):
         assert any(t.startswith(start) for t in texts), (start, texts)
+    # Not the study's peak and full-load figures (those count full blast, not swept here).
+    assert not any(t.startswith(("peak", "full load")) for t in texts), texts
+    # Ticks in plain numbers (1, 2, 5 of each decade), never "6×10^0".
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()
+    ticks = [t.get_text() for a in (ax.xaxis, ax.yaxis) for t in a.get_ticklabels(which="both")]
+    shown = [t for t in ticks if t]
+    assert shown and all(re.fullmatch(r"[0-9.]+", t) for t in shown), shown
     # Every point is in view: the smallest carried load and the highest offered one.
     pts = plots._load_points(res.to_pandas())
     assert ax.get_ylim()[0] < pts["carried"].min() / 1e6
@@ -357,3 +368,65 @@ def test_every_axis_says_its_unit(request, monkeypatch, tmp_path, fixture, kind,
                 labelled += 1
                 assert any(u in label for u in UNITS), f"{kind}: {label!r} has no unit"
     assert labelled >= 2
+
+
+def test_window_marks_lock_step_points_and_refuses_one_point_lines(lan, monkeypatch, tmp_path):
+    """Where most runs locked (16K send buffer into a 48K receiver, docs/lan-buffers.md)
+    the point is ringed and the legend says why; lines of one point each (one window
+    per send buffer at a fixed receive buffer) are refused, not drawn as a legend."""
+    res = cellbench.experiment.load(lan)
+    fig = drawn(monkeypatch, res, "window", tmp_path, where=["rcv=48K"],
+                by="sender.type.blocksize")  # fmt: skip
+    assert plots.LOCKSTEP_LABEL in legend_texts(fig)
+    rows = res.to_pandas()
+    locked = rows[(rows.rcvbuf == 49152) & rows.lockstep.astype(bool)].sndbuf.unique()
+    assert list(locked) == [16384]
+    (rings,) = [c for c in fig.axes[0].collections if c.get_label() == plots.LOCKSTEP_LABEL]
+    assert {x for x, _ in rings.get_offsets()} == {16384}
+    with pytest.raises(plots.PlotError, match=r"window --by snd: every line would be one point"):
+        plots.plot(res, "window", tmp_path / "w.png", where=["rcv=48K", "blocksize=8192"],
+                   by="snd")  # fmt: skip
+
+
+def _overlapping_labels(fig, axis) -> list[tuple[str, str]]:
+    """Pairs of neighbouring tick labels whose drawn boxes overlap."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    labels = [t for t in axis.get_ticklabels() if t.get_text() and t.get_visible()]
+    boxes = sorted(((t.get_window_extent(renderer), t.get_text()) for t in labels),
+                   key=lambda b: b[0].x0)  # fmt: skip
+    return [(a[1], b[1]) for a, b in zip(boxes, boxes[1:]) if a[0].overlaps(b[0])]
+
+
+def test_size_ticks_do_not_collide():
+    """A message-size sweep of 512 .. 64K with a 9K among it (not a pure doubling) once
+    went on a linear axis, its small sizes' labels on top of each other."""
+    sizes = [512, 1024, 2048, 4096, 8192, 9216, 16384, 32768, 65536]
+    fig = plots._figure()
+    ax = fig.add_subplot()
+    ax.plot(sizes, sizes, marker="o")
+    plots._size_axis(ax, sizes)
+    assert ax.get_xscale() == "log"
+    assert _overlapping_labels(fig, ax.xaxis) == []
+    shown = [t.get_text() for t in ax.get_xticklabels()]
+    assert shown[0] == "512" and shown[-1] == "64K"
+
+
+def test_a_sixteen_column_grid_keeps_its_labels_apart():
+    """The Ultra-1 surface's 16 message sizes (hetero-lan: the small messages and 1 .. 7
+    MSS of 9148 bytes, labelled in bytes), drawn as message_surface draws them."""
+    from cellbench.reproduce.hetero_lan import SMALL_MESSAGES
+
+    rcv = sorted(set(SMALL_MESSAGES) | {k * 9148 for k in range(1, 8)})
+    assert len(rcv) == 16
+    snd = [8192, 9148, 18296]
+    z = np.arange(len(snd) * len(rcv), dtype=float).reshape(len(snd), len(rcv))
+    fig = plots._figure()
+    fig.set_size_inches(8.5, 6.5)
+    ax = fig.add_subplot()
+    fig.colorbar(plots._heat(ax, snd, rcv, z, [[""] * len(rcv) for _ in snd]), ax=ax)
+    assert len([t for t in ax.get_xticklabels() if t.get_text()]) == 16
+    assert _overlapping_labels(fig, ax.xaxis) == []

@@ -113,7 +113,7 @@ ROOT_WARNING = 'Running as user "root" and group "root". This could be dangerous
 #: A progress line (experiment.runner.progress_bar, off a terminal: one every few seconds
 #: of a long run, so how many depends on the machine's speed); README leaves the
 #: progress out, as it leaves out the bar a terminal shows.
-PROGRESS = re.compile(r"cellbench [a-z]+( [a-z0-9-]+)?( \((emu|real)\))?: +\d+%\|")
+PROGRESS = re.compile(r"cellbench [a-z]+( [a-z0-9-]+)?( \((emu|real|checking points)\))?: +\d+%\|")
 
 
 def run_block(block: Block, cwd: Path) -> list[tuple[int, list[str]]]:

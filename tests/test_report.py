@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser import headers, load, rendered, screenshot, table_rows
+from browser import headers, load, measure, rendered, screenshot, table_rows
 
 from cellbench.data.published import lan_buffer_table
 from cellbench.experiment.report import highlight
@@ -61,6 +61,8 @@ def test_lan_buffers_page_renders_with_published_column_and_figures(lan):
     assert at[(16384, 24576)][cols.index("limited_by")] == "lockstep"
     kinds = re.findall(r'<figure data-kind="([^"]+)"><svg', dom)
     assert kinds[:1] == ["buffer-grid"] and "cwnd" in kinds and "queue" in kinds
+    # Not the window figure of one point per send buffer (--by snd --where rcv=48K).
+    assert "window" not in kinds
     # The figure's text is text: the published comparison and the axes' units.
     assert "error per cell against the published grid" in dom
     assert "receiver SO_RCVBUF (bytes; K = 1024)" in dom
@@ -81,6 +83,54 @@ def test_lan_buffers_page_screenshot_is_drawn_and_loads_fast(lan):
     dom, _ = load(lan / "lb.html")
     load_ms = int(re.search(r'data-load-ms="(\d+)"', dom).group(1))
     assert load_ms < 1000
+
+
+#: What the legibility test reads in Chromium at 1400 px: the lead grid's numbers and
+#: the buffer-grid figure's (their rendered heights), and whether any table is wider
+#: than its box (a cut column) or any summary cell's text is clipped.
+LEGIBILITY = """
+var grid = document.querySelector("section.result table.lead-grid");
+var first = document.querySelector("section.result table");
+function heights(nodes) {
+  return Array.prototype.map.call(nodes, function (n) { return n.getBoundingClientRect().height; });
+}
+var svgNumbers = Array.prototype.filter.call(
+  document.querySelectorAll('figure[data-kind="buffer-grid"] svg text'),
+  function (t) { return /^[0-9]+[.][0-9][*]?$/.test(t.textContent.trim()); });
+var cut = Array.prototype.filter.call(document.querySelectorAll("table"),
+  function (t) { return t.scrollWidth > t.clientWidth + 1; })
+  .map(function (t) { return t.className; });
+var clipped = Array.prototype.filter.call(document.querySelectorAll("table.summary td"),
+  function (c) { return c.scrollWidth > c.clientWidth + 1; }).length;
+var lock = Array.prototype.map.call(document.querySelectorAll(".lead-grid td.lockstep"),
+  function (c) { return [c.parentNode.cells[0].textContent,
+                         grid.tHead.rows[0].cells[c.cellIndex].textContent]; });
+var errors = Array.prototype.map.call(document.querySelectorAll(".lead-grid td[data-error]"),
+  function (c) { return [parseFloat(c.getAttribute("data-error")),
+                         getComputedStyle(c).backgroundColor]; });
+return {first: first && first.className, grid: grid ? grid.getBoundingClientRect().width : 0,
+        page: document.documentElement.clientWidth,
+        sim: heights(document.querySelectorAll(".lead-grid .sim")),
+        svg: heights(svgNumbers), cut: cut, clipped: clipped, lock: lock, errors: errors};
+"""
+
+
+def test_lan_buffers_page_leads_with_a_grid_legible_at_1400_px(lan):
+    """The section opens on the grid a reader came for: simulated over published per
+    cell, the error coloured, lock-steps marked; its numbers and the figure's are a
+    readable size at 1400 px, and no table is wider than the page."""
+    m = measure(lan / "lb.html", LEGIBILITY, size=(1400, 2200))
+    assert m["first"] == "lead-grid"
+    assert 0 < m["grid"] <= m["page"]
+    assert len(m["sim"]) == 6 and min(m["sim"]) >= 16, m["sim"]  # 17 px type
+    # The figure's cell numbers: 6 per panel; at least 10 px high (today's 5.4 px is not read).
+    assert len(m["svg"]) >= 6 and min(m["svg"]) >= 10, m["svg"]
+    assert m["cut"] == [] and m["clipped"] == 0, m
+    assert ["16K", "24K"] in m["lock"]  # the study's lock-step cell
+    # Coloured by the error: the cell farthest off is the most coloured, red above.
+    worst_error, colour = max(m["errors"], key=lambda e: abs(e[0]))
+    rgb = [int(x) for x in re.findall(r"\d+", colour)[:3]]
+    assert rgb != [255, 255, 255] and (rgb[0] > rgb[2]) == (worst_error > 0), m["errors"]
 
 
 def test_a_header_click_sorts_the_table(lan, tmp_path):
@@ -167,6 +217,7 @@ EMU = pytest.mark.skipif(
 
 
 @EMU
+@pytest.mark.system  # emulated runs: namespaces; run after the parallel run (conftest.py)
 def test_one_experiment_on_sim_and_emu_side_by_side(tmp_path):
     f = EXAMPLES / "emu-wan.netspec"
     short = ["--set", "t.type.nbytes=2M"]
@@ -186,6 +237,50 @@ def test_one_experiment_on_sim_and_emu_side_by_side(tmp_path):
     assert "worst p99 lateness µs" in dom  # the emulator's timing, per point
     # Each engine's cwnd figure (the emulator's from TCP_INFO).
     assert len(re.findall(r'<figure data-kind="cwnd"><svg', dom)) == 2
+
+
+def test_a_large_experiment_file_is_shown_plain_at_its_size():
+    """Highlighting spends a span per token (~9x the text): a file past
+    HIGHLIGHT_MAX_CHARS is shown as plain text, the page's part the size of the file."""
+    from cellbench.experiment.report import HIGHLIGHT_MAX_CHARS, experiment_file
+
+    line = "cluster { test t { type = full (blocksize=8K, nbytes=1M); own = a:1; } }\n"
+    big = line * (1_000_000 // len(line))
+    shown = experiment_file(big)
+    assert len(shown) < 1.1 * len(big) and "shown without highlighting" in shown
+    assert html.unescape(re.sub(r"<[^>]+>", "", shown)).endswith(big)
+    small = line * (HIGHLIGHT_MAX_CHARS // len(line))
+    assert '<span class="k">cluster</span>' in experiment_file(small)
+
+
+def test_a_page_of_many_runs_holds_its_rows_about_once(lan):
+    """`report` of a 100k-run result peaked at 588 MB for an 11 KB page: the page and
+    each figure took a copy of every row. 24,000 rows (the lan result 2000 times over,
+    ~30 MB): the page's peak allocation stays under twice the rows' (one copy, as a
+    figure adds its throughput column, and matplotlib's own), where it was three times."""
+    import tracemalloc
+
+    import pandas as pd
+
+    from cellbench.experiment import results
+    from cellbench.experiment.report import page
+
+    stored = results.load(lan / "lb.result")
+    rows = stored.to_pandas()
+    step = int(rows["run"].max()) + 1
+    many = pd.concat([rows.assign(run=rows["run"] + k * step) for k in range(2000)],
+                     ignore_index=True)  # fmt: skip
+    size = many.memory_usage(deep=True).sum()
+    big = results.Result(dict(stored.meta), many, None)
+    del rows, many
+    tracemalloc.start()
+    try:
+        text = page([big])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "lead-grid" in text and len(text) < 200_000
+    assert peak < 2.0 * size, (peak / 1e6, size / 1e6)
 
 
 def test_ctrl_c_under_report_without_out_offers_no_resume(monkeypatch, tmp_path, capsys):

@@ -518,3 +518,27 @@ def test_a_format_2_part_with_a_column_of_another_type_is_damage_not_a_traceback
     assert "column throughput_bps is of type large_string, expected float64" in notes
     assert len(simulations) == 1  # run 3 only
     pd.testing.assert_frame_equal(results.load(old).to_pandas(), rows)
+
+
+def test_a_summary_of_one_row_per_point_takes_each_rows_limit_at_once(monkeypatch, tmp_path):
+    """One run of 10,000 connections was silent for 25 s after its bar reached 100%:
+    the summary took a pandas step per connection to find a majority of one. A row
+    per group now takes its own limit and evidence, the same as before."""
+    from cellbench.experiment import results
+
+    res = cellbench.run(
+        EXAMPLES / "lan-buffers.netspec",
+        set=["snd=16K", "rcv=16K,24K", "nbytes=256K"],
+        replications=1,
+        out=tmp_path / "r",
+    )
+    rows = res.to_pandas()
+    expected = [results.most_common_limit(rows.iloc[[i]]) for i in range(len(rows))]
+
+    def per_group(rows):
+        raise AssertionError("a group of one row needs no majority")
+
+    monkeypatch.setattr(results, "most_common_limit", per_group)
+    s = results.load(tmp_path / "r").summary()
+    assert list(zip(s["limited_by"], s["limit_evidence"])) == expected
+    assert len(s) == 2 and s["limited_by"].notna().all()

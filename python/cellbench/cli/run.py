@@ -199,6 +199,7 @@ def make_plan(args: argparse.Namespace, **options):
         seed=args.seed,
         testbed=args.testbed,
         file=args.file,
+        progress=True,
         **options,
     )
 
@@ -410,7 +411,8 @@ def show_main(args: argparse.Namespace) -> int:
 
 
 def _capture(path: Path, run: int | None):
-    """The capture ``plot --kind iat`` draws: a pcap file, or a result's ``cells/runN.pcap``."""
+    """The capture ``plot --kind iat`` draws: a pcap file, or a result's ``cells/runN.pcap``;
+    and, for a result's, the spacing driver of the run (a bare capture does not record it)."""
     from cellbench import cells
 
     if path.is_dir():
@@ -427,10 +429,29 @@ def _capture(path: Path, run: int | None):
             run = have[0]
         elif run not in have:
             raise UsageError(f"--run {run}: {path} has captures of runs {have}")
-        path = folder / f"run{run}.pcap"
-    elif run is not None:
+        return cells.read(folder / f"run{run}.pcap"), _spacing_driver(_load(path), run)
+    if run is not None:
         raise UsageError(f"--run {run}: {path} is one capture (--run picks one of a result's)")
-    return cells.read(path)
+    return cells.read(path), None
+
+
+def _spacing_driver(result, run: int) -> str | None:
+    """How the run's adapters spaced their cells, as the iat figure names it: the
+    ``spacing`` swept (europe-vp's tester) or the testbed's spaced hosts' one mode,
+    with the SBA-200 driver that mode is (docs/mechanisms.md); None if unspaced."""
+    from cellbench.reproduce.tester import DRIVERS
+
+    rows = result.to_pandas()
+    mine = rows[rows["run"] == run]
+    if "spacing" in mine and mine["spacing"].notna().any():
+        modes = {str(mine["spacing"].dropna().iloc[0])}
+    else:
+        hosts = (result.meta.get("testbed") or {}).get("hosts") or []
+        modes = {h.get("spacing") or "cell-level" for h in hosts if h.get("spacing_us")}
+    if len(modes) != 1:
+        return None
+    [mode] = modes
+    return f"{mode} spacing (driver {DRIVERS[mode]})" if mode in DRIVERS else f"{mode} spacing"
 
 
 def plot_main(args: argparse.Namespace) -> int:
@@ -452,7 +473,8 @@ def plot_main(args: argparse.Namespace) -> int:
         given = [f for f, v in options if v not in (None, [])]
         if given:
             raise UsageError(f"{', '.join(given)}: not for --kind {args.kind} (one capture)")
-        plots.iat(_capture(args.result, args.run), args.output)
+        capture, driver = _capture(args.result, args.run)
+        plots.iat(capture, args.output, driver=driver)
         print(f"cellbench: wrote {args.output}", file=sys.stderr)
         return 0
     result = _load(args.result)

@@ -88,7 +88,7 @@ def _value_text(v) -> str:
 
 
 def _rows(result) -> pd.DataFrame:
-    df = result.to_pandas()
+    df = result.rows_view()
     if df.empty:
         raise PlotError("the result has no runs yet")
     df = df.assign(mbps=df["throughput_bps"].astype(float) / 1e6)
@@ -195,6 +195,25 @@ def _facets(df: pd.DataFrame, by: str | None) -> list[tuple[str, pd.DataFrame]]:
     return out
 
 
+#: The least distance between two size ticks, as a share of the axis: a label such as
+#: "128K" at 10 pt is ~0.35 in, 5% of a 7.5 in figure's axis.
+MIN_TICK_GAP = 0.06
+
+
+def _spaced_ticks(vals: list[float], scale) -> list[float]:
+    """The sweep's values to label, none closer than MIN_TICK_GAP of the axis to the
+    one before (the smallest and the largest always kept)."""
+    pos = [float(scale(v)) for v in vals]
+    span = (pos[-1] - pos[0]) or 1.0
+    kept = [0]
+    for i in range(1, len(vals)):
+        if (pos[i] - pos[kept[-1]]) / span >= MIN_TICK_GAP:
+            kept.append(i)
+    if kept[-1] != len(vals) - 1:
+        kept[-1] = len(vals) - 1  # the largest, in place of the one too close to it
+    return [vals[i] for i in kept]
+
+
 def _size_axis(ax, values, axis: str = "x") -> None:
     """A byte-size sweep's axis, ticked at the sweep's own values in K (1024 bytes):
     log2 for a power-of-two (geometric) sweep such as 512 .. 128K, linear for a
@@ -204,11 +223,15 @@ def _size_axis(ax, values, axis: str = "x") -> None:
     vals = sorted({float(v) for v in values if v and v > 0})
     if len(vals) < 2:
         return
-    geometric = len(vals) >= 3 and all(b / a >= 1.5 for a, b in zip(vals, vals[1:]))
+    # Values over a span of 8x or more (512 .. 64K with a 9K among them) crowd the low
+    # end of a linear axis: log2 spreads them.
+    geometric = len(vals) >= 3 and (
+        all(b / a >= 1.5 for a, b in zip(vals, vals[1:])) or vals[-1] / vals[0] >= 8
+    )
     if geometric:
         (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
     target = ax.xaxis if axis == "x" else ax.yaxis
-    ticks = vals if len(vals) <= 13 else vals[:: -(-len(vals) // 13)]
+    ticks = _spaced_ticks(vals, np.log2 if geometric else (lambda v: v))
     target.set_major_locator(FixedLocator(ticks))
     target.set_minor_locator(NullLocator())
     (ax.set_xticklabels if axis == "x" else ax.set_yticklabels)([_size(v) for v in ticks])
@@ -256,7 +279,9 @@ def _published_grid(result, snd, rcv):
 
 def _heat(ax, snd, rcv, z, text, cmap="viridis", vmin=None, vmax=None):
     im = ax.imshow(z, origin="lower", cmap=cmap, aspect="auto", vmin=vmin, vmax=vmax)
-    ax.set_xticks(range(len(rcv)), [_size(x) for x in rcv])
+    # Past ten columns (the Ultra-1 surface has 16) the labels would touch: turned.
+    turned = {"rotation": 45, "ha": "right", "rotation_mode": "anchor"} if len(rcv) > 10 else {}
+    ax.set_xticks(range(len(rcv)), [_size(x) for x in rcv], **turned)
     ax.set_yticks(range(len(snd)), [_size(x) for x in snd])
     ax.set_xlabel("receiver SO_RCVBUF (bytes; K = 1024)")
     ax.set_ylabel("sender SO_SNDBUF (bytes; K = 1024)")
@@ -272,7 +297,7 @@ def _heat(ax, snd, rcv, z, text, cmap="viridis", vmin=None, vmax=None):
                     text[i][j],
                     ha="center",
                     va="center",
-                    fontsize=6.5,
+                    fontsize=8,
                     color="white" if dark else "black",
                 )
     return im
@@ -499,15 +524,44 @@ def message_surface(result, fig, df, picked) -> None:
     )
 
 
+def _lines(kind: str, df: pd.DataFrame, x: str, by: str | None) -> list[tuple[str, pd.DataFrame]]:
+    """The series of a mean-against-X figure, refused when every one is a single
+    point: a legend of one-point lines says less than the table (each --by value
+    would pair with one x value only, as lan-buffers' window by SO_SNDBUF does)."""
+    facets = _facets(df, by)
+    if len(facets) > 1 and all(part[x].nunique() < 2 for _, part in facets):
+        raise PlotError(
+            f"{kind} --by {by}: every line would be one point ({by} fixes {x}): "
+            "the summary table holds these values"
+        )
+    return facets
+
+
+#: How a point where most runs were in the Nagle/delayed-ACK lock-step is ringed.
+LOCKSTEP_STYLE = {"marker": "o", "s": 130, "facecolors": "none", "edgecolors": "crimson",
+                  "linewidths": 1.6, "zorder": 5}  # fmt: skip
+
+
 def _line(ax, df: pd.DataFrame, x: str, label: str, **style) -> pd.DataFrame:
-    """Mean throughput against ``x``, with the replications' min–max as bars."""
+    """Mean throughput against ``x``, with the replications' min–max as bars, and a
+    ring round each point where most runs were in the lock-step."""
     g = df.groupby(x)["mbps"].agg(["mean", "min", "max", "count"]).reset_index().sort_values(x)
     if g["count"].max() > 1:
         err = np.vstack([g["mean"] - g["min"], g["max"] - g["mean"]])
         ax.errorbar(g[x], g["mean"], yerr=err, marker="o", capsize=3, label=label, **style)
     else:
         ax.plot(g[x], g["mean"], marker="o", label=label, **style)
+    if "lockstep" in df and df["lockstep"].notna().any():
+        share = df["lockstep"].astype(float).groupby(df[x]).mean()
+        lock = share.reindex(g[x]).fillna(0).to_numpy() > 0.5
+        if lock.any():
+            labelled = any(h.get_label() == LOCKSTEP_LABEL for h in ax.collections)
+            ax.scatter(g[x][lock], g["mean"][lock], **LOCKSTEP_STYLE,
+                       label="_" if labelled else LOCKSTEP_LABEL)  # fmt: skip
     return g
+
+
+LOCKSTEP_LABEL = "Nagle/delayed-ACK lock-step (most runs)"
 
 
 def _spread_note(df: pd.DataFrame) -> str:
@@ -530,7 +584,7 @@ def _mean_axes(ax, df: pd.DataFrame, xlabel: str, what: str, result, picked) -> 
 def window(result, fig, df, picked, by=None) -> None:
     df = df.assign(window=np.minimum(df["sndbuf"], df["rcvbuf"]))
     ax = fig.add_subplot()
-    for label, part in _facets(df, by):
+    for label, part in _lines("window", df, "window", by):
         _line(ax, part, "window", label or "simulated")
     if result.meta.get("testbed", {}).get("name") == "wan-window":
         _wan_window_published(result, ax, df["window"])
@@ -624,14 +678,14 @@ TCPIP_HEADER = 40
 def segment_size(result, fig, df, picked, by=None) -> None:
     df = df.assign(segment=df["mtu"].astype(int) - TCPIP_HEADER)
     ax = fig.add_subplot()
-    for label, part in _facets(df, by):
+    for label, part in _lines("segment-size", df, "segment", by):
         _line(ax, part, "segment", label or "simulated")
     _mean_axes(ax, df, "TCP segment size: MTU - 40 (bytes)", "TCP segment size", result, picked)
 
 
 def message_size(result, fig, df, picked, by=None) -> None:
     ax = fig.add_subplot()
-    for label, part in _facets(df, by):
+    for label, part in _lines("message-size", df, "blocksize", by):
         _line(ax, part, "blocksize", label or "simulated")
     pub = _hetero_published(result, df)
     if pub:
@@ -690,6 +744,17 @@ def _load_points(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _plain_log_ticks(ax) -> None:
+    """Log axes ticked at 1, 2 and 5 of each decade, labelled as plain numbers: over
+    less than a decade matplotlib labels its minor ticks 6×10^0 otherwise."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
+
+
 def offered_load(result, fig, df, picked, by=None) -> None:
     ax = fig.add_subplot()
     top = 0.0
@@ -730,7 +795,10 @@ def offered_load(result, fig, df, picked, by=None) -> None:
                 "^",
                 markersize=11,
                 color="tab:red",
-                label=f"peak ({peak['carried'] / 1e6:.1f} Mb/s carried)",
+                # The ATM Forum's peak and full-load figures count full blast, which a
+                # paced sweep (wan-contention's offered-load part) does not hold: these
+                # marks name what they are, so they cannot be read as the study's table.
+                label=f"highest carried of these loads ({peak['carried'] / 1e6:.1f} Mb/s)",
             )
             full = pts.iloc[-1]
             ax.plot(
@@ -739,8 +807,8 @@ def offered_load(result, fig, df, picked, by=None) -> None:
                 "v",
                 markersize=11,
                 color="tab:purple",
-                label=f"full load: the highest offered load ({full['carried'] / 1e6:.1f} Mb/s "
-                "carried)",
+                label=f"highest offered load: {full['offered'] / 1e6:.1f} Mb/s offered, "
+                f"{full['carried'] / 1e6:.1f} carried (full blast is not a point here)",
             )
     loads = df.groupby(["point", "run"])["offered_bps"].sum() / 1e6
     low = float(loads[loads > 0].min()) if (loads > 0).any() else 0.0
@@ -763,6 +831,8 @@ def offered_load(result, fig, df, picked, by=None) -> None:
         ax.plot([0, top], [0, top], linestyle=":", color="grey", label="carried = offered")
         ax.set_xlim(0, top)
         ax.set_ylim(0, top)
+    if log:
+        _plain_log_ticks(ax)
     scale = " (log scale)" if log else ""
     ax.set_xlabel(f"aggregate offered load (Mb/s, 10^6 bit/s){scale}")
     ax.set_ylabel(f"aggregate carried load (Mb/s, 10^6 bit/s){scale}")
@@ -955,7 +1025,7 @@ def cwnd(result, fig, run=None, connection=None, picked=None) -> None:
     thresh = np.where(kb["ssthresh"] <= top, kb["ssthresh"], np.nan)
     ax.step(t, thresh, where="post", color="tab:red", linestyle="--", label="ssthresh")
     timeouts, fast = _loss_reactions(t, kb["cwnd"], kb["ssthresh"])
-    rows = result.to_pandas()
+    rows = result.rows_view()
     row = rows[(rows["run"] == run) & (rows["connection"] == connection)]
     # The real engine counts retransmissions but not timeouts (TCP_INFO has no total).
     counts = [
@@ -1010,7 +1080,7 @@ def _run_end(rows: pd.DataFrame, run: int) -> float | None:
 
 
 def _who(result, run: int, connection: int) -> str:
-    rows = result.to_pandas()
+    rows = result.rows_view()
     row = rows[(rows["run"] == run) & (rows["connection"] == connection)]
     return f" ({row['transmitter'].iloc[0]} → {row['receiver'].iloc[0]})" if len(row) else ""
 
@@ -1026,7 +1096,7 @@ def queue(result, fig, run=None, port=None, picked=None) -> None:
             have = sorted(int(p) for p in df[df["run"] == run]["port"].unique())
             raise PlotError(f"no queue series for run {run} port {port}: it has ports {_few(have)}")
     ax = fig.add_subplot()
-    end = _run_end(result.to_pandas(), run)
+    end = _run_end(result.rows_view(), run)
     drawn = 0
     # Results stored when serial steps ran as separate simulations ("stages")
     # carry a stage column in their series.
@@ -1099,10 +1169,11 @@ def _one_run(result, df: pd.DataFrame, run: int | None, where: list[str]) -> int
     return run if run is not None else runs[0]
 
 
-def iat(capture, output: str | Path) -> Path:
+def iat(capture, output: str | Path, driver: str | None = None) -> Path:
     """The inter-arrival-time histogram of a cell tester's capture (``cells.Capture``):
     cells against their IAT in cell slots of the captured link (the European study's
-    figures 3a/3b)."""
+    figures 3a/3b). ``driver``: how the sender spaced its cells (the figures differ by
+    driver), named in the title."""
     hist = capture.histogram()
     if not hist:
         raise PlotError(f"{capture.path}: fewer than two cells: no inter-arrival time")
@@ -1119,7 +1190,8 @@ def iat(capture, output: str | Path) -> Path:
     ax.set_xlim(-0.5, max(slots) + 1.5)
     ax.set_ylim(0, max(counts) * 1.1)
     where = lk.description or Path(capture.path).name
-    ax.set_title(f"{where}: {capture.cells} cells, {capture.pdus} PDUs", fontsize=10)
+    sent = f"\nsender: {driver}" if driver else ""
+    ax.set_title(f"{where}: {capture.cells} cells, {capture.pdus} PDUs{sent}", fontsize=10)
     output = Path(output)
     meta = {".svg": {"Date": None}, ".pdf": {"CreationDate": None}}.get(output.suffix.lower())
     fig.savefig(output, dpi=120, metadata=meta)

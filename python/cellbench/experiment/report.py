@@ -99,6 +99,26 @@ def highlight(text: str) -> str:
     return "".join(out)
 
 
+#: The largest experiment file the page highlights. A span per token costs ~9x the text
+#: (a 1 MB generated file made a 10.7 MB page, 8 s to load in Chromium); past this the
+#: file is shown as plain text, the size it is on disk.
+HIGHLIGHT_MAX_CHARS = 64 * 1024
+
+
+def experiment_file(text: str) -> str:
+    """The experiment file as run, folded under its name (the page leads with results),
+    highlighted up to HIGHLIGHT_MAX_CHARS."""
+    if len(text) <= HIGHLIGHT_MAX_CHARS:
+        shown, note = highlight(text), ""
+    else:
+        shown = html.escape(text, False)
+        note = f" ({len(text) // 1024} KB: shown without highlighting)"
+    return (
+        f"<details><summary>experiment file{note}</summary>"
+        f'<pre class="netspec">{shown}</pre></details>'
+    )
+
+
 # --- figures ----------------------------------------------------------------------------------
 
 
@@ -137,7 +157,7 @@ def figures(result) -> list[tuple[str, str, str]]:
     from cellbench.experiment import plots
 
     out = []
-    rows = result.to_pandas()
+    rows = result.rows_view()
     if rows.empty:
         return out
     params = [p for p in result.params if p in rows and rows[p].nunique(dropna=True) > 1]
@@ -296,7 +316,7 @@ def summary_frame(result) -> tuple[pd.DataFrame, dict]:
     value and the error against it where there is one, what bound it and the
     evidence; and the parameters fixed over the whole result."""
     summary = result.summary()
-    rows = result.to_pandas()
+    rows = result.rows_view()
     varying, fixed = _varying(result, rows)
     if summary.empty:
         return summary, fixed
@@ -343,6 +363,78 @@ def engine_columns(result, rows: pd.DataFrame, summary: pd.DataFrame, show) -> N
             result, summary, rows, notes=("notes", lambda s: "; ".join(dict.fromkeys(s.dropna())))
         )
         show["notes"] = per["notes"].to_numpy()
+
+
+# --- the lead: simulated beside published --------------------------------------------------
+
+#: An error this large (percent of the published value, either way) takes the grid's
+#: strongest colour: the study's own spread between cells it calls alike is ~10-20%
+#: (docs/lan-buffers.md), so 25% is past any cell the model claims to match.
+ERROR_FULL_COLOUR_PCT = 25.0
+
+
+def _error_colour(err: float) -> str:
+    """A cell's background: white at 0, red above the published value, blue below,
+    full at ERROR_FULL_COLOUR_PCT."""
+    t = min(abs(err) / ERROR_FULL_COLOUR_PCT, 1.0)
+    hue = 0 if err > 0 else 215
+    return f"hsl({hue},75%,{round(97 - 30 * t)}%)"
+
+
+def lead_grid(result) -> str:
+    """What a reader of a buffer sweep came for, first: the send × receive buffer grid
+    as a table, each cell the simulated mean (ttcp's Mbit/s) over the published one
+    and their error, its background coloured by the error and lock-step cells marked.
+    Empty for a result that is not lan-buffers' grid (or sweeps more than the buffers)."""
+    from cellbench.data.published import LAN_ANOMALOUS
+    from cellbench.experiment import plots
+
+    rows = result.rows_view()
+    if rows.empty or not {"sndbuf", "rcvbuf"} <= set(rows.columns):
+        return ""
+    varying, _ = _varying(result, rows)
+    # The sweep's parameters (any names) must be the buffers: one point per cell.
+    if not varying or (rows.groupby(["sndbuf", "rcvbuf"])[varying].nunique() > 1).any(axis=None):
+        return ""
+    try:
+        snd, rcv, z, lock, _, runs = plots._grid(rows)
+        pub = plots._published_grid(result, snd, rcv)
+    except plots.PlotError:
+        return ""
+    head = "".join(f"<th>{plots._size(r)}</th>" for r in rcv)
+    body = []
+    for i, s in enumerate(snd):
+        cells = []
+        for j, r in enumerate(rcv):
+            if not math.isfinite(z[i, j]):
+                cells.append("<td></td>")
+                continue
+            parts = [f'<b class="sim">{z[i, j]:.1f}</b>']
+            style, err_attr = "", ""
+            if math.isfinite(pub[i, j]):
+                err = 100 * (z[i, j] - pub[i, j]) / pub[i, j]
+                odd = "†" if (int(s), int(r)) in LAN_ANOMALOUS else ""
+                parts.append(f'<span class="pub">{pub[i, j]:.1f}{odd}</span>')
+                parts.append(f'<span class="err">{err:+.0f}%</span>')
+                style = f' style="background:{_error_colour(err)}"'
+                err_attr = f' data-error="{err:.2f}"'
+            if lock[i, j]:
+                parts.append('<span class="lock">lock-step</span>')
+            cls = "cell lockstep" if lock[i, j] else "cell"
+            cells.append(f'<td class="{cls}"{err_attr}{style}>{"".join(parts)}</td>')
+        body.append(f"<tr><th>{plots._size(s)}</th>{''.join(cells)}</tr>")
+    spread = f"mean of {runs} replications" if runs > 1 else "one run per cell"
+    return (
+        '<table class="lead-grid"><caption>Simulated beside published: ttcp throughput '
+        f"(Mbit/s, 2^20 bit/s; {spread}) per sender SO_SNDBUF (rows) and receiver "
+        "SO_RCVBUF (columns), K = 1024 bytes. In each cell: <b>simulated</b>, the "
+        "published mean under it († a cell the study marks anomalous), the error; red "
+        "above the published value, blue below, full colour at "
+        f"±{ERROR_FULL_COLOUR_PCT:.0f}%; a dashed border marks a Nagle/delayed-ACK "
+        "lock-step (most replications).</caption>"
+        f'<thead><tr><th class="corner">SNDBUF \\ RCVBUF</th>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
 
 
 # --- the page ---------------------------------------------------------------------------------
@@ -415,7 +507,7 @@ def _meta_list(result) -> str:
         ("testbed", f"{tb.get('name', '?')}: {tb.get('description', '')}".rstrip(": ")),
         ("seed", m.get("seed")),
         ("replications", m.get("replications")),
-        ("runs", f"{len(result.to_pandas()['run'].unique())} of {m.get('runs_total')}"
+        ("runs", f"{len(result.rows_view()['run'].unique())} of {m.get('runs_total')}"
                  + ("" if m.get("complete", True) else " (incomplete: --resume finishes it)")),
         ("--set", ", ".join(map(str, m.get("set") or [])) or None),
         ("cellbench", m.get("cellbench_version")),
@@ -436,6 +528,7 @@ def _result_section(result, label: str, fig_prefix: str) -> str:
     fixed_text = ", ".join(f"{k} = {v}" for k, v in fixed.items())
     parts = [f'<section class="result" data-engine="{html.escape(engine(result))}">']
     parts.append(f"<h3>{html.escape(label)}</h3>")
+    parts.append(lead_grid(result))
     parts.append(_meta_list(result))
     testbed = result.meta.get("testbed")
     if isinstance(testbed, dict):
@@ -511,7 +604,7 @@ def _comparison(results: list, labels: list[str]) -> str:
         frames.append((r, label, s))
     if len(frames) < 2:
         return ""
-    swept = [set(_varying(r, r.to_pandas())[0]) for r, _, _ in frames]
+    swept = [set(_varying(r, r.rows_view())[0]) for r, _, _ in frames]
     if any(s != swept[0] for s in swept):
         # A mean over one result's points beside another's single point would mislead.
         return (
@@ -554,10 +647,7 @@ def page(results: list[Result], title: str | None = None) -> str:
         body.append(f'<p class="note">{len(rs)} result(s); engines: {html.escape(engines)}</p>')
         texts = dict.fromkeys(_text(r) for r in rs if _text(r))
         for text in texts:
-            body.append(
-                "<details open><summary>experiment file</summary>"
-                f'<pre class="netspec">{highlight(text)}</pre></details>'
-            )
+            body.append(experiment_file(text))
         body.append(_comparison(rs, group_labels))
         body.append('<div class="side-by-side">')
         for i in members:
@@ -602,15 +692,29 @@ pre.netspec{background:#f6f7f9;border:1px solid #e1e3e8;padding:.8em;overflow:au
 .netspec .s{color:#1a7f37}.netspec .v{color:#a3114f}.netspec .c{color:#6e7781;font-style:italic}
 .netspec .p{color:#57606a}
 table{border-collapse:collapse;font-size:12.5px;margin:.6em 0;display:block;overflow:auto;
- max-height:40em}
+ max-height:40em;max-width:100%}
+table.summary{display:table;width:100%;max-height:none}
+table.summary th{white-space:normal}
+table.lead-grid{display:table;width:100%;font-size:13px;max-height:none;table-layout:fixed}
+.lead-grid caption{font-size:13px;color:#333;padding:.3em 0 .5em}
+.lead-grid th{background:#eef0f4;position:static;cursor:default;text-align:center;
+ vertical-align:middle}
+.lead-grid th.corner{font-size:11px;white-space:normal}
+.lead-grid td.cell{text-align:center;vertical-align:middle;padding:.35em .2em;line-height:1.25}
+.lead-grid .sim{display:block;font-size:17px}
+.lead-grid .pub{display:block;color:#444;font-size:13px}
+.lead-grid .err{display:block;font-size:13px;font-variant-numeric:tabular-nums}
+.lead-grid td.lockstep{outline:2px dashed #222;outline-offset:-3px}
+.lead-grid .lock{display:block;font-size:11px;font-weight:600;letter-spacing:.02em}
 caption{caption-side:top;text-align:left;color:#555;padding:.2em 0}
 th,td{border:1px solid #dde;padding:.2em .45em;vertical-align:top}
 th{background:#eef0f4;position:sticky;top:0;cursor:pointer;white-space:nowrap}
 th.asc::after{content:" ▲"}th.desc::after{content:" ▼"}
-td.prose{min-width:26em}
+td.prose{min-width:14em;white-space:normal;overflow-wrap:anywhere}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tbody tr:nth-child(even){background:#fafbfc}
 figure{margin:1em 0}svg.figure{width:100%;height:auto;max-width:60em;display:block;overflow:visible}
+figure[data-kind="buffer-grid"] svg.figure{max-width:none}
 figcaption{font:12px ui-monospace,monospace;color:#555}
 #script-errors{color:#b00;white-space:pre-wrap}
 """

@@ -1285,6 +1285,11 @@ class Result:
         """One row per connection per run, sorted by run and connection."""
         return self._rows.copy()
 
+    def rows_view(self) -> pd.DataFrame:
+        """The rows as ``to_pandas``, without the copy: for a reader that changes
+        nothing (``report`` and ``plot`` of a 100k-run result: a copy is ~120 MB)."""
+        return self._rows
+
     def traces(self) -> pd.DataFrame:
         """One row per trace line (runs made with trace=True / --trace)."""
         return self._table("traces")
@@ -1349,7 +1354,16 @@ class Result:
                 "mean_trans_per_s",
                 g["transaction_rate"].mean().to_numpy(),
             )
-        limits = [most_common_limit(rows) for _, rows in g]
+        if len(out) == len(df):
+            # A row per group (one run of 10,000 connections): each its own limit, in
+            # the rows' order, without a pandas step per group (~1.3 ms each: 13 s).
+            known = df["limited_by"].notna().to_numpy()
+            limits = [
+                (lim, why) if ok else (None, None)
+                for lim, why, ok in zip(df["limited_by"], df["limit_evidence"], known)
+            ]
+        else:
+            limits = [most_common_limit(rows) for _, rows in g]
         out["limited_by"] = [lim for lim, _ in limits]
         out["limit_evidence"] = [why for _, why in limits]
         return out

@@ -133,27 +133,37 @@ class Plan:
     def _build(self, point: int) -> model.Experiment:
         return model.build(sweep.apply(self.doc, self.points[point], self.sweep.params), self.base)
 
-    def check(self) -> None:
+    def check(self, progress: bool = False) -> None:
         """Build every point once before anything runs: every error first, and the
-        notes of all of them."""
+        notes of all of them. ``progress``: a bar while it takes long (100k points:
+        half a minute)."""
         first = self.experiments[0]
         shape = [(c.name, c.after) for c in first.connections]
         notes = set(first.notes)
         used: set[str] = set()
         self.capture_bytes = self.captured_runs = 0
-        for i in range(len(self.points)):
-            e = self.experiments[i]
-            used.update(h.name for h in e.hosts)
-            self._count_captures(i, e)
-            if [(c.name, c.after) for c in e.connections] != shape:
-                raise lang.ExperimentError(
-                    None, "the sweep changes which connections exist: it may change values only"
-                )
-            # Whatever the simulator would refuse, refused now, before anything is written.
-            model.check_with_engine(e, self.seed)
-            notes.update(e.notes)
+        desc = f"{COMMAND} (checking points)"
+        with bar(len(self.points), desc, "point", progress) as checking:
+            for i in range(len(self.points)):
+                self._check_point(i, shape, used, notes)
+                checking.update()
         notes.update(model.check_host_blocks(self.doc, used, self.base))
         self.notes = once_each(notes)
+        self._check_options(first)
+
+    def _check_point(self, i: int, shape: list, used: set[str], notes: set[str]) -> None:
+        e = self.experiments[i]
+        used.update(h.name for h in e.hosts)
+        self._count_captures(i, e)
+        if [(c.name, c.after) for c in e.connections] != shape:
+            raise lang.ExperimentError(
+                None, "the sweep changes which connections exist: it may change values only"
+            )
+        # Whatever the simulator would refuse, refused now, before anything is written.
+        model.check_with_engine(e, self.seed)
+        notes.update(e.notes)
+
+    def _check_options(self, first) -> None:
         if self.alone is not None:
             names = [c.name for c in first.connections]
             if self.alone not in names:
@@ -348,9 +358,11 @@ def make_plan(
     alone: str | None = None,
     cells_runs: str | None = None,
     cells_max: int | None = None,
+    progress: bool = False,
 ) -> Plan:
     """Parse, apply every sweep point, build and check every experiment. Nothing runs.
-    ``cells_runs``, ``cells_max``: ``--cells-runs`` (text) and ``--cells-max`` (bytes)."""
+    ``cells_runs``, ``cells_max``: ``--cells-runs`` (text) and ``--cells-max`` (bytes);
+    ``progress``: the check's bar on stderr while it takes long (``Plan.check``)."""
     text, name = _source(source, file)
     doc = lang.parse(text, name)
     base = tbmod.load(testbed) if testbed else None
@@ -370,7 +382,7 @@ def make_plan(
     if cells_runs is not None:
         plan.cells_runs = captures.parse_runs(cells_runs, plan.runs_total)
     plan.cells_max = cells_max
-    plan.check()
+    plan.check(progress)
     return plan
 
 
@@ -468,33 +480,51 @@ class _Lines:
 
     def write(self, text: str) -> None:
         line = text.replace("\r", "").strip()
-        if line and line != self.last:
-            self.stream.write(line + "\n")
-            self.last = line
+        if not line or line == self.last:
+            return
+        # The bar's close repeats its last state with a later clock: one final line.
+        m = _COUNT.search(line)
+        if m and m.group(1) == m.group(2) and _said(line) == _said(self.last):
+            return
+        self.stream.write(line + "\n")
+        self.last = line
 
     def flush(self) -> None:
         self.stream.flush()
 
 
-def progress_bar(plan: Plan, done, desc: str, progress: bool):
-    """The runs' progress bar on stderr, every engine alike: the plan's runs, those
-    already stored counted as done; shown only when ``progress``: on a terminal as
-    tqdm's bar, elsewhere as a line every LINE_INTERVAL_S seconds."""
+#: A bar's "n/total", and its clock and rate ("[00:12<00:03, 2.51run/s"), which a
+#: repeated state changes.
+_COUNT = re.compile(r"\b(\d+)/(\d+)\b")
+_CLOCK = re.compile(r"\[[^,\]]*(, [^,\]]*/s)?")
+
+
+def _said(line: str) -> str:
+    """A progress line without its clock and rate: what it says of the work."""
+    return _CLOCK.sub("[", line)
+
+
+#: On a terminal, a bar appears once its work has taken this long (s): a quick step
+#: stays quiet, a slow one is never silent.
+TTY_DELAY_S = 1.0
+
+
+def bar(total: int, desc: str, unit: str, progress: bool, initial: int = 0):
+    """A progress bar on stderr (tqdm), shown only when ``progress``: on a terminal
+    redrawn in place, once TTY_DELAY_S have passed; elsewhere as a line every
+    LINE_INTERVAL_S seconds, the first once LINE_INTERVAL_S have passed."""
     from tqdm import tqdm
 
-    desc = desc.replace("cellbench run", COMMAND, 1)  # "(emu)", "(real)" stay
     tty = sys.stderr.isatty()
     return tqdm(
-        total=plan.runs_total,
-        initial=len(done),
-        unit="run",
+        total=total,
+        initial=initial,
+        unit=unit,
         desc=desc,
         disable=not progress,
         file=sys.stderr if tty else _Lines(sys.stderr),
-        # Off a terminal, nothing for a short run (a line only once LINE_INTERVAL_S have
-        # passed), then a line at most every LINE_INTERVAL_S.
         **(
-            {}
+            {"delay": TTY_DELAY_S}
             if tty
             else {
                 "mininterval": LINE_INTERVAL_S,
@@ -504,6 +534,45 @@ def progress_bar(plan: Plan, done, desc: str, progress: bool):
                 "ncols": 100,
             }
         ),  # fmt: skip
+    )
+
+
+def progress_bar(plan: Plan, done, desc: str, progress: bool):
+    """The runs' progress bar, every engine alike: the plan's runs, those already
+    stored counted as done."""
+    desc = desc.replace("cellbench run", COMMAND, 1)  # "(emu)", "(real)" stay
+    return bar(plan.runs_total, desc, "run", progress, initial=len(done))
+
+
+@contextlib.contextmanager
+def heartbeat(progress_bar) -> Iterator[None]:
+    """Redraw ``progress_bar`` while its work runs even when no step ends: one long run
+    (0/1) shows its elapsed time grow instead of standing still; tqdm redraws only
+    on an update. Every TTY_DELAY_S on a terminal, LINE_INTERVAL_S elsewhere."""
+    if progress_bar.disable:
+        yield
+        return
+    every = max(TTY_DELAY_S if sys.stderr.isatty() else LINE_INTERVAL_S, 0.05)
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(every):
+            if _shown(progress_bar):
+                progress_bar.refresh()
+
+    t = threading.Thread(target=beat, name="cellbench-progress", daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join()
+
+
+def _shown(progress_bar) -> bool:
+    """Whether the bar is past its delay (a short run's never is: it stays quiet)."""
+    return not progress_bar.disable and (
+        progress_bar._time() - progress_bar.start_t >= progress_bar.delay
     )
 
 
@@ -582,17 +651,23 @@ def execute_plan(
         pool = _InlinePool(engine.work)
     else:
         pool = _ThreadPool(workers, engine.work)
-    bar = progress_bar(plan, done, engine.label, progress)
-    with _signals_stop_runs(engine) as signals:
-        try:
-            with _kept_if_stopped(store, signals):
-                _drive(plan, engine, store, todo, pool, bar, signals)
-        finally:
-            pool.close()
-            bar.close()
-            if isinstance(dask, str):
-                client.close()
-    store.finish()
+    runs = progress_bar(plan, done, engine.label, progress)
+    try:
+        with _signals_stop_runs(engine) as signals, heartbeat(runs):
+            try:
+                with _kept_if_stopped(store, signals):
+                    _drive(plan, engine, store, todo, pool, runs, signals)
+            finally:
+                pool.close()
+                if isinstance(dask, str):
+                    client.close()
+        # Sealing the last part and the result's files can take long after the last
+        # run (10,000 connections): the bar says so and keeps its clock.
+        runs.set_postfix_str("storing the result", refresh=_shown(runs))
+        with heartbeat(runs):
+            store.finish()
+    finally:
+        runs.close()
 
 
 @contextlib.contextmanager
