@@ -17,6 +17,7 @@ import pytest
 
 from cellbench import cells, files, wire
 from cellbench.cli import main
+from cellbench.experiment import results
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SMALL = [
@@ -222,6 +223,10 @@ def test_show_escapes_what_a_result_json_says(stored, tmp_path, capsys):
     meta = json.loads((r / "result.json").read_text())
     meta["testbed"]["name"] = "x\x1b]0;owned\x07"
     (r / "result.json").write_text(json.dumps(meta))
+    # As a result written so would be stored: its manifest covers result.json.
+    manifest = json.loads((r / "manifest.json").read_text())
+    manifest["result_json_sha256"] = results._meta_digest(meta)
+    (r / "manifest.json").write_text(json.dumps(manifest))
     assert main(["show", str(r)]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "testbed x\\x1b]0;owned\\x07, cellbench" in out

@@ -35,12 +35,18 @@ def connections(result) -> pd.DataFrame | None:
     timeouts, the longest backoff (2^k) and the time on retransmit timers (s); and per
     point Jain's fairness index and the starved connections. None if no connection
     timed out and none starved (or the result predates these columns)."""
-    df = result.to_pandas()
-    if df.empty or any(c not in df for c in (*CONNECTION_COLUMNS, *RUN_COLUMNS)):
+    # Whether anything contended, from two columns: most results show nothing, and a
+    # stored one of 10^5 runs need not read the rest (memory per run, test_bounds).
+    df = result.rows_columns(["timeouts", "starved"])
+    if df.empty or any(c not in df for c in ("timeouts", "starved")):
         return None
     timed_out = df["timeouts"].fillna(0).gt(0).any()
     starved = df["starved"].fillna("").astype(str).ne("").any()
     if not (timed_out or starved):
+        return None
+    ident = ("run", "connection", "transmitter", "receiver", "limited_by")
+    df = result.rows_columns([*result.params, *ident, *CONNECTION_COLUMNS, *RUN_COLUMNS])
+    if any(c not in df for c in (*CONNECTION_COLUMNS, *RUN_COLUMNS)):
         return None
     keys = _keys(result, df)
     g = df.assign(goodput_mbps=df["goodput_bps"] / 1e6).groupby(
@@ -68,13 +74,12 @@ def ports(result) -> pd.DataFrame | None:
     """Per sweep point and switch port that lost cells, over the replications: cells
     carried, of them delivered and wasted (and the wasted share), the idle time while
     a connection through it ran, and the cells lost by cause. None if no port lost any."""
+    lost = result.rows_columns(["cells_lost", "cells_wasted"], "ports")
+    if lost.empty or "cells_wasted" not in lost or not lost["cells_lost"].fillna(0).gt(0).any():
+        return None  # (read from two columns: most results lost nothing)
     p = result.ports()
-    if p.empty or "cells_wasted" not in p:
-        return None
     p = p[p["cells_lost"].fillna(0) > 0]
-    if p.empty:
-        return None
-    rows = result.to_pandas()
+    rows = result.rows_columns(["run", *result.params])
     keys = _keys(result, rows)
     if keys:
         p = p.merge(rows[["run", *keys]].drop_duplicates("run"), on="run", how="left")

@@ -1248,10 +1248,12 @@ class Result:
         *,
         summary_rows: Callable[[], pd.DataFrame] | None = None,
         num_rows: int | None = None,
+        column_reader: Callable[[str, list[str]], pd.DataFrame] | None = None,
     ):
         self.meta = meta
         self._rows_or_reader = rows
         self._summary_rows = summary_rows
+        self._column_reader = column_reader
         self._num_rows = num_rows
         self._tables = dict(tables or {})
         self.path = path
@@ -1284,6 +1286,18 @@ class Result:
     def to_pandas(self) -> pd.DataFrame:
         """One row per connection per run, sorted by run and connection."""
         return self._rows.copy()
+
+    def rows_columns(self, names: Iterable[str], table: str = "runs") -> pd.DataFrame:
+        """Table ``table``'s columns ``names`` (those it has), for a view of a few of
+        them (``show``'s contention tables): a stored result not yet read reads only
+        those, so memory does not grow with the rows' evidence (10^5 runs)."""
+        names = list(dict.fromkeys(names))
+        loaded = self._rows_or_reader if table == "runs" else self._tables.get(table)
+        if (loaded is None or callable(loaded)) and self._column_reader is not None:
+            stored = {n for n, _ in _columns(self.meta).get(table, [])}
+            return self._column_reader(table, [n for n in names if n in stored])
+        df = self._rows if table == "runs" else self._table(table)
+        return df[[n for n in names if n in df]]
 
     def rows_view(self) -> pd.DataFrame:
         """The rows as ``to_pandas``, without the copy: for a reader that changes
@@ -1626,6 +1640,7 @@ def load(path: str | Path) -> Result:
         tables,
         summary_rows=lambda: _summary_rows(path, meta, manifest),
         num_rows=count,
+        column_reader=lambda table, names: _read_checked(path, meta, manifest, table, names),
     )
 
 
