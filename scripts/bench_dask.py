@@ -7,8 +7,9 @@ The sweep is the lan-buffers study's grid (100 buffer pairs, 32 MB each) at
 ``--replications`` (default 10: 1000 runs), stored with --out as a user would. Each
 row is one sweep on a fresh result directory, timed from its first submitted run to
 its stored result (the plan is made once, before; a Dask cluster is started with
-Dask's own commands and warmed with a one-point sweep first, so a worker's one-time
-imports are not counted).
+Dask's own commands and warmed first, so a worker's one-time imports are not counted:
+a one-point sweep, which reaches one worker, and then every worker's imports,
+``warm_workers``).
 
 `--repeat N` runs every row N times, in rounds, and keeps each row's fastest.
 
@@ -34,6 +35,7 @@ spread over a full batch's runs.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import shutil
 import tempfile
@@ -48,6 +50,23 @@ from cellbench.reproduce import lan_buffers
 SCHEDULER_S_PER_TASK = 1e-3
 #: The cluster the model sizes.
 MODEL_WORKERS = 100
+
+
+#: What a fresh worker process imports in its first batch: the simulator, Arrow, and
+#: pandas, which pyarrow imports the first time it converts a Python list (about
+#: 0.25 s of a worker's first batch on the 2-core machine, issue 32).
+WORKER_IMPORTS = ("cellbench._native", "cellbench.experiment.cluster", "pyarrow", "pandas")
+
+
+def warm_workers(address: str) -> None:
+    """Every worker of the cluster at ``address`` has made ``WORKER_IMPORTS``: the
+    warm sweep's one batch pays them on one worker only, and the other's first batch
+    of the timed sweep would carry them."""
+    from dask.distributed import Client
+
+    with Client(address, set_as_default=False) as client:
+        for module in WORKER_IMPORTS:
+            client.run(importlib.import_module, module)
 
 
 def sweep(plan, out: Path, **how):
@@ -87,6 +106,7 @@ def main() -> None:
             for k in counts:
                 with localcluster.LocalCluster(k) as c:
                     sweep(warm, tmp / "warm", dask=c.address)
+                    warm_workers(c.address)
                     keep(("dask", k), *sweep(plan, tmp / "r", dask=c.address))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
