@@ -135,6 +135,17 @@ def test_erica_brings_every_acr_to_the_fair_share(example):
     assert ((rows["abr_acr_bps"] / fair - 1).abs() < 0.03).all()
 
 
+def test_the_acr_is_what_bound_each_connection(example):
+    # The ERICA share is below the port's rate, and each TCP fills what its ACR carries:
+    # the explanation names ABR, not the shared port (issue 29).
+    res, _ = example
+    rows = res.to_pandas()
+    assert list(rows["limited_by"]) == ["abr-rate"] * 4
+    for ev in rows["limit_evidence"]:
+        assert ev.startswith("ACR 33.65 Mb/s of cells (ERICA's explicit rate at the port to"), ev
+        assert "target 0.9) carries at most" in ev and "-byte segments; measured" in ev, ev
+
+
 def test_plot_acr(example, tmp_path):
     _, out = example
     svg = tmp_path / "acr.svg"

@@ -63,6 +63,7 @@ def _limit(name: str) -> str:
 #: The limit categories by name, for the engines that classify connections themselves.
 APPLICATION = _limit("application")
 LOCKSTEP = _limit("lockstep")
+ABR_RATE = _limit("abr-rate")
 LINK = _limit("link")
 HOST_CPU = _limit("host-cpu")
 WINDOW = _limit("window")

@@ -32,6 +32,11 @@ fn pct(x: f64) -> String {
 ///    nothing else (its writes may well wait in the circular wait, harmlessly).
 /// 2. `lockstep`: the circular wait took most of the transfer. It paces the
 ///    transfer at one release per timer tick, far below every other bound.
+/// 3. `abr-rate`: an ABR circuit whose allowed cell rate carries less than
+///    the path, and throughput >= [`LINK_SHARE`] of what the ACR carries (the
+///    same reckoning and tolerance as the adapter's pacing under `link`): the
+///    switches' feedback, not the link, set the rate. Before `link`, since the
+///    connections an ERICA port shares out also fill that port together.
 /// 3. `link`: throughput >= [`LINK_SHARE`] of the path's rate; or parallel
 ///    connections through the path's slowest port together carry that share of
 ///    it. A full link is the hard ceiling; before the CPU, since a host that
@@ -78,9 +83,10 @@ pub fn classify(f: &Facts) -> Explanation {
 type Rule = fn(&Facts) -> Option<Explanation>;
 
 /// [`classify`]'s rules in their order (see there why).
-const RULES: [Rule; 11] = [
+const RULES: [Rule; 12] = [
     application,
     lockstep,
+    abr_rate,
     link,
     shared_link,
     host_cpu,
@@ -197,6 +203,28 @@ fn lockstep(f: &Facts) -> Option<Explanation> {
                 f.sender_seconds,
                 pct(f.of_transfer(f.circular_wait_seconds)),
                 mbps(measured)
+            ),
+        );
+    }
+    None
+}
+
+/// Rule 3, `abr-rate`: the ABR circuit's allowed cell rate.
+fn abr_rate(f: &Facts) -> Option<Explanation> {
+    let a = f.abr.as_ref()?;
+    let below_path = !matches!(&f.path, Some(p) if p.payload_bps <= a.payload_bps);
+    if below_path && f.share(a.payload_bps) >= LINK_SHARE {
+        return done(
+            LimitedBy::AbrRate,
+            format!(
+                "ACR {} of cells ({}) carries at most {} in {}-byte {}; measured {} ({})",
+                mbps(a.acr_bps),
+                a.feedback,
+                mbps(a.payload_bps),
+                a.unit_bytes,
+                if f.tcp { "segments" } else { "datagrams" },
+                mbps(f.throughput_bps),
+                pct(f.share(a.payload_bps))
             ),
         );
     }
@@ -478,7 +506,7 @@ fn undetermined(f: &Facts) -> Explanation {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sim::explain::{PathRate, SharedLink};
+    use crate::sim::explain::{AbrRate, PathRate, SharedLink};
     use crate::time::SimTime;
 
     /// A 10 s TCP transfer at 10 Mb/s that reached no bound.
@@ -498,6 +526,7 @@ mod test {
                 unit_cells: 192,
                 bottleneck: "the port to b (100.00 Mb/s of cells)".into(),
             }),
+            abr: None,
             shared: None,
             cpu_busy: Some([0.3, 0.4]),
             cpu_profiles: ["sparc-10".into(), "sparc-ipc".into()],
@@ -605,6 +634,39 @@ mod test {
         assert!(e.evidence.starts_with("the port to b (100.00 Mb/s of cells) carries at most 100.00 Mb/s in 9148-byte segments (192 cells); measured 86.00 Mb/s (86%)"), "{}", e.evidence);
         f.throughput_bps = 84e6;
         assert_eq!(limit(&f), LimitedBy::CellLoss);
+    }
+
+    #[test]
+    fn an_acr_below_the_path_that_the_connection_fills_is_abr_rate() {
+        let mut f = plain();
+        f.abr = Some(AbrRate {
+            acr_bps: 33.65e6,
+            payload_bps: 30e6,
+            unit_bytes: 9140,
+            feedback: "ERICA's explicit rate at the port to b, target 0.9".into(),
+        });
+        // Four connections filling the port together: still the ACR, not the link.
+        f.shared = Some(SharedLink {
+            port: "the port to b".into(),
+            connections: 4,
+            total_bps: 120e6,
+            capacity_bps: 100e6,
+        });
+        f.throughput_bps = 30e6 * LINK_SHARE;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::AbrRate);
+        assert_eq!(
+            e.evidence,
+            "ACR 33.65 Mb/s of cells (ERICA's explicit rate at the port to b, target 0.9) \
+             carries at most 30.00 Mb/s in 9140-byte segments; measured 25.50 Mb/s (85%)"
+        );
+        // Below the link's tolerance of what the ACR carries: the ACR is not the bound.
+        f.throughput_bps *= 0.99;
+        assert_eq!(limit(&f), LimitedBy::Link);
+        // An ACR that carries more than the path (at PCR, say): the path binds.
+        f.throughput_bps = 90e6;
+        f.abr.as_mut().unwrap().payload_bps = 120e6;
+        assert_eq!(limit(&f), LimitedBy::Link);
     }
 
     #[test]
@@ -819,7 +881,7 @@ mod test {
         assert_eq!(e.limited_by, LimitedBy::Undetermined);
         assert_eq!(e.evidence, "no bound reached; measured 0.00 Mb/s");
         let names: Vec<&str> = LimitedBy::ALL.iter().map(|l| l.as_str()).collect();
-        assert_eq!(names.len(), 10);
+        assert_eq!(names.len(), 11);
         assert!(names.iter().all(|n| !n.is_empty()));
     }
 }

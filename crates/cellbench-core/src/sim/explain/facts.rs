@@ -6,9 +6,12 @@
 
 use crate::atm::phy::CELL_BITS;
 use crate::host::ttcp::Pace;
-use crate::sim::net::{aal5_cells, ether, CircuitCounters, CircuitId, Topology, TxSpacing};
+use crate::sim::net::{
+    aal5_cells, ether, AbrSwitch, AdapterSpec, CircuitCounters, CircuitId, Topology, TxSpacing,
+    VcPacing,
+};
 use crate::sim::scenario::{Protocol, RunResult, Scenario, TransferResult, TransferSpec};
-use crate::time::SimTime;
+use crate::time::{BitRate, SimTime};
 
 /// The rate of a connection's path for its largest PDUs (or datagrams).
 #[derive(Clone, Debug, PartialEq)]
@@ -20,6 +23,18 @@ pub struct PathRate {
     pub unit_cells: u32,
     /// What sets it: "the adapter paced at 70 Mb/s", "the link trunk west->east (OC-3c)".
     pub bottleneck: String,
+}
+
+/// What an ABR circuit's allowed cell rate carries of a connection's PDUs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AbrRate {
+    /// ACR at the end of the run, bit/s of cells.
+    pub acr_bps: f64,
+    /// Payload it carries at most, bit/s, and the data bytes per PDU it is reckoned for.
+    pub payload_bps: f64,
+    pub unit_bytes: u32,
+    /// The switches' feedback that set it: "ERICA's explicit rate at the port to b, target 0.9".
+    pub feedback: String,
 }
 
 /// Parallel connections sharing the slowest switch port on this one's path.
@@ -76,6 +91,8 @@ pub struct Facts {
     /// Time the sender held back data its window allowed (Nagle, sender SWS avoidance).
     pub holding_seconds: f64,
     pub path: Option<PathRate>,
+    /// Only for an ABR data circuit.
+    pub abr: Option<AbrRate>,
     pub shared: Option<SharedLink>,
     /// Busy share of the transfer of the sender's and the receiver's CPU, and their profiles.
     pub cpu_busy: Option<[f64; 2]>,
@@ -116,6 +133,16 @@ impl Facts {
         let path = unit.as_ref().and_then(|(bytes, pdus)| {
             path_rate(&scenario.topology, spec.circuit, *bytes, pdus, port_name)
         });
+        let abr = unit.as_ref().and_then(|(bytes, pdus)| {
+            abr_rate(
+                &scenario.topology,
+                run,
+                spec.circuit,
+                *bytes,
+                pdus,
+                port_name,
+            )
+        });
         let shared = unit
             .as_ref()
             .and_then(|(bytes, pdus)| shared_link(scenario, run, i, *bytes, pdus, port_name));
@@ -143,6 +170,7 @@ impl Facts {
             window_wait_seconds: t.probe.window_wait_seconds.min(t.sender_seconds),
             holding_seconds: t.probe.holding_seconds,
             path,
+            abr,
             shared,
             cpu_busy: t.probe.cpu_busy,
             cpu_profiles: [spec.sender, spec.receiver]
@@ -313,18 +341,9 @@ pub fn path_rate(
         return frame_path_rate(topo, f.segment, bytes, pdus);
     }
     let adapter = topo.adapters.get(circuit.src)?;
-    let cell = adapter.rate.time_for_bits(CELL_BITS);
     let pacing = topo.pacing.iter().find(|p| p.circuit == c);
-    let cells: Vec<u32> = pdus.iter().map(|(l, _)| aal5_cells(*l)).collect();
-    let total_cells: u32 = cells.iter().sum();
-    let at_adapter: SimTime = pdus
-        .iter()
-        .zip(&cells)
-        .map(|((len, buffers), &n)| {
-            let paced = pacing.map(|p| p.cell_interval(n, *len, cell));
-            adapter.pdu_period(paced, n, buffers)
-        })
-        .fold(SimTime::ZERO, |a, b| a + b);
+    let total_cells: u32 = pdus.iter().map(|(l, _)| aal5_cells(*l)).sum();
+    let at_adapter = adapter_time(adapter, pacing, pdus);
     let adapter_what = match (pacing, adapter.tx) {
         (Some(p), _) => format!(
             "the adapter paced at {:.2} Mb/s of {}",
@@ -370,11 +389,74 @@ pub fn path_rate(
     })
 }
 
+/// The sender's adapter's time for the PDUs, paced or not (its cell spacing
+/// and PDU gap counted): one reckoning for pacing and for an ABR circuit's ACR.
+fn adapter_time(adapter: &AdapterSpec, pacing: Option<&VcPacing>, pdus: &[Gathered]) -> SimTime {
+    let cell = adapter.rate.time_for_bits(CELL_BITS);
+    pdus.iter()
+        .map(|(len, buffers)| {
+            let n = aal5_cells(*len);
+            let paced = pacing.map(|p| p.cell_interval(n, *len, cell));
+            adapter.pdu_period(paced, n, buffers)
+        })
+        .fold(SimTime::ZERO, |a, b| a + b)
+}
+
+/// What ABR circuit `c`'s allowed cell rate at the end of the run carries at
+/// most of `bytes` in these PDUs: the adapter paced at ACR less the in-rate
+/// forward RM cells, one of every Nrm cells (TM 4.0 §5.10.4 rule 3), the
+/// adapter's time reckoned as for pacing. None for a circuit that is not ABR.
+fn abr_rate(
+    topo: &Topology,
+    run: &RunResult,
+    c: CircuitId,
+    bytes: u32,
+    pdus: &[Gathered],
+    port_name: &dyn Fn(usize) -> String,
+) -> Option<AbrRate> {
+    let acr = run.abr_sources.get(c).copied().flatten()?.acr;
+    let nrm = topo.abr_sources.iter().find(|s| s.circuit == c)?.nrm as f64;
+    let circuit = topo.circuits.get(c)?;
+    let adapter = topo.adapters.get(circuit.src)?;
+    let acr_bps = acr * CELL_BITS as f64;
+    let data_bps = acr_bps * (nrm - 1.0) / nrm;
+    let pacing = VcPacing::at_rate(c, BitRate(data_bps as u64)).ok()?;
+    let secs = adapter_time(adapter, Some(&pacing), pdus).as_secs_f64();
+    let feedback: Vec<String> = circuit
+        .hops
+        .iter()
+        .filter_map(|h| {
+            let a = topo.abr_ports.iter().find(|a| a.port == h.port)?;
+            let port = port_name(h.port);
+            Some(match a.switch {
+                AbrSwitch::Erica { target, .. } => {
+                    format!("ERICA's explicit rate at {port}, target {target}")
+                }
+                AbrSwitch::Efci { threshold_cells } => {
+                    format!("EFCI marking at {port} above {threshold_cells} cells")
+                }
+                AbrSwitch::Relative { threshold_cells } => {
+                    format!("relative-rate marking at {port} above {threshold_cells} cells")
+                }
+            })
+        })
+        .collect();
+    (secs > 0.0).then(|| AbrRate {
+        acr_bps,
+        payload_bps: bytes as f64 * 8.0 / secs,
+        unit_bytes: bytes,
+        feedback: if feedback.is_empty() {
+            "no switch feedback: the source's own rules".to_string()
+        } else {
+            feedback.join("; ")
+        },
+    })
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::sim::net::{AdapterSpec, CircuitSpec, DropPolicy, Hop, PortSpec, VcPacing};
-    use crate::time::BitRate;
+    use crate::sim::net::{CircuitSpec, DropPolicy, Hop, PortSpec};
 
     fn two_hosts(adapter_tx: TxSpacing, port_mbps: u64, pacing: Option<u64>) -> Topology {
         let adapter = AdapterSpec {

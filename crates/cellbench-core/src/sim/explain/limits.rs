@@ -11,6 +11,9 @@ pub enum LimitedBy {
     Application,
     /// The Nagle/delayed-ACK circular wait: data released by the receiver's timer.
     Lockstep,
+    /// An ABR circuit's allowed cell rate (ACR), set by the switches'
+    /// feedback (an explicit rate, EFCI or relative-rate marking).
+    AbrRate,
     /// The cell rate of the path: the slowest link, or the adapter's pacing,
     /// cell spacing and PDU gap; alone or shared with other connections.
     Link,
@@ -35,9 +38,10 @@ pub enum LimitedBy {
 }
 
 impl LimitedBy {
-    pub const ALL: [LimitedBy; 10] = [
+    pub const ALL: [LimitedBy; 11] = [
         LimitedBy::Application,
         LimitedBy::Lockstep,
+        LimitedBy::AbrRate,
         LimitedBy::Link,
         LimitedBy::HostCpu,
         LimitedBy::Window,
@@ -52,6 +56,7 @@ impl LimitedBy {
         match self {
             LimitedBy::Application => "application",
             LimitedBy::Lockstep => "lockstep",
+            LimitedBy::AbrRate => "abr-rate",
             LimitedBy::Link => "link",
             LimitedBy::HostCpu => "host-cpu",
             LimitedBy::Window => "window",

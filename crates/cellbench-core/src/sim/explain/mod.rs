@@ -22,7 +22,7 @@ mod limits;
 mod lockstep;
 
 pub use classify::{classify, Explanation};
-pub use facts::{path_rate, Facts, Gathered, PathRate, SharedLink, WindowFacts};
+pub use facts::{path_rate, AbrRate, Facts, Gathered, PathRate, SharedLink, WindowFacts};
 pub use limits::{
     LimitedBy, APPLICATION_SHARE, CPU_BUSY, CPU_BUSY_JOINT, LINK_SHARE, NAGLE_HOLD, WINDOW_CLOSED,
     WINDOW_SHARE,
