@@ -422,13 +422,45 @@ fn abr_rate(
     let data_bps = acr_bps * (nrm - 1.0) / nrm;
     let pacing = VcPacing::at_rate(c, BitRate(data_bps as u64)).ok()?;
     let secs = adapter_time(adapter, Some(&pacing), pdus).as_secs_f64();
-    let feedback: Vec<String> = circuit
+    // The ports on the path with an ABR rule. Of ERICA's, the one whose last
+    // explicit rate was the lowest set the ACR; a marking port cannot be told
+    // apart from another, so each is named.
+    let ports: Vec<(usize, AbrSwitch)> = circuit
         .hops
         .iter()
         .filter_map(|h| {
-            let a = topo.abr_ports.iter().find(|a| a.port == h.port)?;
-            let port = port_name(h.port);
-            Some(match a.switch {
+            Some((
+                h.port,
+                topo.abr_ports.iter().find(|a| a.port == h.port)?.switch,
+            ))
+        })
+        .collect();
+    let last_er = |p: usize| {
+        run.abr_ports
+            .get(p)
+            .copied()
+            .flatten()
+            .map_or(f64::INFINITY, |k| {
+                if k.er_last > 0.0 {
+                    k.er_last
+                } else {
+                    f64::INFINITY
+                }
+            })
+    };
+    let erica = ports
+        .iter()
+        .filter(|(_, s)| matches!(s, AbrSwitch::Erica { .. }))
+        .min_by(|a, b| last_er(a.0).total_cmp(&last_er(b.0)));
+    let named: Vec<&(usize, AbrSwitch)> = match erica {
+        Some(e) => vec![e],
+        None => ports.iter().collect(),
+    };
+    let feedback: Vec<String> = named
+        .iter()
+        .map(|&&(p, switch)| {
+            let port = port_name(p);
+            match switch {
                 AbrSwitch::Erica { target, .. } => {
                     format!("ERICA's explicit rate at {port}, target {target}")
                 }
@@ -438,7 +470,7 @@ fn abr_rate(
                 AbrSwitch::Relative { threshold_cells } => {
                     format!("relative-rate marking at {port} above {threshold_cells} cells")
                 }
-            })
+            }
         })
         .collect();
     (secs > 0.0).then(|| AbrRate {
