@@ -16,20 +16,17 @@ FORMAT = "cellbench-result"
 FORMAT_VERSION = 3
 MANIFEST_FORMAT = "cellbench-manifest"
 
-
 #: The largest result.json or manifest.json read: an experiment's text is at most 1 MiB
 #: (``lang.MAX_TEXT_BYTES``) and a manifest's part some 1 KB, so this holds the
 #: manifest of a sweep at the language's 10^5-value bound many times over.
 MAX_JSON_BYTES = 64 << 20
-
 
 INCOMING = ".incoming"
 DAMAGED = ".damaged"
 #: Where --resume keeps a format 2 result's files once their runs are in parts.
 LEGACY_KEPT = ".format2"
 _PART_NAME = re.compile(r"part-(\d+)-(\d+)\.parquet\Z")
-
-
+#: A format 2 part: one file per run.
 _LEGACY_PART = re.compile(r"part-(\d+)\.parquet\Z")
 
 
