@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from cellbench.experiment import contention
+from cellbench.experiment.results import contention
 from cellbench.experiment.runner import run as run_experiment
 
 

@@ -17,7 +17,7 @@ from cellbench.cli.common import (
     print_json,
     seed,
 )
-from cellbench.experiment import contention
+from cellbench.experiment.results import contention
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
 from cellbench.real.tools import SCHEDULER_HELP
 

@@ -27,8 +27,8 @@ from cellbench.engines.base import Tables
 from cellbench.engines.rows import ident, port_rows
 from cellbench.engines.walk import wait_all, walk
 from cellbench.errors import EngineError, UsageError
-from cellbench.experiment import contention
 from cellbench.experiment.lang import ExperimentError
+from cellbench.experiment.results import contention
 from cellbench.real import agents, controller
 from cellbench.real import plan as rplan
 
