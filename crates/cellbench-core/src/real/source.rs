@@ -2,7 +2,7 @@
 //! or a full blast under the rate caps), then close and collect TCP_INFO.
 
 use super::clock::{instant_of, now_epoch, sleep_until, wait_until, EpochMap};
-use super::limits::{self, RateCap};
+use super::limits::{self, Limits, RateCap};
 use super::measure::{HostProbe, Sampler};
 use super::report::{timing, SourceReport};
 use super::socket::{self, is_timeout};
@@ -82,6 +82,82 @@ impl Writer {
         }
     }
 
+    /// Open at the start time: a TCP connection (retried while refused, the sink
+    /// not yet listening, for the connect timeout) or a connected UDP socket.
+    fn open(spec: &SourceSpec, stop: Stop, notes: &mut Vec<String>) -> Result<Writer, AgentError> {
+        let opts = spec.options();
+        let local = spec.bind.map(|ip| SocketAddr::new(ip, 0));
+        Ok(match spec.protocol {
+            Protocol::Tcp => {
+                let timeout = Duration::from_secs_f64(spec.connect_timeout_s.max(0.0));
+                let s = socket::tcp_connect(
+                    local,
+                    spec.peer,
+                    &opts,
+                    timeout,
+                    &|| stop.requested(),
+                    notes,
+                )?;
+                stop.check()?;
+                s.set_write_timeout(Some(SLICE))?;
+                Writer::Tcp(s)
+            }
+            Protocol::Udp => Writer::Udp(socket::udp_socket(local, Some(spec.peer), &opts)?),
+        })
+    }
+
+    /// A report begun with what the kernel granted: the send buffer, the
+    /// congestion control, and a note where the MSS is not the one asked for.
+    fn begin_report(&self, spec: &SourceSpec, notes: &mut Vec<String>) -> SourceReport {
+        let fd = self.raw_fd();
+        let report = SourceReport {
+            sndbuf_granted: socket::buffer_sizes(fd).0,
+            congestion: (spec.protocol == Protocol::Tcp)
+                .then(|| socket::congestion(fd))
+                .flatten(),
+            ..SourceReport::default()
+        };
+        if let (Some(asked), Ok(info)) = (spec.mss, TcpInfo::read(fd)) {
+            notes.extend(socket::mss_note(asked, info.snd_mss));
+        }
+        report
+    }
+
+    /// End the transfer. TCP closes its side and waits for the sink's close:
+    /// then every byte is acknowledged and TCP_INFO's counts (and the series)
+    /// are final. UDP sends its end markers.
+    fn close(
+        self,
+        spec: &SourceSpec,
+        sampler: Option<Sampler>,
+        report: &mut SourceReport,
+    ) -> Result<(), AgentError> {
+        match self {
+            Writer::Tcp(mut s) => {
+                s.shutdown(Shutdown::Write)?;
+                s.set_read_timeout(Some(Duration::from_secs_f64(
+                    spec.drain_timeout_s.max(0.001),
+                )))?;
+                let mut buf = [0u8; 512];
+                while let Ok(n) = s.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                }
+                report.tcp_info = Some(TcpInfo::read(s.as_raw_fd())?);
+                // Before the socket closes: the sampler reads its descriptor.
+                report.series = sampler.map(Sampler::finish);
+            }
+            Writer::Udp(s) => {
+                for _ in 0..UDP_END_MARKERS {
+                    let _ = s.send(&[]);
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn raw_fd(&self) -> i32 {
         match self {
             Writer::Tcp(s) => s.as_raw_fd(),
@@ -90,7 +166,8 @@ impl Writer {
     }
 }
 
-/// Run a source to its end and report.
+/// Run a source to its end and report: admitted under the process's limits,
+/// connected at its start time, its blocks written, then closed.
 pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
     spec.check()?;
     let clock = EpochMap::new();
@@ -98,18 +175,8 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
     // The process's own limits (a daemon's), whatever the spec says.
     let limits = limits::process_limits();
     if let Some(l) = limits {
-        if let Some(why) = l.refuse_destination(spec.peer.ip()) {
-            return Err(AgentError(why));
-        }
-        if start > Instant::now() + l.max_duration {
-            return Err(AgentError(format!(
-                "refused: a start {:.0} s away is beyond the daemon's --max-duration",
-                spec.start_at - now_epoch()
-            )));
-        }
+        admit(l, spec, start)?;
     }
-    let opts = spec.options();
-    let local = spec.bind.map(|ip| SocketAddr::new(ip, 0));
     let stop = Stop(spec.group.as_deref());
     let realtime = spec.realtime && limits.is_none_or(|l| l.realtime);
     // Raised for the whole transfer (the start is paced too), put back on return.
@@ -118,52 +185,74 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
     // handshake is part of no one's throughput but the connection is fresh.
     sleep_until(start, stop)?;
     let mut notes = Vec::new();
-    let mut writer = match spec.protocol {
-        Protocol::Tcp => {
-            let timeout = Duration::from_secs_f64(spec.connect_timeout_s.max(0.0));
-            let s = socket::tcp_connect(
-                local,
-                spec.peer,
-                &opts,
-                timeout,
-                &|| stop.requested(),
-                &mut notes,
-            )?;
-            stop.check()?;
-            s.set_write_timeout(Some(SLICE))?;
-            Writer::Tcp(s)
-        }
-        Protocol::Udp => Writer::Udp(socket::udp_socket(local, Some(spec.peer), &opts)?),
-    };
-    let fd = writer.raw_fd();
-    let mut report = SourceReport {
-        sndbuf_granted: socket::buffer_sizes(fd).0,
-        congestion: (spec.protocol == Protocol::Tcp)
-            .then(|| socket::congestion(fd))
-            .flatten(),
-        ..SourceReport::default()
-    };
-    if let (Some(asked), Ok(info)) = (spec.mss, TcpInfo::read(fd)) {
-        notes.extend(socket::mss_note(asked, info.snd_mss));
-    }
+    let mut writer = Writer::open(spec, stop, &mut notes)?;
+    let mut report = writer.begin_report(spec, &mut notes);
     let host = HostProbe::start(Some(spec.peer.ip()));
-    let mut sampler = spec
+    let fd = writer.raw_fd();
+    let sampler = spec
         .series_interval_us
         .filter(|_| spec.protocol == Protocol::Tcp)
         .map(|us| Sampler::start(fd, Duration::from_secs_f64(us * 1e-6), move |t| clock.at(t)));
+    let written = write_blocks(
+        spec,
+        &mut writer,
+        limits,
+        start,
+        stop,
+        &mut report,
+        &mut notes,
+    )?;
+    written.account(spec, clock, priority.as_ref(), &mut report, &mut notes);
+    writer.close(spec, sampler, &mut report)?;
+    report.host = host.finish();
+    report.notes = notes;
+    Ok(report)
+}
+
+/// The process's limits (a daemon's) refuse a destination outside its allow
+/// list and a start beyond its --max-duration.
+fn admit(limits: &Limits, spec: &SourceSpec, start: Instant) -> Result<(), AgentError> {
+    if let Some(why) = limits.refuse_destination(spec.peer.ip()) {
+        return Err(AgentError(why));
+    }
+    if start > Instant::now() + limits.max_duration {
+        return Err(AgentError(format!(
+            "refused: a start {:.0} s away is beyond the daemon's --max-duration",
+            spec.start_at - now_epoch()
+        )));
+    }
+    Ok(())
+}
+
+/// What the write loop leaves for the report.
+struct Written {
+    /// Just before the first write, and just after the last write returned.
+    t0: Instant,
+    last_return: Instant,
+    /// Each paced block's timing error (start of write minus due time), ns.
+    errors_ns: Vec<u64>,
+    /// Paced blocks that started after the next block was due.
+    late: u64,
+    /// Ended by the stall timeout: nothing was taken for that long.
+    stalled: bool,
+}
+
+/// Write the schedule's blocks until `nbytes` are written, the duration is
+/// over, the daemon's --max-duration comes or a write stalls: a paced block at
+/// its due time, a full blast as fast as the socket and the rate caps allow.
+fn write_blocks(
+    spec: &SourceSpec,
+    writer: &mut Writer,
+    limits: Option<&Limits>,
+    start: Instant,
+    stop: Stop,
+    report: &mut SourceReport,
+    notes: &mut Vec<String>,
+) -> Result<Written, AgentError> {
     let block = vec![0x5au8; spec.blocksize];
     let mut schedule = spec.schedule();
-    // The spec's own cap (the emulator's): a full blast may run ahead of it by a
-    // burst (10 ms at the cap, at least 4 blocks), so that writes returning at once
-    // into an empty send buffer pass without counting as held.
-    let own_cap = spec.max_rate_bps.map(RateCap::new);
-    let own_burst = own_cap
-        .as_ref()
-        .map(|c| CAP_BURST.max(c.time_of(4 * spec.blocksize)));
-    report.cap_bps = [spec.max_rate_bps, limits.map(|l| l.cap.rate_bps())]
-        .into_iter()
-        .flatten()
-        .reduce(f64::min);
+    let caps = Caps::new(spec, limits);
+    report.cap_bps = caps.rate_bps();
     let t0 = Instant::now();
     report.start_late_s = (t0 - start.min(t0)).as_secs_f64();
     let end = spec.duration_s.map(|d| t0 + Duration::from_secs_f64(d));
@@ -173,13 +262,16 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
         (Some(e), Some(h)) => Some(e.min(h)),
         (e, h) => e.or(h),
     };
-    let mut errors_ns: Vec<u64> = Vec::new();
-    let mut late = 0u64;
-    let mut last_return = t0;
+    let mut written = Written {
+        t0,
+        last_return: t0,
+        errors_ns: Vec::new(),
+        late: 0,
+        stalled: false,
+    };
     let stall = spec
         .stall_timeout_s
         .map(|s| Duration::from_secs_f64(s.max(0.001)));
-    let mut stalled = false;
     loop {
         let next = schedule.next(spec.nbytes.map(|n| n.saturating_sub(report.bytes)));
         let (len, due) = (next.len, next.due.map(|d| t0 + d));
@@ -196,8 +288,110 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
         let paced = due.zip(next.interval);
         if let Some((due, _)) = paced {
             sleep_until(due, stop)?;
-        } else if let (Some(cap), Some(burst)) = (&own_cap, own_burst) {
-            let at = cap.reserve(len, burst, false);
+        } else {
+            caps.wait_own(len, stop, report)?;
+        }
+        caps.wait_process(len, paced.is_some(), stop, report)?;
+        // Late: it starts after the next block was due.
+        if let Some((due, p)) = paced {
+            let error = Instant::now() - due;
+            if error > p {
+                written.late += 1;
+            }
+            written.errors_ns.push(error.as_nanos() as u64);
+        }
+        let took =
+            writer.write_block(&block[..len], stop, write_end, stall, &mut written.stalled)?;
+        match took {
+            Some(n) => report.bytes += n as u64,
+            None => report.send_errors += 1,
+        }
+        report.blocks += 1;
+        written.last_return = Instant::now();
+        if took.is_some_and(|n| n < len) {
+            break; // the end (or a stall) came while the write was blocked
+        }
+    }
+    Ok(written)
+}
+
+impl Written {
+    /// The report's times and throughput (ttcp's: first write to last return),
+    /// a paced source's timing summary, and a stall's note.
+    fn account(
+        mut self,
+        spec: &SourceSpec,
+        clock: EpochMap,
+        priority: Option<&pacer::Priority>,
+        report: &mut SourceReport,
+        notes: &mut Vec<String>,
+    ) {
+        if self.stalled {
+            report.stalled = true;
+            notes.push(format!(
+                "ended: nothing delivered for {:.3} s (stall timeout), {} bytes written",
+                spec.stall_timeout_s.unwrap_or_default(),
+                report.bytes
+            ));
+        }
+        report.started_at = clock.at(self.t0);
+        report.ended_at = clock.at(self.last_return);
+        report.seconds = (self.last_return - self.t0).as_secs_f64();
+        report.throughput_bps = if report.seconds > 0.0 {
+            report.bytes as f64 * 8.0 / report.seconds
+        } else {
+            0.0
+        };
+        if spec.paced() {
+            let realtime = priority.is_some_and(|p| p.realtime());
+            report.timing = Some(timing(&mut self.errors_ns, self.late, realtime));
+        }
+    }
+}
+
+/// The rate caps a write waits for: the spec's own (the emulator's), for a
+/// full blast only, and the process's (a daemon's), shared by all its sources.
+struct Caps<'a> {
+    /// The spec's cap, and how far ahead of it a full blast may run.
+    own: Option<(RateCap, Duration)>,
+    process: Option<&'a RateCap>,
+}
+
+impl<'a> Caps<'a> {
+    fn new(spec: &SourceSpec, limits: Option<&'a Limits>) -> Caps<'a> {
+        // The spec's own cap (the emulator's): a full blast may run ahead of it by a
+        // burst (10 ms at the cap, at least 4 blocks), so that writes returning at once
+        // into an empty send buffer pass without counting as held.
+        let own = spec.max_rate_bps.map(RateCap::new).map(|cap| {
+            let burst = CAP_BURST.max(cap.time_of(4 * spec.blocksize));
+            (cap, burst)
+        });
+        Caps {
+            own,
+            process: limits.map(|l| &l.cap),
+        }
+    }
+
+    /// The rate cap this source runs under (the lower of the two), bit/s.
+    fn rate_bps(&self) -> Option<f64> {
+        [
+            self.own.as_ref().map(|(cap, _)| cap.rate_bps()),
+            self.process.map(|cap| cap.rate_bps()),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(f64::min)
+    }
+
+    /// A full blast's write of `len` bytes waits for the spec's cap, beyond its burst.
+    fn wait_own(
+        &self,
+        len: usize,
+        stop: Stop,
+        report: &mut SourceReport,
+    ) -> Result<(), AgentError> {
+        if let Some((cap, burst)) = &self.own {
+            let at = cap.reserve(len, *burst, false);
             let now = Instant::now();
             if at > now {
                 report.cap_waits += 1;
@@ -205,19 +399,29 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
                 wait_until(at, stop)?;
             }
         }
-        // The process's cap, shared by all its sources: a full blast's write waits
-        // until its own bytes' time at the cap has passed since the previous write
-        // of any source (limits::RateCap, no tolerance), so however short the blast
-        // its rate stays under the cap; a paced block only for the bytes reserved
-        // before it (it is on time whenever the total is under the cap).
-        if let Some(l) = limits {
-            let tolerance = if paced.is_some() {
-                l.cap.time_of(len)
+        Ok(())
+    }
+
+    /// The process's cap, shared by all its sources: a full blast's write waits
+    /// until its own bytes' time at the cap has passed since the previous write
+    /// of any source (limits::RateCap, no tolerance), so however short the blast
+    /// its rate stays under the cap; a paced block only for the bytes reserved
+    /// before it (it is on time whenever the total is under the cap).
+    fn wait_process(
+        &self,
+        len: usize,
+        paced: bool,
+        stop: Stop,
+        report: &mut SourceReport,
+    ) -> Result<(), AgentError> {
+        if let Some(cap) = self.process {
+            let tolerance = if paced {
+                cap.time_of(len)
             } else {
                 Duration::ZERO
             };
             let fresh = report.blocks == 0;
-            let at = l.cap.reserve(len, tolerance, fresh && paced.is_none());
+            let at = cap.reserve(len, tolerance, fresh && !paced);
             let now = Instant::now();
             if at > now {
                 // Held: the source (or all of them) ran ahead of the cap.
@@ -228,71 +432,6 @@ pub fn run_source(spec: &SourceSpec) -> Result<SourceReport, AgentError> {
                 wait_until(at, stop)?;
             }
         }
-        // Late: it starts after the next block was due.
-        if let Some((due, p)) = paced {
-            let error = Instant::now() - due;
-            if error > p {
-                late += 1;
-            }
-            errors_ns.push(error.as_nanos() as u64);
-        }
-        let took = writer.write_block(&block[..len], stop, write_end, stall, &mut stalled)?;
-        match took {
-            Some(n) => report.bytes += n as u64,
-            None => report.send_errors += 1,
-        }
-        report.blocks += 1;
-        last_return = Instant::now();
-        if took.is_some_and(|n| n < len) {
-            break; // the end (or a stall) came while the write was blocked
-        }
+        Ok(())
     }
-    if stalled {
-        report.stalled = true;
-        notes.push(format!(
-            "ended: nothing delivered for {:.3} s (stall timeout), {} bytes written",
-            spec.stall_timeout_s.unwrap_or_default(),
-            report.bytes
-        ));
-    }
-    report.started_at = clock.at(t0);
-    report.ended_at = clock.at(last_return);
-    report.seconds = (last_return - t0).as_secs_f64();
-    report.throughput_bps = if report.seconds > 0.0 {
-        report.bytes as f64 * 8.0 / report.seconds
-    } else {
-        0.0
-    };
-    if spec.paced() {
-        let realtime = priority.as_ref().is_some_and(|p| p.realtime());
-        report.timing = Some(timing(&mut errors_ns, late, realtime));
-    }
-    match writer {
-        Writer::Tcp(mut s) => {
-            // Close our side and wait for the sink's close: then every byte is
-            // acknowledged and TCP_INFO's counts are final.
-            s.shutdown(Shutdown::Write)?;
-            s.set_read_timeout(Some(Duration::from_secs_f64(
-                spec.drain_timeout_s.max(0.001),
-            )))?;
-            let mut buf = [0u8; 512];
-            while let Ok(n) = s.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-            }
-            report.tcp_info = Some(TcpInfo::read(s.as_raw_fd())?);
-            // Before the socket closes: the sampler reads its descriptor.
-            report.series = sampler.take().map(Sampler::finish);
-        }
-        Writer::Udp(s) => {
-            for _ in 0..UDP_END_MARKERS {
-                let _ = s.send(&[]);
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        }
-    }
-    report.host = host.finish();
-    report.notes = notes;
-    Ok(report)
 }
