@@ -322,3 +322,11 @@ pub fn wait_readable(fd: RawFd, timeout: Duration) -> io::Result<bool> {
         }
     }
 }
+
+/// A blocking read or write ran out its timeout (SO_RCVTIMEO/SO_SNDTIMEO) with nothing done.
+pub(super) fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}

@@ -1,5 +1,5 @@
-//! TCP implementations over one shared core: the control block and BSD
-//! mechanisms live in [`tcb`]; a [`Flavour`] is a small set of policy choices.
+//! TCP implementations over one shared core: the control block and the BSD
+//! mechanisms (one file each) live in [`tcb`]; a [`Flavour`] is a small set of policy choices.
 
 pub mod flavour;
 pub mod sack;
