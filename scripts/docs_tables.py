@@ -425,9 +425,9 @@ def lan_buffers_two_cells() -> str:
 
 
 def _curve(rows: list[dict]) -> list[dict]:
-    from cellbench.reproduce import wan_contention
+    from cellbench.reproduce.wan_contention import offered_load
 
-    return wan_contention.offered_load_curve(rows)
+    return offered_load.offered_load_curve(rows)
 
 
 def wan_contention_offered_load() -> str:
@@ -478,9 +478,9 @@ def wan_contention_five_pairs() -> str:
         ]
         for r in rs
     ]  # fmt: skip
-    from cellbench.reproduce import wan_contention
+    from cellbench.reproduce.wan_contention import five_pairs
 
-    agg = wan_contention.five_pairs_aggregates(rs)
+    agg = five_pairs.five_pairs_aggregates(rs)
     alone, both = agg["alone_bps"], agg["together_bps"]
     return (
         f"{source('wan-contention')}, five pairs:\n\n"

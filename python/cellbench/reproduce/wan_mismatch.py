@@ -18,7 +18,6 @@ parts are experiment files beside this module, run by the experiment runner, so
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cellbench.reproduce import study, wan
@@ -80,46 +79,12 @@ def _rows(name: str, result: Result) -> list[dict]:
     return rows
 
 
-def run(
-    parts: list[str] | None = None,
-    *,
-    seed: int = 1,
-    workers: int = 0,
-    out: str | Path | None = None,
-    progress: bool = False,
-) -> dict:
-    """Run the experiment-file parts chosen (``case3``, ``segment-size``; default both);
-    ``{"case3": [...], "segment_size": [...]}``, a row per connection. With ``out``, run
-    R's result is stored at ``out/R`` (``out/case3a`` ... ``out/experiment-6``)."""
-    chosen = tuple(p for p in (parts or PARTS) if p != "cases")
-    for p in chosen:
-        if p not in RUNS:
-            raise ValueError(f"unknown part {p!r}: expected one of {', '.join(PARTS)}")
-    if not chosen:
-        return {}
-    opts = study.Options(seed=seed, workers=workers, out=None if out is None else Path(out),
-                         progress=progress, parts=chosen)  # fmt: skip
-    got = study.run_parts(WAN_MISMATCH, opts)
-    return {p.replace("-", "_"): rows for p, rows in got.items()}
-
-
 def _mbps(x: float) -> str:
     return f"{x / 1e6:.3f}"
 
 
 def _where(x: list[str]) -> str:
     return ", ".join(x) or "-"
-
-
-def report(res: dict) -> str:
-    import pandas as pd
-
-    out: list[str] = []
-    if "case3" in res:
-        out.append(_case3_report(pd.DataFrame(res["case3"])))
-    if "segment_size" in res:
-        out.append(_segment_report(pd.DataFrame(res["segment_size"])))
-    return "\n\n".join(out)
 
 
 def _case3_report(df: pd.DataFrame) -> str:
@@ -295,8 +260,17 @@ def _study() -> study.Study:
         ),
         json_head=lambda o: {"study": "wan-mismatch", "rows": []},
         replications_help="runs per configuration (default 1)",
-        emu=wan.emu_options,
+        # Its four cases (1 and 2, unpaced and paced), one after another in one run; a case
+        # is named by its tests (wan-mismatch-emu.netspec).
+        emulated=study.Emulated(
+            "wan-mismatch-emu",
+            {},
+            wan.emu_options,
+            sim_transfer="10 s",
+            sim_part="cases",
+            transfers_per_run=4,
+        ),
     )
 
 
-WAN_MISMATCH = _study()
+STUDY = _study()
