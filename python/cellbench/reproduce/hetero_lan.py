@@ -19,6 +19,8 @@ flavours'.
 
 from __future__ import annotations
 
+import statistics
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from cellbench import calc
@@ -26,6 +28,7 @@ from cellbench.data import published
 from cellbench.data.published import PAIRS, Pair
 from cellbench.experiment import testbed
 from cellbench.reproduce import study
+from cellbench.reproduce.tables import Command, DocsTable, mbps, table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -489,6 +492,104 @@ def _layer_figures(got: dict[tuple[str, int], dict[str, float]]) -> dict[str, st
     return out
 
 
+# --- the tables of its page (docs/hetero-lan.md; reproduce.tables) ------------------------
+
+PAIR_TITLES = {
+    "sparc10->challenge": "SPARC-10 → Power Challenge",
+    "pentium90->pentium90": "Pentium-90 → Pentium-90",
+    "challenge->pentium100": "Power Challenge → Pentium-100",
+    "ultra1->challenge": "Ultra-1 → Power Challenge",
+    "sparc20->sparc20": "SPARC-20 → SPARC-20",
+    "ultra1->ultra1": "Ultra-1 → Ultra-1",
+}
+
+
+def _surface(d: dict) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for r in d["rows"]:
+        out.setdefault(r["pair"], []).append(r)
+    return out
+
+
+def _table_maxima(command: Command) -> str:
+    d = command.json()
+    rows = [
+        [
+            PAIR_TITLES.get(m["pair"], m["pair"]), mbps(m["throughput_bps"], 2),
+            f"{m['percent_of_theoretical']:.1f}", m["limited_by"],
+            f"{m['published_bps'] / 1e6:.2f}", f"{m['published_percent_of_theoretical']:.2f}",
+            f"{m['ratio']:.2f}",
+        ]
+        for m in d["maxima"]
+    ]  # fmt: skip
+    return f"{command.source}, beside 001 Table 3:\n\n" + table(
+        ["pair", "simulated Mb/s", "% of TCP payload", "limited by", "published Mb/s",
+         "published %", "ratio"],
+        rows, {1, 2, 4, 5, 6},
+    )  # fmt: skip
+
+
+def _table_one_mss(command: Command) -> str:
+    d = command.json()
+    rows = []
+    for pair, rs in _surface(d).items():
+        mss = rs[0]["mtu"] - 40
+        at = {(r["socket_buffer"], r["message_size"]): r for r in rs}
+        one, two = at.get((mss, mss)), at.get((2 * mss, mss))
+        small = [r["throughput_bps"] for r in rs if r["socket_buffer"] == 8192]
+        rows.append([
+            PAIR_TITLES.get(pair, pair), mss,
+            mbps(one and one["throughput_bps"], 2), one["limited_by"] if one else "-",
+            mbps(two and two["throughput_bps"], 2),
+            mbps(statistics.median(r["throughput_bps"] for r in rs), 2),
+            f"{mbps(min(small), 2)} to {mbps(max(small), 2)}" if small else "-",
+        ])  # fmt: skip
+    return (
+        f"{command.source}: each pair at socket buffer = message = one MSS, with a "
+        "buffer of two MSS (message one MSS), the median over its whole surface, and its "
+        "range with an 8 KB buffer (Mb/s):\n\n"
+        + table(
+            ["pair", "MSS", "1 MSS", "limited by (1 MSS)", "buffer 2 MSS", "median", "8 KB buffer"],
+            rows,
+            {1, 2, 4, 5},
+        )  # fmt: skip
+    )
+
+
+def _table_limits(command: Command) -> str:
+    d = command.json()
+    surf = _surface(d)
+    kinds = sorted({r["limited_by"] for r in d["rows"]})
+    rows = []
+    for pair, rs in surf.items():
+        c = Counter(r["limited_by"] for r in rs)
+        rows.append([PAIR_TITLES.get(pair, pair), len(rs), *(c.get(k, 0) for k in kinds)])
+    total = Counter(r["limited_by"] for r in d["rows"])
+    rows.append(["all", len(d["rows"]), *(total.get(k, 0) for k in kinds)])
+    return f"{command.source}: what bound each point, points per pair:\n\n" + table(
+        ["pair", "points", *kinds], rows, set(range(1, len(kinds) + 2))
+    )
+
+
+def _table_remarkable(command: Command) -> str:
+    d = command.json()
+    rows = []
+    for r in d["remarkable"]:
+        extra = (
+            f"median of the surface {mbps(r['median_bps'], 2)}"
+            if "median_bps" in r
+            else f"best at one MSS or more {mbps(r.get('best_at_or_above_mss_bps'), 2)}"
+        )
+        rows.append([
+            r["case"], PAIR_TITLES.get(r["pair"], r["pair"]), r["socket_buffer"],
+            r["message_size"], mbps(r["throughput_bps"], 2), extra, r["limited_by"],
+        ])  # fmt: skip
+    return f"{command.source}: the remarkable cases the report finds:\n\n" + table(
+        ["case", "pair", "socket buffer", "message", "Mb/s", "beside", "limited by"],
+        rows, {2, 3, 4},
+    )  # fmt: skip
+
+
 STUDY = study.Study(
     "hetero-lan",
     "heterogeneous ATM LAN on OC-3c: netperf TCP_STREAM for six host pairs (NT 3.51, "
@@ -532,6 +633,12 @@ STUDY = study.Study(
     options=_options,
     params=lambda a: {"pair": a.pair, "seconds": a.seconds},
     check=_check,
+    tables=(
+        DocsTable("hetero-lan-maxima", _table_maxima),
+        DocsTable("hetero-lan-one-mss", _table_one_mss),
+        DocsTable("hetero-lan-remarkable", _table_remarkable),
+        DocsTable("hetero-lan-limits", _table_limits),
+    ),
 )
 
 

@@ -7,6 +7,8 @@ and 51K. Compared with the published grid (ttcp's Mbit/s, 2^20 bit/s).
 
 from __future__ import annotations
 
+import statistics
+from collections import Counter
 from typing import TYPE_CHECKING, Any, Callable
 
 from cellbench import _native
@@ -14,6 +16,7 @@ from cellbench.data.published import LAN_ANOMALOUS, lan_buffer_table, size_label
 from cellbench.experiment.model import TIME_LIMIT_S
 from cellbench.experiment.results import most_common_limit
 from cellbench.reproduce import lan_ethernet, study
+from cellbench.reproduce.tables import Command, DocsTable, mbps, table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -415,6 +418,66 @@ def _remedy_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
     }
 
 
+# --- the tables of its page (docs/lan-buffers.md; reproduce.tables) -----------------------
+
+#: 000 §1: the ftp example's mean throughputs, Mb/s (a 4.4 MB file, same hosts).
+PUBLISHED_FTP_000 = {"ethernet": 1.313, "atm": 0.366}
+
+
+def _table_ethernet(command: Command) -> str:
+    d = command.json()
+    rows = []
+    for part, key in (("ftp", "ftp"), ("footnote", "ethernet_footnote")):
+        groups: dict[tuple, list[dict]] = {}
+        for r in d[key]:
+            groups.setdefault((r["interface"], r["send_buffer"], r["recv_buffer"]), []).append(r)
+        for (iface, snd, rcv), rs in groups.items():
+            limits = Counter(r["limited_by"] for r in rs)
+            pub = PUBLISHED_FTP_000[iface] if part == "ftp" else None
+            rows.append([
+                part, f"{iface}, MSS {rs[0]['mss']}", f"{snd // 1024}K/{rcv // 1024}K",
+                len(rs), mbps(statistics.fmean(r["throughput_bps"] for r in rs)),
+                f"{sum(r['lockstep'] for r in rs)}/{len(rs)}", limits.most_common(1)[0][0],
+                "-" if pub is None else f"{pub:.3f}",
+            ])  # fmt: skip
+    return (
+        f"{command.source}; Mb/s = 10^6 bit/s, the mean over the "
+        "replications; limited by: most replications' verdict; published: 000 §1's ftp "
+        "example (the footnote gives no figure):\n\n"
+        + table(
+            [
+                "part",
+                "interface",
+                "snd/rcv",
+                "runs",
+                "Mb/s",
+                "locked",
+                "limited by",
+                "published Mb/s",
+            ],
+            rows,
+            {3, 4, 7},
+        )  # fmt: skip
+    )
+
+
+def _table_two_cells(command: Command) -> str:
+    d = command.json()
+    rows = [
+        [
+            f"{c['send_buffer'] // 1024}K/{c['recv_buffer'] // 1024}K", c["replications"],
+            f"{c['throughput_mbit_ttcp']:.3f}", f"{c['throughput_mbit_ttcp'] * 2**20 / 1e6:.3f}",
+            f"{100 * c['lockstep_fraction']:.0f}%", c["limited_by"], c["published"],
+        ]
+        for c in d["cells"]
+    ]  # fmt: skip
+    return f"{command.source}:\n\n" + table(
+        ["snd/rcv", "runs", "mean Mbit/s (2^20)", "mean Mb/s", "locked", "limited by",
+         "published Mbit/s"],
+        rows, {1, 2, 3, 4, 6},
+    )  # fmt: skip
+
+
 STUDY = study.Study(
     "lan-buffers",
     "the ATM LAN send x receive buffer sweep (SunOS 4.1.1, the lock-steps)",
@@ -463,6 +526,18 @@ STUDY = study.Study(
     check=_check,
     json_head=lambda o: {},
     replications_help=f"transfers per configuration (default: the study's, {DEFAULT_REPLICATIONS})",
+    tables=(
+        DocsTable(
+            "lan-buffers-ethernet",
+            _table_ethernet,
+            ("--part", "ftp", "--part", "ethernet-footnote"),
+        ),
+        DocsTable(
+            "lan-buffers-two-cells",
+            _table_two_cells,
+            ("--send-buffer", "24K", "--recv-buffer", "24K", "--recv-buffer", "48K"),
+        ),
+    ),
     # The grid's corners and middle: the lock-step corner (16K send) and the large buffers.
     emulated=study.Emulated(
         "lan-buffers",

@@ -30,6 +30,8 @@ from cellbench.experiment.results import Result
 if TYPE_CHECKING:
     import pandas as pd
 
+    from cellbench.reproduce.tables import DocsTable
+
 #: The studies' experiment files.
 HERE = Path(__file__).parent
 
@@ -223,6 +225,9 @@ class Study:
     replications_help: str = "runs per configuration (default: each experiment file's)"
     #: How it runs on the emulator (``--engine emu``; None: not yet).
     emulated: Emulated | None = None
+    #: The results tables its page (docs/NAME.md) shows, drawn from its command
+    #: (``reproduce.tables``, scripts/docs_tables.py).
+    tables: tuple[DocsTable, ...] = ()
 
     def part(self, name: str) -> Part:
         for p in self.parts:

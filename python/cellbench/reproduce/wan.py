@@ -23,12 +23,14 @@ on Dask as ``cellbench run`` does.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from cellbench.data.published import CLAIMS, wan_window_table
 from cellbench.experiment.results import Result
 from cellbench.reproduce import study, tester
 from cellbench.reproduce.study import Ran, Run
+from cellbench.reproduce.tables import Command, DocsTable, mbps, table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -391,6 +393,52 @@ def _europe_vp_json(o: study.Options, got: dict) -> dict:
     )
 
 
+# --- the tables of its page (docs/wan-window, europe-vp.md; reproduce.tables) -------------
+
+
+def _table_europe_vp(command: Command) -> str:
+    d = command.json()
+    groups: dict[tuple, list[dict]] = {}
+    for r in d["rows"]:
+        groups.setdefault((r["spacing_us"], r["window"]), []).append(r)
+    writes = sorted({r["write_size"] for r in d["rows"]})
+    rows = []
+    for (spacing, window), rs in groups.items():
+        rs = sorted(rs, key=lambda r: r["write_size"])
+        limits = Counter(r["limited_by"] for r in rs)
+        limit = ", ".join(f"{k} ({n})" if len(limits) > 1 else k for k, n in limits.items())
+        if not all(r["met_contract"] for r in rs):
+            limit += f"; contract violated ({sum(not r['met_contract'] for r in rs)})"
+        rows.append([
+            "none" if spacing is None else f"{spacing:.2f}", f"{window // 1024} KB",
+            " / ".join(mbps(r["throughput_bps"], 2) for r in rs), limit,
+        ])  # fmt: skip
+    sizes = " / ".join(f"{w // 1024}K" for w in writes)
+    return f"{command.source}; limited by: what bound each connection (count):\n\n" + table(
+        ["spacing µs", "window", f"Mb/s (writes {sizes})", "limited by"], rows
+    )
+
+
+def _table_europe_vp_tester(command: Command) -> str:
+    text = command.text()
+    body = text[text.index("driver 2.2.9") :].rstrip("\n")
+    return f"{command.source}, its report from the first driver on:\n\n```\n{body}\n```"
+
+
+def _table_wan_window(command: Command) -> str:
+    d = command.json()
+    rows = [
+        [
+            r["window"], mbps(r["throughput_bps"]), f"{r['published_bps'] / 1e6:g}",
+            f"{r['throughput_bps'] / r['published_bps']:.2f}", r["limited_by"],
+        ]
+        for r in d["rows"]
+    ]  # fmt: skip
+    return f"{command.source}, beside 003 Experiment 1:\n\n" + table(
+        ["window B", "Mb/s", "published Mb/s", "ratio", "limited by"], rows, {0, 1, 2, 3}
+    )
+
+
 def _europe_vp() -> study.Study:
     return study.Study(
         "europe-vp",
@@ -443,6 +491,10 @@ def _europe_vp() -> study.Study:
         params=lambda a: {} if a.stall else {"stall": False},
         check=_check_stall,
         to_json=_europe_vp_json,
+        tables=(
+            DocsTable("europe-vp", _table_europe_vp),
+            DocsTable("europe-vp-tester", _table_europe_vp_tester, ("--part", "tester")),
+        ),
         replications_help="runs per configuration (default 1)",
         # Every spacing against the UPC, at the study's largest window and 8 KB writes.
         emulated=study.Emulated(
@@ -501,6 +553,7 @@ WAN_WINDOW = study.Study(
         ),
     ),
     replications_help="runs per configuration (default 1)",
+    tables=(DocsTable("wan-window", _table_wan_window),),
     # Windows a decade apart from the window-bound to the path-bound region.
     emulated=study.Emulated(
         "wan-window",
