@@ -368,16 +368,21 @@ def reproduce(
         seed=seed, workers=workers, out=None if out is None else Path(out), resume=resume,
         overwrite=overwrite, dask=dask, progress=progress, series=series,
         replications=replications,
-        sets=tuple(sets) if isinstance(sets, (list, tuple)) else _dict_sets(sets),
+        sets=_dict_sets(sets),
         parts=(parts,) if isinstance(parts, str) else tuple(parts or ()),
         params=study.params(given) if study.params is not None else {},
     )  # fmt: skip
     return frame(study, opts, run_parts(study, opts))
 
 
-def _dict_sets(values: dict[str, Any] | None) -> tuple[str, ...]:
+def _dict_sets(values: dict[str, Any] | Sequence[str] | str | None) -> tuple[str, ...]:
+    """--set values given as a dict, a list of ``KEY=VALUE`` or one of them."""
     from cellbench.experiment.runner import _as_sets
 
+    if isinstance(values, str):
+        return (values,)
+    if isinstance(values, (list, tuple)):
+        return tuple(values)
     return tuple(_as_sets(values))
 
 
