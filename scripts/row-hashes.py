@@ -2,9 +2,14 @@
 """Hash every study's rows and every example experiment's stored rows.
 
 The restructure of the house (issue 23) must not change behaviour: this script
-runs each study part (`reproduce ... --json`, and `--out` where the part
-stores) and each simulator example (`run ... --out`), and prints one SHA-256
-per item. `--save FILE` records the hashes together with the columns and JSON
+runs every part of every study in the registry (`cellbench.reproduce.REGISTRY`:
+`reproduce STUDY --part PART --json`, and `--out` where the part stores) and
+each simulator example (`run ... --out`), and prints one SHA-256 per item.
+An item is named by the command that runs it: `reproduce STUDY` where that
+runs exactly the part (a study's only part or only default part), else
+`reproduce STUDY --part PART`; a baseline's item under the other name of the
+same run keeps the baseline's name. An item the baseline lacks is said and
+counted (record it with --save). `--save FILE` records the hashes together with the columns and JSON
 keys they covered; `--check FILE` recomputes them over those same columns and
 keys only, so a column added later (a simulator field newly stored) does not
 count as a change while any changed value does.
@@ -26,26 +31,6 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parent.parent
-
-# Every part of every study, as a user runs it (seed 1, defaults otherwise).
-STUDIES: list[tuple[str, list[str]]] = [
-    ("lan-buffers", []),
-    ("hetero-lan", []),
-    ("wan-window", []),
-    ("wan-mismatch", ["--part", "cases"]),
-    ("wan-mismatch", ["--part", "case3"]),
-    ("wan-mismatch", ["--part", "segment-size"]),
-    ("europe-vp", ["--part", "vp"]),
-    ("europe-vp", ["--part", "tester"]),
-    ("wan-contention", ["--part", "offered-load"]),
-    ("wan-contention", ["--part", "offered-load-udp"]),
-    ("wan-contention", ["--part", "credits"]),
-    ("wan-contention", ["--part", "flow-control"]),
-    ("wan-contention", ["--part", "burst"]),
-    ("wan-contention", ["--part", "five-pairs"]),
-    ("wan-contention", ["--part", "ftp"]),
-    ("ubr", []),
-]
 
 # Stored columns whose values differ from run to run by design (a temporary directory's
 # path), left out of a new baseline.
@@ -109,10 +94,28 @@ def stored_tables(out: Path) -> dict[str, list[dict]]:
     return tables
 
 
-def measure(baseline: dict | None) -> dict:
+def study_items(known: set[str] = frozenset()) -> list[tuple[str, list[str]]]:
+    """(label, arguments) for every part of every study in the registry, in its order;
+    a label in ``known`` (a baseline's) that runs the same part is kept."""
+    sys.path.insert(0, str(ROOT / "python"))
+    from cellbench.reproduce import REGISTRY
+
+    items = []
+    for s in REGISTRY.values():
+        for p in s.parts:
+            args = ["reproduce", s.name, "--part", p.name]
+            names = [" ".join(args)]
+            if s.chosen(None) == (p.name,):
+                names.insert(0, f"reproduce {s.name}")
+            label = next((n for n in names if n in known), names[0])
+            items.append((label, args))
+    return items
+
+
+def measure(baseline: dict | None, known: set[str]) -> dict:
     items: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        jobs = [(f"reproduce {s} {' '.join(a)}".strip(), ["reproduce", s, *a]) for s, a in STUDIES]
+        jobs = study_items(known)
         jobs += [(f"run examples/{e}", ["run", f"examples/{e}"]) for e in EXAMPLES]
         for n, (label, args) in enumerate(jobs):
             out = Path(tmp) / f"out{n}"
@@ -157,11 +160,17 @@ def main() -> int:
     parser.add_argument("--check", metavar="FILE")
     args = parser.parse_args()
     baseline = json.loads(Path(args.check).read_text()) if args.check else None
-    items = measure(baseline)
+    # Re-recording keeps the names the file already gives its items.
+    saved = Path(args.save) if args.save else None
+    named = json.loads(saved.read_text()) if saved is not None and saved.exists() else {}
+    items = measure(baseline, set(baseline or named))
     if args.save:
         Path(args.save).write_text(json.dumps(items, indent=1, sort_keys=True) + "\n")
     if baseline is None:
         return 0
+    new = [label for label in items if label not in baseline]
+    for label in new:
+        print(f"NEW {label}: not in {args.check} (record it with --save)")
     changed = 0
     for label, was in baseline.items():
         now = items.get(label, {})
@@ -172,7 +181,7 @@ def main() -> int:
             if now.get("tables", {}).get(table) != h:
                 print(f"CHANGED {label}: stored {table}")
                 changed += 1
-    print(f"{len(baseline)} items, {changed} changed")
+    print(f"{len(baseline)} items, {changed} changed" + (f", {len(new)} new" if new else ""))
     return 1 if changed else 0
 
 

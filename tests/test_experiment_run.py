@@ -12,7 +12,6 @@ import pytest
 import cellbench
 from cellbench.cli import main
 from cellbench.experiment import results, runner
-from cellbench.reproduce import lan_buffers
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 LAN = EXAMPLES / "lan-buffers.netspec"
@@ -28,9 +27,10 @@ def files(path: Path) -> dict[str, bytes]:
 def test_lan_buffers_file_gives_the_reproduction_numbers():
     res = cellbench.run(LAN, set=SMALL, replications=2, workers=2)
     df = res.to_pandas()
-    ref = lan_buffers.run(
-        send_buffers=[16384, 32768],
-        recv_buffers=[16384, 32768],
+    ref = cellbench.reproduce(
+        "lan-buffers",
+        send_buffer=[16384, 32768],
+        recv_buffer=[16384, 32768],
         replications=2,
         nbytes=2 * 1024 * 1024,
         workers=1,

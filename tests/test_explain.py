@@ -15,7 +15,7 @@ import pytest
 import cellbench
 from cellbench import _native
 from cellbench.experiment import results
-from cellbench.reproduce import lan_buffers, wan
+from cellbench.reproduce import lan_buffers
 
 LIMITS = {
     "application", "lockstep", "link", "host-cpu", "window", "policing", "cell-loss", "capture",
@@ -31,7 +31,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def window_rows():
-    return wan.run("wan-window").set_index("window")
+    return cellbench.reproduce("wan-window").set_index("window")
 
 
 @pytest.mark.parametrize("window", [512, 2048, 8192, 32768, 65536])
@@ -54,7 +54,7 @@ def test_wan_window_small_windows_are_window_bound(window_rows, window):
 
 
 def test_wan_mismatch_case_1_loses_cells_unpaced_and_is_bound_by_rate_paced():
-    df = wan.run("wan-mismatch")
+    df = cellbench.reproduce("wan-mismatch", "cases")
     case1 = df[df.case == 1]
     unpaced = case1[case1.pacing_mbps.isna()].iloc[0]
     paced = case1[case1.pacing_mbps == 70.0].iloc[0]
@@ -67,9 +67,8 @@ def test_wan_mismatch_case_1_loses_cells_unpaced_and_is_bound_by_rate_paced():
 
 
 def test_europe_vp_unspaced_is_policed_and_spaced_is_rate_bound():
-    df = wan.run(
-        "europe-vp", spacings=[None, 19.45], windows=[49152], writes=[8192], nbytes=4 << 20
-    ).set_index("spacing_us", drop=False)
+    small = {"spacing_us": ["off", 19.45], "window": 49152, "write_size": 8192, "nbytes": 4 << 20}
+    df = cellbench.reproduce("europe-vp", sets=small).set_index("spacing_us", drop=False)
     unspaced = df[df.spacing_us.isna()].iloc[0]
     spaced = df[df.spacing_us == 19.45].iloc[0]
     assert unspaced.limited_by == "policing", unspaced.limit_evidence
@@ -81,7 +80,9 @@ def test_europe_vp_unspaced_is_policed_and_spaced_is_rate_bound():
 
 
 def test_lan_lockstep_cell_is_the_lockstep():
-    df = lan_buffers.run(send_buffers=[16384], recv_buffers=[24576], replications=1, nbytes=1 << 20)
+    df = cellbench.reproduce(
+        "lan-buffers", send_buffer=[16384], recv_buffer=[24576], replications=1, nbytes=1 << 20
+    )
     row = df.iloc[0]
     assert row.lockstep and row.limited_by == "lockstep", row.limit_evidence
     assert row.limit_evidence.startswith("Nagle/delayed-ACK circular wait")

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from cellbench.data import published
-from cellbench.reproduce import REGISTRY, envelope, fidelity, lan_ethernet, wan, wan_contention
+from cellbench.reproduce import REGISTRY, envelope, fidelity, lan_ethernet, wan
 from cellbench.reproduce.study import Options, Simulated, run_parts
+from cellbench.reproduce.wan_contention import offered_load
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -157,10 +158,10 @@ def test_claims_are_computed_from_the_run() -> None:
     assert lan_ethernet._footnote_figures(doctored)["000-s5-ethernet-footnote"].holds != was
     # 004 Fig. 4: full load as high as the peak (or nothing at full load).
     got = _part("wan-contention", "offered-load")
-    was = wan_contention._offered_load_figures(got)["004-fig4-drop"].holds
+    was = offered_load._offered_load_figures(got)["004-fig4-drop"].holds
     f = dict(got["offered_load"])
     f["full_load_bps"] = 0.0 if not was else f["peak_bps"]
-    now = wan_contention._offered_load_figures({**got, "offered_load": f})["004-fig4-drop"].holds
+    now = offered_load._offered_load_figures({**got, "offered_load": f})["004-fig4-drop"].holds
     assert now != was
     # 002 §4.1: an unspaced transfer that carried data.
     df = _part("europe-vp", "vp")

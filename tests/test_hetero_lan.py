@@ -20,6 +20,7 @@ import sys
 
 import pytest
 
+import cellbench
 from cellbench.experiment import testbed
 from cellbench.reproduce import hetero_lan
 
@@ -29,7 +30,7 @@ SECONDS = 1.0
 
 @pytest.fixture(scope="module")
 def surfaces():
-    return hetero_lan.run(seconds=SECONDS, workers=2)
+    return cellbench.reproduce("hetero-lan", seconds=SECONDS, workers=2)
 
 
 def test_every_pair_sweeps_buffers_and_messages_in_whole_mss(surfaces) -> None:
@@ -174,8 +175,8 @@ def test_remarkable_cases_are_read_from_the_surfaces(surfaces) -> None:
 
 
 def test_same_seed_same_rows_at_any_worker_count() -> None:
-    one = hetero_lan.run(pairs=["sparc20->sparc20"], seconds=0.3, workers=1)
-    two = hetero_lan.run(pairs=["sparc20->sparc20"], seconds=0.3, workers=2)
+    one = cellbench.reproduce("hetero-lan", pair=["sparc20->sparc20"], seconds=0.3, workers=1)
+    two = cellbench.reproduce("hetero-lan", pair=["sparc20->sparc20"], seconds=0.3, workers=2)
     assert one.to_dict(orient="records") == two.to_dict(orient="records")
 
 

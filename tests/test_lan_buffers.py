@@ -18,7 +18,7 @@ import pytest
 
 import cellbench
 from cellbench.data.published import LAN_ANOMALOUS, label_size, lan_buffer_table
-from cellbench.reproduce import fidelity, lan_buffers
+from cellbench.reproduce import lan_buffers
 
 # The published tables the project carries (python/cellbench/data, with their sources).
 REFERENCE = Path(__file__).resolve().parents[1] / "python" / "cellbench" / "data"
@@ -43,7 +43,7 @@ def published_from_reference() -> dict[tuple[int, int], float]:
 
 @pytest.fixture(scope="module")
 def grid() -> pd.DataFrame:
-    df = lan_buffers.run(replications=REPLICATIONS, seed=1)
+    df = cellbench.reproduce("lan-buffers", replications=REPLICATIONS, seed=1)
     return lan_buffers.summarize(df)
 
 
@@ -109,9 +109,9 @@ def test_lockstep_rate_is_what_the_mechanism_releases_per_tick(key: tuple[int, i
 def test_traced_runs_are_the_studys_runs() -> None:
     """--trace keeps every segment (the runner, as the plain study); the numbers are the
     untraced study's (the experiment file), and the evidence is there only where it locks."""
-    options = dict(send_buffers=[16384, 52428], recv_buffers=[24576], replications=2, seed=3)
-    plain = lan_buffers.run(nbytes=2 << 20, workers=1, **options)
-    traced = lan_buffers.run(nbytes=2 << 20, workers=2, trace=True, **options)
+    options = dict(send_buffer=[16384, 52428], recv_buffer=[24576], replications=2, seed=3)
+    plain = cellbench.reproduce("lan-buffers", nbytes=2 << 20, workers=1, **options)
+    traced = cellbench.reproduce("lan-buffers", nbytes=2 << 20, workers=2, trace=True, **options)
     keys = ["send_buffer", "recv_buffer", "replication", "bytes", "lockstep"]
     assert plain[keys].to_numpy().tolist() == traced[keys].to_numpy().tolist()
     assert plain.throughput_mbit_ttcp.tolist() == traced.throughput_mbit_ttcp.tolist()
@@ -154,23 +154,27 @@ REMEDY = 16384 + 7236 + 4096
 def test_three_mss_send_buffer_prevents_the_lockstep() -> None:
     """The study's remedy: SO_SNDBUF >= 3 x MSS, whatever the receive buffer.
     The study's own buffers from 28K up, and the model's boundary."""
-    df = lan_buffers.run(send_buffers=[REMEDY, 28 * 1024], replications=2, seed=5, nbytes=8 << 20)
+    df = cellbench.reproduce(
+        "lan-buffers", send_buffer=[REMEDY, 28 * 1024], replications=2, seed=5, nbytes=8 << 20
+    )
     assert not df.lockstep.any()
     assert (df.throughput_mbit_ttcp > 10.0).all()
 
 
 # The scoreboard's line for the remedy gives the same cause (cellbench fidelity).
-@pytest.mark.xfail(strict=True, reason=fidelity.KNOWN_DEVIATIONS["lan-buffers remedy"])
+@pytest.mark.xfail(strict=True, reason=lan_buffers.REMEDY_DEVIATION)
 def test_exactly_three_mss_prevents_the_lockstep() -> None:
-    df = lan_buffers.run(send_buffers=[3 * MSS], recv_buffers=[52428], replications=3, seed=1)
+    df = cellbench.reproduce(
+        "lan-buffers", send_buffer=[3 * MSS], recv_buffer=[52428], replications=3, seed=1
+    )
     assert not df.lockstep.any()
 
 
 def test_python_api_returns_a_dataframe() -> None:
-    df = cellbench.reproduce_study(
+    df = cellbench.reproduce(
         "lan-buffers",
-        send_buffers=[16384],
-        recv_buffers=[16384, 24576],
+        send_buffer=[16384],
+        recv_buffer=[16384, 24576],
         replications=2,
         nbytes=1 << 20,
     )
@@ -178,7 +182,14 @@ def test_python_api_returns_a_dataframe() -> None:
     assert list(df.columns[:4]) == ["send_buffer", "recv_buffer", "seed", "replication"]
     assert len(df) == 4
     with pytest.raises(ValueError, match="unknown study 'lan-bufers'"):
-        cellbench.reproduce_study("lan-bufers")
+        cellbench.reproduce("lan-bufers")
+    with pytest.raises(ValueError, match="lan-buffers: unknown option 'send_buffers'"):
+        cellbench.reproduce("lan-buffers", send_buffers=[16384])
+    # Two parts: their rows one after another, each named by its part.
+    both = cellbench.reproduce(
+        "lan-buffers", ["ftp", "ethernet-footnote"], replications=1, workers=1
+    )
+    assert list(dict.fromkeys(both.part)) == ["ftp", "ethernet-footnote"]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

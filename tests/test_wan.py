@@ -13,9 +13,10 @@ import sys
 
 import pytest
 
+import cellbench
 from cellbench import calc, wire
 from cellbench.data.published import wan_window_table
-from cellbench.reproduce import fidelity, wan
+from cellbench.reproduce import wan
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -29,7 +30,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def window_rows():
-    return wan.run("wan-window").set_index("window")
+    return cellbench.reproduce("wan-window").set_index("window")
 
 
 @pytest.mark.parametrize("window", [512, 1024, 2048, 4096])
@@ -40,7 +41,7 @@ def test_wan_window_small_windows_within_5_percent(window_rows, window):
 
 
 # The scoreboard's lines for these windows give the same cause (cellbench fidelity).
-@pytest.mark.xfail(strict=True, reason=fidelity.KNOWN_DEVIATIONS["wan-window large windows"])
+@pytest.mark.xfail(strict=True, reason=wan.LARGE_WINDOWS)
 @pytest.mark.parametrize("window", [8192, 16384, 32768, 65536, 131072])
 def test_wan_window_large_windows_within_5_percent(window_rows, window):
     row = window_rows.loc[window]
@@ -190,7 +191,7 @@ def test_study_files_parse_and_name_the_parameters_as_the_rows(name, params):
 
 
 def test_wan_mismatch_rows_name_its_parameters():
-    df = wan.run("wan-mismatch", seconds=0.2)
+    df = cellbench.reproduce("wan-mismatch", "cases", sets={"seconds": 0.2})
     assert list(df.columns[:6]) == [
         "case",
         "pacing_mbps",
@@ -208,9 +209,9 @@ def test_europe_vp_out_is_a_result_show_reads_and_equals_the_json(tmp_path, monk
     from cellbench.experiment import results, runner
 
     # A small europe-vp: the file's setup, fewer configurations and bytes.
-    small = dict(spacings=[None, 19.45], windows=[16384], writes=[8192], nbytes=1 << 20)
+    small = {"spacing_us": ["off", 19.45], "window": 16384, "write_size": 8192, "nbytes": 1 << 20}
     out = tmp_path / "vp"
-    df = wan.run("europe-vp", replications=2, out=str(out), workers=1, **small)
+    df = cellbench.reproduce("europe-vp", replications=2, out=out, workers=1, sets=small)
     assert len(df) == 4 and list(df.replication) == [0, 0, 1, 1]
     assert [x is None or x != x for x in df.spacing_us] == [True, False, True, False]
     stored = wan.rows("europe-vp", results.load(out))
@@ -220,7 +221,9 @@ def test_europe_vp_out_is_a_result_show_reads_and_equals_the_json(tmp_path, monk
     # --resume of a complete result runs nothing.
     calls = []
     monkeypatch.setattr(runner, "execute", lambda specs: calls.append(specs) or [])
-    again = wan.run("europe-vp", replications=2, out=str(out), resume=True, workers=1, **small)
+    again = cellbench.reproduce(
+        "europe-vp", replications=2, out=out, resume=True, workers=1, sets=small
+    )
     assert calls == [] and again.equals(df)
 
 

@@ -7,13 +7,22 @@ import json
 import pytest
 
 from cellbench.cli import main
-from cellbench.reproduce import wan_contention
+from cellbench.reproduce import study, wan_contention
+from cellbench.reproduce.wan_contention import common, five_pairs, flow_control
+from cellbench.reproduce.wan_contention import offered_load as load
+
+
+def document(*parts: str) -> dict:
+    """The study's JSON document (``reproduce wan-contention --json``) for ``parts``
+    (default all), seed 1."""
+    opts = study.Options(parts=parts)
+    return study.to_json(wan_contention.STUDY, opts, study.run_parts(wan_contention.STUDY, opts))
 
 
 @pytest.fixture(scope="module")
 def everything():
     """The whole study, once (every part)."""
-    return wan_contention.run()
+    return document()
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +38,9 @@ SHARED_DS3 = "trunk east->kc"
 
 def test_blocks_due_counts_what_the_periods_fit():
     # 2 s at 32.768 ms: blocks at 0, 32.768, ... 1998.8 ms.
-    assert wan_contention.blocks_due(2.0, 32768) == 62
-    assert wan_contention.blocks_due(4.0, 32768) == 123
-    assert wan_contention.blocks_due(1.0, 250000) == 4
+    assert load.blocks_due(2.0, 32768) == 62
+    assert load.blocks_due(4.0, 32768) == 123
+    assert load.blocks_due(1.0, 250000) == 4
 
 
 def test_the_three_pairs_share_one_ds3():
@@ -41,11 +50,11 @@ def test_the_three_pairs_share_one_ds3():
     ds3 = [t for t in tb["trunks"] if t["phy"] == "ds3"]
     assert [(t["from"], t["to"]) for t in ds3] == [("east", "kc")]
     for a, b in AAI_PAIRS:
-        assert SHARED_DS3 in wan_contention._ports_on_path(tb, a, b)
+        assert SHARED_DS3 in common.ports_on_path(tb, a, b)
 
 
 def _curve(rows):
-    return wan_contention.offered_load_points(rows)
+    return load.offered_load_points(rows)
 
 
 def test_offered_load_is_paced_tcp_with_a_full_load_point(offered_load):
@@ -99,16 +108,16 @@ def test_offered_load_figures_average_the_replications():
         _point(0, 500.0, 9e6, 0), _point(1, 500.0, 11e6, 3), _point(2, 500.0, 10e6, 0),
         _point(0, None, 4e6, 9), _point(1, None, 8e6, 9), _point(2, None, 6e6, 9),
     ]  # fmt: skip
-    f = wan_contention.offered_load_figures(rows)
+    f = load.offered_load_figures(rows)
     assert f["replications"] == 3
     assert f["lossless_bps"] == pytest.approx(6e6)  # 500 µs lost cells in one run
     assert f["lossless_range_bps"] == [5e6, 7e6]
     assert f["peak_bps"] == pytest.approx(10e6) and f["peak_range_bps"] == [9e6, 11e6]
     assert f["full_load_bps"] == pytest.approx(6e6) and f["full_load_range_bps"] == [4e6, 8e6]
-    curve = wan_contention.offered_load_curve(rows)
+    curve = load.offered_load_curve(rows)
     assert [p["lossy_replications"] for p in curve] == [0, 1, 3]
     # One replication: the figures of its one curve, unchanged.
-    one = wan_contention.offered_load_figures([r for r in rows if r["replication"] == 1])
+    one = load.offered_load_figures([r for r in rows if r["replication"] == 1])
     assert (one["lossless_bps"], one["peak_bps"], one["full_load_bps"]) == (6e6, 11e6, 8e6)
 
 
@@ -122,7 +131,7 @@ def test_five_pairs_aggregates_average_the_replications():
             (True, 0, 5e6), (True, 0, 6e6), (True, 1, 7e6), (True, 1, 8e6),
         ]
     ]  # fmt: skip
-    agg = wan_contention.five_pairs_aggregates(rows)
+    agg = five_pairs.five_pairs_aggregates(rows)
     assert agg["replications"] == 2
     assert agg["alone_bps"] == pytest.approx(32e6) and agg["alone_range_bps"] == [30e6, 34e6]
     assert agg["together_bps"] == pytest.approx(13e6)
@@ -236,8 +245,8 @@ def test_flow_control_side_by_side():
     # starves the remote TCP; credits and ERICA's explicit rate lose no cell and give
     # the remote stream its DS-3 share; EFCI marking loses fewer cells than tail drop
     # with UDP against UDP but shares worse than ERICA.
-    rows = wan_contention.run(["flow-control"])["rows"]
-    assert {r["scheme"] for r in rows} == set(wan_contention.FLOW_SCHEMES)
+    rows = document("flow-control")["rows"]
+    assert {r["scheme"] for r in rows} == set(flow_control.FLOW_SCHEMES)
     assert len(rows) == 5 * 8
 
     def pair(scheme, local, remote):
@@ -249,7 +258,7 @@ def test_flow_control_side_by_side():
         return got["local"], got["remote"]
 
     def fairness(scheme, local, remote):
-        return wan_contention.jain_fairness(
+        return flow_control.jain_fairness(
             [r["throughput_bps"] for r in pair(scheme, local, remote)]
         )
 
@@ -349,17 +358,17 @@ def test_windows_are_the_bandwidth_delay_products():
     # Each window is an assumption whose default (and the low end of its range) is the BDP.
     defaults = {a.key: a for a in file_assumptions("wan-contention-five-pairs")}
     for key, (a, b) in pairs.items():
-        w = wan_contention.bdp_window(rate * 1e6, wan_contention.pair_rtt_s(tb, a, b))
+        w = five_pairs.bdp_window(rate * 1e6, five_pairs.pair_rtt_s(tb, a, b))
         assert defaults[key].default.text == f"{w // 1024}K" == defaults[key].low.text
     # The NRL -> JPL FTP's extended window: its own testbed's round trip.
     from cellbench.experiment import runner
 
-    ftp = wan_contention.study.HERE / "wan-contention-ftp.netspec"
+    ftp = study.HERE / "wan-contention-ftp.netspec"
     plan = runner.make_plan(str(ftp), sets=[], replications=None, seed=None, testbed=None,
                             trace=False, series=False)  # fmt: skip
     trunks = plan.task(0).spec["trunks"]
     rtt = 2 * sum(t["delay_ms"] for t in trunks) / 1e3
-    w = wan_contention.bdp_window(rate * 1e6, rtt)
+    w = five_pairs.bdp_window(rate * 1e6, rtt)
     extended = {a.key: a for a in file_assumptions("wan-contention-ftp")}["extended_window"]
     assert extended.default.text == f"{w // 1024}K"
 

@@ -5,14 +5,14 @@ the command line, the experiment runners and the result formats.
 
 - ``cellbench.wire``: byte-exact ATM cells, AAL5, RFC 1483, pcap.
 - ``cellbench.calc``: closed-form calculators (layer bandwidth, bursts, GCRA, windows).
-- ``cellbench.reproduce_study(name, **options)``: a classic study on the simulator, as a DataFrame.
+- ``cellbench.reproduce(name, parts=..., **options)``: a classic study (``cellbench reproduce
+  NAME``), its rows as a DataFrame; ``cellbench.reproduce.REGISTRY`` lists the studies.
 - ``cellbench.run(path_or_text, **overrides)``: an experiment, as a result with ``.to_pandas()``.
 """
 
-from cellbench import _native, calc, wire
+from cellbench import _native, calc, reproduce, wire
 from cellbench.experiment import run
-from cellbench.reproduce import reproduce_study
 
 __version__: str = _native.__version__
 
-__all__ = ["__version__", "calc", "reproduce_study", "run", "wire"]
+__all__ = ["__version__", "calc", "reproduce", "run", "wire"]

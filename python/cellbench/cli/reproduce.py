@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from cellbench import engines, scratch
+from cellbench import reproduce as registry
 from cellbench.cli.common import (
     UsageError,
     check_workers,
@@ -22,7 +23,7 @@ from cellbench.cli.common import (
     seed,
 )
 from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
-from cellbench.reproduce import REGISTRY, emu
+from cellbench.reproduce import emu
 from cellbench.reproduce import study as studies
 from cellbench.reproduce.study import Study
 
@@ -49,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="also write the study's result as one HTML page (as cellbench report does; "
         "with --out, of the result stored there)",
     )
-    for s in REGISTRY.values():
+    for s in registry.REGISTRY.values():
         w = parsers.add_parser(
             s.name, parents=[common], help=s.help, description=s.description or s.help
         )
@@ -57,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         _runner_options(w, s)
         if s.options is not None:
             s.options(w)
-        if s.emu is not None:
+        if s.emulated is not None:
             _engine_options(w, s.name)
         w.set_defaults(func=_with_report(main))
 
@@ -133,7 +134,7 @@ def _engine_options(p: argparse.ArgumentParser, name: str) -> None:
         help="sim: the simulator (default); emu: this machine's Linux TCP in network "
         "namespaces over the emulated cells in real time (Linux, root), beside the "
         "simulator's result for the same cases"
-        + ("" if name in emu.STUDIES else f" (not yet for {name})"),
+        + ("" if name in emu.studies() else f" (not yet for {name})"),
     )
     g = p.add_argument_group("--engine emu")
     g.add_argument(
@@ -211,7 +212,7 @@ def _check_args(args: argparse.Namespace) -> None:
 
 def main(args: argparse.Namespace) -> int:
     _check_args(args)
-    study = REGISTRY[args.name]
+    study = registry.REGISTRY[args.name]
     # The simulator runs the study; a real-time engine runs it beside the simulator's.
     simulated = engines.simulated(getattr(args, "engine", "sim"))
     return (run_sim if simulated else run_emu)(study, args)
@@ -219,7 +220,7 @@ def main(args: argparse.Namespace) -> int:
 
 def run_sim(study: Study, args: argparse.Namespace) -> int:
     """The study on the simulator: its parts through the runner, then its table or JSON."""
-    if study.emu is not None:
+    if study.emulated is not None:
         # The emulator's options: the simulator would ignore them.
         given = [
             flag
@@ -268,19 +269,18 @@ def _latest(out: Path) -> Path:
 
 def run_emu(study: Study, args: argparse.Namespace) -> int:
     """``reproduce NAME --engine emu``: the emulated study beside the simulator's
-    (the study's ``emu``: the simulator's study options, and the study's own options
-    as values of the emulated file)."""
+    (the study's ``emulated.options``: the simulator's study options, and the study's
+    own options as values of the emulated file)."""
     name = args.name
-    if name not in emu.STUDIES:
+    if study.emulated is None:
         raise UsageError(
             f"reproduce {name} is not available with --engine emu yet "
-            f"(it is for: {', '.join(emu.STUDIES)})"
+            f"(it is for: {', '.join(emu.studies())})"
         )
     for flag in ("--dask", "--series", "--trace", "--part"):
         if getattr(args, flag[2:], None):
             raise UsageError(f"{flag} is not available with --engine emu yet")
-    assert study.emu is not None
-    sim, sets = study.emu(args)
+    sim, sets = study.emulated.options(args)
     out = args.out
     try:
         df = emu.run(

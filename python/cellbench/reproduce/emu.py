@@ -10,11 +10,11 @@ So an emulated study runs
 - a timed transfer (ttcp with a time instead of a byte count) where the study counts
   bytes: a connection the network starves (europe-vp's unspaced cells against the UPC)
   would never finish a byte count; the study's own file with ``--set nbytes=off
-  --set sender.type.duration=S`` (``EmuStudy.timed``); wan-window's transfers are
+  --set sender.type.duration=S`` (``Emulated.timed``); wan-window's transfers are
   timed already; wan-mismatch's cases, which change which
   connections exist, are one experiment of four cases one after another
   (``wan-mismatch-emu.netspec``);
-- by default a part of the study's grid (``STUDIES[name].reduced``), said on stderr with the
+- by default a part of the study's grid (``Emulated.reduced``), said on stderr with the
   study's full size; ``sets`` (``--set window=16K,32K,48K``) widen or change it,
   ``full_grid`` runs all of it.
 
@@ -28,7 +28,6 @@ so); ``kernel_cc`` sets every host's congestion control (default: the kernel's).
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,62 +41,6 @@ if TYPE_CHECKING:
     from cellbench.experiment.runner import Plan
 
 
-@dataclass(frozen=True)
-class EmuStudy:
-    #: The experiment file the emulator runs (beside this module, without .netspec).
-    file: str
-    #: The file's sweep parameters -> the rows' names for them (the simulator's rows').
-    params: dict[str, str]
-    #: The part of the grid run by default: --set values of the file.
-    reduced: dict[str, Any] = field(default_factory=dict)
-    #: What the simulator's column runs: the study's own transfer.
-    sim_transfer: str = ""
-    #: Transfers one after another in a run (wan-mismatch's cases are one run).
-    transfers_per_run: int = 1
-    #: --set values always applied: a study that counts bytes timed instead (its
-    #: byte count off, its sender's duration given), and the key --seconds sets.
-    timed: dict[str, Any] = field(default_factory=dict)
-    duration: str = "seconds"
-    #: Runs per case (None: the file's).
-    replications: int | None = None
-
-    def keys(self) -> list[str]:
-        """The row keys that name a case (the simulator's column joins on them)."""
-        return list(self.params.values()) or ["case", "pacing_mbps", "transmitter"]
-
-
-STUDIES: dict[str, EmuStudy] = {
-    # The grid's corners and middle: the lock-step corner (16K send) and the large buffers.
-    "lan-buffers": EmuStudy(
-        "lan-buffers",
-        {"snd": "send_buffer", "rcv": "recv_buffer"},
-        {"snd": [16384, 24576, 52428], "rcv": [16384, 24576, 52428]},
-        "32 MB",
-        timed={"nbytes": "off", "sender.type.duration": 2},
-        duration="sender.type.duration",
-        replications=1,
-    ),
-    # Windows a decade apart from the window-bound to the path-bound region.
-    "wan-window": EmuStudy(
-        "wan-window",
-        {"window": "window"},
-        {"window": [4096, 16384, 65536, 131072], "seconds": 3},
-        "10 s",
-    ),
-    # Every spacing against the UPC, at the study's largest window and 8 KB writes.
-    "europe-vp": EmuStudy(
-        "europe-vp",
-        {"spacing_us": "spacing_us", "window": "window", "write_size": "write_size"},
-        {"window": [49152], "write_size": [8192]},
-        "16 MB",
-        timed={"nbytes": "off", "sender.type.duration": 4},
-        duration="sender.type.duration",
-    ),
-    # Its four cases (1 and 2, unpaced and paced), one after another in one run; a case
-    # is named by its tests (wan-mismatch-emu.netspec).
-    "wan-mismatch": EmuStudy("wan-mismatch-emu", {}, {}, "10 s", transfers_per_run=4),
-}
-
 #: wan-mismatch's fixed window and write size (wan-mismatch-case1.netspec, -case2).
 MISMATCH = {"window": 131072, "write_size": 65536}
 
@@ -106,8 +49,28 @@ MISMATCH = {"window": 131072, "write_size": 65536}
 DRAIN_S = 3.0
 
 
+def emulated(name: str) -> study.Emulated:
+    """Study ``name``'s emulated form (a ValueError for a study without one)."""
+    from cellbench.reproduce import REGISTRY
+
+    s = REGISTRY[name].emulated
+    if s is None:
+        raise ValueError(
+            f"reproduce {name} is not available with --engine emu yet (it is for: "
+            f"{', '.join(studies())})"
+        )
+    return s
+
+
+def studies() -> list[str]:
+    """The studies that run on the emulator, in the registry's order."""
+    from cellbench.reproduce import REGISTRY
+
+    return [s.name for s in REGISTRY.values() if s.emulated is not None]
+
+
 def experiment_file(name: str) -> Path:
-    return study.experiment_file(STUDIES[name].file)
+    return study.experiment_file(emulated(name).file)
 
 
 def plan(
@@ -123,7 +86,7 @@ def plan(
     """The emulated study's plan, and a line saying what part of the study it runs."""
     from cellbench.experiment.runner import _as_sets, make_plan
 
-    s = STUDIES[name]
+    s = emulated(name)
     file = experiment_file(name)
     if replications is None:
         replications = s.replications
@@ -187,8 +150,9 @@ def run(
     simulator on the same cases; one row per connection per case and replication,
     the simulator's beside it (``sim_throughput_bps``, ``sim_limited_by``: its mean
     and most common limit over the study's replications). ``sim``: the simulator's
-    study options (lan-buffers' profile, flavour, ...; europe-vp's stall), or
-    None for no simulator column."""
+    ``seed``, study options (``params``: lan-buffers' profile, flavour, ...) and --set
+    values (``sets``: europe-vp's stall), from ``Emulated.options``; or None for no
+    simulator column."""
     from cellbench.engines.emu import check_platform, run_plan
     from cellbench.experiment import results
 
@@ -210,7 +174,8 @@ def run(
     if sim is not None:
         df = _beside_sim(name, df, _values(p), sim, workers)
         flavours = {h.flavour for h in p.experiments[0].hosts}
-        df.attrs["sim_flavour"] = sim.get("flavour") or "/".join(sorted(flavours))
+        given = sim.get("params", {}).get("flavour")
+        df.attrs["sim_flavour"] = given or "/".join(sorted(flavours))
     return df
 
 
@@ -220,7 +185,7 @@ def frame(name: str, result: Result) -> pd.DataFrame:
     and the emulator's (engine, kernel_cc, retransmits, lateness_us, real_time)."""
     import pandas as pd
 
-    s = STUDIES[name]
+    s = emulated(name)
     df = result.to_pandas().sort_values(["replication", "point", "connection"], kind="stable")
     rows = []
     for r in df.to_dict(orient="records"):
@@ -278,21 +243,19 @@ def _beside_sim(
     """The simulator's study on the emulated cases (its own transfer, replications and
     hosts), its mean throughput and most common limit joined to each emulated row."""
     from cellbench.experiment.results import most_common_limit
-    from cellbench.reproduce import lan_buffers, wan
+    from cellbench.reproduce import REGISTRY
 
-    s = STUDIES[name]
-    if name == "lan-buffers":
-        simdf = lan_buffers.run(
-            send_buffers=values["snd"], recv_buffers=values["rcv"], workers=workers, **sim
-        )
-    elif name == "wan-mismatch":
-        simdf = wan.run(name, seed=sim.get("seed", 1), workers=workers)
-    else:
-        cases = {k: vs for k, vs in values.items() if k in s.params}
-        result = study.run(
-            name, workers=workers, seed=sim.get("seed"), set=sim.get("set") or None, **cases
-        )
-        simdf = wan.frame(name, wan.rows(name, result))
+    s = emulated(name)
+    # The emulated cases as the simulator's part takes them: its own options, or --set
+    # values of its file (the same file's parameters).
+    params = {s.sim_params[k]: vs for k, vs in values.items() if k in s.sim_params}
+    cases = {k: vs for k, vs in values.items() if k in s.params and k not in s.sim_params}
+    opts = study.Options(
+        seed=sim.get("seed"), workers=workers, parts=(s.sim_part,),
+        params=sim.get("params", {}) | params,
+        sets=(*sim.get("sets", ()), *study.sets(cases)),
+    )  # fmt: skip
+    simdf = study.run_parts(REGISTRY[name], opts)[s.sim_part]
     keys = s.keys()
 
     def cases(frame: pd.DataFrame) -> list[tuple]:
@@ -318,7 +281,7 @@ def report(name: str, df: pd.DataFrame) -> str:
     """The emulated rows beside the simulator's, with units and the timing's honesty."""
     import pandas as pd
 
-    s = STUDIES[name]
+    s = emulated(name)
     show = pd.DataFrame()
     for k in s.keys():
         show[k] = df[k].map(lambda x: x if isinstance(x, str) else _number(x))

@@ -215,8 +215,7 @@ def _envelope(
         env.where = "not scored"
     else:
         env.where = "outside the envelope"
-        key = fidelity.CAUSES.get(r.id, "")
-        env.cause = fidelity.KNOWN_DEVIATIONS.get(key, fidelity.UNEXPLAINED)
+        env.cause = fidelity.causes().get(r.id, fidelity.UNEXPLAINED)
     return env
 
 

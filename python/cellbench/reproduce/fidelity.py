@@ -148,89 +148,6 @@ TOLERANCES: dict[str, Tolerance] = {
     ),
 }
 
-#: Why a line misses, as far as the project knows (the tests' xfail marks give the same
-#: text: tests/test_lan_buffers.py, tests/test_wan.py). Keyed by what ``CAUSES`` names.
-KNOWN_DEVIATIONS = {
-    # SunOS to SunOS at exactly 3 x MSS (tests/test_lan_buffers.py's xfail); 000 §4.1.6's
-    # line scores the paper's condition, an RFC 1122 receiver, and shows this in its detail.
-    "lan-buffers remedy": (
-        "known deviation: 000 §4.1.6 states the remedy for receivers that acknowledge at "
-        "least every second full segment (RFC 1122); SunOS 4.1.1's own receiver acknowledges "
-        "on its reads (R1, R2), and from 3 x MSS to 3 x MSS + 271 bytes a 48K or 51K one can "
-        "still lock in the model (16 KB per tick); the study's send buffers step from 24K to "
-        "28K, and 28K does not lock (000 Table 1)"
-    ),
-    "wan-window large windows": (
-        "known deviation: the published table is the ideal window/RTT line; each window "
-        "also waits for the 8 KB segments the receiver reads before its window update (one at "
-        "16 KB, two above) to cross OC-3c, 0.49 ms each (5.6% of 8.8 ms)"
-    ),
-    "hetero-lan sparc10->challenge": (
-        "known deviation: the sparc-10 sender's CPU binds the pair, as the study says, but "
-        "at its loopback calibration with receiving 1.28x dearer than sending (calibrated "
-        "to Moldeklev et al.'s ~70 Mb/s SPARCstation 10 pair) it sends faster than the "
-        "study's 60.98; the SBus I/O work loopback does not see (001 §4.2) is not sized by "
-        "any source (docs/hetero-lan.md)"
-    ),
-    "hetero-lan ultra1->challenge": (
-        "known deviation: both hosts' loopback figures are far above the link and the "
-        "study names no bound for its 75%; the Ultra-1's fragmentation work above the MSS "
-        "(001 §5.2, an assumption) is far too small at its loopback speed to hold it near "
-        "100 Mb/s: the simulated pair is bound by the link"
-    ),
-    "hetero-lan sparc20->sparc20": (
-        "known deviation: the study puts the SPARCstation 20s' 93% down to their driver "
-        "(001 §5.1); the model's driver gap (52 µs per PDU, an assumption from 002's SBA-200 "
-        "measurement, range 0-52 µs: docs/hetero-lan.md) holds the pair under the link"
-    ),
-    "wan-contention offered-load": (
-        "known deviation: the paced TCP sources lose cells from 12 Mb/s offered on (two "
-        "sources' windows out at once overflow the 256-cell DS-3 port) and carry 12 to 22 Mb/s "
-        "up to 90 Mb/s offered, far under the offered load, but full blast carries as much as "
-        "any paced load: no drop to under half the peak (004 Fig. 4: lossless about 28, peak "
-        "about 29.5, full load 18.4 Mb/s; docs/wan-contention.md)"
-    ),
-    "wan-contention carrier loss": (
-        "known deviation: the offered-load preset puts the three pairs' shared port inside the "
-        "carrier (the Washington -> Kansas City DS-3), where 004 says the carrier network was "
-        "congestion-free and every effect was at the edge"
-    ),
-    "lan-buffers 24K lock-step": (
-        "the simulated 24K/48K and 24K/51K transfers lock from their start at 16 KB per "
-        "200 ms tick (0.625 Mbit/s); the published means are higher, as they would be if some "
-        "of the 50 transfers entered the lock-step late (000 §4.1.5: when depends on the "
-        "delayed-ACK timer), which the simulated timer phases do not give (not verified)"
-    ),
-    "nrl-jpl rtt": (
-        "the ftp preset's round trip (37.4 ms: the 3,700 km great circle) is shorter than the "
-        "one 004's own example implies (64 KB at about 9 Mb/s: near 58 ms); the backbone "
-        "delay is an assumption whose range reaches it (--envelope)"
-    ),
-    "paper arithmetic": (
-        "the paper's own equation with its own figures gives the simulated value; the "
-        "printed figure is a slip of the text (or of its extraction)"
-    ),
-    "ftp atm": (
-        "ftp's socket buffers and write size are open (lan-buffers-ftp.netspec): at the "
-        "defaults (16K/16K) the ATM transfer flows; with a larger receive buffer it locks at "
-        "0.469 Mbit/s (12288 octets per tick), above the published 0.366, which lies between "
-        "000 §4.1.5's two lock-step rates (a mix of patterns over the transfer)"
-    ),
-}
-#: Result id -> the key of its cause in KNOWN_DEVIATIONS.
-CAUSES = {
-    **{f"003-e1-{w}": "wan-window large windows" for w in (8192, 16384, 32768, 65536, 131072)},
-    "001-t3-sparc10-challenge": "hetero-lan sparc10->challenge",
-    "001-t3-ultra1-challenge": "hetero-lan ultra1->challenge",
-    "001-t3-sparc20-sparc20": "hetero-lan sparc20->sparc20",
-    "004-fig4-drop": "wan-contention offered-load",
-    "004-s5-edge": "wan-contention carrier loss",
-    "002-s24-eq1-burst": "paper arithmetic",
-    "002-s24-direct155": "paper arithmetic",
-    "000-ftp-atm": "ftp atm",
-    "000-t1-collapsed": "lan-buffers 24K lock-step",
-    "004-s3-64k-9mbps": "nrl-jpl rtt",
-}
 UNEXPLAINED = "no known cause: a deviation the project has not explained yet"
 NOT_PRODUCED = "no study part produces this result yet"
 
@@ -310,6 +227,12 @@ def declarations() -> list[tuple[str, str, int, Compares]]:
     ]
 
 
+def causes() -> dict[str, str]:
+    """Why each result that misses does, as far as the project knows (result id -> cause):
+    its declaration's ``causes``."""
+    return {rid: why for _s, _p, _i, c in declarations() for rid, why in c.causes.items()}
+
+
 def run_declaration(
     study_name: str, part: str, c: Compares, *, seed: int, workers: int, sets: tuple[str, ...] = ()
 ) -> dict[str, Simulated]:
@@ -370,6 +293,7 @@ def verdict(tol: Tolerance, pub: float | None, sim: Simulated) -> str:
 def score(runs: dict[str, tuple[str, Simulated]]) -> list[Line]:
     """Every published result beside its run, in the papers' order."""
     out = []
+    known = causes()
     for r in published.published_results():
         tol = TOLERANCES[r.tolerance]
         study_name, sim = runs.get(r.id, ("", Simulated(missing=NOT_PRODUCED)))
@@ -429,7 +353,7 @@ def score(runs: dict[str, tuple[str, Simulated]]) -> list[Line]:
             cells=[{"cell": c[0], "published": c[1], "simulated": round(c[2], 6)} for c in cells],
         )
         if v == "miss":
-            line.cause = KNOWN_DEVIATIONS.get(CAUSES.get(r.id, ""), UNEXPLAINED)
+            line.cause = known.get(r.id, UNEXPLAINED)
         out.append(line)
     return out
 

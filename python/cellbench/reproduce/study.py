@@ -22,10 +22,15 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cellbench import scratch
 from cellbench.experiment.results import Result
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from cellbench.reproduce.tables import DocsTable
 
 #: The studies' experiment files.
 HERE = Path(__file__).parent
@@ -132,6 +137,9 @@ class Compares:
     compute: Callable[[], Any] | None = None
     #: What the run is, for the scoreboard's progress and header.
     what: str = ""
+    #: Why a result misses, as far as the project knows (result id -> the cause, in
+    #: words): ``cellbench fidelity`` puts it on the line of a miss.
+    causes: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -150,6 +158,45 @@ class Part:
     to_json: Callable[[Options, Any], dict]
     #: The published results it compares (``cellbench fidelity``, docs/fidelity.md).
     published: tuple[Compares, ...] = ()
+    #: Its rows as a DataFrame (``cellbench.reproduce(NAME)``); default: what ``collect``
+    #: made if a DataFrame, a list of rows, or a dict's ``rows``.
+    frame: Callable[[Options, Any], pd.DataFrame] | None = None
+
+
+@dataclass(frozen=True)
+class Emulated:
+    """How a study runs on the emulator (``cellbench reproduce NAME --engine emu``,
+    reproduce.emu): an experiment file the emulator runs, a part of its grid by default,
+    and the simulator's part beside it on the same cases."""
+
+    #: The experiment file the emulator runs (beside this module, without .netspec).
+    file: str
+    #: The file's sweep parameters -> the rows' names for them (the simulator's rows').
+    params: dict[str, str]
+    #: The study's own options -> (the simulator's column's ``Options.params`` and
+    #: --set values, the emulated file's --set values).
+    options: Callable[[argparse.Namespace], tuple[dict, list[str]]]
+    #: The part of the grid run by default: --set values of the file.
+    reduced: dict[str, Any] = field(default_factory=dict)
+    #: What the simulator's column runs: the study's own transfer.
+    sim_transfer: str = ""
+    #: The part whose rows the simulator's column is; ``sim_params``: which of the
+    #: emulated file's parameters are that part's own options (file key -> option),
+    #: the others go to it as --set values.
+    sim_part: str = ""
+    sim_params: dict[str, str] = field(default_factory=dict)
+    #: Transfers one after another in a run (wan-mismatch's cases are one run).
+    transfers_per_run: int = 1
+    #: --set values always applied: a study that counts bytes timed instead (its
+    #: byte count off, its sender's duration given), and the key --seconds sets.
+    timed: dict[str, Any] = field(default_factory=dict)
+    duration: str = "seconds"
+    #: Runs per case (None: the file's).
+    replications: int | None = None
+
+    def keys(self) -> list[str]:
+        """The row keys that name a case (the simulator's column joins on them)."""
+        return list(self.params.values()) or ["case", "pacing_mbps", "transmitter"]
 
 
 @dataclass(frozen=True)
@@ -176,9 +223,11 @@ class Study:
     report: Callable[[Options, dict[str, Any]], str] | None = None
     #: ``--replications``' help (what a replication is in this study).
     replications_help: str = "runs per configuration (default: each experiment file's)"
-    #: The emulated study (``--engine emu``): the simulator's study options and the
-    #: emulated file's --set values, from the parsed arguments (reproduce.emu).
-    emu: Callable[[argparse.Namespace], tuple[dict, list[str]]] | None = None
+    #: How it runs on the emulator (``--engine emu``; None: not yet).
+    emulated: Emulated | None = None
+    #: The results tables its page (docs/NAME.md) shows, drawn from its command
+    #: (``reproduce.tables``, scripts/docs_tables.py).
+    tables: tuple[DocsTable, ...] = ()
 
     def part(self, name: str) -> Part:
         for p in self.parts:
@@ -277,11 +326,19 @@ def to_json(study: Study, opts: Options, got: dict[str, Any]) -> dict:
     return doc
 
 
-def run(
-    name: str,
+def study_options(study: Study) -> argparse.Namespace:
+    """The study's own options (its command line's, by their ``dest``) at their defaults."""
+    parser = argparse.ArgumentParser(add_help=False)
+    if study.options is not None:
+        study.options(parser)
+    return parser.parse_args([])
+
+
+def reproduce(
+    study: Study,
+    parts: str | Sequence[str] | None = None,
     *,
-    replications: int | None = None,
-    seed: int | None = None,
+    seed: int | None = 1,
     workers: int = 0,
     out: str | Path | None = None,
     resume: bool = False,
@@ -289,35 +346,70 @@ def run(
     dask: str | None = None,
     progress: bool = False,
     series: bool = False,
-    set: dict[str, Any] | None = None,  # noqa: A002 - the runner's word
-    cells_dir: str | Path | None = None,
-    **overrides: Any,
-) -> Result:
-    """Run one experiment file beside this module (``name``); ``overrides``/``set`` are
-    --set values (``window=[512, 1024]``, ``set={"testbed.mtu": 9180}``); ``series``
-    stores the cwnd and queue-occupancy time series with the result; ``cells_dir``
-    where a study's cell tester writes its captures (default ``out/cells``)."""
-    if replications is not None and replications < 1:
-        raise ValueError(f"replications {replications}: must be at least 1")
-    if resume and out is None:
-        raise ValueError("resume needs out (the result to finish)")
-    from cellbench.experiment.runner import run as run_experiment
-
-    return run_experiment(
-        str(experiment_file(name)),
-        out=out,
-        resume=resume,
-        overwrite=overwrite,
-        dask=dask,
-        workers=workers or None,
+    replications: int | None = None,
+    sets: dict[str, Any] | Sequence[str] | None = None,
+    **options: Any,
+) -> pd.DataFrame:
+    """Run a study's parts as ``cellbench reproduce NAME`` does and return their rows
+    (``frame``). ``options`` are the study's own, named as its command line's without
+    the dashes (lan-buffers' ``send_buffer=[16384]``, hetero-lan's ``pair``, ...);
+    ``sets`` are --set values (``{"window": [4096, 65536]}`` or ``["window=4K"]``)."""
+    given = study_options(study)
+    for key, value in options.items():
+        if key not in vars(given):
+            known = ", ".join(sorted(vars(given))) or "none"
+            raise ValueError(
+                f"{study.name}: unknown option {key!r} (its own options: {known}; the runner's: "
+                "parts, seed, workers, out, resume, overwrite, dask, progress, series, "
+                "replications, sets)"
+            )
+        setattr(given, key, value)
+    opts = Options(
+        seed=seed, workers=workers, out=None if out is None else Path(out), resume=resume,
+        overwrite=overwrite, dask=dask, progress=progress, series=series,
         replications=replications,
-        seed=seed,
-        progress=progress,
-        series=series,
-        cells_dir=cells_dir,
-        set=set,
-        **overrides,
-    )
+        sets=_dict_sets(sets),
+        parts=(parts,) if isinstance(parts, str) else tuple(parts or ()),
+        params=study.params(given) if study.params is not None else {},
+    )  # fmt: skip
+    return frame(study, opts, run_parts(study, opts))
+
+
+def _dict_sets(values: dict[str, Any] | Sequence[str] | str | None) -> tuple[str, ...]:
+    """--set values given as a dict, a list of ``KEY=VALUE`` or one of them."""
+    from cellbench.experiment.runner import _as_sets
+
+    if isinstance(values, str):
+        return (values,)
+    if isinstance(values, (list, tuple)):
+        return tuple(values)
+    return tuple(_as_sets(values))
+
+
+def frame(study: Study, opts: Options, got: dict[str, Any]) -> pd.DataFrame:
+    """The parts' rows as one DataFrame: each part's (``Part.frame``), one after another,
+    with a ``part`` column when more than one ran; a part's figures beside its rows (a
+    dict's other keys: wan-contention's ``offered_load``) in ``attrs``."""
+    import pandas as pd
+
+    frames, attrs = [], {}
+    for name, data in got.items():
+        part = study.part(name)
+        if part.frame is not None:
+            df = part.frame(opts, data)
+        elif isinstance(data, pd.DataFrame):
+            df = data
+        elif isinstance(data, dict):
+            df = pd.DataFrame(data.get("rows", []))
+            attrs |= {k: v for k, v in data.items() if k != "rows"}
+        else:
+            df = pd.DataFrame(data)
+        if len(got) > 1 and "part" not in df:
+            df.insert(0, "part", name)
+        frames.append(df)
+    out = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    out.attrs |= attrs
+    return out
 
 
 def sets(values: dict[str, Any] | None = None, **more: Any) -> tuple[str, ...]:

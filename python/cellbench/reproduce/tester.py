@@ -8,7 +8,6 @@ never from the adapter's parameters: what a tester on that link would have seen.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from cellbench import cells
@@ -22,26 +21,6 @@ PUBLISHED = {
     "2.3.0": "bursts of 6 cells back to back, burst starts ~40 slots apart",
 }
 NAME = "europe-vp-tester"
-
-
-def run(
-    *,
-    seed: int | None = None,
-    workers: int = 0,
-    out: str | Path | None = None,
-    overwrite: bool = False,
-    progress: bool = False,
-) -> list[dict[str, Any]]:
-    """Run the tester setup for both drivers; per driver its capture (``cells.Capture``)
-    and its pattern (``cells.Pattern``). ``out``: store the result there (the captures
-    in ``out/cells``); otherwise they are read from a temporary directory."""
-    opts = study.Options(
-        seed=seed, workers=workers, out=None if out is None else Path(out),
-        overwrite=overwrite, progress=progress, parts=("tester",),
-    )  # fmt: skip
-    # The part alone (europe-vp's own check concerns only the vp part's --no-stall), so
-    # this module does not import the study that imports it.
-    return study.run_parts(study.Study("europe-vp", "", (PART,)), opts)["tester"]
 
 
 def collect(ran: list[study.Ran]) -> list[dict[str, Any]]:
@@ -155,6 +134,13 @@ def _figures(parts: list[dict]) -> dict[str, study.Simulated]:
     }
 
 
+def _frame(parts: list[dict]):
+    """Per driver its pattern and capture's figures (``to_json``'s ``drivers``)."""
+    import pandas as pd
+
+    return pd.DataFrame(to_json(parts)["drivers"])
+
+
 #: europe-vp's tester part: beside the vp part, stored in OUT/tester.
 PART = study.Part(
     "tester",
@@ -163,6 +149,7 @@ PART = study.Part(
     collect=lambda o, ran: collect(ran),
     report=lambda o, parts: report(parts),
     to_json=lambda o, parts: to_json(parts),
+    frame=lambda o, parts: _frame(parts),
     published=(
         study.Compares(
             ("002-s25-229-stall", "002-s25-230-burst", "002-s25-230-period"),

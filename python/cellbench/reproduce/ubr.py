@@ -299,7 +299,7 @@ def _check(o: study.Options) -> None:
         raise ValueError(f"--seconds {o.params.get('seconds')}: expected a duration above 0")
 
 
-UBR = study.Study(
+STUDY = study.Study(
     "ubr",
     "N TCPs through one congested OC-3c port: buffer, drop policy (tail drop, PPD, EPD), "
     "MTU, TCP flavour",

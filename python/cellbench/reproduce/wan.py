@@ -23,14 +23,14 @@ on Dask as ``cellbench run`` does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from cellbench.data.published import CLAIMS, wan_window_table
 from cellbench.experiment.results import Result
 from cellbench.reproduce import study, tester
 from cellbench.reproduce.study import Ran, Run
+from cellbench.reproduce.tables import Command, DocsTable, mbps, table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,35 +74,6 @@ EXPERIMENTS = {
     "wan-window": ["window"],
     "europe-vp": ["spacing_us", "window", "write_size"],
 }
-
-
-def _wan_window_sets(windows: Iterable[int] | None = None, seconds: float | None = None) -> dict:
-    sets: dict[str, Any] = {}
-    if windows is not None:
-        sets["window"] = list(windows)
-    if seconds is not None:
-        sets["seconds"] = seconds
-    return sets
-
-
-def _europe_vp_sets(
-    spacings: Iterable[float | None] | None = None,
-    windows: Iterable[int] | None = None,
-    writes: Iterable[int] | None = None,
-    nbytes: int | None = None,
-    stall: bool = True,
-) -> dict:
-    # Only a change is a --set: the default run's result names the file's parameters alone.
-    sets: dict[str, Any] = {} if stall else {"testbed.host.sparc10-a.stall": 0}
-    if spacings is not None:
-        sets["spacing_us"] = ["off" if x is None else x for x in spacings]
-    if windows is not None:
-        sets["window"] = list(windows)
-    if writes is not None:
-        sets["write_size"] = list(writes)
-    if nbytes is not None:
-        sets["nbytes"] = nbytes
-    return sets
 
 
 def _param(key: str, value: Any) -> Any:
@@ -193,41 +164,6 @@ def records(df: pd.DataFrame) -> list[dict]:
     return df.astype(object).where(df.notna(), None).to_dict(orient="records")
 
 
-def run(
-    name: str,
-    *,
-    replications: int = 1,
-    seed: int = 1,
-    workers: int = 0,
-    out: str | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    dask: str | None = None,
-    progress: bool = False,
-    series: bool = False,
-    **options,
-) -> pd.DataFrame:
-    """Run a WAN study's table (wan-window; europe-vp's vp part; wan-mismatch's cases 1
-    and 2); one row per connection per configuration and replication. ``out``,
-    ``resume``, ``overwrite``, ``dask`` mean what they mean for ``cellbench run``; the
-    stored result gives the same rows. ``options``: wan-window's ``windows``,
-    ``seconds``; europe-vp's ``spacings``, ``windows``, ``writes``, ``nbytes``,
-    ``stall``; wan-mismatch's ``seconds``."""
-    # wan-mismatch's cases alone (its study, in wan_mismatch.py, imports this module).
-    studies = {
-        "wan-window": WAN_WINDOW,
-        "europe-vp": EUROPE_VP,
-        "wan-mismatch": study.Study("wan-mismatch", "", (MISMATCH_CASES_PART,)),
-    }
-    part = {"wan-window": "window", "europe-vp": "vp", "wan-mismatch": "cases"}[name]
-    opts = study.Options(
-        seed=seed, workers=workers, out=None if out is None else Path(out), resume=resume,
-        overwrite=overwrite, dask=dask, progress=progress, series=series,
-        replications=replications, parts=(part,), params=options,
-    )  # fmt: skip
-    return study.run_parts(studies[name], opts)[part]
-
-
 def report(name: str, df: pd.DataFrame) -> str:
     """A readable table with units."""
     import pandas as pd
@@ -279,6 +215,19 @@ def report(name: str, df: pd.DataFrame) -> str:
 
 
 # --- what the parts compare with 002 and 003 (cellbench fidelity) ------------------------
+
+
+#: Why the large windows' lines miss (``cellbench fidelity``; tests/test_wan.py's xfail).
+LARGE_WINDOWS = (
+    "known deviation: the published table is the ideal window/RTT line; each window "
+    "also waits for the 8 KB segments the receiver reads before its window update (one at "
+    "16 KB, two above) to cross OC-3c, 0.49 ms each (5.6% of 8.8 ms)"
+)
+#: Why a line of 002 §2.4's arithmetic misses.
+PAPER_ARITHMETIC = (
+    "the paper's own equation with its own figures gives the simulated value; the "
+    "printed figure is a slip of the text (or of its extraction)"
+)
 
 
 def _window_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
@@ -404,21 +353,18 @@ def _collect(name: str, ran: list[Ran]) -> list[dict]:
 
 
 def _window_runs(o: study.Options) -> list[Run]:
-    sets = _wan_window_sets(o.params.get("windows"), o.params.get("seconds"))
-    return [Run("wan-window", sets=study.sets(sets))]
+    return [Run("wan-window")]
 
 
 def _vp_runs(o: study.Options) -> list[Run]:
-    keys = ("spacings", "windows", "writes", "nbytes", "stall")
-    sets = _europe_vp_sets(**{k: o.params[k] for k in keys if k in o.params})
+    # Only a change is a --set: the default run's result names the file's parameters alone.
+    sets = ("testbed.host.sparc10-a.stall=0",) if o.params.get("stall") is False else ()
     # Beside the tester part, each in a directory of its own.
-    return [Run("europe-vp", where="vp" if len(o.parts) > 1 else "", sets=study.sets(sets))]
+    return [Run("europe-vp", where="vp" if len(o.parts) > 1 else "", sets=sets)]
 
 
 def _cases_runs(o: study.Options) -> list[Run]:
-    seconds = o.params.get("seconds")
-    sets = study.sets(seconds=seconds) if seconds is not None else ()
-    return [Run(f, where=f"case{k}", sets=sets) for k, f in MISMATCH_CASES.items()]
+    return [Run(f, where=f"case{k}") for k, f in MISMATCH_CASES.items()]
 
 
 def _stall_option(p) -> None:
@@ -444,6 +390,52 @@ def _europe_vp_json(o: study.Options, got: dict) -> dict:
         return doc or {}
     return {"study": "europe-vp", "rows": records(got["vp"])} | (
         {"tester": doc} if doc is not None else {}
+    )
+
+
+# --- the tables of its page (docs/wan-window, europe-vp.md; reproduce.tables) -------------
+
+
+def _table_europe_vp(command: Command) -> str:
+    d = command.json()
+    groups: dict[tuple, list[dict]] = {}
+    for r in d["rows"]:
+        groups.setdefault((r["spacing_us"], r["window"]), []).append(r)
+    writes = sorted({r["write_size"] for r in d["rows"]})
+    rows = []
+    for (spacing, window), rs in groups.items():
+        rs = sorted(rs, key=lambda r: r["write_size"])
+        limits = Counter(r["limited_by"] for r in rs)
+        limit = ", ".join(f"{k} ({n})" if len(limits) > 1 else k for k, n in limits.items())
+        if not all(r["met_contract"] for r in rs):
+            limit += f"; contract violated ({sum(not r['met_contract'] for r in rs)})"
+        rows.append([
+            "none" if spacing is None else f"{spacing:.2f}", f"{window // 1024} KB",
+            " / ".join(mbps(r["throughput_bps"], 2) for r in rs), limit,
+        ])  # fmt: skip
+    sizes = " / ".join(f"{w // 1024}K" for w in writes)
+    return f"{command.source}; limited by: what bound each connection (count):\n\n" + table(
+        ["spacing µs", "window", f"Mb/s (writes {sizes})", "limited by"], rows
+    )
+
+
+def _table_europe_vp_tester(command: Command) -> str:
+    text = command.text()
+    body = text[text.index("driver 2.2.9") :].rstrip("\n")
+    return f"{command.source}, its report from the first driver on:\n\n```\n{body}\n```"
+
+
+def _table_wan_window(command: Command) -> str:
+    d = command.json()
+    rows = [
+        [
+            r["window"], mbps(r["throughput_bps"]), f"{r['published_bps'] / 1e6:g}",
+            f"{r['throughput_bps'] / r['published_bps']:.2f}", r["limited_by"],
+        ]
+        for r in d["rows"]
+    ]  # fmt: skip
+    return f"{command.source}, beside 003 Experiment 1:\n\n" + table(
+        ["window B", "Mb/s", "published Mb/s", "ratio", "limited by"], rows, {0, 1, 2, 3}
     )
 
 
@@ -485,6 +477,10 @@ def _europe_vp() -> study.Study:
                         _vp_calc_figures,
                         compute=_vp_calc,
                         what="calc burst and gcra",
+                        causes={
+                            "002-s24-eq1-burst": PAPER_ARITHMETIC,
+                            "002-s24-direct155": PAPER_ARITHMETIC,
+                        },
                     ),  # fmt: skip
                 ),
             ),
@@ -495,18 +491,32 @@ def _europe_vp() -> study.Study:
         params=lambda a: {} if a.stall else {"stall": False},
         check=_check_stall,
         to_json=_europe_vp_json,
+        tables=(
+            DocsTable("europe-vp", _table_europe_vp),
+            DocsTable("europe-vp-tester", _table_europe_vp_tester, ("--part", "tester")),
+        ),
         replications_help="runs per configuration (default 1)",
-        emu=emu_options,
+        # Every spacing against the UPC, at the study's largest window and 8 KB writes.
+        emulated=study.Emulated(
+            "europe-vp",
+            {"spacing_us": "spacing_us", "window": "window", "write_size": "write_size"},
+            emu_options,
+            reduced={"window": [49152], "write_size": [8192]},
+            sim_transfer="16 MB",
+            sim_part="vp",
+            timed={"nbytes": "off", "sender.type.duration": 4},
+            duration="sender.type.duration",
+        ),
     )
 
 
 def emu_options(a) -> tuple[dict, list[str]]:
     """The emulated study's simulator options and --set values (europe-vp: the stall)."""
-    stall = {} if getattr(a, "stall", True) else {"testbed.host.sparc10-a.stall": 0}
-    return {"seed": a.seed, "set": stall}, [f"{k}={v}" for k, v in stall.items()]
+    stall = [] if getattr(a, "stall", True) else ["testbed.host.sparc10-a.stall=0"]
+    return {"seed": a.seed, "sets": stall}, stall
 
 
-#: wan-mismatch's cases 1 and 2 (a part of ``wan_mismatch.WAN_MISMATCH``).
+#: wan-mismatch's cases 1 and 2 (a part of ``wan_mismatch.STUDY``).
 MISMATCH_CASES_PART = _table_part(
     "wan-mismatch",
     "cases",
@@ -535,13 +545,27 @@ WAN_WINDOW = study.Study(
                     tuple(f"003-e1-{w}" for w in wan_window_table()),
                     _window_figures,
                     what="nine windows",
+                    causes={
+                        f"003-e1-{w}": LARGE_WINDOWS for w in (8192, 16384, 32768, 65536, 131072)
+                    },  # fmt: skip
                 ),
             ),
         ),
     ),
     replications_help="runs per configuration (default 1)",
-    emu=emu_options,
+    tables=(DocsTable("wan-window", _table_wan_window),),
+    # Windows a decade apart from the window-bound to the path-bound region.
+    emulated=study.Emulated(
+        "wan-window",
+        {"window": "window"},
+        emu_options,
+        reduced={"window": [4096, 16384, 65536, 131072], "seconds": 3},
+        sim_transfer="10 s",
+        sim_part="window",
+    ),
 )
 
 
 EUROPE_VP = _europe_vp()
+#: The studies of this module (reproduce.REGISTRY).
+STUDIES = (WAN_WINDOW, EUROPE_VP)

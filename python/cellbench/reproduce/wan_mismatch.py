@@ -18,10 +18,10 @@ parts are experiment files beside this module, run by the experiment runner, so
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cellbench.reproduce import study, wan
+from cellbench.reproduce.tables import Command, DocsTable, mbps, table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,46 +80,12 @@ def _rows(name: str, result: Result) -> list[dict]:
     return rows
 
 
-def run(
-    parts: list[str] | None = None,
-    *,
-    seed: int = 1,
-    workers: int = 0,
-    out: str | Path | None = None,
-    progress: bool = False,
-) -> dict:
-    """Run the experiment-file parts chosen (``case3``, ``segment-size``; default both);
-    ``{"case3": [...], "segment_size": [...]}``, a row per connection. With ``out``, run
-    R's result is stored at ``out/R`` (``out/case3a`` ... ``out/experiment-6``)."""
-    chosen = tuple(p for p in (parts or PARTS) if p != "cases")
-    for p in chosen:
-        if p not in RUNS:
-            raise ValueError(f"unknown part {p!r}: expected one of {', '.join(PARTS)}")
-    if not chosen:
-        return {}
-    opts = study.Options(seed=seed, workers=workers, out=None if out is None else Path(out),
-                         progress=progress, parts=chosen)  # fmt: skip
-    got = study.run_parts(WAN_MISMATCH, opts)
-    return {p.replace("-", "_"): rows for p, rows in got.items()}
-
-
 def _mbps(x: float) -> str:
     return f"{x / 1e6:.3f}"
 
 
 def _where(x: list[str]) -> str:
     return ", ".join(x) or "-"
-
-
-def report(res: dict) -> str:
-    import pandas as pd
-
-    out: list[str] = []
-    if "case3" in res:
-        out.append(_case3_report(pd.DataFrame(res["case3"])))
-    if "segment_size" in res:
-        out.append(_segment_report(pd.DataFrame(res["segment_size"])))
-    return "\n\n".join(out)
 
 
 def _case3_report(df: pd.DataFrame) -> str:
@@ -284,6 +250,124 @@ def _part(name: str, doc: str, report) -> study.Part:
     )
 
 
+# --- the tables of its page (docs/wan-mismatch.md; reproduce.tables) ----------------------
+
+#: 003 Experiment 4: aggregate Mb/s of each run ((a) unpaced, (b) paced).
+PUBLISHED_CASE3 = {"case3a": "46.71", "case3b": "61.17"}
+#: 003 Experiments 2 and 3: one sender unpaced / paced at 70; two senders unpaced /
+#: paced at 35 each (Mb/s; Experiment 3's figures are the two senders' aggregate).
+PUBLISHED_CASES = {(1, False): "0.87", (1, True): "68.20", (2, False): "1.66", (2, True): "52.36"}
+
+
+def _table_cases(command: Command) -> str:
+    d = command.json()
+    rows = []
+    for r in d["rows"]:
+        paced = r["pacing_mbps"] is not None
+        rows.append([
+            r["case"], f"{r['pacing_mbps']:g}" if paced else "none", r["transmitter"],
+            mbps(r["throughput_bps"]), f"{100 * r['segment_loss_rate']:.2f}%", r["cells_lost"],
+            r["limited_by"], PUBLISHED_CASES[(r["case"], paced)],
+        ])  # fmt: skip
+    return (
+        f"{command.source}; published: 003 Experiment 2 (case 1) and 3 (case 2, the "
+        "two senders' aggregate):\n\n"
+        + table(
+            [
+                "case",
+                "pacing Mb/s",
+                "transmitter",
+                "Mb/s",
+                "seg loss",
+                "cells lost",
+                "limited by",
+                "published Mb/s",
+            ],
+            rows,
+            {3, 4, 5, 7},
+        )  # fmt: skip
+    )
+
+
+def _table_case3(command: Command) -> str:
+    d = command.json()
+    rows = []
+    for r in d["case3"]:
+        rows.append([
+            r["run"].removeprefix("case"), r["transmitter"], r["receiver"],
+            mbps(r["throughput_bps"]), r["cells_lost"], r["packets_lost"],
+            ", ".join(r["lost_at"]) or "-", r["limited_by"],
+        ])  # fmt: skip
+    agg = [
+        [
+            name.removeprefix("case"),
+            mbps(a["aggregate_bps"]),
+            f"{a['packets_lost_per_s']:.1f}",
+            PUBLISHED_CASE3[name],
+            "2 to 4" if name == "case3a" else "none",
+        ]
+        for name, a in d["case3_aggregates"].items()
+    ]
+    return (
+        f"{command.source}, case 3, each connection:\n\n"
+        + table(
+            [
+                "run",
+                "transmitter",
+                "receiver",
+                "Mb/s",
+                "cells lost",
+                "packets lost",
+                "lost at",
+                "limited by",
+            ],
+            rows,
+            {3, 4, 5},
+        )  # fmt: skip
+        + "\n\nEach run beside 003 Experiment 4:\n\n"
+        + table(
+            [
+                "run",
+                "aggregate Mb/s",
+                "packets lost per s",
+                "published Mb/s",
+                "published losses per s",
+            ],
+            agg,
+            {1, 2, 3},
+        )  # fmt: skip
+    )
+
+
+def _table_segment_size(command: Command) -> str:
+    d = command.json()
+    by = {(r["run"], r["mtu"]): r for r in d["segment_size"]}
+    rows = []
+    for mtu in sorted({m for _, m in by}):
+        e5, e6 = by[("experiment-5", mtu)], by[("experiment-6", mtu)]
+        rows.append([
+            mtu, mtu - 40, mbps(e5["throughput_bps"]), e5["cells_lost"], e5["limited_by"],
+            mbps(e6["throughput_bps"]), e6["pdus_refused_at_sender"], e6["limited_by"],
+        ])  # fmt: skip
+    return (
+        f"{command.source}, Experiments 5 and 6 (003 gives both as figures only):\n\n"
+        + table(
+            [
+                "MTU",
+                "segment",
+                "Exp. 5 Mb/s",
+                "Exp. 5 cells lost",
+                "Exp. 5 limited by",
+                "Exp. 6 Mb/s",
+                "Exp. 6 PDUs refused at the sender",
+                "Exp. 6 limited by",
+            ],
+            rows,
+            {0, 1, 2, 3, 5, 6},
+        )  # fmt: skip
+    )
+
+
 def _study() -> study.Study:
     return study.Study(
         "wan-mismatch",
@@ -294,9 +378,23 @@ def _study() -> study.Study:
             _part("segment-size", "Experiments 5 and 6", _segment_report),
         ),
         json_head=lambda o: {"study": "wan-mismatch", "rows": []},
+        tables=(
+            DocsTable("wan-mismatch-cases", _table_cases),
+            DocsTable("wan-mismatch-case3", _table_case3),
+            DocsTable("wan-mismatch-segment-size", _table_segment_size),
+        ),
         replications_help="runs per configuration (default 1)",
-        emu=wan.emu_options,
+        # Its four cases (1 and 2, unpaced and paced), one after another in one run; a case
+        # is named by its tests (wan-mismatch-emu.netspec).
+        emulated=study.Emulated(
+            "wan-mismatch-emu",
+            {},
+            wan.emu_options,
+            sim_transfer="10 s",
+            sim_part="cases",
+            transfers_per_run=4,
+        ),
     )
 
 
-WAN_MISMATCH = _study()
+STUDY = _study()

@@ -1,0 +1,189 @@
+"""wan-contention's credits part (c): a local and a remote host into one receiver on
+lawrence's switch, TCP/UDP against TCP/UDP, without flow control and with credit-based
+hop-by-hop flow control at every switch port (``sim::net::credit``), credits per VC per
+hop from the longest hop's round trip (004 Table 3)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from cellbench import vocab
+from cellbench.reproduce import study
+from cellbench.reproduce.study import Run
+from cellbench.reproduce.wan_contention.common import (
+    carried_bps,
+    experiment,
+    mbps,
+    part,
+    streams,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from cellbench.experiment.results import Result
+
+
+def hop_credits(testbed: dict, sites: tuple[str, ...]) -> int:
+    """Credits per VC per hop that let a VC go at its link's rate over the longest hop
+    among ``sites`` (and the hub): a cell leaving at t arrives after one cell time C and
+    the delay d, is forwarded at once at best, and its credit is back d later; so
+    (C + 2d) / C cells must be on the way (machine-room links need a few, trunks more)."""
+    from cellbench import _native
+
+    def need(phy: str, delay_s: float) -> int:
+        cell_s = _native.calc_phy(phy, True)[2] * 1e-6
+        return math.ceil((cell_s + 2 * delay_s) / cell_s)
+
+    trunks = [t for t in testbed["trunks"] if {t["from"], t["to"]} <= {*sites, HUB}]
+    hosts = [h for h in testbed["hosts"] if h["site"] in sites]
+    hops = [need(t["phy"], t["delay_ms"] * 1e-3) for t in trunks]
+    hops += [need(h["phy"], h["distance_m"] * vocab.FIBRE_S_PER_M) for h in hosts]
+    return max(hops)
+
+
+#: The carrier hub every site's access link reaches (the preset's star).
+HUB = "kc"
+
+
+#: The sites of the credits part's hosts (law4, law1 at lawrence; kclab2 at kclab).
+CREDIT_SITES = ("lawrence", "kclab")
+
+
+def _credits_runs(o: study.Options) -> list[Run]:
+    """Without flow control, then with credits at every switch port (OUT/credits/none,
+    OUT/credits/credit)."""
+    from cellbench.experiment import testbed as tbmod
+
+    n = hop_credits(tbmod.preset("wan-contention").to_dict(), CREDIT_SITES)
+    credit = {"testbed.switch.flow_control": "credit", "testbed.switch.credits": n}
+    return [
+        Run(experiment("credits"), where="credits/none"),
+        Run(experiment("credits"), where="credits/credit", sets=study.sets(credit)),
+    ]
+
+
+def _protocol_name(value: str) -> str:
+    return "udp" if str(value).startswith("udp") else "tcp"
+
+
+def credits_rows(results: list[Result]) -> list[dict]:
+    rows = []
+    for result in results:
+        switch = result.meta["testbed"]["switch"]
+        flow = switch.get("flow_control", "none")
+        for r, where, limited, evidence in streams(result):
+            local, remote = _protocol_name(r["local"]), _protocol_name(r["remote"])
+            # The mixes the setup names: TCP against TCP, UDP against UDP, and TCP
+            # against UDP (either way round: which stream is UDP is the row's protocol).
+            mix = f"{local}-{remote}" if local == remote else "tcp-udp"
+            rows.append(
+                {
+                    "part": "credits",
+                    "flow_control": flow,
+                    "credits": switch.get("credits"),
+                    "mix": mix,
+                    "stream": r["test"],
+                    "protocol": r["protocol"],
+                    "local": local,
+                    "remote": remote,
+                    "transmitter": r["transmitter"],
+                    "receiver": r["receiver"],
+                    "replication": int(r["replication"]),
+                    "seed": int(r["seed"]),
+                    "throughput_bps": carried_bps(r),
+                    "cells_lost": int(r["cells_lost"] or 0),
+                    "lost_at": where,
+                    "retransmitted_segments": int(r["retransmitted_segments"] or 0),
+                    "timeouts": int(r["timeouts"] or 0),
+                    "datagrams_refused_at_source": int(r["pdus_dropped_at_adapter"] or 0),
+                    "limited_by": limited,
+                    "limit_evidence": evidence,
+                }
+            )
+    return rows
+
+
+def credits_table(df: pd.DataFrame) -> str:
+    import pandas as pd
+
+    show = pd.DataFrame(
+        {
+            "flow control": df.flow_control,
+            "local-remote": df.local + "-" + df.remote,
+            "stream": df.stream,
+            "protocol": df.protocol,
+            "Mb/s": df.throughput_bps.map(mbps),
+            "cells lost": df.cells_lost,
+            "lost at (port)": df.lost_at.map(lambda x: ", ".join(x) or "-"),
+            "limited by": df.limited_by,
+        }
+    )
+    agg = df.groupby(["flow_control", "local", "remote"], sort=False).agg(
+        total=("throughput_bps", "sum"), lost=("cells_lost", "sum")
+    )
+    agg["lost"] = agg["lost"].astype(int)
+    lines = [show.to_string(index=False), "aggregate per case:"]
+    for (flow, lo, re_), a in agg.iterrows():
+        lines.append(
+            f"  {flow:6s} local {lo} / remote {re_}: {mbps(a.total)} Mb/s, {a.lost} cells lost"
+        )
+    return "\n".join(lines)
+
+
+def _credits_figures(got: dict) -> dict[str, study.Simulated]:
+    """004 Table 3's text: TCP against TCP loses 15% without credits; credits raise every
+    mix's aggregate; without them TCP still loses cells and UDP takes most."""
+    agg: dict[tuple[str, str, str], float] = {}
+    lost: dict[tuple[str, str, str], int] = {}
+    for r in got["rows"]:
+        k = (r["flow_control"], r["local"], r["remote"])
+        agg[k] = agg.get(k, 0.0) + r["throughput_bps"] / 1e6
+        lost[k] = lost.get(k, 0) + r["cells_lost"]
+    mixes = sorted({(a, b) for _, a, b in agg})
+
+    def udp_bps(mix: tuple[str, str]) -> float:
+        return sum(
+            r["throughput_bps"] / 1e6
+            for r in got["rows"]
+            if (r["flow_control"], r["local"], r["remote"]) == ("none", *mix)
+            and r["protocol"] == "udp"
+        )
+
+    udp_share = [
+        (mix, udp_bps(mix) / agg[("none", *mix)]) for mix in mixes if sorted(mix) == ["tcp", "udp"]
+    ]
+    tt = ("tcp", "tcp")
+    return {
+        "004-t3-tcp-tcp-drop": study.Simulated(
+            100 * (agg[("none", *tt)] / agg[("credit", *tt)] - 1),
+            detail=f"{agg[('none', *tt)]:.2f} without, {agg[('credit', *tt)]:.2f} Mb/s with",
+        ),
+        "004-t3-aggregate": study.Simulated(
+            holds=all(agg[("credit", *m)] > agg[("none", *m)] for m in mixes),
+            detail="; ".join(
+                f"{a}-{b} {agg[('none', a, b)]:.1f} -> {agg[('credit', a, b)]:.1f}"
+                for a, b in mixes
+            ),
+        ),
+        "004-t3-tcp-loss": study.Simulated(
+            holds=lost[("none", *tt)] > 0, detail=f"{lost[('none', *tt)]} cells lost"
+        ),
+        "004-t3-udp-dominates": study.Simulated(
+            holds=any(share > 0.5 for _, share in udp_share),
+            detail="; ".join(f"local {a}, remote {b}: UDP {s:.0%}" for (a, b), s in udp_share),
+        ),
+    }
+
+
+PART = part(
+    "credits",
+    "(c) without and with credit-based flow control",
+    _credits_runs,
+    lambda o, ran: {"rows": credits_rows([r.result for r in ran])},
+    (
+        ("004-t3-tcp-tcp-drop", "004-t3-aggregate", "004-t3-tcp-loss", "004-t3-udp-dominates"),
+        _credits_figures,
+    ),
+)

@@ -1,0 +1,97 @@
+"""wan-contention's flow-control part (c'): the credits part's streams under UBR (tail
+drop, EPD), credits, ABR with EFCI marking and ABR with ERICA's explicit rate
+(``sim::net::abr``), with Jain's fairness index of the two streams (issue 29)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cellbench.reproduce import study
+from cellbench.reproduce.study import Ran, Run
+from cellbench.reproduce.wan_contention.common import experiment, mbps, part
+from cellbench.reproduce.wan_contention.credits import CREDIT_SITES, credits_rows, hop_credits
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+#: The flow-control part's schemes: UBR with tail drop and with EPD, credits, and ABR
+#: with EFCI marking and with ERICA's explicit rate (issue 29). ABR sources start at
+#: ICR = 10 Mb/s of cells (an assumption: TM 4.0's default ICR = PCR would start a
+#: WAN source at the line rate); the EFCI threshold is half the 256-cell buffer, ERICA
+#: targets 0.9 over 1 ms (assumptions, docs/mechanisms.md "ABR").
+FLOW_SCHEMES = ("ubr-tail", "ubr-epd", "credit", "abr-efci", "abr-er")
+
+
+_ABR_SOURCE = "abr (icr = 10M)"
+
+
+def _flow_control_runs(o: study.Options) -> list[Run]:
+    """The credits part's streams under each scheme (OUT/flow-control/SCHEME)."""
+    from cellbench.experiment import testbed as tbmod
+
+    n = hop_credits(tbmod.preset("wan-contention").to_dict(), CREDIT_SITES)
+    sets = {
+        "ubr-tail": {},
+        "ubr-epd": {"testbed.switch.policy": "epd"},
+        "credit": {"testbed.switch.flow_control": "credit", "testbed.switch.credits": n},
+        "abr-efci": {"service": _ABR_SOURCE, "testbed.switch.abr": "efci (threshold = 128)"},
+        "abr-er": {
+            "service": _ABR_SOURCE,
+            "testbed.switch.abr": "erica (target = 0.9, interval_us = 1000)",
+        },
+    }
+    return [
+        Run(experiment("flow-control"), where=f"flow-control/{s}", sets=study.sets(sets[s]))
+        for s in FLOW_SCHEMES
+    ]
+
+
+def flow_control_rows(ran: list[Ran]) -> list[dict]:
+    """The credits part's row per stream, with its scheme and the ABR figures."""
+    rows = []
+    for r, scheme in zip(ran, FLOW_SCHEMES):
+        for row in credits_rows([r.result]):
+            row.update(part="flow-control", scheme=scheme)
+            rows.append(row)
+    return rows
+
+
+def jain_fairness(x: list[float]) -> float:
+    """Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all equal, 1/n when one
+    takes everything (R. Jain, D. Chiu and W. Hawe, DEC-TR-301, 1984)."""
+    total, squares = sum(x), sum(v * v for v in x)
+    return total * total / (len(x) * squares) if squares > 0 else 1.0
+
+
+def flow_control_table(df: pd.DataFrame) -> str:
+    import pandas as pd
+
+    out = []
+    for (_mix, local, remote), g in df.groupby(["mix", "local", "remote"], sort=False):
+        for scheme in FLOW_SCHEMES:
+            s = g[g.scheme == scheme]
+            by = {r.stream: r for r in s.itertuples()}
+            lo, re_ = by.get("local"), by.get("remote")
+            if lo is None or re_ is None:
+                continue
+            out.append(
+                {
+                    "local/remote": f"{local}/{remote}",
+                    "scheme": scheme,
+                    "local Mb/s": mbps(lo.throughput_bps),
+                    "remote Mb/s": mbps(re_.throughput_bps),
+                    "fairness": f"{jain_fairness([lo.throughput_bps, re_.throughput_bps]):.2f}",
+                    "cells lost": int(lo.cells_lost + re_.cells_lost),
+                    "limited by (local; remote)": f"{lo.limited_by}; {re_.limited_by}",
+                }
+            )
+    return pd.DataFrame(out).to_string(index=False)
+
+
+PART = part(
+    "flow-control",
+    "(c') the credits part's streams under UBR, EPD, credits, ABR EFCI and ABR ER",
+    _flow_control_runs,
+    lambda o, ran: {"rows": flow_control_rows(ran)},
+)
