@@ -12,8 +12,8 @@ import pytest
 import cellbench
 from cellbench.cli import main
 from cellbench.data.published import lan_buffer_table
-from cellbench.experiment import plots
 from cellbench.experiment.results import Result
+from cellbench.plots import draw as plots
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -414,7 +414,7 @@ cluster {
 def test_a_testbed_whose_every_host_was_replaced_does_not_describe_the_presets(tmp_path):
     """Issue 31: the preset's description (two SPARCstation IPCs on TAXI) stayed in the
     result, show and the page of a run on two Alphas on OC-12c the file defined."""
-    from cellbench.experiment import report
+    from cellbench.plots.report import page as report
 
     out = tmp_path / "r.result"
     res = cellbench.run(REPLACED, out=out)

@@ -32,7 +32,7 @@ def test_a_line_per_cell_a_point_per_measurement(stored, tmp_path, capsys):
 
 
 def test_too_many_cells_says_how_to_choose(stored, tmp_path, capsys):
-    import cellbench.experiment.plots as plots
+    import cellbench.plots.draw as plots
 
     svg = tmp_path / "m.svg"
     # Four cells fit; with a limit of three the figure asks for --where.

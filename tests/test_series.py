@@ -12,7 +12,7 @@ import pytest
 import cellbench
 from cellbench import _native
 from cellbench.cli import main
-from cellbench.experiment import plots
+from cellbench.plots import draw as plots
 
 # Two full-blast Reno senders into one receiver through a 256-cell tail-drop port:
 # the port to the sink fills, loses cells, and the senders' windows react. A 52 µs gap

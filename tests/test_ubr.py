@@ -87,7 +87,8 @@ def test_bad_options_are_refused_in_one_line(args, message):
 
 
 def test_the_port_buffer_plot_draws_a_stored_buffers_part(tmp_path):
-    from cellbench.experiment import plots, results
+    from cellbench.experiment import results
+    from cellbench.plots import draw as plots
 
     opts = study.Options(
         seed=1,

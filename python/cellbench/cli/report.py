@@ -31,7 +31,7 @@ def check_output(path: Path, flag: str = "-o") -> None:
 
 def write_report(results: list, output: Path, title: str | None = None) -> None:
     """Write the page and say what it holds, on stderr."""
-    from cellbench.experiment import report
+    from cellbench.plots.report import page as report
 
     report.write(results, output, title)
     kb = output.stat().st_size / 1024

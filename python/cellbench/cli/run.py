@@ -142,7 +142,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     s.set_defaults(func=show_main)
 
-    from cellbench.experiment.plotkinds import KINDS
+    from cellbench.plots.kinds import KINDS
 
     q = sub.add_parser(
         "plot", help="plot a stored result", description="Plot a stored result (no re-running)."
@@ -455,12 +455,12 @@ def _spacing_driver(result, run: int) -> str | None:
 
 
 def plot_main(args: argparse.Namespace) -> int:
-    from cellbench.experiment import plots
+    from cellbench.plots import draw as plots
 
     suffix = args.output.suffix.lower()
     if suffix not in (".png", ".svg", ".pdf"):
         raise UsageError(f"-o {args.output}: expected a .png, .svg or .pdf file name")
-    from cellbench.experiment.plotkinds import CAPTURE
+    from cellbench.plots.kinds import CAPTURE
 
     if args.kind in CAPTURE:
         options = (

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cellbench import scratch
-from cellbench.experiment import plotkinds
+from cellbench.plots import kinds as plotkinds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -128,7 +128,7 @@ def _svg(result, kind: str, **options) -> str:
     figure's clip paths share one page."""
     import matplotlib
 
-    from cellbench.experiment import plots
+    from cellbench.plots import draw as plots
 
     with scratch.directory("cellbench-report-") as tmp:
         out = Path(tmp) / "figure.svg"
@@ -154,7 +154,7 @@ def figures(result) -> list[tuple[str, str, str]]:
     repository has one), then per value of a parameter (``--by``) when another
     parameter varies besides; a kind that fits neither way is left out. The one-run
     kinds draw the first run that stored what they need."""
-    from cellbench.experiment import plots
+    from cellbench.plots import draw as plots
 
     out = []
     rows = result.rows_view()
@@ -387,7 +387,7 @@ def lead_grid(result) -> str:
     and their error, its background coloured by the error and lock-step cells marked.
     Empty for a result that is not lan-buffers' grid (or sweeps more than the buffers)."""
     from cellbench.data.published import LAN_ANOMALOUS
-    from cellbench.experiment import plots
+    from cellbench.plots import draw as plots
 
     rows = result.rows_view()
     if rows.empty or not {"sndbuf", "rcvbuf"} <= set(rows.columns):

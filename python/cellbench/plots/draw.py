@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cellbench.experiment.plotkinds import CAPTURE, KINDS, ONE_RUN
+from cellbench.plots.kinds import CAPTURE, KINDS, ONE_RUN
 
 MBPS = "throughput (Mb/s, 10^6 bit/s)"
 MBIT = "throughput (Mbit/s as ttcp prints it, 2^20 bit/s)"
@@ -1294,7 +1294,7 @@ def plot(
     elif kind == "measurements":
         measurements(result, fig, df, picked, params)
     elif kind == "port-buffer":
-        from cellbench.experiment.plot_port import PortBufferError, port_buffer
+        from cellbench.plots.port import PortBufferError, port_buffer
 
         try:
             port_buffer(result, fig, df, picked)

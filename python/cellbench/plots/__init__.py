@@ -1,0 +1,1 @@
+"""Figures and the HTML page, drawn from stored results (never by re-running)."""

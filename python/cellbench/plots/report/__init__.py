@@ -1,0 +1,1 @@
+"""Stored results as one self-contained HTML page (``cellbench report``)."""
