@@ -167,10 +167,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(default: the first recorded)",
     )
     q.add_argument(
-        "--connection", type=int, default=None, help="time-sequence, cwnd: the connection"
+        "--connection",
+        type=int,
+        default=None,
+        help=f"{kinds.picking('connection')}: the connection",
     )
     q.add_argument(
-        "--port", type=int, default=None, help="queue: one port (default: all that queued)"
+        "--port",
+        type=int,
+        default=None,
+        help=f"{kinds.picking('port')}: one port (default: all that queued)",
     )
     q.add_argument(
         "--where",

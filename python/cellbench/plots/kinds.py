@@ -47,6 +47,8 @@ class Kind:
     one: str = ""
     #: Takes ``--compare published`` (the study's published values beside the simulated).
     compare: bool = False
+    #: source "run": which of its samples it draws besides the run ("connection", "port").
+    picks: tuple[str, ...] = ()
     #: The report page draws it where it fits (measurements needs cells picked by hand).
     on_page: bool = True
 
@@ -76,16 +78,16 @@ KINDS = (
     Kind("measurements", "each picked cell's throughput against measurement number",
          "sweep", "lines:measurements", "lines:fit_measurements", on_page=False),
     Kind("time-sequence", "a connection's segments, ACKs and receive window (--trace)",
-         "run", "trace:time_sequence", stored="traces", one="run",
+         "run", "trace:time_sequence", stored="traces", one="run", picks=("connection",),
          missing="the result holds no trace: run it with --trace"),
     Kind("cwnd", "a connection's cwnd, ssthresh and data in flight over time (--series)",
-         "run", "series:cwnd", stored="cwnd_series", one="run",
+         "run", "series:cwnd", stored="cwnd_series", one="run", picks=("connection",),
          missing=f"the result holds no cwnd series: {_SERIES}"),
     Kind("queue", "switch output ports' occupancy over time (--series)",
-         "run", "series:queue", stored="queue_series", one="run",
+         "run", "series:queue", stored="queue_series", one="run", picks=("port",),
          missing=f"the result holds no queue series: {_SERIES}"),
     Kind("acr", "ABR circuits' allowed cell rates over time (--series)",
-         "run", "series:acr", stored="acr_series", one="run",
+         "run", "series:acr", stored="acr_series", one="run", picks=("connection",),
          missing="the result holds no ACR series: run ABR circuits with --series"),
     Kind("iat", "a cell tester's capture: cells against their inter-arrival time",
          "capture", "capture:iat"),
@@ -102,6 +104,12 @@ NAMES = tuple(BY_NAME)
 def of(source: str) -> tuple[str, ...]:
     """The names of the kinds that draw from ``source``."""
     return tuple(k.name for k in KINDS if k.source == source)
+
+
+def picking(what: str) -> str:
+    """The kinds that draw the ``what`` (connection, port) an option picks, as its help
+    names them."""
+    return ", ".join(k.name for k in KINDS if what in k.picks)
 
 
 def help_text(columns: int = 79) -> str:
