@@ -12,8 +12,10 @@ import pytest
 import cellbench
 from cellbench.cli import main
 from cellbench.data.published import lan_buffer_table
-from cellbench.experiment import plots
 from cellbench.experiment.results import Result
+from cellbench.plots import buffers, draw, figure, lines, trace
+from cellbench.plots.figure import PlotError
+from cellbench.plots.load import load_points
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -146,9 +148,9 @@ def test_offered_load_refuses_a_second_varying_parameter(load, tmp_path, capsys)
     extra = pd.concat([rows.assign(window=16384), again.assign(window=49152)])
     meta = dict(res.meta, param_columns=[*res.meta["param_columns"], ["window", "int64"]])
     fake = Result(meta, extra, res.traces(), None)
-    with pytest.raises(plots.PlotError, match=r"offered-load: window \(16384, 49152\) varies"):
-        plots.plot(fake, "offered-load", tmp_path / "x.png")
-    plots.plot(fake, "offered-load", tmp_path / "x.svg", by="window")
+    with pytest.raises(PlotError, match=r"offered-load: window \(16384, 49152\) varies"):
+        draw.plot(fake, "offered-load", tmp_path / "x.png")
+    draw.plot(fake, "offered-load", tmp_path / "x.svg", by="window")
     assert "window=16384" in (tmp_path / "x.svg").read_text()
 
 
@@ -172,7 +174,7 @@ def test_where_and_by_errors(lan, tmp_path, capsys):
 def test_buffer_grid_in_ttcp_units_beside_the_published_grid(lan, tmp_path):
     res = cellbench.experiment.load(lan)
     out = tmp_path / "g.svg"
-    plots.plot(res, "buffer-grid", out, where=["blocksize=8192"], compare="published")
+    draw.plot(res, "buffer-grid", out, where=["blocksize=8192"], compare="published")
     svg = out.read_text()
     for text in ("2^20 bit/s", "error per cell against the published grid", "lock-step"):
         assert text in svg, text
@@ -187,8 +189,8 @@ def test_buffer_grid_in_ttcp_units_beside_the_published_grid(lan, tmp_path):
     assert f"({lan_buffer_table()[(16384, 49152)]:.1f}†)" in svg
     # The figure unit is the table's: `show` prints the same mean as mean_mbit_ttcp.
     assert f"{sim:.1f}" != f"{cell.throughput_bps.mean() / 1e6:.1f}"
-    with pytest.raises(plots.PlotError, match="--compare published: cwnd has no published"):
-        plots.plot(res, "cwnd", out, compare="published")
+    with pytest.raises(PlotError, match="--compare published: cwnd has no published"):
+        draw.plot(res, "cwnd", out, compare="published")
 
 
 def test_grid_panels_by_a_parameter(lan, tmp_path):
@@ -225,7 +227,7 @@ def test_wan_window_figure_beside_the_published_points(wan, tmp_path, capsys):
 
 def test_plot_text_has_titles_units_and_legends(lan, load, tmp_path):
     grid = tmp_path / "g.svg"
-    plots.plot(cellbench.experiment.load(lan), "buffer-grid", grid, where=["blocksize=8192"])
+    draw.plot(cellbench.experiment.load(lan), "buffer-grid", grid, where=["blocksize=8192"])
     svg = grid.read_text()
     for text in ("Mean ttcp throughput over send", "SO_SNDBUF", "SO_RCVBUF", "Mbit/s",
                  "lock-step", "blocksize=8192"):  # fmt: skip
@@ -263,7 +265,7 @@ def test_trace_segments(lan):
     res = cellbench.experiment.load(lan)
     tr = res.traces()
     first = tr[(tr.run == 0) & (tr.connection == 0)]
-    data, acks = plots.segments(first)
+    data, acks = trace.segments(first)
     row = res.to_pandas().iloc[0]
     # Every byte of the transfer was sent, and the last ACK covers it and the FIN.
     assert int(data.end.max() - data.start.min()) == row.bytes
@@ -277,16 +279,16 @@ def test_plot_errors(lan, load, tmp_path, capsys):
 
 
 def drawn(monkeypatch, result, kind: str, tmp_path: Path, **options):
-    """The matplotlib Figure ``plots.plot`` drew (and wrote to a file)."""
+    """The matplotlib Figure ``draw.plot`` drew (and wrote to a file)."""
     figures = []
-    make = plots._figure
+    make = figure.new_figure
 
     def keep(*args, **kwargs):
         figures.append(make(*args, **kwargs))
         return figures[-1]
 
-    monkeypatch.setattr(plots, "_figure", keep)
-    plots.plot(result, kind, tmp_path / f"{kind}.png", **options)
+    monkeypatch.setattr(draw, "new_figure", keep)
+    draw.plot(result, kind, tmp_path / f"{kind}.png", **options)
     (fig,) = figures
     return fig
 
@@ -316,7 +318,7 @@ def test_offered_load_over_a_decade_is_drawn_on_log_axes(load, monkeypatch, tmp_
     shown = [t for t in ticks if t]
     assert shown and all(re.fullmatch(r"[0-9.]+", t) for t in shown), shown
     # Every point is in view: the smallest carried load and the highest offered one.
-    pts = plots._load_points(res.to_pandas())
+    pts = load_points(res.to_pandas())
     assert ax.get_ylim()[0] < pts["carried"].min() / 1e6
     assert ax.get_xlim()[1] >= pts["offered"].max() / 1e6
 
@@ -377,14 +379,14 @@ def test_window_marks_lock_step_points_and_refuses_one_point_lines(lan, monkeypa
     res = cellbench.experiment.load(lan)
     fig = drawn(monkeypatch, res, "window", tmp_path, where=["rcv=48K"],
                 by="sender.type.blocksize")  # fmt: skip
-    assert plots.LOCKSTEP_LABEL in legend_texts(fig)
+    assert lines.LOCKSTEP_LABEL in legend_texts(fig)
     rows = res.to_pandas()
     locked = rows[(rows.rcvbuf == 49152) & rows.lockstep.astype(bool)].sndbuf.unique()
     assert list(locked) == [16384]
-    (rings,) = [c for c in fig.axes[0].collections if c.get_label() == plots.LOCKSTEP_LABEL]
+    (rings,) = [c for c in fig.axes[0].collections if c.get_label() == lines.LOCKSTEP_LABEL]
     assert {x for x, _ in rings.get_offsets()} == {16384}
-    with pytest.raises(plots.PlotError, match=r"window --by snd: every line would be one point"):
-        plots.plot(res, "window", tmp_path / "w.png", where=["rcv=48K", "blocksize=8192"],
+    with pytest.raises(PlotError, match=r"window --by snd: every line would be one point"):
+        draw.plot(res, "window", tmp_path / "w.png", where=["rcv=48K", "blocksize=8192"],
                    by="snd")  # fmt: skip
 
 
@@ -405,10 +407,10 @@ def test_size_ticks_do_not_collide():
     """A message-size sweep of 512 .. 64K with a 9K among it (not a pure doubling) once
     went on a linear axis, its small sizes' labels on top of each other."""
     sizes = [512, 1024, 2048, 4096, 8192, 9216, 16384, 32768, 65536]
-    fig = plots._figure()
+    fig = figure.new_figure()
     ax = fig.add_subplot()
     ax.plot(sizes, sizes, marker="o")
-    plots._size_axis(ax, sizes)
+    figure.size_axis(ax, sizes)
     assert ax.get_xscale() == "log"
     assert _overlapping_labels(fig, ax.xaxis) == []
     shown = [t.get_text() for t in ax.get_xticklabels()]
@@ -424,9 +426,36 @@ def test_a_sixteen_column_grid_keeps_its_labels_apart():
     assert len(rcv) == 16
     snd = [8192, 9148, 18296]
     z = np.arange(len(snd) * len(rcv), dtype=float).reshape(len(snd), len(rcv))
-    fig = plots._figure()
+    fig = figure.new_figure()
     fig.set_size_inches(8.5, 6.5)
     ax = fig.add_subplot()
-    fig.colorbar(plots._heat(ax, snd, rcv, z, [[""] * len(rcv) for _ in snd]), ax=ax)
+    fig.colorbar(buffers.heat(ax, snd, rcv, z, [[""] * len(rcv) for _ in snd]), ax=ax)
     assert len([t for t in ax.get_xticklabels() if t.get_text()]) == 16
     assert _overlapping_labels(fig, ax.xaxis) == []
+
+
+def test_the_kinds_table_names_what_each_kind_needs(capsys):
+    """One record per kind: its draw function (and a sweep kind's fit check) exists, a
+    one-run kind names a stored table of ``Result``; ``plot --kind`` offers exactly
+    the table's kinds and its help lists each with what it shows."""
+    import argparse
+
+    from cellbench.cli import build_parser
+    from cellbench.plots import kinds
+
+    assert len(set(kinds.NAMES)) == len(kinds.KINDS)
+    for k in kinds.KINDS:
+        assert k.source in kinds.SOURCES, k
+        assert callable(k.function("draw")), k
+        if k.source == "sweep":
+            assert callable(k.function("fit")), k
+        if k.source == "run":
+            assert callable(getattr(Result, k.stored)) and k.missing, k
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    kind = next(a for a in sub.choices["plot"]._actions if a.dest == "kind")
+    assert tuple(kind.choices) == kinds.NAMES
+    with pytest.raises(SystemExit):
+        main(["plot", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for k in kinds.KINDS:
+        assert f"{k.name} {k.shows}" in text, k.name

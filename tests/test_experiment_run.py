@@ -414,7 +414,7 @@ cluster {
 def test_a_testbed_whose_every_host_was_replaced_does_not_describe_the_presets(tmp_path):
     """Issue 31: the preset's description (two SPARCstation IPCs on TAXI) stayed in the
     result, show and the page of a run on two Alphas on OC-12c the file defined."""
-    from cellbench.experiment import report
+    from cellbench.plots.report.page import write
 
     out = tmp_path / "r.result"
     res = cellbench.run(REPLACED, out=out)
@@ -422,7 +422,7 @@ def test_a_testbed_whose_every_host_was_replaced_does_not_describe_the_presets(t
     assert "SPARCstation IPC" not in said
     assert said.startswith("the experiment file's own hosts (a, b) on the lan-buffers preset's")
     page = tmp_path / "r.html"
-    report.write([results.load(out)], page)
+    write([results.load(out)], page)
     assert "SPARCstation IPC" not in page.read_text() and "own hosts (a, b)" in page.read_text()
     # One host of the preset's kept (the other from its defaults): the preset's words stay.
     kept = cellbench.run(REPLACED.replace("host b { profile = alpha-3000; phy = oc12c; }", ""))

@@ -32,18 +32,18 @@ def test_a_line_per_cell_a_point_per_measurement(stored, tmp_path, capsys):
 
 
 def test_too_many_cells_says_how_to_choose(stored, tmp_path, capsys):
-    import cellbench.experiment.plots as plots
+    from cellbench.plots import lines
 
     svg = tmp_path / "m.svg"
     # Four cells fit; with a limit of three the figure asks for --where.
     assert main(["plot", str(stored), "--kind", "measurements", "-o", str(svg)]) == 0
     capsys.readouterr()
-    old = plots.MEASURED_CELLS
-    plots.MEASURED_CELLS = 3
+    old = lines.MEASURED_CELLS
+    lines.MEASURED_CELLS = 3
     try:
         assert main(["plot", str(stored), "--kind", "measurements", "-o", str(svg)]) == 2
     finally:
-        plots.MEASURED_CELLS = old
+        lines.MEASURED_CELLS = old
     err = capsys.readouterr().err
     assert "measurements draws at most 3 cells, and 4 are picked" in err
     assert "--where" in err and err.count("\n") == 1

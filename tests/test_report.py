@@ -14,7 +14,7 @@ import pytest
 from browser import headers, load, measure, rendered, screenshot, table_rows
 
 from cellbench.data.published import lan_buffer_table
-from cellbench.experiment.report import highlight
+from cellbench.plots.report.highlight import highlight
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 CELLBENCH = [sys.executable, "-m", "cellbench"]
@@ -242,7 +242,7 @@ def test_one_experiment_on_sim_and_emu_side_by_side(tmp_path):
 def test_a_large_experiment_file_is_shown_plain_at_its_size():
     """Highlighting spends a span per token (~9x the text): a file past
     HIGHLIGHT_MAX_CHARS is shown as plain text, the page's part the size of the file."""
-    from cellbench.experiment.report import HIGHLIGHT_MAX_CHARS, experiment_file
+    from cellbench.plots.report.highlight import HIGHLIGHT_MAX_CHARS, experiment_file
 
     line = "cluster { test t { type = full (blocksize=8K, nbytes=1M); own = a:1; } }\n"
     big = line * (1_000_000 // len(line))
@@ -263,7 +263,7 @@ def test_a_page_of_many_runs_holds_its_rows_about_once(lan):
     import pandas as pd
 
     from cellbench.experiment import results
-    from cellbench.experiment.report import page
+    from cellbench.plots.report.page import page
 
     stored = results.load(lan / "lb.result")
     rows = stored.to_pandas()
@@ -315,7 +315,8 @@ def test_a_study_with_three_parameters_gets_figures_with_a_pick(tmp_path):
 def test_results_whose_folders_share_a_name_get_columns_of_their_own(tmp_path):
     """`report A/base B/base` (and `reproduce wan-contention --report`, whose parts were
     named by their experiment alone) failed: "columns overlap but no suffix specified"."""
-    from cellbench.experiment import report, results
+    from cellbench.experiment import results
+    from cellbench.plots.report.page import labels
 
     small = ["--set", "snd=16K", "--set", "rcv=16K,24K", "--set", "nbytes=64K"]
     for where in ("A", "B"):
@@ -330,12 +331,12 @@ def test_results_whose_folders_share_a_name_get_columns_of_their_own(tmp_path):
     # A study's parts (no path: a temporary directory) by their label; one place twice
     # and results without a name, numbered.
     a, a2 = results.load(tmp_path / "A" / "base"), results.load(tmp_path / "A" / "base")
-    assert report.labels([a, a2]) == ["sim: base #1", "sim: base #2"]
+    assert labels([a, a2]) == ["sim: base #1", "sim: base #2"]
     for r, label in ((a, "study/burst"), (a2, "study/ftp")):
         r.path, r.label = None, label
-    assert report.labels([a, a2]) == ["sim: study/burst", "sim: study/ftp"]
+    assert labels([a, a2]) == ["sim: study/burst", "sim: study/ftp"]
     a.label = a2.label = None
-    assert report.labels([a, a2]) == ["sim: lan-buffers #1", "sim: lan-buffers #2"]
+    assert labels([a, a2]) == ["sim: lan-buffers #1", "sim: lan-buffers #2"]
 
 
 def test_reproduce_report_of_a_study_whose_parts_share_an_experiment(tmp_path):

@@ -12,7 +12,7 @@ import pytest
 import cellbench
 from cellbench import _native
 from cellbench.cli import main
-from cellbench.experiment import plots
+from cellbench.plots import draw, series
 
 # Two full-blast Reno senders into one receiver through a 256-cell tail-drop port:
 # the port to the sink fills, loses cells, and the senders' windows react. A 52 µs gap
@@ -132,7 +132,7 @@ def test_cwnd_marks_the_loss_reactions_its_series_shows(stored):
     s = res.cwnd_series()
     s = s[(s.run == 0) & (s.connection == 0)].sort_values("t_s", kind="stable")
     t, cw, th = (s[k].to_numpy(float) for k in ("t_s", "cwnd", "ssthresh"))
-    timeouts, fast = plots._loss_reactions(t, cw, th)
+    timeouts, fast = series.loss_reactions(t, cw, th)
     row = res.to_pandas().query("run == 0 and connection == 0").iloc[0]
     # Every loss reaction the sender counted shows in the series, and no more.
     assert len(timeouts) == row.timeouts
@@ -142,9 +142,9 @@ def test_cwnd_marks_the_loss_reactions_its_series_shows(stored):
 def test_plot_selects_a_connection_and_a_port(stored, tmp_path):
     res = cellbench.experiment.load(stored)
     out = tmp_path / "b.svg"
-    plots.plot(res, "cwnd", out, run=0, connection=1)
+    draw.plot(res, "cwnd", out, run=0, connection=1)
     assert "connection 1 (b.atm → sink.atm)" in out.read_text()
-    plots.plot(res, "queue", out, port=0)
+    draw.plot(res, "queue", out, port=0)
     assert "port 0 to a.atm (peak 1)" in out.read_text()
 
 

@@ -87,7 +87,8 @@ def test_bad_options_are_refused_in_one_line(args, message):
 
 
 def test_the_port_buffer_plot_draws_a_stored_buffers_part(tmp_path):
-    from cellbench.experiment import plots, results
+    from cellbench.experiment import results
+    from cellbench.plots.draw import plot
 
     opts = study.Options(
         seed=1,
@@ -99,7 +100,7 @@ def test_the_port_buffer_plot_draws_a_stored_buffers_part(tmp_path):
     )
     study.run_parts(REGISTRY["ubr"], opts)
     result = results.load(tmp_path / "ubr" / "buffers")
-    svg = plots.plot(result, "port-buffer", tmp_path / "p.svg").read_text()
+    svg = plot(result, "port-buffer", tmp_path / "p.svg").read_text()
     assert "switch port buffer (cells)" in svg and "wasted cells" in svg
     for policy in ("tail-drop", "ppd", "epd"):
         assert f"policy {policy}" in svg

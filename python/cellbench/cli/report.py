@@ -31,9 +31,9 @@ def check_output(path: Path, flag: str = "-o") -> None:
 
 def write_report(results: list, output: Path, title: str | None = None) -> None:
     """Write the page and say what it holds, on stderr."""
-    from cellbench.experiment import report
+    from cellbench.plots.report.page import write
 
-    report.write(results, output, title)
+    write(results, output, title)
     kb = output.stat().st_size / 1024
     print(f"cellbench: wrote {output} ({len(results)} result(s), {kb:.0f} KB)", file=sys.stderr)
 

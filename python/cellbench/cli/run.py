@@ -142,28 +142,41 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     s.set_defaults(func=show_main)
 
-    from cellbench.experiment.plotkinds import KINDS
+    from cellbench.plots import kinds
 
     q = sub.add_parser(
-        "plot", help="plot a stored result", description="Plot a stored result (no re-running)."
+        "plot",
+        help="plot a stored result",
+        description="Plot a stored result (no re-running).",
+        epilog=kinds.help_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     q.add_argument(
         "result",
         type=Path,
         help="a result directory (--kind iat: also a capture, FILE.pcap)",
     )
-    q.add_argument("--kind", required=True, choices=KINDS, help="the figure kind")
+    q.add_argument(
+        "--kind", required=True, choices=kinds.NAMES, help="the figure kind (listed below)"
+    )
     q.add_argument("-o", "--output", type=Path, required=True, help="FILE.png, .svg or .pdf")
     q.add_argument(
         "--run",
         type=int,
-        help="time-sequence, cwnd, queue, iat: the run (default: the first recorded)",
+        help=f"{', '.join(kinds.of('run') + kinds.of('capture'))}: the run "
+        "(default: the first recorded)",
     )
     q.add_argument(
-        "--connection", type=int, default=None, help="time-sequence, cwnd: the connection"
+        "--connection",
+        type=int,
+        default=None,
+        help=f"{kinds.picking('connection')}: the connection",
     )
     q.add_argument(
-        "--port", type=int, default=None, help="queue: one port (default: all that queued)"
+        "--port",
+        type=int,
+        default=None,
+        help=f"{kinds.picking('port')}: one port (default: all that queued)",
     )
     q.add_argument(
         "--where",
@@ -178,7 +191,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument(
         "--compare",
         choices=["published"],
-        help="buffer-grid: the published value and the error per cell (lan-buffers)",
+        help=f"{', '.join(k.name for k in kinds.KINDS if k.compare)}: the published value "
+        "and the error per cell (lan-buffers)",
     )
     q.set_defaults(func=plot_main)
 
@@ -455,14 +469,14 @@ def _spacing_driver(result, run: int) -> str | None:
 
 
 def plot_main(args: argparse.Namespace) -> int:
-    from cellbench.experiment import plots
+    from cellbench.plots import draw
 
     suffix = args.output.suffix.lower()
     if suffix not in (".png", ".svg", ".pdf"):
         raise UsageError(f"-o {args.output}: expected a .png, .svg or .pdf file name")
-    from cellbench.experiment.plotkinds import CAPTURE
+    from cellbench.plots import kinds
 
-    if args.kind in CAPTURE:
+    if args.kind in kinds.of("capture"):
         options = (
             ("--where", args.where),
             ("--by", args.by),
@@ -474,11 +488,13 @@ def plot_main(args: argparse.Namespace) -> int:
         if given:
             raise UsageError(f"{', '.join(given)}: not for --kind {args.kind} (one capture)")
         capture, driver = _capture(args.result, args.run)
-        plots.iat(capture, args.output, driver=driver)
+        from cellbench.plots.capture import iat
+
+        iat(capture, args.output, driver=driver)
         print(f"cellbench: wrote {args.output}", file=sys.stderr)
         return 0
     result = _load(args.result)
-    plots.plot(
+    draw.plot(
         result,
         args.kind,
         args.output,

@@ -1,4 +1,4 @@
-"""Experiments as data: the NetSpec-style language, testbeds, sweeps, results, plots.
+"""Experiments as data: the NetSpec-style language, testbeds, sweeps, results.
 
 - ``lang``: lexer and parser (the text is data, never executed).
 - ``model``: connections, traffic, serial/parallel timing.
@@ -6,7 +6,6 @@
 - ``sweep``: parameters, ranges, products, --set.
 - ``runner``: plan and run on a pool of workers (or Dask); ``run(...)``.
 - ``results``: the self-describing result directory (Parquet).
-- ``plots``: the classic figure kinds.
 """
 
 from cellbench.experiment.lang import ExperimentError

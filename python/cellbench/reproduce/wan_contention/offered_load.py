@@ -41,9 +41,9 @@ def offered_load_rows(result: Result, part: str = "offered-load") -> list[dict]:
     """One row per source per point: paced ones (``load`` "paced", carried over the
     periods its blocks own) and full-blast ones (``load`` "full", carried as ttcp
     measures: bytes over the sender's time)."""
-    from cellbench.experiment.plots import carried_bps
+    from cellbench.plots.load import carried_bps
 
-    # What each source carried, as `plot --kind offered-load` counts it (plots.py).
+    # What each source carried, as `plot --kind offered-load` counts it (plots/load.py).
     carried_all = carried_bps(sorted_rows(result)).tolist()
     rows = []
     for (r, where, limited, evidence), carried in zip(streams(result), carried_all):

@@ -5,24 +5,34 @@ wasted cells, from ``contention.port_time``."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cellbench.experiment.results.contention import port_time
+from cellbench.plots.figure import PlotError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from cellbench.plots.kinds import Request
 
 
-class PortBufferError(ValueError):
-    pass
-
-
-def port_buffer(result, fig, df, picked) -> None:
-    """``df``: the result's rows as ``plots.select`` picked them (a ``buffer`` and a
-    ``policy`` column: the sweep's variables, as ``reproduce ubr`` names them)."""
+def fit_port_buffer(df: pd.DataFrame, params: list[str], by) -> pd.DataFrame:
+    """A ``buffer`` and a ``policy`` column: the sweep's variables, as ``reproduce ubr``
+    names them."""
     if not {"buffer", "policy"} <= set(df.columns):
-        raise PortBufferError(
+        raise PlotError(
             "port-buffer needs the port buffer and the drop policy swept as $buffer and "
             "$policy (cellbench reproduce ubr --out DIR: DIR/buffers)"
         )
+    return df
+
+
+def port_buffer(result, fig, request: Request) -> None:
+    """Effective throughput over wasted cells against the buffer, a line per policy."""
+    df, picked = request.rows, request.picked
     pt = port_time(result)
     if pt is None:
-        raise PortBufferError("port-buffer needs a result with per-port idle and wasted cells")
+        raise PlotError("port-buffer needs a result with per-port idle and wasted cells")
     keys = [k for k in ("buffer", "policy", "mtu") if k in df.columns]
     runs = df.drop_duplicates("run")[["run", *keys]]
     pt = pt.merge(runs, on="run")
