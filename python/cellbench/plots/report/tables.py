@@ -1,7 +1,7 @@
 """The page's tables: a DataFrame as a table that sorts on a click of a header, and a
 result's summary as the page shows it (per sweep point and connection, the published
 value and the error where the repository has it, what the engines record besides, and
-where connections contended, ``experiment/contention.py``'s instruments)."""
+where connections contended, ``experiment/results/contention.py``'s instruments)."""
 
 from __future__ import annotations
 
