@@ -18,7 +18,7 @@ pub const INTERFACES: [&str; 2] = ["atm", "ethernet"];
 const CABLE_PS_PER_M: f64 = 5_000.0;
 
 fn err(msg: String) -> ScenarioError {
-    ScenarioError(msg)
+    ScenarioError::new(msg)
 }
 
 /// The named Ethernet physical layers (`ethernet:<Mb/s>` names any other rate).
@@ -81,12 +81,17 @@ pub fn segments(
                 return Err(err(format!(
                     "host {:?}: ethernet_duplex without an Ethernet interface (ethernet = ...)",
                     spec.name
-                )));
+                ))
+                .at("host", "ethernet_duplex", spec.duplex.unwrap_or_default())
+                .named(Some(spec.name)));
             }
             continue;
         };
-        let (rate, default_duplex) =
-            parse_phy(phy).map_err(|e| err(format!("host {:?}: {e}", spec.name)))?;
+        let (rate, default_duplex) = parse_phy(phy).map_err(|e| {
+            err(format!("host {:?}: {e}", spec.name))
+                .at("host", "ethernet", phy)
+                .named(Some(spec.name))
+        })?;
         let duplex = match spec.duplex {
             None => default_duplex,
             Some("half") => Duplex::Half,
@@ -95,7 +100,9 @@ pub fn segments(
                 return Err(err(format!(
                     "host {:?}: ethernet_duplex {other:?}: expected half or full",
                     spec.name
-                )))
+                ))
+                .at("host", "ethernet_duplex", other)
+                .named(Some(spec.name)))
             }
         };
         let i = match sites.iter().position(|s| s.0 == spec.site) {
@@ -111,7 +118,9 @@ pub fn segments(
                         sites[i].1,
                         seg.rate.mbps(),
                         seg.duplex.name()
-                    )));
+                    ))
+                    .at("host", "ethernet", phy)
+                    .named(Some(spec.name)));
                 }
                 i
             }
@@ -133,7 +142,9 @@ pub fn segments(
                  joins two hosts (ethernet_duplex = half makes it a shared segment; a switched \
                  Ethernet is not modelled)",
                 spec.name, spec.site
-            )));
+            ))
+            .at("host", "ethernet", phy)
+            .named(Some(spec.name)));
         }
         segments[i].stations.push(h);
         // Each station's cable to the hub or tap is its distance_m; the delay
