@@ -14,7 +14,13 @@ import sys
 from cellbench import _native, engines
 from cellbench.cli.common import UsageError, byte_count, positive_int, seed
 from cellbench.experiment.lang import ExperimentError
-from cellbench.experiment.model import DEFAULT_SOCKBUF, MAX_BLOCK, TIME_LIMIT_S, clamp_sockbuf
+from cellbench.experiment.model import (
+    DEFAULT_SOCKBUF,
+    MAX_BLOCK,
+    TIME_LIMIT_S,
+    clamp_sockbuf,
+    host_spec,
+)
 from cellbench.experiment.testbed import preset
 
 # ttcp -f: format letter -> (divisor of bytes/s, unit label). Lower case: bits.
@@ -150,10 +156,11 @@ def _spec(
         "encap": tb.encap,
         **connection,
     }
+    # Only what the testbed sets: the run spec's defaults stand for the rest.
     return {
         "seed": seed,
-        "switch": bed["switch"],
-        "hosts": bed["hosts"],
+        "switch": dict(tb.switch),
+        "hosts": [host_spec(tb.host(n, None)) for n in (local, peer)],
         "trunks": bed["trunks"],
         "connections": [connection],
     }
