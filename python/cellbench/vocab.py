@@ -20,6 +20,8 @@ PHYS: tuple[str, ...] = tuple(_V["phys"])
 ETHERNET_PHYS: tuple[str, ...] = tuple(_V["ethernet"]["phys"])
 INTERFACES: tuple[str, ...] = tuple(_V["ethernet"]["interfaces"])
 ETHERNET_MTU: int = _V["ethernet"]["mtu"]
+#: The rates ``ethernet:<Mb/s>`` may name, Mb/s (the core's ``ether::MBPS_RANGE``).
+ETHERNET_MBPS: tuple[float, float] = tuple(_V["ethernet"]["mbps_range"])  # type: ignore[assignment]
 #: The bytes each encapsulation puts before a datagram in its AAL5 PDU: RFC 1483's
 #: LLC/SNAP header, or none with VC multiplexing (the core's ``Encap::header_len``).
 ENCAP_HEADER: dict[str, int] = {e["name"]: e["header"] for e in _V["encaps"]}

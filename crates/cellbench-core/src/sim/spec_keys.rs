@@ -3,10 +3,11 @@
 //! spec's checks use. The defaults are not written here: `sim::vocabulary`
 //! reads them from the spec's serde defaults, so there is one copy of each.
 
-use super::net::{AdapterModel, PacedQuantity};
+use super::net::{AdapterModel, PacedQuantity, MAX_NRM, MIN_NRM};
 use super::spec::{ether, MAX_BLOCK, MAX_DISTANCE_M, MAX_SECONDS, SPACING_MODES};
 use super::vocabulary::{Kind, DROP_POLICIES};
 use super::world::MTU_RANGE;
+use crate::atm::phy::CELL_BITS;
 use crate::host::profile::HostProfile;
 use crate::tcp::Flavour;
 use crate::wire::llc_snap::Encap;
@@ -94,7 +95,8 @@ const U32: f64 = u32::MAX as f64;
 const US: f64 = MAX_SECONDS * 1e6;
 
 /// Every key of `RunSpec` and the records in it (`SwitchSpec`, `HostSpec`,
-/// `TrunkSpec`, `UpcSpec`, `ConnSpec`, the traffic types); tested to be exactly
+/// `TrunkSpec`, `UpcSpec`, `ConnSpec`, the traffic types, `AbrSwitchSpec` and a
+/// connection's `AbrSpec`); tested to be exactly
 /// the keys the spec reads.
 pub const SPEC_KEYS: &[SpecKey] = &[
     key("run", "seed", Int, ""),
@@ -172,6 +174,34 @@ pub const SPEC_KEYS: &[SpecKey] = &[
     key("connection", "after", Strings, ""),
     key("connection", "interface", STR, "").choices(Choices::Fixed(&ether::INTERFACES)),
     key("connection", "abr", Record, ""),
+    key("abr_switch", "kind", STR, "").choices(Choices::Fixed(&["efci", "relative", "erica"])),
+    key("abr_switch", "threshold_cells", Int, "cells")
+        .range(1.0, U32)
+        .note("efci, relative: at most buffer_cells; none: half the buffer"),
+    key("abr_switch", "target", Float, "")
+        .above(0.0, 1.0)
+        .note("erica; none: 0.9"),
+    key("abr_switch", "interval_us", Float, "µs")
+        .above(0.0, US)
+        .note("erica; none: 1000"),
+    key("abr", "pcr_bps", Float, "bit/s (cells)")
+        .range(CELL_BITS as f64, f64::MAX)
+        .note("at most the transmitter's cell rate; none: that rate"),
+    key("abr", "mcr_bps", Float, "bit/s (cells)")
+        .range(0.0, f64::MAX)
+        .note("at most pcr; none: 0"),
+    key("abr", "icr_bps", Float, "bit/s (cells)")
+        .above(0.0, f64::MAX)
+        .note("between mcr and pcr; none: pcr"),
+    key("abr", "rif", Float, "")
+        .above(0.0, 1.0)
+        .note("none: 1/16"),
+    key("abr", "rdf", Float, "")
+        .above(0.0, 1.0)
+        .note("none: 1/16"),
+    key("abr", "nrm", Int, "cells")
+        .range(MIN_NRM as f64, MAX_NRM as f64)
+        .note("none: 32"),
     key("traffic", "type", STR, "").choices(Choices::Fixed(&["full", "burst", "burstq", "rr"])),
     key("traffic", "blocksize", Float, "bytes")
         .range(1.0, MAX_BLOCK)
@@ -242,8 +272,8 @@ mod test {
         let spec = RunSpec::from_json(
             r#"{"seed": 2, "max_events": 1000000, "per_cell": true,
             "switch": {"policy": "epd", "clp1_threshold_cells": 100, "flow_control": "credit",
-                       "credits": 10, "abr": {"kind": "efci"}},
-            "sites": {"w": {}},
+                       "credits": 10, "abr": {"kind": "efci", "threshold_cells": 10}},
+            "sites": {"w": {"abr": {"kind": "erica", "target": 0.9, "interval_us": 1000}}},
             "hosts": [{"name": "a", "site": "w", "pdu_gap_us": 1, "adapter": "sba200",
                        "spacing": "cell-level", "spacing_us": 10, "tx_queue_pdus": 5,
                        "ethernet": "ethernet10", "ethernet_duplex": "half"},
@@ -252,7 +282,8 @@ mod test {
                         "upc": {"t_us": 3, "tau_us": 0}}],
             "connections": [{"transmitter": "a", "receiver": "b", "flavour": "reno",
                 "mtu": 9180, "receiver_blocksize": 100, "pacing_mbps": 10, "start_s": 1,
-                "after": [], "interface": "atm", "abr": {"mcr_bps": 0},
+                "after": [], "interface": "atm", "abr": {"pcr_bps": 1e6, "mcr_bps": 0,
+                "icr_bps": 1e5, "rif": 0.5, "rdf": 0.5, "nrm": 32},
                 "traffic": {"type": "burst", "blocksize": 100, "period_us": 1000,
                             "duration_s": 1, "blocks": 2}},
                 {"transmitter": "a", "receiver": "b",
@@ -275,6 +306,12 @@ mod test {
             ("upc", keys(&v["trunks"][0]["upc"])),
             ("connection", keys(&v["connections"][0])),
             ("traffic", traffic),
+            ("abr_switch", {
+                let mut k = keys(&v["switch"]["abr"]);
+                k.extend(keys(&v["sites"]["w"]["abr"]));
+                k
+            }),
+            ("abr", keys(&v["connections"][0]["abr"])),
         ];
         for (record, spec_keys) in records {
             assert_eq!(table(record), spec_keys, "the {record} record's keys");

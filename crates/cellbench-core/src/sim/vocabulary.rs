@@ -265,6 +265,7 @@ pub fn vocabulary() -> Value {
             "phys": ether::NAMED_PHYS,
             "interfaces": ether::INTERFACES,
             "mtu": ether::MTU,
+            "mbps_range": [ether::MBPS_RANGE.0, ether::MBPS_RANGE.1],
         },
         "policies": DROP_POLICIES,
         "limit_categories": limits,

@@ -162,10 +162,6 @@ def names_ethernet(s: Setting) -> bool:
     return text is not None and (text in ETHERNET_PHYS or text.startswith("ethernet:"))
 
 
-#: An Ethernet interface's rate, Mb/s, as the core's ``ether::parse_phy`` takes it.
-ETHERNET_MBPS = (0.001, 100_000)
-
-
 def ethernet(s: Setting) -> str:
     """``ethernet = ethernet10;`` (or ``ethernet100``, ``"ethernet:<Mb/s>"``): the host's
     Ethernet interface."""
@@ -173,7 +169,7 @@ def ethernet(s: Setting) -> str:
     text = v.text if isinstance(v, (Name, String)) else None
     if text in ETHERNET_PHYS:
         return text
-    lo, hi = ETHERNET_MBPS
+    lo, hi = vocab.ETHERNET_MBPS
     if text is not None and text.startswith("ethernet:"):
         try:
             mbps = float(text.removeprefix("ethernet:"))

@@ -27,6 +27,9 @@ pub const NAMED_PHYS: [&str; 2] = ["ethernet10", "ethernet100"];
 /// Ethernet II's MTU: what a connection over an Ethernet interface runs at.
 pub const MTU: u32 = crate::wire::ethernet::MTU as u32;
 
+/// The rates `ethernet:<Mb/s>` may name, Mb/s: a kilobit to 100 Gb/s.
+pub const MBPS_RANGE: (f64, f64) = (0.001, 100_000.0);
+
 /// An Ethernet physical layer by name: `ethernet10` (10 Mb/s, the era's shared
 /// segment: half duplex), `ethernet100` (100 Mb/s, full duplex point to point)
 /// or `ethernet:<Mb/s>` (full duplex). `rate:<Mb/s>` stays a cell link's name.
@@ -40,12 +43,13 @@ pub fn parse_phy(name: &str) -> Result<(BitRate, Duplex), String> {
                 return Err(format!("Ethernet phy {name:?}: {expected}"));
             };
             match mbps.parse::<f64>() {
-                Ok(v) if v.is_finite() && (0.001..=100_000.0).contains(&v) => {
+                Ok(v) if v.is_finite() && (MBPS_RANGE.0..=MBPS_RANGE.1).contains(&v) => {
                     Ok((BitRate((v * 1e6).round() as u64), Duplex::Full))
                 }
                 _ => Err(format!(
                     "Ethernet phy {name:?}: the rate {mbps:?} must be a number of Mb/s from \
-                     0.001 to 100000"
+                     {} to {}",
+                    MBPS_RANGE.0, MBPS_RANGE.1
                 )),
             }
         }
