@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cellbench import _native, cells
+from cellbench import _native, cells, vocab
 from cellbench.experiment import lang, model, testbed
 
 
@@ -32,7 +32,9 @@ def test_magic_path_delays_are_derived_from_the_same_facts():
 def test_the_mismatch_senders_pacing_counts_cells():
     tb = testbed.preset("wan-mismatch")
     assert tb.hosts["alpha1"].pacing_counts == "cells"
-    assert model.host_spec(tb.hosts["alpha1"])["pacing_counts"] == "cells"
+    # Cells are the run spec's default: the core's own stands, nothing is sent.
+    assert "pacing_counts" not in model.host_spec(tb.hosts["alpha1"])
+    assert vocab.DEFAULTS["host"]["pacing_counts"] == "cells"
     # Any host not saying otherwise counts cells too.
     assert testbed.HostSpec(name="x").pacing_counts == "cells"
 
@@ -249,7 +251,7 @@ cluster {
 def test_spacing_and_adapter_are_host_options_of_the_testbed_language():
     exp = model.build(lang.parse(SPACED.replace("$key", "spacing = cell-burst;"), "s.netspec"))
     tx = next(h for h in exp.spec(1, 0)["hosts"] if h["name"] == "tx")
-    assert tx["spacing"] == "cell-burst" and tx["pdu_gap_us"] is None
+    assert tx["spacing"] == "cell-burst" and tx.get("pdu_gap_us") is None
     exp = model.build(lang.parse(SPACED.replace("$key", "adapter = otto;"), "s.netspec"))
     tx = next(h for h in exp.spec(1, 0)["hosts"] if h["name"] == "tx")
     assert tx["adapter"] == "otto"

@@ -454,19 +454,20 @@ TWO = (
         ),
         (
             "site = w;", "  trunk { from = w; to = lan; delay_ms = 1; upc_t_us = 0; "
-            "upc_tau_us = 0; }\n", "4:45",
-            "the simulator refuses it: trunk 0 (w -> lan): UPC T 0 µs: must be a finite number",
+            "upc_tau_us = 0; }\n", "4:56",
+            "found 0, expected the UPC's GCRA increment T in µs above 0 and at most 1e+12",
         ),
         (
-            "", "  switch { buffer_cells = 100; }\n", "4:12",
-            "switch epd_threshold_cells 200 exceeds buffer_cells 100",
+            "", "  switch { buffer_cells = 100; policy = epd; }\n", "4:12",
+            "the simulator refuses it: switch epd_threshold_cells 200 exceeds buffer_cells 100",
         ),
         (
             "", "  mtu = 68;\n", "4:9", "found 68, expected the IP MTU in bytes in 576..65527",
         ),
         (
             "", "  switch { flow_control = credit; }\n", "4:12",
-            "found flow_control = credit, expected credits = N (cells per VC per hop) too",
+            "the simulator refuses it: switch flow_control credit with credits unset: expected "
+            "credits >= 1 (cells per VC per hop)",
         ),
         (
             "ethernet = ethernet10; ethernet_name = B;", "", "2:67",
@@ -518,6 +519,6 @@ def test_a_sites_switch_is_checked_as_the_testbeds_is() -> None:
     with pytest.raises(lang.ExperimentError) as e:
         runner.make_plan(text + experiment())
     assert str(e.value) == (
-        "<text>:4:28: switch epd_threshold_cells 300 exceeds buffer_cells 256: the threshold "
-        "must fit in the buffer"
+        "<text>:4:28: the simulator refuses it: switch e epd_threshold_cells 300 exceeds "
+        "buffer_cells 256: the threshold must fit in the buffer"
     )

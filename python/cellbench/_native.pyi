@@ -81,8 +81,16 @@ def simulate_many(
 ) -> list[dict[str, Any]]: ...
 
 # The simulator's vocabulary (crates/cellbench-core/src/sim/vocabulary.rs): keys
-# phys, policies, limit_categories, defaults, limits, constants, result_fields.
+# phys, ethernet, policies, limit_categories, defaults, spec_keys, encaps, limits,
+# constants, result_fields.
 def vocabulary() -> dict[str, Any]: ...
+
+class SpecError(ValueError):
+    """A run spec the simulator refuses; ``path``: where the spec holds the value
+    (record, index, name, key, value), or None."""
+
+    path: dict[str, Any] | None
+
 def tcp_flavours() -> list[tuple[str, int]]: ...
 def tcp_max_windows() -> list[tuple[str, int]]: ...
 def host_profiles() -> list[str]: ...

@@ -20,20 +20,30 @@ PHYS: tuple[str, ...] = tuple(_V["phys"])
 ETHERNET_PHYS: tuple[str, ...] = tuple(_V["ethernet"]["phys"])
 INTERFACES: tuple[str, ...] = tuple(_V["ethernet"]["interfaces"])
 ETHERNET_MTU: int = _V["ethernet"]["mtu"]
+#: The rates ``ethernet:<Mb/s>`` may name, Mb/s (the core's ``ether::MBPS_RANGE``).
+ETHERNET_MBPS: tuple[float, float] = tuple(_V["ethernet"]["mbps_range"])  # type: ignore[assignment]
 #: The bytes each encapsulation puts before a datagram in its AAL5 PDU: RFC 1483's
 #: LLC/SNAP header, or none with VC multiplexing (the core's ``Encap::header_len``).
-ENCAP_HEADER: dict[str, int] = {"llc-snap": 8, "vc-mux": 0}
+ENCAP_HEADER: dict[str, int] = {e["name"]: e["header"] for e in _V["encaps"]}
+#: Each encapsulation's default IP MTU (the core's ``Encap::default_mtu``).
+ENCAP_MTU: dict[str, int] = {e["name"]: e["default_mtu"] for e in _V["encaps"]}
 #: The MTUs a run spec takes with VC multiplexing (``sim/world/validate.rs``): at least
 #: RFC 791's 576, the datagram every host accepts, and at most what one AAL5 PDU carries;
 #: an encapsulation's header comes off the upper bound.
-MTU_RANGE: tuple[int, int] = (576, 65_527)
+MTU_RANGE: tuple[int, int] = tuple(_V["limits"]["mtu"])  # type: ignore[assignment]
 #: A switch port's drop policies.
 POLICIES: tuple[str, ...] = tuple(_V["policies"])
 #: Every ``limited_by`` a connection can have (what bound it).
 LIMIT_CATEGORIES: tuple[str, ...] = tuple(_V["limit_categories"])
 #: What an omitted key of a run spec reads as, per part: ``run``, ``switch``, ``host``,
-#: ``connection``, ``traffic`` (of type full).
+#: ``trunk``, ``upc``, ``connection``, ``traffic`` (of type full).
 DEFAULTS: dict[str, dict[str, Any]] = _V["defaults"]
+#: Every key of a run spec's records (``sim/spec_keys.rs``), by (record, key): kind,
+#: unit, range ([least, most], the least excluded when ``above``), choices, a note on a
+#: bound another key sets, and the default (None: none, or the key is required).
+SPEC_KEYS: dict[tuple[str, str], dict[str, Any]] = {
+    (k["record"], k["name"]): k for k in _V["spec_keys"]
+}
 #: The largest write and UDP datagram (bytes) and the longest time (s) a spec may give.
 LIMITS: dict[str, Any] = _V["limits"]
 #: Propagation in fibre, picoseconds per metre (5 µs per km).
@@ -47,6 +57,22 @@ FIBRE_S_PER_M: float = FIBRE_PS_PER_M / 1e12
 RESULT_FIELDS: list[dict[str, Any]] = _V["result_fields"]
 #: The nested and list kinds: stored as tables or records of their own, not as a column.
 NESTED_KINDS = ("record", "records", "columns", "series")
+
+
+def spec_key(record: str, key: str) -> dict[str, Any]:
+    """One key of a run spec's record, as ``SPEC_KEYS`` gives it."""
+    return SPEC_KEYS[(record, key)]
+
+
+def choices(record: str, key: str) -> tuple[str, ...]:
+    """The names a run spec's key takes."""
+    return tuple(SPEC_KEYS[(record, key)]["choices"])
+
+
+def spec_range(record: str, key: str) -> tuple[float, float]:
+    """The range of a run spec's key: (least, most)."""
+    least, most = SPEC_KEYS[(record, key)]["range"]
+    return least, most
 
 
 def fields(record: str) -> list[dict[str, Any]]:

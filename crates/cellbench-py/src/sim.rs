@@ -1,7 +1,7 @@
 //! Python bindings: simulator runs. A configuration goes in, plain dicts come
 //! out; the GIL is released while the simulator runs on all cores.
 
-use crate::error::value_error;
+use crate::error::{spec_error, value_error, SpecError};
 use cellbench_core::sim::batch::run_indexed;
 use cellbench_core::sim::guard;
 use cellbench_core::sim::spec::RunSpec;
@@ -27,6 +27,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stop_runs, m)?)?;
     m.add_function(wrap_pyfunction!(allow_runs, m)?)?;
     m.add_function(wrap_pyfunction!(vocabulary, m)?)?;
+    m.add("SpecError", m.py().get_type_bound::<SpecError>())?;
     // A run's event budget when its spec sets none (`max_events`): what the
     // experiment checks estimate against before anything runs.
     m.add("DEFAULT_EVENT_BUDGET", guard::DEFAULT_EVENT_BUDGET)?;
@@ -39,9 +40,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 #[pyo3(signature = (spec, place=None))]
 fn tester_places(spec: &Bound<'_, PyAny>, place: Option<&str>) -> PyResult<Vec<String>> {
-    let spec = RunSpec::from_json(&spec_json(spec)?).map_err(value_error)?;
+    let spec = RunSpec::from_json(&spec_json(spec)?).map_err(spec_error)?;
     if let Some(p) = place {
-        spec.tester_place(p).map_err(value_error)?;
+        spec.tester_place(p).map_err(spec_error)?;
     }
     Ok(spec.tester_places())
 }
@@ -52,8 +53,8 @@ fn tester_places(spec: &Bound<'_, PyAny>, place: Option<&str>) -> PyResult<Vec<S
 /// trunks between the two sites), so no caller routes a second time.
 #[pyfunction]
 fn connection_ports(spec: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<String>>> {
-    let spec = RunSpec::from_json(&spec_json(spec)?).map_err(value_error)?;
-    let scenario = spec.scenario().map_err(value_error)?;
+    let spec = RunSpec::from_json(&spec_json(spec)?).map_err(spec_error)?;
+    let scenario = spec.scenario().map_err(spec_error)?;
     let labels = spec.port_labels();
     let circuits = &scenario.topology.circuits;
     Ok(scenario
@@ -126,8 +127,8 @@ fn adapter_models() -> Vec<(&'static str, Vec<(&'static str, f64, bool, &'static
 /// Check a spec as `simulate` would, without running it: ValueError naming the bad value.
 #[pyfunction]
 fn check_spec(spec: &Bound<'_, PyAny>) -> PyResult<()> {
-    let spec = RunSpec::from_json(&spec_json(spec)?).map_err(value_error)?;
-    spec.scenario().map(|_| ()).map_err(value_error)
+    let spec = RunSpec::from_json(&spec_json(spec)?).map_err(spec_error)?;
+    spec.scenario().map(|_| ()).map_err(spec_error)
 }
 
 /// The TCP flavours and the largest socket buffer each accepts, in bytes.

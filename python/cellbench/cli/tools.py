@@ -14,7 +14,13 @@ import sys
 from cellbench import _native, engines
 from cellbench.cli.common import UsageError, byte_count, positive_int, seed
 from cellbench.experiment.lang import ExperimentError
-from cellbench.experiment.model import MAX_BLOCK, clamp_sockbuf
+from cellbench.experiment.model import (
+    DEFAULT_SOCKBUF,
+    MAX_BLOCK,
+    TIME_LIMIT_S,
+    clamp_sockbuf,
+    host_spec,
+)
 from cellbench.experiment.testbed import preset
 
 # ttcp -f: format letter -> (divisor of bytes/s, unit label). Lower case: bits.
@@ -150,10 +156,11 @@ def _spec(
         "encap": tb.encap,
         **connection,
     }
+    # Only what the testbed sets: the run spec's defaults stand for the rest.
     return {
         "seed": seed,
-        "switch": bed["switch"],
-        "hosts": bed["hosts"],
+        "switch": dict(tb.switch),
+        "hosts": [host_spec(tb.host(n, None)) for n in (local, peer)],
         "trunks": bed["trunks"],
         "connections": [connection],
     }
@@ -190,8 +197,8 @@ def ttcp(args: argparse.Namespace) -> int:
     receiver = args.r
     if receiver and args.host:
         raise UsageError(f"ttcp -r takes no host (the receiver listens): {args.host!r}")
-    sndbuf = args.sndbuf or (args.b if not receiver and args.b else 52428)
-    rcvbuf = args.rcvbuf or (args.b if receiver and args.b else 52428)
+    sndbuf = args.sndbuf or (args.b if not receiver and args.b else DEFAULT_SOCKBUF)
+    rcvbuf = args.rcvbuf or (args.b if receiver and args.b else DEFAULT_SOCKBUF)
     nbytes = args.l * args.n
     connection = {
         "protocol": "udp" if args.u else "tcp",
@@ -355,13 +362,14 @@ def netperf(args: argparse.Namespace) -> int:
         raise UsageError(
             f"netperf test {args.test!r}: the simulator runs {', '.join(NETPERF_TESTS)}"
         )
-    if not 0 < args.seconds <= 3600:
-        raise UsageError(f"-l {args.seconds}: test length must be in (0, 3600] seconds")
+    # A test runs within one simulation's time limit.
+    if not 0 < args.seconds <= TIME_LIMIT_S:
+        raise UsageError(f"-l {args.seconds}: test length must be in (0, {TIME_LIMIT_S:g}] seconds")
     if args.test == "TCP_RR":
         return _netperf_rr(args)
     o = _netperf_options(args.options, STREAM_OPTIONS)
     udp = args.test == "UDP_STREAM"
-    sndbuf, rcvbuf = o.get("local_send", 52428), o.get("remote_recv", 52428)
+    sndbuf, rcvbuf = o.get("local_send", DEFAULT_SOCKBUF), o.get("remote_recv", DEFAULT_SOCKBUF)
     send_size = o.get("send_size", 8192)
     connection = {
         "protocol": "udp" if udp else "tcp",
@@ -441,8 +449,8 @@ def _netperf_rr(args: argparse.Namespace) -> int:
         args.testbed,
         args.seed,
         {
-            "sndbuf": o.get("local_send", 52428),
-            "rcvbuf": o.get("remote_recv", 52428),
+            "sndbuf": o.get("local_send", DEFAULT_SOCKBUF),
+            "rcvbuf": o.get("remote_recv", DEFAULT_SOCKBUF),
             "nodelay": o.get("nodelay", False),
             "traffic": {
                 "type": "rr",

@@ -23,12 +23,21 @@ assumptions, with their ranges in ``sim::spec::AbrSwitchSpec``.
 
 from __future__ import annotations
 
+from cellbench import vocab
 from cellbench.experiment.lang import Call, Name, Number, Setting, Value, expected, render
 
 SERVICES = ("ubr", "abr")
 ABR_KEYS = ("pcr", "mcr", "icr", "rif", "rdf", "nrm")
 SWITCHES = ("efci", "relative", "erica")
 _DECIMAL = {"K": 1e3, "M": 1e6, "G": 1e9}
+#: The core's ranges (``vocab.SPEC_KEYS``): a source's factors and Nrm, its least PCR
+#: (one cell a second, in bit/s); a switch's threshold, ERICA's target and interval.
+_FACTOR = vocab.spec_range("abr", "rif")
+_NRM = vocab.spec_range("abr", "nrm")
+_LEAST_PCR = vocab.spec_range("abr", "pcr_bps")[0]
+_THRESHOLD = vocab.spec_range("abr_switch", "threshold_cells")
+_TARGET = vocab.spec_range("abr_switch", "target")
+_INTERVAL_US = vocab.spec_range("abr_switch", "interval_us")
 
 
 def rate_bps(v: Value, what: str) -> float:
@@ -74,21 +83,29 @@ def service(s: Setting) -> dict | None:
             abr[f"{a.key}_bps"] = rate_bps(a.value, f"abr {a.key}")
         elif a.key in ("rif", "rdf"):
             x = a.value.value if isinstance(a.value, Number) else None
-            if not (isinstance(x, (int, float)) and 0 < x <= 1):
+            if not (isinstance(x, (int, float)) and _FACTOR[0] < x <= _FACTOR[1]):
                 raise expected(
-                    a.value.pos, render(a.value), f"a factor above 0 and at most 1 for {a.key}"
+                    a.value.pos,
+                    render(a.value),
+                    f"a factor above {_FACTOR[0]:g} and at most {_FACTOR[1]:g} for {a.key}",
                 )
             abr[a.key] = float(x)
         else:
             x = a.value.value if isinstance(a.value, Number) else None
-            if not (isinstance(x, int) and 2 <= x <= 256):
-                raise expected(a.value.pos, render(a.value), "nrm, cells per RM cell, 2 to 256")
+            if not (isinstance(x, int) and _NRM[0] <= x <= _NRM[1]):
+                raise expected(
+                    a.value.pos,
+                    render(a.value),
+                    f"nrm, cells per RM cell, {_NRM[0]:g} to {_NRM[1]:g}",
+                )
             abr["nrm"] = x
     pcr, mcr = abr.get("pcr_bps"), abr.get("mcr_bps", 0.0)
     icr = abr.get("icr_bps", pcr)
     args = {a.key: a for a in call.args}
-    if pcr is not None and pcr < 424:
-        raise expected(args["pcr"].value.pos, render(args["pcr"].value), "pcr >= 424 (1 cell/s)")
+    if pcr is not None and pcr < _LEAST_PCR:
+        raise expected(
+            args["pcr"].value.pos, render(args["pcr"].value), f"pcr >= {_LEAST_PCR:g} (1 cell/s)"
+        )
     if pcr is not None and mcr > pcr:
         raise expected(args["mcr"].value.pos, render(args["mcr"].value), f"mcr <= pcr ({pcr:g})")
     if "icr" in args and (icr <= 0 or icr < mcr or (pcr is not None and icr > pcr)):
@@ -121,15 +138,19 @@ def switch(s: Setting) -> dict:
             raise expected(a.pos, f"key '{a.key}'", keys_of)
         x = a.value.value if isinstance(a.value, Number) else None
         if a.key == "threshold":
-            if not (isinstance(x, int) and 1 <= x <= 1 << 24):
+            if not (isinstance(x, int) and _THRESHOLD[0] <= x <= _THRESHOLD[1]):
                 raise expected(a.value.pos, render(a.value), "a threshold of 1 cell or more")
             out["threshold_cells"] = x
         elif a.key == "target":
-            if not (isinstance(x, (int, float)) and 0 < x <= 1):
-                raise expected(a.value.pos, render(a.value), "a target above 0 and at most 1")
+            if not (isinstance(x, (int, float)) and _TARGET[0] < x <= _TARGET[1]):
+                raise expected(
+                    a.value.pos,
+                    render(a.value),
+                    f"a target above {_TARGET[0]:g} and at most {_TARGET[1]:g}",
+                )
             out["target"] = float(x)
         else:
-            if not (isinstance(x, (int, float)) and 0 < x <= 1e9):
+            if not (isinstance(x, (int, float)) and _INTERVAL_US[0] < x <= _INTERVAL_US[1]):
                 raise expected(a.value.pos, render(a.value), "an interval above 0 µs")
             out["interval_us"] = float(x)
     return out

@@ -10,6 +10,7 @@ pub mod guard;
 pub mod net;
 pub mod scenario;
 pub mod spec;
+pub mod spec_keys;
 pub mod testbeds;
 pub mod trace;
 pub mod vocabulary;

@@ -262,13 +262,86 @@ pub struct RunResult {
     pub abr_ports: Vec<Option<AbrPortCounters>>,
 }
 
-/// A scenario that cannot run.
+/// Where in a run spec a refused value sits, so that a front end can point at
+/// the line that set it: the record (`run`, `switch`, `host`, `trunk`,
+/// `connection`; `sim::vocabulary::SPEC_KEYS` names their keys), which one (a
+/// host's name, a site's switch, a trunk's or a connection's index), the key
+/// and the value as the spec gave it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScenarioError(pub String);
+pub struct KeyPath {
+    pub record: &'static str,
+    /// A list's record by its index (trunks, connections).
+    pub index: Option<usize>,
+    /// A record by its name: a host's, a site's switch (None: the testbed-wide one).
+    pub name: Option<String>,
+    pub key: &'static str,
+    pub value: String,
+}
+
+/// A scenario that cannot run: the reason in one line (naming the value and
+/// what was expected), and where the spec holds the value when one key is to blame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub reason: String,
+    pub path: Option<KeyPath>,
+}
+
+impl ScenarioError {
+    /// A refusal no one key of the spec holds (a run stopped, a route missing).
+    pub fn new(reason: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            reason: reason.into(),
+            path: None,
+        }
+    }
+
+    /// The refusal of `record`'s `key`, whose value was `value`.
+    pub fn at(
+        mut self,
+        record: &'static str,
+        key: &'static str,
+        value: impl fmt::Display,
+    ) -> ScenarioError {
+        self.path = Some(KeyPath {
+            record,
+            index: None,
+            name: None,
+            key,
+            value: value.to_string(),
+        });
+        self
+    }
+
+    /// Which record of a list: by index.
+    pub fn index(mut self, index: usize) -> ScenarioError {
+        if let Some(p) = &mut self.path {
+            p.index = Some(index);
+        }
+        self
+    }
+
+    /// Which record: by name (a host's; a site's switch).
+    pub fn named(mut self, name: Option<&str>) -> ScenarioError {
+        if let Some(p) = &mut self.path {
+            p.name = name.map(str::to_string);
+        }
+        self
+    }
+
+    /// The same refusal, said of a record the caller knows (the path is kept,
+    /// or given when the callee had none).
+    pub fn or_at(self, record: &'static str, key: &'static str, value: impl fmt::Display) -> Self {
+        if self.path.is_some() {
+            self
+        } else {
+            self.at(record, key, value)
+        }
+    }
+}
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.reason)
     }
 }
 

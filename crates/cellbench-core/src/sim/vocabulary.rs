@@ -7,8 +7,10 @@
 use super::era::FIBRE_PS_PER_M;
 use super::explain::LimitedBy;
 use super::spec::{ether, RunSpec, BUDGET_CUT, MAX_BLOCK, MAX_SECONDS, TRUNCATED};
+use super::world::MTU_RANGE;
 use crate::atm::phy::Phy;
 use crate::host::udp::MAX_DATAGRAM;
+use crate::wire::llc_snap::Encap;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
@@ -242,7 +244,11 @@ pub const RESULT_FIELDS: &[ResultField] = &[
 /// - `policies`: the drop policies;
 /// - `limit_categories`: every `limited_by` a connection can have;
 /// - `defaults`: what a spec's every omitted key reads as, per part of a spec
-///   (`run`, `switch`, `host`, `connection`, `traffic` of type `full`);
+///   (`run`, `switch`, `host`, `trunk`, `upc`, `connection`, `traffic` of type
+///   `full`; a key the spec requires has none);
+/// - `spec_keys`: every key of those records with its kind, unit, range,
+///   choices and default (`sim::spec_keys`);
+/// - `encaps`: the encapsulations, their header bytes and default MTU;
 /// - `limits`: the largest write, UDP datagram and time a spec may give;
 /// - `constants`: the fibre's delay;
 /// - `result_fields`: [`RESULT_FIELDS`].
@@ -252,20 +258,28 @@ pub fn vocabulary() -> Value {
         .map(|l| l.as_str())
         .chain([TRUNCATED, BUDGET_CUT])
         .collect();
+    let defaults = defaults();
     json!({
         "phys": Phy::NAMED.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
         "ethernet": {
             "phys": ether::NAMED_PHYS,
             "interfaces": ether::INTERFACES,
             "mtu": ether::MTU,
+            "mbps_range": [ether::MBPS_RANGE.0, ether::MBPS_RANGE.1],
         },
         "policies": DROP_POLICIES,
         "limit_categories": limits,
-        "defaults": defaults(),
+        "defaults": defaults,
+        "spec_keys": super::spec_keys::entries(&defaults),
+        "encaps": Encap::ALL
+            .iter()
+            .map(|e| json!({"name": e.name(), "header": e.header_len(), "default_mtu": e.default_mtu()}))
+            .collect::<Vec<_>>(),
         "limits": {
             "max_block_bytes": MAX_BLOCK as u64,
             "max_datagram_bytes": MAX_DATAGRAM,
             "max_seconds": MAX_SECONDS,
+            "mtu": [MTU_RANGE.0, MTU_RANGE.1],
         },
         "constants": {"fibre_ps_per_m": FIBRE_PS_PER_M},
         "result_fields": RESULT_FIELDS,
@@ -276,6 +290,7 @@ pub fn vocabulary() -> Value {
 /// (one host, one connection, full-blast traffic), parsed and written back.
 fn defaults() -> Value {
     let least = r#"{"hosts": [{"name": "a"}],
+        "trunks": [{"from": "a", "to": "b", "delay_ms": 0, "upc": {"t_us": 1, "tau_us": 0}}],
         "connections": [{"transmitter": "a", "receiver": "a", "traffic": {"type": "full"}}]}"#;
     let spec = RunSpec::from_json(least).expect("the smallest spec reads");
     let Value::Object(mut run) = serde_json::to_value(&spec).expect("a spec is JSON") else {
@@ -286,13 +301,24 @@ fn defaults() -> Value {
     let host = first(take("hosts"), &["name"]);
     let mut connection = first(take("connections"), &["transmitter", "receiver"]);
     let traffic = connection.remove("traffic").unwrap_or(Value::Null);
-    for key in ["trunks", "sites", "cells"] {
+    let mut trunk = first(take("trunks"), &["from", "to", "delay_ms"]);
+    let upc = match trunk.remove("upc") {
+        Some(Value::Object(mut u)) => {
+            u.remove("t_us");
+            u.remove("tau_us");
+            Value::Object(u)
+        }
+        _ => unreachable!("the trunk has a UPC"),
+    };
+    for key in ["sites", "cells"] {
         run.remove(key);
     }
     json!({
         "run": run,
         "switch": switch,
         "host": host,
+        "trunk": trunk,
+        "upc": upc,
         "connection": connection,
         "traffic": traffic,
     })

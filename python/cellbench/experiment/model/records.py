@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cellbench import vocab
 from cellbench.experiment import testbed as tbmod
 from cellbench.experiment.lang import HostPort, Pos
 from cellbench.experiment.model.limits import DEFAULT_BLOCKSIZE, TIME_LIMIT_S
@@ -235,26 +236,14 @@ class Experiment:
 
 
 def host_spec(h: tbmod.HostSpec) -> dict:
-    """A testbed host as the simulator's run spec names it."""
-    return {
-        "name": h.name,
-        "profile": h.profile,
-        "phy": h.phy,
-        "distance_m": h.distance_m,
-        "pdu_gap_us": h.pdu_gap_us,
-        "flavour": h.flavour,
-        "site": h.site,
-        "spacing_us": h.spacing_us,
-        "stall": h.stall,
-        "pacing_counts": h.pacing_counts,
-    } | {
-        k: v
-        for k, v in (
-            ("tx_queue_pdus", h.ifq_pdus),
-            ("adapter", h.adapter),
-            ("spacing", h.spacing),
-            ("ethernet", h.ethernet),
-            ("ethernet_duplex", h.ethernet_duplex),
-        )
-        if v is not None
-    }
+    """A testbed host as the simulator's run spec names it: its name and each key whose
+    value is not the run spec's default (the core's own default stands for the others)."""
+    defaults = vocab.DEFAULTS["host"]
+    out = {"name": h.name}
+    for key in tbmod.HOST_KEYS.values():
+        if key.spec is None or key.spec in out:
+            continue
+        value = getattr(h, key.field)
+        if value != defaults.get(key.spec):
+            out[key.spec] = value
+    return out

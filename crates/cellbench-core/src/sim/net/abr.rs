@@ -65,6 +65,11 @@ pub struct AbrSource {
     pub crm: u32,
 }
 
+/// The cells per forward RM cell a source may send (Nrm): TM 4.0 §5.10.2 gives
+/// 2 to 256 (default 32).
+pub const MIN_NRM: u32 = 2;
+pub const MAX_NRM: u32 = 256;
+
 impl AbrSource {
     /// The TM 4.0 defaults (§5.10.2) for a circuit with this PCR.
     pub fn new(circuit: CircuitId, pcr: f64) -> AbrSource {
@@ -99,8 +104,8 @@ impl AbrSource {
         if !(factor_ok(self.rif) && factor_ok(self.rdf) && factor_ok(self.cdf)) {
             return Err("RIF, RDF and CDF must be in (0, 1]");
         }
-        if self.nrm < 2 || self.crm == 0 {
-            return Err("Nrm must be at least 2 and Crm at least 1");
+        if !(MIN_NRM..=MAX_NRM).contains(&self.nrm) || self.crm == 0 {
+            return Err("Nrm must be 2 to 256 and Crm at least 1");
         }
         Ok(())
     }

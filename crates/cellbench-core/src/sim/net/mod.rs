@@ -111,7 +111,9 @@ mod train;
 mod upc;
 mod waste;
 
-pub use abr::{AbrPort, AbrPortCounters, AbrSource, AbrSourceCounters, AbrSwitch};
+pub use abr::{
+    AbrPort, AbrPortCounters, AbrSource, AbrSourceCounters, AbrSwitch, MAX_NRM, MIN_NRM,
+};
 pub use adapter::{
     AdapterModel, AdapterTiming, SpacingError, SpacingMode, CELL_SPACING_UNIT, HOST_BUFFER_BYTES,
 };

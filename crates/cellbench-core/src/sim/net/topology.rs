@@ -32,7 +32,71 @@ enum Source {
     Port(usize),
 }
 
+/// Check a topology and wire it into the runtime tables, step by step: sizes,
+/// adapters, ports, circuits and their labels, pacing, Ethernet frames, VP
+/// cross-connects, policers, the ports' inputs, then credits and ABR.
 pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, TopologyError> {
+    check_sizes(&t)?;
+    let adapters = build_adapters(&t)?;
+    let mut ports = build_ports(&t)?;
+    let (mut circuits, sources) = build_circuits(&t, adapters.len(), ports.len())?;
+    attach_pacing(&t, &adapters, &mut circuits)?;
+    let frames = super::ether::Frames::build(&t.segments, &t.framed, &t.circuits, adapters.len())
+        .map_err(TopologyError::Ethernet)?;
+    check_vp_cross_connects(&t, &circuits)?;
+    let policers = attach_policers(&t, ports.len(), &mut circuits)?;
+    wire_inputs(&mut ports, &sources);
+    check_loop_free(&ports)?;
+    let credit_mode = attach_credits(&t, &adapters, &ports, &mut circuits)?;
+    // ABR sources and switches (`abr.rs`) run on the same per-cell FIFOs.
+    let port_rates: Vec<f64> = ports
+        .iter()
+        .map(|p| crate::time::PS_PER_SEC as f64 / p.cell.as_ps() as f64)
+        .collect();
+    let abr = super::abr::Abr::build(&t.abr_sources, &t.abr_ports, circuits.len(), &port_rates)?;
+    let port_fifos = credit_mode;
+    let credit_mode = credit_mode || abr.on;
+    let txq = if credit_mode {
+        vec![super::credit::TxQueue::default(); adapters.len() + ports.len()]
+    } else {
+        Vec::new()
+    };
+    // Credits are feedback from downstream: only the per-cell reference takes them.
+    let fidelity = if credit_mode {
+        Fidelity::PerCell
+    } else {
+        fidelity
+    };
+
+    Ok(Network {
+        fidelity,
+        adapters,
+        ports,
+        circuits,
+        policers,
+        pdus: Vec::new(),
+        free_pdus: Vec::new(),
+        next_serial: 0,
+        agenda: Agenda::default(),
+        now: SimTime::ZERO,
+        events: 0,
+        log_scope: LogScope::Off,
+        log: Vec::new(),
+        queue_series: None,
+        dirty: Vec::new(),
+        sweep: Vec::new(),
+        txq,
+        tx_runs: Vec::new(),
+        kb_buffers: Vec::new(),
+        frames,
+        stage_drops: Default::default(),
+        abr,
+        port_fifos,
+    })
+}
+
+/// The counts the runtime tables index with u32.
+fn check_sizes(t: &Topology) -> Result<(), TopologyError> {
     use TopologyError::*;
     if t.circuits.len() > u32::MAX as usize {
         return Err(TooLarge {
@@ -46,6 +110,12 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
             count: t.ports.len(),
         });
     }
+    Ok(())
+}
+
+/// Each host's adapter, its spacing checked against its cell time.
+fn build_adapters(t: &Topology) -> Result<Vec<AdapterRt>, TopologyError> {
+    use TopologyError::*;
     let mut adapters = Vec::with_capacity(t.adapters.len());
     for (h, a) in t.adapters.iter().enumerate() {
         let cell = cell_time(Element::Adapter(h), a.rate)?;
@@ -79,6 +149,12 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
             spacing_free: SimTime::ZERO,
         });
     }
+    Ok(adapters)
+}
+
+/// Each switch output port, its buffer and thresholds checked.
+fn build_ports(t: &Topology) -> Result<Vec<PortRt>, TopologyError> {
+    use TopologyError::*;
     let mut ports = Vec::with_capacity(t.ports.len());
     for (i, p) in t.ports.iter().enumerate() {
         let cell = cell_time(Element::Port(i), p.rate)?;
@@ -126,16 +202,28 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         });
     }
 
-    let mut sources: Vec<Vec<Source>> = vec![Vec::new(); ports.len()];
+    Ok(ports)
+}
+
+/// Each circuit's stages (its adapter, then a stage per hop), its labels
+/// checked unique per link; and per port, the input links its cells come by.
+#[allow(clippy::type_complexity)]
+fn build_circuits(
+    t: &Topology,
+    nadapters: usize,
+    nports: usize,
+) -> Result<(Vec<CircuitRt>, Vec<Vec<Source>>), TopologyError> {
+    use TopologyError::*;
+    let mut sources: Vec<Vec<Source>> = vec![Vec::new(); nports];
     let mut labels: BTreeMap<(Element, u16, u16), usize> = BTreeMap::new();
     let mut circuits = Vec::with_capacity(t.circuits.len());
     for (ci, c) in t.circuits.iter().enumerate() {
         for host in [c.src, c.dst] {
-            if host >= adapters.len() {
+            if host >= nadapters {
                 return Err(NoSuchHost {
                     circuit: ci,
                     host,
-                    hosts: adapters.len(),
+                    hosts: nadapters,
                 });
             }
         }
@@ -161,11 +249,11 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         };
         check_label(Element::Adapter(c.src), c.vpi, c.vci)?;
         for (i, h) in c.hops.iter().enumerate() {
-            if h.port >= ports.len() {
+            if h.port >= nports {
                 return Err(NoSuchPort {
                     circuit: ci,
                     port: h.port,
-                    ports: ports.len(),
+                    ports: nports,
                 });
             }
             if c.hops[..i].iter().any(|e| e.port == h.port) {
@@ -221,6 +309,16 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
             pace_free: SimTime::ZERO,
         });
     }
+    Ok((circuits, sources))
+}
+
+/// A transmitter's per-VC pacing, one per circuit, no faster than its adapter's cells.
+fn attach_pacing(
+    t: &Topology,
+    adapters: &[AdapterRt],
+    circuits: &mut [CircuitRt],
+) -> Result<(), TopologyError> {
+    use TopologyError::*;
     for pc in &t.pacing {
         let bad = |cell_time| BadPacing {
             circuit: pc.circuit,
@@ -236,11 +334,12 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         }
         c.pace = Some(*pc);
     }
-    let frames = super::ether::Frames::build(&t.segments, &t.framed, &t.circuits, adapters.len())
-        .map_err(Ethernet)?;
-    check_vp_cross_connects(&t, &circuits)?;
-    let policers = attach_policers(&t, ports.len(), &mut circuits)?;
+    Ok(())
+}
 
+/// Each port's input FIFOs, one per source link, and the upstream ports (with
+/// their cell time and delay) train mode pulls before resolving it.
+fn wire_inputs(ports: &mut [PortRt], sources: &[Vec<Source>]) {
     for (p, list) in sources.iter().enumerate() {
         let upstream: Vec<(usize, SimTime)> = list
             .iter()
@@ -254,53 +353,6 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         port.eager = list.len() == 1;
         port.upstream = upstream;
     }
-    check_loop_free(&ports)?;
-    let credit_mode = attach_credits(&t, &adapters, &ports, &mut circuits)?;
-    // ABR sources and switches (`abr.rs`) run on the same per-cell FIFOs.
-    let port_rates: Vec<f64> = ports
-        .iter()
-        .map(|p| crate::time::PS_PER_SEC as f64 / p.cell.as_ps() as f64)
-        .collect();
-    let abr = super::abr::Abr::build(&t.abr_sources, &t.abr_ports, circuits.len(), &port_rates)?;
-    let port_fifos = credit_mode;
-    let credit_mode = credit_mode || abr.on;
-    let txq = if credit_mode {
-        vec![super::credit::TxQueue::default(); adapters.len() + ports.len()]
-    } else {
-        Vec::new()
-    };
-    // Credits are feedback from downstream: only the per-cell reference takes them.
-    let fidelity = if credit_mode {
-        Fidelity::PerCell
-    } else {
-        fidelity
-    };
-
-    Ok(Network {
-        fidelity,
-        adapters,
-        ports,
-        circuits,
-        policers,
-        pdus: Vec::new(),
-        free_pdus: Vec::new(),
-        next_serial: 0,
-        agenda: Agenda::default(),
-        now: SimTime::ZERO,
-        events: 0,
-        log_scope: LogScope::Off,
-        log: Vec::new(),
-        queue_series: None,
-        dirty: Vec::new(),
-        sweep: Vec::new(),
-        txq,
-        tx_runs: Vec::new(),
-        kb_buffers: Vec::new(),
-        frames,
-        stage_drops: Default::default(),
-        abr,
-        port_fifos,
-    })
 }
 
 /// The label a circuit's cells arrive with at stage `s` (>= 1): the one the

@@ -6,7 +6,7 @@ use super::ether;
 use super::routing::Routes;
 use super::{
     err, seconds, time_in, AbrSpec, AbrSwitchSpec, ConnSpec, HostSpec, Param, RunSpec, SwitchSpec,
-    Traffic, UpcSpec, MAX_BLOCK,
+    Traffic, UpcSpec, MAX_BLOCK, MAX_DISTANCE_M, SPACING_MODES,
 };
 use crate::atm::gcra::{Action, CellRate, Contract};
 use crate::atm::phy::{Framing, Phy};
@@ -26,12 +26,16 @@ use crate::time::{BitRate, SimTime};
 use crate::traffic::Dist;
 use crate::wire::llc_snap::Encap;
 use std::collections::BTreeMap;
+use std::fmt;
 
 impl UpcSpec {
     fn contract(&self, what: &str) -> Result<Contract, ScenarioError> {
-        let t = time_in(&format!("{what}: UPC T"), self.t_us, 1e6, "µs", true)?;
-        let tau = time_in(&format!("{what}: UPC tau"), self.tau_us, 1e6, "µs", false)?;
-        let pcr = CellRate::from_interval(t).map_err(|e| err(format!("{what}: {e}")))?;
+        let t = time_in(&format!("{what}: UPC T"), self.t_us, 1e6, "µs", true)
+            .map_err(|e| e.at("trunk", "upc.t_us", self.t_us))?;
+        let tau = time_in(&format!("{what}: UPC tau"), self.tau_us, 1e6, "µs", false)
+            .map_err(|e| e.at("trunk", "upc.tau_us", self.tau_us))?;
+        let pcr = CellRate::from_interval(t)
+            .map_err(|e| err(format!("{what}: {e}")).at("trunk", "upc.t_us", self.t_us))?;
         Ok(Contract::Cbr { pcr, cdvt: tau })
     }
 }
@@ -146,57 +150,114 @@ impl AbrSpec {
 }
 
 impl SwitchSpec {
-    /// The switch's port rules, checked; `what` names the switch in errors.
-    fn rules(&self, what: &str) -> Result<PortRules, ScenarioError> {
+    /// The switch's port rules, checked: the testbed-wide switch (`site` None)
+    /// or a site's; a refusal names the switch and the key.
+    fn rules(&self, site: Option<&str>) -> Result<PortRules, ScenarioError> {
+        let what = match site {
+            Some(s) => format!("switch {s}"),
+            None => "switch".to_string(),
+        };
+        let at = |e: ScenarioError, key, value: &dyn fmt::Display| {
+            e.or_at("switch", key, value).named(site)
+        };
         let buffer = self.buffer_cells;
         if buffer == 0 {
-            return Err(err(format!(
-                "{what} buffer_cells 0: every output port needs at least 1 cell"
-            )));
+            return Err(at(
+                err(format!(
+                    "{what} buffer_cells 0: every output port needs at least 1 cell"
+                )),
+                "buffer_cells",
+                &0,
+            ));
         }
-        let policy = match (self.policy.as_str(), self.epd_threshold_cells) {
-            ("tail-drop", _) => DropPolicy::TailDrop,
-            ("ppd", _) => DropPolicy::Ppd,
-            ("epd", Some(threshold_cells)) => DropPolicy::Epd { threshold_cells },
-            ("epd", None) => DropPolicy::Epd {
-                threshold_cells: buffer * 3 / 4,
-            },
-            (other, _) => {
-                return Err(err(format!(
-                    "{what} policy {other:?}: expected one of tail-drop, ppd, epd"
-                )))
+        let policy = match self.policy.as_str() {
+            "tail-drop" => DropPolicy::TailDrop,
+            "ppd" => DropPolicy::Ppd,
+            "epd" => {
+                let t = self.epd_threshold_cells;
+                if t == 0 || t > buffer {
+                    // Past the buffer: the threshold given, or the default one
+                    // over a buffer the file made smaller.
+                    let key = if t == super::epd_threshold() {
+                        "buffer_cells"
+                    } else {
+                        "epd_threshold_cells"
+                    };
+                    return Err(at(
+                        err(format!(
+                            "{what} epd_threshold_cells {t} exceeds buffer_cells {buffer}: \
+                             the threshold must fit in the buffer"
+                        )),
+                        key,
+                        &if key == "buffer_cells" { buffer } else { t },
+                    ));
+                }
+                DropPolicy::Epd { threshold_cells: t }
+            }
+            other => {
+                return Err(at(
+                    err(format!(
+                        "{what} policy {other:?}: expected one of tail-drop, ppd, epd"
+                    )),
+                    "policy",
+                    &other,
+                ))
             }
         };
         if let Some(t) = self.clp1_threshold_cells {
             if t == 0 || t > buffer {
-                return Err(err(format!(
-                    "{what} clp1_threshold_cells {t}: must be 1 to buffer_cells ({buffer})"
-                )));
+                return Err(at(
+                    err(format!(
+                        "{what} clp1_threshold_cells {t}: must be 1 to buffer_cells ({buffer})"
+                    )),
+                    "clp1_threshold_cells",
+                    &t,
+                ));
             }
         }
         let credits = match (self.flow_control.as_str(), self.credits) {
             ("none", None) => None,
             ("none", Some(n)) => {
-                return Err(err(format!(
-                    "{what} credits {n}: credits need flow_control = credit"
-                )))
+                return Err(at(
+                    err(format!(
+                        "{what} credits {n}: credits need flow_control = credit"
+                    )),
+                    "credits",
+                    &n,
+                ))
             }
             ("credit", Some(n)) if n >= 1 => Some(n),
             ("credit", other) => {
-                return Err(err(format!(
-                    "{what} flow_control credit with credits {}: expected credits >= 1 \
-                     (cells per VC per hop)",
-                    other.map_or("unset".to_string(), |n| n.to_string())
-                )))
+                let n = other.map_or("unset".to_string(), |n| n.to_string());
+                return Err(at(
+                    err(format!(
+                        "{what} flow_control credit with credits {n}: expected credits >= 1 \
+                         (cells per VC per hop)"
+                    )),
+                    if other.is_some() {
+                        "credits"
+                    } else {
+                        "flow_control"
+                    },
+                    &if other.is_some() {
+                        n
+                    } else {
+                        "credit".to_string()
+                    },
+                ));
             }
             (other, _) => {
-                return Err(err(format!(
-                    "{what} flow_control {other:?}: expected none or credit"
-                )))
+                return Err(at(
+                    err(format!(
+                        "{what} flow_control {other:?}: expected none or credit"
+                    )),
+                    "flow_control",
+                    &other,
+                ))
             }
         };
         let abr = match &self.abr {
-            Some(a) => Some(a.switch(what, buffer)?),
+            Some(a) => Some(a.switch(&what, buffer).map_err(|e| at(e, "abr", &a.kind))?),
             None => None,
         };
         Ok(PortRules {
@@ -216,11 +277,15 @@ fn paced_quantity(h: &HostSpec, encap_header: u32) -> Result<PacedQuantity, Scen
         "cells" => Ok(PacedQuantity::Cells),
         "payloads" => Ok(PacedQuantity::CellPayloads),
         "datagrams" => Ok(PacedQuantity::IpDatagrams { encap_header }),
-        other => Err(err(format!(
-            "host {:?}: pacing_counts {other:?}: expected one of {}",
-            h.name,
-            PacedQuantity::NAMES.join(", ")
-        ))),
+        other => Err(h.refuse(
+            "pacing_counts",
+            other,
+            format!(
+                "host {:?}: pacing_counts {other:?}: expected one of {}",
+                h.name,
+                PacedQuantity::NAMES.join(", ")
+            ),
+        )),
     }
 }
 
@@ -236,19 +301,27 @@ impl HostSpec {
         };
         match self.adapter.as_deref() {
             Some(name) => AdapterModel::by_name(name).ok_or_else(|| {
-                err(format!(
-                    "host {:?}: adapter {name:?}: expected one of {}",
-                    self.name,
-                    names()
-                ))
+                self.refuse(
+                    "adapter",
+                    name,
+                    format!(
+                        "host {:?}: adapter {name:?}: expected one of {}",
+                        self.name,
+                        names()
+                    ),
+                )
             }),
             // Every profile has its adapter (tested): an unknown one is the error.
             None => AdapterModel::of_profile(&self.profile).ok_or_else(|| {
-                err(format!(
-                    "host {:?}: {}",
-                    self.name,
-                    UnknownProfile(self.profile.clone())
-                ))
+                self.refuse(
+                    "profile",
+                    &self.profile,
+                    format!(
+                        "host {:?}: {}",
+                        self.name,
+                        UnknownProfile(self.profile.clone())
+                    ),
+                )
             }),
         }
     }
@@ -263,22 +336,33 @@ impl HostSpec {
         let phy: Phy = self
             .phy
             .parse()
-            .map_err(|e| err(format!("host {:?}: {e}", self.name)))?;
+            .map_err(|e| self.refuse("phy", &self.phy, format!("host {:?}: {e}", self.name)))?;
         let rate = phy.cell_rate(Framing::Modelled);
-        if !self.distance_m.is_finite() || self.distance_m < 0.0 || self.distance_m > 4.0e7 {
-            return Err(err(format!(
-                "host {:?}: distance {} m: must be between 0 and 40000 km",
-                self.name, self.distance_m
-            )));
+        if !self.distance_m.is_finite() || !(0.0..=MAX_DISTANCE_M).contains(&self.distance_m) {
+            return Err(self.refuse(
+                "distance_m",
+                self.distance_m,
+                format!(
+                    "host {:?}: distance {} m: must be between 0 and {} km",
+                    self.name,
+                    self.distance_m,
+                    MAX_DISTANCE_M / 1e3
+                ),
+            ));
         }
         let delay = SimTime((self.distance_m * FIBRE_PS_PER_M as f64).round() as u64);
         let model = self.adapter_model()?;
         let mode = match (self.spacing_us, self.spacing.as_deref()) {
-            (_, Some(other)) if other != "cell-level" && other != "cell-burst" => {
-                return Err(err(format!(
-                    "host {:?}: spacing {other:?}: expected cell-level or cell-burst",
-                    self.name
-                )))
+            (_, Some(other)) if !SPACING_MODES.contains(&other) => {
+                return Err(self.refuse(
+                    "spacing",
+                    other,
+                    format!(
+                        "host {:?}: spacing {other:?}: expected {}",
+                        self.name,
+                        SPACING_MODES.join(" or ")
+                    ),
+                ))
             }
             (None, _) => SpacingMode::Unspaced,
             (Some(_), Some("cell-burst")) => SpacingMode::CellBurst,
@@ -292,7 +376,8 @@ impl HostSpec {
                 1e6,
                 "µs",
                 false,
-            )?,
+            )
+            .map_err(|e| self.refuse("pdu_gap_us", us, e.reason))?,
             None if mode == SpacingMode::Unspaced => timing.pdu_gap.max(self.driver_pdu_gap(model)),
             None => timing.pdu_gap,
         };
@@ -309,13 +394,16 @@ impl HostSpec {
                     1e6,
                     "µs",
                     true,
-                )?;
+                )
+                .map_err(|e| self.refuse("spacing_us", us, e.reason))?;
                 let spaced = match mode {
                     SpacingMode::CellBurst => TxSpacing::cell_burst(grid, requested),
                     _ => TxSpacing::cell_level(grid, requested, self.stall && timing.stall)
                         .map(|(tx, _)| tx),
                 };
-                spaced.map_err(|e| err(format!("host {:?}: {e}", self.name)))?
+                spaced.map_err(|e| {
+                    self.refuse("spacing_us", us, format!("host {:?}: {e}", self.name))
+                })?
             }
         };
         let adapter_rate = match self.spacing_us {
@@ -329,10 +417,14 @@ impl HostSpec {
             pdu_gap: gap,
             tx_queue_pdus: match self.tx_queue_pdus {
                 Some(0) => {
-                    return Err(err(format!(
-                        "host {:?}: tx_queue_pdus 0: the interface queue holds at least 1",
-                        self.name
-                    )))
+                    return Err(self.refuse(
+                        "tx_queue_pdus",
+                        0,
+                        format!(
+                            "host {:?}: tx_queue_pdus 0: the interface queue holds at least 1",
+                            self.name
+                        ),
+                    ))
                 }
                 Some(n) => n,
                 None => IFQ_MAXLEN,
@@ -354,12 +446,21 @@ impl HostSpec {
     /// The host's processing-cost profile, by its name.
     fn host_profile(&self) -> Result<HostProfile, ScenarioError> {
         HostProfile::by_name(&self.profile).ok_or_else(|| {
-            err(format!(
-                "host {:?}: {}",
-                self.name,
-                UnknownProfile(self.profile.clone())
-            ))
+            self.refuse(
+                "profile",
+                &self.profile,
+                format!(
+                    "host {:?}: {}",
+                    self.name,
+                    UnknownProfile(self.profile.clone())
+                ),
+            )
         })
+    }
+
+    /// A refusal of this host's `key`, naming the host.
+    fn refuse(&self, key: &'static str, value: impl fmt::Display, reason: String) -> ScenarioError {
+        err(reason).at("host", key, value).named(Some(&self.name))
     }
 }
 
@@ -399,12 +500,12 @@ impl RunSpec {
         if self.hosts.is_empty() {
             return Err(err("hosts: at least one host is needed".into()));
         }
-        let default_rules = self.switch.rules("switch")?;
+        let default_rules = self.switch.rules(None)?;
         let site_rules = self.site_rules()?;
         let rules_of = |site: &str| site_rules.get(site).copied().unwrap_or(default_rules);
         for (i, h) in self.hosts.iter().enumerate() {
             if self.hosts[..i].iter().any(|o| o.name == h.name) {
-                return Err(err(format!("host {:?} is named twice", h.name)));
+                return Err(h.refuse("name", &h.name, format!("host {:?} is named twice", h.name)));
             }
         }
         let mut topology = Topology::default();
@@ -436,7 +537,8 @@ impl RunSpec {
                 routes: &routes,
                 segment_of: &segment_of,
             };
-            transfers.push(self.transfer(i, c, links, &profiles, &mut topology)?);
+            let transfer = self.transfer(i, c, links, &profiles, &mut topology);
+            transfers.push(transfer.map_err(|e| e.or_at("connection", "", "").index(i))?);
         }
         let scenario = Scenario {
             topology,
@@ -470,7 +572,7 @@ impl RunSpec {
                     "switch {site}: no host or trunk is at site {site:?}"
                 )));
             }
-            site_rules.insert(site.as_str(), sw.rules(&format!("switch {site}"))?);
+            site_rules.insert(site.as_str(), sw.rules(Some(site))?);
         }
         Ok(site_rules)
     }
@@ -500,25 +602,34 @@ impl RunSpec {
         let mut links = Vec::new();
         for (i, t) in self.trunks.iter().enumerate() {
             let what = format!("trunk {i} ({} -> {})", t.from, t.to);
+            let refuse = |e: ScenarioError, key, value: &dyn fmt::Display| {
+                e.or_at("trunk", key, value).index(i)
+            };
             if t.from == t.to {
-                return Err(err(format!("{what}: a trunk joins two different sites")));
+                let e = err(format!("{what}: a trunk joins two different sites"));
+                return Err(refuse(e, "to", &t.to));
             }
-            let phy: Phy = t.phy.parse().map_err(|e| err(format!("{what}: {e}")))?;
+            let phy: Phy = t
+                .phy
+                .parse()
+                .map_err(|e| refuse(err(format!("{what}: {e}")), "phy", &t.phy))?;
             let rate = phy.cell_rate(Framing::Modelled);
-            let delay = time_in(&format!("{what}: delay"), t.delay_ms, 1e3, "ms", false)?;
+            let delay = time_in(&format!("{what}: delay"), t.delay_ms, 1e3, "ms", false)
+                .map_err(|e| refuse(e, "delay_ms", &t.delay_ms))?;
             if let Some(u) = &t.upc {
                 topology.policers.push(PolicerSpec {
                     port: topology.ports.len(),
                     vpi: 0,
                     vci: None,
-                    contract: u.contract(&what)?,
+                    contract: u.contract(&what).map_err(|e| refuse(e, "upc", &""))?,
                     action: match u.action.as_str() {
                         "discard" => Action::Discard,
                         "tag" => Action::Tag,
                         other => {
-                            return Err(err(format!(
+                            let e = err(format!(
                                 "{what}: UPC action {other:?}: expected discard or tag"
-                            )))
+                            ));
+                            return Err(refuse(e, "upc.action", &other));
                         }
                     },
                 });

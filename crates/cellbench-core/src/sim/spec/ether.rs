@@ -18,7 +18,7 @@ pub const INTERFACES: [&str; 2] = ["atm", "ethernet"];
 const CABLE_PS_PER_M: f64 = 5_000.0;
 
 fn err(msg: String) -> ScenarioError {
-    ScenarioError(msg)
+    ScenarioError::new(msg)
 }
 
 /// The named Ethernet physical layers (`ethernet:<Mb/s>` names any other rate).
@@ -26,6 +26,9 @@ pub const NAMED_PHYS: [&str; 2] = ["ethernet10", "ethernet100"];
 
 /// Ethernet II's MTU: what a connection over an Ethernet interface runs at.
 pub const MTU: u32 = crate::wire::ethernet::MTU as u32;
+
+/// The rates `ethernet:<Mb/s>` may name, Mb/s: a kilobit to 100 Gb/s.
+pub const MBPS_RANGE: (f64, f64) = (0.001, 100_000.0);
 
 /// An Ethernet physical layer by name: `ethernet10` (10 Mb/s, the era's shared
 /// segment: half duplex), `ethernet100` (100 Mb/s, full duplex point to point)
@@ -40,12 +43,13 @@ pub fn parse_phy(name: &str) -> Result<(BitRate, Duplex), String> {
                 return Err(format!("Ethernet phy {name:?}: {expected}"));
             };
             match mbps.parse::<f64>() {
-                Ok(v) if v.is_finite() && (0.001..=100_000.0).contains(&v) => {
+                Ok(v) if v.is_finite() && (MBPS_RANGE.0..=MBPS_RANGE.1).contains(&v) => {
                     Ok((BitRate((v * 1e6).round() as u64), Duplex::Full))
                 }
                 _ => Err(format!(
                     "Ethernet phy {name:?}: the rate {mbps:?} must be a number of Mb/s from \
-                     0.001 to 100000"
+                     {} to {}",
+                    MBPS_RANGE.0, MBPS_RANGE.1
                 )),
             }
         }
@@ -81,12 +85,17 @@ pub fn segments(
                 return Err(err(format!(
                     "host {:?}: ethernet_duplex without an Ethernet interface (ethernet = ...)",
                     spec.name
-                )));
+                ))
+                .at("host", "ethernet_duplex", spec.duplex.unwrap_or_default())
+                .named(Some(spec.name)));
             }
             continue;
         };
-        let (rate, default_duplex) =
-            parse_phy(phy).map_err(|e| err(format!("host {:?}: {e}", spec.name)))?;
+        let (rate, default_duplex) = parse_phy(phy).map_err(|e| {
+            err(format!("host {:?}: {e}", spec.name))
+                .at("host", "ethernet", phy)
+                .named(Some(spec.name))
+        })?;
         let duplex = match spec.duplex {
             None => default_duplex,
             Some("half") => Duplex::Half,
@@ -95,7 +104,9 @@ pub fn segments(
                 return Err(err(format!(
                     "host {:?}: ethernet_duplex {other:?}: expected half or full",
                     spec.name
-                )))
+                ))
+                .at("host", "ethernet_duplex", other)
+                .named(Some(spec.name)))
             }
         };
         let i = match sites.iter().position(|s| s.0 == spec.site) {
@@ -111,7 +122,9 @@ pub fn segments(
                         sites[i].1,
                         seg.rate.mbps(),
                         seg.duplex.name()
-                    )));
+                    ))
+                    .at("host", "ethernet", phy)
+                    .named(Some(spec.name)));
                 }
                 i
             }
@@ -133,7 +146,9 @@ pub fn segments(
                  joins two hosts (ethernet_duplex = half makes it a shared segment; a switched \
                  Ethernet is not modelled)",
                 spec.name, spec.site
-            )));
+            ))
+            .at("host", "ethernet", phy)
+            .named(Some(spec.name)));
         }
         segments[i].stations.push(h);
         // Each station's cable to the hub or tap is its distance_m; the delay

@@ -25,7 +25,7 @@ pub use crate::sim::era::FIBRE_PS_PER_M;
 // The traffic laws belong to every engine (`traffic`); a run spec's traffic speaks them.
 pub use crate::traffic::{Law, Param};
 
-use crate::sim::era::{DEFAULT_PORT_BUFFER_CELLS, MACHINE_ROOM_DELAY};
+use crate::sim::era::{DEFAULT_EPD_THRESHOLD_CELLS, DEFAULT_PORT_BUFFER_CELLS, MACHINE_ROOM_DELAY};
 use crate::sim::world::ScenarioError;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
@@ -118,8 +118,9 @@ pub struct SwitchSpec {
     pub buffer_cells: u32,
     #[serde(default = "tail_drop")]
     pub policy: String,
-    #[serde(default)]
-    pub epd_threshold_cells: Option<u32>,
+    /// With policy `epd`: cells queued from which a new PDU's cells are refused.
+    #[serde(default = "epd_threshold")]
+    pub epd_threshold_cells: u32,
     /// CLP-selective discard at every output port: cells with CLP = 1 (tagged
     /// by a UPC) that find this many cells queued are dropped (None: off).
     #[serde(default)]
@@ -187,7 +188,7 @@ impl Default for SwitchSpec {
         SwitchSpec {
             buffer_cells: DEFAULT_PORT_BUFFER_CELLS,
             policy: tail_drop(),
-            epd_threshold_cells: None,
+            epd_threshold_cells: epd_threshold(),
             clp1_threshold_cells: None,
             flow_control: no_flow_control(),
             credits: None,
@@ -402,6 +403,9 @@ fn an_hour() -> f64 {
 fn default_buffer() -> u32 {
     DEFAULT_PORT_BUFFER_CELLS
 }
+fn epd_threshold() -> u32 {
+    DEFAULT_EPD_THRESHOLD_CELLS
+}
 fn tail_drop() -> String {
     "tail-drop".into()
 }
@@ -439,6 +443,8 @@ fn tcp() -> String {
 fn vc_mux() -> String {
     "vc-mux".into()
 }
+/// SunOS 4.1.1's largest socket buffer (000 §2.2): a connection's send and
+/// receive buffer when it names none.
 fn max_buf() -> u32 {
     52_428
 }
@@ -454,11 +460,17 @@ fn is_one_block(n: &u32) -> bool {
 }
 
 fn err(msg: String) -> ScenarioError {
-    ScenarioError(msg)
+    ScenarioError::new(msg)
 }
 
 /// The longest time a spec may give (any duration, delay, start or limit), seconds.
 pub const MAX_SECONDS: f64 = 1e6;
+
+/// The longest fibre from a host to its switch, metres (40000 km: round the Earth).
+pub const MAX_DISTANCE_M: f64 = 4.0e7;
+
+/// How an adapter meets a host's `spacing_us` (`HostSpec::spacing`).
+pub const SPACING_MODES: [&str; 2] = ["cell-level", "cell-burst"];
 
 /// The largest write a drawn block size may ask for (TCP); UDP datagrams stop at 65507.
 pub const MAX_BLOCK: f64 = 1_048_576.0;

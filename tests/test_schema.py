@@ -1,0 +1,214 @@
+"""One schema (issue 30): the testbed's records take every default and range of a run
+spec's key from the core's vocabulary (``vocab.SPEC_KEYS``), none written in Python; a
+refusal of the core carries its key path and lands on the setting."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from cellbench import _native, vocab
+from cellbench.experiment import lang, model
+from cellbench.experiment import testbed as tb
+from cellbench.experiment.lang import ExperimentError
+
+PYTHON = Path(__file__).resolve().parents[1] / "python" / "cellbench"
+
+
+def test_every_host_field_default_is_the_run_specs():
+    fields = {f.name: f for f in dataclasses.fields(tb.HostSpec)}
+    checked = 0
+    for key in tb.HOST_KEYS.values():
+        if key.spec is None or key.field not in fields:
+            continue
+        f = fields[key.field]
+        assert f.default == vocab.DEFAULTS["host"].get(key.spec), key
+        checked += 1
+    assert checked >= 12
+
+
+def test_the_testbed_sends_no_switch_key_it_does_not_set():
+    bed = tb.Testbed(name="t")
+    assert bed.switch == {} and bed.sites == {}
+    assert tb.resolved_switch(bed.switch) == {
+        k: vocab.DEFAULTS["switch"].get(k) for k in tb.SWITCH_DEFAULTS
+    }
+    assert vocab.DEFAULTS["switch"]["epd_threshold_cells"] == 200  # the core's, with its source
+    assert (bed.mtu, bed.encap) == (
+        vocab.ENCAP_MTU[vocab.DEFAULTS["connection"]["encap"]],
+        vocab.DEFAULTS["connection"]["encap"],
+    )
+
+
+def _setting(key: str, text: str) -> lang.Setting:
+    doc = lang.parse(f"testbed {{ switch {{ {key} = {text}; }} }}", "k.netspec")
+    return doc.blocks[0].blocks()[0].settings()[0]
+
+
+@pytest.mark.parametrize(
+    "table, record",
+    [(tb.HOST_KEYS, "host"), (tb.SWITCH_KEYS, "switch"), (tb.TRUNK_KEYS, None)],
+)
+def test_every_range_is_the_vocabularys(table, record):
+    """A key with a range in the vocabulary reads its bounds and refuses past them, so
+    the range the language checks is the core's."""
+    tried = 0
+    for name, key in table.items():
+        spec = key.spec
+        if spec is None or name == "epd_threshold_share":
+            continue
+        rec, k = spec.split(".") if "." in spec else (record or "trunk", spec)
+        entry = vocab.SPEC_KEYS.get((rec, k))
+        if entry is None or entry["range"] is None:
+            continue
+        lo, hi = entry["range"]
+        whole = entry["kind"] == "int"
+        fmt = (lambda x: str(int(x))) if whole else repr
+        if not entry["above"]:
+            assert key.read(_setting(name, fmt(lo))) == lo, name
+        assert key.read(_setting(name, fmt(hi))) == hi, name
+        for past in (hi * 2 if hi > 0 else 1, lo - 1):
+            with pytest.raises(ExperimentError):
+                key.read(_setting(name, fmt(past)))
+        tried += 1
+    assert tried >= 3
+
+
+#: Where the testbed's and the model's records live: their defaults and ranges must come
+#: from ``vocab``.
+SCANNED = [
+    *sorted((PYTHON / "experiment" / "testbed").glob("*.py")),
+    *sorted((PYTHON / "experiment" / "model").glob("*.py")),
+    PYTHON / "experiment" / "abr.py",
+    PYTHON / "cli" / "tools.py",
+]
+
+
+#: Numbers that are a tool's own, not a copy of the run spec's: ttcp's and netperf's
+#: 8192-byte default write (ttcp.c's buflen; netperf -m as cellbench gives it), and an
+#: hour's 3600 seconds in ttcp's h:mm:ss.
+TOOLS_OWN = {("tools.py", 8192), ("tools.py", 3600)}
+
+
+def _is_scale(x: float) -> bool:
+    """A power of ten: a unit's scale (µs per s, ms per s), not a bound."""
+    return x > 0 and float(f"{x:e}".split("e")[0]) == 1.0
+
+
+def _spec_values() -> set:
+    """Every default and range bound of the run spec's keys that would tell a copy
+    (numbers past the small ones anyone writes, not a unit's scale, and every named
+    default of the testbed's records)."""
+    out: set = set()
+    for entry in vocab.SPEC_KEYS.values():
+        d = entry["default"]
+        if isinstance(d, str) and entry["record"] in ("host", "switch", "trunk", "upc"):
+            out.add(d)
+        if isinstance(d, (int, float)) and not isinstance(d, bool) and d > 100:
+            out.add(d)
+        for bound in entry["range"] or ():
+            if 100 < bound < 1e15:
+                out.add(bound)
+    return {v for v in out if isinstance(v, str) or not _is_scale(v)}
+
+
+def _dataclass_defaults(tree: ast.Module):
+    """Every literal a dataclass field defaults to."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any(
+            "dataclass" in ast.unparse(d) for d in node.decorator_list
+        ):
+            for item in node.body:
+                if isinstance(item, ast.AnnAssign) and isinstance(item.value, ast.Constant):
+                    yield node.name, item, item.value.value
+
+
+def test_no_default_or_range_of_a_spec_key_is_written_in_python():
+    values = _spec_values()
+    assert {52428, 200, "sparc-ipc", "tail-drop"} <= values
+    found = []
+    for path in SCANNED:
+        tree = ast.parse(path.read_text(), str(path))
+        for cls, item, v in _dataclass_defaults(tree):
+            if v in values and not isinstance(v, bool):
+                found.append(f"{path.name}:{item.lineno}: {cls}.{ast.unparse(item.target)} = {v!r}")
+        for node in ast.walk(tree):
+            # Numbers only outside docstrings and messages: a bound in code.
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, (int, float))
+                and not isinstance(node.value, bool)
+                and node.value in values
+                and (path.name, node.value) not in TOOLS_OWN
+            ):
+                found.append(f"{path.name}:{node.lineno}: {node.value!r}")
+    assert not found, "a run spec's default or range written in Python:\n" + "\n".join(found)
+
+
+def test_a_refusal_of_the_core_carries_its_key_path():
+    spec = {
+        "switch": {"policy": "epd", "buffer_cells": 64},
+        "sites": {"w": {"clp1_threshold_cells": 0}},
+        "hosts": [{"name": "a", "site": "w"}, {"name": "b", "distance_m": -1}],
+        "trunks": [{"from": "w", "to": "lan", "delay_ms": 1}],
+        "connections": [{"transmitter": "a", "receiver": "b", "traffic": {"type": "full"}}],
+    }
+    with pytest.raises(_native.SpecError) as e:
+        _native.check_spec(spec)
+    assert e.value.path == {
+        "record": "switch",
+        "index": None,
+        "name": None,
+        "key": "buffer_cells",
+        "value": "64",
+    }
+    assert str(e.value).startswith("switch epd_threshold_cells 200 exceeds buffer_cells 64")
+    spec["switch"] = {}
+    with pytest.raises(_native.SpecError) as e:
+        _native.check_spec(spec)
+    assert (e.value.path["record"], e.value.path["name"], e.value.path["key"]) == (
+        "switch",
+        "w",
+        "clp1_threshold_cells",
+    )
+    del spec["sites"]
+    with pytest.raises(_native.SpecError) as e:
+        _native.check_spec(spec)
+    assert e.value.path == {
+        "record": "host",
+        "index": None,
+        "name": "b",
+        "key": "distance_m",
+        "value": "-1",
+    }
+
+
+EXPERIMENT = """testbed {
+  defaults { profile = sparc-10; }
+  host a { site = w; }
+  trunk { from = w; to = lan; delay_ms = 1; }
+  SWITCH
+}
+cluster {
+  test t { type = full (nbytes=1K); own = a:1; peer = b:1; }
+  test r { type = sink; own = b:1; peer = a:1; }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "switch, where, words",
+    [
+        ("switch w { policy = epd; buffer_cells = 100; }", "5:28", "switch w epd_threshold"),
+        ("switch { credits = 4; }", "5:12", "switch credits 4: credits need flow_control"),
+        ("switch w { abr = efci (threshold = 300); }", "5:14", "switch w abr threshold 300"),
+    ],
+)
+def test_a_refusal_lands_on_the_setting(switch, where, words):
+    exp = model.build(lang.parse(EXPERIMENT.replace("SWITCH", switch), "e.netspec"))
+    with pytest.raises(ExperimentError) as e:
+        model.check_with_engine(exp, 1)
+    assert str(e.value).startswith(f"e.netspec:{where}: the simulator refuses it: {words}")
