@@ -1,6 +1,6 @@
 """wan-mismatch's experiment-file parts (docs/wan-mismatch.md): the slides' Experiment 4
 (case 3, two separate runs) and Experiments 5 and 6 (throughput against the TCP segment
-size), on the ``magic`` testbed preset (python/cellbench/experiment/testbed.py: the
+size), on the ``magic`` testbed preset (python/cellbench/experiment/testbed/presets.py: the
 MAGIC sites, Lawrence, Kansas City and South Dakota).
 
 Cases 1 and 2 stay in ``reproduce.wan`` (specs built from the wan-mismatch preset); these

@@ -1,7 +1,7 @@
 """wan-contention (docs/wan-contention.md): several transfers sharing WAN links and switch buffers.
 
 Every part is an experiment file in the studies' directory (``wan-contention-PART.netspec``)
-on the ``wan-contention`` testbed preset (python/cellbench/experiment/testbed.py: five
+on the ``wan-contention`` testbed preset (python/cellbench/experiment/testbed/presets.py: five
 sites on DS-3 and OC-3c access links around a carrier hub, 256-cell edge switches),
 run by the experiment runner, so ``--out`` stores results that ``cellbench show`` and
 ``plot`` read. Every parameter comes from the setup and physical facts; nothing is
