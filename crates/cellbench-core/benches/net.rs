@@ -10,14 +10,15 @@
 //! (16.01 µs requested, 52 µs PDU gap) into an E3 link over 600 km, a public
 //! switch that polices the VP at GCRA(16.39 µs, 101 µs) before the receiver, ACKs
 //! back over E3: `wan-stall` with the SBus stall (conforming), `wan-policed`
-//! without it (6 of 7 PDUs lose a cell at the policer).
+//! without it (0.8 µs per PDU faster than the contract: from the 65th PDU on
+//! about one PDU in 21.5 loses a cell at the policer, tests/net_wan.rs).
 //!
 //! `cargo bench --bench net` prints wall time, PDUs/s, events/s and ns per PDU per hop.
 
 use cellbench_core::atm::gcra::{Action, CellRate, Contract};
 use cellbench_core::sim::net::{
-    AdapterSpec, CircuitSpec, Delivery, DropPolicy, Fidelity, Hop, Network, PolicerSpec, PortSpec,
-    Topology, TxSpacing,
+    aal5_cells, AdapterSpec, CircuitSpec, Delivery, DropPolicy, Fidelity, Hop, Network,
+    PolicerSpec, PortSpec, Topology, TxSpacing, HOST_BUFFER_BYTES,
 };
 use cellbench_core::{BitRate, SimTime};
 use std::hint::black_box;
@@ -227,10 +228,10 @@ fn wan_policed(fidelity: Fidelity) -> Figures {
 }
 
 /// Host 0 → port 0 (E3, 600 km, VPI 5) → port 1 (E3, VP 5 policed) → host 1;
-/// ACKs host 1 → port 2 (E3, 600 km) → host 0. Host 0 offers a full PDU a
-/// little faster than the spaced adapter sends them (3300 µs with the stalls,
-/// 3100 µs without), so the adapter is never idle; host 1 ACKs every second PDU
-/// it receives.
+/// ACKs host 1 → port 2 (E3, 600 km) → host 0. Host 0 offers full PDUs a
+/// little faster than the spaced adapter sends them, so the adapter is never
+/// idle, and only so much faster that the backlog this builds over the run
+/// stays within the interface queue; host 1 ACKs every second PDU it receives.
 fn wan(fidelity: Fidelity, stall: bool) -> Figures {
     let oc3 = BitRate(149_760_000);
     let e3 = BitRate(33_920_000);
@@ -239,6 +240,22 @@ fn wan(fidelity: Fidelity, stall: bool) -> Figures {
     let mut sender = adapter(oc3);
     sender.tx = tx;
     sender.pdu_gap = SimTime::from_us(52);
+    // The adapter sends a full PDU every `pdu_period`: 191 spacing intervals of
+    // 16.115 µs, one more before the 52 µs gap (idle time beyond the spacing,
+    // docs/design.md §5), and with the stall 8 stalls of 7-8 tester slots: 3146.1
+    // µs without the stall, 3309.7 µs with it. Offered every `period` below that,
+    // the backlog grows by 1 − period/pdu_period PDU per PDU sent, so the period
+    // is set for it to reach half the interface queue by the last PDU. (The fixed
+    // 3100 µs this bench had overflowed the 50-PDU queue at PDU 3411: it was set
+    // when the gap followed the last cell's end, a 3132.8 µs PDU, and the backlog
+    // reached 39 PDUs.)
+    let kb: Vec<u32> = (1..)
+        .map(|b| b * HOST_BUFFER_BYTES as u32)
+        .take_while(|&b| b < FULL)
+        .collect();
+    let pdu_period = sender.pdu_period(None, aal5_cells(FULL), &kb);
+    let backlog = (sender.tx_queue_pdus / 2) as u64;
+    let period = SimTime(pdu_period.0 - pdu_period.0 * backlog / DATA_PDUS);
     let long = |rate| PortSpec {
         delay: SimTime::from_ms(3),
         ..port(rate, DropPolicy::Ppd)
@@ -275,8 +292,7 @@ fn wan(fidelity: Fidelity, stall: bool) -> Figures {
     let mut out: Vec<Delivery> = Vec::new();
     let (mut sent, mut data_in, mut acks) = (0u64, 0u64, 0u64);
     let mut now = SimTime::ZERO;
-    let period = if stall { 3300 } else { 3100 };
-    let due = |n: u64| SimTime::from_us(period * n);
+    let due = |n: u64| period.times(n);
     loop {
         if sent < DATA_PDUS && now >= due(sent) {
             assert!(
@@ -307,7 +323,13 @@ fn wan(fidelity: Fidelity, stall: bool) -> Figures {
     if stall {
         assert_eq!(data_in, DATA_PDUS, "a conforming stream loses nothing");
     } else {
-        assert!(data_in < DATA_PDUS / 2, "the policer sinks most PDUs");
+        // One cell about every 21.5 PDUs from PDU 65 (a lost last cell costs the
+        // next PDU too): some 170-340 PDUs of 3700.
+        let lost = DATA_PDUS - data_in;
+        assert!(
+            (DATA_PDUS / 25..DATA_PDUS / 10).contains(&lost),
+            "the policer sinks about one PDU in 21.5, not {lost}"
+        );
     }
     Figures {
         wall_s,
