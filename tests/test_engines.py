@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from cellbench import engines
+from cellbench.engines import table as engine_table
 from cellbench.engines.walk import walk
-from cellbench.experiment import runner
 from cellbench.experiment.model import Group
+from cellbench.experiment.plan import make_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "python" / "cellbench"
@@ -24,9 +24,9 @@ def test_every_engine_in_the_table_fits_the_seam():
 
     run = build_parser()._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr]
     engine = next(a for a in run._actions if a.dest == "engine")
-    assert list(engine.choices) == list(engines.NAMES) == ["sim", "real", "emu"]
-    for name in engines.NAMES:
-        kind = engines.get(name)
+    assert list(engine.choices) == list(engine_table.NAMES) == ["sim", "real", "emu"]
+    for name in engine_table.NAMES:
+        kind = engine_table.get(name)
         assert kind.name == name
         assert kind.simulated is (name == "sim")
         assert kind.label.startswith("cellbench run") and kind.time_limit
@@ -36,11 +36,11 @@ def test_every_engine_in_the_table_fits_the_seam():
         for method in ("tables", "interrupt", "close", "summary_lines"):
             assert callable(getattr(kind, method, None)), (name, method)
     with pytest.raises(ValueError, match="engine 'ns3': expected one of sim, real, emu"):
-        engines.get("ns3")
+        engine_table.get("ns3")
 
 
 def test_no_engine_is_named_outside_the_engines_package():
-    """The command line asks the table (engines.get, engines.simulated), never which
+    """The command line asks the table (engine_table.get, engine_table.simulated), never which
     engine it has."""
     found = []
     for f in PACKAGE.rglob("*.py"):
@@ -93,7 +93,7 @@ class _Recorder:
 def test_the_walker_keeps_serial_and_parallel_on_the_real_clock():
     """serial-parallel.netspec's tree, as the model keeps it: a serial block of three
     parallel steps, the last holding a nested serial block beside a connection."""
-    plan = runner.make_plan(ROOT / "examples" / "serial-parallel.netspec")
+    plan = make_plan(ROOT / "examples" / "serial-parallel.netspec")
     exp = plan.experiments[0]
     names = [c.name for c in exp.connections]
     assert names == ["a1", "b1", "a2", "a3", "b3"]
@@ -116,9 +116,9 @@ def test_the_walker_keeps_serial_and_parallel_on_the_real_clock():
 
 
 def test_the_real_engine_takes_the_models_tree_and_the_files_buffers():
-    from cellbench.real import plan as rplan
+    from cellbench.engines.real import plan as rplan
 
-    plan = runner.make_plan(ROOT / "examples" / "real-lan.netspec")
+    plan = make_plan(ROOT / "examples" / "real-lan.netspec")
     exp = plan.experiments[0]
     real = rplan.build(exp, {})
     assert real.root is exp.tree

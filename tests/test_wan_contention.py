@@ -352,10 +352,10 @@ def test_windows_are_the_bandwidth_delay_products():
         w = wan_contention.bdp_window(rate * 1e6, wan_contention.pair_rtt_s(tb, a, b))
         assert defaults[key].default.text == f"{w // 1024}K" == defaults[key].low.text
     # The NRL -> JPL FTP's extended window: its own testbed's round trip.
-    from cellbench.experiment import runner
+    from cellbench.experiment.plan import make_plan
 
     ftp = wan_contention.study.HERE / "wan-contention-ftp.netspec"
-    plan = runner.make_plan(str(ftp), sets=[], replications=None, seed=None, testbed=None,
+    plan = make_plan(str(ftp), sets=[], replications=None, seed=None, testbed=None,
                             trace=False, series=False)  # fmt: skip
     trunks = plan.task(0).spec["trunks"]
     rtt = 2 * sum(t["delay_ms"] for t in trunks) / 1e3
@@ -383,14 +383,14 @@ def test_ftp_nrl_to_jpl_default_window_extended_window_and_ttcp(everything):
 
 
 def _traffic(tx: str) -> dict:
-    from cellbench.experiment import runner
+    from cellbench.experiment.plan import make_plan
 
     text = (
         "testbed wan-contention { }\ncluster {\n"
         f"  test a {{ type = {tx}; protocol = udp; own = law1:1; peer = law2:1; }}\n"
         "  test b { type = sink; protocol = udp; own = law2:1; peer = law1:1; }\n}\n"
     )
-    plan = runner.make_plan(text, sets=[], replications=None, seed=None, testbed=None,
+    plan = make_plan(text, sets=[], replications=None, seed=None, testbed=None,
                             trace=False, series=False)  # fmt: skip
     return plan.task(0).spec["connections"][0]["traffic"]
 

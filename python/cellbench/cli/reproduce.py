@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cellbench import engines, scratch
+from cellbench import scratch
 from cellbench.cli.common import (
     UsageError,
     check_workers,
@@ -21,7 +21,9 @@ from cellbench.cli.common import (
     print_json,
     seed,
 )
-from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
+from cellbench.engines import table as engine_table
+from cellbench.engines.cluster import DASK_TIMEOUT_S
+from cellbench.engines.loop import LOOKAHEAD_HELP
 from cellbench.reproduce import REGISTRY, emu
 from cellbench.reproduce import study as studies
 from cellbench.reproduce.study import Study
@@ -213,7 +215,7 @@ def main(args: argparse.Namespace) -> int:
     _check_args(args)
     study = REGISTRY[args.name]
     # The simulator runs the study; a real-time engine runs it beside the simulator's.
-    simulated = engines.simulated(getattr(args, "engine", "sim"))
+    simulated = engine_table.simulated(getattr(args, "engine", "sim"))
     return (run_sim if simulated else run_emu)(study, args)
 
 

@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from cellbench import engines
 from cellbench.cli.common import (
     UsageError,
     byte_count,
@@ -17,9 +16,11 @@ from cellbench.cli.common import (
     print_json,
     seed,
 )
+from cellbench.engines import table as engine_table
+from cellbench.engines.cluster import DASK_TIMEOUT_S
+from cellbench.engines.loop import LOOKAHEAD_HELP
+from cellbench.engines.real.tools import SCHEDULER_HELP
 from cellbench.experiment import contention
-from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
-from cellbench.real.tools import SCHEDULER_HELP
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -110,7 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--check", action="store_true", help="only parse and check the file")
     p.add_argument(
         "--engine",
-        choices=list(engines.NAMES),
+        choices=list(engine_table.NAMES),
         default="sim",
         help="sim: the simulator (default); real: real hosts through their daemons "
         "(cellbench daemon --help); emu: this machine's Linux TCP in network namespaces over "
@@ -190,9 +191,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def make_plan(args: argparse.Namespace, **options):
     """The plan of `run FILE` on any engine: the file with --set, --replications,
     --seed and --testbed; ``options``: what the engine records besides (trace, series)."""
-    from cellbench.experiment import runner
+    from cellbench.experiment.plan import make_plan
 
-    return runner.make_plan(
+    return make_plan(
         Path(args.file),
         sets=args.sets,
         replications=args.replications,
@@ -241,12 +242,12 @@ def _engine(args: argparse.Namespace):
     for given, takers, why in _engine_options(args):
         if given and args.engine not in takers:
             raise UsageError(why)
-    kind = engines.get(args.engine)
+    kind = engine_table.get(args.engine)
     return kind(**ENGINE_ARGS[args.engine](args))
 
 
 def _real_args(args: argparse.Namespace) -> dict:
-    from cellbench.real import plan as rplan
+    from cellbench.engines.real import plan as rplan
 
     hosts = rplan.parse_hosts(args.hosts)
     return {"hosts": hosts, "scheduler": args.scheduler, "credentials": args.credentials}
@@ -261,7 +262,7 @@ ENGINE_ARGS = {
 
 
 def run_main(args: argparse.Namespace) -> int:
-    from cellbench.experiment import runner
+    from cellbench.engines import loop
 
     check_workers(args.workers)
     engine = _engine(args)
@@ -271,7 +272,7 @@ def run_main(args: argparse.Namespace) -> int:
     )  # fmt: skip
     out = args.out or Path(Path(args.file).stem + ".result")
     try:
-        ran = runner.run_plan(
+        ran = loop.run_plan(
             plan,
             out,
             engine,
@@ -366,7 +367,7 @@ def _print_summary(result, fmt: str) -> None:
     _print_limits(result, summary)
     for line in contention.lines(result):
         print(line)
-    for line in engines.get(m.get("engine", "sim")).summary_lines(result):
+    for line in engine_table.get(m.get("engine", "sim")).summary_lines(result):
         print(line)
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cellbench import _native, engines
+from cellbench import _native
 from cellbench.cli.common import UsageError, byte_count, positive_int, seed
+from cellbench.engines import table as engine_table
 from cellbench.experiment.lang import ExperimentError
 from cellbench.experiment.model import MAX_BLOCK, clamp_sockbuf
 from cellbench.experiment.testbed import preset
@@ -104,7 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from cellbench.real.tools import add_options
+    from cellbench.engines.real.tools import add_options
 
     p.add_argument("--testbed", default="lan-buffers", help="testbed preset (lan-buffers)")
     p.add_argument("--seed", type=seed(), default=1, help="seed (1)")
@@ -227,7 +228,7 @@ def ttcp(args: argparse.Namespace) -> int:
         nbytes_seen, secs, calls = c["bytes"], c["sender_seconds"], c["writes"]
         busy = c["sender_cpu_busy"]
     if not c["completed"]:
-        limit = engines.get(args.engine).time_limit
+        limit = engine_table.get(args.engine).time_limit
         print(f"{tag}: transfer did not complete within {limit}", file=sys.stderr)
         return 1
     # ttcp's floor for the interval, so a tiny transfer divides by something.
@@ -279,7 +280,7 @@ def _ttcp_sim(args: argparse.Namespace, connection: dict) -> dict:
 
 
 def _ttcp_real(args: argparse.Namespace, connection: dict) -> dict:
-    from cellbench.real.tools import run_one
+    from cellbench.engines.real.tools import run_one
 
     # A real kernel keeps its own buffer sizes unless ttcp was given one.
     connection["sndbuf"] = args.sndbuf or (None if args.r else args.b)
@@ -418,7 +419,7 @@ def _stream_sim(args: argparse.Namespace, connection: dict, o: dict) -> tuple:
 
 
 def _stream_real(args: argparse.Namespace, connection: dict, o: dict) -> tuple:
-    from cellbench.real.tools import run_one
+    from cellbench.engines.real.tools import run_one
 
     # A real kernel keeps its own buffer sizes unless -s/-S set them; netperf
     # prints what getsockopt returns.

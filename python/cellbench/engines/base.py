@@ -31,8 +31,9 @@ class Tables:
 
 
 class Engine(Protocol):
-    """An engine: what the runner's loop (``runner.execute_plan``) and the command
-    line ask of the simulator, the emulator and real hosts alike."""
+    """An engine: what the run loop (``loop.execute_plan``) and the command line ask
+    of the simulator, the emulator and real hosts alike. Its package also declares
+    how the command line makes it (``table.EngineEntry``)."""
 
     #: Its ``--engine`` name.
     name: ClassVar[str]
@@ -55,7 +56,7 @@ class Engine(Protocol):
         ...
 
     def meta(self, plan) -> dict:
-        """The result's metadata (``runner.Plan.meta`` and the engine's own)."""
+        """The result's metadata (``experiment.plan.Plan.meta`` and the engine's own)."""
         ...
 
     def open(self) -> None:
@@ -83,6 +84,15 @@ class Engine(Protocol):
         """A signal came while runs go on (the loop notes it and stops after)."""
         ...
 
+    def stop_runs(self) -> None:
+        """Stop every run of this engine going on in this process now (the loop
+        failed or was stopped; it stores what finished)."""
+        ...
+
+    def allow_runs(self) -> None:
+        """Let runs start again after ``stop_runs`` (or a signal's ``interrupt``)."""
+        ...
+
     def close(self) -> None:
         """Everything the engine holds released (a connection, a client)."""
         ...
@@ -108,6 +118,12 @@ class OnTheClock:
         from cellbench.errors import Interrupted
 
         raise Interrupted(signum)
+
+    def stop_runs(self) -> None:
+        pass  # (the one run, in the loop's thread, is what unwinds)
+
+    def allow_runs(self) -> None:
+        pass
 
     def close(self) -> None:
         pass
@@ -137,3 +153,21 @@ def check_line(plan, engine_words: str, connections: int | None = None, where: s
         f"{len(plan.points)} point(s) x {plan.replications} replication(s) = "
         f"{plan.runs_total} run(s), {engine_words}"
     )
+
+
+def run_error(plan, task, e: Exception) -> Exception:
+    """A run that failed (``e``), named by its number, sweep point and replication."""
+    from cellbench.experiment.lang import ExperimentError
+
+    point = ", ".join(f"{k}={v}" for k, v in plan.param_values(task.point).items())
+    where = f"run {task.run} ({point + ', ' if point else ''}replication {task.replication})"
+    return ExperimentError(None, f"{where}: {e}")
+
+
+def merge_meta(into: dict, more: dict) -> None:
+    """``more`` into ``into``, dicts merged key by key (a run's entry among others)."""
+    for k, v in more.items():
+        if isinstance(v, dict) and isinstance(into.get(k), dict):
+            merge_meta(into[k], v)
+        else:
+            into[k] = v

@@ -76,9 +76,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from cellbench import vocab
-from cellbench.emu import columns as emu_columns
+from cellbench.engines.emu import columns as emu_columns
+from cellbench.engines.real import columns as real_columns
 from cellbench.files import FileRefused, read_bounded
-from cellbench.real import columns as real_columns
 
 if TYPE_CHECKING:
     import pandas as pd

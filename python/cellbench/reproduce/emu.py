@@ -1,7 +1,7 @@
 """The studies on the emulator: ``cellbench reproduce NAME --engine emu``.
 
 Each study's testbed and connections run with this machine's Linux TCP in network
-namespaces over the simulator's cell network in real time (``cellbench.emu``), beside
+namespaces over the simulator's cell network in real time (``cellbench.engines.emu``), beside
 the simulator's result for the same cases, computed in the same call.
 
 Real time costs what it costs: lan-buffers' 5000 transfers of 32 MB would take hours.
@@ -38,8 +38,8 @@ from cellbench.reproduce import study
 if TYPE_CHECKING:
     import pandas as pd
 
+    from cellbench.experiment.plan import Plan
     from cellbench.experiment.results import Result
-    from cellbench.experiment.runner import Plan
 
 
 @dataclass(frozen=True)
@@ -121,15 +121,15 @@ def plan(
     seed: int | None = None,
 ) -> tuple[Plan, str]:
     """The emulated study's plan, and a line saying what part of the study it runs."""
-    from cellbench.experiment.runner import _as_sets, make_plan
+    from cellbench.experiment.plan import as_sets, make_plan
 
     s = STUDIES[name]
     file = experiment_file(name)
     if replications is None:
         replications = s.replications
-    timed = _as_sets(s.timed)
+    timed = as_sets(s.timed)
     every = make_plan(file, sets=timed, replications=replications, seed=seed, file=str(file))
-    chosen = timed + ([] if full_grid else _as_sets(s.reduced))
+    chosen = timed + ([] if full_grid else as_sets(s.reduced))
     if seconds is not None:
         chosen.append(f"{s.duration}={seconds:g}")
     chosen += sets or []

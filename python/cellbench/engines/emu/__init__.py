@@ -1,6 +1,14 @@
-"""The emulator as an engine (``--engine emu``, Linux, as root): one run at a time on
-the real clock, each in namespaces of its own over the simulator's cell network
-(``cellbench.emu``)."""
+"""The emulator engine (``--engine emu``, Linux, as root): every testbed host is a
+network namespace whose kernel TCP is the one measured; the datagrams between them
+cross the simulator's own ATM network (adapters, links, switch ports, UPC) in real
+time, through one TUN device per namespace (``cellbench-core``'s ``emu`` module). One
+run at a time on the real clock, each in namespaces of its own.
+
+Modules: ``netns`` (namespaces, TUN addresses, kernel settings; all removed on every
+exit), ``engine`` (one run: the emulator, the real engine's agents in the namespaces,
+the stored rows), ``columns`` (what its rows add). This package's face is the engine
+the run loop drives (``EmuEngine``; ``cellbench run FILE --engine emu``).
+"""
 
 from __future__ import annotations
 
@@ -30,15 +38,15 @@ class EmuEngine(OnTheClock):
         """``drain_s``: how long a sink waits for the rest after a timed source's end
         (None: the engine's). ``pcap``: ``--pcap PORT=FILE``. ``stall_s``:
         ``--stall-timeout`` (None: ``STALL_TIMEOUT_S``; 0: never)."""
-        from cellbench.emu import engine
+        from cellbench.engines.emu import engine
 
         check_platform()
         self.drain_s, self.pcap = drain_s, pcap
         self.stall_s = engine.STALL_TIMEOUT_S if stall_s is None else stall_s
 
     def check(self, plan) -> list[str]:
-        from cellbench.emu import engine
-        from cellbench.real import plan as rplan
+        from cellbench.engines.emu import engine
+        from cellbench.engines.real import plan as rplan
 
         self.plan = plan
         self.exps = []
@@ -53,7 +61,7 @@ class EmuEngine(OnTheClock):
         return check_line(plan, "engine emu", len(self.exps[0].connections))
 
     def open(self) -> None:
-        from cellbench.emu import netns
+        from cellbench.engines.emu import netns
 
         netns.check_privileges()
 
@@ -64,7 +72,7 @@ class EmuEngine(OnTheClock):
         pass
 
     def work(self, task) -> Tables:
-        from cellbench.emu import engine
+        from cellbench.engines.emu import engine
 
         return engine.run_one(
             self.plan,
@@ -123,10 +131,10 @@ def run_plan(
     pcap: str | None = None,
     stall_s: float | None = None,
 ) -> bool:
-    """Run ``plan`` (``runner.make_plan``) on the emulator into the result ``out``, the
+    """Run ``plan`` (``experiment.plan.make_plan``) on the emulator into the result ``out``, the
     notes on stderr (``cellbench reproduce --engine emu``, cellbench.reproduce.emu).
     ``check``: only check it and say so (False). The options: ``EmuEngine``'s."""
-    from cellbench.experiment import runner
+    from cellbench.engines import loop
 
     engine = EmuEngine(drain_s=drain_s, pcap=pcap, stall_s=stall_s)
-    return runner.run_plan(plan, out, engine, resume=resume, overwrite=overwrite, check=check)
+    return loop.run_plan(plan, out, engine, resume=resume, overwrite=overwrite, check=check)

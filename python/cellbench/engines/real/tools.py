@@ -43,7 +43,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 def _hosts(args: argparse.Namespace, receiver: str | None) -> tuple[str, str, dict[str, str]]:
     """(transmitter, receiver, {name: address}) from --host and the tool's host argument."""
-    from cellbench.real import plan as rplan
+    from cellbench.engines.real import plan as rplan
 
     given = rplan.parse_hosts(args.hosts)
     names = list(given)
@@ -70,9 +70,8 @@ def run_one(args: argparse.Namespace, receiver: str | None, connection: dict) ->
     """Run ``connection`` (the simulator's connection keys: protocol, sndbuf, rcvbuf,
     nodelay, receiver_blocksize, traffic) from the first --host to the receiver on
     their daemons; the report in the simulated connection's keys."""
-    from cellbench.engines.real import RealEngine
-    from cellbench.experiment import runner
-    from cellbench.real import measure
+    from cellbench.engines.real import RealEngine, measure
+    from cellbench.experiment.plan import make_plan
 
     tx, rx, given = _hosts(args, receiver)
     t = connection["traffic"]
@@ -93,7 +92,7 @@ def run_one(args: argparse.Namespace, receiver: str | None, connection: dict) ->
         f"protocol = {proto} ({', '.join(recv_opts)}); own = {rx}:{port}; peer = {tx}:{port}; }}\n"
         "}\n"
     )
-    plan = runner.make_plan(text, file=f"<{args.command} --engine real>")
+    plan = make_plan(text, file=f"<{args.command} --engine real>")
     engine = RealEngine(scheduler=args.scheduler, credentials=args.credentials)
     engine.check(plan)
     engine.open()

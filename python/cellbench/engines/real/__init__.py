@@ -1,5 +1,27 @@
-"""Real hosts as an engine (``--engine real``): one run at a time on the real clock,
-each connection's agents on its hosts' daemons (``cellbench.real``)."""
+"""The real engine: an experiment file on real hosts, NetSpec's architecture.
+
+- A daemon per host (``cellbench daemon``): a Dask distributed worker whose name
+  is the testbed host's name; the first daemon may host the scheduler too.
+- The controller (``cellbench run FILE --engine real``): a Dask client that
+  resolves each test's ``own``/``peer`` through the testbed's host addresses,
+  pins each connection's sink to its receiver's daemon and its source to its
+  transmitter's, agrees a start time, and stores the reports as result rows.
+- The agents are Rust (``cellbench-core``'s ``real`` module), off the GIL.
+- The control channel is Dask's TLS with certificates that ``cellbench daemon
+  --make-credentials DIR --hosts ...`` creates, one per party (controller,
+  scheduler, each daemon): a controller without them runs nothing, and a daemon
+  lets each party do only its role's part and runs nothing but its agents
+  (``guard``).
+
+Modules: ``credentials`` (TLS material), ``agents`` (what runs on a daemon),
+``daemon`` (starting one, and giving up root), ``guard`` (what a daemon lets
+through), ``plan`` (the experiment as connections and groups), ``controller``
+(one run on the daemons, and its rows), ``measure`` (the hosts' evidence as
+columns, the TCP_INFO series, and what bound each connection), ``columns`` (what its
+rows add), ``tools`` (ttcp and netperf on real hosts). This package's face is the
+engine the run loop drives (``RealEngine``): one run at a time on the real clock, each
+connection's agents on its hosts' daemons.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +49,7 @@ class RealEngine(OnTheClock):
     def check(self, plan) -> list[str]:
         """Every point's hosts resolved before anything connects: a bad address is a
         usage error."""
-        from cellbench.real import plan as rplan
+        from cellbench.engines.real import plan as rplan
 
         self.plan = plan
         self.exps = [rplan.build(e, self.hosts) for e in plan.experiments]
@@ -39,7 +61,7 @@ class RealEngine(OnTheClock):
         return check_line(plan, "engine real", len(e.connections), f" on {hosts}")
 
     def open(self) -> None:
-        from cellbench.real import controller
+        from cellbench.engines.real import controller
 
         if not self.scheduler or not self.credentials:
             raise UsageError(
@@ -66,7 +88,7 @@ class RealEngine(OnTheClock):
     def begin(self, plan, store=None, dask=None) -> None:
         """Every host has a daemon of this version (its clock compared with ours), and
         every source is within its daemon's limits."""
-        from cellbench.real import controller
+        from cellbench.engines.real import controller
 
         hosts = sorted({h for e in self.exps for h in e.addresses})
         self.offsets = controller.check_daemons(self.client, hosts)
@@ -75,7 +97,7 @@ class RealEngine(OnTheClock):
     def work(self, task) -> tuple:
         """The run on the daemons: its reports, and the controller's clock at its first
         start (so that started_s maps back to it)."""
-        from cellbench.real import controller
+        from cellbench.engines.real import controller
 
         run = controller._Run(
             self.client, self.exps[task.point], self.offsets, task, self.plan.series
@@ -90,7 +112,7 @@ class RealEngine(OnTheClock):
         return run, origin
 
     def tables(self, plan, task, out: tuple) -> Tables:
-        from cellbench.real import controller
+        from cellbench.engines.real import controller
 
         run, origin = out
         return Tables(
@@ -100,7 +122,7 @@ class RealEngine(OnTheClock):
         )
 
     def close(self) -> None:
-        from cellbench.real import controller
+        from cellbench.engines.real import controller
 
         if self.client is not None:
             controller.disconnect(self.client)

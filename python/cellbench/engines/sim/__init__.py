@@ -91,9 +91,19 @@ class SimEngine:
     def interrupt(self, signum: int) -> None:
         # Every running simulation stops within a few thousand events; the loop stops
         # at its next step.
+        self.stop_runs()
+
+    def stop_runs(self) -> None:
+        """Every simulation running in this process stops within a few thousand events
+        (KeyboardInterrupt), and none starts, until ``allow_runs``."""
         from cellbench import _native
 
         _native.stop_runs()
+
+    def allow_runs(self) -> None:
+        from cellbench import _native
+
+        _native.allow_runs()
 
     def close(self) -> None:
         pass
