@@ -53,10 +53,50 @@ def test_no_engine_is_named_outside_the_engines_package():
 
 
 def test_the_engines_and_their_modules_do_not_import_the_command_line():
-    for folder in ("engines", "emu", "real"):
-        for f in (PACKAGE / folder).glob("*.py"):
-            text = f.read_text()
-            assert "cellbench.cli" not in text, f
+    files = list((PACKAGE / "engines").rglob("*.py"))
+    assert {"loop.py", "netns.py", "controller.py"} <= {f.name for f in files}
+    for f in files:
+        assert "cellbench.cli" not in f.read_text(), f
+
+
+#: An import of an engine's package: ``cellbench.engines.sim`` (and ``.api``), ``.emu...``.
+ENGINE_IMPORT = re.compile(r"cellbench\.engines(\.| import )(sim|emu|real)\b")
+
+
+def test_the_seam_and_the_loop_import_no_engine():
+    """Each engine's package imports the seam, never the other way round; only the table
+    lists them."""
+    for name in ("base.py", "rows.py", "walk.py", "loop.py", "cluster.py", "localcluster.py"):
+        text = (PACKAGE / "engines" / name).read_text()
+        assert not ENGINE_IMPORT.search(text), name
+
+
+def test_run_refuses_an_option_its_engine_does_not_take_from_the_table():
+    """Each engine's own options (``Engine.options``): another engine refuses them with
+    the owner's words; the simulator takes --host and ignores it."""
+    from cellbench.cli import build_parser
+    from cellbench.cli.common import UsageError
+    from cellbench.cli.run import _engine
+
+    said = {}
+    for kind in engine_table.ENGINES.values():
+        for option, why in kind.options.items():
+            if why is None:
+                continue
+            for other in engine_table.NAMES:
+                refusal = engine_table.refused(other, lambda o, option=option: o == option)
+                if option in engine_table.get(other).options:
+                    assert refusal is None, (option, other)
+                else:
+                    assert refusal == why.format(engine=other), (option, other)
+                    said[(option, other)] = refusal
+    assert said[("pcap", "sim")].startswith("--pcap needs --engine emu")
+    assert said[("trace", "real")] == "--trace is not available with --engine real yet"
+    assert ("hosts", "sim") not in said and ("hosts", "emu") in said
+    args = build_parser().parse_args(["run", "x.netspec", "--engine", "real", "--dask", "a"])
+    with pytest.raises(UsageError, match="--dask is not available with --engine real yet"):
+        _engine(args)
+    assert engine_table.STUDY_NAMES == ("sim", "emu") and engine_table.DEFAULT == "sim"
 
 
 class _Recorder:

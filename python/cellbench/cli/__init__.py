@@ -85,7 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         extra = OPTIONAL.get((e.name or "").partition(".")[0])
         if extra is None:
             raise
-        if getattr(args, "dask", None) and engine_table.simulated(getattr(args, "engine", "sim")):
+        if getattr(args, "dask", None) and engine_table.simulated(
+            getattr(args, "engine", engine_table.DEFAULT)
+        ):
             extra = "dask"  # --dask ADDRESS on the simulator needs Dask alone
         print(
             f"cellbench: error: {args.command} needs {e.name}, an optional dependency: "

@@ -122,16 +122,12 @@ def _runner_options(p: argparse.ArgumentParser, s: Study) -> None:
     )
 
 
-#: The engines (cellbench.engines) a study runs on with --engine.
-STUDY_ENGINES = ("sim", "emu")
-
-
 def _engine_options(p: argparse.ArgumentParser, name: str) -> None:
     """--engine, and the options of a study on the emulator (reproduce.emu)."""
     p.add_argument(
         "--engine",
-        choices=STUDY_ENGINES,
-        default="sim",
+        choices=engine_table.STUDY_NAMES,
+        default=engine_table.DEFAULT,
         help="sim: the simulator (default); emu: this machine's Linux TCP in network "
         "namespaces over the emulated cells in real time (Linux, root), beside the "
         "simulator's result for the same cases"
@@ -215,7 +211,7 @@ def main(args: argparse.Namespace) -> int:
     _check_args(args)
     study = REGISTRY[args.name]
     # The simulator runs the study; a real-time engine runs it beside the simulator's.
-    simulated = engine_table.simulated(getattr(args, "engine", "sim"))
+    simulated = engine_table.simulated(getattr(args, "engine", engine_table.DEFAULT))
     return (run_sim if simulated else run_emu)(study, args)
 
 
@@ -311,4 +307,4 @@ def run_emu(study: Study, args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["STUDY_ENGINES", "register", "stored_results"]
+__all__ = ["register", "stored_results"]

@@ -112,7 +112,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--engine",
         choices=list(engine_table.NAMES),
-        default="sim",
+        default=engine_table.DEFAULT,
         help="sim: the simulator (default); real: real hosts through their daemons "
         "(cellbench daemon --help); emu: this machine's Linux TCP in network namespaces over "
         "the emulated ATM network, in real time (Linux, as root)",
@@ -215,50 +215,22 @@ def _stall_seconds(text: str) -> float:
     return s
 
 
-def _engine_options(args: argparse.Namespace) -> list[tuple[object, tuple[str, ...], str]]:
-    """The options of ``run`` that only some engines take: whether one was given, the
-    engines that take it, and what to say to any other. (The simulator ignores --host,
-    --scheduler and --credentials, as it always did.)"""
-    later = f"is not available with --engine {args.engine} yet"
-    return [
-        # The simulator carries cell counts, not bytes; the emulator carries the datagrams.
-        (args.pcap, ("emu",),
-         "--pcap needs --engine emu: only the emulator carries the cells' bytes"),
-        (args.stall_timeout is not None, ("emu",), "--stall-timeout needs --engine emu"),
-        (args.cells, ("sim",),
-         "--cells is the simulator's cell tester (--engine emu: --pcap PORT=FILE)"),
-        (args.cells and args.dask, (),
-         "--cells writes its captures where a run executes: not with --dask"),
-        (args.trace, ("sim",), f"--trace {later}"),
-        (args.dask, ("sim",), f"--dask {later}"),
-        (args.hosts, ("sim", "real"),
-         "--host is for --engine real; emulated hosts take the testbed's address"),
-    ]  # fmt: skip
+def _given(args: argparse.Namespace, option: str) -> bool:
+    """Whether ``run``'s option ``option`` (its argparse name) was given: a flag on, a
+    value (0 too), a list not empty."""
+    value = getattr(args, option)
+    return value is not None and value is not False and value != [] and value != ""
 
 
 def _engine(args: argparse.Namespace):
     """The engine ``--engine`` names, made from its options; an option it does not
-    take is a usage error."""
-    for given, takers, why in _engine_options(args):
-        if given and args.engine not in takers:
-            raise UsageError(why)
-    kind = engine_table.get(args.engine)
-    return kind(**ENGINE_ARGS[args.engine](args))
-
-
-def _real_args(args: argparse.Namespace) -> dict:
-    from cellbench.engines.real import plan as rplan
-
-    hosts = rplan.parse_hosts(args.hosts)
-    return {"hosts": hosts, "scheduler": args.scheduler, "credentials": args.credentials}
-
-
-#: Each engine's keyword arguments from ``run``'s options.
-ENGINE_ARGS = {
-    "sim": lambda args: {},
-    "emu": lambda args: {"pcap": args.pcap, "stall_s": args.stall_timeout},
-    "real": _real_args,
-}
+    take is a usage error (``Engine.options``)."""
+    why = engine_table.refused(args.engine, lambda option: _given(args, option))
+    if why is not None:
+        raise UsageError(why)
+    if args.cells and args.dask:
+        raise UsageError("--cells writes its captures where a run executes: not with --dask")
+    return engine_table.get(args.engine).from_options(args)
 
 
 def run_main(args: argparse.Namespace) -> int:
@@ -367,7 +339,7 @@ def _print_summary(result, fmt: str) -> None:
     _print_limits(result, summary)
     for line in contention.lines(result):
         print(line)
-    for line in engine_table.get(m.get("engine", "sim")).summary_lines(result):
+    for line in engine_table.get(m.get("engine", engine_table.DEFAULT)).summary_lines(result):
         print(line)
 
 

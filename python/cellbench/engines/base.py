@@ -32,11 +32,27 @@ class Tables:
 
 class Engine(Protocol):
     """An engine: what the run loop (``loop.execute_plan``) and the command line ask
-    of the simulator, the emulator and real hosts alike. Its package also declares
-    how the command line makes it (``table.EngineEntry``)."""
+    of the simulator, the emulator and real hosts alike. What the command line and the
+    store take from an engine is data on its class; ``table`` lists the engines."""
 
     #: Its ``--engine`` name.
     name: ClassVar[str]
+    #: The ``cellbench run`` options that only some engines take, which this one
+    #: takes, by their ``argparse`` name: what ``run --engine OTHER`` says when given
+    #: one that OTHER does not take (``{engine}``: OTHER's name); None: taken without
+    #: being its own (the simulator ignores ``--host``).
+    options: ClassVar[dict[str, str | None]]
+    #: Whether ``cellbench reproduce NAME --engine`` offers it.
+    studies: ClassVar[bool]
+    #: The stored columns this engine adds to the runs table (``results``' group of
+    #: that name), besides the identity and configuration every engine fills.
+    columns: ClassVar[tuple[str, ...]]
+
+    @classmethod
+    def from_options(cls, args) -> Engine:
+        """The engine made from ``cellbench run``'s options (``options``' values)."""
+        ...
+
     #: Simulated time: runs go to a pool of workers (threads, Dask) and a signal asks
     #: them to stop; otherwise one run at a time on the real clock, and a signal ends
     #: the run at once (its agents stopped, the run not stored).

@@ -14,8 +14,12 @@ from cellbench.engines.sim import SimEngine
 #: Every engine by its ``--engine`` name, in ``cellbench run --help``'s order (the
 #: simulator, the default, first).
 ENGINES: dict[str, type[Engine]] = {e.name: e for e in (SimEngine, RealEngine, EmuEngine)}
-#: ``--engine``'s choices.
+#: ``--engine``'s choices, and the one a command runs without it (and a result that
+#: names none was made by).
 NAMES = tuple(ENGINES)
+DEFAULT = NAMES[0]
+#: The engines ``cellbench reproduce NAME --engine`` offers.
+STUDY_NAMES = tuple(n for n, e in ENGINES.items() if e.studies)
 
 
 def get(name: str) -> type[Engine]:
@@ -24,6 +28,17 @@ def get(name: str) -> type[Engine]:
         return ENGINES[name]
     except KeyError:
         raise ValueError(f"engine {name!r}: expected one of {', '.join(NAMES)}") from None
+
+
+def refused(name: str, given) -> str | None:
+    """What ``cellbench run --engine NAME`` says of an option that only other engines
+    take (``Engine.options``), if one was given (``given(option)``); None if none was."""
+    takes = get(name).options
+    for engine in ENGINES.values():
+        for option, why in engine.options.items():
+            if why is not None and option not in takes and given(option):
+                return why.format(engine=name)
+    return None
 
 
 def simulated(name: str) -> bool:

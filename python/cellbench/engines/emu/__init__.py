@@ -27,6 +27,12 @@ def check_platform() -> None:
 class EmuEngine(OnTheClock):
     name = "emu"
     label = "cellbench run (emu)"
+    options = {
+        # The simulator carries cell counts, not bytes; the emulator carries the datagrams.
+        "pcap": "--pcap needs --engine emu: only the emulator carries the cells' bytes",
+        "stall_timeout": "--stall-timeout needs --engine emu",
+    }
+    studies = True
 
     def __init__(
         self,
@@ -43,6 +49,10 @@ class EmuEngine(OnTheClock):
         check_platform()
         self.drain_s, self.pcap = drain_s, pcap
         self.stall_s = engine.STALL_TIMEOUT_S if stall_s is None else stall_s
+
+    @classmethod
+    def from_options(cls, args) -> EmuEngine:
+        return cls(pcap=args.pcap, stall_s=args.stall_timeout)
 
     def check(self, plan) -> list[str]:
         from cellbench.engines.emu import engine

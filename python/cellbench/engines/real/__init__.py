@@ -32,6 +32,8 @@ from cellbench.errors import UsageError
 class RealEngine(OnTheClock):
     name = "real"
     label = "cellbench run (real)"
+    options = {"hosts": "--host is for --engine real; emulated hosts take the testbed's address"}
+    studies = False
 
     def __init__(
         self,
@@ -45,6 +47,13 @@ class RealEngine(OnTheClock):
         self.hosts = hosts or {}
         self.scheduler, self.credentials = scheduler, credentials
         self.client = None
+
+    @classmethod
+    def from_options(cls, args) -> RealEngine:
+        from cellbench.engines.real import plan as rplan
+
+        hosts = rplan.parse_hosts(args.hosts)
+        return cls(hosts, scheduler=args.scheduler, credentials=args.credentials)
 
     def check(self, plan) -> list[str]:
         """Every point's hosts resolved before anything connects: a bad address is a

@@ -29,10 +29,22 @@ class SimEngine:
     simulated = True
     time_limit = "the simulated time limit"
     label = "cellbench run"
+    options = {
+        "cells": "--cells is the simulator's cell tester (--engine emu: --pcap PORT=FILE)",
+        "trace": "--trace is not available with --engine {engine} yet",
+        "dask": "--dask is not available with --engine {engine} yet",
+        # (It ignores the real engine's --host, as it always did.)
+        "hosts": None,
+    }
+    studies = True
 
     def __init__(self, executor: Callable[[dict], dict] | None = None):
         #: What runs a spec: the simulator, or a caller's stand-in (a test's).
         self.executor = executor or execute
+
+    @classmethod
+    def from_options(cls, args) -> SimEngine:
+        return cls()
 
     def check(self, plan) -> list[str]:
         return plan.notes
