@@ -189,7 +189,8 @@ def run(
     and most common limit over the study's replications). ``sim``: the simulator's
     study options (lan-buffers' profile, flavour, ...; europe-vp's stall), or
     None for no simulator column."""
-    from cellbench.engines.emu import check_platform, run_plan
+    from cellbench.engines import loop
+    from cellbench.engines.emu import EmuEngine, check_platform
     from cellbench.experiment import results
 
     check_platform()
@@ -205,7 +206,7 @@ def run(
     print(f"cellbench: note: {said}", file=sys.stderr)
     with scratch.directory("cellbench-emu-") as tmp:
         dest = Path(out) if out is not None else Path(tmp) / f"{name}.result"
-        run_plan(p, dest, resume=resume, overwrite=overwrite, drain_s=DRAIN_S)
+        loop.run_plan(p, dest, EmuEngine(drain_s=DRAIN_S), resume=resume, overwrite=overwrite)
         df = frame(name, results.load(dest))
     if sim is not None:
         df = _beside_sim(name, df, _values(p), sim, workers)

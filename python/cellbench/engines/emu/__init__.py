@@ -13,7 +13,6 @@ the run loop drives (``EmuEngine``; ``cellbench run FILE --engine emu``).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from cellbench.engines.base import OnTheClock, Tables, check_line, engine_meta
 from cellbench.errors import UsageError
@@ -128,23 +127,3 @@ class EmuEngine(OnTheClock):
                 "is not the testbed's: rerun on an idle machine"
             )
         return out
-
-
-def run_plan(
-    plan,
-    out: Path,
-    *,
-    resume: bool = False,
-    overwrite: bool = False,
-    check: bool = False,
-    drain_s: float | None = None,
-    pcap: str | None = None,
-    stall_s: float | None = None,
-) -> bool:
-    """Run ``plan`` (``experiment.plan.make_plan``) on the emulator into the result ``out``, the
-    notes on stderr (``cellbench reproduce --engine emu``, cellbench.reproduce.emu).
-    ``check``: only check it and say so (False). The options: ``EmuEngine``'s."""
-    from cellbench.engines import loop
-
-    engine = EmuEngine(drain_s=drain_s, pcap=pcap, stall_s=stall_s)
-    return loop.run_plan(plan, out, engine, resume=resume, overwrite=overwrite, check=check)
