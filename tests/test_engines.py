@@ -170,3 +170,28 @@ def test_the_real_engine_takes_the_models_tree_and_the_files_buffers():
     assert rplan.build(exp, {first: "192.0.2.7"}).addresses[first] == "192.0.2.7"
     with pytest.raises(ValueError, match="nohost is not a host of this experiment"):
         rplan.build(exp, {"nohost": "192.0.2.8"})
+
+
+def test_ttcp_and_netperf_run_a_one_task_plan_through_the_loop(monkeypatch, capsys):
+    """The tools drive no engine by hand: one run through the loop
+    (``loop.run_task``) on --engine, whose choices are the table's."""
+    from cellbench.cli import build_parser, main
+    from cellbench.engines import loop
+
+    tools = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    for tool in ("ttcp", "netperf"):
+        engine = next(a for a in tools[tool]._actions if a.dest == "engine")
+        assert list(engine.choices) == list(engine_table.TOOL_NAMES) == ["sim", "real"]
+    seen = []
+    run_task = loop.run_task
+
+    def counted(plan, engine):
+        seen.append((plan.runs_total, engine.name))
+        return run_task(plan, engine)
+
+    monkeypatch.setattr(loop, "run_task", counted)
+    assert main(["ttcp", "-t", "-n", "16"]) == 0
+    assert main(["netperf", "-t", "TCP_RR", "-l", "0.2"]) == 0
+    assert seen == [(1, "sim"), (1, "sim")]
+    out = capsys.readouterr().out
+    assert f"ttcp-t: {16 * 8192} bytes in " in out and "TCP REQUEST/RESPONSE TEST to B" in out

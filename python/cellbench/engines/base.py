@@ -44,6 +44,8 @@ class Engine(Protocol):
     options: ClassVar[dict[str, str | None]]
     #: Whether ``cellbench reproduce NAME --engine`` offers it.
     studies: ClassVar[bool]
+    #: Whether ``cellbench ttcp`` and ``netperf`` offer it (``connection_report``).
+    tools: ClassVar[bool]
     #: The stored columns this engine adds to the runs table (``results``' group of
     #: that name), besides the identity and configuration every engine fills.
     columns: ClassVar[tuple[str, ...]]
@@ -116,6 +118,12 @@ class Engine(Protocol):
     @staticmethod
     def summary_lines(result) -> list[str]:
         """What a stored result of this engine adds to its summary (``cellbench show``)."""
+        ...
+
+    def connection_report(self, plan, out) -> dict:
+        """A one-connection run's outcome (``work``'s) in the simulator's connection
+        keys (``_native.simulate``'s): what ``ttcp`` and ``netperf`` print, whatever
+        the engine (``tools``)."""
         ...
 
 

@@ -299,7 +299,7 @@ class _ThreadPool(_Pool):
 
 def run_plan(
     plan: Plan,
-    out: str | os.PathLike,
+    out: str | os.PathLike | None,
     engine: Engine,
     *,
     resume: bool = False,
@@ -313,10 +313,12 @@ def run_plan(
     notes on stderr; with ``check`` only its check line (and False); else the result
     stored (``resume``, ``overwrite``: as ``ResultDir``), what a resume repaired said,
     every run executed (``execute_plan``; ``workers``, ``dask``: the simulator's), and
-    True. The engine is closed at the end."""
+    True. The engine is closed at the end. Without ``out`` the result is kept in
+    memory only (``run_task``)."""
     for note in engine.check(plan):
         print(f"cellbench: note: {note}", file=sys.stderr)
-    if engine.simulated:  # (the simulator's testers: the other engines record no cells)
+    # (The simulator's testers: the other engines record no cells.)
+    if engine.simulated and out is not None:
         captures.check(plan, Path(out), plan.cells_max)
     if check:
         print(engine.check_line(plan))
@@ -325,9 +327,14 @@ def run_plan(
     client = client_of(dask)
     try:
         engine.open()
-        store = results.ResultDir(Path(out), engine.meta(plan), resume=resume, overwrite=overwrite)
-        if progress:
-            store.print_repairs()
+        if out is None:
+            store = results.MemoryResult(engine.meta(plan))
+        else:
+            store = results.ResultDir(
+                Path(out), engine.meta(plan), resume=resume, overwrite=overwrite
+            )
+            if progress:
+                store.print_repairs()
         execute_plan(plan, store, engine, workers=workers, progress=progress, dask=client)
     finally:
         engine.close()
@@ -343,3 +350,27 @@ def client_of(dask):
     from cellbench.engines import cluster
 
     return cluster.dask_client(dask)
+
+
+def run_task(plan: Plan, engine: Engine) -> Any:
+    """A plan of one run through the loop on ``engine``, kept in memory, quietly (no
+    bar); the engine's outcome of it (``Engine.work``'s), for a tool that prints the
+    engine's own report of the run (``ttcp``, ``netperf``: ``Engine.connection_report``)."""
+    kept = _Keeping(engine)
+    run_plan(plan, None, kept, progress=False, workers=1)  # type: ignore[arg-type]
+    return kept.outcomes[0]
+
+
+class _Keeping:
+    """``engine`` as it is, keeping each run's outcome as the loop hands it over."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.outcomes: dict[int, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
+
+    def tables(self, plan, task, out):
+        self.outcomes[task.run] = out
+        return self.engine.tables(plan, task, out)

@@ -18,8 +18,9 @@ ENGINES: dict[str, type[Engine]] = {e.name: e for e in (SimEngine, RealEngine, E
 #: names none was made by).
 NAMES = tuple(ENGINES)
 DEFAULT = NAMES[0]
-#: The engines ``cellbench reproduce NAME --engine`` offers.
+#: The engines ``cellbench reproduce NAME --engine`` offers, and ``ttcp`` and ``netperf``.
 STUDY_NAMES = tuple(n for n, e in ENGINES.items() if e.studies)
+TOOL_NAMES = tuple(n for n, e in ENGINES.items() if e.tools)
 
 
 def get(name: str) -> type[Engine]:

@@ -32,6 +32,7 @@ class EmuEngine(OnTheClock):
         "stall_timeout": "--stall-timeout needs --engine emu",
     }
     studies = True
+    tools = False
 
     def __init__(
         self,

@@ -34,6 +34,7 @@ class RealEngine(OnTheClock):
     label = "cellbench run (real)"
     options = {"hosts": "--host is for --engine real; emulated hosts take the testbed's address"}
     studies = False
+    tools = True
 
     def __init__(
         self,
@@ -129,6 +130,39 @@ class RealEngine(OnTheClock):
             cwnd=controller.series(task, run, origin),
             meta={"real": {"origins": {str(task.run): origin}}},
         )
+
+    def connection_report(self, plan, out: tuple) -> dict:
+        """The agents' reports of the one connection, in the simulator's keys (what the
+        kernel granted as ``sndbuf_granted``, ``rcvbuf_granted``); the agents do not
+        measure CPU time yet (no ttcp rusage line)."""
+        from cellbench.engines.real import measure
+
+        run, _ = out
+        c = run.exp.connections[0].conn
+        sent, got, _ = run.reports[c.index]
+        limited_by, evidence = measure.explain(c.protocol, sent, got, None)
+        nbytes = c.traffic.nbytes
+        return {
+            "transmitter": c.transmitter,
+            "receiver": c.receiver,
+            "completed": not got["timed_out"] and (nbytes is None or got["bytes"] == nbytes),
+            "bytes": sent["bytes"],
+            "sender_seconds": sent["seconds"],
+            "writes": sent["blocks"],
+            "bytes_received": got["bytes"],
+            "receiver_seconds": got["seconds"],
+            "reads": got["reads"],
+            "sender_cpu_busy": None,
+            "receiver_cpu_busy": None,
+            "datagrams_sent": sent["blocks"],
+            "datagrams_received": got["datagrams"],
+            "pdus_dropped_at_adapter": sent["send_errors"],
+            # What the kernel granted, as netperf prints it (getsockopt after setting).
+            "sndbuf_granted": sent.get("sndbuf_granted"),
+            "rcvbuf_granted": got.get("rcvbuf_granted"),
+            "limited_by": limited_by,
+            "limit_evidence": evidence,
+        }
 
     def close(self) -> None:
         from cellbench.engines.real import controller

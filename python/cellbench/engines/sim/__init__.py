@@ -37,6 +37,7 @@ class SimEngine:
         "hosts": None,
     }
     studies = True
+    tools = True
 
     def __init__(self, executor: Callable[[dict], dict] | None = None):
         #: What runs a spec: the simulator, or a caller's stand-in (a test's).
@@ -123,6 +124,9 @@ class SimEngine:
     @staticmethod
     def summary_lines(result) -> list[str]:
         return []
+
+    def connection_report(self, plan, out: dict) -> dict:
+        return out["connections"][0]
 
 
 def _tables(plan, task, out: dict) -> Tables:
