@@ -225,7 +225,7 @@ def test_show_escapes_what_a_result_json_says(stored, tmp_path, capsys):
     (r / "result.json").write_text(json.dumps(meta))
     # As a result written so would be stored: its manifest covers result.json.
     manifest = json.loads((r / "manifest.json").read_text())
-    manifest["result_json_sha256"] = results._meta_digest(meta)
+    manifest["result_json_sha256"] = results.layout._meta_digest(meta)
     (r / "manifest.json").write_text(json.dumps(manifest))
     assert main(["show", str(r)]) == 0
     out = capsys.readouterr().out

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from cellbench.engines.sim.api import run as run_experiment
-from cellbench.experiment import contention
+from cellbench.experiment.results import contention
 
 
 def _test(i: int) -> str:

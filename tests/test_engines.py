@@ -71,6 +71,25 @@ def test_the_seam_and_the_loop_import_no_engine():
         assert not ENGINE_IMPORT.search(text), name
 
 
+def test_the_store_is_below_every_engine_and_holds_the_groups_the_engines_name():
+    """experiment/ (the plan, the store) imports no engine; the store's engine column
+    groups are exactly those the engines name as theirs, and each engine's columns are
+    in every stored runs table, in the store's order."""
+    from cellbench.experiment.results.columns import ENGINE_COLUMNS, ROW_COLUMNS
+
+    upward = re.compile(r"^\s*(from|import) cellbench\.engines\b", re.M)
+    for f in (PACKAGE / "experiment").rglob("*.py"):
+        assert not upward.search(f.read_text()), f
+    named = {g for kind in engine_table.ENGINES.values() for g in kind.columns}
+    assert named == set(ENGINE_COLUMNS) == {"real-clock", "real", "emu"}
+    stored = [name for name, _ in ROW_COLUMNS]
+    for kind in engine_table.ENGINES.values():
+        for group in kind.columns:
+            names = [name for name, _ in ENGINE_COLUMNS[group]]
+            at = stored.index(names[0])
+            assert stored[at : at + len(names)] == names, (kind.name, group)
+
+
 def test_run_refuses_an_option_its_engine_does_not_take_from_the_table():
     """Each engine's own options (``Engine.options``): another engine refuses them with
     the owner's words; the simulator takes --host and ignores it."""

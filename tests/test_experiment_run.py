@@ -62,7 +62,7 @@ def test_python_api_overrides_and_text():
 
 def test_two_workers_equal_one_byte_for_byte(tmp_path, monkeypatch):
     # Parts of 3 runs: where a part is cut depends on the runs, not on who finished first.
-    monkeypatch.setattr(results, "PART_RUNS", 3)
+    monkeypatch.setattr(results.store, "PART_RUNS", 3)
     a, b = tmp_path / "a", tmp_path / "b"
     for out, workers in ((a, 1), (b, 2)):
         cellbench.run(LAN, set=SMALL, replications=2, out=out, workers=workers, trace=True)

@@ -36,7 +36,7 @@ PARTS = ["part-000000-000002.parquet", "part-000003-000005.parquet", "part-00000
 
 @pytest.fixture(autouse=True)
 def small_parts(monkeypatch):
-    monkeypatch.setattr(results, "PART_RUNS", 3)
+    monkeypatch.setattr(results.store, "PART_RUNS", 3)
 
 
 @pytest.fixture
@@ -232,7 +232,7 @@ import os, signal
 from cellbench import _native
 from cellbench.cli import main
 from cellbench.experiment import results
-results.PART_RUNS = 3
+results.store.PART_RUNS = 3
 real, n = _native.simulate, [0]
 def dying(spec):
     if n[0] == {after}:
@@ -295,7 +295,7 @@ def test_ctrl_c_hint_is_the_exact_command(tmp_path, monkeypatch, capsys):
     expected = ["cellbench", *ARGS, "--out", str(out), "--workers", "1", "--resume"]
     assert shlex.split(hint) == expected
     monkeypatch.undo()
-    monkeypatch.setattr(results, "PART_RUNS", 3)  # (undo restored it too)
+    monkeypatch.setattr(results.store, "PART_RUNS", 3)  # (undo restored it too)
     assert main(shlex.split(hint)[1:]) == 0
     assert len(results.load(out).to_pandas()) == 8
 
@@ -421,7 +421,7 @@ def test_ctrl_c_then_resume_gives_the_files_of_an_uninterrupted_run(tmp_path, mo
     ]
     assert len(results.load(cut).to_pandas()) == 4  # an interrupted result shows its runs
     monkeypatch.undo()
-    monkeypatch.setattr(results, "PART_RUNS", 3)
+    monkeypatch.setattr(results.store, "PART_RUNS", 3)
     assert main([*ARGS, "--out", str(cut), "--workers", "1", "--resume"]) == 0
     assert _files(cut) == _files(whole)
 
@@ -542,7 +542,7 @@ def test_a_summary_of_one_row_per_point_takes_each_rows_limit_at_once(monkeypatc
     def per_group(rows):
         raise AssertionError("a group of one row needs no majority")
 
-    monkeypatch.setattr(results, "most_common_limit", per_group)
+    monkeypatch.setattr(results.result, "most_common_limit", per_group)
     s = results.load(tmp_path / "r").summary()
     assert list(zip(s["limited_by"], s["limit_evidence"])) == expected
     assert len(s) == 2 and s["limited_by"].notna().all()

@@ -20,7 +20,7 @@ from cellbench.engines import table as engine_table
 from cellbench.engines.cluster import DASK_TIMEOUT_S
 from cellbench.engines.loop import LOOKAHEAD_HELP
 from cellbench.engines.real.tools import SCHEDULER_HELP
-from cellbench.experiment import contention
+from cellbench.experiment.results import contention
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -46,8 +46,8 @@ class Engine(Protocol):
     studies: ClassVar[bool]
     #: Whether ``cellbench ttcp`` and ``netperf`` offer it (``connection_report``).
     tools: ClassVar[bool]
-    #: The stored columns this engine adds to the runs table (``results``' group of
-    #: that name), besides the identity and configuration every engine fills.
+    #: The groups of the runs table's columns this engine fills, besides the identity
+    #: and configuration every engine fills (``results.columns.ENGINE_COLUMNS``).
     columns: ClassVar[tuple[str, ...]]
 
     @classmethod

@@ -5,7 +5,7 @@ wasted cells, from ``contention.port_time``."""
 
 from __future__ import annotations
 
-from cellbench.experiment.contention import port_time
+from cellbench.experiment.results.contention import port_time
 
 
 class PortBufferError(ValueError):

@@ -564,8 +564,8 @@ def _result_section(result, label: str, fig_prefix: str) -> str:
 
 def _contention_tables(result) -> list[str]:
     """Where connections contended (a timeout, a starved connection, a port that lost
-    cells): the instruments of ``experiment/contention.py`` as tables."""
-    from cellbench.experiment import contention
+    cells): the instruments of ``experiment/results/contention.py`` as tables."""
+    from cellbench.experiment.results import contention
 
     out = []
     c = contention.connections(result)

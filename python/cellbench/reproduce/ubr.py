@@ -140,7 +140,7 @@ def point_rows(part: str, ran: list[Ran]) -> list[dict]:
     """One row per run: its point's parameters, how the bottleneck port's time went
     and the effective throughput (``contention.port_time``), fairness, and what limited
     the connections."""
-    from cellbench.experiment import contention
+    from cellbench.experiment.results import contention
 
     rows = []
     for r in ran:

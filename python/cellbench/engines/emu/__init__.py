@@ -33,6 +33,8 @@ class EmuEngine(OnTheClock):
     }
     studies = True
     tools = False
+    # The real engine's agents run in its namespaces: their clock and evidence too.
+    columns = ("real-clock", "real", "emu")
 
     def __init__(
         self,

@@ -29,8 +29,8 @@ from cellbench.engines.real import plan as rplan
 from cellbench.engines.rows import ident, port_rows
 from cellbench.engines.walk import wait_all, walk
 from cellbench.errors import EngineError, UsageError
-from cellbench.experiment import contention
 from cellbench.experiment.lang import ExperimentError
+from cellbench.experiment.results import contention
 
 #: A UDP sink's wait after its source's duration (a datagram still in flight
 #: arrives within milliseconds; a TCP sink waits the real engine's DRAIN_S).

@@ -35,6 +35,7 @@ class RealEngine(OnTheClock):
     options = {"hosts": "--host is for --engine real; emulated hosts take the testbed's address"}
     studies = False
     tools = True
+    columns = ("real-clock", "real")
 
     def __init__(
         self,

@@ -38,6 +38,9 @@ class SimEngine:
     }
     studies = True
     tools = True
+    # Its measures are its vocabulary's fields (``vocab.RESULT_FIELDS``), which the
+    # store reads itself.
+    columns = ()
 
     def __init__(self, executor: Callable[[dict], dict] | None = None):
         #: What runs a spec: the simulator, or a caller's stand-in (a test's).

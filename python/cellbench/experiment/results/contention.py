@@ -58,7 +58,7 @@ def connections(result) -> pd.DataFrame | None:
         max_backoff=("max_backoff", "max"),
         rexmt_wait_s=("rexmt_wait_s", "mean"),
         jain=("fairness_jain", "mean"),
-        # A list of strings is stored joined by " -> " (results.py): one per connection.
+        # A list of strings is stored joined by " -> " (results.sim_rows): one per connection.
         starved=(
             "starved",
             lambda s: "; ".join(

@@ -1,0 +1,34 @@
+"""The simulator's defaults and limits an experiment is checked against.
+
+Socket buffers and block size when a test sets none, a run's simulated-time limit,
+the largest write, datagram and period come from the simulator's vocabulary
+(``vocab``); the integer widths, the largest seed and a cell's payload share are
+stated here, each with its reason.
+"""
+
+from __future__ import annotations
+
+from cellbench import vocab
+
+#: Socket buffers when a test sets none: the largest SunOS 4.1.1 accepts (lan-buffers'
+#: default), the block size, and the simulated-time limit of one simulation (seconds):
+#: the simulator's defaults (``vocab.DEFAULTS``).
+DEFAULT_SOCKBUF: int = vocab.DEFAULTS["connection"]["sndbuf"]
+DEFAULT_BLOCKSIZE = int(vocab.DEFAULTS["traffic"]["blocksize"])
+TIME_LIMIT_S: float = vocab.DEFAULTS["run"]["time_limit_s"]
+#: The simulator's limits (``vocab.LIMITS``), checked here first so that a bad
+#: value is named at its position before anything runs: the largest TCP write (a
+#: drawn block size is capped by it), the largest UDP datagram, the longest block
+#: period (µs: the longest time a spec may give).
+MAX_BLOCK: int = vocab.LIMITS["max_block_bytes"]
+MAX_DATAGRAM: int = vocab.LIMITS["max_datagram_bytes"]
+MAX_PERIOD_US: float = vocab.LIMITS["max_seconds"] * 1e6
+U32_MAX = (1 << 32) - 1
+U64_MAX = (1 << 64) - 1
+#: The largest master seed: the simulator takes a u64, but a result stores the seed in
+#: an int64 column (as pandas, DuckDB and polars read integers), so 2^63-1; a larger
+#: one would fail only when the first part is written, after the runs.
+SEED_MAX = (1 << 63) - 1
+#: An ATM cell carries 48 bytes of its 53: no transfer moves data faster than this
+#: share of its link's cell rate.
+CELL_PAYLOAD_SHARE = 48 / 53

@@ -1,0 +1,39 @@
+"""One setting's value checked as a number or a flag, refused at its position.
+
+Every reader of the experiment file (traffic, tests, the tester block) takes its
+numbers through these, so a bad value names its file, line and range alike.
+"""
+
+from __future__ import annotations
+
+import math
+
+from cellbench.experiment.lang import Name, Number, Value, expected, render
+
+
+def _number(
+    v: Value, what: str, *, lo: float, integer: bool, hi: float | None = None
+) -> int | float:
+    """A number lo..hi (a whole one when ``integer``: ``1e6`` counts as whole)."""
+    x = v.value if isinstance(v, Number) else None
+    if integer and isinstance(x, float) and x.is_integer():
+        x = int(x)
+    if x is not None and (isinstance(x, int) or not integer) and lo <= x < math.inf:
+        if hi is None or x <= hi:
+            return x
+    kind = "a whole number" if integer else "a number"
+    bound = f" and <= {_shown(hi)}" if hi is not None else ""
+    raise expected(v.pos, render(v), f"{kind} >= {_shown(lo)}{bound} for {what}")
+
+
+def _shown(x: float) -> str:
+    """A limit as a message gives it: whole numbers in full (1048576), others as %g."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e20 else f"{x:g}"
+
+
+def _flag(v: Value, what: str) -> bool:
+    if isinstance(v, Number) and v.value in (0, 1):
+        return bool(v.value)
+    if isinstance(v, Name) and v.text.lower() in ("yes", "no", "true", "false", "on", "off"):
+        return v.text.lower() in ("yes", "true", "on")
+    raise expected(v.pos, render(v), f"0, 1, yes or no for {what}")
