@@ -33,8 +33,11 @@ def test_every_engine_in_the_table_fits_the_seam():
         # (The simulator's work is its executor, a plain function a Dask worker can load.)
         for method in ("check", "check_line", "meta", "open", "begin", "payload", "work"):
             assert hasattr(kind, method), (name, method)
-        for method in ("tables", "interrupt", "close", "summary_lines"):
+        for method in ("tables", "interrupt", "stop_runs", "allow_runs", "close"):
             assert callable(getattr(kind, method, None)), (name, method)
+        assert callable(kind.summary_lines) and callable(kind.from_options)
+        assert isinstance(kind.options, dict) and isinstance(kind.columns, tuple)
+        assert not kind.tools or callable(getattr(kind, "connection_report", None)), name
     with pytest.raises(ValueError, match="engine 'ns3': expected one of sim, real, emu"):
         engine_table.get("ns3")
 
