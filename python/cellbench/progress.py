@@ -59,7 +59,10 @@ TTY_DELAY_S = 1.0
 def bar(total: int, desc: str, unit: str, progress: bool, initial: int = 0):
     """A progress bar on stderr (tqdm), shown only when ``progress``: on a terminal
     redrawn in place, once TTY_DELAY_S have passed; elsewhere as a line every
-    LINE_INTERVAL_S seconds, the first once LINE_INTERVAL_S have passed."""
+    LINE_INTERVAL_S seconds, the first once LINE_INTERVAL_S have passed. Not shown, a
+    stand-in that imports no tqdm (``Quiet``: ``cellbench ttcp`` stays light)."""
+    if not progress:
+        return Quiet()
     from tqdm import tqdm
 
     tty = sys.stderr.isatty()
@@ -82,6 +85,36 @@ def bar(total: int, desc: str, unit: str, progress: bool, initial: int = 0):
             }
         ),  # fmt: skip
     )
+
+
+class Quiet:
+    """A bar not shown, as tqdm's disabled one behaves: counts nothing, draws nothing,
+    and ``write`` prints its line."""
+
+    disable = True
+
+    def __enter__(self) -> Quiet:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def refresh(self) -> None:
+        pass
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    @staticmethod
+    def write(s: str, file=None, end: str = "\n") -> None:
+        fp = file if file is not None else sys.stdout
+        fp.write(s + end)
 
 
 def progress_bar(plan, done, desc: str, progress: bool):

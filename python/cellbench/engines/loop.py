@@ -313,8 +313,8 @@ def run_plan(
     notes on stderr; with ``check`` only its check line (and False); else the result
     stored (``resume``, ``overwrite``: as ``ResultDir``), what a resume repaired said,
     every run executed (``execute_plan``; ``workers``, ``dask``: the simulator's), and
-    True. The engine is closed at the end. Without ``out`` the result is kept in
-    memory only (``run_task``)."""
+    True. The engine is closed at the end. Without ``out`` the result is kept nowhere
+    (``run_task``)."""
     for note in engine.check(plan):
         print(f"cellbench: note: {note}", file=sys.stderr)
     # (The simulator's testers: the other engines record no cells.)
@@ -328,7 +328,7 @@ def run_plan(
     try:
         engine.open()
         if out is None:
-            store = results.MemoryResult(engine.meta(plan))
+            store = _Unkept(engine.meta(plan))
         else:
             store = results.ResultDir(
                 Path(out), engine.meta(plan), resume=resume, overwrite=overwrite
@@ -353,12 +353,33 @@ def client_of(dask):
 
 
 def run_task(plan: Plan, engine: Engine) -> Any:
-    """A plan of one run through the loop on ``engine``, kept in memory, quietly (no
-    bar); the engine's outcome of it (``Engine.work``'s), for a tool that prints the
+    """A plan of one run through the loop on ``engine``, its rows kept nowhere, quietly
+    (no bar); the engine's outcome of it (``Engine.work``'s), for a tool that prints the
     engine's own report of the run (``ttcp``, ``netperf``: ``Engine.connection_report``)."""
     kept = _Keeping(engine)
     run_plan(plan, None, kept, progress=False, workers=1)  # type: ignore[arg-type]
     return kept.outcomes[0]
+
+
+class _Unkept:
+    """A store that keeps no run: the loop's store for ``run_task`` (no Arrow, no files)."""
+
+    path = None
+
+    def __init__(self, meta: dict):
+        self.meta = meta
+
+    def done(self) -> set[int]:
+        return set()
+
+    def write_run(self, run: int, *tables) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 class _Keeping:
