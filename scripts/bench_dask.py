@@ -42,7 +42,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from cellbench.experiment import cluster, localcluster, results, runner
+from cellbench.engines import cluster, localcluster
+from cellbench.engines.loop import execute_plan
+from cellbench.engines.sim import SimEngine
+from cellbench.experiment import results
+from cellbench.experiment.plan import make_plan
 from cellbench.reproduce import lan_buffers
 
 #: Dask's scheduler per task (s): an assumption, 0.2..2 ms (Dask's best practices page
@@ -55,7 +59,7 @@ MODEL_WORKERS = 100
 #: What a fresh worker process imports in its first batch: the simulator, Arrow, and
 #: pandas, which pyarrow imports the first time it converts a Python list (about
 #: 0.25 s of a worker's first batch on the 2-core machine, issue 32).
-WORKER_IMPORTS = ("cellbench._native", "cellbench.experiment.cluster", "pyarrow", "pandas")
+WORKER_IMPORTS = ("cellbench._native", "cellbench.engines.cluster", "pyarrow", "pandas")
 
 
 def warm_workers(address: str) -> None:
@@ -74,7 +78,7 @@ def sweep(plan, out: Path, **how):
     shutil.rmtree(out, ignore_errors=True)
     store = results.ResultDir(out, plan.meta(), resume=False)
     cpu, wall = time.process_time(), time.perf_counter()
-    report = runner.execute_plan(plan, store, **how)
+    report = execute_plan(plan, store, SimEngine(), **how)
     return time.perf_counter() - wall, time.process_time() - cpu, report
 
 
@@ -87,8 +91,8 @@ def main() -> None:
     )
     args = ap.parse_args()
     counts = [int(n) for n in args.workers.split(",")]
-    plan = runner.make_plan(lan_buffers.EXPERIMENT, replications=args.replications)
-    warm = runner.make_plan(lan_buffers.EXPERIMENT, replications=1, sets=["snd=16384", "rcv=16384"])
+    plan = make_plan(lan_buffers.EXPERIMENT, replications=args.replications)
+    warm = make_plan(lan_buffers.EXPERIMENT, replications=1, sets=["snd=16384", "rcv=16384"])
     n = plan.runs_total
     tmp = Path(tempfile.mkdtemp(prefix="bench-dask-"))
     best: dict[tuple[str, int], tuple] = {}  # row -> (wall, cpu, report, load)

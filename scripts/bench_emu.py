@@ -176,7 +176,7 @@ def main() -> int:
     if os.geteuid() != 0:
         print("bench_emu.py: run as root (the emulator makes network namespaces)")
         return 2
-    from cellbench.emu import netns
+    from cellbench.engines.emu import netns
 
     load = os.getloadavg()
     cpu, rps = netns.cpu_layout()

@@ -24,16 +24,16 @@ import json, resource, sys, time
 def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
-from cellbench.experiment import runner
+from cellbench.engines import loop
 spans = []
-execute_plan = runner.execute_plan
+execute_plan = loop.execute_plan
 def timed(*args, **kwargs):
     start = cpu()
     try:
         return execute_plan(*args, **kwargs)
     finally:
         spans.append(cpu() - start)
-runner.execute_plan = timed
+loop.execute_plan = timed
 from cellbench.cli import main
 wall = time.perf_counter()
 if main(["reproduce", "lan-buffers", "--workers", sys.argv[1], *sys.argv[2:]]):

@@ -10,7 +10,7 @@ the congested port's lost, wasted and idle.
 from __future__ import annotations
 
 from cellbench import _native
-from cellbench.experiment.runner import make_plan
+from cellbench.experiment.plan import make_plan
 
 
 def experiment(

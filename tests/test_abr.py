@@ -21,7 +21,7 @@ TARGET = 0.9
 def spec_of(text: str, tmp_path: Path) -> dict:
     path = tmp_path / "x.netspec"
     path.write_text(text)
-    plan = cellbench.experiment.runner.make_plan(path)
+    plan = cellbench.experiment.plan.make_plan(path)
     return plan.experiments[0].spec(1, 0)
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from cellbench.cli import main
-from cellbench.experiment import lang, results, runner
+from cellbench.experiment import lang, results
+from cellbench.experiment.plan import make_plan
 
 PAIR = """cluster {
   test s { type = TYPE; protocol = PROTO; own = A:5001; peer = PEER; }
@@ -63,13 +64,13 @@ def test_deep_nesting_is_one_line_error_not_recursion_error(capsys, tmp_path, ki
 @pytest.mark.parametrize("value", ["[" * 300 + "]" * 300, "f(" * 300 + ")" * 300])
 def test_deeply_nested_values_are_one_line_errors(value: str) -> None:
     with pytest.raises(lang.ExperimentError, match="levels of nesting"):
-        runner.make_plan(experiment() + f"sweep {{ x = {value}; }}")
+        make_plan(experiment() + f"sweep {{ x = {value}; }}")
 
 
 def test_nesting_short_of_the_limit_still_runs_its_tests() -> None:
     body = experiment().split("{", 1)[1].rsplit("}", 1)[0]
     deep = "cluster {" + "parallel {" * 60 + body + "}" * 60 + "}"
-    plan = runner.make_plan(deep)
+    plan = make_plan(deep)
     assert [c.name for c in plan.experiments[0].connections] == ["s"]
 
 
@@ -99,7 +100,7 @@ def test_a_huge_file_is_refused_at_once(tmp_path) -> None:
     # (memory, not time: a timed assertion fails on a loaded machine).
     tracemalloc.start()
     with pytest.raises(lang.ExperimentError, match=f"more than {lang.MAX_TEXT_BYTES} bytes"):
-        runner.make_plan(f)
+        make_plan(f)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 20 * 2**20
@@ -115,15 +116,13 @@ def test_a_huge_file_is_refused_at_once(tmp_path) -> None:
 def test_a_long_range_without_a_step_is_refused(sets, text, message) -> None:
     """``snd=16K:48K`` meant a step of 1 byte: 32,769 points, 93 s, then 52 s to show."""
     with pytest.raises(lang.ExperimentError) as e:
-        runner.make_plan(experiment() + text, sets=sets)
+        make_plan(experiment() + text, sets=sets)
     assert str(e.value).startswith(message)
     assert "expected a step (start:stop:step, range(start, stop, step))" in str(e.value)
     # A short one still steps by 1; a written step as before.
-    plan = runner.make_plan(experiment(proto="tcp (window=$w)"), sets=["w=16K:48K:4K"])
+    plan = make_plan(experiment(proto="tcp (window=$w)"), sets=["w=16K:48K:4K"])
     assert len(plan.points) == 9
-    assert (
-        len(runner.make_plan(experiment(proto="tcp (window=$w)"), sets=["w=16K:16388"]).points) == 5
-    )
+    assert len(make_plan(experiment(proto="tcp (window=$w)"), sets=["w=16K:16388"]).points) == 5
 
 
 def test_check_says_each_note_once_with_a_count(capsys) -> None:
@@ -144,7 +143,7 @@ def test_the_sweep_guard_is_on_the_product_and_builds_nothing() -> None:
     # terabytes (memory, not time: a timed assertion fails on a loaded machine).
     tracemalloc.start()
     with pytest.raises(lang.ExperimentError) as e:
-        runner.make_plan(experiment(), sets=["a=1:100000:1", "b=1:100000:1"])
+        make_plan(experiment(), sets=["a=1:100000:1", "b=1:100000:1"])
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 200 * 2**20
@@ -154,7 +153,7 @@ def test_the_sweep_guard_is_on_the_product_and_builds_nothing() -> None:
     # Many small parameters: the product, not any one range, passes the bound.
     keys = "".join(f"  k{i} = [1, 2];\n" for i in range(40))
     with pytest.raises(lang.ExperimentError, match="k16: 2 values|x ... values"):
-        runner.make_plan(experiment() + "sweep {\n" + keys + "}\n")
+        make_plan(experiment() + "sweep {\n" + keys + "}\n")
 
 
 # --- values the engine refuses: refused first, at their position, with the real limit -----------
@@ -239,7 +238,7 @@ def test_serial_steps_past_the_time_limit_are_refused() -> None:
         for i in range(5)
     )
     with pytest.raises(lang.ExperimentError) as e:
-        runner.make_plan("cluster { serial { " + steps + " } }")
+        make_plan("cluster { serial { " + steps + " } }")
     assert "found duration=1000 from a start no earlier than 3000 s" in str(e.value)
     assert "(a duration of at most 600 s here)" in str(e.value)
 
@@ -256,7 +255,7 @@ def test_a_seed_the_result_cannot_store_is_refused_before_anything_runs(capsys, 
     assert code == 2 and not out.exists()
     assert "--seed must be >= 0 and at most 9223372036854775807 (2^63-1)" in one_line_error(err)
     with pytest.raises(lang.ExperimentError, match=r"seed 9223372036854775808: must be 0\.\."):
-        runner.make_plan(LAN, seed=2**63)
+        make_plan(LAN, seed=2**63)
     code, err = cli(capsys, "run", str(LAN), *SMALL, "--seed", str(2**63 - 1), "--out", str(out))
     assert code == 0, err
     assert results.load(out).to_pandas()["seed"].tolist() == [2**63 - 1]
@@ -267,7 +266,7 @@ def test_testbed_option_replaces_the_preset_the_file_names(capsys) -> None:
     text = "testbed lan-buffers { mtu = 4352; }\n" + experiment().replace(
         "A:", "alpha-west:"
     ).replace("B:", "alpha-east:")
-    plan = runner.make_plan(text, testbed="wan-window")
+    plan = make_plan(text, testbed="wan-window")
     tb = plan.experiments[0].testbed
     assert tb.name == "wan-window" and tb.trunks and tb.mtu == 4352  # the block still applies
     assert plan.notes == [
@@ -275,7 +274,7 @@ def test_testbed_option_replaces_the_preset_the_file_names(capsys) -> None:
         "the block's settings apply on top of it"
     ]
     with pytest.raises(lang.ExperimentError, match="<text>:1:9: found testbed preset 'lan-bufers'"):
-        runner.make_plan(text.replace("lan-buffers", "lan-bufers"), testbed="wan-window")
+        make_plan(text.replace("lan-buffers", "lan-bufers"), testbed="wan-window")
 
 
 @pytest.mark.parametrize(
@@ -300,7 +299,7 @@ def test_testbed_blocks_that_would_change_nothing_are_errors(block, where, messa
     """A second trunk between two sites was appended and never used; a host block
     for a host no test runs on (a misspelt name) did nothing."""
     with pytest.raises(lang.ExperimentError) as e:
-        runner.make_plan(block + "\n" + experiment())
+        make_plan(block + "\n" + experiment())
     assert str(e.value).startswith(f"<text>:{where}: {message}")
 
 
@@ -309,13 +308,13 @@ def test_a_misspelt_host_block_is_an_error_at_its_position() -> None:
     text = experiment().replace("A:", "ipc1.atm:")
     block = "testbed { defaults { } host ipc1.atn { profile = sparc-10; } }\n"
     with pytest.raises(lang.ExperimentError) as e:
-        runner.make_plan(block + text)
+        make_plan(block + text)
     assert str(e.value) == (
         "<text>:1:29: found host ipc1.atn, on which no test runs, expected a host of the "
         "tests (B, ipc1.atm): is it ipc1.atm? A host block for any other changes nothing"
     )
     # A host the tests do not use and no misspelling (a real testbed's third host): kept.
-    plan = runner.make_plan(block.replace("ipc1.atn", "c") + text)
+    plan = make_plan(block.replace("ipc1.atn", "c") + text)
     assert [h.name for h in plan.experiments[0].hosts] == ["ipc1.atm", "B"]
 
 
@@ -330,23 +329,23 @@ def test_a_host_block_named_for_the_stem_of_a_tests_host_is_an_error(tmp_path) -
         "(ipc1.atm, ipc2.atm): is it ipc2.atm? A host block for any other changes nothing"
     )
     with pytest.raises(lang.ExperimentError) as e:
-        runner.make_plan(block + text)
+        make_plan(block + text)
     assert str(e.value) == "<text>:1:28: " + want
     tb = tmp_path / "tb.netspec"
     tb.write_text(block)
     with pytest.raises(lang.ExperimentError) as e:
-        runner.make_plan(text, testbed=str(tb))
+        make_plan(text, testbed=str(tb))
     assert str(e.value) == f"{tb}:1:28: " + want
     # Any other unused host block is said, naming the hosts the tests run on.
     tb.write_text(block.replace("ipc2", "ipc3"))
-    plan = runner.make_plan(text, testbed=str(tb))
+    plan = make_plan(text, testbed=str(tb))
     assert plan.notes == [
         f"{tb}:1:28: host ipc3: no test runs on it, so its block changes nothing "
         "(the tests run on ipc1.atm, ipc2.atm)"
     ]
     # A preset's own hosts are not the user's blocks: no note for them.
     wan = experiment().replace("A:", "law1:").replace("B:", "law2:")
-    assert runner.make_plan(wan, testbed="wan-contention").notes == []
+    assert make_plan(wan, testbed="wan-contention").notes == []
 
 
 def test_reproduce_refuses_a_transfer_the_time_limit_would_cut(capsys) -> None:
@@ -492,7 +491,7 @@ def test_what_the_language_accepted_silently_is_refused_at_the_setting(
     accepted without a word; some refusals pointed at 1:1 or at a test."""
     text = TWO.replace("HA", host).replace("TB", testbed) + experiment()
     with pytest.raises(lang.ExperimentError) as e:
-        runner.make_plan(text)
+        make_plan(text)
     assert str(e.value).startswith(f"<text>:{where}: {message}"), str(e.value)
 
 
@@ -500,14 +499,14 @@ def test_a_host_block_naming_no_host_of_the_preset_is_refused(capsys) -> None:
     text = "testbed lan-buffers {\n  host zz { profile = sparc-10; }\n}\n" + experiment()
     text = text.replace("A:", "ipc1.atm:").replace("B:", "ipc2.atm:")
     with pytest.raises(lang.ExperimentError) as e:
-        runner.make_plan(text)
+        make_plan(text)
     assert str(e.value) == (
         "<text>:2:8: found host zz, a host of neither testbed lan-buffers nor the tests, "
         "expected one of them (ipc1.atm, ipc2.atm): a host block for any other changes nothing"
     )
     # Under --testbed, the hosts of the testbed it names.
     with pytest.raises(lang.ExperimentError, match="a host of neither testbed wan-window"):
-        runner.make_plan(text.replace("ipc1.atm:", "alpha-west:").replace(
+        make_plan(text.replace("ipc1.atm:", "alpha-west:").replace(
             "ipc2.atm:", "alpha-east:"), testbed="wan-window")  # fmt: skip
 
 
@@ -517,7 +516,7 @@ def test_a_sites_switch_is_checked_as_the_testbeds_is() -> None:
         "TB", "  switch e { policy = epd; epd_threshold_cells = 300; }\n"
     )
     with pytest.raises(lang.ExperimentError) as e:
-        runner.make_plan(text + experiment())
+        make_plan(text + experiment())
     assert str(e.value) == (
         "<text>:4:28: the simulator refuses it: switch e epd_threshold_cells 300 exceeds "
         "buffer_cells 256: the threshold must fit in the buffer"

@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from cellbench import _native
-from cellbench.experiment import lang, runner
+from cellbench.engines.sim.api import run as run_experiment
+from cellbench.experiment import lang
+from cellbench.experiment.plan import make_plan
 from cellbench.experiment.results import load
 
 #: A transfer that runs for minutes of wall time (an hour of OC-3c), beside one that
@@ -38,13 +40,13 @@ def test_an_absurd_event_rate_is_refused_with_the_bound() -> None:
 }"""
     # Refused by planning, before anything is simulated.
     with pytest.raises(lang.ExperimentError) as e:
-        runner.make_plan(text)
+        make_plan(text)
     assert str(e.value) == (
         "<text>:2:47: found period 1e-06 µs, expected at least 127 µs, the time one write() "
         "takes on sparc-ipc: no host writes blocks more often"
     )
     # The same bound in the simulator, for specs that do not come from a file.
-    spec = runner.make_plan(text.replace("0.000001", "1000")).experiments[0].spec(1, 0)
+    spec = make_plan(text.replace("0.000001", "1000")).experiments[0].spec(1, 0)
     spec["connections"][0]["traffic"]["period_us"] = 1e-6
     with pytest.raises(ValueError, match="at least 127 µs, the time one write"):
         _native.simulate(spec)
@@ -79,14 +81,14 @@ def test_a_run_its_event_budget_would_cut_is_refused_before_it_runs() -> None:
   test q { type = sink; own = B:2; peer = A:2; }
 }"""
     with pytest.raises(lang.ExperimentError) as e:
-        runner.make_plan(text)
+        make_plan(text)
     assert str(e.value) == (
         "<text>:3:45: found test t: 1.074e+09 writes (1073741824 bytes in 1-byte writes), "
         "1.077e+09 in the run, expected at most 5e+08 (each write is at least one event, and "
         "a run ends when it has spent its event budget of 5e+08): larger writes, longer "
         "periods, fewer bytes or a shorter duration"
     )
-    assert len(runner.make_plan(text.replace("nbytes=1G", "nbytes=1M")).points) == 1
+    assert len(make_plan(text.replace("nbytes=1G", "nbytes=1M")).points) == 1
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
@@ -140,7 +142,7 @@ cluster {
   test r { type = sink (blocksize=8K); protocol = tcp (window=4K);
            own = alpha-east:1; peer = alpha-west:1; }
 }"""
-    result = runner.run(text)
+    result = run_experiment(text)
     row = result.to_pandas().iloc[0]
     assert not row.completed and row.limited_by == "window"
     # The summary (`run`, `show`) counts the runs the limit cut; a result without
@@ -203,9 +205,12 @@ _STRESS = """
 import faulthandler, random, signal, sys
 import tqdm  # (what the sweep imports on first use: not where this test looks)
 from cellbench import _native
-from cellbench.experiment import results, runner
-plan = runner.make_plan(sys.argv[1], sets=["snd=16K,32K", "rcv=16K,32K", "nbytes=64K"],
-                        replications=100000)
+from cellbench.engines.loop import execute_plan
+from cellbench.engines.sim import SimEngine
+from cellbench.experiment import results
+from cellbench.experiment.plan import make_plan
+plan = make_plan(sys.argv[1], sets=["snd=16K,32K", "rcv=16K,32K", "nbytes=64K"],
+                 replications=100000)
 out = _native.simulate(plan.task(0).spec)
 signal.signal(signal.SIGALRM, lambda *a: signal.raise_signal(signal.SIGINT))
 rng = random.Random(int(sys.argv[2]))
@@ -213,8 +218,8 @@ for i in range(int(sys.argv[3])):
     faulthandler.dump_traceback_later(10, exit=True)
     signal.setitimer(signal.ITIMER_REAL, rng.uniform(0.001, 0.1))
     try:
-        runner.execute_plan(plan, results.MemoryResult(plan.meta()), workers=2,
-                            executor=lambda spec: out)
+        execute_plan(plan, results.MemoryResult(plan.meta()), SimEngine(lambda spec: out),
+                     workers=2)
     except KeyboardInterrupt:  # (Interrupted, or before the sweep began)
         pass
     faulthandler.cancel_dump_traceback_later()
@@ -250,19 +255,22 @@ def test_sigterm_during_a_sweep_exits_143_saying_what_was_kept(tmp_path) -> None
 #: stopped that run, which ran to its end (minutes) while the sweep waited for it.
 _SIGNAL_IN_SUBMIT = """
 import signal, sys, time
-from cellbench.experiment import results, runner
-plan = runner.make_plan(sys.argv[1])
-submit = runner._ThreadPool.submit
+from cellbench.engines import loop
+from cellbench.engines.sim import SimEngine
+from cellbench.experiment import results
+from cellbench.experiment.plan import make_plan
+plan = make_plan(sys.argv[1])
+submit = loop._ThreadPool.submit
 def submit_then_signal(self, spec):
     f = submit(self, spec)
     while not f.running():
         time.sleep(0.001)
     signal.raise_signal(signal.SIGINT)
     return f
-runner._ThreadPool.submit = submit_then_signal
+loop._ThreadPool.submit = submit_then_signal
 t = time.monotonic()
 try:
-    runner.execute_plan(plan, results.MemoryResult(plan.meta()), workers=2)
+    loop.execute_plan(plan, results.MemoryResult(plan.meta()), SimEngine(), workers=2)
 except KeyboardInterrupt:
     print(f"stopped after {time.monotonic() - t:.1f} s")
 """
@@ -284,13 +292,16 @@ _MAKE_RESULT = """
 import sys
 from pathlib import Path
 from cellbench import _native
-from cellbench.experiment import results, runner
-plan = runner.make_plan(sys.argv[1], sets=["snd=16K,32K", "rcv=16K,32K", "nbytes=64K"],
-                        replications=int(sys.argv[3]) // 4)
+from cellbench.engines.loop import execute_plan
+from cellbench.engines.sim import SimEngine
+from cellbench.experiment import results
+from cellbench.experiment.plan import make_plan
+plan = make_plan(sys.argv[1], sets=["snd=16K,32K", "rcv=16K,32K", "nbytes=64K"],
+                 replications=int(sys.argv[3]) // 4)
 outs = [_native.simulate(plan.task(i).spec) for i in range(8)]
 store = results.ResultDir(Path(sys.argv[2]), plan.meta(), resume=False)
 made = iter(range(10**9))
-runner.execute_plan(plan, store, workers=1, executor=lambda spec: outs[next(made) % 8])
+execute_plan(plan, store, SimEngine(lambda spec: outs[next(made) % 8]), workers=1)
 """
 
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cellbench import _native, cells
-from cellbench.experiment import runner
+from cellbench.experiment.plan import make_plan
 
 EXPERIMENT = textwrap.dedent(
     """\
@@ -126,7 +126,7 @@ def test_a_bad_tester_block_is_an_error_at_its_position(tmp_path):
 def spec_of(text: str, tmp_path: Path) -> dict:
     f = tmp_path / "x.netspec"
     f.write_text(text)
-    return runner.make_plan(f).task(0).spec
+    return make_plan(f).task(0).spec
 
 
 @pytest.mark.parametrize("place", ["sink", "adapter:ws", "ws"])
@@ -348,7 +348,8 @@ def test_the_estimate_is_near_a_real_capture_and_chosen_runs_alone_are_captured(
     assert sorted(p.name for p in (out / "cells").iterdir()) == [
         "run1.pcap", "run1.pcap.json", "run3.pcap", "run3.pcap.json"
     ]  # fmt: skip
-    from cellbench.experiment import results, runner
+    from cellbench.experiment import results
+    from cellbench.experiment.plan import make_plan
 
     assert len(results.load(out).to_pandas()) == 4  # every run ran
     # The resume command a damaged result gives keeps the tester and its runs (the
@@ -357,7 +358,7 @@ def test_the_estimate_is_near_a_real_capture_and_chosen_runs_alone_are_captured(
     assert "--cells ipc2.atm --cells-runs 1,3 --out" in cmd
     r = cli(*shlex.split(cmd)[1:])
     assert r.returncode == 0, r.stderr
-    plan = runner.make_plan(LAN, sets=["snd=16K", "rcv=32K", "nbytes=2M"], replications=1,
+    plan = make_plan(LAN, sets=["snd=16K", "rcv=32K", "nbytes=2M"], replications=1,
                             cells="ipc2.atm")  # fmt: skip
     size = (out / "cells" / "run1.pcap").stat().st_size
     # Data segments' cells and one ACK each (this port carries the data only): within 2%.

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cellbench import __version__
+from cellbench import __version__, progress
 from cellbench.cli import build_parser, main
-from cellbench.experiment import runner
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -78,7 +77,7 @@ STUDY = ["reproduce", "lan-buffers", "--replications", "2", "--send-buffer", "16
 
 def test_progress_off_a_terminal_is_lines_naming_the_command(monkeypatch, capsys):
     # capsys's stderr is no terminal: as a pipe or a log file, a line at a time.
-    monkeypatch.setattr(runner, "LINE_INTERVAL_S", 0.0)
+    monkeypatch.setattr(progress, "LINE_INTERVAL_S", 0.0)
     assert main(STUDY) == 0
     err = capsys.readouterr().err
     assert "\r" not in err
@@ -90,7 +89,7 @@ def test_progress_off_a_terminal_is_lines_naming_the_command(monkeypatch, capsys
 def test_the_final_progress_line_is_printed_once(monkeypatch, capsys):
     """tqdm's close repeats the last state with a later clock; off a terminal that was
     a second 100% line."""
-    monkeypatch.setattr(runner, "LINE_INTERVAL_S", 0.0)
+    monkeypatch.setattr(progress, "LINE_INTERVAL_S", 0.0)
     assert main(STUDY) == 0
     lines = [ln for ln in capsys.readouterr().err.splitlines() if "4/4" in ln]
     said = [re.sub(r"\[[^,\]]*, [^,\]]*/s", "[", ln) for ln in lines]  # less the clock
@@ -102,10 +101,10 @@ def test_the_final_progress_line_is_printed_once(monkeypatch, capsys):
 def test_a_long_run_shows_its_clock_before_it_ends(monkeypatch, capsys):
     """One run of a minute was "0/1" and nothing else: the heartbeat redraws the bar
     (its elapsed time) while no run ends."""
-    monkeypatch.setattr(runner, "LINE_INTERVAL_S", 0.05)
+    monkeypatch.setattr(progress, "LINE_INTERVAL_S", 0.05)
     plan = type("Plan", (), {"runs_total": 1})()
-    with runner.progress_bar(plan, set(), "cellbench run", True) as bar:
-        with runner.heartbeat(bar):
+    with progress.progress_bar(plan, set(), "cellbench run", True) as bar:
+        with progress.heartbeat(bar):
             time.sleep(1.5)  # the clock shows whole seconds
         shown = [ln for ln in capsys.readouterr().err.splitlines() if "0/1" in ln]
         assert len(set(shown)) >= 2, shown  # the clock moved: 00:00, then 00:01
@@ -113,7 +112,7 @@ def test_a_long_run_shows_its_clock_before_it_ends(monkeypatch, capsys):
 
 def test_check_of_a_large_sweep_shows_its_progress(monkeypatch, capsys, tmp_path):
     """--check builds every point (100k: half a minute): a bar says how far, not silence."""
-    monkeypatch.setattr(runner, "LINE_INTERVAL_S", 0.0)
+    monkeypatch.setattr(progress, "LINE_INTERVAL_S", 0.0)
     exp = tmp_path / "x.netspec"
     exp.write_text((EXAMPLES / "lan-buffers.netspec").read_text())
     assert main(["run", str(exp), "--set", "snd=16384:16399:1", "--check"]) == 0
@@ -122,6 +121,6 @@ def test_check_of_a_large_sweep_shows_its_progress(monkeypatch, capsys, tmp_path
 
 
 def test_a_short_run_off_a_terminal_prints_no_progress(capsys):
-    assert runner.LINE_INTERVAL_S >= 2
+    assert progress.LINE_INTERVAL_S >= 2
     assert main(STUDY) == 0
     assert "cellbench reproduce" not in capsys.readouterr().err

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
+from cellbench.engines.sim.api import run as run_experiment
 from cellbench.experiment.results import contention
-from cellbench.experiment.runner import run as run_experiment
 
 
 def _test(i: int) -> str:

@@ -20,10 +20,14 @@ from hypothesis import strategies as st
 
 import cellbench
 from cellbench.cli import main
-from cellbench.experiment import cluster, results, runner
+from cellbench.engines import cluster
+from cellbench.engines.loop import execute_plan
+from cellbench.engines.sim import SimEngine
+from cellbench.experiment import results
+from cellbench.experiment.plan import make_plan
 
 pytest.importorskip("dask.distributed")
-from cellbench.experiment.localcluster import LocalCluster  # noqa: E402
+from cellbench.engines.localcluster import LocalCluster  # noqa: E402
 
 # Real scheduler and worker processes, killed mid-sweep by the tests: they run after the
 # parallel run, by themselves (tests/conftest.py), so a worker killed "mid-sweep" is one.
@@ -40,7 +44,7 @@ def cloudpickle_plan() -> bytes:
 
     from cellbench.engines.sim import SimEngine
 
-    plan = runner.make_plan(LAN, sets=SMALL, replications=1)
+    plan = make_plan(LAN, sets=SMALL, replications=1)
     return cloudpickle.dumps((plan, SimEngine(), results.MemoryResult(plan.meta()).columns))
 
 
@@ -159,7 +163,7 @@ def test_a_batch_line_cut_short_runs_again(tmp_path):
     from cellbench.engines.sim import SimEngine
 
     cellbench.run(LAN, set=SMALL, replications=2, out=tmp_path / "local", workers=1)
-    plan = runner.make_plan(LAN, sets=SMALL, replications=2)
+    plan = make_plan(LAN, sets=SMALL, replications=2)
     out = tmp_path / "r"
     store = results.ResultDir(out, plan.meta(), resume=False)
     shipment = cloudpickle.dumps((plan, SimEngine(), store.columns))
@@ -175,7 +179,7 @@ def test_a_batch_line_cut_short_runs_again(tmp_path):
     resumed = results.ResultDir(out, plan.meta(), resume=True)
     assert resumed.repairs == ["3 finished run(s) recovered from the journal"]
     assert [r for r in range(plan.runs_total) if r in resumed.done()] == [0, 1, 2]
-    runner.execute_plan(plan, resumed, workers=1)
+    execute_plan(plan, resumed, SimEngine(), workers=1)
     assert files(out) == files(tmp_path / "local")
 
 
@@ -288,7 +292,7 @@ def batch_journal(tmp_path_factory):
 
     from cellbench.engines.sim import SimEngine
 
-    plan = runner.make_plan(LAN, sets=SMALL, replications=2)
+    plan = make_plan(LAN, sets=SMALL, replications=2)
     out = tmp_path_factory.mktemp("journal") / "r"
     store = results.ResultDir(out, plan.meta(), resume=False)
     shipment = cloudpickle.dumps((plan, SimEngine(), store.columns))
@@ -331,8 +335,10 @@ def test_the_window_follows_the_clusters_threads(two_workers, batch, monkeypatch
         return n
 
     monkeypatch.setattr(cluster._Cluster, "threads", threads)
-    plan = runner.make_plan(LAN, sets=SMALL, replications=2)
-    report = runner.execute_plan(plan, results.MemoryResult(plan.meta()), dask=two_workers.address)
+    plan = make_plan(LAN, sets=SMALL, replications=2)
+    report = execute_plan(
+        plan, results.MemoryResult(plan.meta()), SimEngine(), dask=two_workers.address
+    )
     assert set(seen) == {2} and report.threads == 2
     assert report.most_in_flight == cluster.WINDOW_PER_THREAD * 2
     assert report.batches == report.runs == plan.runs_total

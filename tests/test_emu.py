@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from cellbench.cli.common import UsageError
-from cellbench.emu import netns
+from cellbench.engines.emu import netns
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="namespaces and TUN devices are Linux's"),
@@ -244,7 +244,7 @@ cluster {
     assert leftovers() == before
     # A sink agent that fails: the run stops there, named, and leaves nothing behind.
     from cellbench.cli import main
-    from cellbench.real import agents
+    from cellbench.engines.real import agents
 
     def broken(spec: dict) -> dict:
         raise RuntimeError("the sink's socket is gone")

@@ -12,7 +12,7 @@ from test_emu import CELLBENCH, pytestmark, rows  # noqa: F401 - the markers
 
 import cellbench
 from cellbench import wire
-from cellbench.emu import netns
+from cellbench.engines.emu import netns
 
 #: OC-3c into a TAXI-100 port of 256 cells, Linux TCP with a 1 MB window: the port
 #: fills and overflows.

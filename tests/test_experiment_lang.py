@@ -662,15 +662,15 @@ sweep { p = [off, 35]; }
 
 
 def test_testbed_hosts_orders_the_network_and_pacing_off_is_none():
-    from cellbench.experiment import runner
+    from cellbench.experiment.plan import make_plan
 
-    plan = runner.make_plan(TWO_SENDERS)
+    plan = make_plan(TWO_SENDERS)
     unpaced, paced = plan.task(0).spec, plan.task(1).spec
     # As the tests name them the receiver would come second; hosts = [...] says the order.
     assert [h["name"] for h in unpaced["hosts"]] == ["alpha1", "alpha2", "sparc10"]
     assert [c["pacing_mbps"] for c in unpaced["connections"]] == [None, None]
     assert [c["pacing_mbps"] for c in paced["connections"]] == [35.0, 35.0]
-    plain = runner.make_plan(TWO_SENDERS.replace("hosts = [alpha1, alpha2, sparc10];", ""))
+    plain = make_plan(TWO_SENDERS.replace("hosts = [alpha1, alpha2, sparc10];", ""))
     assert [h["name"] for h in plain.task(0).spec["hosts"]] == ["alpha1", "sparc10", "alpha2"]
 
 
@@ -689,28 +689,29 @@ def test_bad_testbed_hosts(hosts, message):
 
 
 def test_a_test_alone_runs_in_the_whole_network():
-    from cellbench.experiment import runner
+    from cellbench.engines.sim.api import run as run_experiment
+    from cellbench.experiment.plan import make_plan
 
-    together = runner.make_plan(TWO_SENDERS, sets=["p=off"]).task(0).spec
-    alone = runner.make_plan(TWO_SENDERS, sets=["p=off"], alone="a2")
+    together = make_plan(TWO_SENDERS, sets=["p=off"]).task(0).spec
+    alone = make_plan(TWO_SENDERS, sets=["p=off"], alone="a2")
     spec = alone.task(0).spec
     assert spec["hosts"] == together["hosts"]
     assert spec["connections"] == together["connections"][1:]
-    rows = runner.run(TWO_SENDERS, set=["p=off"], alone="a2").to_pandas()
+    rows = run_experiment(TWO_SENDERS, set=["p=off"], alone="a2").to_pandas()
     assert rows.test.tolist() == ["a2"] and rows.connection.tolist() == [1]
     assert alone.meta()["alone"] == "a2" and alone.meta()["connections_per_run"] == 1
     with pytest.raises(lang.ExperimentError, match="expected a transmitting test"):
-        runner.make_plan(TWO_SENDERS, sets=["p=off"], alone="s1")
+        make_plan(TWO_SENDERS, sets=["p=off"], alone="s1")
 
 
 def test_a_byte_count_off_leaves_the_length_to_a_duration():
-    from cellbench.experiment import runner
+    from cellbench.experiment.plan import make_plan
     from cellbench.reproduce import study
 
     file = study.experiment_file("lan-buffers")
-    timed = runner.make_plan(file, sets=["nbytes=off", "sender.type.duration=2", "snd=16K",
+    timed = make_plan(file, sets=["nbytes=off", "sender.type.duration=2", "snd=16K",
                                          "rcv=16K"], replications=1)  # fmt: skip
     t = timed.experiments[0].connections[0].traffic
     assert (t.nbytes, t.duration_s) == (None, 2.0)
     with pytest.raises(lang.ExperimentError, match="exactly one of duration= .s. or nbytes="):
-        runner.make_plan(file, sets=["nbytes=off", "snd=16K", "rcv=16K"], replications=1)
+        make_plan(file, sets=["nbytes=off", "snd=16K", "rcv=16K"], replications=1)

@@ -11,7 +11,10 @@ import pytest
 
 import cellbench
 from cellbench.cli import main
-from cellbench.experiment import results, runner
+from cellbench.engines.loop import execute_plan
+from cellbench.engines.sim import SimEngine, execute
+from cellbench.experiment import results
+from cellbench.experiment.plan import make_plan
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 LAN = EXAMPLES / "lan-buffers.netspec"
@@ -81,12 +84,12 @@ def test_resume_after_interruption(tmp_path, capsys):
         if len(calls) == 3:
             raise KeyboardInterrupt  # a Ctrl-C (or a killed worker) after three runs
         calls.append(1)
-        return runner.execute(spec)
+        return execute(spec)
 
-    plan = runner.make_plan(LAN, sets=SMALL, replications=2)
+    plan = make_plan(LAN, sets=SMALL, replications=2)
     store = results.ResultDir(out, plan.meta(), resume=False)
     with pytest.raises(KeyboardInterrupt):
-        runner.execute_plan(plan, store, workers=1, executor=dying)
+        execute_plan(plan, store, SimEngine(dying), workers=1)
     # The three finished runs are in a part at once, readable as plain Parquet.
     assert [p.name for p in (out / "runs").iterdir()] == ["part-000000-000002.parquet"]
     assert len(pd.read_parquet(out / "runs")) == 3

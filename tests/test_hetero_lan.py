@@ -348,14 +348,14 @@ def test_receiving_is_the_dearer_side_of_a_pair_of_equals(surfaces) -> None:
 
 def _one_point(pair_name: str, buffer: int, message: int, hosts: str = "") -> dict:
     """One point of a pair's sweep, the testbed's hosts changed by ``hosts`` (host blocks)."""
-    from cellbench.experiment import runner
+    from cellbench.engines.sim.api import run as run_experiment
 
     pair = next(p for p in hetero_lan.PAIRS if p.name == pair_name)
     text = hetero_lan.experiment_text(pair, [buffer], [message], SECONDS, 1)
     head = f"testbed hetero-lan {{ encap = {pair.encap}; mtu = {pair.mtu}; "
     assert head in text
     text = text.replace(head, head + hosts)
-    return runner.run(text).to_pandas().iloc[0].to_dict()
+    return run_experiment(text).to_pandas().iloc[0].to_dict()
 
 
 def test_the_sparc20_driver_gap_holds_its_pair_under_the_link() -> None:

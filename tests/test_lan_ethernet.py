@@ -206,7 +206,7 @@ def test_grid_options_do_not_apply_to_a_part(capsys):
 
 
 def test_the_emulator_refuses_a_test_over_ethernet_and_notes_ignored_interfaces():
-    from cellbench.emu import engine
+    from cellbench.engines.emu import engine
 
     ether = build(two())
     with pytest.raises(ExperimentError, match="test tx runs over the hosts' Ethernet"):

@@ -10,7 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cellbench.experiment import lang, runner
+from cellbench.experiment import lang
+from cellbench.experiment.plan import make_plan
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.netspec"))
 SEEDS = [p.read_text() for p in EXAMPLES]
@@ -40,7 +41,7 @@ SETTINGS = settings(
 def plan_or_error(text: str, as_text: bool = True) -> None:
     try:
         # A one-line text without a brace is taken for a file name: make it text.
-        runner.make_plan(text + "\n" if as_text else text, file="fuzz.netspec")
+        make_plan(text + "\n" if as_text else text, file="fuzz.netspec")
     except lang.ExperimentError as e:
         message = str(e)
         assert message and "\n" not in message, message

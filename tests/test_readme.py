@@ -110,7 +110,7 @@ def test_readme_has_examples() -> None:
 
 MARK = "@@readme-test@@"
 ROOT_WARNING = 'Running as user "root" and group "root". This could be dangerous.'
-#: A progress line (experiment.runner.progress_bar, off a terminal: one every few seconds
+#: A progress line (cellbench.progress.progress_bar, off a terminal: one every few seconds
 #: of a long run, so how many depends on the machine's speed); README leaves the
 #: progress out, as it leaves out the bar a terminal shows.
 PROGRESS = re.compile(r"cellbench [a-z]+( [a-z0-9-]+)?( \((emu|real|checking points)\))?: +\d+%\|")

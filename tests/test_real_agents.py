@@ -104,7 +104,7 @@ def test_bad_spec_and_refused_connection():
 def test_daemon_limits(monkeypatch):
     """What a daemon refuses, whoever asks: each limit by itself, and the same spec
     admitted once the daemon's owner raised that limit."""
-    from cellbench.real import agents
+    from cellbench.engines.real import agents
 
     base = {"protocol": "tcp", "blocksize": 1000, "peer": "127.0.0.1:5001"}
     cases = [

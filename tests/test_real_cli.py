@@ -95,7 +95,7 @@ def test_daemon_help_documents_security():
 def test_help_says_what_scheduler_is_and_which_capability_the_daemon_keeps():
     """ttcp's and netperf's --help cut --scheduler's sentence at "the daemons'"; the
     daemon's said "no capability kept" where it keeps CAP_SYS_NICE (real.daemon)."""
-    from cellbench.real import daemon
+    from cellbench.engines.real import daemon
 
     for tool in ("run", "ttcp", "netperf"):
         r = cellbench(tool, "--help")
@@ -111,7 +111,7 @@ def test_help_says_what_scheduler_is_and_which_capability_the_daemon_keeps():
 
 def test_daemon_limits_out_of_range_are_one_line_and_the_agents_agree():
     """`daemon --max-duration 1e300` was a PanicException from Rust's Duration."""
-    from cellbench.real import agents
+    from cellbench.engines.real import agents
 
     for option, value, want in (
         ("--max-duration", "1e300", "--max-duration must be at most 2.592e+06, got '1e300'"),

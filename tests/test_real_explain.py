@@ -1,11 +1,11 @@
 """What bound a real connection, read from the kernel's and the hosts' evidence
-(cellbench.real.measure.explain), on reports shaped as the agents write them."""
+(cellbench.engines.real.measure.explain), on reports shaped as the agents write them."""
 
 from __future__ import annotations
 
 import pytest
 
-from cellbench.real.measure import columns, explain, series_rows, throughput_bps
+from cellbench.engines.real.measure import columns, explain, series_rows, throughput_bps
 
 
 def _sent(**info) -> dict:

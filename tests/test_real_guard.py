@@ -69,7 +69,7 @@ def main():
             return c.submit(lambda: open("/etc/shadow").read(), workers=[arg],
                             pure=False).result(timeout=20)
         if attack == "agent-own-limits":
-            from cellbench.real import agents
+            from cellbench.engines.real import agents
             lim = {"allow": ["0.0.0.0/0"], "max_duration_s": 1e9, "max_rate_bps": 1e12,
                    "realtime": True}
             return c.submit(agents.source, spec("192.0.2.1:9"), lim, workers=[arg],
@@ -79,15 +79,15 @@ def main():
             return c.submit(_native.real_source, spec("192.0.2.1:9"), workers=[arg],
                             pure=False).result(timeout=20)
         if attack == "sources-outside-allow":
-            from cellbench.real import agents
+            from cellbench.engines.real import agents
             return c.submit(agents.sources, [spec("192.0.2.1:9")], workers=[arg],
                             pure=False).result(timeout=20)
         if attack == "sources-bad-data":
-            from cellbench.real import agents
+            from cellbench.engines.real import agents
             return c.submit(agents.sources, [spec("10.77.1.2:9", blocksize=10**12)],
                             workers=[arg], pure=False).result(timeout=20)
         if attack == "sources-extra-field":
-            from cellbench.real import agents
+            from cellbench.engines.real import agents
             return c.submit(agents.sources, [spec("10.77.1.2:9", max_rate_bps=1e12)],
                             workers=[arg], pure=False).result(timeout=20)
         if attack == "plugin":
@@ -215,7 +215,7 @@ def test_a_daemon_speaks_only_for_its_own_host():
     speak only for c's worker address."""
     from types import SimpleNamespace
 
-    from cellbench.real import guard
+    from cellbench.engines.real import guard
 
     server = SimpleNamespace(workers={"tls://10.77.1.2:1": SimpleNamespace(name="b")})
     p = guard.Policy(server, {"daemon": guard.SCHEDULER_OPS_DAEMON})

@@ -27,7 +27,7 @@ HOSTILE = r"""
 import asyncio, json, os, sys, time
 from pathlib import Path
 from distributed import Security, Worker
-from cellbench.real import agents
+from cellbench.engines.real import agents
 
 creds, scheduler, attack, marker = sys.argv[1:5]
 d = Path(creds)
@@ -148,7 +148,7 @@ def test_answers_are_checked_as_data():
     daemons: JSON bytes of the right shape, else one line saying what was wrong."""
     import pickle
 
-    from cellbench.real import agents, answers, guard
+    from cellbench.engines.real import agents, answers, guard
 
     def refused(check, raw, *args) -> str:
         with pytest.raises(answers.BadAnswer) as e:

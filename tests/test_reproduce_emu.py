@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from cellbench.emu import netns
+from cellbench.engines.emu import netns
 
 CELLBENCH = [sys.executable, "-m", "cellbench"]
 
@@ -179,7 +179,7 @@ def test_a_source_that_fails_is_one_line_naming_the_connection(tmp_path, monkeyp
     ends the study with one line naming the connection, exit 2, no traceback, and the
     run's namespaces removed."""
     from cellbench.cli import main
-    from cellbench.real import agents
+    from cellbench.engines.real import agents
 
     def broken(spec: dict, limits: dict | None = None) -> dict:
         raise OSError("Broken pipe (os error 32)")

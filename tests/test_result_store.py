@@ -20,7 +20,11 @@ import pytest
 import cellbench
 from cellbench import _native
 from cellbench.cli import main
-from cellbench.experiment import results, runner
+from cellbench.engines.cluster import DASK_TIMEOUT_S
+from cellbench.engines.loop import execute_plan, lookahead
+from cellbench.engines.sim import SimEngine
+from cellbench.experiment import results
+from cellbench.experiment.plan import make_plan
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 LAN = EXAMPLES / "lan-buffers.netspec"
@@ -316,10 +320,10 @@ def test_dask_unreachable_scheduler_is_one_line_and_writes_nothing(tmp_path, cap
     out = tmp_path / "never"
     start = time.monotonic()
     assert main([*ARGS, "--out", str(out), "--dask", "tcp://127.0.0.1:9"]) == 2
-    assert time.monotonic() - start < runner.DASK_TIMEOUT_S + 10
+    assert time.monotonic() - start < DASK_TIMEOUT_S + 10
     err = capsys.readouterr().err
     assert err.startswith("cellbench: error: --dask tcp://127.0.0.1:9: no Dask scheduler reached ")
-    assert f"within {runner.DASK_TIMEOUT_S} s" in err and err.count("\n") == 1
+    assert f"within {DASK_TIMEOUT_S} s" in err and err.count("\n") == 1
     assert not out.exists()
 
 
@@ -334,7 +338,7 @@ def test_dask_by_address_needs_no_default_client(tmp_path):
 
 
 def test_huge_sweep_is_planned_lazily_with_a_bounded_look_ahead(tmp_path, monkeypatch):
-    plan = runner.make_plan(LAN, sets=SETS, replications=100_000)
+    plan = make_plan(LAN, sets=SETS, replications=100_000)
     assert plan.runs_total == 400_000
     made = []
     task = plan.task
@@ -342,9 +346,9 @@ def test_huge_sweep_is_planned_lazily_with_a_bounded_look_ahead(tmp_path, monkey
     _interrupt_after(monkeypatch, 40)
     store = results.ResultDir(tmp_path / "huge", plan.meta(), resume=False)
     with pytest.raises(KeyboardInterrupt):
-        runner.execute_plan(plan, store, workers=2)
+        execute_plan(plan, store, SimEngine(), workers=2)
     # Never more than the look-ahead past the oldest unfinished run was made.
-    assert 40 <= len(made) <= 40 + runner.lookahead(2) + 2
+    assert 40 <= len(made) <= 40 + lookahead(2) + 2
     assert len(pd.read_parquet(tmp_path / "huge" / "runs")) >= 40
 
 

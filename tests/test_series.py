@@ -97,7 +97,7 @@ def test_without_series_nothing_is_added(plain, netspec):
     assert res.cwnd_series().empty and res.queue_series().empty
     assert not any((plain / "cwnd").iterdir()) and not any((plain / "queue").iterdir())
     # The simulator's own output has no series keys unless asked.
-    plan = cellbench.experiment.runner.make_plan(netspec)
+    plan = cellbench.experiment.plan.make_plan(netspec)
     spec = plan.experiments[0].spec(1, 0)
     off = _native.simulate({**spec, "series": False})
     on = _native.simulate({**spec, "series": True})

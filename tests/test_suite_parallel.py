@@ -16,7 +16,7 @@ TESTS = ROOT / "tests"
 
 #: What a module that builds a network of its own uses: the real engine's namespaces
 #: and daemons, the emulator's namespaces, or another such module's helpers.
-SYSTEM_USE = re.compile(r"real_fixtures|cellbench\.emu import netns|from test_emu import")
+SYSTEM_USE = re.compile(r"real_fixtures|cellbench\.engines\.emu import netns|from test_emu import")
 
 
 def test_every_module_that_builds_a_network_is_marked_system():

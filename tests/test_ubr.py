@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from cellbench import _native, calc
-from cellbench.experiment.runner import make_plan
+from cellbench.experiment.plan import make_plan
 from cellbench.reproduce import REGISTRY, study, ubr
 
 #: The port's cells per second (OC-3c: ANSI T1.105).

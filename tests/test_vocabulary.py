@@ -12,7 +12,8 @@ import pytest
 
 from cellbench import _native, vocab
 from cellbench.cli import main
-from cellbench.experiment import model, results, runner, testbed
+from cellbench.engines.sim.api import run as run_experiment
+from cellbench.experiment import model, results, testbed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -139,7 +140,9 @@ def test_every_simulator_result_field_is_stored(raw, tmp_path):
     ):
         raw.clear()
         out = tmp_path / name
-        result = runner.run(text, out=out, trace=True, series=True, workers=1, cells=cells, **sets)
+        result = run_experiment(
+            text, out=out, trace=True, series=True, workers=1, cells=cells, **sets
+        )
         assert len(raw) == 1
         compared |= _check_stored(results.load(out), raw[0], 0)
         compared |= _check_stored(result, raw[0], 0)

@@ -179,10 +179,10 @@ def test_wan_bad_values_name_the_value(edit, message):
     [("wan-window", ["window"]), ("europe-vp", ["spacing_us", "window", "write_size"])],
 )
 def test_study_files_parse_and_name_the_parameters_as_the_rows(name, params):
-    from cellbench.experiment import runner
+    from cellbench.experiment.plan import make_plan
     from cellbench.reproduce import study
 
-    plan = runner.make_plan(study.experiment_file(name))
+    plan = make_plan(study.experiment_file(name))
     assert wan.EXPERIMENTS[name] == params
     # The file's sweep parameters are the rows' (plus fixed values a row does not carry).
     swept = [p.key for p in plan.sweep.params if len(p.values) > 1]
@@ -206,7 +206,8 @@ SMALL_VP = ["--replications", "2", "--workers", "1"]
 
 
 def test_europe_vp_out_is_a_result_show_reads_and_equals_the_json(tmp_path, monkeypatch):
-    from cellbench.experiment import results, runner
+    import cellbench.engines.sim as sim_engine
+    from cellbench.experiment import results
 
     # A small europe-vp: the file's setup, fewer configurations and bytes.
     small = {"spacing_us": ["off", 19.45], "window": 16384, "write_size": 8192, "nbytes": 1 << 20}
@@ -220,7 +221,7 @@ def test_europe_vp_out_is_a_result_show_reads_and_equals_the_json(tmp_path, monk
     assert {r["met_contract"] for r in stored} == {False, True}
     # --resume of a complete result runs nothing.
     calls = []
-    monkeypatch.setattr(runner, "execute", lambda specs: calls.append(specs) or [])
+    monkeypatch.setattr(sim_engine, "execute", lambda spec: calls.append(spec) or {})
     again = cellbench.reproduce(
         "europe-vp", replications=2, out=out, resume=True, workers=1, sets=small
     )

@@ -290,13 +290,16 @@ def test_credits_on_a_switch_without_flow_control_are_refused(tmp_path, capsys):
     assert main(["run", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == (
-        f"cellbench: error: {bad}:3:33: found credits = 64, expected credits only on a "
-        "switch with flow_control = credit"
+        f"cellbench: error: {bad}:3:23: the simulator refuses it: switch lawrence credits 64: "
+        "credits need flow_control = credit"
     )
     bad.write_text(bad.read_text().replace("credits = 64;", "flow_control = credit;"))
     assert main(["run", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"cellbench: error: {bad}:3:23: found flow_control = credit, expected")
+    assert err.startswith(
+        f"cellbench: error: {bad}:3:23: the simulator refuses it: switch lawrence flow_control "
+        "credit with credits unset: expected credits >= 1"
+    )
     bad.write_text(bad.read_text().replace("switch lawrence", "switch nowhere"))
     assert main(["run", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
@@ -361,10 +364,10 @@ def test_windows_are_the_bandwidth_delay_products():
         w = five_pairs.bdp_window(rate * 1e6, five_pairs.pair_rtt_s(tb, a, b))
         assert defaults[key].default.text == f"{w // 1024}K" == defaults[key].low.text
     # The NRL -> JPL FTP's extended window: its own testbed's round trip.
-    from cellbench.experiment import runner
+    from cellbench.experiment.plan import make_plan
 
     ftp = study.HERE / "wan-contention-ftp.netspec"
-    plan = runner.make_plan(str(ftp), sets=[], replications=None, seed=None, testbed=None,
+    plan = make_plan(str(ftp), sets=[], replications=None, seed=None, testbed=None,
                             trace=False, series=False)  # fmt: skip
     trunks = plan.task(0).spec["trunks"]
     rtt = 2 * sum(t["delay_ms"] for t in trunks) / 1e3
@@ -392,14 +395,14 @@ def test_ftp_nrl_to_jpl_default_window_extended_window_and_ttcp(everything):
 
 
 def _traffic(tx: str) -> dict:
-    from cellbench.experiment import runner
+    from cellbench.experiment.plan import make_plan
 
     text = (
         "testbed wan-contention { }\ncluster {\n"
         f"  test a {{ type = {tx}; protocol = udp; own = law1:1; peer = law2:1; }}\n"
         "  test b { type = sink; protocol = udp; own = law2:1; peer = law1:1; }\n}\n"
     )
-    plan = runner.make_plan(text, sets=[], replications=None, seed=None, testbed=None,
+    plan = make_plan(text, sets=[], replications=None, seed=None, testbed=None,
                             trace=False, series=False)  # fmt: skip
     return plan.task(0).spec["connections"][0]["traffic"]
 

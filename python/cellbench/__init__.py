@@ -1,7 +1,7 @@
 """cellbench: a laboratory for TCP/IP performance over ATM networks.
 
 The heavy lifting is in the Rust core (``cellbench._native``); this package holds
-the command line, the experiment runners and the result formats.
+the command line, the experiment language, the engines and the result formats.
 
 - ``cellbench.wire``: byte-exact ATM cells, AAL5, RFC 1483, pcap.
 - ``cellbench.calc``: closed-form calculators (layer bandwidth, bursts, GCRA, windows).
@@ -11,7 +11,7 @@ the command line, the experiment runners and the result formats.
 """
 
 from cellbench import _native, calc, reproduce, wire
-from cellbench.experiment import run
+from cellbench.engines.sim.api import run
 
 __version__: str = _native.__version__
 

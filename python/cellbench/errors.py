@@ -7,7 +7,7 @@
   naming the host and connection; the emulator's ``EmuError`` and the real engine's
   ``RealError`` are kinds of it.
 
-The engines (``cellbench.emu``, ``cellbench.real``) raise these and never import the
+The engines (``cellbench.engines.emu``, ``cellbench.engines.real``) raise these and never import the
 command line.
 """
 

@@ -12,9 +12,9 @@ import signal
 import sys
 import threading
 
-from cellbench import engines
 from cellbench.cli import calc, cells, daemon, fidelity, reproduce, run, tools, wire
 from cellbench.cli.common import UsageError, signal_status
+from cellbench.engines import table as engine_table
 
 #: The optional dependencies (pyproject's extras), by the module a command imports:
 #: Dask is the real engine's control plane (and --dask's), cryptography makes its TLS
@@ -50,10 +50,10 @@ def _version() -> str:
 
 def _name_the_command(args: argparse.Namespace) -> None:
     """The progress bar names the command: `cellbench reproduce lan-buffers`."""
-    from cellbench.experiment import runner
+    from cellbench import progress
 
     study = [args.name] if args.command == "reproduce" else []
-    runner.COMMAND = " ".join(["cellbench", args.command, *study])
+    progress.COMMAND = " ".join(["cellbench", args.command, *study])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,9 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     _name_the_command(args)
     # As typed: an interrupted command prints itself back with --resume.
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    from cellbench.experiment import runner
+    from cellbench.engines import loop
 
-    runner.EXIT_ON_SECOND_SIGNAL = True
+    loop.EXIT_ON_SECOND_SIGNAL = True
     previous = _sigterm_interrupts()
     try:
         return int(args.func(args) or 0)
@@ -85,7 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         extra = OPTIONAL.get((e.name or "").partition(".")[0])
         if extra is None:
             raise
-        if getattr(args, "dask", None) and engines.simulated(getattr(args, "engine", "sim")):
+        if getattr(args, "dask", None) and engine_table.simulated(
+            getattr(args, "engine", engine_table.DEFAULT)
+        ):
             extra = "dask"  # --dask ADDRESS on the simulator needs Dask alone
         print(
             f"cellbench: error: {args.command} needs {e.name}, an optional dependency: "

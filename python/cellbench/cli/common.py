@@ -92,9 +92,9 @@ def seed(what: str = "--seed"):
 
 
 def check_workers(workers: int) -> None:
-    """--workers: 0 means all cores; fewer, or more than ``runner.MAX_WORKERS``, is a
+    """--workers: 0 means all cores; fewer, or more than ``engines.loop.MAX_WORKERS``, is a
     usage error."""
-    from cellbench.experiment.runner import MAX_WORKERS
+    from cellbench.engines.loop import MAX_WORKERS
 
     if not 0 <= workers <= MAX_WORKERS:
         raise UsageError(

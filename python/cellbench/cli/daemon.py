@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from cellbench.cli.common import UsageError, positive_float, positive_int
-from cellbench.real import agents
+from cellbench.engines.real import agents
 
 HELP = """\
 Start the daemon of one testbed host for `cellbench run FILE --engine real`.
@@ -118,7 +118,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def daemon_main(args: argparse.Namespace) -> int:
-    from cellbench.real import credentials, daemon
+    from cellbench.engines.real import credentials, daemon
 
     if args.make_credentials:
         hosts = [h.strip() for h in (args.hosts or "").split(",") if h.strip()]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cellbench import engines, scratch
 from cellbench import reproduce as registry
+from cellbench import scratch
 from cellbench.cli.common import (
     UsageError,
     check_workers,
@@ -22,7 +22,9 @@ from cellbench.cli.common import (
     print_json,
     seed,
 )
-from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
+from cellbench.engines import table as engine_table
+from cellbench.engines.cluster import DASK_TIMEOUT_S
+from cellbench.engines.loop import LOOKAHEAD_HELP
 from cellbench.reproduce import emu
 from cellbench.reproduce import study as studies
 from cellbench.reproduce.study import Study
@@ -121,16 +123,12 @@ def _runner_options(p: argparse.ArgumentParser, s: Study) -> None:
     )
 
 
-#: The engines (cellbench.engines) a study runs on with --engine.
-STUDY_ENGINES = ("sim", "emu")
-
-
 def _engine_options(p: argparse.ArgumentParser, name: str) -> None:
     """--engine, and the options of a study on the emulator (reproduce.emu)."""
     p.add_argument(
         "--engine",
-        choices=STUDY_ENGINES,
-        default="sim",
+        choices=engine_table.STUDY_NAMES,
+        default=engine_table.DEFAULT,
         help="sim: the simulator (default); emu: this machine's Linux TCP in network "
         "namespaces over the emulated cells in real time (Linux, root), beside the "
         "simulator's result for the same cases"
@@ -214,7 +212,7 @@ def main(args: argparse.Namespace) -> int:
     _check_args(args)
     study = registry.REGISTRY[args.name]
     # The simulator runs the study; a real-time engine runs it beside the simulator's.
-    simulated = engines.simulated(getattr(args, "engine", "sim"))
+    simulated = engine_table.simulated(getattr(args, "engine", engine_table.DEFAULT))
     return (run_sim if simulated else run_emu)(study, args)
 
 
@@ -309,4 +307,4 @@ def run_emu(study: Study, args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["STUDY_ENGINES", "register", "stored_results"]
+__all__ = ["register", "stored_results"]

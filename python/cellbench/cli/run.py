@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from cellbench import engines
 from cellbench.cli.common import (
     UsageError,
     byte_count,
@@ -17,9 +16,11 @@ from cellbench.cli.common import (
     print_json,
     seed,
 )
+from cellbench.engines import table as engine_table
+from cellbench.engines.cluster import DASK_TIMEOUT_S
+from cellbench.engines.loop import LOOKAHEAD_HELP
+from cellbench.engines.real.tools import SCHEDULER_HELP
 from cellbench.experiment.results import contention
-from cellbench.experiment.runner import DASK_TIMEOUT_S, LOOKAHEAD_HELP
-from cellbench.real.tools import SCHEDULER_HELP
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -110,8 +111,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--check", action="store_true", help="only parse and check the file")
     p.add_argument(
         "--engine",
-        choices=list(engines.NAMES),
-        default="sim",
+        choices=list(engine_table.NAMES),
+        default=engine_table.DEFAULT,
         help="sim: the simulator (default); real: real hosts through their daemons "
         "(cellbench daemon --help); emu: this machine's Linux TCP in network namespaces over "
         "the emulated ATM network, in real time (Linux, as root)",
@@ -204,9 +205,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def make_plan(args: argparse.Namespace, **options):
     """The plan of `run FILE` on any engine: the file with --set, --replications,
     --seed and --testbed; ``options``: what the engine records besides (trace, series)."""
-    from cellbench.experiment import runner
+    from cellbench.experiment.plan import make_plan
 
-    return runner.make_plan(
+    return make_plan(
         Path(args.file),
         sets=args.sets,
         replications=args.replications,
@@ -228,54 +229,26 @@ def _stall_seconds(text: str) -> float:
     return s
 
 
-def _engine_options(args: argparse.Namespace) -> list[tuple[object, tuple[str, ...], str]]:
-    """The options of ``run`` that only some engines take: whether one was given, the
-    engines that take it, and what to say to any other. (The simulator ignores --host,
-    --scheduler and --credentials, as it always did.)"""
-    later = f"is not available with --engine {args.engine} yet"
-    return [
-        # The simulator carries cell counts, not bytes; the emulator carries the datagrams.
-        (args.pcap, ("emu",),
-         "--pcap needs --engine emu: only the emulator carries the cells' bytes"),
-        (args.stall_timeout is not None, ("emu",), "--stall-timeout needs --engine emu"),
-        (args.cells, ("sim",),
-         "--cells is the simulator's cell tester (--engine emu: --pcap PORT=FILE)"),
-        (args.cells and args.dask, (),
-         "--cells writes its captures where a run executes: not with --dask"),
-        (args.trace, ("sim",), f"--trace {later}"),
-        (args.dask, ("sim",), f"--dask {later}"),
-        (args.hosts, ("sim", "real"),
-         "--host is for --engine real; emulated hosts take the testbed's address"),
-    ]  # fmt: skip
+def _given(args: argparse.Namespace, option: str) -> bool:
+    """Whether ``run``'s option ``option`` (its argparse name) was given: a flag on, a
+    value (0 too), a list not empty."""
+    value = getattr(args, option)
+    return value is not None and value is not False and value != [] and value != ""
 
 
 def _engine(args: argparse.Namespace):
     """The engine ``--engine`` names, made from its options; an option it does not
-    take is a usage error."""
-    for given, takers, why in _engine_options(args):
-        if given and args.engine not in takers:
-            raise UsageError(why)
-    kind = engines.get(args.engine)
-    return kind(**ENGINE_ARGS[args.engine](args))
-
-
-def _real_args(args: argparse.Namespace) -> dict:
-    from cellbench.real import plan as rplan
-
-    hosts = rplan.parse_hosts(args.hosts)
-    return {"hosts": hosts, "scheduler": args.scheduler, "credentials": args.credentials}
-
-
-#: Each engine's keyword arguments from ``run``'s options.
-ENGINE_ARGS = {
-    "sim": lambda args: {},
-    "emu": lambda args: {"pcap": args.pcap, "stall_s": args.stall_timeout},
-    "real": _real_args,
-}
+    take is a usage error (``Engine.options``)."""
+    why = engine_table.refused(args.engine, lambda option: _given(args, option))
+    if why is not None:
+        raise UsageError(why)
+    if args.cells and args.dask:
+        raise UsageError("--cells writes its captures where a run executes: not with --dask")
+    return engine_table.get(args.engine).from_options(args)
 
 
 def run_main(args: argparse.Namespace) -> int:
-    from cellbench.experiment import runner
+    from cellbench.engines import loop
 
     check_workers(args.workers)
     engine = _engine(args)
@@ -285,7 +258,7 @@ def run_main(args: argparse.Namespace) -> int:
     )  # fmt: skip
     out = args.out or Path(Path(args.file).stem + ".result")
     try:
-        ran = runner.run_plan(
+        ran = loop.run_plan(
             plan,
             out,
             engine,
@@ -380,7 +353,7 @@ def _print_summary(result, fmt: str) -> None:
     _print_limits(result, summary)
     for line in contention.lines(result):
         print(line)
-    for line in engines.get(m.get("engine", "sim")).summary_lines(result):
+    for line in engine_table.get(m.get("engine", engine_table.DEFAULT)).summary_lines(result):
         print(line)
 
 

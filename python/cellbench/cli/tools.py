@@ -1,25 +1,27 @@
 """The classic tools as front ends: ``cellbench ttcp`` and ``cellbench netperf``.
 
-Both are thin: they build one run (a testbed preset, two hosts, one
-connection) for the simulator and print what the real tool would have printed,
-in its own units: ttcp's KB = 1024 bytes and Mbit = 2^20 bits; netperf's
-throughput in 10^6 bits/s. A last comment line says what bound the transfer.
+Both are thin: they write one run as an experiment (two hosts of a testbed preset,
+or two real hosts, and one connection), run it through the run loop on ``--engine``
+(``engines.loop.run_task``) and print what the real tool would have printed from
+the engine's report of it (``Engine.connection_report``), in its own units: ttcp's
+KB = 1024 bytes and Mbit = 2^20 bits; netperf's throughput in 10^6 bits/s. A last
+comment line says what bound the transfer.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from decimal import Decimal
 
-from cellbench import _native, engines
 from cellbench.cli.common import UsageError, byte_count, positive_int, seed
+from cellbench.engines import table as engine_table
 from cellbench.experiment.lang import ExperimentError
 from cellbench.experiment.model import (
     DEFAULT_SOCKBUF,
     MAX_BLOCK,
     TIME_LIMIT_S,
     clamp_sockbuf,
-    host_spec,
 )
 from cellbench.experiment.testbed import preset
 
@@ -110,23 +112,29 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from cellbench.real.tools import add_options
+    from cellbench.engines.real.tools import add_options
 
     p.add_argument("--testbed", default="lan-buffers", help="testbed preset (lan-buffers)")
     p.add_argument("--seed", type=seed(), default=1, help="seed (1)")
+    p.add_argument(
+        "--engine",
+        choices=engine_table.TOOL_NAMES,
+        default=engine_table.DEFAULT,
+        help="sim: the simulator (default); real: two hosts' daemons (cellbench daemon --help)",
+    )
     add_options(p)
 
 
-def _spec(
+def _preset_pair(
     testbed: str,
-    seed: int,
     connection: dict,
     remote: str | None = None,
     flags: tuple[str, str] = ("SO_SNDBUF", "SO_RCVBUF"),
-) -> dict:
-    """One transfer on a preset, from its transmitter to `remote` (default its
-    receiver). A socket buffer beyond what the host's TCP flavour accepts is
-    clamped with the note `run` gives; `flags` name the options that set them."""
+) -> tuple[str, str]:
+    """The transmitter and receiver of one transfer on a preset: its transmitter, and
+    `remote` (default its receiver). A socket buffer beyond what the host's TCP flavour
+    accepts is clamped with the note `run` gives; `flags` name the options that set
+    them."""
     try:
         tb = preset(testbed)
         local, peer = tb.pair[0], remote or tb.pair[1]
@@ -149,21 +157,70 @@ def _spec(
             )
     for note in notes:
         print(f"cellbench: note: {note}", file=sys.stderr)
-    connection = {
-        "transmitter": local,
-        "receiver": peer,
-        "mtu": tb.mtu,
-        "encap": tb.encap,
-        **connection,
-    }
-    # Only what the testbed sets: the run spec's defaults stand for the rest.
-    return {
-        "seed": seed,
-        "switch": dict(tb.switch),
-        "hosts": [host_spec(tb.host(n, None)) for n in (local, peer)],
-        "trunks": bed["trunks"],
-        "connections": [connection],
-    }
+    return local, peer
+
+
+def _number(x: float) -> str:
+    """A number as the experiment language reads it back exactly (no exponent)."""
+    return format(Decimal(repr(x)), "f")
+
+
+def _experiment(testbed: str, tx: str, rx: str, c: dict, port: int) -> str:
+    """One connection (``c``, the simulator's connection keys) from ``tx`` to ``rx`` as
+    an experiment file on ``testbed`` (a testbed block): the source, and the sink or
+    responder."""
+    t = c["traffic"]
+    if t["type"] == "rr":
+        kind = f"rr (request={t['request']}, response={t['response']}, "
+        sink = "sink"
+    else:
+        kind = f"full (blocksize={t['blocksize']}, "
+        sink = f"sink (blocksize={c.get('receiver_blocksize', t['blocksize'])})"
+    amount = f"nbytes={t['nbytes']}" if "nbytes" in t else f"duration={_number(t['duration_s'])}"
+    send = [f"sndbuf={c['sndbuf']}"] if c.get("sndbuf") else []
+    if c.get("nodelay"):
+        send.append("nodelay=true")
+    recv = [f"rcvbuf={c['rcvbuf']}"] if c.get("rcvbuf") else []
+    proto = c.get("protocol", "tcp")
+    return (
+        f"{testbed}\ncluster {{\n"
+        f"test t {{ type = {kind}{amount}); protocol = {proto} ({', '.join(send)}); "
+        f"own = {tx}:{port}; peer = {rx}:{port}; }}\n"
+        f"test r {{ type = {sink}; protocol = {proto} ({', '.join(recv)}); "
+        f"own = {rx}:{port}; peer = {tx}:{port}; }}\n"
+        "}\n"
+    )
+
+
+def _transfer(
+    args: argparse.Namespace,
+    connection: dict,
+    remote: str | None,
+    flags: tuple[str, str],
+    engine: str | None = None,
+) -> dict:
+    """Run ``connection`` (the simulator's connection keys) through the run loop on
+    ``engine`` (default --engine): on a simulated one from the --testbed preset's
+    transmitter to ``remote`` (its socket buffers clamped, ``_preset_pair``), on real
+    hosts from the first --host to the other; the engine's report of it in the
+    simulator's connection keys."""
+    from cellbench.engines import loop
+    from cellbench.experiment.plan import make_plan
+
+    name = engine or args.engine
+    kind = engine_table.get(name)
+    if kind.simulated:
+        tx, rx = _preset_pair(args.testbed, connection, remote, flags)
+        testbed = f"testbed {args.testbed} {{ }}"
+    else:
+        from cellbench.engines.real.tools import hosts
+
+        tx, rx, testbed = hosts(args, remote)
+    port = args.p if getattr(args, "p", None) else 5001
+    text = _experiment(testbed, tx, rx, connection, port)
+    plan = make_plan(text, seed=args.seed, file=f"<{args.command} --engine {name}>")
+    run = kind.from_options(args)
+    return run.connection_report(plan, loop.run_task(plan, run))
 
 
 def _fmt(rate_bytes: float, letter: str) -> str:
@@ -207,7 +264,15 @@ def ttcp(args: argparse.Namespace) -> int:
         "nodelay": args.D,
         "traffic": {"type": "full", "blocksize": args.l, "nbytes": nbytes},
     }
-    c = TTCP[args.engine](args, connection)
+    if not engine_table.simulated(args.engine):
+        # A real kernel keeps its own buffer sizes unless ttcp was given one.
+        connection["sndbuf"] = args.sndbuf or (None if args.r else args.b)
+        connection["rcvbuf"] = args.rcvbuf or (args.b if args.r else None)
+    flags = (
+        "ttcp --sndbuf" if args.sndbuf else "ttcp -b",
+        "ttcp --rcvbuf" if args.rcvbuf else "ttcp -b",
+    )
+    c = _transfer(args, connection, args.host, flags)
     tag = "ttcp-r" if receiver else "ttcp-t"
     proto = "udp" if args.u else "tcp"
     out = sys.stdout
@@ -234,7 +299,7 @@ def ttcp(args: argparse.Namespace) -> int:
         nbytes_seen, secs, calls = c["bytes"], c["sender_seconds"], c["writes"]
         busy = c["sender_cpu_busy"]
     if not c["completed"]:
-        limit = engines.get(args.engine).time_limit
+        limit = engine_table.get(args.engine).time_limit
         print(f"{tag}: transfer did not complete within {limit}", file=sys.stderr)
         return 1
     # ttcp's floor for the interval, so a tiny transfer divides by something.
@@ -269,33 +334,6 @@ def ttcp(args: argparse.Namespace) -> int:
         )
     print(_limit_line(c), file=out)
     return 0
-
-
-def _ttcp_sim(args: argparse.Namespace, connection: dict) -> dict:
-    spec = _spec(
-        args.testbed,
-        args.seed,
-        connection,
-        args.host,
-        (
-            "ttcp --sndbuf" if args.sndbuf else "ttcp -b",
-            "ttcp --rcvbuf" if args.rcvbuf else "ttcp -b",
-        ),
-    )
-    return _native.simulate(spec)["connections"][0]
-
-
-def _ttcp_real(args: argparse.Namespace, connection: dict) -> dict:
-    from cellbench.real.tools import run_one
-
-    # A real kernel keeps its own buffer sizes unless ttcp was given one.
-    connection["sndbuf"] = args.sndbuf or (None if args.r else args.b)
-    connection["rcvbuf"] = args.rcvbuf or (args.b if args.r else None)
-    return run_one(args, args.host, connection)
-
-
-#: ttcp's transfer on each engine it runs on: the connection in the simulator's keys.
-TTCP = {"sim": _ttcp_sim, "real": _ttcp_real}
 
 
 def _limit_line(c: dict) -> str:
@@ -378,7 +416,17 @@ def netperf(args: argparse.Namespace) -> int:
         "receiver_blocksize": o.get("recv_size", send_size),
         "traffic": {"type": "full", "blocksize": send_size, "duration_s": args.seconds},
     }
-    c, sndbuf, rcvbuf, where = NETPERF_STREAM[args.engine](args, connection, o)
+    if engine_table.simulated(args.engine):
+        c = _transfer(args, connection, args.remote, ("netperf -s", "netperf -S"))
+        sndbuf, rcvbuf = connection["sndbuf"], connection["rcvbuf"]
+        where = f"simulated: testbed {args.testbed}"
+    else:
+        # A real kernel keeps its own buffer sizes unless -s/-S set them; netperf
+        # prints what getsockopt returns.
+        connection["sndbuf"], connection["rcvbuf"] = o.get("local_send"), o.get("remote_recv")
+        c = _transfer(args, connection, args.remote, ("netperf -s", "netperf -S"))
+        sndbuf, rcvbuf = c["sndbuf_granted"] or 0, c["rcvbuf_granted"] or 0
+        where = "real: " + ", ".join(args.hosts)
     # netperf's elapsed time runs from the start of the test until its timer ends
     # it: a sender blocked for good (a window that never opens, a transfer the
     # simulated-time limit cut) still ends at -l, when netperf's alarm fires.
@@ -418,53 +466,26 @@ def netperf(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stream_sim(args: argparse.Namespace, connection: dict, o: dict) -> tuple:
-    spec = _spec(args.testbed, args.seed, connection, args.remote, ("netperf -s", "netperf -S"))
-    conn = spec["connections"][0]
-    c = _native.simulate(spec)["connections"][0]
-    return c, conn["sndbuf"], conn["rcvbuf"], f"simulated: testbed {args.testbed}"
-
-
-def _stream_real(args: argparse.Namespace, connection: dict, o: dict) -> tuple:
-    from cellbench.real.tools import run_one
-
-    # A real kernel keeps its own buffer sizes unless -s/-S set them; netperf
-    # prints what getsockopt returns.
-    connection["sndbuf"], connection["rcvbuf"] = o.get("local_send"), o.get("remote_recv")
-    c = run_one(args, args.remote, connection)
-    return c, c["sndbuf_granted"] or 0, c["rcvbuf_granted"] or 0, "real: " + ", ".join(args.hosts)
-
-
-#: A netperf stream test on each engine it runs on: the connection in the simulator's
-#: keys, the socket buffers netperf prints, and where it ran.
-NETPERF_STREAM = {"sim": _stream_sim, "real": _stream_real}
-
-
 def _netperf_rr(args: argparse.Namespace) -> int:
     """TCP_RR: request/response transactions on one connection for -l seconds; the
     transaction rate is the transactions completed over the test's length."""
     o = _netperf_options(args.options, RR_OPTIONS)
     request, response = o.get("sizes", (1, 1))
-    spec = _spec(
-        args.testbed,
-        args.seed,
-        {
-            "sndbuf": o.get("local_send", DEFAULT_SOCKBUF),
-            "rcvbuf": o.get("remote_recv", DEFAULT_SOCKBUF),
-            "nodelay": o.get("nodelay", False),
-            "traffic": {
-                "type": "rr",
-                "request": request,
-                "response": response,
-                "duration_s": args.seconds,
-            },
+    conn = {
+        "sndbuf": o.get("local_send", DEFAULT_SOCKBUF),
+        "rcvbuf": o.get("remote_recv", DEFAULT_SOCKBUF),
+        "nodelay": o.get("nodelay", False),
+        "traffic": {
+            "type": "rr",
+            "request": request,
+            "response": response,
+            "duration_s": args.seconds,
         },
-        args.remote,
-        ("netperf -s", "netperf -S"),
-    )
-    conn = spec["connections"][0]
+    }
+    # (On the simulator, whatever --engine: the agents have no request/response yet.)
+    flags = ("netperf -s", "netperf -S")
+    c = _transfer(args, conn, args.remote, flags, engine=engine_table.DEFAULT)
     local, remote = conn["sndbuf"], conn["rcvbuf"]
-    c = _native.simulate(spec)["connections"][0]
     # As for a stream: netperf's alarm ends the test at -l whatever the connection does.
     elapsed = c["sender_seconds"] if c["completed"] and c["sender_seconds"] > 0 else args.seconds
     rate = c["transactions"] / elapsed

@@ -31,11 +31,30 @@ class Tables:
 
 
 class Engine(Protocol):
-    """An engine: what the runner's loop (``runner.execute_plan``) and the command
-    line ask of the simulator, the emulator and real hosts alike."""
+    """An engine: what the run loop (``loop.execute_plan``) and the command line ask
+    of the simulator, the emulator and real hosts alike. What the command line and the
+    store take from an engine is data on its class; ``table`` lists the engines."""
 
     #: Its ``--engine`` name.
     name: ClassVar[str]
+    #: The ``cellbench run`` options that only some engines take, which this one
+    #: takes, by their ``argparse`` name: what ``run --engine OTHER`` says when given
+    #: one that OTHER does not take (``{engine}``: OTHER's name); None: taken without
+    #: being its own (the simulator ignores ``--host``).
+    options: ClassVar[dict[str, str | None]]
+    #: Whether ``cellbench reproduce NAME --engine`` offers it.
+    studies: ClassVar[bool]
+    #: Whether ``cellbench ttcp`` and ``netperf`` offer it (``connection_report``).
+    tools: ClassVar[bool]
+    #: The groups of the runs table's columns this engine fills, besides the identity
+    #: and configuration every engine fills (``results.columns.ENGINE_COLUMNS``).
+    columns: ClassVar[tuple[str, ...]]
+
+    @classmethod
+    def from_options(cls, args) -> Engine:
+        """The engine made from ``cellbench run``'s options (``options``' values)."""
+        ...
+
     #: Simulated time: runs go to a pool of workers (threads, Dask) and a signal asks
     #: them to stop; otherwise one run at a time on the real clock, and a signal ends
     #: the run at once (its agents stopped, the run not stored).
@@ -55,7 +74,7 @@ class Engine(Protocol):
         ...
 
     def meta(self, plan) -> dict:
-        """The result's metadata (``runner.Plan.meta`` and the engine's own)."""
+        """The result's metadata (``experiment.plan.Plan.meta`` and the engine's own)."""
         ...
 
     def open(self) -> None:
@@ -83,6 +102,15 @@ class Engine(Protocol):
         """A signal came while runs go on (the loop notes it and stops after)."""
         ...
 
+    def stop_runs(self) -> None:
+        """Stop every run of this engine going on in this process now (the loop
+        failed or was stopped; it stores what finished)."""
+        ...
+
+    def allow_runs(self) -> None:
+        """Let runs start again after ``stop_runs`` (or a signal's ``interrupt``)."""
+        ...
+
     def close(self) -> None:
         """Everything the engine holds released (a connection, a client)."""
         ...
@@ -90,6 +118,12 @@ class Engine(Protocol):
     @staticmethod
     def summary_lines(result) -> list[str]:
         """What a stored result of this engine adds to its summary (``cellbench show``)."""
+        ...
+
+    def connection_report(self, plan, out) -> dict:
+        """A one-connection run's outcome (``work``'s) in the simulator's connection
+        keys (``_native.simulate``'s): what ``ttcp`` and ``netperf`` print, whatever
+        the engine (``tools``)."""
         ...
 
 
@@ -108,6 +142,12 @@ class OnTheClock:
         from cellbench.errors import Interrupted
 
         raise Interrupted(signum)
+
+    def stop_runs(self) -> None:
+        pass  # (the one run, in the loop's thread, is what unwinds)
+
+    def allow_runs(self) -> None:
+        pass
 
     def close(self) -> None:
         pass
@@ -137,3 +177,21 @@ def check_line(plan, engine_words: str, connections: int | None = None, where: s
         f"{len(plan.points)} point(s) x {plan.replications} replication(s) = "
         f"{plan.runs_total} run(s), {engine_words}"
     )
+
+
+def run_error(plan, task, e: Exception) -> Exception:
+    """A run that failed (``e``), named by its number, sweep point and replication."""
+    from cellbench.experiment.lang import ExperimentError
+
+    point = ", ".join(f"{k}={v}" for k, v in plan.param_values(task.point).items())
+    where = f"run {task.run} ({point + ', ' if point else ''}replication {task.replication})"
+    return ExperimentError(None, f"{where}: {e}")
+
+
+def merge_meta(into: dict, more: dict) -> None:
+    """``more`` into ``into``, dicts merged key by key (a run's entry among others)."""
+    for k, v in more.items():
+        if isinstance(v, dict) and isinstance(into.get(k), dict):
+            merge_meta(into[k], v)
+        else:
+            into[k] = v

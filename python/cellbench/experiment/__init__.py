@@ -4,12 +4,12 @@
 - ``model``: connections, traffic, serial/parallel timing.
 - ``testbed``: hosts and switch as a checked block; the classic testbeds as presets.
 - ``sweep``: parameters, ranges, products, --set.
-- ``runner``: plan and run on a pool of workers (or Dask); ``run(...)``.
+- ``plan``: every sweep point x replication of a file, checked, as runs to hand an
+  engine (``cellbench.engines`` runs them).
 - ``results``: the self-describing result directory (Parquet).
 """
 
 from cellbench.experiment.lang import ExperimentError
 from cellbench.experiment.results import Result, ResultError, load
-from cellbench.experiment.runner import run
 
-__all__ = ["ExperimentError", "Result", "ResultError", "load", "run"]
+__all__ = ["ExperimentError", "Result", "ResultError", "load"]

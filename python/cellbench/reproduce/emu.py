@@ -1,7 +1,7 @@
 """The studies on the emulator: ``cellbench reproduce NAME --engine emu``.
 
 Each study's testbed and connections run with this machine's Linux TCP in network
-namespaces over the simulator's cell network in real time (``cellbench.emu``), beside
+namespaces over the simulator's cell network in real time (``cellbench.engines.emu``), beside
 the simulator's result for the same cases, computed in the same call.
 
 Real time costs what it costs: lan-buffers' 5000 transfers of 32 MB would take hours.
@@ -37,8 +37,8 @@ from cellbench.reproduce import study
 if TYPE_CHECKING:
     import pandas as pd
 
+    from cellbench.experiment.plan import Plan
     from cellbench.experiment.results import Result
-    from cellbench.experiment.runner import Plan
 
 
 #: wan-mismatch's fixed window and write size (wan-mismatch-case1.netspec, -case2).
@@ -84,15 +84,15 @@ def plan(
     seed: int | None = None,
 ) -> tuple[Plan, str]:
     """The emulated study's plan, and a line saying what part of the study it runs."""
-    from cellbench.experiment.runner import _as_sets, make_plan
+    from cellbench.experiment.plan import as_sets, make_plan
 
     s = emulated(name)
     file = experiment_file(name)
     if replications is None:
         replications = s.replications
-    timed = _as_sets(s.timed)
+    timed = as_sets(s.timed)
     every = make_plan(file, sets=timed, replications=replications, seed=seed, file=str(file))
-    chosen = timed + ([] if full_grid else _as_sets(s.reduced))
+    chosen = timed + ([] if full_grid else as_sets(s.reduced))
     if seconds is not None:
         chosen.append(f"{s.duration}={seconds:g}")
     chosen += sets or []
@@ -153,7 +153,8 @@ def run(
     ``seed``, study options (``params``: lan-buffers' profile, flavour, ...) and --set
     values (``sets``: europe-vp's stall), from ``Emulated.options``; or None for no
     simulator column."""
-    from cellbench.engines.emu import check_platform, run_plan
+    from cellbench.engines import loop
+    from cellbench.engines.emu import EmuEngine, check_platform
     from cellbench.experiment import results
 
     check_platform()
@@ -169,7 +170,7 @@ def run(
     print(f"cellbench: note: {said}", file=sys.stderr)
     with scratch.directory("cellbench-emu-") as tmp:
         dest = Path(out) if out is not None else Path(tmp) / f"{name}.result"
-        run_plan(p, dest, resume=resume, overwrite=overwrite, drain_s=DRAIN_S)
+        loop.run_plan(p, dest, EmuEngine(drain_s=DRAIN_S), resume=resume, overwrite=overwrite)
         df = frame(name, results.load(dest))
     if sim is not None:
         df = _beside_sim(name, df, _values(p), sim, workers)

@@ -4,8 +4,8 @@ rows, report and plots, and one way to run them (``cellbench reproduce NAME``).
 A ``Study`` is a list of ``Part``s. A part names the experiments it runs (``Run``:
 an experiment file beside this module, or a text the study writes, with its --set
 values) and turns their results into its rows, its table and its JSON. Every run goes
-through the experiment runner (``cellbench.experiment.runner``), so every part of
-every study offers the runner's options with one meaning: ``out`` stores each run's
+through the run loop (``cellbench.engines.sim.api.run``), so every part of
+every study offers the run loop's options with one meaning: ``out`` stores each run's
 result where ``cellbench show``/``plot`` read it (``OUT/WHERE``, the run's place),
 ``resume`` finishes an interrupted one (a complete one runs nothing and gives the same
 rows), ``overwrite`` replaces one, ``dask`` runs on a Dask scheduler, ``workers``
@@ -52,7 +52,7 @@ class Run:
     #: command line's --set come after them.
     sets: tuple[str, ...] = ()
     #: A transmitting test that runs by itself in the whole experiment's network
-    #: (``runner.Plan.alone``).
+    #: (``experiment.plan.Plan.alone``).
     alone: str | None = None
     #: An experiment the study writes (in place of ``file``); with --out stored as
     #: ``OUT/where.netspec`` beside its result, which ``cellbench run`` takes as is.
@@ -250,7 +250,7 @@ class Study:
 def execute(runs: list[Run], opts: Options, tmp: Path) -> list[Ran]:
     """Run each of ``runs`` through the experiment runner; ``tmp`` holds what must
     outlive a run without --out (a tester's captures) until the part has read it."""
-    from cellbench.experiment.runner import run as run_experiment
+    from cellbench.engines.sim.api import run as run_experiment
 
     done = []
     for r in runs:
@@ -377,13 +377,13 @@ def reproduce(
 
 def _dict_sets(values: dict[str, Any] | Sequence[str] | str | None) -> tuple[str, ...]:
     """--set values given as a dict, a list of ``KEY=VALUE`` or one of them."""
-    from cellbench.experiment.runner import _as_sets
+    from cellbench.experiment.plan import as_sets
 
     if isinstance(values, str):
         return (values,)
     if isinstance(values, (list, tuple)):
         return tuple(values)
-    return tuple(_as_sets(values))
+    return tuple(as_sets(values))
 
 
 def frame(study: Study, opts: Options, got: dict[str, Any]) -> pd.DataFrame:
@@ -415,6 +415,6 @@ def frame(study: Study, opts: Options, got: dict[str, Any]) -> pd.DataFrame:
 def sets(values: dict[str, Any] | None = None, **more: Any) -> tuple[str, ...]:
     """--set values (``KEY=VALUE``, lists as ``KEY=a,b``) as the runner takes them:
     ``values`` first, then ``more``."""
-    from cellbench.experiment.runner import _as_sets
+    from cellbench.experiment.plan import as_sets
 
-    return tuple(_as_sets(values) + _as_sets(more))
+    return tuple(as_sets(values) + as_sets(more))

@@ -94,6 +94,12 @@ def spec_number(record: str, key: str, what: str) -> Reader:
     return read
 
 
+def spec_range(record: str, key: str) -> str:
+    """The core's range for ``record.key``, as a refusal shows it (``0.1..1e+06``)."""
+    lo, hi = vocab.spec_key(record, key)["range"]
+    return f"{_shown(lo)}..{_shown(hi)}"
+
+
 def spec_choice(record: str, key: str, what: str) -> Reader:
     names = vocab.choices(record, key)
     return lambda s: choice(s, what, names)
@@ -220,7 +226,7 @@ HOST_KEYS: dict[str, Key] = {
         "spacing_us",
         off_or(
             spec_number("host", "spacing_us", "the adapter's cell spacing in µs"),
-            "the adapter's cell spacing in µs",
+            f"the adapter's cell spacing in µs ({spec_range('host', 'spacing_us')})",
         ),
         "spacing_us",
     ),

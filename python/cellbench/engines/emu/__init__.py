@@ -1,11 +1,18 @@
-"""The emulator as an engine (``--engine emu``, Linux, as root): one run at a time on
-the real clock, each in namespaces of its own over the simulator's cell network
-(``cellbench.emu``)."""
+"""The emulator engine (``--engine emu``, Linux, as root): every testbed host is a
+network namespace whose kernel TCP is the one measured; the datagrams between them
+cross the simulator's own ATM network (adapters, links, switch ports, UPC) in real
+time, through one TUN device per namespace (``cellbench-core``'s ``emu`` module). One
+run at a time on the real clock, each in namespaces of its own.
+
+Modules: ``netns`` (namespaces, TUN addresses, kernel settings; all removed on every
+exit), ``engine`` (one run: the emulator, the real engine's agents in the namespaces,
+the stored rows), ``columns`` (what its rows add). This package's face is the engine
+the run loop drives (``EmuEngine``; ``cellbench run FILE --engine emu``).
+"""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from cellbench.engines.base import OnTheClock, Tables, check_line, engine_meta
 from cellbench.errors import UsageError
@@ -19,6 +26,15 @@ def check_platform() -> None:
 class EmuEngine(OnTheClock):
     name = "emu"
     label = "cellbench run (emu)"
+    options = {
+        # The simulator carries cell counts, not bytes; the emulator carries the datagrams.
+        "pcap": "--pcap needs --engine emu: only the emulator carries the cells' bytes",
+        "stall_timeout": "--stall-timeout needs --engine emu",
+    }
+    studies = True
+    tools = False
+    # The real engine's agents run in its namespaces: their clock and evidence too.
+    columns = ("real-clock", "real", "emu")
 
     def __init__(
         self,
@@ -30,15 +46,19 @@ class EmuEngine(OnTheClock):
         """``drain_s``: how long a sink waits for the rest after a timed source's end
         (None: the engine's). ``pcap``: ``--pcap PORT=FILE``. ``stall_s``:
         ``--stall-timeout`` (None: ``STALL_TIMEOUT_S``; 0: never)."""
-        from cellbench.emu import engine
+        from cellbench.engines.emu import engine
 
         check_platform()
         self.drain_s, self.pcap = drain_s, pcap
         self.stall_s = engine.STALL_TIMEOUT_S if stall_s is None else stall_s
 
+    @classmethod
+    def from_options(cls, args) -> EmuEngine:
+        return cls(pcap=args.pcap, stall_s=args.stall_timeout)
+
     def check(self, plan) -> list[str]:
-        from cellbench.emu import engine
-        from cellbench.real import plan as rplan
+        from cellbench.engines.emu import engine
+        from cellbench.engines.real import plan as rplan
 
         self.plan = plan
         self.exps = []
@@ -53,7 +73,7 @@ class EmuEngine(OnTheClock):
         return check_line(plan, "engine emu", len(self.exps[0].connections))
 
     def open(self) -> None:
-        from cellbench.emu import netns
+        from cellbench.engines.emu import netns
 
         netns.check_privileges()
 
@@ -64,7 +84,7 @@ class EmuEngine(OnTheClock):
         pass
 
     def work(self, task) -> Tables:
-        from cellbench.emu import engine
+        from cellbench.engines.emu import engine
 
         return engine.run_one(
             self.plan,
@@ -110,23 +130,3 @@ class EmuEngine(OnTheClock):
                 "is not the testbed's: rerun on an idle machine"
             )
         return out
-
-
-def run_plan(
-    plan,
-    out: Path,
-    *,
-    resume: bool = False,
-    overwrite: bool = False,
-    check: bool = False,
-    drain_s: float | None = None,
-    pcap: str | None = None,
-    stall_s: float | None = None,
-) -> bool:
-    """Run ``plan`` (``runner.make_plan``) on the emulator into the result ``out``, the
-    notes on stderr (``cellbench reproduce --engine emu``, cellbench.reproduce.emu).
-    ``check``: only check it and say so (False). The options: ``EmuEngine``'s."""
-    from cellbench.experiment import runner
-
-    engine = EmuEngine(drain_s=drain_s, pcap=pcap, stall_s=stall_s)
-    return runner.run_plan(plan, out, engine, resume=resume, overwrite=overwrite, check=check)

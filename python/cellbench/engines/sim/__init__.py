@@ -29,10 +29,26 @@ class SimEngine:
     simulated = True
     time_limit = "the simulated time limit"
     label = "cellbench run"
+    options = {
+        "cells": "--cells is the simulator's cell tester (--engine emu: --pcap PORT=FILE)",
+        "trace": "--trace is not available with --engine {engine} yet",
+        "dask": "--dask is not available with --engine {engine} yet",
+        # (It ignores the real engine's --host, as it always did.)
+        "hosts": None,
+    }
+    studies = True
+    tools = True
+    # Its measures are its vocabulary's fields (``vocab.RESULT_FIELDS``), which the
+    # store reads itself.
+    columns = ()
 
     def __init__(self, executor: Callable[[dict], dict] | None = None):
         #: What runs a spec: the simulator, or a caller's stand-in (a test's).
         self.executor = executor or execute
+
+    @classmethod
+    def from_options(cls, args) -> SimEngine:
+        return cls()
 
     def check(self, plan) -> list[str]:
         return plan.notes
@@ -91,9 +107,19 @@ class SimEngine:
     def interrupt(self, signum: int) -> None:
         # Every running simulation stops within a few thousand events; the loop stops
         # at its next step.
+        self.stop_runs()
+
+    def stop_runs(self) -> None:
+        """Every simulation running in this process stops within a few thousand events
+        (KeyboardInterrupt), and none starts, until ``allow_runs``."""
         from cellbench import _native
 
         _native.stop_runs()
+
+    def allow_runs(self) -> None:
+        from cellbench import _native
+
+        _native.allow_runs()
 
     def close(self) -> None:
         pass
@@ -101,6 +127,9 @@ class SimEngine:
     @staticmethod
     def summary_lines(result) -> list[str]:
         return []
+
+    def connection_report(self, plan, out: dict) -> dict:
+        return out["connections"][0]
 
 
 def _tables(plan, task, out: dict) -> Tables:

@@ -1,6 +1,6 @@
 """One emulated run: namespaces, the emulator, the real engine's agents, the rows.
 
-The agents are the real engine's (``cellbench.real.agents``): each runs on a thread
+The agents are the real engine's (``cellbench.engines.real.agents``): each runs on a thread
 that has entered its host's namespace, so its sockets are that kernel's. The block
 tree is kept as on real hosts (``serial { }`` starts a child when the previous one
 has ended, on the real clock). Rows are the real engine's (``controller.rows``) plus
@@ -22,15 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cellbench import vocab
-from cellbench.emu import netns
 from cellbench.engines.base import Tables
+from cellbench.engines.emu import netns
+from cellbench.engines.real import agents, controller
+from cellbench.engines.real import plan as rplan
 from cellbench.engines.rows import ident, port_rows
 from cellbench.engines.walk import wait_all, walk
 from cellbench.errors import EngineError, UsageError
 from cellbench.experiment.lang import ExperimentError
 from cellbench.experiment.results import contention
-from cellbench.real import agents, controller
-from cellbench.real import plan as rplan
 
 #: A UDP sink's wait after its source's duration (a datagram still in flight
 #: arrives within milliseconds; a TCP sink waits the real engine's DRAIN_S).

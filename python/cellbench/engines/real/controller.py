@@ -20,11 +20,11 @@ import threading
 import time
 import uuid
 
+from cellbench.engines.real import agents, answers, credentials, guard, measure
+from cellbench.engines.real import plan as rplan
 from cellbench.engines.rows import connection_row, ident
 from cellbench.engines.walk import walk
 from cellbench.errors import EngineError
-from cellbench.real import agents, answers, credentials, guard, measure
-from cellbench.real import plan as rplan
 
 #: Time from handing a group to the daemons to its agreed start.
 START_MARGIN_S = 0.1

@@ -41,7 +41,7 @@ import io
 import logging
 import pickle
 
-from cellbench.real import agents, credentials
+from cellbench.engines.real import agents, credentials
 
 logger = logging.getLogger("cellbench.daemon")
 
@@ -117,7 +117,7 @@ PICKLE_GLOBALS = frozenset(
         ("dask._task_spec", "Tuple"),
         ("distributed.shuffle._worker_plugin", "ShuffleWorkerPlugin"),
     }
-    | {("cellbench.real.agents", f.__name__) for f in agents.TASKS}
+    | {("cellbench.engines.real.agents", f.__name__) for f in agents.TASKS}
 )
 
 

@@ -22,7 +22,7 @@ import re
 import sys
 
 from cellbench import scratch
-from cellbench.real import agents, credentials, guard
+from cellbench.engines.real import agents, credentials, guard
 
 DEFAULT_PORT = 8786
 #: Agents a daemon runs at once (one thread each, started as needed).

@@ -26,16 +26,19 @@ per sweep (``_Shipment``); each worker keeps the last few it was sent
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 import queue
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+from cellbench.engines.base import merge_meta, run_error
 from cellbench.errors import Interrupted
 from cellbench.experiment import lang, results
 
@@ -101,6 +104,48 @@ class SweepReport:
         ]
 
 
+#: How long ``--dask ADDRESS`` waits for the scheduler to answer.
+DASK_TIMEOUT_S = 5
+
+
+def dask_client(address: str):
+    """A client of the Dask scheduler at ``address``; connected before anything is
+    written, so an unreachable one is a one-line error and leaves no result behind."""
+    try:
+        from dask.distributed import Client
+        from distributed.comm import connect
+        from distributed.security import Security
+    except ImportError:
+        raise lang.ExperimentError(
+            None, "--dask needs dask.distributed: pip install 'cellbench[dask]'"
+        ) from None
+
+    # A tls:// scheduler: the certificates Dask's configuration names
+    # (distributed.comm.tls.ca-file and .client.cert/.key; README, "A sweep on a Dask cluster").
+    security = Security()
+
+    async def probe() -> None:
+        args = security.get_connection_args("client")
+        comm = await connect(address, timeout=DASK_TIMEOUT_S, **args)
+        await comm.close()
+
+    try:
+        # A probe first: a Client that fails to connect keeps retrying to close itself
+        # when collected, and prints a traceback for it. (In a thread: the caller may
+        # run an event loop of its own.)
+        with ThreadPoolExecutor(max_workers=1) as one:
+            one.submit(asyncio.run, probe()).result()
+        return Client(address, timeout=DASK_TIMEOUT_S, set_as_default=False, security=security)
+    except Exception as e:  # refused, timed out, not an address, not a scheduler
+        if isinstance(e, (OSError, ValueError)):
+            why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        else:  # e.g. a length prefix of exabytes: what answered speaks another protocol
+            why = "something answered that does not speak Dask's protocol"
+        raise lang.ExperimentError(
+            None, f"--dask {address}: no Dask scheduler reached within {DASK_TIMEOUT_S} s ({why})"
+        ) from None
+
+
 # --- on a worker --------------------------------------------------------------------------
 
 #: Plans a worker was sent, by digest (the last few sweeps').
@@ -134,7 +179,7 @@ def run_batch(digest: str, shipment: bytes, runs: list[int]) -> dict:
         for t, part in zip(results.TABLES, tables.stored()):
             rows[t] += part
         lines += tables.lines
-        _merge(meta, tables.meta)
+        merge_meta(meta, tables.meta)
         done.append(run)
     return {
         "runs": done,
@@ -144,15 +189,6 @@ def run_batch(digest: str, shipment: bytes, runs: list[int]) -> dict:
         "failed": failed,
         "seconds": time.perf_counter() - start,
     }
-
-
-def _merge(into: dict, more: dict) -> None:
-    """``more`` into ``into``, dicts merged key by key (a run's entry among others)."""
-    for k, v in more.items():
-        if isinstance(v, dict) and isinstance(into.get(k), dict):
-            _merge(into[k], v)
-        else:
-            into[k] = v
 
 
 # --- on the controller --------------------------------------------------------------------
@@ -218,8 +254,6 @@ def drive(plan, engine, store, todo: Iterator[int], remaining: int, client, bar,
     batch kept (``Interrupted``). The sweep's ``SweepReport``."""
     import cloudpickle
 
-    from cellbench.experiment.runner import _fail
-
     report = SweepReport()
     cpu0, wall0, since = time.process_time(), time.perf_counter(), time.time()
     shipment = cloudpickle.dumps((plan, engine, store.columns))
@@ -244,7 +278,7 @@ def drive(plan, engine, store, todo: Iterator[int], remaining: int, client, bar,
             ) from None  # fmt: skip
         if out["runs"]:
             store.write_batch(out["runs"], out["arrow"])
-            _merge(store.meta, out["meta"])
+            merge_meta(store.meta, out["meta"])
             for line in out["lines"]:
                 bar.write(line, file=sys.stderr)
             bar.update(len(out["runs"]))
@@ -254,7 +288,7 @@ def drive(plan, engine, store, todo: Iterator[int], remaining: int, client, bar,
         report.batches += 1
         if out["failed"] is not None:
             run, why = out["failed"]
-            raise _fail(plan.task(run), plan, ValueError(why))
+            raise run_error(plan, plan.task(run), ValueError(why))
 
     try:
         while True:
@@ -295,11 +329,9 @@ def drive(plan, engine, store, todo: Iterator[int], remaining: int, client, bar,
                 store_batch(f)
             except BaseException:
                 pass
-        # A signal asked this process's simulations to stop (``Engine.interrupt``):
-        # it has none here, and the next sweep in it must run.
-        from cellbench import _native
-
-        _native.allow_runs()
+        # A signal asked this process's runs to stop (``Engine.interrupt``): it has
+        # none here, and the next sweep in it must run.
+        engine.allow_runs()
         raise
     finally:
         report.controller_cpu_s = time.process_time() - cpu0
