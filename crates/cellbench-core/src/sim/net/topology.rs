@@ -261,9 +261,43 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         .iter()
         .map(|p| crate::time::PS_PER_SEC as f64 / p.cell.as_ps() as f64)
         .collect();
-    let abr = super::abr::Abr::build(&t.abr_sources, &t.abr_ports, circuits.len(), &port_rates)?;
+    let mut abr =
+        super::abr::Abr::build(&t.abr_sources, &t.abr_ports, circuits.len(), &port_rates)?;
     let port_fifos = credit_mode;
-    let credit_mode = credit_mode || abr.on;
+    // ABR runs in trains (`abr_train.rs`) when asked, without credits, and with
+    // each ABR circuit alone on its source adapter; else on the per-cell FIFOs.
+    let abr_train = abr.on
+        && !credit_mode
+        && fidelity == Fidelity::Train
+        && t.abr_sources.iter().all(|s| {
+            let src = t.circuits[s.circuit].src;
+            t.circuits.iter().filter(|c| c.src == src).count() == 1
+        });
+    if abr_train {
+        abr.train_mode = true;
+        abr.emitters = (0..circuits.len())
+            .map(|c| {
+                abr.is_source(c).then(|| {
+                    let stages = &circuits[c].stages;
+                    let link = |s: usize| {
+                        if s == 0 {
+                            adapters[circuits[c].src].cell + adapters[circuits[c].src].delay
+                        } else {
+                            ports[stages[s].port].cell + ports[stages[s].port].delay
+                        }
+                    };
+                    let links = (0..stages.len()).map(link).collect();
+                    super::abr_train::Emitter::new(circuits[c].src, links)
+                })
+            })
+            .collect();
+        // A port decides no cell ahead of the clock (`abr_train.rs`): a BRM reads
+        // its state at its instant.
+        for p in &mut ports {
+            p.eager = false;
+        }
+    }
+    let credit_mode = credit_mode || (abr.on && !abr_train);
     let txq = if credit_mode {
         vec![super::credit::TxQueue::default(); adapters.len() + ports.len()]
     } else {
