@@ -9,11 +9,12 @@
 //! a queue threshold, relative-rate marking (CI/NI in BRMs), or an explicit rate
 //! (ERICA). The source reads each BRM and moves ACR (source rules 8 and 9).
 //!
-//! How the model runs. ABR is feedback from downstream like credits, so a
-//! network with an ABR circuit runs the per-cell reference with its explicit
+//! How the model runs. The per-cell reference runs an ABR network on explicit
 //! FIFOs (`credit.rs`): the adapter's head cell of an ABR circuit leaves only at
 //! its ACR's next slot (a waiting head holds the cells behind it, as for a
-//! credit). FRMs are real cells: they take a slot on every link and a place in
+//! credit). In Train mode each source replays that FIFO ahead of the clock, as
+//! far as no BRM can come back, and the ports decide its cells in trains
+//! (`abr_train.rs`), cell-exact against the reference. FRMs are real cells: they take a slot on every link and a place in
 //! every buffer (tail drop when it is full), and they appear in cell logs and
 //! captures with their payload. BRMs travel back hop by hop, taking at each hop
 //! the forward link's cell time and propagation delay, and are not queued: an
@@ -825,19 +826,25 @@ impl Network {
         cell.backward = true;
         cell.ci |= efci;
         let last = self.circuits[c].stages.len() - 1;
-        let back = a + self.hop_back(c, last);
         if self.abr.train() {
-            let home = (0..last).fold(back, |t, s| t + self.hop_back(c, s));
+            let home = (0..=last).fold(a, |t, s| t + self.hop_back(c, s));
             self.abr_train_turned(c, rm, home);
         }
-        self.agenda.schedule(
-            back,
-            BRM_TIE,
-            Ev::Brm {
-                rm,
-                stage: last as u16,
-            },
-        );
+        self.brm_onward(c, rm, last, a);
+    }
+
+    /// A BRM of circuit `c` leaves the element after stage `s` at `t`: it is
+    /// next handled at the first stage on its way back with something to do
+    /// (a port with an ABR behaviour, or the source); the ports between only
+    /// pass it on, and take its time.
+    fn brm_onward(&mut self, c: usize, rm: u32, mut s: usize, mut t: SimTime) {
+        t += self.hop_back(c, s);
+        while s > 0 && self.abr.ports[self.circuits[c].stages[s].port].is_none() {
+            s -= 1;
+            t += self.hop_back(c, s);
+        }
+        let stage = s as u16;
+        self.agenda.schedule(t, BRM_TIE, Ev::Brm { rm, stage });
     }
 
     /// Time a BRM takes from the element after stage `s` back to stage `s`: the
@@ -911,15 +918,7 @@ impl Network {
                 }
             }
         }
-        let back = now + self.hop_back(c, stage - 1);
-        self.agenda.schedule(
-            back,
-            BRM_TIE,
-            Ev::Brm {
-                rm,
-                stage: stage as u16 - 1,
-            },
-        );
+        self.brm_onward(c, rm, stage - 1, now);
     }
 
     /// Rules 8 and 9 at the source.

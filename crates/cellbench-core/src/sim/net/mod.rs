@@ -87,8 +87,9 @@
 //! `spec.rs` is the [`Topology`] a network is built from, `error.rs` why one is
 //! refused, `counters.rs` what a network counts and logs; `topology.rs` checks a
 //! topology and wires it into the runtime tables; `adapter.rs`, `port.rs`,
-//! `upc.rs` and `credit.rs` are the mechanisms, `train.rs` and `percell.rs` the
-//! two fidelities; `ether.rs` the frame links (Ethernet segments) beside the
+//! `upc.rs`, `credit.rs` and `abr.rs` are the mechanisms, `train.rs` and
+//! `percell.rs` the two fidelities (`abr_train.rs` ABR's sources in trains);
+//! `ether.rs` the frame links (Ethernet segments) beside the
 //! cells, `ifq.rs` the interface queue an adapter and an Ethernet interface
 //! share; this file is the runtime they share and the [`Network`] API.
 
@@ -350,7 +351,8 @@ pub struct Network {
     /// ABR sources and switch behaviours (`abr.rs`); empty without ABR.
     abr: abr::Abr,
     /// Credit mode: ports are explicit FIFOs too (`credit.rs`). Without credits an
-    /// ABR network keeps FIFOs at its adapters only and its ports run `percell.rs`.
+    /// ABR network runs in trains (`abr_train.rs`), or when it cannot keeps FIFOs
+    /// at its adapters only and its ports run `percell.rs`.
     port_fifos: bool,
 }
 

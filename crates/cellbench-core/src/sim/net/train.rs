@@ -438,7 +438,11 @@ impl Network {
         // after it, each with one EFCI bit.
         let hop = cell + delay;
         let mut cuts = [0, run.knee, lo, hi, run.n];
-        cuts.sort_unstable();
+        if lo < hi {
+            cuts.sort_unstable();
+        } else {
+            cuts = [0, 0, 0, run.knee, run.n];
+        }
         for w in cuts.windows(2) {
             let (x, y) = (w[0], w[1]);
             if y <= x {
