@@ -107,12 +107,23 @@ impl Emitter {
 
     /// The earliest instant a BRM may reach the source, seen at `now`.
     fn horizon(&self, now: SimTime) -> SimTime {
+        self.horizon_exact(now).0
+    }
+
+    /// The horizon, and whether a BRM is due then for sure.
+    fn horizon_exact(&self, now: SimTime) -> (SimTime, bool) {
         let soonest = now + self.last_link + self.back;
         self.frms
             .iter()
-            .map(|&(_, t, exact)| if exact { t } else { t.max(soonest) })
+            .map(|&(_, t, exact)| {
+                if exact {
+                    (t, true)
+                } else {
+                    (t.max(soonest), false)
+                }
+            })
             .min()
-            .unwrap_or(SimTime::MAX)
+            .unwrap_or((SimTime::MAX, false))
     }
 
     fn wake(&mut self, t: SimTime) {
@@ -183,8 +194,10 @@ impl Network {
         self.abr_flush(c);
         self.drain();
         let em = self.abr.emitter(c);
-        // A horizon at `now` is a BRM due now: it advances the source itself.
-        if !em.wakes.is_empty() && h > now && h != SimTime::MAX && em.scheduled < h {
+        // The push may have turned an FRM around. A BRM due at the horizon
+        // advances the source itself (`brm_at_source`).
+        let (h, due) = em.horizon_exact(now);
+        if !due && !em.wakes.is_empty() && h > now && h != SimTime::MAX && em.scheduled < h {
             em.scheduled = h;
             self.agenda.schedule(h, c as u32, Ev::AbrSource(c as u32));
         }

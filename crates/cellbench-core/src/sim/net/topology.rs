@@ -291,10 +291,11 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
                 })
             })
             .collect();
-        // A port decides no cell ahead of the clock (`abr_train.rs`): a BRM reads
-        // its state at its instant.
-        for p in &mut ports {
-            p.eager = false;
+        // A port whose state a BRM reads decides no cell ahead of the clock
+        // (`abr_train.rs`); the others (EFCI marks by the occupancy a cell finds,
+        // whenever it is decided) stay eager.
+        for (i, p) in ports.iter_mut().enumerate() {
+            p.eager &= !abr.read_at_brm(i);
         }
     }
     let credit_mode = credit_mode || (abr.on && !abr_train);
