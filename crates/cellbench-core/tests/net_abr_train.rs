@@ -201,3 +201,63 @@ proptest! {
         equivalent(&topo, &sends, &ack(n));
     }
 }
+
+/// A run's whole result as JSON, less what differs between the fidelities by
+/// design: the event count, and the queue series (Train keeps a subset of the
+/// per-cell samples with the same peaks, `Network::set_queue_series`).
+fn run_json(text: &str, per_cell: bool) -> serde_json::Value {
+    use cellbench_core::sim::spec::RunSpec;
+    let mut spec = RunSpec::from_json(text).unwrap();
+    spec.per_cell = per_cell;
+    spec.series = true;
+    let mut v = serde_json::to_value(spec.run().unwrap()).unwrap();
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.remove("events");
+                m.remove("queue_series");
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
+}
+
+#[test]
+fn tcp_runs_over_abr_give_the_same_result_both_ways() {
+    // Three TCPs over ABR into one receiver, through an ERICA switch and through an
+    // EFCI one: every field of the run's result (goodputs, retransmissions, cells
+    // lost, ABR counters, ACR series, what limited each) as the per-cell reference.
+    for abr in [
+        r#"{"kind": "erica"}"#,
+        r#"{"kind": "efci", "threshold_cells": 64}"#,
+    ] {
+        let conn = |h: &str| {
+            format!(
+                r#"{{"transmitter": "{h}", "receiver": "d", "sndbuf": 52428, "rcvbuf": 52428,
+                    "abr": {{"icr_bps": 10000000}},
+                    "traffic": {{"type": "full", "blocksize": 8192, "nbytes": 2097152}}}}"#
+            )
+        };
+        let host = |h: &str| {
+            format!(r#"{{"name": "{h}", "profile": "ultra-1", "phy": "oc3c", "flavour": "reno"}}"#)
+        };
+        let text = format!(
+            r#"{{"hosts": [{}, {}, {}, {}], "switch": {{"abr": {abr}}},
+                "connections": [{}, {}, {}]}}"#,
+            host("a"),
+            host("b"),
+            host("c"),
+            host("d"),
+            conn("a"),
+            conn("b"),
+            conn("c")
+        );
+        let train = run_json(&text, false);
+        assert_eq!(train, run_json(&text, true), "{abr}");
+        assert!(train.to_string().contains("abr_frm_sent"));
+    }
+}

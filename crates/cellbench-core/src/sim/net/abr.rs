@@ -379,16 +379,6 @@ impl Abr {
         self.emitters.get_mut(c).and_then(Option::as_mut)
     }
 
-    /// Whether a BRM reads port `p`'s state at its instant (relative marking:
-    /// the occupancy; ERICA: the interval's counts), so that the port may decide
-    /// no cell ahead of the clock in Train mode (`abr_train.rs`).
-    pub(super) fn read_at_brm(&self, p: usize) -> bool {
-        matches!(
-            self.ports.get(p).and_then(Option::as_ref).map(|x| x.switch),
-            Some(AbrSwitch::Relative { .. } | AbrSwitch::Erica { .. })
-        )
-    }
-
     pub(super) fn is_source(&self, c: usize) -> bool {
         self.sources.get(c).is_some_and(Option::is_some)
     }
@@ -880,8 +870,7 @@ impl Network {
         }
         let p = self.circuits[c].stages[stage].port;
         if self.abr.train() {
-            // Bring the port to now (it decides no cell past it, if it is one whose
-            // state is read here).
+            // Bring the port to now (it decides no cell past it).
             self.pull(p, now);
             self.drain();
         }

@@ -291,11 +291,12 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
                 })
             })
             .collect();
-        // A port whose state a BRM reads decides no cell ahead of the clock
-        // (`abr_train.rs`); the others (EFCI marks by the occupancy a cell finds,
-        // whenever it is decided) stay eager.
-        for (i, p) in ports.iter_mut().enumerate() {
-            p.eager &= !abr.read_at_brm(i);
+        // No port decides a cell ahead of the clock (`abr_train.rs`): a BRM reads
+        // the state of a port with relative marking or ERICA as of its instant,
+        // and the counters a run reports at its end are those of the per-cell
+        // reference (an eager port would count cells arriving after the end).
+        for p in &mut ports {
+            p.eager = false;
         }
     }
     let credit_mode = credit_mode || (abr.on && !abr_train);
