@@ -22,6 +22,12 @@
 //! to the earliest of these, inclusive: a BRM is handled after everything else
 //! at its instant (`Ev::Brm` sorts last), in both fidelities.
 //!
+//! What runs ahead. The source's own counters (FRMs sent, and an ACR change
+//! rules 5 and 6 make as an FRM goes) count what it decided, up to one horizon
+//! ahead of the clock; everything the network does (ports, deliveries, BRMs)
+//! keeps to the clock. So the two fidelities agree at any instant on all but
+//! those, and on everything once the source has caught up (a run that drains).
+//!
 //! What it needs. Each source adapter carries its ABR circuit alone (checked
 //! when the network is built; otherwise the network runs the per-cell FIFOs):
 //! another circuit's cells in the same FIFO would wait behind the ABR ones.
