@@ -232,7 +232,8 @@ def run_one(
             row["met_contract"] = all(p["met_contract"] for p in report["policers"])
         # An ABR data circuit: the simulator's ABR fields, its ACR series with --series.
         abr = dict(c.get("abr") or {})
-        for t_s, bps in abr.pop("acr_series", []) if plan.series else []:
+        series = abr.pop("acr_series", [])
+        for t_s, bps in series if plan.series else []:
             acr.append(
                 {**ident(task), "connection": rc.conn.index, "t_s": t_s + shift, "acr_bps": bps}
             )
