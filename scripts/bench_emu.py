@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The emulator (``--engine emu``) against its ceilings and the simulator, side by side.
 
-Run as root: ``python3 scripts/bench_emu.py [MBYTES [RUNS]]`` (default 16 MB, OC-12c moving
-four times as much; 1 emulated run of each path). Prints, in one run:
+Run as root: ``python3 scripts/bench_emu.py [MBYTES [RUNS [abr]]]`` (default 16 MB, OC-12c
+moving four times as much; 1 emulated run of each path; ``abr``: the ABR case alone).
+Prints, in one run:
 
 - an unconstrained OC-3c path and an unconstrained OC-12c path (two hosts of that
   phy with no gap between PDUs, one 256-cell port, 1 MB windows; the kernel's
@@ -16,8 +17,9 @@ four times as much; 1 emulated run of each path). Prints, in one run:
   window/RTT bound and the simulator's `modern` TCP;
 - the unconstrained OC-3c path as an ABR circuit (issue 29) through a switch running
   ERICA (target 0.9): RM cells every 32 cells and the source held to its ACR; Linux
-  against ERICA's share (0.9 of the cell rate) and the simulator, and whether the
-  emulator kept real time with the RM cells.
+  against ERICA's share (0.9 of the cell rate) and the simulator, the emulator's own ABR
+  fields (ACR, RM cells sent/returned/lost, time at MCR, as stored for its runs), and a
+  verdict: whether the emulator kept real time with the RM cells flowing.
 
 A benchmark, not a test: real-time figures depend on the machine and its load, which is
 printed with them.
@@ -165,14 +167,30 @@ def abr(d: Path, mb: int) -> None:
         f"emu {e['goodput_bps'] / 1e6:.2f} Mb/s = {e['goodput_bps'] / share:.1%} of ERICA's "
         f"share of the TCP payload ceiling ({share / 1e6:.2f} Mb/s); simulator (modern) "
         f"{s['goodput_bps'] / 1e6:.2f} Mb/s (ACR {s['abr_acr_bps'] / 1e6:.2f} Mb/s of cells, "
-        f"{s['abr_frm_sent']} RM cells); lateness p50 {e['lateness_p50_us']:.2f} µs, p99 "
-        f"{e['lateness_p99_us']:.2f} µs; real time: {bool(e['real_time'])}"
+        f"{s['abr_frm_sent']} RM cells)"
+    )
+    # The emulator's own ABR fields (stored like the simulator's): the RM cells it
+    # carried and where its ACR ended.
+    rm = e.get("abr_frm_sent")
+    print(
+        f"emu ABR source: ACR {e['abr_acr_bps'] / 1e6:.2f} Mb/s of cells (lowest "
+        f"{e['abr_acr_min_bps'] / 1e6:.2f}), {rm} RM cells sent, {e['abr_brm_returned']} "
+        f"returned, {e['abr_rm_lost']} lost, {e['abr_time_at_mcr_s']:.3f} s at MCR; lateness "
+        f"p50 {e['lateness_p50_us']:.2f} µs, p99 {e['lateness_p99_us']:.2f} µs"
+        if rm is not None
+        else "emu ABR source: NO ABR fields in the emulator's row"
+    )
+    kept = bool(e["real_time"]) and bool(rm)
+    print(
+        f"verdict: {'kept' if kept else 'did NOT keep'} real time at OC-3c with RM cells "
+        f"(real time {bool(e['real_time'])}: p99 lateness within one cell time; RM cells {rm})"
     )
 
 
 def main() -> int:
     mb = int(sys.argv[1]) if len(sys.argv) > 1 else 16
     reps = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    only_abr = sys.argv[3:] == ["abr"]
     if os.geteuid() != 0:
         print("bench_emu.py: run as root (the emulator makes network namespaces)")
         return 2
@@ -188,6 +206,9 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
+        if only_abr:
+            abr(d, mb)
+            return 0
         # OC-12c moves four times the bytes in about the same time.
         for phy, nbytes in (("oc3c", mb), ("oc12c", 4 * mb)):
             unconstrained(d, phy, nbytes, reps)

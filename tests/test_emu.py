@@ -382,3 +382,37 @@ def test_stall_timeout_is_the_emulators_and_takes_seconds(tmp_path):
     )
     assert r.returncode == 2 and "expected seconds, 0 or more" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_an_abr_circuit_stores_the_simulators_abr_fields(tmp_path):
+    """An ABR circuit through an ERICA port, emulated with --series: the row holds the
+    ABR source's fields as the simulator's does (RM cells sent and back, the ACR held to
+    ERICA's share, the time at MCR) and the acr table its ACR over time (issue 29)."""
+    before = leftovers()
+    text = """
+testbed {
+    host a { phy = oc3c; }
+    host b { phy = oc3c; }
+    switch { abr = erica (target = 0.9, interval_us = 1000); }
+}
+cluster {
+    test t { type = full (blocksize=64K, nbytes=4M); protocol = tcp (window=1M);
+             service = abr (icr = 10M); own = a:5001; peer = b:5001; }
+    test r { type = sink (blocksize=64K); protocol = tcp (window=1M); own = b:5001; peer = a:5001; }
+}
+"""
+    r = run(tmp_path, text, "--engine", "emu", "--series", "--out", "abr.result")
+    assert r.returncode == 0, r.stderr
+    assert leftovers() == before
+    row = rows(tmp_path / "abr.result").iloc[0]
+    assert row["completed"]
+    assert row["abr_frm_sent"] > 10 and row["abr_brm_returned"] > 10, row
+    assert row["abr_brm_returned"] + row["abr_rm_lost"] <= row["abr_frm_sent"]
+    # Started at ICR = 10 Mb/s of cells, never above PCR (the line) nor below MCR = 0.
+    assert 0 <= row["abr_acr_min_bps"] <= 10e6 * 1.01
+    assert row["abr_acr_min_bps"] <= row["abr_acr_bps"] <= 149.76e6
+    assert row["abr_time_at_mcr_s"] >= 0
+    acr = pd.read_parquet(tmp_path / "abr.result" / "acr")
+    assert len(acr) > 1 and (acr["connection"] == row["connection"]).all()
+    assert acr["t_s"].is_monotonic_increasing
+    assert acr["acr_bps"].max() > 10e6  # ERICA raised it from ICR

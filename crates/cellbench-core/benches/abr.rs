@@ -2,20 +2,25 @@
 //! (`sim/net/abr.rs`; issue 29 asks for at most 1.5x per cell).
 //!
 //! Two workloads on OC-3c (149.76 Mb/s of cells), each run under UBR in both
-//! fidelities and under ABR (which runs the per-cell FIFOs):
+//! fidelities and under ABR in both (Train: `sim/net/abr_train.rs`; PerCell:
+//! the per-cell FIFOs, the reference):
 //! - `transfer`: 3700 full PDUs host 0 -> 1 through one port, window-limited
 //!   (8 PDUs in flight, two more per 1-cell ACK PDU on the way back), ABR with
 //!   ICR = PCR and no switch behaviour: the source's rate gate and its RM cells;
 //! - `four-into-one`: four greedy senders (each keeps 4 PDUs queued) into one
 //!   port for 100 ms of simulated time; ABR with an ERICA port (target 0.9, 1 ms),
-//!   UBR with tail drop.
+//!   UBR with tail drop; and UBR with each VC paced (per-VC pacing, `VcPacing`)
+//!   at ERICA's fair share, 0.9/4 of the link: the cell pattern ABR converges
+//!   to (every input's cells interleaved at the port, which costs a train port
+//!   a merge step per cell), without RM cells or feedback.
 //!
 //! The figure is wall time per cell handled at the switch port (data cells and
-//! RM cells arriving there), best of 5 runs. `cargo bench --bench abr`.
+//! RM cells arriving there), best of 5 runs, with the network's events per
+//! cell. `cargo bench --bench abr`.
 
 use cellbench_core::sim::net::{
     AbrPort, AbrSource, AbrSwitch, AdapterSpec, CircuitSpec, Delivery, DropPolicy, Fidelity, Hop,
-    Network, PortSpec, Topology, TxSpacing,
+    Network, PacedQuantity, PortSpec, Topology, TxSpacing, VcPacing,
 };
 use cellbench_core::{BitRate, SimTime};
 use std::hint::black_box;
@@ -66,11 +71,15 @@ fn vc(src: usize, dst: usize, p: usize, vci: u16) -> CircuitSpec {
 #[derive(Copy, Clone, PartialEq)]
 enum Service {
     Ubr(Fidelity),
-    Abr,
+    /// UBR, each VC paced at ERICA's fair share (four-into-one only).
+    UbrPaced,
+    Abr(Fidelity),
 }
 
-/// (wall seconds, cells handled at the ports).
-fn transfer(service: Service) -> (f64, u64) {
+/// (wall seconds, cells handled at the ports, network events).
+type Figures = (f64, u64, u64);
+
+fn transfer(service: Service) -> Figures {
     let mut topo = Topology {
         adapters: vec![adapter(), adapter()],
         ports: vec![port(256), port(256)],
@@ -79,9 +88,10 @@ fn transfer(service: Service) -> (f64, u64) {
     };
     let fidelity = match service {
         Service::Ubr(f) => f,
-        Service::Abr => {
+        Service::UbrPaced => Fidelity::Train,
+        Service::Abr(f) => {
             topo.abr_sources.push(AbrSource::new(0, OC3_CELLS));
-            Fidelity::Train
+            f
         }
     };
     let mut net = Network::new(topo, fidelity).expect("valid");
@@ -119,10 +129,11 @@ fn transfer(service: Service) -> (f64, u64) {
     (
         wall,
         net.port_counters(0).cells_in + net.port_counters(1).cells_in,
+        net.events_processed(),
     )
 }
 
-fn four_into_one(service: Service) -> (f64, u64) {
+fn four_into_one(service: Service) -> Figures {
     let n = 4;
     let mut topo = Topology {
         adapters: (0..=n).map(|_| adapter()).collect(),
@@ -132,7 +143,18 @@ fn four_into_one(service: Service) -> (f64, u64) {
     };
     let fidelity = match service {
         Service::Ubr(f) => f,
-        Service::Abr => {
+        Service::UbrPaced => {
+            let interval = OC3.time_for_bits(424).as_ps() as f64 * n as f64 / 0.9;
+            topo.pacing = (0..n)
+                .map(|c| VcPacing {
+                    circuit: c,
+                    interval: SimTime::from_ps(interval as u64),
+                    counts: PacedQuantity::Cells,
+                })
+                .collect();
+            Fidelity::Train
+        }
+        Service::Abr(f) => {
             topo.abr_sources = (0..n).map(|c| AbrSource::new(c, OC3_CELLS)).collect();
             topo.abr_ports.push(AbrPort {
                 port: 0,
@@ -141,7 +163,7 @@ fn four_into_one(service: Service) -> (f64, u64) {
                     interval: SimTime::from_ms(1),
                 },
             });
-            Fidelity::Train
+            f
         }
     };
     let mut net = Network::new(topo, fidelity).expect("valid");
@@ -166,10 +188,10 @@ fn four_into_one(service: Service) -> (f64, u64) {
     }
     let wall = start.elapsed().as_secs_f64();
     black_box(token);
-    (wall, net.port_counters(0).cells_in)
+    (wall, net.port_counters(0).cells_in, net.events_processed())
 }
 
-fn best(f: fn(Service) -> (f64, u64), s: Service) -> (f64, u64) {
+fn best(f: fn(Service) -> Figures, s: Service) -> Figures {
     (0..RUNS)
         .map(|_| f(s))
         .min_by(|a, b| a.0.total_cmp(&b.0))
@@ -179,36 +201,49 @@ fn best(f: fn(Service) -> (f64, u64), s: Service) -> (f64, u64) {
 fn main() {
     println!("ABR against UBR, wall time per cell at the ports, best of {RUNS} runs");
     println!(
-        "{:<14} {:<14} {:>10} {:>10} {:>9}",
-        "workload", "service", "wall ms", "cells", "ns/cell"
+        "{:<14} {:<14} {:>10} {:>10} {:>9} {:>11}",
+        "workload", "service", "wall ms", "cells", "ns/cell", "events/cell"
     );
-    type Workload = fn(Service) -> (f64, u64);
-    let workloads: [(&str, Workload); 2] =
-        [("transfer", transfer), ("four-into-one", four_into_one)];
-    for (name, f) in workloads {
-        let mut per_cell = Vec::new();
-        for (label, s) in [
+    type Workload = fn(Service) -> Figures;
+    let workloads: [(&str, Workload, bool); 2] = [
+        ("transfer", transfer, false),
+        ("four-into-one", four_into_one, true),
+    ];
+    for (name, f, paced) in workloads {
+        let mut services = vec![
             ("UBR Train", Service::Ubr(Fidelity::Train)),
             ("UBR PerCell", Service::Ubr(Fidelity::PerCell)),
-            ("ABR", Service::Abr),
-        ] {
-            let (wall, cells) = best(f, s);
+            ("ABR Train", Service::Abr(Fidelity::Train)),
+            ("ABR PerCell", Service::Abr(Fidelity::PerCell)),
+        ];
+        if paced {
+            services.push(("UBR paced", Service::UbrPaced));
+        }
+        let mut per_cell = Vec::new();
+        for (label, s) in services {
+            let (wall, cells, events) = best(f, s);
             let ns = wall * 1e9 / cells as f64;
             per_cell.push(ns);
             println!(
-                "{:<14} {:<14} {:>10.2} {:>10} {:>9.1}",
+                "{:<14} {:<14} {:>10.2} {:>10} {:>9.1} {:>11.3}",
                 name,
                 label,
                 wall * 1e3,
                 cells,
-                ns
+                ns,
+                events as f64 / cells as f64
             );
         }
-        println!(
-            "{:<14} ABR/UBR per cell: {:.2}x of Train, {:.2}x of PerCell",
+        print!(
+            "{:<14} ABR Train per cell: {:.2}x UBR Train, {:.2}x UBR PerCell, {:.2}x ABR PerCell",
             name,
             per_cell[2] / per_cell[0],
-            per_cell[2] / per_cell[1]
+            per_cell[2] / per_cell[1],
+            per_cell[2] / per_cell[3]
         );
+        if paced {
+            print!(", {:.2}x UBR paced", per_cell[2] / per_cell[4]);
+        }
+        println!();
     }
 }

@@ -153,11 +153,29 @@ pub struct CircuitResult {
     pub pdus_dropped_at_adapter: u64,
 }
 
-/// Per connection: its data circuit and its return (ACK) circuit.
+/// Per connection: its data circuit and its return (ACK) circuit, and the data
+/// circuit's ABR source when it is ABR.
 #[derive(Debug, Clone, Serialize)]
 pub struct ConnectionCircuits {
     pub data: CircuitResult,
     pub ack: CircuitResult,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abr: Option<AbrResult>,
+}
+
+/// An ABR data circuit's source (`sim::net::abr`), in the simulator's row terms
+/// (`sim::spec::report`): ACR at the end and lowest (bit/s of cells), RM cells
+/// sent, returned and lost, the time at MCR, and with `series` the ACR over time
+/// (`[t_s, acr_bps]` on the network's clock).
+#[derive(Debug, Clone, Serialize)]
+pub struct AbrResult {
+    pub abr_acr_bps: f64,
+    pub abr_acr_min_bps: f64,
+    pub abr_frm_sent: u64,
+    pub abr_brm_returned: u64,
+    pub abr_rm_lost: u64,
+    pub abr_time_at_mcr_s: f64,
+    pub acr_series: Vec<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -331,6 +349,7 @@ impl Emulator {
             .map_err(|e| SetupError(e.to_string()))?;
         // --series: each port's occupancy, as the simulator records it.
         net.set_queue_series(spec.run.series);
+        net.set_abr_series(spec.run.series);
         Ok(Emulator {
             addresses: spec.hosts.iter().map(|h| h.address).collect(),
             spec: spec.run.clone(),
@@ -644,12 +663,31 @@ impl Emulator {
                 pdus_dropped_at_adapter: k.adapter_queue_drops,
             }
         };
+        const CELL_BITS: f64 = crate::atm::phy::CELL_BITS as f64;
+        let abr = |c: CircuitId| {
+            let k = self.net.abr_source_counters(c)?;
+            Some(AbrResult {
+                abr_acr_bps: k.acr * CELL_BITS,
+                abr_acr_min_bps: k.acr_min * CELL_BITS,
+                abr_frm_sent: k.frm_sent,
+                abr_brm_returned: k.brm_returned,
+                abr_rm_lost: k.rm_lost,
+                abr_time_at_mcr_s: k.time_at_mcr.as_secs_f64(),
+                acr_series: self
+                    .net
+                    .acr_series(c)
+                    .iter()
+                    .map(|&(t, a)| (t.as_secs_f64(), a * CELL_BITS))
+                    .collect(),
+            })
+        };
         let connections = self
             .routes
             .iter()
             .map(|r| ConnectionCircuits {
                 data: circuit(r.data),
                 ack: circuit(r.ack),
+                abr: abr(r.data),
             })
             .collect();
         let nports = self.spec.hosts.len() + 2 * self.spec.trunks.len();

@@ -3,9 +3,9 @@
 #![allow(dead_code)]
 
 use cellbench_core::sim::net::{
-    AdapterSpec, CellFate, CellRecord, CircuitCounters, CircuitId, CircuitSpec, Delivery,
-    DropPolicy, Fidelity, Hop, LossCause, Network, Place, PolicerCounters, PortCounters, PortSpec,
-    Topology, TxSpacing,
+    AbrPortCounters, AbrSourceCounters, AdapterSpec, CellFate, CellRecord, CircuitCounters,
+    CircuitId, CircuitSpec, Delivery, DropPolicy, Fidelity, Hop, LossCause, Network, Place,
+    PolicerCounters, PortCounters, PortSpec, Topology, TxSpacing,
 };
 use cellbench_core::{BitRate, SimTime};
 
@@ -66,6 +66,12 @@ pub struct Outcome {
     pub circuits: Vec<CircuitCounters>,
     pub policers: Vec<PolicerCounters>,
     pub refused: usize,
+    /// ABR: per circuit its source's counters and ACR series, per port its
+    /// counters and ER series (all None or empty without ABR).
+    pub abr_sources: Vec<Option<AbrSourceCounters>>,
+    pub acr: Vec<Vec<(SimTime, f64)>>,
+    pub abr_ports: Vec<Option<AbrPortCounters>>,
+    pub er: Vec<Vec<(SimTime, f64)>>,
 }
 
 /// Drives a network the way the host side does: poll up to the next instant
@@ -78,6 +84,7 @@ pub fn run(
 ) -> (Outcome, u64) {
     let mut net = Network::new(topo.clone(), fidelity).expect("valid topology");
     net.set_cell_log(true);
+    net.set_abr_series(true);
     let mut sends: Vec<(SimTime, CircuitId, u32)> =
         sends.iter().map(|&(t, c, l)| (SimTime(t), c, l)).collect();
     sends.sort_by_key(|s| s.0);
@@ -121,6 +128,18 @@ pub fn run(
             .map(|i| net.policer_counters(i))
             .collect(),
         refused,
+        abr_sources: (0..topo.circuits.len())
+            .map(|c| net.abr_source_counters(c))
+            .collect(),
+        acr: (0..topo.circuits.len())
+            .map(|c| net.acr_series(c).to_vec())
+            .collect(),
+        abr_ports: (0..topo.ports.len())
+            .map(|p| net.abr_port_counters(p))
+            .collect(),
+        er: (0..topo.ports.len())
+            .map(|p| net.er_series(p).to_vec())
+            .collect(),
     };
     (outcome, net.events_processed())
 }
@@ -152,6 +171,13 @@ pub fn equivalent(topo: &Topology, sends: &[(u64, CircuitId, u32)], react: React
         "policer counters differ"
     );
     assert_eq!(train.refused, reference.refused);
+    assert_eq!(
+        train.abr_sources, reference.abr_sources,
+        "ABR sources differ"
+    );
+    assert_eq!(train.acr, reference.acr, "ACR series differ");
+    assert_eq!(train.abr_ports, reference.abr_ports, "ABR ports differ");
+    assert_eq!(train.er, reference.er, "ER series differ");
     assert!(
         train_events <= cell_events,
         "train {train_events} events > per-cell {cell_events}"

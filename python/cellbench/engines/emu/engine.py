@@ -197,6 +197,9 @@ def run_one(
     if report.get("pcap_error"):
         raise EmuError(f"--pcap {tap['path']}: {report['pcap_error']}")
     rows = controller.rows(plan, task, run, origin)
+    # The network's time 0 is the emulator's start; the run's is the agents' origin.
+    shift = report["clock_start_unix"] - origin
+    acr = []
     for row, rc, c in zip(rows, rexp.connections, report["connections"]):
         sent = run.reports[rc.conn.index][0]
         kernel = by_name[rc.conn.transmitter].kernel
@@ -227,10 +230,17 @@ def run_one(
         }
         if report["policers"]:
             row["met_contract"] = all(p["met_contract"] for p in report["policers"])
+        # An ABR data circuit: the simulator's ABR fields, its ACR series with --series.
+        abr = dict(c.get("abr") or {})
+        series = abr.pop("acr_series", [])
+        for t_s, bps in series if plan.series else []:
+            acr.append(
+                {**ident(task), "connection": rc.conn.index, "t_s": t_s + shift, "acr_bps": bps}
+            )
+        row.update(abr)
         row.update(_network_limit(row, data))
     contention.name_capture(rows)
-    # The network's time 0 is the emulator's start; the run's is the agents' origin.
-    ports, queue = port_rows(ident(task), report["ports"], report["clock_start_unix"] - origin)
+    ports, queue = port_rows(ident(task), report["ports"], shift)
     cwnd = controller.series(task, run, origin) if plan.series else []
     lines = []
     if tap:
@@ -238,7 +248,7 @@ def run_one(
             f"cellbench: pcap: {report['pcap_cells']} cells leaving port {tap['port']} "
             f"({tap['name']}) in {tap['path']}"
         )
-    return Tables(rows, ports=ports, cwnd=cwnd, queue=queue, lines=lines)
+    return Tables(rows, ports=ports, cwnd=cwnd, queue=queue, acr=acr, lines=lines)
 
 
 def _network_limit(row: dict, data: dict) -> dict:

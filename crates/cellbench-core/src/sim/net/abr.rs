@@ -9,11 +9,12 @@
 //! a queue threshold, relative-rate marking (CI/NI in BRMs), or an explicit rate
 //! (ERICA). The source reads each BRM and moves ACR (source rules 8 and 9).
 //!
-//! How the model runs. ABR is feedback from downstream like credits, so a
-//! network with an ABR circuit runs the per-cell reference with its explicit
+//! How the model runs. The per-cell reference runs an ABR network on explicit
 //! FIFOs (`credit.rs`): the adapter's head cell of an ABR circuit leaves only at
 //! its ACR's next slot (a waiting head holds the cells behind it, as for a
-//! credit). FRMs are real cells: they take a slot on every link and a place in
+//! credit). In Train mode each source replays that FIFO ahead of the clock, as
+//! far as no BRM can come back, and the ports decide its cells in trains
+//! (`abr_train.rs`), cell-exact against the reference. FRMs are real cells: they take a slot on every link and a place in
 //! every buffer (tail drop when it is full), and they appear in cell logs and
 //! captures with their payload. BRMs travel back hop by hop, taking at each hop
 //! the forward link's cell time and propagation delay, and are not queued: an
@@ -274,8 +275,12 @@ pub(super) struct Abr {
     rm: Vec<(u32, RmCell)>,
     free: Vec<u32>,
     series: bool,
-    /// Any ABR circuit or port: the network runs the per-cell FIFOs.
+    /// Any ABR circuit or port.
     pub(super) on: bool,
+    /// Train mode (`abr_train.rs`): per circuit, its source run ahead of the
+    /// clock (None: not ABR); empty when the network runs the per-cell FIFOs.
+    pub(super) emitters: Vec<Option<super::abr_train::Emitter>>,
+    pub(super) train_mode: bool,
 }
 
 /// A source's decision on its head cell (`Network::abr_turn`).
@@ -362,6 +367,23 @@ impl Abr {
         Ok(abr)
     }
 
+    /// Train mode: ABR sources run ahead of the clock (`abr_train.rs`).
+    pub(super) fn train(&self) -> bool {
+        self.train_mode
+    }
+
+    /// Train mode: ABR circuit `c`'s source.
+    pub(super) fn emitter(&mut self, c: usize) -> &mut super::abr_train::Emitter {
+        self.emitters[c]
+            .as_mut()
+            .expect("an ABR circuit in Train mode")
+    }
+
+    /// Train mode: circuit `c`'s source, if it is ABR.
+    pub(super) fn emitter_mut(&mut self, c: usize) -> Option<&mut super::abr_train::Emitter> {
+        self.emitters.get_mut(c).and_then(Option::as_mut)
+    }
+
     pub(super) fn is_source(&self, c: usize) -> bool {
         self.sources.get(c).is_some_and(Option::is_some)
     }
@@ -424,6 +446,34 @@ impl PortAbrRt {
         if self.seen[c] != self.epoch {
             self.seen[c] = self.epoch;
             self.active += 1;
+        }
+    }
+}
+
+impl PortAbrRt {
+    /// ERICA counts `n` cells of circuit `c` arriving at `a0 + k·step`, as
+    /// `count` would one by one: one interval at a time.
+    fn count_run(&mut self, a0: SimTime, step: SimTime, n: u32, c: usize) {
+        let AbrSwitch::Erica { interval, .. } = self.switch else {
+            return;
+        };
+        let mut k = 0;
+        while k < n {
+            let t = a0 + step.times(k as u64);
+            self.roll(t);
+            // The run's cells before this interval's end (`roll` left t inside it).
+            let end = self.start + interval;
+            let upto = if step == SimTime::ZERO {
+                n
+            } else {
+                ((end.0 - a0.0).div_ceil(step.0)).min(n as u64) as u32
+            };
+            self.cells += (upto - k) as u64;
+            if self.seen[c] != self.epoch {
+                self.seen[c] = self.epoch;
+                self.active += 1;
+            }
+            k = upto;
         }
     }
 }
@@ -549,6 +599,46 @@ impl Network {
         }
     }
 
+    /// Train (`abr_train.rs`): a data cell of circuit `c` left at `x` (its
+    /// `Turn::Data`). How many of the next `max` data cells leave at `x + k·step`
+    /// (k = 1, 2, ...), each as soon as the link (`cell`) and the rate allow,
+    /// before an FRM is due (rule 3a, by count or by time) and no later than
+    /// `until`: the turns `abr_turn` would give them one by one, committed at
+    /// once. (0 below TCR, where rule 11 times the cells.) Returns (count, step).
+    pub(super) fn abr_steady(
+        &mut self,
+        c: usize,
+        x: SimTime,
+        cell: SimTime,
+        max: u32,
+        until: SimTime,
+    ) -> (u32, SimTime) {
+        let Some(s) = self.abr.sources[c].as_mut() else {
+            return (0, cell);
+        };
+        let Some(last_frm) = s.last_frm else {
+            return (0, cell);
+        };
+        if s.acr < TCR_CELLS_PER_SEC || until <= x {
+            return (0, cell);
+        }
+        let interval = SourceRt::interval(s.acr);
+        let step = interval.max(cell);
+        // Cell k is in rate while since_frm + k < Nrm, and before Trm has passed
+        // since the last FRM (taken whatever Mrm says: the rest goes one by one).
+        let by_count = (s.p.nrm - 1).saturating_sub(s.since_frm) as u64;
+        let by_time = (last_frm + s.p.trm).0.saturating_sub(x.0 + 1) / step.0;
+        let by_horizon = (until.0 - x.0) / step.0;
+        let k = (max as u64).min(by_count).min(by_time).min(by_horizon) as u32;
+        if k > 0 {
+            let last = x + step.times(k as u64);
+            s.since_frm += k;
+            s.last_cell = Some(last);
+            s.next_at = last + interval;
+        }
+        (k, step)
+    }
+
     /// A data cell of circuit `c` was accepted at port `p` finding `occ` cells
     /// (itself included): whether it leaves with EFCI set (§5.10.6 rule 1a), and
     /// ERICA's count of the input rate.
@@ -566,6 +656,48 @@ impl Network {
             }
             _ => false,
         }
+    }
+
+    /// Train: a run of data cells of circuit `c` accepted at port `p` (arrivals
+    /// `a0 + k·step`, leaving as `run` says), as `abr_data_at_port` would take
+    /// them one by one: ERICA's count, and the cells `lo..hi` of the run that
+    /// leave with EFCI set (the occupancy is monotone over a run, `port::Run`,
+    /// so they are its head or its tail).
+    pub(super) fn abr_run_at_port(
+        &mut self,
+        p: usize,
+        c: usize,
+        a0: SimTime,
+        step: SimTime,
+        run: &super::port::Run,
+        cell: SimTime,
+    ) -> (u32, u32) {
+        let Some(port) = self.abr.ports.get_mut(p).and_then(Option::as_mut) else {
+            return (0, 0);
+        };
+        if self.abr.sources[c].is_some() {
+            port.count_run(a0, step, run.n, c);
+        }
+        let AbrSwitch::Efci { threshold_cells } = port.switch else {
+            return (0, 0);
+        };
+        let marked = |k: u32| {
+            let a = a0 + step.times(k as u64);
+            let end = run.start(k, a0, step, cell) + cell;
+            super::port::occupancy(end, a, cell) > threshold_cells
+        };
+        let (first, last) = (
+            run.occ_first > threshold_cells,
+            run.occ_last > threshold_cells,
+        );
+        let (lo, hi) = match (first, last) {
+            (false, false) => (0, 0),
+            (true, true) => (0, run.n),
+            (true, false) => (0, (0..run.n).find(|&k| !marked(k)).unwrap_or(run.n)),
+            (false, true) => ((0..run.n).find(|&k| marked(k)).unwrap_or(run.n), run.n),
+        };
+        port.counters.efci_marked += (hi - lo) as u64;
+        (lo, hi)
     }
 
     /// A data cell of circuit `c` reaches its destination: its EFCI bit is the
@@ -601,6 +733,7 @@ impl Network {
             if let Some(s) = self.abr.sources[c].as_mut() {
                 s.counters.rm_lost += 1;
             }
+            self.abr_train_frm_gone(c, rm);
             self.log_rm(
                 Place::Port(p),
                 a,
@@ -619,6 +752,19 @@ impl Network {
             self.sample_queue(p, a, occ + 1, end);
             self.txq[e].push(Queued::rm(rm, stage, clp));
             self.serve_element(e, a);
+            return;
+        }
+        if self.abr.train() {
+            // A train port (`train.rs`): its last departure decides the start.
+            let port = &mut self.ports[p];
+            let start = a.max(port.end);
+            let delay = port.delay;
+            port.end = start + cell_time;
+            self.sample_queue(p, a, occ + 1, start + cell_time);
+            self.log_rm(Place::Port(p), start, c, stage, rm, clp, CellFate::Sent);
+            let arrive = start + cell_time + delay;
+            self.abr_train_progress(c, rm, stage + 1, arrive);
+            self.emit(c, stage, RM_PDU, rm, 1, arrive, cell_time, clp, false);
             return;
         }
         // The per-cell port (`percell.rs`): its FIFO of end times decides the start.
@@ -643,6 +789,10 @@ impl Network {
     fn port_occupancy(&mut self, p: usize, at: SimTime) -> u32 {
         if self.port_fifos {
             return self.txq[self.adapters.len() + p].occupancy(at);
+        }
+        if self.abr.train() {
+            let port = &self.ports[p];
+            return super::port::occupancy(port.end, at, port.cell);
         }
         let port = &mut self.ports[p];
         while port.ends.front().is_some_and(|&e| e <= at) {
@@ -675,21 +825,31 @@ impl Network {
 
     /// The destination turns an FRM around (§5.10.5 rules 1–2): DIR = 1, CI set
     /// if the last data cell had EFCI; the BRM then goes back hop by hop.
-    fn turn_around(&mut self, a: SimTime, rm: u32, c: usize) {
+    pub(super) fn turn_around(&mut self, a: SimTime, rm: u32, c: usize) {
         let efci = self.abr.efci[c];
         let cell = &mut self.abr.rm[rm as usize].1;
         cell.backward = true;
         cell.ci |= efci;
         let last = self.circuits[c].stages.len() - 1;
-        let back = a + self.hop_back(c, last);
-        self.agenda.schedule(
-            back,
-            c as u32,
-            Ev::Brm {
-                rm,
-                stage: last as u16,
-            },
-        );
+        if self.abr.train() {
+            let home = (0..=last).fold(a, |t, s| t + self.hop_back(c, s));
+            self.abr_train_turned(c, rm, home);
+        }
+        self.brm_onward(c, rm, last, a);
+    }
+
+    /// A BRM of circuit `c` leaves the element after stage `s` at `t`: it is
+    /// next handled at the first stage on its way back with something to do
+    /// (a port with an ABR behaviour, or the source); the ports between only
+    /// pass it on, and take its time.
+    fn brm_onward(&mut self, c: usize, rm: u32, mut s: usize, mut t: SimTime) {
+        t += self.hop_back(c, s);
+        while s > 0 && self.abr.ports[self.circuits[c].stages[s].port].is_none() {
+            s -= 1;
+            t += self.hop_back(c, s);
+        }
+        let stage = s as u16;
+        self.agenda.schedule(t, BRM_TIE, Ev::Brm { rm, stage });
     }
 
     /// Time a BRM takes from the element after stage `s` back to stage `s`: the
@@ -714,6 +874,11 @@ impl Network {
             return;
         }
         let p = self.circuits[c].stages[stage].port;
+        if self.abr.train() {
+            // Bring the port to now (it decides no cell past it).
+            self.pull(p, now);
+            self.drain();
+        }
         let occ = self.port_occupancy(p, now);
         let series = self.abr.series;
         let cell = &mut self.abr.rm[rm as usize].1;
@@ -758,19 +923,16 @@ impl Network {
                 }
             }
         }
-        let back = now + self.hop_back(c, stage - 1);
-        self.agenda.schedule(
-            back,
-            c as u32,
-            Ev::Brm {
-                rm,
-                stage: stage as u16 - 1,
-            },
-        );
+        self.brm_onward(c, rm, stage - 1, now);
     }
 
     /// Rules 8 and 9 at the source.
     fn brm_at_source(&mut self, now: SimTime, rm: u32, c: usize) {
+        if self.abr.train() {
+            // Everything else at this instant first (the BRM sorts last).
+            self.abr_advance(c, now);
+            self.abr_train_frm_gone(c, rm);
+        }
         let cell = self.abr.rm[rm as usize].1;
         self.abr.free.push(rm);
         let series = self.abr.series;
@@ -791,6 +953,11 @@ impl Network {
         acr = acr.min(cell.er.cells_per_sec()).max(s.p.mcr);
         if acr != s.acr {
             s.set_acr(now, acr, series);
+        }
+        if self.abr.train() {
+            self.abr_serve(c, now);
+            self.abr_advance(c, now);
+            return;
         }
         let src = self.circuits[c].src;
         self.serve_element(src, now);
@@ -828,6 +995,11 @@ impl Network {
         });
     }
 }
+
+/// The agenda's tie key of a BRM: after every other event at its instant, so a
+/// port or source it passes has taken every cell of that instant first (in
+/// both fidelities; `abr_train.rs` needs a fixed order).
+const BRM_TIE: u32 = u32::MAX;
 
 /// The slot marker of an RM cell in the per-cell FIFOs and events.
 pub(super) const fn is_rm(pdu: u32) -> bool {

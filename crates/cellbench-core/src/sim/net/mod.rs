@@ -87,8 +87,9 @@
 //! `spec.rs` is the [`Topology`] a network is built from, `error.rs` why one is
 //! refused, `counters.rs` what a network counts and logs; `topology.rs` checks a
 //! topology and wires it into the runtime tables; `adapter.rs`, `port.rs`,
-//! `upc.rs` and `credit.rs` are the mechanisms, `train.rs` and `percell.rs` the
-//! two fidelities; `ether.rs` the frame links (Ethernet segments) beside the
+//! `upc.rs`, `credit.rs` and `abr.rs` are the mechanisms, `train.rs` and
+//! `percell.rs` the two fidelities (`abr_train.rs` ABR's sources in trains);
+//! `ether.rs` the frame links (Ethernet segments) beside the
 //! cells, `ifq.rs` the interface queue an adapter and an Ethernet interface
 //! share; this file is the runtime they share and the [`Network`] API.
 
@@ -97,6 +98,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 mod abr;
+mod abr_train;
 mod adapter;
 mod counters;
 mod credit;
@@ -291,6 +293,8 @@ enum Ev {
     Serve(u32),
     /// Credit mode: a credit of a circuit's stage is back upstream.
     Credit { circuit: u32, stage: u16 },
+    /// ABR in Train mode: a source's horizon came (`abr_train.rs`).
+    AbrSource(u32),
 }
 
 /// The network's events, keyed (time, circuit or port, insertion): the second key
@@ -349,7 +353,8 @@ pub struct Network {
     /// ABR sources and switch behaviours (`abr.rs`); empty without ABR.
     abr: abr::Abr,
     /// Credit mode: ports are explicit FIFOs too (`credit.rs`). Without credits an
-    /// ABR network keeps FIFOs at its adapters only and its ports run `percell.rs`.
+    /// ABR network runs in trains (`abr_train.rs`), or when it cannot keeps FIFOs
+    /// at its adapters only and its ports run `percell.rs`.
     port_fifos: bool,
 }
 
@@ -392,12 +397,16 @@ impl Network {
             return self.send_frame(now, circuit, segment, payload_len, token);
         }
         let (src, pace, pace_free) = (c.src, c.pace, c.pace_free);
+        // Credit mode: PDUs held back by missing credits wait in the interface
+        // queue too; so do an ABR source's, held to its rate.
+        let held = if self.abr.emitter_mut(circuit).is_some() {
+            self.abr_train_held(circuit, now).saturating_sub(1)
+        } else {
+            self.txq
+                .get(src)
+                .map_or(0, |q| q.pdus_held.saturating_sub(1))
+        };
         let ad = &mut self.adapters[src];
-        // Credit mode: PDUs held back by missing credits wait in the interface queue too.
-        let held = self
-            .txq
-            .get(src)
-            .map_or(0, |q| q.pdus_held.saturating_sub(1));
         if ad.ifq.full(now, held) {
             self.circuits[circuit].counters.adapter_queue_drops += 1;
             return false;
@@ -417,8 +426,10 @@ impl Network {
         c.counters.cells_sent += ncells as u64;
         let (vpi, vci) = (c.stages[0].vpi, c.stages[0].vci);
         let pdu = self.alloc_pdu(circuit, token, ncells, payload_len);
-        // Credit mode logs an adapter's cells when they really leave (credit.rs).
-        if self.txq.is_empty() && self.logs(Place::Adapter(src)) {
+        // Credit mode logs an adapter's cells when they really leave (credit.rs),
+        // and so does an ABR source (abr_train.rs).
+        let abr_train = self.abr.emitter_mut(circuit).is_some();
+        if self.txq.is_empty() && !abr_train && self.logs(Place::Adapter(src)) {
             let serial = self.pdus[pdu as usize].serial;
             for r in &runs {
                 for k in 0..r.count {
@@ -440,10 +451,18 @@ impl Network {
             }
         }
         match self.fidelity {
+            Fidelity::Train if abr_train => {
+                // ACR, not the adapter's spacing, shapes an ABR circuit: its
+                // cells are ready together when the PDU may start.
+                let at = start + runs.first().map_or(SimTime::ZERO, |r| r.offset);
+                self.tx_runs = runs;
+                self.abr_train_send(now, circuit, pdu, at);
+                return true;
+            }
             Fidelity::Train => {
                 for r in &runs {
                     let t0 = start + r.offset + hop;
-                    self.emit(circuit, 0, pdu, r.first, r.count, t0, r.step, false);
+                    self.emit(circuit, 0, pdu, r.first, r.count, t0, r.step, false, false);
                 }
                 self.drain();
             }
@@ -532,6 +551,7 @@ impl Network {
                 Ev::Credit { circuit, stage } => {
                     self.credit_returns(at, circuit as usize, stage as usize)
                 }
+                Ev::AbrSource(c) => self.abr_advance(c as usize, at),
             }
         }
         delivered[first..].sort_by_key(|d| (d.at, d.circuit));

@@ -53,9 +53,19 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         .iter()
         .map(|p| crate::time::PS_PER_SEC as f64 / p.cell.as_ps() as f64)
         .collect();
-    let abr = super::abr::Abr::build(&t.abr_sources, &t.abr_ports, circuits.len(), &port_rates)?;
+    let mut abr =
+        super::abr::Abr::build(&t.abr_sources, &t.abr_ports, circuits.len(), &port_rates)?;
     let port_fifos = credit_mode;
-    let credit_mode = credit_mode || abr.on;
+    let abr_train = attach_abr_trains(
+        &t,
+        fidelity,
+        credit_mode,
+        &adapters,
+        &mut ports,
+        &circuits,
+        &mut abr,
+    );
+    let credit_mode = credit_mode || (abr.on && !abr_train);
     let txq = if credit_mode {
         vec![super::credit::TxQueue::default(); adapters.len() + ports.len()]
     } else {
@@ -93,6 +103,54 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         abr,
         port_fifos,
     })
+}
+
+/// ABR runs in trains (`abr_train.rs`) when asked, without credits, and with each ABR
+/// circuit alone on its source adapter; else on the per-cell FIFOs. Whether it does.
+fn attach_abr_trains(
+    t: &Topology,
+    fidelity: Fidelity,
+    credit_mode: bool,
+    adapters: &[AdapterRt],
+    ports: &mut [PortRt],
+    circuits: &[CircuitRt],
+    abr: &mut super::abr::Abr,
+) -> bool {
+    let abr_train = abr.on
+        && !credit_mode
+        && fidelity == Fidelity::Train
+        && t.abr_sources.iter().all(|s| {
+            let src = t.circuits[s.circuit].src;
+            t.circuits.iter().filter(|c| c.src == src).count() == 1
+        });
+    if !abr_train {
+        return false;
+    }
+    abr.train_mode = true;
+    abr.emitters = (0..circuits.len())
+        .map(|c| {
+            abr.is_source(c).then(|| {
+                let stages = &circuits[c].stages;
+                let link = |s: usize| {
+                    if s == 0 {
+                        adapters[circuits[c].src].cell + adapters[circuits[c].src].delay
+                    } else {
+                        ports[stages[s].port].cell + ports[stages[s].port].delay
+                    }
+                };
+                let links = (0..stages.len()).map(link).collect();
+                super::abr_train::Emitter::new(circuits[c].src, links)
+            })
+        })
+        .collect();
+    // No port decides a cell ahead of the clock (`abr_train.rs`): a BRM reads the
+    // state of a port with relative marking or ERICA as of its instant, and the
+    // counters a run reports at its end are those of the per-cell reference (an
+    // eager port would count cells arriving after the end).
+    for p in ports.iter_mut() {
+        p.eager = false;
+    }
+    true
 }
 
 /// The counts the runtime tables index with u32.

@@ -36,7 +36,7 @@
 //! is scheduled before its time. The port graph must be loop-free (checked).
 
 use super::port::{self, VcState, Verdict};
-use super::{upc, DropPolicy, Ev, LossCause, Network, Next, Place};
+use super::{abr, upc, DropPolicy, Ev, LossCause, Network, Next, Place};
 use crate::time::SimTime;
 use std::cmp::Reverse;
 
@@ -53,6 +53,9 @@ pub(super) struct Seg {
     pub step: SimTime,
     /// The cells' CLP bit (a policer that tags splits a train where it changes).
     pub clp: bool,
+    /// ABR: the cells' EFCI bit, set by a port on the way (`abr.rs`). An RM
+    /// cell is a segment of its own, `pdu` = `RM_PDU`, `first` its RM slot.
+    pub efci: bool,
 }
 
 impl Seg {
@@ -76,7 +79,7 @@ impl Seg {
 
 impl Network {
     /// Cells `first..first+count` of a PDU leave `stage`, arriving at the next
-    /// stage at `t0 + k·step`.
+    /// stage at `t0 + k·step` (an RM cell: `pdu` = `RM_PDU`, see [`Seg`]).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn emit(
         &mut self,
@@ -88,9 +91,18 @@ impl Network {
         t0: SimTime,
         step: SimTime,
         clp: bool,
+        efci: bool,
     ) {
+        let rm = abr::is_rm(pdu);
         let (port, slot) = match self.circuits[circuit].stages[stage].next {
-            Next::Receiver => return self.reassemble(circuit, pdu, first, count, t0, step, clp),
+            Next::Receiver if rm => return self.turn_around(t0, first, circuit),
+            Next::Receiver => {
+                if self.abr.on {
+                    // The last of these cells is the destination's EFCI state.
+                    self.abr_data_received(circuit, efci);
+                }
+                return self.reassemble(circuit, pdu, first, count, t0, step, clp);
+            }
             Next::Port { port, slot } => (port, slot),
         };
         let seg = Seg {
@@ -102,13 +114,16 @@ impl Network {
             t0,
             step,
             clp,
+            efci,
         };
-        let eom = first + count == self.pdus[pdu as usize].ncells;
+        // An RM cell is decided no later than its arrival, as a PDU's last cell
+        // (`abr_train.rs` counts on it).
+        let eom = rm || first + count == self.pdus[pdu as usize].ncells;
         let now = self.now;
         let p = &mut self.ports[port];
         let fifo = &mut p.inputs[slot];
         let merged = match fifo.back_mut() {
-            Some(b) if b.pdu == pdu && b.first + b.count == first => coalesce(b, &seg),
+            Some(b) if !rm && b.pdu == pdu && b.first + b.count == first => coalesce(b, &seg),
             _ => false,
         };
         if !merged {
@@ -194,6 +209,15 @@ impl Network {
             let Some(&seg) = inputs[best].front() else {
                 break;
             };
+            if abr::is_rm(seg.pdu) {
+                // An RM cell takes its place in the buffer like any cell (`abr.rs`).
+                self.rm_arrives(seg.t0, seg.first, seg.stage as usize, seg.clp);
+                inputs[best].pop_front();
+                if let Some(head) = inputs[best].front() {
+                    heads.push(Reverse((head.t0, head.circuit, best)));
+                }
+                continue;
+            }
             // Take the cells that come before the other inputs' next cell.
             let mut limit = horizon;
             if second.0 != SimTime::MAX {
@@ -403,31 +427,35 @@ impl Network {
             let starts = (0..run.n).map(|k| run.start(k, a0, seg.step, cell));
             self.log_sent(p, c, s, seg.pdu, seg.first + j, starts, seg.clp);
         }
+        // ABR: the cells this port marks EFCI, `lo..hi` of the run (`abr.rs`).
+        // (as per cell, a cell already marked upstream is not offered to them).
+        let (lo, hi) = if self.abr.on && !seg.efci {
+            self.abr_run_at_port(p, c, a0, seg.step, run, cell)
+        } else {
+            (0, 0)
+        };
+        // Pieces that leave alike: back to back before the knee, as they came
+        // after it, each with one EFCI bit.
         let hop = cell + delay;
-        if run.knee > 0 {
-            self.emit(
-                c,
-                s,
-                seg.pdu,
-                seg.first + j,
-                run.knee,
-                run.start0 + hop,
-                cell,
-                seg.clp,
-            );
+        let mut cuts = [0, run.knee, lo, hi, run.n];
+        if lo < hi {
+            cuts.sort_unstable();
+        } else {
+            cuts = [0, 0, 0, run.knee, run.n];
         }
-        if run.knee < run.n {
-            let t0 = a0 + seg.step.times(run.knee as u64) + hop;
-            self.emit(
-                c,
-                s,
-                seg.pdu,
-                seg.first + j + run.knee,
-                run.n - run.knee,
-                t0,
-                seg.step,
-                seg.clp,
-            );
+        for w in cuts.windows(2) {
+            let (x, y) = (w[0], w[1]);
+            if y <= x {
+                continue;
+            }
+            let (t0, step) = if x < run.knee {
+                (run.start0 + cell.times(x as u64) + hop, cell)
+            } else {
+                (a0 + seg.step.times(x as u64) + hop, seg.step)
+            };
+            let efci = seg.efci || (lo <= x && x < hi);
+            let first = seg.first + j + x;
+            self.emit(c, s, seg.pdu, first, y - x, t0, step, seg.clp, efci);
         }
     }
 
@@ -452,7 +480,9 @@ impl Network {
                 if self.logs(Place::Port(p)) {
                     self.log_sent(p, c, s, seg.pdu, idx, std::iter::once(start), seg.clp);
                 }
-                self.emit(c, s, seg.pdu, idx, 1, start + cell + delay, cell, seg.clp);
+                let efci = seg.efci || (self.abr.on && self.abr_data_at_port(p, c, a, occ + 1));
+                let at = start + cell + delay;
+                self.emit(c, s, seg.pdu, idx, 1, at, cell, seg.clp, efci);
             }
             Verdict::Drop(cause) => {
                 self.count_dropped(p, c, s, seg.pdu, idx, 1, a, cell, cause, seg.clp)
@@ -464,7 +494,7 @@ impl Network {
 /// Appends `seg` to `back` (the next cells of the same PDU) if the arrivals stay
 /// an arithmetic progression.
 fn coalesce(back: &mut Seg, seg: &Seg) -> bool {
-    if back.clp != seg.clp {
+    if back.clp != seg.clp || back.efci != seg.efci {
         return false;
     }
     let Some(gap) = seg.t0.0.checked_sub(back.last().0) else {

@@ -1,0 +1,344 @@
+//! ABR sources in Train mode: the per-cell source of `abr.rs` run ahead of the
+//! clock, its cells pushed into the train ports (`train.rs`) as trains.
+//!
+//! Why a source can run ahead. Between two backward RM cells (BRMs) the source
+//! is a closed system: its head cell leaves at the earliest instant its link is
+//! free and its rate allows (`Network::abr_turn`), the FRM every Nrm cells
+//! included, whatever the network does meanwhile. Only a BRM reaching it moves
+//! its ACR, and only new PDUs add cells (behind the ones already there, so they
+//! move no earlier departure). So the source replays, without the agenda, the
+//! exact sequence of calls the per-cell FIFO (`credit.rs`, `serve`) makes —
+//! the PDUs' ready instants and its own wake-ups, each a `Network::abr_turn` at
+//! that instant — up to a *horizon*: the earliest instant a BRM could be back.
+//!
+//! The horizon. BRMs come back in the order their FRMs went (the forward path
+//! is FIFO, the way back is not queued, `abr.rs`). An FRM turned around at its
+//! destination at `a` is back at exactly `a + Σ hop_back`; one not yet turned
+//! around is back no earlier than `sent + RTT_min` (every forward hop's cell
+//! time and delay, and the way back), nor than `now + (last link) + Σ hop_back`
+//! (an RM cell is decided at each port no later than its arrival there, so one
+//! not yet at its destination arrives there after the last link's cell time
+//! and delay from now); a lost one never. The source replays every instant up
+//! to the earliest of these, inclusive: a BRM is handled after everything else
+//! at its instant (`Ev::Brm` sorts last), in both fidelities.
+//!
+//! What runs ahead. The source's own counters (FRMs sent, and an ACR change
+//! rules 5 and 6 make as an FRM goes) count what it decided, up to one horizon
+//! ahead of the clock; everything the network does (ports, deliveries, BRMs)
+//! keeps to the clock. So the two fidelities agree at any instant on all but
+//! those, and on everything once the source has caught up (a run that drains).
+//!
+//! What it needs. Each source adapter carries its ABR circuit alone (checked
+//! when the network is built; otherwise the network runs the per-cell FIFOs):
+//! another circuit's cells in the same FIFO would wait behind the ABR ones.
+
+use super::credit::RM_PDU;
+use super::{abr, CellFate, Ev, Network, Place};
+use crate::time::SimTime;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// A PDU in an ABR source's FIFO.
+#[derive(Copy, Clone, Debug)]
+struct TxPdu {
+    pdu: u32,
+    ncells: u32,
+    /// When its cells join the FIFO (the per-cell `ReadyPdu`).
+    ready: SimTime,
+    /// Its next cell to leave.
+    next: u32,
+}
+
+/// Data cells gathered for one push: cells `first..first+count` of `pdu`,
+/// leaving at `t0 + k·step`.
+#[derive(Copy, Clone, Debug)]
+struct OpenRun {
+    pdu: u32,
+    first: u32,
+    count: u32,
+    t0: SimTime,
+    step: SimTime,
+}
+
+/// One ABR source in Train mode.
+#[derive(Debug)]
+pub(super) struct Emitter {
+    /// The adapter (its cell time and delay are its link's).
+    adapter: usize,
+    queue: VecDeque<TxPdu>,
+    /// End of the cell on the link.
+    free: SimTime,
+    /// The per-cell FIFO's calls still to make: (instant, is a `Serve` wake).
+    wakes: BinaryHeap<Reverse<(SimTime, bool)>>,
+    /// The earliest `Serve` wake pending (per-cell's `TxQueue::serve_at`).
+    serve_at: Option<SimTime>,
+    /// When the last cell left (the FIFO ran dry then if `queue` is empty).
+    last_left: SimTime,
+    /// FRMs out: (RM slot, the earliest it can be back, whether that is exact:
+    /// turned around).
+    frms: VecDeque<(u32, SimTime, bool)>,
+    /// Last-cell departures of PDUs that left ahead of the clock (the interface
+    /// queue counts a PDU until its last cell leaves).
+    left: VecDeque<SimTime>,
+    run: Option<OpenRun>,
+    /// The latest `Ev::AbrSource` scheduled.
+    scheduled: SimTime,
+    /// Each stage's link (cell time + delay), the way out and the way back.
+    links: Vec<SimTime>,
+    /// Σ links, and the last link.
+    back: SimTime,
+    last_link: SimTime,
+}
+
+impl Emitter {
+    pub(super) fn new(adapter: usize, links: Vec<SimTime>) -> Emitter {
+        let back = links.iter().fold(SimTime::ZERO, |t, &l| t + l);
+        let last_link = *links.last().expect("a circuit has a stage 0");
+        Emitter {
+            adapter,
+            queue: VecDeque::new(),
+            free: SimTime::ZERO,
+            wakes: BinaryHeap::new(),
+            serve_at: None,
+            last_left: SimTime::ZERO,
+            frms: VecDeque::new(),
+            left: VecDeque::new(),
+            run: None,
+            scheduled: SimTime::ZERO,
+            links,
+            back,
+            last_link,
+        }
+    }
+
+    /// The earliest instant a BRM may reach the source, seen at `now`.
+    fn horizon(&self, now: SimTime) -> SimTime {
+        self.horizon_exact(now).0
+    }
+
+    /// The horizon, and whether a BRM is due then for sure.
+    fn horizon_exact(&self, now: SimTime) -> (SimTime, bool) {
+        let soonest = now + self.last_link + self.back;
+        self.frms
+            .iter()
+            .map(|&(_, t, exact)| {
+                if exact {
+                    (t, true)
+                } else {
+                    (t.max(soonest), false)
+                }
+            })
+            .min()
+            .unwrap_or((SimTime::MAX, false))
+    }
+
+    fn wake(&mut self, t: SimTime) {
+        if self.serve_at.is_none_or(|u| u > t) {
+            self.serve_at = Some(t);
+            self.wakes.push(Reverse((t, true)));
+        }
+    }
+
+    /// PDUs handed over and not all sent by `now` (`credit.rs`'s `pdus_held`).
+    pub(super) fn held(&mut self, now: SimTime) -> usize {
+        while self.left.front().is_some_and(|&t| t <= now) {
+            self.left.pop_front();
+        }
+        self.queue.len() + self.left.len()
+    }
+}
+
+impl Network {
+    /// Train: a PDU of ABR circuit `c` joins its source's FIFO at `ready`.
+    pub(super) fn abr_train_send(&mut self, now: SimTime, c: usize, pdu: u32, ready: SimTime) {
+        let ncells = self.pdus[pdu as usize].ncells;
+        let em = self.abr.emitter(c);
+        let was_dry = em.queue.is_empty();
+        em.queue.push_back(TxPdu {
+            pdu,
+            ncells,
+            ready,
+            next: 0,
+        });
+        if was_dry && ready < em.last_left {
+            // The FIFO ran dry ahead of the clock, after `ready`: per cell, this
+            // PDU was behind the last cell when it left, and the FIFO went on at
+            // once (its call at `ready` met another head: nothing to do).
+            let at = em.last_left;
+            self.abr_serve(c, at);
+        } else {
+            em.wakes.push(Reverse((ready, false)));
+        }
+        self.abr_advance(c, now);
+    }
+
+    /// Train: PDUs of ABR circuit `c` held at its adapter at `now`.
+    pub(super) fn abr_train_held(&mut self, c: usize, now: SimTime) -> usize {
+        self.abr.emitter(c).held(now)
+    }
+
+    /// Train: replay source `c` up to its horizon, push what left, and come back
+    /// at the horizon if calls remain.
+    pub(super) fn abr_advance(&mut self, c: usize, now: SimTime) {
+        let mut h;
+        loop {
+            let em = self.abr.emitter(c);
+            // Each FRM sent on the way brings the horizon nearer.
+            h = em.horizon(now);
+            let Some(&Reverse((x, is_serve))) = em.wakes.peek() else {
+                break;
+            };
+            if x > h {
+                break;
+            }
+            em.wakes.pop();
+            if is_serve && em.serve_at == Some(x) {
+                em.serve_at = None;
+            }
+            self.abr_serve(c, x);
+        }
+        self.abr_flush(c);
+        self.drain();
+        let em = self.abr.emitter(c);
+        // The push may have turned an FRM around. A BRM due at the horizon
+        // advances the source itself (`brm_at_source`).
+        let (h, due) = em.horizon_exact(now);
+        if !due && !em.wakes.is_empty() && h > now && h != SimTime::MAX && em.scheduled < h {
+            em.scheduled = h;
+            self.agenda.schedule(h, c as u32, Ev::AbrSource(c as u32));
+        }
+    }
+
+    /// The per-cell FIFO's `serve` at instant `x`, for an adapter holding
+    /// ABR circuit `c` alone (`credit.rs`).
+    pub(super) fn abr_serve(&mut self, c: usize, x: SimTime) {
+        loop {
+            let em = self.abr.emitter(c);
+            let Some(head) = em.queue.front().copied() else {
+                return;
+            };
+            if head.ready > x {
+                return;
+            }
+            if em.free > x {
+                let t = em.free.max(self.abr.next_at(c));
+                self.abr.emitter(c).wake(t);
+                return;
+            }
+            let adapter = em.adapter;
+            let (cell, delay) = (self.adapters[adapter].cell, self.adapters[adapter].delay);
+            match self.abr_turn(c, x) {
+                abr::Turn::Data => {
+                    // This cell, and the ones after it in its PDU that leave
+                    // in step before anything can change (`Network::abr_steady`).
+                    let now = self.now;
+                    let em = self.abr.emitter(c);
+                    let until = em.horizon(now);
+                    let rest = head.ncells - head.next - 1;
+                    let (k, step) = self.abr_steady(c, x, cell, rest, until);
+                    let last = x + step.times(k as u64);
+                    let em = self.abr.emitter(c);
+                    em.free = last + cell;
+                    em.last_left = last;
+                    let front = em.queue.front_mut().expect("the head is there");
+                    let j = front.next;
+                    front.next += 1 + k;
+                    if front.next == front.ncells {
+                        em.queue.pop_front();
+                        em.left.push_back(last);
+                    }
+                    self.abr_gather(c, head.pdu, j, 1, x + cell + delay, step);
+                    if k > 0 {
+                        self.abr_gather(c, head.pdu, j + 1, k, x + step + cell + delay, step);
+                    }
+                    if self.logs(Place::Adapter(self.circuits[c].src)) {
+                        let starts = (0..=k).map(|i| x + step.times(i as u64));
+                        self.log_sent(0, c, 0, head.pdu, j, starts, false);
+                    }
+                }
+                abr::Turn::Wait(t) => {
+                    self.abr.emitter(c).wake(t);
+                    return;
+                }
+                abr::Turn::Frm { rm, clp } => {
+                    let em = self.abr.emitter(c);
+                    em.free = x + cell;
+                    // Forward and back, each link's cell time and delay once each way.
+                    let soonest = x + em.back + em.back;
+                    em.frms.push_back((rm, soonest, false));
+                    let free = em.free;
+                    em.wake(free);
+                    self.abr_flush(c);
+                    let src = self.circuits[c].src;
+                    self.log_rm(Place::Adapter(src), x, c, 0, rm, clp, CellFate::Sent);
+                    let a = x + cell + delay;
+                    self.emit(c, 0, RM_PDU, rm, 1, a, cell, clp, false);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Data cells `j..j+n` of `pdu` arrive at the first port at `a + k·step`:
+    /// gather them into the open run, or push that run and open another.
+    fn abr_gather(&mut self, c: usize, pdu: u32, j: u32, n: u32, a: SimTime, step: SimTime) {
+        let em = self.abr.emitter(c);
+        if let Some(r) = &mut em.run {
+            let last = r.t0 + r.step.times(r.count as u64 - 1);
+            if r.pdu == pdu && r.first + r.count == j && a > last {
+                let gap = SimTime(a.0 - last.0);
+                if r.count == 1 {
+                    r.step = gap;
+                }
+                if gap == r.step && (n == 1 || step == gap) {
+                    r.count += n;
+                    return;
+                }
+            }
+        }
+        self.abr_flush(c);
+        self.abr.emitter(c).run = Some(OpenRun {
+            pdu,
+            first: j,
+            count: n,
+            t0: a,
+            step,
+        });
+    }
+
+    /// Push the open run of source `c` into its first port.
+    fn abr_flush(&mut self, c: usize) {
+        if let Some(r) = self.abr.emitter(c).run.take() {
+            self.emit(c, 0, r.pdu, r.first, r.count, r.t0, r.step, false, false);
+        }
+    }
+
+    /// Train: an FRM of circuit `c` was turned around; its BRM is back at `at`.
+    pub(super) fn abr_train_turned(&mut self, c: usize, rm: u32, at: SimTime) {
+        if let Some(em) = self.abr.emitter_mut(c) {
+            if let Some(f) = em.frms.iter_mut().find(|f| f.0 == rm) {
+                *f = (rm, at, true);
+            }
+        }
+    }
+
+    /// Train: an FRM of circuit `c` left a port, arriving at `stage` at `a`: it
+    /// cannot be back before the rest of the way out and the way back.
+    pub(super) fn abr_train_progress(&mut self, c: usize, rm: u32, stage: usize, a: SimTime) {
+        if let Some(em) = self.abr.emitter_mut(c) {
+            let rest = em.links[stage..].iter().fold(a + em.back, |t, &l| t + l);
+            if let Some(f) = em.frms.iter_mut().find(|f| f.0 == rm) {
+                f.1 = f.1.max(rest);
+            }
+        }
+    }
+
+    /// Train: an FRM of circuit `c` is gone (lost, or back at the source).
+    pub(super) fn abr_train_frm_gone(&mut self, c: usize, rm: u32) {
+        if let Some(em) = self.abr.emitter_mut(c) {
+            if let Some(i) = em.frms.iter().position(|f| f.0 == rm) {
+                em.frms.remove(i);
+            }
+        }
+    }
+}
