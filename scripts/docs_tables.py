@@ -17,7 +17,9 @@ generated whole by `cellbench fidelity --markdown`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import io
 import re
 import sys
 from collections.abc import Callable
@@ -37,9 +39,23 @@ def _blocks() -> dict[str, tuple[str, Callable[[], str]]]:
     out = {}
     for s in REGISTRY.values():
         for t in s.tables:
-            command = Command(("reproduce", s.name, *t.args))
+            command = Command(("reproduce", s.name, *t.args), output)
             out[t.name] = (f"{s.name}.md", functools.partial(t.render, command))
     return out
+
+
+@functools.cache
+def output(argv: tuple[str, ...], as_json: bool = True) -> str:
+    """A command's output, --json or its report (each run once per process)."""
+    from cellbench.cli import main
+
+    full = [*argv, *(["--json"] if as_json else [])]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(full)
+    if code != 0:
+        raise SystemExit(f"cellbench {' '.join(full)} exited {code}")
+    return out.getvalue()
 
 
 #: Block name -> (page, renderer).

@@ -8,15 +8,14 @@ two markers,
     <!-- end generated: NAME -->
 
 and a function from the command's output (``Command``: ``cellbench reproduce STUDY
-ARGS``, seed 1, run once per process) to the block's Markdown.
-``scripts/docs_tables.py`` rewrites or checks every block (tests/test_docs_tables.py).
+ARGS``, seed 1) to the block's Markdown. ``scripts/docs_tables.py`` rewrites or checks
+every block (tests/test_docs_tables.py) and gives each ``Command`` the command line to
+run it with: a study draws from a command's output and never imports the command line
+(which imports the studies).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,9 +23,11 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Command:
-    """``cellbench reproduce STUDY ARGS`` as the page's tables read it."""
+    """``cellbench reproduce STUDY ARGS`` as the page's tables read it; ``output``
+    runs a command line (``argv``, with ``--json`` or not) and gives what it printed."""
 
     argv: tuple[str, ...]
+    output: Callable[[tuple[str, ...], bool], str]
 
     @property
     def source(self) -> str:
@@ -34,10 +35,10 @@ class Command:
         return f"`cellbench {' '.join(self.argv)}` (seed 1)"
 
     def json(self) -> dict:
-        return json.loads(output(self.argv, True))
+        return json.loads(self.output(self.argv, True))
 
     def text(self) -> str:
-        return output(self.argv, False)
+        return self.output(self.argv, False)
 
 
 @dataclass(frozen=True)
@@ -48,20 +49,6 @@ class DocsTable:
     name: str
     render: Callable[[Command], str]
     args: tuple[str, ...] = ()
-
-
-@functools.cache
-def output(argv: tuple[str, ...], as_json: bool = True) -> str:
-    """The command's output, --json or its report (run once per process)."""
-    from cellbench.cli import main
-
-    full = [*argv, *(["--json"] if as_json else [])]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        code = main(full)
-    if code != 0:
-        raise SystemExit(f"cellbench {' '.join(full)} exited {code}")
-    return out.getvalue()
 
 
 def table(head: list[str], rows: list[list], right: set[int] | None = None) -> str:

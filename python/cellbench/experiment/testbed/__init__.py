@@ -51,7 +51,7 @@ the run spec's key and its range); ``block.py`` a testbed from its block, ``--te
 ``presets.py`` the named testbeds; ``geometry.py`` their lengths and delays.
 """
 
-from cellbench.experiment.testbed.block import from_block, from_document, load
+from cellbench.experiment.testbed.block import from_block, from_document, load, preset
 from cellbench.experiment.testbed.geometry import (
     CAMPUS_TRUNK_MS,
     FIBRE_US_PER_KM,
@@ -68,7 +68,7 @@ from cellbench.experiment.testbed.geometry import (
     WAN_CONTENTION_SITES,
 )
 from cellbench.experiment.testbed.keys import HOST_KEYS, KERNEL_SYSCTLS, SWITCH_KEYS, TRUNK_KEYS
-from cellbench.experiment.testbed.presets import PRESETS, preset
+from cellbench.experiment.testbed.presets import PRESETS
 from cellbench.experiment.testbed.schema import (
     ADAPTERS,
     ENCAPS,

@@ -23,7 +23,7 @@ from cellbench.experiment.lang import (
     render,
 )
 from cellbench.experiment.testbed import keys
-from cellbench.experiment.testbed.presets import PRESETS, preset
+from cellbench.experiment.testbed.presets import PRESETS, Written
 from cellbench.experiment.testbed.schema import (
     ENCAPS,
     SWITCH_DEFAULTS,
@@ -33,6 +33,28 @@ from cellbench.experiment.testbed.schema import (
 
 #: The testbed block's own keys, besides its blocks.
 TESTBED_KEYS = ("mtu", "encap", "hosts")
+
+
+def preset(name: str, pos: Pos | None = None) -> Testbed:
+    """The named preset (``PRESETS``), a fresh copy; one written in the testbed language
+    is read here, as any block."""
+    if name not in PRESETS:
+        raise ExperimentError(
+            pos, f"found testbed preset {name!r}, expected one of {', '.join(sorted(PRESETS))}"
+        )
+    made = PRESETS[name]()
+    if isinstance(made, Written):
+        doc = parse(f"testbed {{\n{made.text}\n}}", f"<testbed preset {name}>")
+        tb = from_block(
+            doc.blocks[0], Testbed(name=name, description=made.description, pair=made.pair)
+        )
+        tb.given = {}  # a preset's hosts are the testbed's, not a user's blocks
+        tb.written, tb.defaults_written = set(), False  # the preset's own hosts
+    else:
+        tb = made
+    if name == "lan":
+        tb.name = "lan"
+    return tb
 
 
 def from_block(block: Block, base: Testbed | None = None) -> Testbed:

@@ -4,7 +4,8 @@ others written in the testbed language itself, from ``geometry.py``'s lengths an
 
 from __future__ import annotations
 
-from cellbench.experiment.lang import ExperimentError, Pos, parse
+from dataclasses import dataclass
+
 from cellbench.experiment.testbed.geometry import (
     CAMPUS_TRUNK_MS,
     FIBRE_US_PER_KM,
@@ -32,15 +33,19 @@ def _lan_buffers() -> Testbed:
     )
 
 
-def _written(name: str, description: str, pair: tuple[str, str], text: str) -> Testbed:
-    """A preset written in the testbed language itself: only the hosts it names."""
-    from cellbench.experiment.testbed.block import from_block  # it reads presets too
+@dataclass(frozen=True)
+class Written:
+    """A preset written in the testbed language itself (only the hosts it names): read
+    by ``block.preset``, since reading a block resolves presets too."""
 
-    doc = parse(f"testbed {{\n{text}\n}}", f"<testbed preset {name}>")
-    tb = from_block(doc.blocks[0], Testbed(name=name, description=description, pair=pair))
-    tb.given = {}  # a preset's hosts are the testbed's, not a user's blocks
-    tb.written, tb.defaults_written = set(), False  # the preset's own hosts
-    return tb
+    name: str
+    description: str
+    pair: tuple[str, str]
+    text: str
+
+
+def _written(name: str, description: str, pair: tuple[str, str], text: str) -> Written:
+    return Written(name, description, pair, text)
 
 
 _MAGIC_TRUNK = f"""
@@ -237,14 +242,3 @@ PRESETS = {
         _WAN_CONTENTION_AAI,
     ),
 }
-
-
-def preset(name: str, pos: Pos | None = None) -> Testbed:
-    if name not in PRESETS:
-        raise ExperimentError(
-            pos, f"found testbed preset {name!r}, expected one of {', '.join(sorted(PRESETS))}"
-        )
-    tb = PRESETS[name]()
-    if name == "lan":
-        tb.name = "lan"
-    return tb
