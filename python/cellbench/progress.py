@@ -41,14 +41,16 @@ class _Lines:
 
 
 #: A bar's "n/total", and its clock and rate ("[00:12<00:03, 2.51run/s"), which a
-#: repeated state changes.
+#: repeated state changes, and so the width of its bar ("|####|": tqdm fits the bar to
+#: what the line's other parts leave).
 _COUNT = re.compile(r"\b(\d+)/(\d+)\b")
 _CLOCK = re.compile(r"\[[^,\]]*(, [^,\]]*/s)?")
+_BAR = re.compile(r"\|[^|]*\|")
 
 
 def _said(line: str) -> str:
-    """A progress line without its clock and rate: what it says of the work."""
-    return _CLOCK.sub("[", line)
+    """A progress line without its clock, rate and bar: what it says of the work."""
+    return _BAR.sub("|", _CLOCK.sub("[", line))
 
 
 #: On a terminal, a bar appears once its work has taken this long (s): a quick step
