@@ -34,6 +34,7 @@ FAST: dict[tuple[str, str], list[str]] = {
     ("wan-contention", "credits"): ["--set", "seconds=0.2"],
     ("wan-contention", "burst"): ["--set", "seconds=0.5", "--set", "burst=64K,1M"],
     ("wan-contention", "five-pairs"): ["--set", "seconds=0.2"],
+    ("wan-contention", "flow-control-five-pairs"): ["--set", "seconds=0.2"],
     ("wan-contention", "ftp"): ["--set", "seconds=0.5"],
     ("ubr", "buffers"): [
         "--seconds", "0.3", "--replications", "1", "--set", "buffer=256,8192", "--set", "mtu=9180",

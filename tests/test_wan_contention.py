@@ -8,7 +8,12 @@ import pytest
 
 from cellbench.cli import main
 from cellbench.reproduce import study, wan_contention
-from cellbench.reproduce.wan_contention import common, five_pairs, flow_control
+from cellbench.reproduce.wan_contention import (
+    common,
+    five_pairs,
+    flow_control,
+    flow_control_five_pairs,
+)
 from cellbench.reproduce.wan_contention import offered_load as load
 
 
@@ -175,11 +180,13 @@ def test_deterministic_and_json_contract(everything, capsys):
         "five-pairs",
         "credits",
         "flow-control",
+        "flow-control-five-pairs",
         "burst",
         "ftp",
     }
     extra = {
         "flow-control": {"scheme", "mix", "stream", "protocol"},
+        "flow-control-five-pairs": {"scheme", "pair", "goodput_bps", "fairness_jain"},
         "five-pairs": {"together", "pair"},
         "credits": {"flow_control", "mix", "stream", "protocol"},
         "burst": {"direction", "burst_bytes"},
@@ -275,6 +282,64 @@ def test_flow_control_side_by_side():
     assert 0 < efci < tail / 4
     assert fairness("ubr-tail", "udp", "udp") < fairness("abr-efci", "udp", "udp")
     assert fairness("abr-efci", "udp", "udp") < fairness("abr-er", "udp", "udp")
+
+
+def test_five_pairs_under_every_scheme(everything):
+    # The five pairs together under each of the five schemes (issue 29 §3).
+    rows = [r for r in everything["rows"] if r["part"] == "flow-control-five-pairs"]
+    alone = {r["pair"] for r in everything["rows"] if r["part"] == "five-pairs"}
+    assert len(rows) == 5 * 5
+    for scheme in flow_control.FLOW_SCHEMES:
+        mine = [r for r in rows if r["scheme"] == scheme]
+        assert {r["pair"] for r in mine} == alone, scheme
+        assert all(r["goodput_bps"] > 0 for r in mine), scheme
+        # Jain's index of five: 1/5 when one takes everything, 1 when all are equal.
+        (fairness,) = {r["fairness_jain"] for r in mine}
+        assert 0.2 <= fairness <= 1.0, scheme
+        assert fairness == pytest.approx(
+            flow_control.jain_fairness([r["goodput_bps"] for r in mine])
+        )
+        if scheme.startswith("abr"):
+            # The DS-3 pacing became each ABR circuit's PCR: TM 4.0's default PCR, the
+            # adapter's OC-3c cell rate (149.76 Mb/s), would let ACR climb far above it.
+            assert all(0 < r["acr_min_bps"] <= r["acr_bps"] <= 40.704e6 for r in mine), scheme
+        else:
+            assert all(r["acr_bps"] is None for r in mine), scheme
+    by = {(r["scheme"], r["pair"]): r for r in rows}
+    by_scheme = {r["scheme"]: r["fairness_jain"] for r in rows}
+    # Credits: a cell leaves a hop only holding a credit for the next, so no port drops
+    # one, even where the pairs' queues reach far past the 256-cell buffer of UBR.
+    credit = [r for r in rows if r["scheme"] == "credit"]
+    assert all(r["cells_lost"] == 0 and r["lost_at"] == [] for r in credit)
+    assert max(r["peak_queue_cells"] for r in credit) > 256
+    # Tail drop: the pairs into lawrence overflow the hub's DS-3 port onto it; its queue
+    # never holds more than the buffer.
+    for pair in ("kclab1->law1", "dc1->law3"):
+        assert "trunk kc->lawrence" in by[("ubr-tail", pair)]["lost_at"]
+    assert all(r["peak_queue_cells"] <= 256 for r in rows if r["scheme"] != "credit")
+    # What the literature expected and the model bears out at every seed tried (1-3):
+    # credits carry the most; ERICA's explicit rate loses far fewer cells than tail
+    # drop and shares better than EFCI's binary feedback.
+    total = {s: sum(r["goodput_bps"] for r in rows if r["scheme"] == s) for s in by_scheme}
+    lost = {s: sum(r["cells_lost"] for r in rows if r["scheme"] == s) for s in by_scheme}
+    assert max(total, key=total.get) == "credit"
+    assert lost["abr-er"] < lost["ubr-tail"] / 2
+    assert by_scheme["abr-er"] > by_scheme["abr-efci"]
+    # The pairs keep their round trips and windows under every scheme.
+    assert {(r["pair"], r["rtt_ms"], r["window"]) for r in rows} == {
+        (r["pair"], r["rtt_ms"], r["window"])
+        for r in everything["rows"]
+        if r["part"] == "five-pairs"
+    }
+
+
+def test_abr_source_makes_pacing_the_pcr():
+    assert flow_control_five_pairs.abr_source("pair1", 40.704) == {
+        "pair1.protocol.pacing": "off",
+        "pair1.service": "abr (pcr = 40.704M, icr = 10M)",
+    }
+    # An unpaced pair's circuit takes TM 4.0's default PCR (the adapter's rate).
+    assert flow_control_five_pairs.abr_source("pair2", None)["pair2.service"] == "abr (icr = 10M)"
 
 
 def test_credits_on_a_switch_without_flow_control_are_refused(tmp_path, capsys):

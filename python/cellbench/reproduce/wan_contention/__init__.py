@@ -6,8 +6,9 @@ sites on DS-3 and OC-3c access links around a carrier hub, 256-cell edge switche
 run by the experiment runner, so ``--out`` stores results that ``cellbench show`` and
 ``plot`` read. Every parameter comes from the setup and physical facts; nothing is
 tuned to a published number. One file per part family: ``common`` (where cells were
-lost, what bound a stream), ``offered_load``, ``credits``, ``flow_control``, ``burst``,
-``five_pairs``, ``ftp``; each holds its part, its rows, its table and its figures.
+lost, what bound a stream), ``offered_load``, ``credits``, ``flow_control``,
+``flow_control_five_pairs``, ``burst``, ``five_pairs``, ``ftp``; each holds its part, its
+rows, its table and its figures.
 
 - ``offered-load`` (a): the AAI network's three pairs (WPAFB -> ITTC, NRL -> ITTC,
   ARL -> GSD), TCP paced by the application, sharing one DS-3 (the
@@ -20,6 +21,9 @@ lost, what bound a stream), ``offered_load``, ``credits``, ``flow_control``, ``b
 - ``flow-control`` (c'): the ``credits`` streams under UBR (tail drop, EPD), credits,
   ABR with EFCI marking and ABR with ERICA's explicit rate (``sim::net::abr``), with
   Jain's fairness index of the two streams.
+- ``flow-control-five-pairs`` (b'): the ``five-pairs`` pairs, all together, under the
+  same five schemes (their DS-3 pacing the ABR circuits' PCR); goodput, cells lost,
+  peak queue, ACR and what limited each pair, Jain's index of the five.
 - ``burst`` (d): UDP at 35 Mb/s in bursts of 1 KB .. 8 MB between an OC-3c site and
   a DS-3 site, both ways; each edge switch's buffer estimated from the knee.
 - ``five-pairs`` (b): five TCP pairs (round trips 2 to 70 ms, windows their
@@ -35,13 +39,21 @@ from __future__ import annotations
 
 from cellbench.reproduce import study
 from cellbench.reproduce.tables import Command, DocsTable, mbps, table
-from cellbench.reproduce.wan_contention import burst, credits, five_pairs, flow_control, ftp
+from cellbench.reproduce.wan_contention import (
+    burst,
+    credits,
+    five_pairs,
+    flow_control,
+    flow_control_five_pairs,
+    ftp,
+)
 from cellbench.reproduce.wan_contention import offered_load as load
 from cellbench.reproduce.wan_contention.burst import burst_report
 from cellbench.reproduce.wan_contention.common import size
 from cellbench.reproduce.wan_contention.credits import credits_table
 from cellbench.reproduce.wan_contention.five_pairs import five_pairs_report
 from cellbench.reproduce.wan_contention.flow_control import flow_control_table
+from cellbench.reproduce.wan_contention.flow_control_five_pairs import scheme_report
 from cellbench.reproduce.wan_contention.ftp import ftp_report
 from cellbench.reproduce.wan_contention.offered_load import offered_load_report
 
@@ -78,6 +90,8 @@ def report(res: dict) -> str:
             "of the two",
             flow_control_table(rows[rows.part == "flow-control"]),
         ]
+    if len(rows) and (rows.part == flow_control_five_pairs.PART_NAME).any():
+        out += ["", scheme_report(rows[rows.part == flow_control_five_pairs.PART_NAME])]
     if len(rows) and (rows.part == "burst").any():
         out += ["", burst_report(rows[rows.part == "burst"], res.get("buffers", []))]
     if len(rows) and (rows.part == "five-pairs").any():
@@ -218,12 +232,21 @@ STUDY = study.Study(
     "wan-contention",
     "several transfers sharing WAN links: offered load, credits, flow control, burst, "
     "five pairs, ftp",
-    (*load.PARTS, credits.PART, flow_control.PART, burst.PART, five_pairs.PART, ftp.PART),
+    (
+        *load.PARTS,
+        credits.PART,
+        flow_control.PART,
+        flow_control_five_pairs.PART,
+        burst.PART,
+        five_pairs.PART,
+        ftp.PART,
+    ),
     json_head=lambda o: {"study": "wan-contention", "seed": o.seed, "rows": []},
     report=lambda o, got: report(study.to_json(STUDY, o, got)),
     tables=(
         DocsTable("wan-contention-offered-load", _table_offered_load),
         DocsTable("wan-contention-five-pairs", _table_five_pairs),
+        DocsTable("wan-contention-flow-control-five-pairs", flow_control_five_pairs.docs_table),
         DocsTable("wan-contention-credits", _table_credits),
         DocsTable("wan-contention-burst", _table_burst),
         DocsTable("wan-contention-ftp", _table_ftp),

@@ -23,7 +23,26 @@ if TYPE_CHECKING:
 FLOW_SCHEMES = ("ubr-tail", "ubr-epd", "credit", "abr-efci", "abr-er")
 
 
-_ABR_SOURCE = "abr (icr = 10M)"
+#: Every ABR source's initial cell rate (the assumption above), in the language's words.
+ABR_ICR = "10M"
+#: The switch behaviours of the two ABR schemes (every port of every switch).
+_ABR_SWITCH = {
+    "abr-efci": "efci (threshold = 128)",
+    "abr-er": "erica (target = 0.9, interval_us = 1000)",
+}
+
+
+def scheme_sets(scheme: str, credits: int, abr_source: dict[str, str]) -> dict[str, object]:
+    """The --set values that put an experiment under ``scheme``: ``credits`` per VC per
+    hop for credits, ``abr_source`` (the settings that make its sources ABR circuits)
+    for the ABR schemes; UBR with tail drop is the testbed as it is."""
+    if scheme == "ubr-tail":
+        return {}
+    if scheme == "ubr-epd":
+        return {"testbed.switch.policy": "epd"}
+    if scheme == "credit":
+        return {"testbed.switch.flow_control": "credit", "testbed.switch.credits": credits}
+    return {**abr_source, "testbed.switch.abr": _ABR_SWITCH[scheme]}
 
 
 def _flow_control_runs(o: study.Options) -> list[Run]:
@@ -31,18 +50,14 @@ def _flow_control_runs(o: study.Options) -> list[Run]:
     from cellbench.experiment import testbed as tbmod
 
     n = hop_credits(tbmod.preset("wan-contention").to_dict(), CREDIT_SITES)
-    sets = {
-        "ubr-tail": {},
-        "ubr-epd": {"testbed.switch.policy": "epd"},
-        "credit": {"testbed.switch.flow_control": "credit", "testbed.switch.credits": n},
-        "abr-efci": {"service": _ABR_SOURCE, "testbed.switch.abr": "efci (threshold = 128)"},
-        "abr-er": {
-            "service": _ABR_SOURCE,
-            "testbed.switch.abr": "erica (target = 0.9, interval_us = 1000)",
-        },
-    }
+    # The file's $service: both streams' data circuits ABR, PCR the adapter's rate.
+    abr = {"service": f"abr (icr = {ABR_ICR})"}
     return [
-        Run(experiment("flow-control"), where=f"flow-control/{s}", sets=study.sets(sets[s]))
+        Run(
+            experiment("flow-control"),
+            where=f"flow-control/{s}",
+            sets=study.sets(scheme_sets(s, n, abr)),
+        )
         for s in FLOW_SCHEMES
     ]
 
