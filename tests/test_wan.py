@@ -16,7 +16,7 @@ import pytest
 import cellbench
 from cellbench import calc, wire
 from cellbench.data.published import wan_window_table
-from cellbench.reproduce import wan
+from cellbench.reproduce import europe_vp as wan
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

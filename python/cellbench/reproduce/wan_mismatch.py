@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cellbench.reproduce import study, wan
+from cellbench.reproduce import europe_vp, study
 from cellbench.reproduce.tables import Command, DocsTable, mbps, table
 
 if TYPE_CHECKING:
@@ -373,7 +373,7 @@ def _study() -> study.Study:
         "wan-mismatch",
         "MAGIC WAN: OC-3c senders into a TAXI receiver, with and without pacing",
         (
-            wan.MISMATCH_CASES_PART,
+            europe_vp.MISMATCH_CASES_PART,
             _part("case3", "the slides' Experiment 4: runs 3a and 3b", _case3_report),
             _part("segment-size", "Experiments 5 and 6", _segment_report),
         ),
@@ -389,7 +389,7 @@ def _study() -> study.Study:
         emulated=study.Emulated(
             "wan-mismatch-emu",
             {},
-            wan.emu_options,
+            europe_vp.emu_options,
             sim_transfer="10 s",
             sim_part="cases",
             transfers_per_run=4,
