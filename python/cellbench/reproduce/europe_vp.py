@@ -1,241 +1,45 @@
-"""The wide-area studies, built from the described setups (docs/wan-window.md,
-wan-mismatch.md, europe-vp.md).
+"""``europe-vp`` (docs/europe-vp.md): a SPARCstation 10 on 155 Mb/s SDH, E3 into a
+public network whose switch polices a 61,000 cell/s VP with GCRA(16.39 µs, 101 µs);
+8 ms ping RTT; adapter cell spacing 19.45/17.98/16.50/16.01 µs or none.
 
-- ``wan-window``: two DEC Alphas (OSF/1: Reno TCP with RFC 1323) on OC-3c,
-  600 km of fibre, 8.8 ms round trip; windows 512 B .. 128 KB.
-- ``wan-mismatch``: OC-3c senders into a 100 Mb/s TAXI receiver 600 km away,
-  through a 256-cell switch port where the rates meet; with and without
-  per-VC pacing (cases 1 and 2; case 3 and Experiments 5 and 6 are experiment files:
-  reproduce.wan_mismatch).
-- ``europe-vp``: a SPARCstation 10 on 155 Mb/s SDH, E3 into a public network
-  whose switch polices a 61,000 cell/s VP with GCRA(16.39 µs, 101 µs); 8 ms
-  ping RTT; adapter cell spacing 19.45/17.98/16.50/16.01 µs or none.
-
-Every parameter comes from the setup and the physical facts; nothing is
-tuned to a published number. Each study returns one row per connection per
-configuration and replication, parameters named as in the experiment language.
-
-Every study here is experiment files beside this module (wan-window.netspec,
-europe-vp.netspec, wan-mismatch-case1/-case2.netspec), run by the experiment runner
-through the study registry (``reproduce.study``), so each part stores, resumes and runs
-on Dask as ``cellbench run`` does.
+Every parameter comes from the setup and the physical facts; nothing is tuned to a
+published number. The ``vp`` part is an experiment file beside this module
+(europe-vp.netspec), run by the experiment runner through the study registry
+(``reproduce.study``), so it stores, resumes and runs on Dask as ``cellbench run``
+does; its rows are one per connection per configuration and replication
+(reproduce.wan_rows). The ``tester`` part is the cell tester's (reproduce.tester).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from cellbench.data.published import CLAIMS, wan_window_table
-from cellbench.experiment.results import Result
-from cellbench.reproduce import study, tester
+from cellbench.reproduce import study, tester, wan_rows
 from cellbench.reproduce.study import Ran, Run
 from cellbench.reproduce.tables import Command, DocsTable, mbps, table
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# --- wan-mismatch's cases ----------------------------------------------------------------
+    from cellbench.experiment.results import Result
 
-#: Cases 1 and 2 on the wan-mismatch testbed preset, an experiment file each
-#: (wan-mismatch-case1.netspec, -case2): case 1 one OC-3c sender, unpaced or paced at
-#: 70 Mb/s; case 2 two, unpaced or each paced at 35 Mb/s; 128 KB windows, 64 KB writes.
-#: 003 Experiments 2 and 3 (cases 1 and 2): the slides' throughputs.
-PUBLISHED_CASES_TEXT = (
-    "published (003 Experiments 2 and 3): one sender 0.87 Mb/s unpaced, 68.20 Mb/s paced at "
-    "70 Mb/s; two senders 1.66 Mb/s unpaced, 52.36 Mb/s paced at 35 Mb/s each (their "
-    "aggregate)"
-)
-#: Case 3 (the slides' Experiment 4) is two runs on other hosts: reproduce.wan_mismatch.
-MISMATCH_CASES = {1: "wan-mismatch-case1", 2: "wan-mismatch-case2"}
+#: The study's sweep parameters, in the rows' order (named as the JSON rows name them).
+PARAMS = ["spacing_us", "window", "write_size"]
 
 
-def _mismatch_rows(ran: list[Ran]) -> list[dict]:
-    """The cases' stored (or in-memory) results as the study's rows: one per connection
-    per case, pacing and replication, replications outermost."""
-    rows = []
-    for case, r in zip(MISMATCH_CASES, ran):
-        for row in _result_rows(r.result):
-            pacing = row["pacing"]
-            params = {
-                "case": case,
-                "pacing_mbps": None if pacing == "off" else float(pacing),
-                "window": int(row["sndbuf"]),
-                "write_size": int(row["blocksize"]),
-            }
-            rows.append((int(row["replication"]), _with_measures(params, row)))
-    return [row for _, row in sorted(rows, key=lambda x: x[0])]
+def rows(result: Result) -> list[dict]:
+    """The experiment's stored (or in-memory) result as the study's rows."""
+    return wan_rows.sweep_rows(PARAMS, result)
 
 
-# --- the studies as experiments -----------------------------------------------------------
+# --- what the vp part compares with 002 (cellbench fidelity) -----------------------------
 
-#: Study -> its sweep parameters, in the rows' order (named as the JSON rows name them).
-EXPERIMENTS = {
-    "wan-window": ["window"],
-    "europe-vp": ["spacing_us", "window", "write_size"],
-}
-
-
-def _param(key: str, value: Any) -> Any:
-    """A stored sweep value as the rows give it: spacing ``off`` is None (back to back)."""
-    if key == "spacing_us":
-        return None if value == "off" else float(value)
-    return int(value)
-
-
-def _result_rows(result: Result) -> list[dict]:
-    """A result's connection rows in the study's order: replications outermost."""
-    df = result.to_pandas().sort_values(["replication", "point", "connection"], kind="stable")
-    return df.to_dict(orient="records")
-
-
-def _with_measures(params: dict, r: dict) -> dict:
-    """A study row: its parameters, replication and seed, and the simulator's measures."""
-    import pandas as pd
-
-    met = None if pd.isna(r["met_contract"]) else bool(r["met_contract"])
-    ident = {"replication": int(r["replication"]), "seed": int(r["seed"])}
-    return _row(params | ident, {k: r[k] for k in _MEASURES}, met)
-
-
-def rows(name: str, result: Result) -> list[dict]:
-    """A WAN experiment's stored (or in-memory) result as the study's rows: one per
-    connection per configuration and replication, replications outermost."""
-    return [
-        _with_measures({k: _param(k, r[k]) for k in EXPERIMENTS[name]}, r)
-        for r in _result_rows(result)
-    ]
-
-
-#: The simulator's per-connection values a row carries (with their Python types).
-_MEASURES = {
-    "transmitter": str,
-    "receiver": str,
-    "completed": bool,
-    "bytes": int,
-    "throughput_bps": float,
-    "data_pdus_sent": int,
-    "data_pdus_lost": int,
-    "cells_lost": int,
-    "cells_policed": int,
-    "retransmitted_segments": int,
-    "timeouts": int,
-    "limited_by": str,
-    "limit_evidence": str,
-}
-
-
-def _row(params: dict, c: dict, met_contract: bool | None) -> dict:
-    # Stored rows come back as numpy values: make them the simulator's own types.
-    c = {k: None if c[k] is None else kind(c[k]) for k, kind in _MEASURES.items()}
-    sent = c["data_pdus_sent"]
-    row = params | {
-        "transmitter": c["transmitter"],
-        "receiver": c["receiver"],
-        "completed": c["completed"],
-        "bytes": c["bytes"],
-        "throughput_bps": c["throughput_bps"],
-        "segment_loss_rate": c["data_pdus_lost"] / sent if sent else 0.0,
-        "cells_lost": c["cells_lost"],
-        "cells_policed": c["cells_policed"],
-        "retransmitted_segments": c["retransmitted_segments"],
-        "timeouts": c["timeouts"],
-        "limited_by": c["limited_by"],
-        "limit_evidence": c["limit_evidence"],
-    }
-    if met_contract is not None:
-        row["met_contract"] = met_contract
-    return row
-
-
-def frame(name: str, rows: list[dict]) -> pd.DataFrame:
-    """The study's rows as a DataFrame (wan-window: beside the published throughput)."""
-    import pandas as pd
-
-    df = pd.DataFrame(rows)
-    if name == "wan-window":
-        published = wan_window_table()
-        df["published_bps"] = [published.get(int(w)) for w in df.window]
-    return df
-
-
-def records(df: pd.DataFrame) -> list[dict]:
-    """A study's rows as JSON rows (NaN as null)."""
-    return df.astype(object).where(df.notna(), None).to_dict(orient="records")
-
-
-def report(name: str, df: pd.DataFrame) -> str:
-    """A readable table with units."""
-    import pandas as pd
-
-    show = df.copy()
-    show["Mb/s"] = (show.throughput_bps / 1e6).round(3)
-    show["seg loss"] = show.segment_loss_rate.map(lambda x: f"{100 * x:.2f}%")
-    cols = [c for c in ("case", "pacing_mbps", "spacing_us", "window", "write_size") if c in show]
-    cols += ["transmitter"] if name == "wan-mismatch" else []
-    cols += ["Mb/s"]
-    # A run the simulated-time limit (or its event budget) cut: its rate is the rate so
-    # far, which `show` and the report page say too (their `truncated`).
-    cut = "completed" in show and not show.completed.fillna(True).astype(bool).all()
-    if cut:
-        show["run"] = show.completed.map(lambda x: "cut" if x is False else "done")
-        cols += ["run"]
-    cols += ["seg loss", "cells_lost", "cells_policed", "timeouts"]
-    if name == "wan-window":
-        show["published Mb/s"] = show.published_bps / 1e6
-        show["error"] = (100 * (show.throughput_bps - show.published_bps) / show.published_bps).map(
-            lambda x: f"{x:+.1f}%"
-        )
-        cols += ["published Mb/s", "error"]
-    if "met_contract" in show:
-        show["contract"] = show.met_contract.map({True: "met", False: "VIOLATED"})
-        cols += ["contract"]
-    show["limited by"] = show.limited_by
-    cols += ["limited by"]
-    if "pacing_mbps" in show:
-        show["pacing_mbps"] = show.pacing_mbps.map(lambda x: "none" if pd.isna(x) else f"{x:g}")
-    if "spacing_us" in show:
-        show["spacing_us"] = show.spacing_us.map(lambda x: "none" if pd.isna(x) else f"{x:g}")
-    head = f"{name}: throughput in Mb/s (10^6 bit/s); segment loss = data PDUs lost / sent"
-    foot = "limited by: what bound each connection (--json: limited_by, limit_evidence)"
-    if cut:
-        foot += (
-            "\ncut: the run reached the simulated-time limit (or its event budget) before "
-            "it finished; its Mb/s is the rate so far (--json: completed false; the "
-            "evidence says where it was cut)"
-        )
-    if name in CLAIMS:
-        foot += "\n" + CLAIMS[name] + "; cellbench fidelity compares"
-    if name == "wan-mismatch":
-        foot += "\n" + PUBLISHED_CASES_TEXT
-    return head + "\n" + show[cols].to_string(index=False) + "\n" + foot
-
-
-# --- the registry's entries ---------------------------------------------------------------
-
-
-# --- what the parts compare with 002 and 003 (cellbench fidelity) ------------------------
-
-
-#: Why the large windows' lines miss (``cellbench fidelity``; tests/test_wan.py's xfail).
-LARGE_WINDOWS = (
-    "known deviation: the published table is the ideal window/RTT line; each window "
-    "also waits for the 8 KB segments the receiver reads before its window update (one at "
-    "16 KB, two above) to cross OC-3c, 0.49 ms each (5.6% of 8.8 ms)"
-)
 #: Why a line of 002 §2.4's arithmetic misses.
 PAPER_ARITHMETIC = (
     "the paper's own equation with its own figures gives the simulated value; the "
     "printed figure is a slip of the text (or of its extraction)"
 )
-
-
-def _window_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
-    """003 Experiment 1: each window's throughput."""
-    return {
-        f"003-e1-{int(r.window)}": study.Simulated(r.throughput_bps / 1e6, detail=r.limited_by)
-        for r in df.itertuples(index=False)
-    }
 
 
 def _vp_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
@@ -250,8 +54,8 @@ def _vp_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
         return float(at(spacing, w).throughput_bps.max()) / 1e6
 
     def loss(spacing: float, w: int | None = None) -> float:
-        rows = df[df.spacing_us == spacing] if w is None else at(spacing, w)
-        return 100 * float(rows.segment_loss_rate.max())
+        chosen = df[df.spacing_us == spacing] if w is None else at(spacing, w)
+        return 100 * float(chosen.segment_loss_rate.max())
 
     unspaced = df[df.spacing_us.isna()]
     violated = int((~unspaced.met_contract.astype(bool)).sum())
@@ -316,46 +120,6 @@ def _vp_calc_figures(got: dict[str, dict]) -> dict[str, study.Simulated]:
     }
 
 
-def _cases_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
-    """003 Experiments 2 and 3: the aggregate with and without pacing."""
-    out = {}
-    for case, rate, exp in ((1, 70, "003-e2"), (2, 35, "003-e3")):
-        part = df[df.case == case]
-        for paced, rows in (("unpaced", part[part.pacing_mbps.isna()]),
-                            ("paced", part[part.pacing_mbps == rate])):  # fmt: skip
-            out[f"{exp}-{paced}"] = study.Simulated(
-                float(rows.throughput_bps.sum()) / 1e6,
-                detail=f"{int(rows.cells_lost.sum())} cells lost; limited by "
-                + ", ".join(sorted(set(rows.limited_by))),
-            )
-    return out
-
-
-def _table_part(
-    name: str, part: str, doc: str, runs, published: tuple[study.Compares, ...] = ()
-) -> study.Part:
-    """A part whose rows are one table (``report``) and the JSON's ``rows``."""
-    return study.Part(
-        part,
-        doc,
-        runs,
-        collect=lambda o, ran: frame(name, _collect(name, ran)),
-        report=lambda o, df: report(name, df),
-        to_json=lambda o, df: {"rows": records(df)},
-        published=published,
-    )
-
-
-def _collect(name: str, ran: list[Ran]) -> list[dict]:
-    if name == "wan-mismatch":
-        return _mismatch_rows(ran)
-    return rows(name, ran[0].result)
-
-
-def _window_runs(o: study.Options) -> list[Run]:
-    return [Run("wan-window")]
-
-
 def _vp_runs(o: study.Options) -> list[Run]:
     # Only a change is a --set: the default run's result names the file's parameters alone.
     sets = ("testbed.host.sparc10-a.stall=0",) if o.params.get("stall") is False else ()
@@ -363,8 +127,8 @@ def _vp_runs(o: study.Options) -> list[Run]:
     return [Run("europe-vp", where="vp" if len(o.parts) > 1 else "", sets=sets)]
 
 
-def _cases_runs(o: study.Options) -> list[Run]:
-    return [Run(f, where=f"case{k}") for k, f in MISMATCH_CASES.items()]
+def _vp_collect(ran: list[Ran]) -> pd.DataFrame:
+    return wan_rows.frame(rows(ran[0].result))
 
 
 def _stall_option(p) -> None:
@@ -388,12 +152,12 @@ def _europe_vp_json(o: study.Options, got: dict) -> dict:
     doc = tester.to_json(got["tester"]) if "tester" in got else None
     if "vp" not in got:
         return doc or {}
-    return {"study": "europe-vp", "rows": records(got["vp"])} | (
+    return {"study": "europe-vp", "rows": wan_rows.records(got["vp"])} | (
         {"tester": doc} if doc is not None else {}
     )
 
 
-# --- the tables of its page (docs/wan-window, europe-vp.md; reproduce.tables) -------------
+# --- the tables of its page (docs/europe-vp.md; reproduce.tables) ------------------------
 
 
 def _table_europe_vp(command: Command) -> str:
@@ -402,20 +166,20 @@ def _table_europe_vp(command: Command) -> str:
     for r in d["rows"]:
         groups.setdefault((r["spacing_us"], r["window"]), []).append(r)
     writes = sorted({r["write_size"] for r in d["rows"]})
-    rows = []
+    lines = []
     for (spacing, window), rs in groups.items():
         rs = sorted(rs, key=lambda r: r["write_size"])
         limits = Counter(r["limited_by"] for r in rs)
         limit = ", ".join(f"{k} ({n})" if len(limits) > 1 else k for k, n in limits.items())
         if not all(r["met_contract"] for r in rs):
             limit += f"; contract violated ({sum(not r['met_contract'] for r in rs)})"
-        rows.append([
+        lines.append([
             "none" if spacing is None else f"{spacing:.2f}", f"{window // 1024} KB",
             " / ".join(mbps(r["throughput_bps"], 2) for r in rs), limit,
         ])  # fmt: skip
     sizes = " / ".join(f"{w // 1024}K" for w in writes)
     return f"{command.source}; limited by: what bound each connection (count):\n\n" + table(
-        ["spacing µs", "window", f"Mb/s (writes {sizes})", "limited by"], rows
+        ["spacing µs", "window", f"Mb/s (writes {sizes})", "limited by"], lines
     )
 
 
@@ -425,30 +189,17 @@ def _table_europe_vp_tester(command: Command) -> str:
     return f"{command.source}, its report from the first driver on:\n\n```\n{body}\n```"
 
 
-def _table_wan_window(command: Command) -> str:
-    d = command.json()
-    rows = [
-        [
-            r["window"], mbps(r["throughput_bps"]), f"{r['published_bps'] / 1e6:g}",
-            f"{r['throughput_bps'] / r['published_bps']:.2f}", r["limited_by"],
-        ]
-        for r in d["rows"]
-    ]  # fmt: skip
-    return f"{command.source}, beside 003 Experiment 1:\n\n" + table(
-        ["window B", "Mb/s", "published Mb/s", "ratio", "limited by"], rows, {0, 1, 2, 3}
-    )
-
-
 def _europe_vp() -> study.Study:
     return study.Study(
         "europe-vp",
         "two LANs joined by a policed 23.42 Mb/s VP: adapter cell spacing against UPC",
         (
-            _table_part(
+            wan_rows.table_part(
                 "europe-vp",
                 "vp",
                 "the policed VP's table",
                 _vp_runs,
+                _vp_collect,
                 (
                     study.Compares(
                         (
@@ -500,7 +251,7 @@ def _europe_vp() -> study.Study:
         emulated=study.Emulated(
             "europe-vp",
             {"spacing_us": "spacing_us", "window": "window", "write_size": "write_size"},
-            emu_options,
+            _emu_options,
             reduced={"window": [49152], "write_size": [8192]},
             sim_transfer="16 MB",
             sim_part="vp",
@@ -510,62 +261,10 @@ def _europe_vp() -> study.Study:
     )
 
 
-def emu_options(a) -> tuple[dict, list[str]]:
-    """The emulated study's simulator options and --set values (europe-vp: the stall)."""
+def _emu_options(a) -> tuple[dict, list[str]]:
+    """The emulated study's simulator options and --set values: its seed and the stall."""
     stall = [] if getattr(a, "stall", True) else ["testbed.host.sparc10-a.stall=0"]
     return {"seed": a.seed, "sets": stall}, stall
 
 
-#: wan-mismatch's cases 1 and 2 (a part of ``wan_mismatch.STUDY``).
-MISMATCH_CASES_PART = _table_part(
-    "wan-mismatch",
-    "cases",
-    "cases 1 and 2",
-    _cases_runs,
-    (
-        study.Compares(
-            ("003-e2-unpaced", "003-e2-paced", "003-e3-unpaced", "003-e3-paced"),
-            _cases_figures,
-            what="cases 1 and 2",
-        ),
-    ),
-)
-
-WAN_WINDOW = study.Study(
-    "wan-window",
-    "MAGIC WAN: throughput against window, two DEC Alphas on OC-3c, 8.8 ms RTT",
-    (
-        _table_part(
-            "wan-window",
-            "window",
-            "throughput against window",
-            _window_runs,
-            (
-                study.Compares(
-                    tuple(f"003-e1-{w}" for w in wan_window_table()),
-                    _window_figures,
-                    what="nine windows",
-                    causes={
-                        f"003-e1-{w}": LARGE_WINDOWS for w in (8192, 16384, 32768, 65536, 131072)
-                    },  # fmt: skip
-                ),
-            ),
-        ),
-    ),
-    replications_help="runs per configuration (default 1)",
-    tables=(DocsTable("wan-window", _table_wan_window),),
-    # Windows a decade apart from the window-bound to the path-bound region.
-    emulated=study.Emulated(
-        "wan-window",
-        {"window": "window"},
-        emu_options,
-        reduced={"window": [4096, 16384, 65536, 131072], "seconds": 3},
-        sim_transfer="10 s",
-        sim_part="window",
-    ),
-)
-
-
-EUROPE_VP = _europe_vp()
-#: The studies of this module (reproduce.REGISTRY).
-STUDIES = (WAN_WINDOW, EUROPE_VP)
+STUDY = _europe_vp()
