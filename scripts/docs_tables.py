@@ -31,13 +31,14 @@ sys.path.insert(0, str(ROOT / "python"))
 def _blocks() -> dict[str, tuple[str, Callable[[], str]]]:
     """Block name -> (its page, its renderer): every study's ``tables``, on its page
     docs/STUDY.md, drawn from ``cellbench reproduce STUDY ARGS``."""
+    from cellbench.cli import main
     from cellbench.reproduce import REGISTRY
     from cellbench.reproduce.tables import Command
 
     out = {}
     for s in REGISTRY.values():
         for t in s.tables:
-            command = Command(("reproduce", s.name, *t.args))
+            command = Command(("reproduce", s.name, *t.args), main)
             out[t.name] = (f"{s.name}.md", functools.partial(t.render, command))
     return out
 

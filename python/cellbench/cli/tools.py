@@ -14,7 +14,7 @@ import argparse
 import sys
 from decimal import Decimal
 
-from cellbench.cli.common import UsageError, byte_count, positive_int, seed
+from cellbench.cli.common import UsageError, positive_int, seed
 from cellbench.engines import table as engine_table
 from cellbench.experiment.lang import ExperimentError
 from cellbench.experiment.model import (
@@ -24,6 +24,7 @@ from cellbench.experiment.model import (
     clamp_sockbuf,
 )
 from cellbench.experiment.testbed import preset
+from cellbench.units import byte_count
 
 # ttcp -f: format letter -> (divisor of bytes/s, unit label). Lower case: bits.
 TTCP_FORMATS = {

@@ -8,7 +8,9 @@ two markers,
     <!-- end generated: NAME -->
 
 and a function from the command's output (``Command``: ``cellbench reproduce STUDY
-ARGS``, seed 1, run once per process) to the block's Markdown.
+ARGS``, seed 1, run once per process) to the block's Markdown. Whoever builds a
+``Command`` hands it the command line's entry (``cellbench.cli.main``), so the studies
+import no command line: the command line imports them.
 ``scripts/docs_tables.py`` rewrites or checks every block (tests/test_docs_tables.py).
 """
 
@@ -24,9 +26,11 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Command:
-    """``cellbench reproduce STUDY ARGS`` as the page's tables read it."""
+    """``cellbench reproduce STUDY ARGS`` as the page's tables read it, run by ``main``
+    (``cellbench.cli.main``)."""
 
     argv: tuple[str, ...]
+    main: Callable[[list[str]], int]
 
     @property
     def source(self) -> str:
@@ -34,10 +38,10 @@ class Command:
         return f"`cellbench {' '.join(self.argv)}` (seed 1)"
 
     def json(self) -> dict:
-        return json.loads(output(self.argv, True))
+        return json.loads(output(self.main, self.argv, True))
 
     def text(self) -> str:
-        return output(self.argv, False)
+        return output(self.main, self.argv, False)
 
 
 @dataclass(frozen=True)
@@ -51,10 +55,8 @@ class DocsTable:
 
 
 @functools.cache
-def output(argv: tuple[str, ...], as_json: bool = True) -> str:
+def output(main: Callable[[list[str]], int], argv: tuple[str, ...], as_json: bool = True) -> str:
     """The command's output, --json or its report (run once per process)."""
-    from cellbench.cli import main
-
     full = [*argv, *(["--json"] if as_json else [])]
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
