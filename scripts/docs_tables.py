@@ -17,9 +17,7 @@ generated whole by `cellbench fidelity --markdown`.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
-import io
 import re
 import sys
 from collections.abc import Callable
@@ -33,29 +31,16 @@ sys.path.insert(0, str(ROOT / "python"))
 def _blocks() -> dict[str, tuple[str, Callable[[], str]]]:
     """Block name -> (its page, its renderer): every study's ``tables``, on its page
     docs/STUDY.md, drawn from ``cellbench reproduce STUDY ARGS``."""
+    from cellbench.cli import main
     from cellbench.reproduce import REGISTRY
     from cellbench.reproduce.tables import Command
 
     out = {}
     for s in REGISTRY.values():
         for t in s.tables:
-            command = Command(("reproduce", s.name, *t.args), output)
+            command = Command(("reproduce", s.name, *t.args), main)
             out[t.name] = (f"{s.name}.md", functools.partial(t.render, command))
     return out
-
-
-@functools.cache
-def output(argv: tuple[str, ...], as_json: bool = True) -> str:
-    """A command's output, --json or its report (each run once per process)."""
-    from cellbench.cli import main
-
-    full = [*argv, *(["--json"] if as_json else [])]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        code = main(full)
-    if code != 0:
-        raise SystemExit(f"cellbench {' '.join(full)} exited {code}")
-    return out.getvalue()
 
 
 #: Block name -> (page, renderer).

@@ -384,7 +384,7 @@ def test_command_line_numbers_out_of_range_are_usage_errors(capsys, args, messag
 
 
 def test_every_byte_count_takes_the_language_suffixes() -> None:
-    from cellbench.cli.common import byte_count
+    from cellbench.units import byte_count
 
     parse = byte_count("--nbytes", (1 << 64) - 1)
     assert parse("100G") == 100 << 30 and parse("16K") == 16384 and parse("1e6") == 10**6

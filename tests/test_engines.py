@@ -38,6 +38,7 @@ def test_every_engine_in_the_table_fits_the_seam():
         assert callable(kind.summary_lines) and callable(kind.from_options)
         assert isinstance(kind.options, dict) and isinstance(kind.columns, tuple)
         assert not kind.tools or callable(getattr(kind, "connection_report", None)), name
+        assert isinstance(kind.traffic_not_yet, dict), name
     with pytest.raises(ValueError, match="engine 'ns3': expected one of sim, real, emu"):
         engine_table.get("ns3")
 

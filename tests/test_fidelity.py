@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cellbench.data import published
-from cellbench.reproduce import REGISTRY, envelope, fidelity, lan_ethernet, wan
+from cellbench.reproduce import REGISTRY, envelope, europe_vp, fidelity, lan_ethernet
 from cellbench.reproduce.study import Options, Simulated, run_parts
 from cellbench.reproduce.wan_contention import offered_load
 
@@ -165,9 +165,9 @@ def test_claims_are_computed_from_the_run() -> None:
     assert now != was
     # 002 §4.1: an unspaced transfer that carried data.
     df = _part("europe-vp", "vp")
-    assert wan._vp_figures(df)["002-s41-unspaced"].holds
+    assert europe_vp._vp_figures(df)["002-s41-unspaced"].holds
     df.loc[df.spacing_us.isna(), "throughput_bps"] = 5e6
-    assert not wan._vp_figures(df)["002-s41-unspaced"].holds
+    assert not europe_vp._vp_figures(df)["002-s41-unspaced"].holds
 
 
 def test_verdicts_of_each_tolerance() -> None:

@@ -289,6 +289,29 @@ def test_bad_input(args: list[str], message: str) -> None:
     assert message in r.stderr and r.stderr.count("\n") == 1, r.stderr
 
 
+def test_netperf_tcp_rr_on_real_hosts_is_refused_not_simulated(monkeypatch, capsys) -> None:
+    """TCP_RR on an engine whose agents have no request/response traffic: one line
+    naming the option and why, and nothing run (it ran on the simulator and said
+    "simulated" before)."""
+    from cellbench.cli import main
+    from cellbench.engines.real import RealEngine
+
+    argv = ["netperf", "-t", "TCP_RR", "-l", "1", "--engine", "real"]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1, err
+    assert err == (
+        "cellbench: error: netperf -t TCP_RR --engine real: the real engine's agents have "
+        "no request/response traffic yet; TCP_RR runs on --engine sim\n"
+    )
+    # The refusal is the engine's own word: an engine that ran rr traffic would go on
+    # to its hosts (here, none given).
+    monkeypatch.setattr(RealEngine, "traffic_not_yet", {})
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "--engine real needs two --host NAME=ADDRESS" in err, err
+
+
 def test_the_wan_presets_run_between_their_own_hosts() -> None:
     """A WAN preset's pair: the Alphas 600 km apart, with the trunk's 8.8 ms round trip."""
     r = cli("ttcp", "-t", "-s", "-n", "64", "-l", "65536", "--sndbuf", "131072",

@@ -16,7 +16,7 @@ import pytest
 import cellbench
 from cellbench import calc, wire
 from cellbench.data.published import wan_window_table
-from cellbench.reproduce import wan
+from cellbench.reproduce import europe_vp, wan_window
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -41,7 +41,7 @@ def test_wan_window_small_windows_within_5_percent(window_rows, window):
 
 
 # The scoreboard's lines for these windows give the same cause (cellbench fidelity).
-@pytest.mark.xfail(strict=True, reason=wan.LARGE_WINDOWS)
+@pytest.mark.xfail(strict=True, reason=wan_window.LARGE_WINDOWS)
 @pytest.mark.parametrize("window", [8192, 16384, 32768, 65536, 131072])
 def test_wan_window_large_windows_within_5_percent(window_rows, window):
     row = window_rows.loc[window]
@@ -183,7 +183,7 @@ def test_study_files_parse_and_name_the_parameters_as_the_rows(name, params):
     from cellbench.reproduce import study
 
     plan = make_plan(study.experiment_file(name))
-    assert wan.EXPERIMENTS[name] == params
+    assert {"wan-window": wan_window, "europe-vp": europe_vp}[name].PARAMS == params
     # The file's sweep parameters are the rows' (plus fixed values a row does not carry).
     swept = [p.key for p in plan.sweep.params if len(p.values) > 1]
     assert swept == params
@@ -215,7 +215,7 @@ def test_europe_vp_out_is_a_result_show_reads_and_equals_the_json(tmp_path, monk
     df = cellbench.reproduce("europe-vp", replications=2, out=out, workers=1, sets=small)
     assert len(df) == 4 and list(df.replication) == [0, 0, 1, 1]
     assert [x is None or x != x for x in df.spacing_us] == [True, False, True, False]
-    stored = wan.rows("europe-vp", results.load(out))
+    stored = europe_vp.rows(results.load(out))
     shown = df.astype(object).where(df.notna(), None).to_dict(orient="records")
     assert stored == shown
     assert {r["met_contract"] for r in stored} == {False, True}
@@ -248,7 +248,7 @@ def test_cli_wan_window_out_resume_and_show(tmp_path):
     assert shown.returncode == 0, shown.stderr
     header, *lines = shown.stdout.splitlines()
     assert "window" in header.split(",") and len(lines) == 2 * 9
-    stored = wan.frame("wan-window", wan.rows("wan-window", results.load(out)))
+    stored = wan_window.frame(wan_window.rows(results.load(out)))
     assert stored.astype(object).where(stored.notna(), None).to_dict(orient="records") == rows
     # --resume of the complete result runs nothing and prints the same rows.
     again = cli(*args, "--resume")

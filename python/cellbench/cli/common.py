@@ -11,6 +11,7 @@ from typing import Any
 
 # The commands take it from here; the engines from cellbench.errors.
 from cellbench.errors import UsageError
+from cellbench.experiment.model.limits import U32_MAX
 
 
 def positive_float(what: str, least: float | None = None, most: float | None = None):
@@ -33,12 +34,6 @@ def positive_float(what: str, least: float | None = None, most: float | None = N
     return parse
 
 
-#: The simulator's integer widths: socket buffers, write sizes and counts are u32,
-#: byte totals and seeds u64; a value beyond them is a usage error, not an OverflowError.
-U32_MAX = (1 << 32) - 1
-U64_MAX = (1 << 64) - 1
-
-
 def _whole_number(what: str, lo: int, hi: int, hi_text: str):
     """An argparse type: a whole number lo..hi, with an error naming `what`."""
 
@@ -59,28 +54,10 @@ def _whole_number(what: str, lo: int, hi: int, hi_text: str):
 
 
 def positive_int(what: str, hi: int = U32_MAX):
-    """An argparse type: a whole number 1..hi, with an error naming `what`."""
+    """An argparse type: a whole number 1..hi, with an error naming `what` (by default the
+    simulator's u32 of counts and sizes: a value beyond it is a usage error, not an
+    OverflowError)."""
     return _whole_number(what, 1, hi, str(hi))
-
-
-def byte_count(what: str, hi: int = U32_MAX):
-    """An argparse type: a whole number of bytes 1..hi, with the experiment language's
-    K, M and G suffixes (2^10, 2^20, 2^30): ``--nbytes 100G`` as ``nbytes=100G``."""
-    from cellbench.experiment.lang import number_text
-
-    def parse(text: str) -> int:
-        value = number_text(text.strip())
-        if value is None or isinstance(value, float):
-            raise argparse.ArgumentTypeError(
-                f"{what} must be a whole number of bytes (K, M, G: 2^10, 2^20, 2^30), got {text!r}"
-            )
-        if not 1 <= value <= hi:
-            raise argparse.ArgumentTypeError(
-                f"{what} must be >= 1 and at most {hi} bytes, got {text!r}"
-            )
-        return value
-
-    return parse
 
 
 def seed(what: str = "--seed"):

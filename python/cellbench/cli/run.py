@@ -9,7 +9,6 @@ from pathlib import Path
 
 from cellbench.cli.common import (
     UsageError,
-    byte_count,
     check_workers,
     interrupted,
     positive_int,
@@ -21,6 +20,7 @@ from cellbench.engines.cluster import DASK_TIMEOUT_S
 from cellbench.engines.loop import LOOKAHEAD_HELP
 from cellbench.engines.real.tools import SCHEDULER_HELP
 from cellbench.experiment.results import contention
+from cellbench.units import byte_count
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -14,7 +14,7 @@ import argparse
 import sys
 from decimal import Decimal
 
-from cellbench.cli.common import UsageError, byte_count, positive_int, seed
+from cellbench.cli.common import UsageError, positive_int, seed
 from cellbench.engines import table as engine_table
 from cellbench.experiment.lang import ExperimentError
 from cellbench.experiment.model import (
@@ -24,6 +24,7 @@ from cellbench.experiment.model import (
     clamp_sockbuf,
 )
 from cellbench.experiment.testbed import preset
+from cellbench.units import byte_count
 
 # ttcp -f: format letter -> (divisor of bytes/s, unit label). Lower case: bits.
 TTCP_FORMATS = {
@@ -197,17 +198,16 @@ def _transfer(
     connection: dict,
     remote: str | None,
     flags: tuple[str, str],
-    engine: str | None = None,
 ) -> dict:
     """Run ``connection`` (the simulator's connection keys) through the run loop on
-    ``engine`` (default --engine): on a simulated one from the --testbed preset's
+    --engine: on a simulated one from the --testbed preset's
     transmitter to ``remote`` (its socket buffers clamped, ``_preset_pair``), on real
     hosts from the first --host to the other; the engine's report of it in the
     simulator's connection keys."""
     from cellbench.engines import loop
     from cellbench.experiment.plan import make_plan
 
-    name = engine or args.engine
+    name = args.engine
     kind = engine_table.get(name)
     if kind.simulated:
         tx, rx = _preset_pair(args.testbed, connection, remote, flags)
@@ -469,6 +469,15 @@ def netperf(args: argparse.Namespace) -> int:
 def _netperf_rr(args: argparse.Namespace) -> int:
     """TCP_RR: request/response transactions on one connection for -l seconds; the
     transaction rate is the transactions completed over the test's length."""
+    # Refused before anything runs where the engine cannot send request/response
+    # traffic (a test of type rr), rather than run on another engine in its place.
+    why = engine_table.get(args.engine).traffic_not_yet.get("rr")
+    if why is not None:
+        tools = [engine_table.get(n) for n in engine_table.TOOL_NAMES]
+        can = " or ".join(e.name for e in tools if "rr" not in e.traffic_not_yet)
+        raise UsageError(
+            f"netperf -t TCP_RR --engine {args.engine}: {why}; TCP_RR runs on --engine {can}"
+        )
     o = _netperf_options(args.options, RR_OPTIONS)
     request, response = o.get("sizes", (1, 1))
     conn = {
@@ -482,13 +491,13 @@ def _netperf_rr(args: argparse.Namespace) -> int:
             "duration_s": args.seconds,
         },
     }
-    # (On the simulator, whatever --engine: the agents have no request/response yet.)
-    flags = ("netperf -s", "netperf -S")
-    c = _transfer(args, conn, args.remote, flags, engine=engine_table.DEFAULT)
+    c = _transfer(args, conn, args.remote, ("netperf -s", "netperf -S"))
     local, remote = conn["sndbuf"], conn["rcvbuf"]
     # As for a stream: netperf's alarm ends the test at -l whatever the connection does.
     elapsed = c["sender_seconds"] if c["completed"] and c["sender_seconds"] > 0 else args.seconds
     rate = c["transactions"] / elapsed
+    # (Simulated: the engines that run rr traffic today, the refusal above. One on real
+    # hosts would print the granted buffers, as TCP_STREAM does.)
     # nettest_bsd.c send_tcp_rr: the title, tput_title, then tput_fmt_1_line_1 with the
     # local socket's send and receive buffers, the sizes, elapsed time and transaction
     # rate, and tput_fmt_1_line_2 with the remote socket's.

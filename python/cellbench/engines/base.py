@@ -46,6 +46,10 @@ class Engine(Protocol):
     studies: ClassVar[bool]
     #: Whether ``cellbench ttcp`` and ``netperf`` offer it (``connection_report``).
     tools: ClassVar[bool]
+    #: The traffic types (a test's ``type``) it cannot run yet, each with why: its
+    #: ``check`` refuses a plan holding one, and a tool that would send one refuses it
+    #: before anything runs (``netperf -t TCP_RR``: ``rr``).
+    traffic_not_yet: ClassVar[dict[str, str]]
     #: The groups of the runs table's columns this engine fills, besides the identity
     #: and configuration every engine fills (``results.columns.ENGINE_COLUMNS``).
     columns: ClassVar[tuple[str, ...]]

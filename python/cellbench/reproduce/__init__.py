@@ -33,13 +33,11 @@ ORDER = ("lan-buffers", "hetero-lan", "wan-window", "wan-mismatch", "europe-vp",
 
 
 def _discover() -> dict[str, Study]:
-    """Every ``STUDY`` (or ``STUDIES``: a module holding several) of the modules and
-    packages in this package."""
+    """The ``STUDY`` of every module and package in this package that has one."""
     found: list[Study] = []
     for info in pkgutil.iter_modules(__path__):
         module = importlib.import_module(f"{__name__}.{info.name}")
         found += [module.STUDY] if isinstance(getattr(module, "STUDY", None), Study) else []
-        found += list(getattr(module, "STUDIES", ()))
     rank = {name: i for i, name in enumerate(ORDER)}
     found.sort(key=lambda s: (rank.get(s.name, len(ORDER)), s.name))
     return {s.name: s for s in found}

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from cellbench import _native
 from cellbench.data.published import LAN_ANOMALOUS, lan_buffer_table, size_label
-from cellbench.experiment.model import TIME_LIMIT_S
+from cellbench.experiment.model import TIME_LIMIT_S, U64_MAX
 from cellbench.experiment.results import most_common_limit
 from cellbench.reproduce import lan_ethernet, study
 from cellbench.reproduce.tables import Command, DocsTable, mbps, table
+from cellbench.units import byte_count
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -260,8 +261,6 @@ def _report(o: study.Options, df: pd.DataFrame) -> str:
 
 
 def _options(p) -> None:
-    from cellbench.cli.common import U64_MAX, byte_count
-
     p.add_argument(
         "--send-buffer",
         type=byte_count("--send-buffer"),

@@ -8,14 +8,17 @@ two markers,
     <!-- end generated: NAME -->
 
 and a function from the command's output (``Command``: ``cellbench reproduce STUDY
-ARGS``, seed 1) to the block's Markdown. ``scripts/docs_tables.py`` rewrites or checks
-every block (tests/test_docs_tables.py) and gives each ``Command`` the command line to
-run it with: a study draws from a command's output and never imports the command line
-(which imports the studies).
+ARGS``, seed 1, run once per process) to the block's Markdown. Whoever builds a
+``Command`` hands it the command line's entry (``cellbench.cli.main``), so the studies
+import no command line: the command line imports them.
+``scripts/docs_tables.py`` rewrites or checks every block (tests/test_docs_tables.py).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,11 +26,11 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Command:
-    """``cellbench reproduce STUDY ARGS`` as the page's tables read it; ``output``
-    runs a command line (``argv``, with ``--json`` or not) and gives what it printed."""
+    """``cellbench reproduce STUDY ARGS`` as the page's tables read it, run by ``main``
+    (``cellbench.cli.main``)."""
 
     argv: tuple[str, ...]
-    output: Callable[[tuple[str, ...], bool], str]
+    main: Callable[[list[str]], int]
 
     @property
     def source(self) -> str:
@@ -35,10 +38,10 @@ class Command:
         return f"`cellbench {' '.join(self.argv)}` (seed 1)"
 
     def json(self) -> dict:
-        return json.loads(self.output(self.argv, True))
+        return json.loads(output(self.main, self.argv, True))
 
     def text(self) -> str:
-        return self.output(self.argv, False)
+        return output(self.main, self.argv, False)
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,18 @@ class DocsTable:
     name: str
     render: Callable[[Command], str]
     args: tuple[str, ...] = ()
+
+
+@functools.cache
+def output(main: Callable[[list[str]], int], argv: tuple[str, ...], as_json: bool = True) -> str:
+    """The command's output, --json or its report (run once per process)."""
+    full = [*argv, *(["--json"] if as_json else [])]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(full)
+    if code != 0:
+        raise SystemExit(f"cellbench {' '.join(full)} exited {code}")
+    return out.getvalue()
 
 
 def table(head: list[str], rows: list[list], right: set[int] | None = None) -> str:

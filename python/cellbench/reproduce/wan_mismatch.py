@@ -1,12 +1,16 @@
-"""wan-mismatch's experiment-file parts (docs/wan-mismatch.md): the slides' Experiment 4
-(case 3, two separate runs) and Experiments 5 and 6 (throughput against the TCP segment
-size), on the ``magic`` testbed preset (python/cellbench/experiment/testbed/presets.py: the
-MAGIC sites, Lawrence, Kansas City and South Dakota).
+"""``wan-mismatch`` (docs/wan-mismatch.md): OC-3c senders into a slower TAXI receiver
+600 km away on the MAGIC WAN, through a switch port where the rates meet; with and
+without per-VC pacing. Each part is experiment files beside this module, run by the
+experiment runner, so ``--out`` stores them where ``cellbench show`` and ``plot`` read
+them.
 
-Cases 1 and 2 stay in ``reproduce.wan`` (specs built from the wan-mismatch preset); these
-parts are experiment files beside this module, run by the experiment runner, so
-``--out`` stores them where ``cellbench show`` and ``plot`` read them.
-
+- ``cases``: cases 1 and 2 (the slides' Experiments 2 and 3) on the ``wan-mismatch``
+  testbed preset: one OC-3c sender into the 100 Mb/s TAXI receiver through a 256-cell
+  port, unpaced or paced at 70 Mb/s; two senders, unpaced or each paced at 35 Mb/s.
+  Rows as the other WAN tables' (reproduce.wan_rows).
+- ``case3`` (the slides' Experiment 4) and ``segment-size`` (Experiments 5 and 6), on
+  the ``magic`` testbed preset (python/cellbench/experiment/testbed/presets.py: the MAGIC
+  sites, Lawrence, Kansas City and South Dakota):
 - ``case3``: (a) two SPARC-10s on TAXI, Kansas and South Dakota, unpaced, into an SGI
   Onyx on TAXI in Kansas City; (b) two paced Alphas on OC-3c in Lawrence into the same
   Onyx. Aggregate throughput and packet losses per second for each.
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cellbench.reproduce import study, wan
+from cellbench.reproduce import study, wan_rows
 from cellbench.reproduce.tables import Command, DocsTable, mbps, table
 
 if TYPE_CHECKING:
@@ -28,12 +32,83 @@ if TYPE_CHECKING:
 
     from cellbench.experiment.results import Result
 
-#: The parts, in the order they run and print (``cases``: reproduce.wan's cases 1 and 2).
+#: The parts, in the order they run and print.
 PARTS = ("cases", "case3", "segment-size")
 #: Part -> (its runs' names, each an experiment file wan-mismatch-NAME.netspec).
 RUNS = {"case3": ("case3a", "case3b"), "segment-size": ("experiment-5", "experiment-6")}
 #: TCP and IP headers without options (a segment is the MTU less these).
 TCPIP_HEADER = 40
+
+
+# --- cases 1 and 2 ------------------------------------------------------------------------
+
+#: Cases 1 and 2 on the wan-mismatch testbed preset, an experiment file each
+#: (wan-mismatch-case1.netspec, -case2): case 1 one OC-3c sender, unpaced or paced at
+#: 70 Mb/s; case 2 two, unpaced or each paced at 35 Mb/s; 128 KB windows, 64 KB writes.
+CASES = {1: "wan-mismatch-case1", 2: "wan-mismatch-case2"}
+#: 003 Experiments 2 and 3: one sender unpaced / paced at 70; two senders unpaced /
+#: paced at 35 each (Mb/s; Experiment 3's figures are the two senders' aggregate).
+PUBLISHED_CASES = {(1, False): "0.87", (1, True): "68.20", (2, False): "1.66", (2, True): "52.36"}
+#: The cases' report's last line.
+PUBLISHED_CASES_TEXT = (
+    f"published (003 Experiments 2 and 3): one sender {PUBLISHED_CASES[(1, False)]} Mb/s "
+    f"unpaced, {PUBLISHED_CASES[(1, True)]} Mb/s paced at 70 Mb/s; two senders "
+    f"{PUBLISHED_CASES[(2, False)]} Mb/s unpaced, {PUBLISHED_CASES[(2, True)]} Mb/s paced at "
+    "35 Mb/s each (their aggregate)"
+)
+
+
+def _cases_rows(ran: list[study.Ran]) -> list[dict]:
+    """The cases' stored (or in-memory) results as the part's rows: one per connection
+    per case, pacing and replication, replications outermost."""
+    rows = []
+    for case, r in zip(CASES, ran):
+        for row in wan_rows.result_rows(r.result):
+            pacing = row["pacing"]
+            params = {
+                "case": case,
+                "pacing_mbps": None if pacing == "off" else float(pacing),
+                "window": int(row["sndbuf"]),
+                "write_size": int(row["blocksize"]),
+            }
+            rows.append((int(row["replication"]), wan_rows.with_measures(params, row)))
+    return [row for _, row in sorted(rows, key=lambda x: x[0])]
+
+
+def _cases_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
+    """003 Experiments 2 and 3: the aggregate with and without pacing."""
+    out = {}
+    for case, rate, exp in ((1, 70, "003-e2"), (2, 35, "003-e3")):
+        part = df[df.case == case]
+        for paced, rows in (("unpaced", part[part.pacing_mbps.isna()]),
+                            ("paced", part[part.pacing_mbps == rate])):  # fmt: skip
+            out[f"{exp}-{paced}"] = study.Simulated(
+                float(rows.throughput_bps.sum()) / 1e6,
+                detail=f"{int(rows.cells_lost.sum())} cells lost; limited by "
+                + ", ".join(sorted(set(rows.limited_by))),
+            )
+    return out
+
+
+CASES_PART = wan_rows.table_part(
+    "wan-mismatch",
+    "cases",
+    "cases 1 and 2",
+    lambda o: [study.Run(f, where=f"case{k}") for k, f in CASES.items()],
+    lambda ran: wan_rows.frame(_cases_rows(ran)),
+    (
+        study.Compares(
+            ("003-e2-unpaced", "003-e2-paced", "003-e3-unpaced", "003-e3-paced"),
+            _cases_figures,
+            what="cases 1 and 2",
+        ),
+    ),
+    by_transmitter=True,
+    published_line=PUBLISHED_CASES_TEXT,
+)
+
+
+# --- case 3 and the segment size ----------------------------------------------------------
 
 
 def _lost_at(result: Result, run: int) -> list[str]:
@@ -88,6 +163,11 @@ def _where(x: list[str]) -> str:
     return ", ".join(x) or "-"
 
 
+#: 003 Experiment 4's results table: each run's aggregate throughput, Mb/s ((a) unpaced,
+#: (b) paced; its comments add two to four packet losses per second in (a), none in (b)).
+PUBLISHED_CASE3 = {"case3a": "46.71", "case3b": "61.17"}
+
+
 def _case3_report(df: pd.DataFrame) -> str:
     import pandas as pd
 
@@ -133,11 +213,6 @@ def _case3_report(df: pd.DataFrame) -> str:
         "lost at: the switch port (named by the host it feeds) that dropped cells"
     )
     return "\n".join(lines)
-
-
-#: 003 Experiment 4's results table: each run's aggregate throughput, Mb/s (its
-#: comments add two to four packet losses per second in (a), none in (b)).
-PUBLISHED_CASE3 = {"case3a": 46.71, "case3b": 61.17}
 
 
 def case3_aggregates(df: pd.DataFrame) -> dict[str, dict]:
@@ -200,12 +275,6 @@ def _segment_report(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _frame(rows: list[dict]) -> pd.DataFrame:
-    import pandas as pd
-
-    return pd.DataFrame(rows)
-
-
 def _case3_figures(rows: list[dict]) -> dict[str, study.Simulated]:
     """003 Experiment 4: each run's aggregate and its packet losses per second."""
     out = {}
@@ -235,28 +304,24 @@ _PUBLISHED = {
 }
 
 
+def _aggregates(name: str, rows: list[dict]) -> dict:
+    """case3's JSON adds each run's aggregate (``case3_aggregates``)."""
+    return {"case3_aggregates": case3_aggregates(wan_rows.frame(rows))} if name == "case3" else {}
+
+
 def _part(name: str, doc: str, report) -> study.Part:
     return study.Part(
         name,
         doc,
         lambda o: [study.Run(f"wan-mismatch-{r}", where=r) for r in RUNS[name]],
         collect=lambda o, ran: [row for r in ran for row in _rows(r.run.where, r.result)],
-        report=lambda o, rows: report(_frame(rows)),
-        to_json=lambda o, rows: (
-            {name.replace("-", "_"): rows}
-            | ({"case3_aggregates": case3_aggregates(_frame(rows))} if name == "case3" else {})
-        ),
+        report=lambda o, rows: report(wan_rows.frame(rows)),
+        to_json=lambda o, rows: {name.replace("-", "_"): rows} | _aggregates(name, rows),
         published=_PUBLISHED.get(name, ()),
     )
 
 
 # --- the tables of its page (docs/wan-mismatch.md; reproduce.tables) ----------------------
-
-#: 003 Experiment 4: aggregate Mb/s of each run ((a) unpaced, (b) paced).
-PUBLISHED_CASE3 = {"case3a": "46.71", "case3b": "61.17"}
-#: 003 Experiments 2 and 3: one sender unpaced / paced at 70; two senders unpaced /
-#: paced at 35 each (Mb/s; Experiment 3's figures are the two senders' aggregate).
-PUBLISHED_CASES = {(1, False): "0.87", (1, True): "68.20", (2, False): "1.66", (2, True): "52.36"}
 
 
 def _table_cases(command: Command) -> str:
@@ -373,7 +438,7 @@ def _study() -> study.Study:
         "wan-mismatch",
         "MAGIC WAN: OC-3c senders into a TAXI receiver, with and without pacing",
         (
-            wan.MISMATCH_CASES_PART,
+            CASES_PART,
             _part("case3", "the slides' Experiment 4: runs 3a and 3b", _case3_report),
             _part("segment-size", "Experiments 5 and 6", _segment_report),
         ),
@@ -389,7 +454,7 @@ def _study() -> study.Study:
         emulated=study.Emulated(
             "wan-mismatch-emu",
             {},
-            wan.emu_options,
+            wan_rows.emu_options,
             sim_transfer="10 s",
             sim_part="cases",
             transfers_per_run=4,

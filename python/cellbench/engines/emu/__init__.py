@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 
 from cellbench.engines.base import OnTheClock, Tables, check_line, engine_meta
+from cellbench.engines.real.plan import NOT_YET
 from cellbench.errors import UsageError
 
 
@@ -33,6 +34,8 @@ class EmuEngine(OnTheClock):
     }
     studies = True
     tools = False
+    # Its connections are the real engine's agents (engines/real/plan.build).
+    traffic_not_yet = NOT_YET
     # The real engine's agents run in its namespaces: their clock and evidence too.
     columns = ("real-clock", "real", "emu")
 

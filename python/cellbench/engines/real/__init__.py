@@ -26,6 +26,7 @@ connection's agents on its hosts' daemons.
 from __future__ import annotations
 
 from cellbench.engines.base import OnTheClock, Tables, check_line, engine_meta
+from cellbench.engines.real.plan import NOT_YET
 from cellbench.errors import UsageError
 
 
@@ -35,6 +36,7 @@ class RealEngine(OnTheClock):
     options = {"hosts": "--host is for --engine real; emulated hosts take the testbed's address"}
     studies = False
     tools = True
+    traffic_not_yet = NOT_YET
     columns = ("real-clock", "real")
 
     def __init__(

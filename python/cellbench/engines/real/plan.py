@@ -97,6 +97,11 @@ def addresses(exp: model.Experiment, given: dict[str, str]) -> dict[str, str]:
     return out
 
 
+#: The traffic types the agents cannot run yet, and why (``Engine.traffic_not_yet``: the
+#: real engine's, and the emulator's, which runs the same agents).
+NOT_YET = {"rr": "the real engine's agents have no request/response traffic yet"}
+
+
 def build(
     exp: model.Experiment, given: dict[str, str], *, adapters_pace: bool = False
 ) -> RealExperiment:
@@ -110,9 +115,10 @@ def build(
             raise ExperimentError(
                 c.pos, f"test {c.name}: pacing= paces an ATM adapter; not for --engine real"
             )
-        if c.traffic.type == "rr":
+        if c.traffic.type in NOT_YET:
             raise ExperimentError(
-                c.pos, f"not implemented for --engine real yet: rr traffic (test {c.name})"
+                c.pos,
+                f"not implemented for --engine real yet: {c.traffic.type} traffic (test {c.name})",
             )
         assert c.port is not None  # (model.build sets it)
         conns.append(RealConnection(c, c.port, c.sndbuf_asked, c.rcvbuf_asked))

@@ -38,6 +38,7 @@ class SimEngine:
     }
     studies = True
     tools = True
+    traffic_not_yet: dict[str, str] = {}
     # Its measures are its vocabulary's fields (``vocab.RESULT_FIELDS``), which the
     # store reads itself.
     columns = ()
