@@ -92,10 +92,13 @@ def _signals_stop_runs(engine: Engine) -> Iterator[list[int]]:
         engine.interrupt(signum)
 
     previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        if signal.getsignal(sig) is not signal.SIG_IGN:  # (nohup, a background job)
-            previous[sig] = signal.signal(sig, note)
+    # Installed inside the try: a signal that arrives while the handlers go in (run as
+    # KeyboardInterrupt by the handler still in place) must not leave ``note`` behind,
+    # where it would swallow a later Ctrl-C outside any sweep.
     try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(sig) is not signal.SIG_IGN:  # (nohup, a background job)
+                previous[sig] = signal.signal(sig, note)
         yield got
     finally:
         for sig, handler in previous.items():
