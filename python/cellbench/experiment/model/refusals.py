@@ -44,14 +44,20 @@ def check_with_engine(exp: Experiment, seed: int) -> None:
 def refusal_pos(exp: Experiment, path: dict[str, Any] | None) -> Pos | None:
     """Where the file sets what a refusal's key path names: the connection's test, or
     the host's (else the defaults'), the switch's (else the testbed-wide one's) or the
-    trunk's setting of the key, else the testbed block; None for no path."""
+    trunk's setting of the key, else the testbed block; a connection's key at its test's
+    setting (``Connection.positions``: a socket buffer, pacing, a traffic key) or the
+    testbed's (its ``mtu``); None for no path."""
     if path is None:
         return None
     record, index, name, key = path["record"], path["index"], path["name"], path["key"]
     tb = exp.testbed
     if record == "connection":
         conns = exp.connections
-        return conns[index].pos if index is not None and index < len(conns) else None
+        if index is None or index >= len(conns):
+            return None
+        # The test's setting of the key, else the testbed's (mtu, encap), else the test.
+        c = conns[index]
+        return c.positions.get(key) or tb.positions.get(("connection", None, key)) or c.pos
     keys = (key, *_RELATED.get(key, ()))
     if record == "host":
         places = [("host", name, k) for k in keys] + [("host", "*", k) for k in keys]
