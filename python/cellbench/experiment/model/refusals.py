@@ -1,7 +1,8 @@
 """The run spec through the simulator's own checks before anything runs, a refusal
 mapped back onto the file: the core's ``SpecError`` names the record, which one and the
 key (``ScenarioError``'s key path), and the testbed knows where each key is set
-(``Testbed.positions``), the experiment where each connection is.
+(``Testbed.positions``), each connection where its tests set its keys
+(``Connection.positions``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from cellbench.experiment.model.records import Experiment
 from cellbench.experiment.model.tester import check_tester
 
 #: Keys a refusal of one names that another setting may be the one to move: an EPD
-#: threshold against the buffer; a UPC's contract; a connection's blocks and period.
+#: threshold against the buffer; credits without credit flow control; a UPC's contract.
 _RELATED = {
     "buffer_cells": ("epd_threshold_cells",),
     "epd_threshold_cells": ("buffer_cells",),
