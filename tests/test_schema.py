@@ -177,7 +177,6 @@ MODEL_OWN = {
     ("abr.py", 1e3): "the K of a rate (decimal)",
     ("abr.py", 1e6): "the M of a rate (decimal)",
     ("abr.py", 1e9): "the G of a rate (decimal)",
-    ("abr.py", 3): "a rate key's name without _bps (pcr_bps -> pcr)",
 }
 
 

@@ -119,18 +119,6 @@ def service(s: Setting) -> dict | None:
     return abr
 
 
-def check_rates(abr: dict, link_bps: float, pos, host: str) -> None:
-    """An ABR circuit's rates against its transmitter's cell rate (bit/s)."""
-    for key in ("pcr_bps", "icr_bps", "mcr_bps"):
-        x = abr.get(key)
-        if x is not None and x > link_bps:
-            raise expected(
-                pos,
-                f"abr {key[:3]} = {x:g}",
-                f"at most {link_bps:g} bit/s, the cell rate of {host}'s adapter",
-            )
-
-
 def switch(s: Setting) -> dict:
     """A switch's ``abr``: the spec's ``abr`` record of a switch."""
     call = _call(s.value, SWITCHES, "an abr switch: efci (...), relative (...) or erica (...)")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 
 from cellbench import _native
-from cellbench.experiment import abr as abrmod
 from cellbench.experiment import testbed as tbmod
 from cellbench.experiment.lang import ExperimentError, Pos, expected
 from cellbench.experiment.model.limits import CELL_PAYLOAD_SHARE, MAX_DATAGRAM, TIME_LIMIT_S
@@ -63,7 +62,8 @@ def _check_connection(
             raise expected(
                 where["pacing"], f"pacing={tx.pacing_mbps:g}", "no pacing on ABR: ACR is its rate"
             )
-        abrmod.check_rates(tx.abr, link * 1e6, tx.service_pos, tx_host.name)
+        # Its rates against the adapter's cell rate are the core's check alone: the
+        # refusal names the rates and the rate, and lands on the service (its key path).
     if tx.pacing_mbps is not None and tx.pacing_mbps > link:
         raise expected(
             where["pacing"],
