@@ -195,7 +195,12 @@ ENGINE = [
         "2:46",
         "at most 40754716981 bytes: at 100 Mb/s of cells",
     ),
-    (experiment(proto="tcp (window=32K, pacing=1e12)"), "2:86", "at most 100 Mb/s"),
+    (
+        # The core's check, at the setting (its key path).
+        experiment(proto="tcp (window=32K, pacing=1e12)"),
+        "2:86",
+        "pacing 1000000000000 Mb/s: must be > 0 and at most the adapter's cell rate, 100 Mb/s",
+    ),
     (experiment(proto="tcp (window=32K, pacing=1e999)"), "2:86", "a number > 0"),
     (experiment(proto="tcp (window=8G)"), "2:74", "<= 4294967295 for window"),
     (

@@ -62,14 +62,9 @@ def _check_connection(
             raise expected(
                 where["pacing"], f"pacing={tx.pacing_mbps:g}", "no pacing on ABR: ACR is its rate"
             )
-        # Its rates against the adapter's cell rate are the core's check alone: the
-        # refusal names the rates and the rate, and lands on the service (its key path).
-    if tx.pacing_mbps is not None and tx.pacing_mbps > link:
-        raise expected(
-            where["pacing"],
-            f"pacing={tx.pacing_mbps:g}",
-            f"at most {link:g} Mb/s, the cell rate of {tx_host.name}'s adapter ({tx_host.phy})",
-        )
+    # ABR's rates and a pacing rate against the adapter's cell rate (of what the host's
+    # pacing_counts counts) are the core's checks alone: the refusal names the rates and
+    # lands on the service or the pacing setting (its key path, model.refusals).
     if t.period_us is not None:
         floor = tbmod.WRITE_US[tx_host.profile]
         dist = t.random.get("period")
