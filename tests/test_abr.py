@@ -66,7 +66,15 @@ def test_the_language_spells_abr_into_the_spec(tmp_path):
 @pytest.mark.parametrize(
     "switch, service, where, says",  # where: the line
     [
-        ("", "service = abr (pcr = 200M);", 8, "at most 1.4976e+08 bit/s"),
+        # The core's check, at the service: the rate it refuses and the link's.
+        (
+            "",
+            "service = abr (pcr = 200M);",
+            8,
+            "abr pcr 200000000 bit/s: must be one cell/s (424 bit/s) to the transmitter's "
+            "link rate (149760000 bit/s)",
+        ),
+        ("", "service = abr (icr = 200M);", 8, "the simulator refuses it"),
         ("", "service = abr (rif = 2);", 8, "a factor above 0 and at most 1 for rif"),
         ("", "service = abr (mcr = 50M, pcr = 10M);", 8, "mcr <= pcr"),
         ("", "service = abr (peak = 1);", 8, "an abr() key: pcr, mcr"),

@@ -195,8 +195,13 @@ ENGINE = [
         "2:46",
         "at most 40754716981 bytes: at 100 Mb/s of cells",
     ),
-    (experiment(proto="tcp (window=32K, pacing=1e12)"), "2:86", "at most 100 Mb/s"),
-    (experiment(proto="tcp (window=32K, pacing=1e999)"), "2:86", "a number >= 0"),
+    (
+        # The core's check, at the setting (its key path).
+        experiment(proto="tcp (window=32K, pacing=1e12)"),
+        "2:86",
+        "pacing 1000000000000 Mb/s: must be > 0 and at most the adapter's cell rate, 100 Mb/s",
+    ),
+    (experiment(proto="tcp (window=32K, pacing=1e999)"), "2:86", "a number > 0"),
     (experiment(proto="tcp (window=8G)"), "2:74", "<= 4294967295 for window"),
     (
         experiment(peer="A:5002").replace("own = B:5002", "own = A:5002"),
@@ -204,8 +209,9 @@ ENGINE = [
         "found peer host A, the test's own host, expected another host",
     ),
     (
+        # The core's refusal, at the block size it names (its key path).
         experiment(proto="udp (sndbuf=1K)", rproto="udp"),
-        "2:3",
+        "2:35",
         "the simulator refuses it: transfer 0: UDP datagrams of 8192 bytes: at most 1024",
     ),
     (

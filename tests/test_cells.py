@@ -115,7 +115,10 @@ def test_a_bad_tester_block_is_an_error_at_its_position(tmp_path):
         ("tester { port = nowhere; }", ':5:17: cells "nowhere": no such'),
         ("tester { place = sink; }", ":5:10: found setting 'place', expected 'port'"),
         ("tester { slot_us = 2.7; }", "tester block without 'port'"),
-        ("tester { port = sink; slot_us = 0; }", "a cell slot > 0 µs"),
+        (
+            "tester { port = sink; slot_us = 0; }",
+            "a number > 0 and <= 1000000000000 for the tester's cell slot in µs",
+        ),
     ):
         f = tmp_path / "bad.netspec"
         f.write_text(EXPERIMENT.replace("tester { port = sink; }", block))

@@ -14,6 +14,7 @@ from cellbench import _native, vocab
 from cellbench.experiment import lang, model
 from cellbench.experiment import testbed as tb
 from cellbench.experiment.lang import ExperimentError
+from cellbench.experiment.model.refusals import refusal_pos
 
 PYTHON = Path(__file__).resolve().parents[1] / "python" / "cellbench"
 
@@ -148,6 +149,68 @@ def test_no_default_or_range_of_a_spec_key_is_written_in_python():
     assert not found, "a run spec's default or range written in Python:\n" + "\n".join(found)
 
 
+#: The model's and abr.py's readers: every number they write is 0, 1 or one of these,
+#: each with why it is not a range or a default of the run spec (those come from
+#: ``vocab``). A new literal there fails the test below until it is listed with its reason.
+MODEL_FILES = [
+    *sorted((PYTHON / "experiment" / "model").glob("*.py")),
+    PYTHON / "experiment" / "abr.py",
+]
+MODEL_OWN = {
+    ("checks.py", 1e6): "bit/s per Mb/s",
+    ("checks.py", 1e-6): "seconds per µs",
+    ("checks.py", 8): "bits a byte",
+    ("traffic.py", 1e6): "µs per second",
+    ("traffic.py", 8): "bits a byte",
+    ("traffic.py", 2): "uniform(min, max) takes two arguments",
+    ("records.py", 2): "a uniform law's mean, (min + max) / 2",
+    ("limits.py", 1e6): "µs per second",
+    ("limits.py", 48): "an ATM cell's payload bytes (ITU-T I.361)",
+    ("limits.py", 53): "an ATM cell's bytes (ITU-T I.361)",
+    ("limits.py", 32): "U32_MAX's width",
+    ("limits.py", 64): "U64_MAX's width",
+    ("limits.py", 63): "SEED_MAX: an int64 column's largest",
+    ("limits.py", 88): "TCP_MIN_MSS, Linux include/net/tcp.h (--engine real's kernels)",
+    ("limits.py", 32767): "MAX_TCP_WINDOW, Linux include/net/tcp.h (--engine real's kernels)",
+    ("hosts.py", 0.8): "MISSPELT: difflib's ratio that calls a host name a misspelling",
+    ("values.py", 1e20): "past it a number is shown as %g, not in full",
+    ("abr.py", 1e3): "the K of a rate (decimal)",
+    ("abr.py", 1e6): "the M of a rate (decimal)",
+    ("abr.py", 1e9): "the G of a rate (decimal)",
+}
+
+
+def test_the_model_writes_no_bound_of_its_own():
+    """Every number in the model package and abr.py is 0, 1 or listed in MODEL_OWN with
+    its reason: a range or default written there (a 1e12, a 32767) fails here."""
+    found, used = [], set()
+    for path in MODEL_FILES:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, (int, float))
+                and not isinstance(node.value, bool)
+                and node.value not in (0, 1)
+            ):
+                if (path.name, node.value) in MODEL_OWN:
+                    used.add((path.name, node.value))
+                else:
+                    found.append(f"{path.name}:{node.lineno}: {node.value!r}")
+    assert not found, "a number written in the model (read it from vocab):\n" + "\n".join(found)
+    assert used == set(MODEL_OWN), f"listed but no longer written: {set(MODEL_OWN) - used}"
+
+
+def test_ericas_defaults_are_the_cores():
+    """ERICA's target and interval left out: the core's serde-less defaults, exported by
+    the vocabulary (sim::spec::ERICA_TARGET, ERICA_INTERVAL_US), read by abr.py."""
+    from cellbench.experiment import abr
+
+    assert vocab.DEFAULTS["abr_switch"] == {"target": 0.9, "interval_us": 1000.0}
+    assert (abr.ERICA_TARGET, abr.ERICA_INTERVAL_US) == (0.9, 1000.0)
+    lo, hi = vocab.spec_range("abr_switch", "target")
+    assert lo < abr.ERICA_TARGET <= hi
+
+
 def test_a_refusal_of_the_core_carries_its_key_path():
     spec = {
         "switch": {"policy": "epd", "buffer_cells": 64},
@@ -212,3 +275,45 @@ def test_a_refusal_lands_on_the_setting(switch, where, words):
     with pytest.raises(ExperimentError) as e:
         model.check_with_engine(exp, 1)
     assert str(e.value).startswith(f"e.netspec:{where}: the simulator refuses it: {words}")
+
+
+CONNECTION = """testbed {
+  mtu = 9180;
+  host a { pacing_counts = payloads; }
+}
+cluster {
+  test t { type = TYPE; protocol = PROTO; own = a:1; peer = b:1; }
+  test r { type = sink; protocol = RPROTO; own = b:1; peer = a:1; }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "type_, proto, rproto, at, words",
+    [
+        # 99 Mb/s of payloads is more than a 100 Mb/s line's cells carry (48 of 53 bytes):
+        # the model checks the cell rate, the core what the rate counts.
+        ("full (nbytes=1K)", "tcp (pacing = 99)", "tcp", "99", "pacing 99 Mb/s"),
+        # A datagram larger than the send buffer: the core's check, at the block size.
+        ("full (blocksize=8K, nbytes=1M)", "udp (sndbuf=1K)", "udp", "8K", "UDP datagrams"),
+    ],
+)
+def test_a_connections_refusal_lands_on_its_tests_setting(type_, proto, rproto, at, words):
+    text = CONNECTION.replace("TYPE", type_).replace("RPROTO", rproto).replace("PROTO", proto)
+    exp = model.build(lang.parse(text, "c.netspec"))
+    with pytest.raises(ExperimentError) as e:
+        model.check_with_engine(exp, 1)
+    line = text.splitlines()[5]
+    where = f"c.netspec:6:{line.index(at, line.index('type')) + 1}"
+    assert str(e.value).startswith(f"{where}: the simulator refuses it: "), str(e.value)
+    assert words in str(e.value)
+
+
+def test_a_connections_mtu_refusal_lands_on_the_testbeds_mtu():
+    text = CONNECTION.replace("TYPE", "full (nbytes=1K)").replace("RPROTO", "tcp")
+    exp = model.build(lang.parse(text.replace("PROTO", "tcp"), "c.netspec"))
+    path = {"record": "connection", "index": 0, "name": None, "key": "mtu", "value": "9180"}
+    assert str(refusal_pos(exp, path)) == "c.netspec:2:3"
+    # A key no setting of the test gives: the test.
+    path["key"] = "flavour"
+    assert refusal_pos(exp, path) == exp.connections[0].pos

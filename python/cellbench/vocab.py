@@ -35,8 +35,9 @@ MTU_RANGE: tuple[int, int] = tuple(_V["limits"]["mtu"])  # type: ignore[assignme
 POLICIES: tuple[str, ...] = tuple(_V["policies"])
 #: Every ``limited_by`` a connection can have (what bound it).
 LIMIT_CATEGORIES: tuple[str, ...] = tuple(_V["limit_categories"])
-#: What an omitted key of a run spec reads as, per part: ``run``, ``switch``, ``host``,
-#: ``trunk``, ``upc``, ``connection``, ``traffic`` (of type full).
+#: What an omitted key of a run spec reads as, per part: ``run``, ``switch``,
+#: ``abr_switch`` (ERICA's target and interval), ``host``, ``trunk``, ``upc``,
+#: ``connection``, ``traffic`` (of type full).
 DEFAULTS: dict[str, dict[str, Any]] = _V["defaults"]
 #: Every key of a run spec's records (``sim/spec_keys.rs``), by (record, key): kind,
 #: unit, range ([least, most], the least excluded when ``above``), choices, a note on a

@@ -17,8 +17,9 @@ In a ``switch { }`` of the testbed (every output port of that switch)::
     abr = relative (threshold = 128);    # CI in backward RM cells above it, NI above half
     abr = erica (target = 0.9, interval_us = 1000);   # ERICA's explicit rate
 
-A threshold left out is half the buffer, ERICA's target 0.9 and interval 1 ms:
-assumptions, with their ranges in ``sim::spec::AbrSwitchSpec``.
+A threshold left out is half the buffer; ERICA's target and interval left out are the
+core's defaults (``vocab.DEFAULTS["abr_switch"]``: 0.9 and 1 ms, assumptions whose
+ranges ``sim::spec::ERICA_TARGET`` cites), sent only when the file sets them.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ _LEAST_PCR = vocab.spec_range("abr", "pcr_bps")[0]
 _THRESHOLD = vocab.spec_range("abr_switch", "threshold_cells")
 _TARGET = vocab.spec_range("abr_switch", "target")
 _INTERVAL_US = vocab.spec_range("abr_switch", "interval_us")
+#: ERICA's target and interval (µs) when a switch leaves them out: the core's.
+ERICA_TARGET: float = vocab.spec_key("abr_switch", "target")["default"]
+ERICA_INTERVAL_US: float = vocab.spec_key("abr_switch", "interval_us")["default"]
 
 
 def rate_bps(v: Value, what: str) -> float:
@@ -115,18 +119,6 @@ def service(s: Setting) -> dict | None:
     return abr
 
 
-def check_rates(abr: dict, link_bps: float, pos, host: str) -> None:
-    """An ABR circuit's rates against its transmitter's cell rate (bit/s)."""
-    for key in ("pcr_bps", "icr_bps", "mcr_bps"):
-        x = abr.get(key)
-        if x is not None and x > link_bps:
-            raise expected(
-                pos,
-                f"abr {key[:3]} = {x:g}",
-                f"at most {link_bps:g} bit/s, the cell rate of {host}'s adapter",
-            )
-
-
 def switch(s: Setting) -> dict:
     """A switch's ``abr``: the spec's ``abr`` record of a switch."""
     call = _call(s.value, SWITCHES, "an abr switch: efci (...), relative (...) or erica (...)")
@@ -146,11 +138,17 @@ def switch(s: Setting) -> dict:
                 raise expected(
                     a.value.pos,
                     render(a.value),
-                    f"a target above {_TARGET[0]:g} and at most {_TARGET[1]:g}",
+                    f"a target above {_TARGET[0]:g} and at most {_TARGET[1]:g} "
+                    f"(left out: {ERICA_TARGET:g})",
                 )
             out["target"] = float(x)
         else:
             if not (isinstance(x, (int, float)) and _INTERVAL_US[0] < x <= _INTERVAL_US[1]):
-                raise expected(a.value.pos, render(a.value), "an interval above 0 µs")
+                raise expected(
+                    a.value.pos,
+                    render(a.value),
+                    f"an interval above {_INTERVAL_US[0]:g} µs and at most {_INTERVAL_US[1]:g} µs "
+                    f"(left out: {ERICA_INTERVAL_US:g} µs)",
+                )
             out["interval_us"] = float(x)
     return out

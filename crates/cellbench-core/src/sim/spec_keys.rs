@@ -4,7 +4,7 @@
 //! reads them from the spec's serde defaults, so there is one copy of each.
 
 use super::net::{AdapterModel, PacedQuantity, MAX_NRM, MIN_NRM};
-use super::spec::{ether, MAX_BLOCK, MAX_DISTANCE_M, MAX_SECONDS, SPACING_MODES};
+use super::spec::{ether, MAX_BLOCK, MAX_BLOCKS, MAX_DISTANCE_M, MAX_SECONDS, SPACING_MODES};
 use super::vocabulary::{Kind, DROP_POLICIES};
 use super::world::MTU_RANGE;
 use crate::atm::phy::CELL_BITS;
@@ -180,10 +180,10 @@ pub const SPEC_KEYS: &[SpecKey] = &[
         .note("efci, relative: at most buffer_cells; none: half the buffer"),
     key("abr_switch", "target", Float, "")
         .above(0.0, 1.0)
-        .note("erica; none: 0.9"),
+        .note("erica"),
     key("abr_switch", "interval_us", Float, "µs")
         .above(0.0, US)
-        .note("erica; none: 1000"),
+        .note("erica"),
     key("abr", "pcr_bps", Float, "bit/s (cells)")
         .range(CELL_BITS as f64, f64::MAX)
         .note("at most the transmitter's cell rate; none: that rate"),
@@ -209,7 +209,7 @@ pub const SPEC_KEYS: &[SpecKey] = &[
     key("traffic", "nbytes", Int, "bytes"),
     key("traffic", "duration_s", Float, "s").above(0.0, MAX_SECONDS),
     key("traffic", "period_us", Float, "µs").range(0.0, US),
-    key("traffic", "blocks", Int, "blocks").range(1.0, 1e6),
+    key("traffic", "blocks", Int, "blocks").range(1.0, MAX_BLOCKS as f64),
     key("traffic", "request", Int, "bytes").range(1.0, MAX_BLOCK),
     key("traffic", "response", Int, "bytes").range(1.0, MAX_BLOCK),
 ];

@@ -6,7 +6,9 @@
 
 use super::era::FIBRE_PS_PER_M;
 use super::explain::LimitedBy;
-use super::spec::{ether, RunSpec, BUDGET_CUT, MAX_BLOCK, MAX_SECONDS, TRUNCATED};
+use super::spec::{
+    ether, RunSpec, BUDGET_CUT, ERICA_INTERVAL_US, ERICA_TARGET, MAX_BLOCK, MAX_SECONDS, TRUNCATED,
+};
 use super::world::MTU_RANGE;
 use crate::atm::phy::Phy;
 use crate::host::udp::MAX_DATAGRAM;
@@ -244,8 +246,8 @@ pub const RESULT_FIELDS: &[ResultField] = &[
 /// - `policies`: the drop policies;
 /// - `limit_categories`: every `limited_by` a connection can have;
 /// - `defaults`: what a spec's every omitted key reads as, per part of a spec
-///   (`run`, `switch`, `host`, `trunk`, `upc`, `connection`, `traffic` of type
-///   `full`; a key the spec requires has none);
+///   (`run`, `switch`, `abr_switch` (ERICA's), `host`, `trunk`, `upc`,
+///   `connection`, `traffic` of type `full`; a key the spec requires has none);
 /// - `spec_keys`: every key of those records with its kind, unit, range,
 ///   choices and default (`sim::spec_keys`);
 /// - `encaps`: the encapsulations, their header bytes and default MTU;
@@ -313,9 +315,13 @@ fn defaults() -> Value {
     for key in ["sites", "cells"] {
         run.remove(key);
     }
+    // A switch's ABR record has no defaults of its own but ERICA's (its kind is
+    // required; a threshold left out is half the port's buffer).
+    let abr_switch = json!({"target": ERICA_TARGET, "interval_us": ERICA_INTERVAL_US});
     json!({
         "run": run,
         "switch": switch,
+        "abr_switch": abr_switch,
         "host": host,
         "trunk": trunk,
         "upc": upc,

@@ -159,6 +159,7 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 port=ep.peer.port,
                 sndbuf_asked=ep.sndbuf or ep.window,
                 rcvbuf_asked=sink.rcvbuf or sink.window,
+                positions=_positions(ep, sink),
             )
         )
         if ep.congestion is not None or ep.mss is not None:
@@ -188,3 +189,37 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
     return Experiment(
         doc.file, doc.text, testbed, hosts, conns, notes, tester, tester_pos, slot_us, tree
     )
+
+
+#: The settings of a test's ``type = ...`` that give each traffic key of the run spec,
+#: the first written one taken (a burst's ``size`` gives its blocks and blocksize, a
+#: ``rate`` or an ftp ``disk_rate`` its period).
+_TRAFFIC_SETTINGS = {
+    "blocksize": ("blocksize", "size"),
+    "nbytes": ("nbytes",),
+    "duration_s": ("duration",),
+    "period_us": ("period", "rate", "disk_rate"),
+    "blocks": ("blocks", "size"),
+    "request": ("request",),
+    "response": ("response",),
+}
+
+
+def _positions(ep: Endpoint, sink: Endpoint) -> dict[str, Pos]:
+    """Where the transmitter's and the sink's tests set each key of their connection's
+    run spec: the socket buffers (or the ``window`` that sets both), pacing, the ABR
+    service, each traffic key (else the test's ``type``), and the test for the rest."""
+    tx, t = ep.where, ep.traffic.where
+    out = {
+        "": ep.pos,
+        "protocol": ep.protocol_pos,
+        "sndbuf": tx.get("sndbuf") or tx.get("window") or ep.protocol_pos,
+        "rcvbuf": sink.where.get("rcvbuf") or sink.where.get("window") or sink.protocol_pos,
+        "nodelay": tx.get("nodelay") or ep.protocol_pos,
+        "receiver_blocksize": sink.traffic.where.get("blocksize", sink.type_pos),
+        "pacing_mbps": t.get("pacing", ep.protocol_pos),
+        "abr": ep.service_pos or ep.pos,
+    }
+    for key, settings in _TRAFFIC_SETTINGS.items():
+        out[f"traffic.{key}"] = next((t[s] for s in settings if s in t), ep.type_pos)
+    return out

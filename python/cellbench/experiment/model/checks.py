@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 
 from cellbench import _native
-from cellbench.experiment import abr as abrmod
 from cellbench.experiment import testbed as tbmod
 from cellbench.experiment.lang import ExperimentError, Pos, expected
 from cellbench.experiment.model.limits import CELL_PAYLOAD_SHARE, MAX_DATAGRAM, TIME_LIMIT_S
@@ -63,13 +62,9 @@ def _check_connection(
             raise expected(
                 where["pacing"], f"pacing={tx.pacing_mbps:g}", "no pacing on ABR: ACR is its rate"
             )
-        abrmod.check_rates(tx.abr, link * 1e6, tx.service_pos, tx_host.name)
-    if tx.pacing_mbps is not None and tx.pacing_mbps > link:
-        raise expected(
-            where["pacing"],
-            f"pacing={tx.pacing_mbps:g}",
-            f"at most {link:g} Mb/s, the cell rate of {tx_host.name}'s adapter ({tx_host.phy})",
-        )
+    # ABR's rates and a pacing rate against the adapter's cell rate (of what the host's
+    # pacing_counts counts) are the core's checks alone: the refusal names the rates and
+    # lands on the service or the pacing setting (its key path, model.refusals).
     if t.period_us is not None:
         floor = tbmod.WRITE_US[tx_host.profile]
         dist = t.random.get("period")

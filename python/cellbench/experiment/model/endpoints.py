@@ -17,10 +17,10 @@ from cellbench.experiment.lang import (
     expected,
     render,
 )
-from cellbench.experiment.model.limits import U32_MAX
+from cellbench.experiment.model.limits import MAX_TCP_WINDOW, TCP_MIN_MSS
 from cellbench.experiment.model.records import Endpoint
 from cellbench.experiment.model.traffic import _traffic
-from cellbench.experiment.model.values import _flag, _number
+from cellbench.experiment.model.values import _flag, _number, _spec_number
 
 PROTOCOL_KEYS = ("window", "sndbuf", "rcvbuf", "nodelay", "pacing", "congestion", "mss")
 #: A kernel's congestion control module name (TCP_CONGESTION takes up to 15 bytes).
@@ -49,6 +49,8 @@ def _endpoint(b: Block) -> Endpoint:
     proto = got.get("protocol")
     pname, window, sndbuf, rcvbuf, nodelay, pacing = "tcp", None, None, None, False, None
     congestion, mss = None, None
+    #: Where the protocol's keys are set (a refusal of the core lands there).
+    where = {}
     ppos = proto.value.pos if proto else b.pos
     if proto is not None:
         v = proto.value
@@ -60,14 +62,17 @@ def _endpoint(b: Block) -> Endpoint:
             if a.key not in PROTOCOL_KEYS:
                 shown = f"key '{a.key}'" if a.key else render(a.value)
                 raise expected(a.pos, shown, f"a {call.name}() key: {', '.join(PROTOCOL_KEYS)}")
+            where[a.key] = a.value.pos
             if a.key == "nodelay":
                 nodelay = _flag(a.value, "nodelay")
             elif a.key == "pacing" and isinstance(a.value, Name) and a.value.text == "off":
                 pacing = None  # no pacing: a sweep may set a rate at one point, none at another
             elif a.key == "pacing":
-                pacing = float(_number(a.value, "pacing (Mb/s)", lo=0, integer=False))
-                if pacing <= 0:
-                    raise expected(a.value.pos, render(a.value), "a pacing rate > 0 Mb/s")
+                pacing = float(
+                    _spec_number(
+                        a.value, "pacing (Mb/s)", "connection", "pacing_mbps", integer=False
+                    )
+                )
                 traffic.where["pacing"] = a.value.pos
             elif a.key == "congestion":
                 if not (isinstance(a.value, Name) and _CONGESTION_NAME.match(a.value.text)):
@@ -78,10 +83,16 @@ def _endpoint(b: Block) -> Endpoint:
                     )
                 congestion = a.value.text
             elif a.key == "mss":
-                # Linux's TCP_MAXSEG range: TCP_MIN_MSS (88) to MAX_TCP_WINDOW (32767).
-                mss = int(_number(a.value, "mss (bytes)", lo=88, integer=True, hi=32767))
+                # Linux's TCP_MAXSEG range (the real engine's; the simulator's MSS is the MTU's).
+                mss = int(
+                    _number(a.value, "mss (bytes)", lo=TCP_MIN_MSS, integer=True, hi=MAX_TCP_WINDOW)
+                )
             else:
-                n = int(_number(a.value, f"{a.key} (bytes)", lo=1, integer=True, hi=U32_MAX))
+                # window sets both buffers: the run spec's range of each.
+                spec_key = "sndbuf" if a.key == "window" else a.key
+                n = int(
+                    _spec_number(a.value, f"{a.key} (bytes)", "connection", spec_key, integer=True)
+                )
                 window, sndbuf, rcvbuf = (
                     n if a.key == "window" else window,
                     n if a.key == "sndbuf" else sndbuf,
@@ -114,4 +125,5 @@ def _endpoint(b: Block) -> Endpoint:
         mss=mss,
         abr=abrmod.service(got["service"]) if "service" in got else None,
         service_pos=got["service"].value.pos if "service" in got else None,
+        where=where,
     )

@@ -22,7 +22,13 @@ TIME_LIMIT_S: float = vocab.DEFAULTS["run"]["time_limit_s"]
 #: period (µs: the longest time a spec may give).
 MAX_BLOCK: int = vocab.LIMITS["max_block_bytes"]
 MAX_DATAGRAM: int = vocab.LIMITS["max_datagram_bytes"]
-MAX_PERIOD_US: float = vocab.LIMITS["max_seconds"] * 1e6
+MAX_PERIOD_US: float = vocab.spec_range("traffic", "period_us")[1]
+#: The longest time a spec may give, µs (a tester's cell slot).
+MAX_TIME_US: float = vocab.LIMITS["max_seconds"] * 1e6
+#: Linux's TCP_MAXSEG range, what --engine real's kernels take (include/net/tcp.h:
+#: TCP_MIN_MSS 88 to MAX_TCP_WINDOW 32767); the simulator's MSS is the MTU's.
+TCP_MIN_MSS = 88
+MAX_TCP_WINDOW = 32767
 U32_MAX = (1 << 32) - 1
 U64_MAX = (1 << 64) - 1
 #: The largest master seed: the simulator takes a u64, but a result stores the seed in

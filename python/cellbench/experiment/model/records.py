@@ -113,6 +113,8 @@ class Endpoint:
     #: The data circuit's ABR parameters (``experiment.abr``; None: UBR), and where.
     abr: dict | None = None
     service_pos: Pos | None = None
+    #: Where the protocol's keys (window, sndbuf, rcvbuf, ...) were written.
+    where: dict[str, Pos] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def is_sink(self) -> bool:
@@ -149,6 +151,9 @@ class Connection:
     #: and autotunes a buffer nobody set.
     sndbuf_asked: int | None = None
     rcvbuf_asked: int | None = None
+    #: Where the file sets each of its run spec's keys (``traffic.blocksize``, ``rcvbuf``
+    #: ...): a refusal of the core naming the key lands there (``model.refusals``).
+    positions: dict[str, Pos] = field(default_factory=dict, repr=False, compare=False)
 
     def to_spec(self, tb: tbmod.Testbed) -> dict:
         # An Ethernet interface's MTU is Ethernet II's; the testbed's is the ATM one.

@@ -1,7 +1,8 @@
 """The run spec through the simulator's own checks before anything runs, a refusal
 mapped back onto the file: the core's ``SpecError`` names the record, which one and the
 key (``ScenarioError``'s key path), and the testbed knows where each key is set
-(``Testbed.positions``), the experiment where each connection is.
+(``Testbed.positions``), each connection where its tests set its keys
+(``Connection.positions``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from cellbench.experiment.model.records import Experiment
 from cellbench.experiment.model.tester import check_tester
 
 #: Keys a refusal of one names that another setting may be the one to move: an EPD
-#: threshold against the buffer; a UPC's contract; a connection's blocks and period.
+#: threshold against the buffer; credits without credit flow control; a UPC's contract.
 _RELATED = {
     "buffer_cells": ("epd_threshold_cells",),
     "epd_threshold_cells": ("buffer_cells",),
@@ -44,14 +45,20 @@ def check_with_engine(exp: Experiment, seed: int) -> None:
 def refusal_pos(exp: Experiment, path: dict[str, Any] | None) -> Pos | None:
     """Where the file sets what a refusal's key path names: the connection's test, or
     the host's (else the defaults'), the switch's (else the testbed-wide one's) or the
-    trunk's setting of the key, else the testbed block; None for no path."""
+    trunk's setting of the key, else the testbed block; a connection's key at its test's
+    setting (``Connection.positions``: a socket buffer, pacing, a traffic key) or the
+    testbed's (its ``mtu``); None for no path."""
     if path is None:
         return None
     record, index, name, key = path["record"], path["index"], path["name"], path["key"]
     tb = exp.testbed
     if record == "connection":
         conns = exp.connections
-        return conns[index].pos if index is not None and index < len(conns) else None
+        if index is None or index >= len(conns):
+            return None
+        # The test's setting of the key, else the testbed's (mtu, encap), else the test.
+        c = conns[index]
+        return c.positions.get(key) or tb.positions.get(("connection", None, key)) or c.pos
     keys = (key, *_RELATED.get(key, ()))
     if record == "host":
         places = [("host", name, k) for k in keys] + [("host", "*", k) for k in keys]

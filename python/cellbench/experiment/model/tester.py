@@ -15,6 +15,7 @@ from cellbench.experiment.lang import (
     expected,
     render,
 )
+from cellbench.experiment.model.limits import MAX_TIME_US
 from cellbench.experiment.model.records import Experiment
 from cellbench.experiment.model.values import _number
 
@@ -42,10 +43,15 @@ def _tester(doc: Document) -> tuple[str | None, Pos | None, float | None]:
     for st in blocks[0].settings():
         if st.key == "slot_us":
             slot_us = float(
-                _number(st.value, "the tester's cell slot in µs", lo=0, integer=False, hi=1e6)
+                _number(
+                    st.value,
+                    "the tester's cell slot in µs",
+                    lo=0,
+                    integer=False,
+                    hi=MAX_TIME_US,
+                    above=True,
+                )
             )
-            if slot_us <= 0:
-                raise expected(st.value.pos, render(st.value), "a cell slot > 0 µs")
             continue
         if st.key != "port":
             raise expected(

@@ -4,10 +4,11 @@ and random block sizes and periods (``uniform``, ``exponential``).
 
 from __future__ import annotations
 
+from cellbench import vocab
 from cellbench.experiment.lang import Call, ExperimentError, Name, Setting, expected, render
-from cellbench.experiment.model.limits import MAX_BLOCK, MAX_PERIOD_US, TIME_LIMIT_S, U64_MAX
+from cellbench.experiment.model.limits import TIME_LIMIT_S, U64_MAX
 from cellbench.experiment.model.records import Distribution, Traffic
-from cellbench.experiment.model.values import _number, _shown
+from cellbench.experiment.model.values import _number, _shown, _spec_number
 
 TRAFFIC_KEYS = {
     "full": ("blocksize", "duration", "nbytes"),
@@ -51,12 +52,17 @@ APP_MODELS = {
 }
 
 
-#: The range of a random parameter's values (blocksize in bytes, period in µs); key
-#: names that cannot be random never get this far.
-_LAW_MIN = {"blocksize": 1.0, "period": 0.0}
-_LAW_MAX = {"blocksize": float(MAX_BLOCK), "period": MAX_PERIOD_US}
+#: The range of a random parameter's values, the run spec's (blocksize in bytes, period
+#: in µs); key names that cannot be random never get this far.
+_BLOCKSIZE = vocab.spec_range("traffic", "blocksize")
+_PERIOD_US = vocab.spec_range("traffic", "period_us")
+_LAW_MIN = {"blocksize": _BLOCKSIZE[0], "period": _PERIOD_US[0]}
+_LAW_MAX = {"blocksize": _BLOCKSIZE[1], "period": _PERIOD_US[1]}
 _LAW_MIN.update({k: 0.0 for k in ("duration", "nbytes")})
 _LAW_MAX.update({k: float("inf") for k in ("duration", "nbytes")})
+#: The largest burst ``size`` names: the most blocks a period writes, each at most the
+#: largest write (the run spec's ``blocks`` and ``blocksize``).
+_MAX_BURST = vocab.spec_range("traffic", "blocks")[1] * _BLOCKSIZE[1]
 
 
 def _distribution(call: Call, key: str) -> Distribution:
@@ -161,49 +167,56 @@ def _traffic(s: Setting) -> Traffic:
             continue
         if a.key == "blocksize":
             t.blocksize = int(
-                _number(a.value, "blocksize (bytes)", lo=1, integer=True, hi=MAX_BLOCK)
+                _spec_number(a.value, "blocksize (bytes)", "traffic", "blocksize", integer=True)
             )
         elif a.key in ("request", "response"):
-            n = int(_number(a.value, f"{a.key} (bytes)", lo=1, integer=True, hi=MAX_BLOCK))
+            n = int(_spec_number(a.value, f"{a.key} (bytes)", "traffic", a.key, integer=True))
             setattr(t, a.key, n)
         elif a.key == "nbytes":
             t.nbytes = int(_number(a.value, "nbytes (bytes)", lo=1, integer=True, hi=U64_MAX))
         elif a.key == "duration":
             t.duration_s = float(
-                _number(
+                _spec_number(
                     a.value,
                     f"duration (seconds; a run's simulated-time limit is {TIME_LIMIT_S:g} s)",
-                    lo=0,
+                    "traffic",
+                    "duration_s",
                     integer=False,
                     hi=TIME_LIMIT_S,
                 )
             )
-            if t.duration_s <= 0:
-                raise expected(a.value.pos, render(a.value), "a duration > 0 seconds")
         elif a.key == "period":
             t.period_us = float(
-                _number(a.value, "period (µs)", lo=0, integer=False, hi=MAX_PERIOD_US)
+                _spec_number(a.value, "period (µs)", "traffic", "period_us", integer=False)
             )
             if t.period_us <= 0:
+                # The spec's range takes 0, which the core refuses as a write rate no host
+                # has (sim::spec::write_sizes): said here as what the language means.
                 raise expected(a.value.pos, render(a.value), "a period > 0 µs")
         elif a.key == "blocks":
             t.blocks = int(
-                _number(
-                    a.value, "blocks written back to back per period", lo=1, integer=True, hi=1e6
+                _spec_number(
+                    a.value,
+                    "blocks written back to back per period",
+                    "traffic",
+                    "blocks",
+                    integer=True,
                 )
             )
         elif a.key == "size":
-            t.burst_bytes = int(_number(a.value, "bytes per burst", lo=1, integer=True, hi=1e12))
+            t.burst_bytes = int(
+                _number(a.value, "bytes per burst", lo=1, integer=True, hi=_MAX_BURST)
+            )
         elif a.key == "rate":
             t.rate_bps = float(_number(a.value, "the mean rate (bit/s)", lo=0, integer=False))
             if t.rate_bps <= 0:
                 raise expected(a.value.pos, render(a.value), "a rate > 0 bit/s")
         elif a.key == "disk_rate":
+            # Any rate: the period it gives (one block read) is checked below and against
+            # the host's fastest write (model.checks).
             t.disk_rate = float(
-                _number(a.value, "the disk's read rate (bytes/s)", lo=0, integer=False, hi=1e12)
+                _number(a.value, "the disk's read rate (bytes/s)", lo=0, integer=False, above=True)
             )
-            if t.disk_rate <= 0:
-                raise expected(a.value.pos, render(a.value), "a disk rate > 0 bytes/s")
     if call.name == "full" and (t.nbytes is None) == (t.duration_s is None):
         raise expected(
             call.pos, render(call), "full() with exactly one of duration= (s) or nbytes= (bytes)"
@@ -223,7 +236,7 @@ def _traffic(s: Setting) -> Traffic:
             )
         # One block read per period: the disk's rate, whatever the network does.
         t.period_us = t.blocksize / t.disk_rate * 1e6  # type: ignore[operator]
-        if t.period_us > MAX_PERIOD_US:
+        if t.period_us > _PERIOD_US[1]:
             raise expected(t.where["disk_rate"], f"{t.disk_rate:g}", "a faster disk (bytes/s)")
     if call.name in ("burst", "burstq"):
         _burst_shape(call, t)
@@ -249,7 +262,7 @@ def _burst_shape(call: Call, t: Traffic) -> None:
         if "blocksize" in t.random:
             raise ExperimentError(t.where["rate"], "not implemented: rate= with a random blocksize")
         t.period_us = t.blocks * t.blocksize * 8 / t.rate_bps * 1e6
-        if not 0 < t.period_us <= MAX_PERIOD_US:
+        if not 0 < t.period_us <= _PERIOD_US[1]:
             raise expected(
                 t.where["rate"], f"rate={t.rate_bps:g}", "a rate giving a period in range"
             )

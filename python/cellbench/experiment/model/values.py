@@ -7,23 +7,50 @@ numbers through these, so a bad value names its file, line and range alike.
 from __future__ import annotations
 
 import math
+import sys
 
+from cellbench import vocab
 from cellbench.experiment.lang import Name, Number, Value, expected, render
 
 
 def _number(
-    v: Value, what: str, *, lo: float, integer: bool, hi: float | None = None
+    v: Value,
+    what: str,
+    *,
+    lo: float,
+    integer: bool,
+    hi: float | None = None,
+    above: bool = False,
 ) -> int | float:
-    """A number lo..hi (a whole one when ``integer``: ``1e6`` counts as whole)."""
+    """A number lo..hi (above lo when ``above``; a whole one when ``integer``: ``1e6``
+    counts as whole)."""
     x = v.value if isinstance(v, Number) else None
     if integer and isinstance(x, float) and x.is_integer():
         x = int(x)
     if x is not None and (isinstance(x, int) or not integer) and lo <= x < math.inf:
-        if hi is None or x <= hi:
+        if (hi is None or x <= hi) and not (above and x == lo):
             return x
     kind = "a whole number" if integer else "a number"
     bound = f" and <= {_shown(hi)}" if hi is not None else ""
-    raise expected(v.pos, render(v), f"{kind} >= {_shown(lo)}{bound} for {what}")
+    least = ">" if above else ">="
+    raise expected(v.pos, render(v), f"{kind} {least} {_shown(lo)}{bound} for {what}")
+
+
+def _spec_number(
+    v: Value, what: str, record: str, key: str, *, integer: bool, hi: float | None = None
+) -> int | float:
+    """A number in the range the run spec's ``record.key`` takes (``vocab.SPEC_KEYS``):
+    from its least (excluded where the core's range is above it) to its most, or to
+    ``hi`` where the file's own bound is tighter (a duration within a run's time limit).
+    An unbounded most (the largest float) is no bound."""
+    entry = vocab.spec_key(record, key)
+    lo, most = entry["range"]
+    if hi is not None:
+        most = min(most, hi)
+    unbounded = most >= sys.float_info.max
+    return _number(
+        v, what, lo=lo, integer=integer, hi=None if unbounded else most, above=entry["above"]
+    )
 
 
 def _shown(x: float) -> str:

@@ -129,8 +129,11 @@ def _settings(block: Block, tb: Testbed) -> None:
                 keys.number(s, "the IP MTU in bytes", *vocab.spec_range("connection", "mtu"))
             )
             mtu_pos = s.value.pos
+            # Every connection's mtu: a refusal of one lands here (model.refusals).
+            tb.positions[("connection", None, "mtu")] = s.pos
         elif s.key == "encap":
             tb.encap = keys.choice(s, "an encapsulation", ENCAPS)
+            tb.positions[("connection", None, "encap")] = s.pos
         elif s.key == "hosts":
             tb.order, tb.order_pos = _host_names(s), s.pos
         else:

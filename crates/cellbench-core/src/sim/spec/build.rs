@@ -6,7 +6,8 @@ use super::ether;
 use super::routing::Routes;
 use super::{
     err, seconds, time_in, AbrSpec, AbrSwitchSpec, ConnSpec, HostSpec, Param, RunSpec, SwitchSpec,
-    Traffic, UpcSpec, MAX_BLOCK, MAX_DISTANCE_M, SPACING_MODES,
+    Traffic, UpcSpec, ERICA_INTERVAL_US, ERICA_TARGET, MAX_BLOCK, MAX_BLOCKS, MAX_DISTANCE_M,
+    SPACING_MODES,
 };
 use crate::atm::gcra::{Action, CellRate, Contract};
 use crate::atm::phy::{Framing, Phy};
@@ -93,13 +94,13 @@ impl AbrSwitchSpec {
                          target and interval_us"
                     )));
                 }
-                let target = self.target.unwrap_or(0.9);
+                let target = self.target.unwrap_or(ERICA_TARGET);
                 if !(target > 0.0 && target <= 1.0) {
                     return Err(err(format!(
                         "{what} abr erica target {target}: must be above 0 and at most 1"
                     )));
                 }
-                let us = self.interval_us.unwrap_or(1000.0);
+                let us = self.interval_us.unwrap_or(ERICA_INTERVAL_US);
                 let interval = time_in(&format!("{what} abr erica interval"), us, 1e6, "µs", true)?;
                 Ok(AbrSwitch::Erica { target, interval })
             }
@@ -696,7 +697,14 @@ impl RunSpec {
             ends,
             c.mtu,
             c.pacing_mbps.is_some(),
-        )?;
+        )
+        .map_err(|e| {
+            e.or_at(
+                "connection",
+                "interface",
+                c.interface.as_deref().unwrap_or(""),
+            )
+        })?;
         let fwd = match frames {
             Some((segment, frame_mtu)) => {
                 mtu = frame_mtu;
@@ -713,12 +721,16 @@ impl RunSpec {
                 )));
             }
             let link_bps = topology.adapters[src].rate.bps() as f64;
-            topology.abr_sources.push(abr.source(&what, fwd, link_bps)?);
+            let source = abr.source(&what, fwd, link_bps);
+            topology
+                .abr_sources
+                .push(source.map_err(|e| e.or_at("connection", "abr", ""))?);
         }
         if let Some(mbps) = c.pacing_mbps {
             let counts = paced_quantity(&self.hosts[src], encap.header_len() as u32)?;
             let adapter_rate = topology.adapters[src].rate;
-            let pace = pacing(&what, mbps, counts, fwd, adapter_rate)?;
+            let pace = pacing(&what, mbps, counts, fwd, adapter_rate)
+                .map_err(|e| e.or_at("connection", "pacing_mbps", mbps))?;
             topology.pacing.push(pace);
         }
         let load = traffic_load(&what, c, protocol)?;
@@ -824,7 +836,10 @@ fn traffic_load(what: &str, c: &ConnSpec, protocol: Protocol) -> Result<Load, Sc
         } => {
             let limit = match (nbytes, duration_s) {
                 (Some(n), None) => Limit::Bytes(n),
-                (None, Some(d)) => Limit::Duration(seconds(&format!("{what}: duration"), d, true)?),
+                (None, Some(d)) => Limit::Duration(
+                    seconds(&format!("{what}: duration"), d, true)
+                        .map_err(|e| e.at("connection", "traffic.duration_s", d))?,
+                ),
                 (None, None) => Limit::Bytes(32 * 1024 * 1024),
                 (Some(_), Some(_)) => {
                     return Err(err(format!("{what}: give nbytes or duration_s, not both")))
@@ -845,11 +860,13 @@ fn traffic_load(what: &str, c: &ConnSpec, protocol: Protocol) -> Result<Load, Sc
             blocks,
         } => {
             let queue = matches!(c.traffic, Traffic::Burstq { .. });
-            let d = seconds(&format!("{what}: duration"), duration_s, true)?;
-            if !(1..=1_000_000).contains(&blocks) {
+            let d = seconds(&format!("{what}: duration"), duration_s, true)
+                .map_err(|e| e.at("connection", "traffic.duration_s", duration_s))?;
+            if !(1..=MAX_BLOCKS).contains(&blocks) {
                 return Err(err(format!(
-                    "{what}: blocks {blocks}: blocks per period must be 1 to 1000000"
-                )));
+                    "{what}: blocks {blocks}: blocks per period must be 1 to {MAX_BLOCKS}"
+                ))
+                .at("connection", "traffic.blocks", blocks));
             }
             (
                 blocksize,
@@ -872,15 +889,20 @@ fn traffic_load(what: &str, c: &ConnSpec, protocol: Protocol) -> Result<Load, Sc
                     c.protocol
                 )));
             }
-            for (name, v) in [("request", request), ("response", response)] {
+            for (name, key, v) in [
+                ("request", "traffic.request", request),
+                ("response", "traffic.response", response),
+            ] {
                 if !(1..=MAX_BLOCK as u32).contains(&v) {
                     return Err(err(format!(
                         "{what}: {name} {v} bytes: must be 1 to {MAX_BLOCK} bytes"
-                    )));
+                    ))
+                    .at("connection", key, v));
                 }
             }
             transaction = Some(Transaction { request, response });
-            let d = seconds(&format!("{what}: duration"), duration_s, true)?;
+            let d = seconds(&format!("{what}: duration"), duration_s, true)
+                .map_err(|e| e.at("connection", "traffic.duration_s", duration_s))?;
             // The request is the transmitter's write.
             (Param::Value(request as f64), Limit::Duration(d), Pace::Full)
         }
@@ -911,12 +933,13 @@ fn write_sizes(
     };
     let size = blocksize.dist();
     size.check(&format!("{what}: blocksize"), max_block)
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| err(e.to_string()).at("connection", "traffic.blocksize", size))?;
     if let Dist::Fixed(least) | Dist::Uniform(least, _) = size {
         if least < 1.0 {
             return Err(err(format!(
                 "{what}: blocksize {size}: a block is at least 1 byte"
-            )));
+            ))
+            .at("connection", "traffic.blocksize", size));
         }
     }
     if let Pace::Every { period_us, .. } = pace {
@@ -931,7 +954,8 @@ fn write_sizes(
                 "{what}: block period {period_us} µs: at least {floor} µs, the time \
                  one write() takes on {} (no host writes blocks more often)",
                 profile.name
-            )));
+            ))
+            .at("connection", "traffic.period_us", period_us));
         }
     }
     Ok(match size {

@@ -474,6 +474,18 @@ pub const SPACING_MODES: [&str; 2] = ["cell-level", "cell-burst"];
 
 /// The largest write a drawn block size may ask for (TCP); UDP datagrams stop at 65507.
 pub const MAX_BLOCK: f64 = 1_048_576.0;
+/// The most blocks a burst writes back to back each period: a bound on one
+/// period's writes (each an event), as the core has always taken it.
+pub const MAX_BLOCKS: u32 = 1_000_000;
+
+/// ERICA's target utilisation and averaging interval (µs) when a switch's `abr`
+/// leaves them out: *assumptions*, since ERICA's authors (R. Jain et al., "ERICA
+/// switch algorithm: a complete description", ATM Forum/96-1172, as
+/// docs/mechanisms.md cites it) leave both to the operator and simulate targets of
+/// 0.85-0.95 and intervals of a few hundred cells to a few ms. The vocabulary
+/// gives them as the `abr_switch` record's defaults.
+pub const ERICA_TARGET: f64 = 0.9;
+pub const ERICA_INTERVAL_US: f64 = 1000.0;
 
 /// A time in seconds from the user: finite and >= 0 (or > 0 when `positive`).
 fn seconds(what: &str, v: f64, positive: bool) -> Result<SimTime, ScenarioError> {

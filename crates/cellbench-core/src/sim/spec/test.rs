@@ -760,3 +760,53 @@ fn messages_above_the_mss_cost_a_solaris_sender_its_fragmentation() {
         "SPARC-10 sender busy {one} at one MSS, {two} at two"
     );
 }
+
+/// A connection's refusal names the key that set the value (`ScenarioError`'s
+/// path), so a front end points at the line: the traffic's keys, pacing, buffers.
+#[test]
+fn a_connections_refusal_carries_its_key_path() {
+    let refuse = |conn: &str| {
+        let spec = format!(
+            r#"{{"hosts": [{{"name": "a"}}, {{"name": "b"}}], "connections": [
+            {{"transmitter": "a", "receiver": "b", "traffic": {{"type": "full", "nbytes": 10}}}},
+            {{"transmitter": "a", "receiver": "b", {conn}}}]}}"#
+        );
+        let e = RunSpec::from_json(&spec).unwrap().scenario().unwrap_err();
+        let p = e.path.expect("a key path");
+        assert_eq!((p.record, p.index), ("connection", Some(1)), "{}", e.reason);
+        (p.key, p.value)
+    };
+    let burst = |keys: &str| format!(r#""traffic": {{"type": "burst", {keys}}}"#);
+    assert_eq!(
+        refuse(&burst(
+            r#""period_us": 1, "duration_s": 1, "blocksize": 100"#
+        ))
+        .0,
+        "traffic.period_us"
+    );
+    assert_eq!(
+        refuse(&burst(
+            r#""period_us": 1e4, "duration_s": 1, "blocksize": 100, "blocks": 0"#
+        )),
+        ("traffic.blocks", "0".to_string())
+    );
+    assert_eq!(
+        refuse(&burst(
+            r#""period_us": 1e4, "duration_s": 0, "blocksize": 100"#
+        ))
+        .0,
+        "traffic.duration_s"
+    );
+    assert_eq!(
+        refuse(r#""protocol": "udp", "sndbuf": 1024, "traffic": {"type": "full", "nbytes": 10}"#).0,
+        "traffic.blocksize"
+    );
+    assert_eq!(
+        refuse(r#""pacing_mbps": 1000, "traffic": {"type": "full", "nbytes": 10}"#),
+        ("pacing_mbps", "1000".to_string())
+    );
+    assert_eq!(
+        refuse(r#""sndbuf": 0, "traffic": {"type": "full", "nbytes": 10}"#).0,
+        "sndbuf"
+    );
+}

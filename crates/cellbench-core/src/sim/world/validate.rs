@@ -52,7 +52,8 @@ fn transfer(s: &Scenario, i: usize) -> Result<(), ScenarioError> {
                 return Err(ScenarioError::new(format!(
                     "transfer {i}: UDP datagrams of {} bytes: at most {max} (the send buffer and 65507)",
                     t.buflen
-                )));
+                ))
+                .at("connection", "traffic.blocksize", t.buflen));
             }
         }
         if let Some(x) = t.transaction {
@@ -65,7 +66,8 @@ fn transfer(s: &Scenario, i: usize) -> Result<(), ScenarioError> {
                 return Err(ScenarioError::new(format!(
                     "transfer {i}: request {} and response {} bytes: each at least 1 byte",
                     x.request, x.response
-                )));
+                ))
+                .at("connection", "traffic.request", x.request));
             }
         }
         if t.read_size == 0 {
@@ -77,25 +79,31 @@ fn transfer(s: &Scenario, i: usize) -> Result<(), ScenarioError> {
             Limit::Bytes(0) => {
                 return Err(ScenarioError::new(format!(
                     "transfer {i}: 0 bytes to send: must be at least 1"
-                )))
+                ))
+                .at("connection", "traffic.nbytes", 0))
             }
             Limit::Duration(SimTime::ZERO) => {
-                return Err(ScenarioError::new(format!(
-                    "transfer {i}: duration 0: must be > 0"
-                )))
+                return Err(
+                    ScenarioError::new(format!("transfer {i}: duration 0: must be > 0")).at(
+                        "connection",
+                        "traffic.duration_s",
+                        0,
+                    ),
+                )
             }
             _ => {}
         }
         if let Pace::Every { period_us, .. } = t.pace {
             let what = format!("transfer {i}: block period (µs)");
-            period_us
-                .check(&what, 1e12)
-                .map_err(|e| ScenarioError::new(e.to_string()))?;
+            period_us.check(&what, 1e12).map_err(|e| {
+                ScenarioError::new(e.to_string()).at("connection", "traffic.period_us", period_us)
+            })?;
         }
         if let Some(size) = t.block_size {
             let what = format!("transfer {i}: block size (bytes)");
-            size.check(&what, t.buflen as f64)
-                .map_err(|e| ScenarioError::new(e.to_string()))?;
+            size.check(&what, t.buflen as f64).map_err(|e| {
+                ScenarioError::new(e.to_string()).at("connection", "traffic.blocksize", size)
+            })?;
         }
         let (least, most) = (MTU_RANGE.0, MTU_RANGE.1 - t.encap_header);
         if !(least..=most).contains(&t.mtu) {
