@@ -7,6 +7,7 @@ pub mod era;
 pub mod event;
 pub mod explain;
 pub mod guard;
+pub mod kind;
 pub mod net;
 pub mod scenario;
 pub mod spec;

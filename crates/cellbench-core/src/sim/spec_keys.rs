@@ -3,15 +3,19 @@
 //! spec's checks use. The defaults are not written here: `sim::vocabulary`
 //! reads them from the spec's serde defaults, so there is one copy of each.
 
+use super::kind::Kind;
 use super::net::{AdapterModel, PacedQuantity, MAX_NRM, MIN_NRM};
 use super::spec::{ether, MAX_BLOCK, MAX_BLOCKS, MAX_DISTANCE_M, MAX_SECONDS, SPACING_MODES};
-use super::vocabulary::{Kind, DROP_POLICIES};
 use super::world::MTU_RANGE;
 use crate::atm::phy::CELL_BITS;
 use crate::host::profile::HostProfile;
 use crate::tcp::Flavour;
 use crate::wire::llc_snap::Encap;
 use serde::Serialize;
+
+/// A switch port's drop policies, by the names a spec's `policy` takes
+/// (`SwitchSpec`; tested to be exactly the ones it accepts).
+pub const DROP_POLICIES: [&str; 3] = ["tail-drop", "ppd", "epd"];
 
 /// The choices of a key whose names are listed elsewhere in the core.
 #[derive(Copy, Clone, Debug)]

@@ -6,39 +6,17 @@
 
 use super::era::FIBRE_PS_PER_M;
 use super::explain::LimitedBy;
+use super::kind::Kind;
 use super::spec::{
     ether, RunSpec, BUDGET_CUT, ERICA_INTERVAL_US, ERICA_TARGET, MAX_BLOCK, MAX_SECONDS, TRUNCATED,
 };
+use super::spec_keys::DROP_POLICIES;
 use super::world::MTU_RANGE;
 use crate::atm::phy::Phy;
 use crate::host::udp::MAX_DATAGRAM;
 use crate::wire::llc_snap::Encap;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
-
-/// A switch port's drop policies, by the names a spec's `policy` takes
-/// (`SwitchSpec`; tested to be exactly the ones it accepts).
-pub const DROP_POLICIES: [&str; 3] = ["tail-drop", "ppd", "epd"];
-
-/// What a field holds, in the types a table can store.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    Int,
-    Float,
-    Bool,
-    String,
-    /// A list of strings.
-    Strings,
-    /// One nested record (`record` names its fields' record).
-    Record,
-    /// A list of nested records.
-    Records,
-    /// Nested records as columns: an object of one list per field of `items`.
-    Columns,
-    /// A list of samples, each a tuple whose parts `unit` names.
-    Series,
-}
 
 /// One field of a result: the record it belongs to (`run`: the whole result;
 /// `connection`, `lockstep_cycle`, `trace`, `port`, `policer`, `cells`), its
