@@ -416,8 +416,8 @@ fn wire_inputs(ports: &mut [PortRt], sources: &[Vec<Source>]) {
     }
 }
 
-/// A port may gather the cells it decides one by one into a piece per circuit
-/// (`train.rs`) when no two of its circuits go on to the same port: pieces of
+/// A port fed by several links may gather the cells it decides one by one into a
+/// piece per circuit (`train.rs`) when no two of its circuits go on to the same port: pieces of
 /// different circuits then never meet in one FIFO, so the order they are pushed
 /// in cannot matter.
 fn mark_gather(ports: &mut [PortRt], circuits: &[CircuitRt]) {
@@ -436,7 +436,8 @@ fn mark_gather(ports: &mut [PortRt], circuits: &[CircuitRt]) {
         let n = to.len();
         to.sort_unstable();
         to.dedup();
-        port.gather = to.len() == n;
+        // Cells interleave only where several links feed the port.
+        port.gather = to.len() == n && port.inputs.len() > 1;
     }
 }
 

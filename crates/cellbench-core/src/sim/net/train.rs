@@ -196,8 +196,12 @@ impl Network {
         // into p (the port graph is loop-free).
         let mut inputs = std::mem::take(&mut self.ports[p].inputs);
         let mut heads = std::mem::take(&mut self.ports[p].heads);
-        let mut pieces = std::mem::take(&mut self.pieces);
         let gather = self.ports[p].gather;
+        let mut pieces = if gather {
+            std::mem::take(&mut self.pieces)
+        } else {
+            Vec::new()
+        };
         // The heap holds each non-empty FIFO's head: keys are distinct, since
         // a circuit enters a port by one input link.
         while let Some(&Reverse((t0, _, best))) = heads.peek() {
@@ -238,12 +242,8 @@ impl Network {
             // with the other inputs' cells. Unless they pass a policer first,
             // whose state they change.
             let stage = &self.circuits[seg.circuit as usize].stages[seg.stage as usize];
-            let vc = if stage.policer.is_some() {
-                VcState::Idle
-            } else {
-                stage.vc
-            };
-            let alone = m == 1 && stage.policer.is_none();
+            let policed = stage.policer.is_some();
+            let vc = if policed { VcState::Idle } else { stage.vc };
             match vc {
                 VcState::Refusing => m = seg.count_upto(horizon),
                 VcState::Discarding => {
@@ -258,12 +258,14 @@ impl Network {
                 }
                 VcState::Idle | VcState::Accepting => {}
             }
-            if gather && alone && m == 1 && matches!(vc, VcState::Idle | VcState::Accepting) {
+            if gather && m == 1 && !policed && matches!(vc, VcState::Idle | VcState::Accepting) {
                 // Interleaved with other inputs: decided alone, leaving in its
                 // circuit's piece.
                 self.one_cell(p, &seg, 0, Some(&mut pieces));
             } else {
-                self.flush_piece(&mut pieces, seg.circuit);
+                if gather {
+                    self.flush_piece(&mut pieces, seg.circuit);
+                }
                 self.police_then_process(p, &seg, m);
             }
             let fifo = &mut inputs[best];
@@ -283,14 +285,20 @@ impl Network {
         }
         self.ports[p].inputs = inputs;
         self.ports[p].heads = heads;
-        for piece in pieces.drain(..) {
-            self.emit_piece(&piece);
+        if gather {
+            for piece in pieces.drain(..) {
+                self.emit_piece(&piece);
+            }
+            self.pieces = pieces;
         }
-        self.pieces = pieces;
     }
 
     /// Push on the piece circuit `c` is gathering, if any.
+    #[inline]
     fn flush_piece(&mut self, pieces: &mut Vec<Piece>, c: u32) {
+        if pieces.is_empty() {
+            return;
+        }
         if let Some(i) = pieces.iter().position(|x| x.seg.circuit == c) {
             let piece = pieces.swap_remove(i);
             self.emit_piece(&piece);
@@ -494,6 +502,7 @@ impl Network {
     /// last cell under PPD).
     /// With `pieces`, the cell is added to its circuit's piece rather than
     /// pushed on at once (see [`Piece`]).
+    #[inline(always)]
     fn one_cell(&mut self, p: usize, seg: &Seg, j: u32, pieces: Option<&mut Vec<Piece>>) {
         let (c, s) = (seg.circuit as usize, seg.stage as usize);
         let a = seg.time(j);
