@@ -19,7 +19,9 @@
 //! CLP = 1 run is the same closed form with the port's CLP-1 threshold as its
 //! buffer size: admission `occ < limit` is all that differs. Cells a
 //! VC discards (PPD before the last cell, EPD) neither read nor change the port's
-//! state, so they are taken in bulk even where other inputs interleave.
+//! state, so they are taken in bulk even where other inputs interleave. Where
+//! inputs interleave cell by cell (paced sources), each cell is decided alone
+//! and the survivors of one circuit go on gathered into one segment (`Piece`).
 //!
 //! When a port may resolve up to T:
 //! - a port with one input link (eager) resolves every cell as soon as it is
