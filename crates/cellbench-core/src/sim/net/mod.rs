@@ -211,6 +211,10 @@ struct PortRt {
     sweep_at: SimTime,
     dirty: bool,
     in_sweep: bool,
+    /// Train: no two circuits through this port go on to the same FIFO (each
+    /// leaves for its receiver or a port of its own), so a cell decided alone
+    /// may leave in a piece gathered per circuit (`train.rs`, `Piece`).
+    gather: bool,
 }
 
 #[derive(Copy, Clone)]
@@ -352,6 +356,8 @@ pub struct Network {
     stage_drops: waste::StageDrops,
     /// ABR sources and switch behaviours (`abr.rs`); empty without ABR.
     abr: abr::Abr,
+    /// Train: the pieces `resolve` is gathering (kept for its allocation).
+    pieces: Vec<train::Piece>,
     /// Credit mode: ports are explicit FIFOs too (`credit.rs`). Without credits an
     /// ABR network runs in trains (`abr_train.rs`), or when it cannot keeps FIFOs
     /// at its adapters only and its ports run `percell.rs`.

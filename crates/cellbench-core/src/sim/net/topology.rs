@@ -46,6 +46,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
     check_vp_cross_connects(&t, &circuits)?;
     let policers = attach_policers(&t, ports.len(), &mut circuits)?;
     wire_inputs(&mut ports, &sources);
+    mark_gather(&mut ports, &circuits);
     check_loop_free(&ports)?;
     let credit_mode = attach_credits(&t, &adapters, &ports, &mut circuits)?;
     // ABR sources and switches (`abr.rs`) run on the same per-cell FIFOs.
@@ -102,6 +103,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         stage_drops: Default::default(),
         abr,
         port_fifos,
+        pieces: Vec::new(),
     })
 }
 
@@ -257,6 +259,7 @@ fn build_ports(t: &Topology) -> Result<Vec<PortRt>, TopologyError> {
             sweep_at: SimTime::ZERO,
             dirty: false,
             in_sweep: false,
+            gather: false,
         });
     }
 
@@ -410,6 +413,31 @@ fn wire_inputs(ports: &mut [PortRt], sources: &[Vec<Source>]) {
         port.inputs = vec![VecDeque::new(); list.len()];
         port.eager = list.len() == 1;
         port.upstream = upstream;
+    }
+}
+
+/// A port fed by several links may gather the cells it decides one by one into a
+/// piece per circuit (`train.rs`) when no two of its circuits go on to the same port: pieces of
+/// different circuits then never meet in one FIFO, so the order they are pushed
+/// in cannot matter.
+fn mark_gather(ports: &mut [PortRt], circuits: &[CircuitRt]) {
+    let mut next: Vec<Vec<usize>> = vec![Vec::new(); ports.len()];
+    for c in circuits {
+        for s in &c.stages[1..] {
+            let to = match s.next {
+                Next::Port { port, .. } => port,
+                Next::Receiver => usize::MAX,
+            };
+            next[s.port].push(to);
+        }
+    }
+    for (port, mut to) in ports.iter_mut().zip(next) {
+        to.retain(|&t| t != usize::MAX);
+        let n = to.len();
+        to.sort_unstable();
+        to.dedup();
+        // Cells interleave only where several links feed the port.
+        port.gather = to.len() == n && port.inputs.len() > 1;
     }
 }
 

@@ -19,7 +19,9 @@
 //! CLP = 1 run is the same closed form with the port's CLP-1 threshold as its
 //! buffer size: admission `occ < limit` is all that differs. Cells a
 //! VC discards (PPD before the last cell, EPD) neither read nor change the port's
-//! state, so they are taken in bulk even where other inputs interleave.
+//! state, so they are taken in bulk even where other inputs interleave. Where
+//! inputs interleave cell by cell (paced sources), each cell is decided alone
+//! and the survivors of one circuit go on gathered into one segment (`Piece`).
 //!
 //! When a port may resolve up to T:
 //! - a port with one input link (eager) resolves every cell as soon as it is
@@ -196,6 +198,12 @@ impl Network {
         // into p (the port graph is loop-free).
         let mut inputs = std::mem::take(&mut self.ports[p].inputs);
         let mut heads = std::mem::take(&mut self.ports[p].heads);
+        let gather = self.ports[p].gather;
+        let mut pieces = if gather {
+            std::mem::take(&mut self.pieces)
+        } else {
+            Vec::new()
+        };
         // The heap holds each non-empty FIFO's head: keys are distinct, since
         // a circuit enters a port by one input link.
         while let Some(&Reverse((t0, _, best))) = heads.peek() {
@@ -210,7 +218,9 @@ impl Network {
                 break;
             };
             if abr::is_rm(seg.pdu) {
-                // An RM cell takes its place in the buffer like any cell (`abr.rs`).
+                // An RM cell takes its place in the buffer like any cell (`abr.rs`),
+                // behind its circuit's data cells (the destination reads their EFCI).
+                self.flush_piece(&mut pieces, seg.circuit);
                 self.rm_arrives(seg.t0, seg.first, seg.stage as usize, seg.clp);
                 inputs[best].pop_front();
                 if let Some(head) = inputs[best].front() {
@@ -234,11 +244,8 @@ impl Network {
             // with the other inputs' cells. Unless they pass a policer first,
             // whose state they change.
             let stage = &self.circuits[seg.circuit as usize].stages[seg.stage as usize];
-            let vc = if stage.policer.is_some() {
-                VcState::Idle
-            } else {
-                stage.vc
-            };
+            let policed = stage.policer.is_some();
+            let vc = if policed { VcState::Idle } else { stage.vc };
             match vc {
                 VcState::Refusing => m = seg.count_upto(horizon),
                 VcState::Discarding => {
@@ -253,7 +260,16 @@ impl Network {
                 }
                 VcState::Idle | VcState::Accepting => {}
             }
-            self.police_then_process(p, &seg, m);
+            if gather && m == 1 && !policed && matches!(vc, VcState::Idle | VcState::Accepting) {
+                // Interleaved with other inputs: decided alone, leaving in its
+                // circuit's piece.
+                self.one_cell(p, &seg, 0, Some(&mut pieces));
+            } else {
+                if gather {
+                    self.flush_piece(&mut pieces, seg.circuit);
+                }
+                self.police_then_process(p, &seg, m);
+            }
             let fifo = &mut inputs[best];
             let Some(front) = fifo.front_mut() else {
                 break;
@@ -271,6 +287,31 @@ impl Network {
         }
         self.ports[p].inputs = inputs;
         self.ports[p].heads = heads;
+        if gather {
+            for piece in pieces.drain(..) {
+                self.emit_piece(&piece);
+            }
+            self.pieces = pieces;
+        }
+    }
+
+    /// Push on the piece circuit `c` is gathering, if any.
+    #[inline]
+    fn flush_piece(&mut self, pieces: &mut Vec<Piece>, c: u32) {
+        if pieces.is_empty() {
+            return;
+        }
+        if let Some(i) = pieces.iter().position(|x| x.seg.circuit == c) {
+            let piece = pieces.swap_remove(i);
+            self.emit_piece(&piece);
+        }
+    }
+
+    fn emit_piece(&mut self, piece: &Piece) {
+        let s = piece.seg;
+        let step = if s.count == 1 { piece.cell } else { s.step };
+        let (c, stage) = (s.circuit as usize, s.stage as usize);
+        self.emit(c, stage, s.pdu, s.first, s.count, s.t0, step, s.clp, s.efci);
     }
 
     /// The first `m` cells of `seg` pass the port's policer, if their stage has
@@ -376,11 +417,11 @@ impl Network {
                     j = k;
                 }
                 VcState::Discarding => {
-                    self.one_cell(p, seg, j);
+                    self.one_cell(p, seg, j, None);
                     j += 1;
                 }
                 VcState::Idle if matches!(policy, DropPolicy::Epd { .. }) => {
-                    self.one_cell(p, seg, j);
+                    self.one_cell(p, seg, j, None);
                     j += 1;
                 }
                 VcState::Idle | VcState::Accepting => {
@@ -392,7 +433,7 @@ impl Network {
                             j += run.n;
                         }
                         None => {
-                            self.one_cell(p, seg, j);
+                            self.one_cell(p, seg, j, None);
                             j += 1;
                         }
                     }
@@ -461,7 +502,10 @@ impl Network {
 
     /// Cell j of `seg` decided on its own (a drop, a PDU boundary under EPD, the
     /// last cell under PPD).
-    fn one_cell(&mut self, p: usize, seg: &Seg, j: u32) {
+    /// With `pieces`, the cell is added to its circuit's piece rather than
+    /// pushed on at once (see [`Piece`]).
+    #[inline(always)]
+    fn one_cell(&mut self, p: usize, seg: &Seg, j: u32, pieces: Option<&mut Vec<Piece>>) {
         let (c, s) = (seg.circuit as usize, seg.stage as usize);
         let a = seg.time(j);
         let idx = seg.first + j;
@@ -482,12 +526,72 @@ impl Network {
                 }
                 let efci = seg.efci || (self.abr.on && self.abr_data_at_port(p, c, a, occ + 1));
                 let at = start + cell + delay;
-                self.emit(c, s, seg.pdu, idx, 1, at, cell, seg.clp, efci);
+                match pieces {
+                    Some(pieces) => self.gather(pieces, seg, idx, at, cell, efci),
+                    None => self.emit(c, s, seg.pdu, idx, 1, at, cell, seg.clp, efci),
+                }
             }
             Verdict::Drop(cause) => {
+                if let Some(pieces) = pieces {
+                    self.flush_piece(pieces, seg.circuit);
+                }
                 self.count_dropped(p, c, s, seg.pdu, idx, 1, a, cell, cause, seg.clp)
             }
         }
+    }
+}
+
+/// Cells of one circuit a port decided one by one (interleaved with other
+/// inputs' cells, `Network::resolve`), gathered while their departures stay
+/// regular and pushed on as one segment: when a cell does not fit, when the
+/// circuit's next cell is decided otherwise, and when the resolve ends. Cells
+/// of one circuit keep their order; those of different circuits may be pushed
+/// in another order than they left, which is sound only where no two circuits
+/// of the port go on to the same FIFO (`PortRt::gather`).
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Piece {
+    /// The cells as they arrive at the next stage (`stage` is still this one's).
+    seg: Seg,
+    /// The port's cell time: a lone cell's step, as when pushed on alone.
+    cell: SimTime,
+}
+
+impl Network {
+    /// Cell `idx` of `seg`'s PDU leaves the port, arriving next at `at` with `efci`.
+    fn gather(
+        &mut self,
+        pieces: &mut Vec<Piece>,
+        seg: &Seg,
+        idx: u32,
+        at: SimTime,
+        cell: SimTime,
+        efci: bool,
+    ) {
+        if let Some(i) = pieces.iter().position(|x| x.seg.circuit == seg.circuit) {
+            let b = &mut pieces[i].seg;
+            let fits = b.pdu == seg.pdu && b.first + b.count == idx && b.clp == seg.clp;
+            if fits && b.efci == efci && at > b.last() {
+                let gap = SimTime(at.0 - b.last().0);
+                if b.count == 1 || gap == b.step {
+                    b.step = gap;
+                    b.count += 1;
+                    return;
+                }
+            }
+            let done = pieces.swap_remove(i);
+            self.emit_piece(&done);
+        }
+        pieces.push(Piece {
+            seg: Seg {
+                first: idx,
+                count: 1,
+                t0: at,
+                step: cell,
+                efci,
+                ..*seg
+            },
+            cell,
+        });
     }
 }
 
