@@ -18,7 +18,17 @@ developer's run) the marks change nothing.
 
 from __future__ import annotations
 
+import signal
+
 import pytest
+
+# A test run started in the background of a non-interactive shell (`bash .ci/run &`)
+# inherits SIGINT ignored (POSIX), and so does every child it starts: the tests that
+# stop a sweep with Ctrl-C would then test nothing (the sweep leaves an ignored SIGINT
+# alone, as under nohup) and time out. A handler here (this process and each xdist
+# worker) lets a child start with SIGINT's default action again.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 #: Test modules that make namespaces, daemons or emulated networks (see above).
 SYSTEM_MODULES = frozenset(
