@@ -313,17 +313,7 @@ impl HostSpec {
                 )
             }),
             // Every profile has its adapter (tested): an unknown one is the error.
-            None => AdapterModel::of_profile(&self.profile).ok_or_else(|| {
-                self.refuse(
-                    "profile",
-                    &self.profile,
-                    format!(
-                        "host {:?}: {}",
-                        self.name,
-                        UnknownProfile(self.profile.clone())
-                    ),
-                )
-            }),
+            None => AdapterModel::of_profile(&self.profile).ok_or_else(|| self.unknown_profile()),
         }
     }
 }
@@ -446,17 +436,20 @@ impl HostSpec {
 
     /// The host's processing-cost profile, by its name.
     fn host_profile(&self) -> Result<HostProfile, ScenarioError> {
-        HostProfile::by_name(&self.profile).ok_or_else(|| {
-            self.refuse(
-                "profile",
-                &self.profile,
-                format!(
-                    "host {:?}: {}",
-                    self.name,
-                    UnknownProfile(self.profile.clone())
-                ),
-            )
-        })
+        HostProfile::by_name(&self.profile).ok_or_else(|| self.unknown_profile())
+    }
+
+    /// The refusal of a profile the core does not know, at the host's `profile` key.
+    fn unknown_profile(&self) -> ScenarioError {
+        self.refuse(
+            "profile",
+            &self.profile,
+            format!(
+                "host {:?}: {}",
+                self.name,
+                UnknownProfile(self.profile.clone())
+            ),
+        )
     }
 
     /// A refusal of this host's `key`, naming the host.
