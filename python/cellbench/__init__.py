@@ -11,6 +11,8 @@ the command line, the experiment language, the engines and the result formats.
 """
 
 from cellbench import _native, calc, reproduce, wire
+# (The engine table gives the store every engine's column groups as it is imported.)
+from cellbench.engines import table as _engine_table  # noqa: F401
 from cellbench.engines.sim.api import run
 
 __version__: str = _native.__version__
