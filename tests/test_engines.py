@@ -37,6 +37,7 @@ def test_every_engine_in_the_table_fits_the_seam():
             assert callable(getattr(kind, method, None)), (name, method)
         assert callable(kind.summary_lines) and callable(kind.from_options)
         assert isinstance(kind.options, tuple) and isinstance(kind.columns, tuple)
+        assert isinstance(kind.tool_options, tuple) and (kind.tools or not kind.tool_options)
         assert kind.about
         assert not kind.tools or callable(getattr(kind, "connection_report", None)), name
         assert isinstance(kind.traffic_not_yet, dict), name

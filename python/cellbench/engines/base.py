@@ -81,6 +81,8 @@ class Engine(Protocol):
     studies: ClassVar[bool]
     #: Whether ``cellbench ttcp`` and ``netperf`` offer it (``connection_report``).
     tools: ClassVar[bool]
+    #: The options it adds to ``ttcp`` and ``netperf`` (its own, with their help).
+    tool_options: ClassVar[tuple[Option, ...]]
     #: The traffic types (a test's ``type``) it cannot run yet, each with why: its
     #: ``check`` refuses a plan holding one, and a tool that would send one refuses it
     #: before anything runs (``netperf -t TCP_RR``: ``rr``).
@@ -175,6 +177,7 @@ class OnTheClock:
 
     simulated = False
     time_limit = "its sink's deadline"
+    tool_options: tuple[Option, ...] = ()
 
     def payload(self, task):
         return task

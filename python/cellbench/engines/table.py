@@ -81,6 +81,16 @@ def run_options() -> list[Option]:
     return list(out.values())
 
 
+def tool_options() -> list[Option]:
+    """The options the engines that ``ttcp`` and ``netperf`` offer add to them
+    (``Engine.tool_options``), in the table's order."""
+    out: dict[str, Option] = {}
+    for n in TOOL_NAMES:
+        for o in get(n).tool_options:
+            out.setdefault(o.dest, o)
+    return list(out.values())
+
+
 def refused(name: str, given) -> str | None:
     """What ``cellbench run --engine NAME`` says of an option that only other engines
     take (``Engine.options``), if one was given (``given(option)``, by its ``dest``);

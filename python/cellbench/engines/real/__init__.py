@@ -28,7 +28,7 @@ from __future__ import annotations
 from cellbench.engines.base import OnTheClock, Option, Tables, check_line, engine_meta
 from cellbench.engines.real.columns import REAL, REAL_CLOCK
 from cellbench.engines.real.plan import NOT_YET
-from cellbench.engines.real.tools import SCHEDULER_HELP
+from cellbench.engines.real.tools import CREDENTIALS, SCHEDULER_HELP, TOOL_OPTIONS
 from cellbench.errors import UsageError
 
 
@@ -47,8 +47,9 @@ class RealEngine(OnTheClock):
             refusal="--host is for --engine real; emulated hosts take the testbed's address",
         ),
         Option("--scheduler", metavar="tls://HOST:PORT", help=SCHEDULER_HELP),
-        Option("--credentials", metavar="DIR", help="--engine real: the TLS credentials"),
+        CREDENTIALS,
     )
+    tool_options = TOOL_OPTIONS
     studies = False
     tools = True
     traffic_not_yet = NOT_YET

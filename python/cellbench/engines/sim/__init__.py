@@ -41,6 +41,7 @@ class SimEngine:
     )  # fmt: skip
     studies = True
     tools = True
+    tool_options: tuple = ()
     traffic_not_yet: dict[str, str] = {}
     # Its measures are its vocabulary's fields (``vocab.RESULT_FIELDS``), which the
     # store reads itself.
