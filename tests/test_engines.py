@@ -36,7 +36,9 @@ def test_every_engine_in_the_table_fits_the_seam():
         for method in ("tables", "interrupt", "stop_runs", "allow_runs", "close"):
             assert callable(getattr(kind, method, None)), (name, method)
         assert callable(kind.summary_lines) and callable(kind.from_options)
-        assert isinstance(kind.options, dict) and isinstance(kind.columns, tuple)
+        assert isinstance(kind.options, tuple) and isinstance(kind.columns, tuple)
+        assert isinstance(kind.tool_options, tuple) and (kind.tools or not kind.tool_options)
+        assert kind.about
         assert not kind.tools or callable(getattr(kind, "connection_report", None)), name
         assert isinstance(kind.traffic_not_yet, dict), name
     with pytest.raises(ValueError, match="engine 'ns3': expected one of sim, real, emu"):
@@ -84,14 +86,16 @@ def test_the_store_is_below_every_engine_and_holds_the_groups_the_engines_name()
     upward = re.compile(r"^\s*(from|import) cellbench\.engines\b", re.M)
     for f in (PACKAGE / "experiment").rglob("*.py"):
         assert not upward.search(f.read_text()), f
-    named = {g for kind in engine_table.ENGINES.values() for g in kind.columns}
+    named = {g.name for kind in engine_table.ENGINES.values() for g in kind.columns}
     assert named == set(ENGINE_COLUMNS) == {"real-clock", "real", "emu"}
     stored = [name for name, _ in ROW_COLUMNS]
     for kind in engine_table.ENGINES.values():
         for group in kind.columns:
-            names = [name for name, _ in ENGINE_COLUMNS[group]]
+            assert ENGINE_COLUMNS[group.name] is group
+            names = [name for name, _ in group.columns]
             at = stored.index(names[0])
-            assert stored[at : at + len(names)] == names, (kind.name, group)
+            assert stored[at : at + len(names)] == names, (kind.name, group.name)
+            assert stored[at - 1] == group.after, group.name
 
 
 def test_run_refuses_an_option_its_engine_does_not_take_from_the_table():
@@ -103,12 +107,13 @@ def test_run_refuses_an_option_its_engine_does_not_take_from_the_table():
 
     said = {}
     for kind in engine_table.ENGINES.values():
-        for option, why in kind.options.items():
+        for o in kind.options:
+            option, why = o.dest, o.refusal
             if why is None:
                 continue
             for other in engine_table.NAMES:
-                refusal = engine_table.refused(other, lambda o, option=option: o == option)
-                if option in engine_table.get(other).options:
+                refusal = engine_table.refused(other, lambda d, option=option: d == option)
+                if option in {t.dest for t in engine_table.get(other).options}:
                     assert refusal is None, (option, other)
                 else:
                     assert refusal == why.format(engine=other), (option, other)

@@ -11,7 +11,11 @@ the command line, the experiment language, the engines and the result formats.
 """
 
 from cellbench import _native, calc, reproduce, wire
+from cellbench.engines import table as _engine_table  # noqa: F401 (see below)
 from cellbench.engines.sim.api import run
+
+# The engine table, imported, has given the store every engine's column groups
+# (``engines.table.give_the_store_its_columns``), whatever part of cellbench one uses.
 
 __version__: str = _native.__version__
 

@@ -18,7 +18,6 @@ from cellbench.cli.common import (
 from cellbench.engines import table as engine_table
 from cellbench.engines.cluster import DASK_TIMEOUT_S
 from cellbench.engines.loop import LOOKAHEAD_HELP
-from cellbench.engines.real.tools import SCHEDULER_HELP
 from cellbench.experiment.results import contention
 from cellbench.units import byte_count
 
@@ -70,21 +69,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(--engine real: the kernel's TCP_INFO every 10 ms, with srtt)",
     )
     p.add_argument(
-        "--pcap",
-        metavar="PORT=FILE",
-        help="--engine emu: write the cells leaving a switch port (its name in the ports "
-        "table, e.g. a host's name for the port to it, or its number) to FILE as a pcap of "
-        "ERF ATM cells, as `wire pcap` writes (FILE-runN.pcap with several runs)",
-    )
-    p.add_argument(
-        "--stall-timeout",
-        metavar="S",
-        type=_stall_seconds,
-        help="--engine emu: end a TCP connection that delivers nothing for S seconds "
-        "(completed = false, limited_by from the network's counts, the run kept; 0: never; "
-        "default 30); while one runs, a progress line every 5 s",
-    )
-    p.add_argument(
         "--cells",
         metavar="PLACE",
         help="an ATM cell tester: record every cell leaving PLACE (a switch output port by "
@@ -113,24 +97,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--engine",
         choices=list(engine_table.NAMES),
         default=engine_table.DEFAULT,
-        help="sim: the simulator (default); real: real hosts through their daemons "
-        "(cellbench daemon --help); emu: this machine's Linux TCP in network namespaces over "
-        "the emulated ATM network, in real time (Linux, as root)",
+        help=engine_table.help_text(),
     )
-    p.add_argument(
-        "--host",
-        dest="hosts",
-        action="append",
-        default=[],
-        metavar="NAME=ADDRESS",
-        help="--engine real: a testbed host's address (instead of its address = ...;)",
-    )
-    p.add_argument(
-        "--scheduler",
-        metavar="tls://HOST:PORT",
-        help=SCHEDULER_HELP,
-    )
-    p.add_argument("--credentials", metavar="DIR", help="--engine real: the TLS credentials")
+    # Each engine's own options, as it declares them (``Engine.options``).
+    for option in engine_table.run_options():
+        p.add_argument(*option.flags, **option.argparse)
     p.set_defaults(func=run_main)
 
     s = sub.add_parser("show", help="print a stored result", description="Print a stored result.")
@@ -217,16 +188,6 @@ def make_plan(args: argparse.Namespace, **options):
         progress=True,
         **options,
     )
-
-
-def _stall_seconds(text: str) -> float:
-    try:
-        s = float(text)
-    except ValueError:
-        s = -1.0
-    if not (0 <= s < float("inf")):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected seconds, 0 or more (0: never)")
-    return s
 
 
 def _given(args: argparse.Namespace, option: str) -> bool:

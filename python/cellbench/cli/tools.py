@@ -113,8 +113,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from cellbench.engines.real.tools import add_options
-
     p.add_argument("--testbed", default="lan-buffers", help="testbed preset (lan-buffers)")
     p.add_argument("--seed", type=seed(), default=1, help="seed (1)")
     p.add_argument(
@@ -123,7 +121,8 @@ def _common(p: argparse.ArgumentParser) -> None:
         default=engine_table.DEFAULT,
         help="sim: the simulator (default); real: two hosts' daemons (cellbench daemon --help)",
     )
-    add_options(p)
+    for option in engine_table.tool_options():
+        p.add_argument(*option.flags, **option.argparse)
 
 
 def _preset_pair(

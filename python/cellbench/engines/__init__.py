@@ -11,7 +11,6 @@ anything is written, gives the result's metadata, runs one task into the stored 
 (``Tables``), says what a result of its own adds to the summary and how its runs stop.
 The seam (``base``, ``rows``, ``walk``) imports no engine; each engine imports it.
 One loop (``loop.execute_plan``; ``cluster`` on Dask, ``localcluster`` for tests and
-benchmarks) drives any of them. ``table`` lists the engines by name, with what the
-command line and the store take from each; the command line never asks which one it
-has.
-"""
+benchmarks) drives any of them. ``table`` lists the engines by name (every package here
+whose ``ENGINE`` is its class), with what the command line and the store take from each
+(its options, its column groups); the command line never asks which one it has."""

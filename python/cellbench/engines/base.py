@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+if TYPE_CHECKING:
+    from cellbench.experiment.results.columns import ColumnGroup
 
 
 @dataclass
@@ -30,6 +33,36 @@ class Tables:
         return self.rows, self.traces, self.ports, self.cwnd, self.queue, self.policers, self.acr
 
 
+class Option:
+    """One of ``cellbench run``'s options that not every engine takes: its flags and
+    ``argparse``'s keywords, and what an engine that does not take it says when given
+    it (``refusal``; ``{engine}``: that engine's name; None: the others ignore it).
+
+    An engine lists in ``Engine.options`` every such option it takes. One written with
+    its ``help`` is the engine's own: ``cellbench run`` adds it from the engine table
+    and the engine reads it in ``from_options``. One without is ``run``'s (the plan or
+    the loop reads it: ``--trace``, ``--dask``) or another engine's, taken by this one
+    too."""
+
+    __slots__ = ("flags", "refusal", "argparse", "dest")
+
+    def __init__(self, *flags: str, refusal: str | None = None, **argparse: Any):
+        self.flags = flags
+        self.refusal = refusal
+        #: ``ArgumentParser.add_argument``'s keywords (help, metavar, type, action, ...).
+        self.argparse = argparse
+        #: Its name on the parsed options, as ``argparse`` makes it.
+        self.dest: str = argparse.get("dest") or flags[0].lstrip("-").replace("-", "_")
+
+    @property
+    def own(self) -> bool:
+        """Whether the engine that lists it adds it to ``cellbench run``."""
+        return "help" in self.argparse
+
+    def __repr__(self) -> str:
+        return f"Option({', '.join(map(repr, self.flags))}, refusal={self.refusal!r})"
+
+
 class Engine(Protocol):
     """An engine: what the run loop (``loop.execute_plan``) and the command line ask
     of the simulator, the emulator and real hosts alike. What the command line and the
@@ -37,26 +70,33 @@ class Engine(Protocol):
 
     #: Its ``--engine`` name.
     name: ClassVar[str]
-    #: The ``cellbench run`` options that only some engines take, which this one
-    #: takes, by their ``argparse`` name: what ``run --engine OTHER`` says when given
-    #: one that OTHER does not take (``{engine}``: OTHER's name); None: taken without
-    #: being its own (the simulator ignores ``--host``).
-    options: ClassVar[dict[str, str | None]]
+    #: What it is, in ``--engine``'s help (``NAME: ABOUT``).
+    about: ClassVar[str]
+    #: The ``cellbench run`` options that only some engines take, which this one takes
+    #: (``Option``): its own, with their help, which ``run`` adds from the engine table,
+    #: and others' it takes too; ``run --engine OTHER`` given one that OTHER does not
+    #: take says the option's ``refusal``.
+    options: ClassVar[tuple[Option, ...]]
     #: Whether ``cellbench reproduce NAME --engine`` offers it.
     studies: ClassVar[bool]
     #: Whether ``cellbench ttcp`` and ``netperf`` offer it (``connection_report``).
     tools: ClassVar[bool]
+    #: The options it adds to ``ttcp`` and ``netperf`` (its own, with their help).
+    tool_options: ClassVar[tuple[Option, ...]]
     #: The traffic types (a test's ``type``) it cannot run yet, each with why: its
     #: ``check`` refuses a plan holding one, and a tool that would send one refuses it
     #: before anything runs (``netperf -t TCP_RR``: ``rr``).
     traffic_not_yet: ClassVar[dict[str, str]]
-    #: The groups of the runs table's columns this engine fills, besides the identity
-    #: and configuration every engine fills (``results.columns.ENGINE_COLUMNS``).
-    columns: ClassVar[tuple[str, ...]]
+    #: The groups of the runs table's columns this engine fills
+    #: (``results.columns.ColumnGroup``: names, Arrow types and place), besides the
+    #: identity and configuration every engine fills and the simulator's vocabulary;
+    #: the engine table hands every engine's to the store.
+    columns: ClassVar[tuple[ColumnGroup, ...]]
 
     @classmethod
     def from_options(cls, args) -> Engine:
-        """The engine made from ``cellbench run``'s options (``options``' values)."""
+        """The engine made from ``cellbench run``'s options (its own ``options``' values,
+        by their ``dest``)."""
         ...
 
     #: Simulated time: runs go to a pool of workers (threads, Dask) and a signal asks
@@ -137,6 +177,7 @@ class OnTheClock:
 
     simulated = False
     time_limit = "its sink's deadline"
+    tool_options: tuple[Option, ...] = ()
 
     def payload(self, task):
         return task

@@ -12,11 +12,25 @@ the run loop drives (``EmuEngine``; ``cellbench run FILE --engine emu``).
 
 from __future__ import annotations
 
+import argparse
 import sys
 
-from cellbench.engines.base import OnTheClock, Tables, check_line, engine_meta
+from cellbench.engines.base import OnTheClock, Option, Tables, check_line, engine_meta
+from cellbench.engines.emu.columns import EMU
+from cellbench.engines.real.columns import REAL, REAL_CLOCK
 from cellbench.engines.real.plan import NOT_YET
 from cellbench.errors import UsageError
+
+
+def stall_seconds(text: str) -> float:
+    """``--stall-timeout S``'s value: seconds, 0 or more."""
+    try:
+        s = float(text)
+    except ValueError:
+        s = -1.0
+    if not (0 <= s < float("inf")):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected seconds, 0 or more (0: never)")
+    return s
 
 
 def check_platform() -> None:
@@ -27,17 +41,36 @@ def check_platform() -> None:
 class EmuEngine(OnTheClock):
     name = "emu"
     label = "cellbench run (emu)"
-    options = {
-        # The simulator carries cell counts, not bytes; the emulator carries the datagrams.
-        "pcap": "--pcap needs --engine emu: only the emulator carries the cells' bytes",
-        "stall_timeout": "--stall-timeout needs --engine emu",
-    }
+    about = (
+        "this machine's Linux TCP in network namespaces over the emulated ATM network, in "
+        "real time (Linux, as root)"
+    )
+    options = (
+        Option(
+            "--pcap",
+            metavar="PORT=FILE",
+            help="--engine emu: write the cells leaving a switch port (its name in the ports "
+            "table, e.g. a host's name for the port to it, or its number) to FILE as a pcap "
+            "of ERF ATM cells, as `wire pcap` writes (FILE-runN.pcap with several runs)",
+            # The simulator carries cell counts, not bytes; the emulator the datagrams.
+            refusal="--pcap needs --engine emu: only the emulator carries the cells' bytes",
+        ),
+        Option(
+            "--stall-timeout",
+            metavar="S",
+            type=stall_seconds,
+            help="--engine emu: end a TCP connection that delivers nothing for S seconds "
+            "(completed = false, limited_by from the network's counts, the run kept; 0: "
+            "never; default 30); while one runs, a progress line every 5 s",
+            refusal="--stall-timeout needs --engine emu",
+        ),
+    )
     studies = True
     tools = False
     # Its connections are the real engine's agents (engines/real/plan.build).
     traffic_not_yet = NOT_YET
     # The real engine's agents run in its namespaces: their clock and evidence too.
-    columns = ("real-clock", "real", "emu")
+    columns = (REAL_CLOCK, REAL, EMU)
 
     def __init__(
         self,
@@ -133,3 +166,7 @@ class EmuEngine(OnTheClock):
                 "is not the testbed's: rerun on an idle machine"
             )
         return out
+
+
+#: This package's engine (``engines.table`` finds it).
+ENGINE = EmuEngine

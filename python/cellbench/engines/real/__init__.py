@@ -25,19 +25,35 @@ connection's agents on its hosts' daemons.
 
 from __future__ import annotations
 
-from cellbench.engines.base import OnTheClock, Tables, check_line, engine_meta
+from cellbench.engines.base import OnTheClock, Option, Tables, check_line, engine_meta
+from cellbench.engines.real.columns import REAL, REAL_CLOCK
 from cellbench.engines.real.plan import NOT_YET
+from cellbench.engines.real.tools import CREDENTIALS, SCHEDULER_HELP, TOOL_OPTIONS
 from cellbench.errors import UsageError
 
 
 class RealEngine(OnTheClock):
     name = "real"
     label = "cellbench run (real)"
-    options = {"hosts": "--host is for --engine real; emulated hosts take the testbed's address"}
+    about = "real hosts through their daemons (cellbench daemon --help)"
+    options = (
+        Option(
+            "--host",
+            dest="hosts",
+            action="append",
+            default=[],
+            metavar="NAME=ADDRESS",
+            help="--engine real: a testbed host's address (instead of its address = ...;)",
+            refusal="--host is for --engine real; emulated hosts take the testbed's address",
+        ),
+        Option("--scheduler", metavar="tls://HOST:PORT", help=SCHEDULER_HELP),
+        CREDENTIALS,
+    )
+    tool_options = TOOL_OPTIONS
     studies = False
     tools = True
     traffic_not_yet = NOT_YET
-    columns = ("real-clock", "real")
+    columns = (REAL_CLOCK, REAL)
 
     def __init__(
         self,
@@ -173,3 +189,7 @@ class RealEngine(OnTheClock):
         if self.client is not None:
             controller.disconnect(self.client)
             self.client = None
+
+
+#: This package's engine (``engines.table`` finds it).
+ENGINE = RealEngine

@@ -12,28 +12,31 @@ from __future__ import annotations
 
 import argparse
 
+from cellbench.engines.base import Option
 from cellbench.errors import UsageError
-
-#: The options ``--engine real`` adds to ttcp and netperf.
-HOST_HELP = (
-    "--engine real: NAME=ADDRESS of a daemon's host, twice: the transmitter first, "
-    "then the receiver"
-)
-
 
 #: --scheduler's help, the same for `run` and the tools.
 SCHEDULER_HELP = (
     "--engine real: the address of the daemons' scheduler (the daemon started "
     "without --scheduler hosts it; cellbench daemon --help)"
 )
+#: --credentials, the same for `run` and the tools.
+CREDENTIALS = Option("--credentials", metavar="DIR", help="--engine real: the TLS credentials")
 
-
-def add_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--host", dest="hosts", action="append", default=[], metavar="NAME=ADDRESS", help=HOST_HELP
-    )
-    p.add_argument("--scheduler", metavar="tls://HOST:PORT", help=SCHEDULER_HELP)
-    p.add_argument("--credentials", metavar="DIR", help="--engine real: the TLS credentials")
+#: The options ``--engine real`` adds to ttcp and netperf (``RealEngine.tool_options``).
+TOOL_OPTIONS = (
+    Option(
+        "--host",
+        dest="hosts",
+        action="append",
+        default=[],
+        metavar="NAME=ADDRESS",
+        help="--engine real: NAME=ADDRESS of a daemon's host, twice: the transmitter first, "
+        "then the receiver",
+    ),
+    Option("--scheduler", metavar="tls://HOST:PORT", help=SCHEDULER_HELP),
+    CREDENTIALS,
+)
 
 
 def hosts(args: argparse.Namespace, receiver: str | None) -> tuple[str, str, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from cellbench.engines.base import Tables, check_line
+from cellbench.engines.base import Option, Tables, check_line
 from cellbench.engines.rows import connection_row, ident, port_rows
 from cellbench.experiment import results
 from cellbench.experiment.lang import ExperimentError
@@ -29,19 +29,23 @@ class SimEngine:
     simulated = True
     time_limit = "the simulated time limit"
     label = "cellbench run"
-    options = {
-        "cells": "--cells is the simulator's cell tester (--engine emu: --pcap PORT=FILE)",
-        "trace": "--trace is not available with --engine {engine} yet",
-        "dask": "--dask is not available with --engine {engine} yet",
+    about = "the simulator"
+    # ``run``'s own options that the plan and the loop read, which only it takes.
+    options = (
+        Option("--cells", refusal="--cells is the simulator's cell tester (--engine emu: "
+               "--pcap PORT=FILE)"),
+        Option("--trace", refusal="--trace is not available with --engine {engine} yet"),
+        Option("--dask", refusal="--dask is not available with --engine {engine} yet"),
         # (It ignores the real engine's --host, as it always did.)
-        "hosts": None,
-    }
+        Option("--host", dest="hosts"),
+    )  # fmt: skip
     studies = True
     tools = True
+    tool_options: tuple = ()
     traffic_not_yet: dict[str, str] = {}
     # Its measures are its vocabulary's fields (``vocab.RESULT_FIELDS``), which the
     # store reads itself.
-    columns = ()
+    columns: tuple = ()
 
     def __init__(self, executor: Callable[[dict], dict] | None = None):
         #: What runs a spec: the simulator, or a caller's stand-in (a test's).
@@ -157,3 +161,7 @@ def _tables(plan, task, out: dict) -> Tables:
     ports, queue = port_rows(run, out.get("ports", []))
     policers = [{**run, **p} for p in out.get("policers") or []]
     return Tables(rows, traces, ports, cwnd, queue, policers, acr=acr)
+
+
+#: This package's engine (``engines.table`` finds it).
+ENGINE = SimEngine

@@ -56,9 +56,9 @@ newer version than ``FORMAT_VERSION`` is refused. Adding a column to ``ROW_COLUM
 nulls (``limited_by`` and ``limit_evidence``, what bound each connection, came so, and
 every simulator field the vocabulary added), and older readers carry a newer column
 along. The simulator's columns come from its vocabulary (``cellbench.vocab``), in the
-order they were first stored; the real engine's and the emulator's are groups
-of ``columns`` (``ENGINE_COLUMNS``), which each engine names as its own
-(``cellbench.engines``' ``Engine.columns``); ``columns`` puts them together.
+order they were first stored; the other engines' are groups (``columns.ColumnGroup``)
+that each engine declares as its ``Engine.columns`` and the engine table
+(``cellbench.engines.table``) hands to ``columns``, which puts them together.
 
 The package, one idea a module:
 

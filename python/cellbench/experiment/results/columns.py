@@ -1,10 +1,12 @@
 """The runs table's columns, engine by engine: the identity and configuration every row
-has, then each engine's measures (the simulator's from its vocabulary, the real
-engine's and the emulator's groups, ``ENGINE_COLUMNS``, which each engine names as its
-own) in the order they were first stored, so a part's schema only ever grows at its
+has, then each engine's measures (the simulator's from its vocabulary, the other
+engines' column groups as each declares them, ``ColumnGroup``, handed over by the engine
+table) in the order they were first stored, so a part's schema only ever grows at its
 end."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from cellbench import vocab
 
@@ -77,110 +79,67 @@ def _simulator_columns() -> list[tuple[str, str]]:
     return out
 
 
-# --- the engines' groups: each engine names those it fills (``Engine.columns``;
-# tests/test_engines.py holds the two to each other) -----------------------------
+@dataclass(frozen=True)
+class ColumnGroup:
+    """Measures an engine adds to the runs table, beside the identity and configuration
+    every engine fills and the simulator's vocabulary. An engine declares its groups on
+    its class (``Engine.columns``); the engine table hands them to the store
+    (``use_engine_groups``), which is below every engine and so never imports one."""
 
-#: The engine that ran the row (null: the simulator); the real engine's clock and pacing.
-_REAL_CLOCK: list[tuple[str, str]] = [
-    ("engine", "string"),
-    ("started_s", "float64"),
-    ("ended_s", "float64"),
-    ("late_blocks", "int64"),
-    ("timing_error_p99_us", "float64"),
-]
-
-#: The real engine's evidence: the kernel's TCP (congestion control that ran, MSS,
-#: TCP_INFO's busy and limited times), each host's CPU over the connection (busy
-#: share of all CPUs, null under one 10 ms clock tick; the agent's own CPU, 1.0 =
-#: one core) and the interface the connection used (its counters over the
-#: connection: every connection on it counts; for UDP, datagrams the receiving host
-#: dropped at a full socket buffer), and what the kernel refused (notes).
-_REAL: list[tuple[str, str]] = [
-    ("congestion", "string"),
-    ("mss", "int64"),
-    ("tcp_busy_s", "float64"),
-    ("rwnd_limited_s", "float64"),
-    ("sndbuf_limited_s", "float64"),
-    ("tx_cpu_busy", "float64"),
-    ("rx_cpu_busy", "float64"),
-    ("tx_agent_cpu", "float64"),
-    ("rx_agent_cpu", "float64"),
-    ("tx_interface", "string"),
-    ("tx_if_bytes", "int64"),
-    ("tx_if_drops", "int64"),
-    ("rx_interface", "string"),
-    ("rx_if_bytes", "int64"),
-    ("rx_if_drops", "int64"),
-    ("rx_udp_rcvbuf_errors", "int64"),
-    ("notes", "string"),
-    ("timing_error_p50_us", "float64"),
-    ("timing_error_max_us", "float64"),
-    ("pacing_realtime", "bool"),
-]
-
-#: The namespace kernel's congestion control and retransmissions (TCP_INFO), and the
-#: emulator's lateness (actual minus ideal delivery of each PDU, over the run);
-#: real_time: its p99 within one cell time of the slowest link.
-_EMU: list[tuple[str, str]] = [
-    ("kernel_cc", "string"),
-    ("retransmits", "int64"),
-    ("lateness_p50_us", "float64"),
-    ("lateness_p99_us", "float64"),
-    ("lateness_max_us", "float64"),
-    ("real_time", "bool"),
-    ("emu_cpu_seconds", "float64"),
-    # How long the emulator's TUN writes took (the receiving kernel's input run on its
-    # thread): what delays the deliveries after each, so what bounds the lateness.
-    # Of the emulator's run, the seconds it spent reading its TUN devices (and
-    # encapsulating) and writing them: the datagrams' own cost (the rest of
-    # emu_cpu_seconds is its spin before each cell event).
-    ("emu_read_seconds", "float64"),
-    ("emu_write_seconds", "float64"),
-    ("emu_write_p50_us", "float64"),
-    ("emu_write_p99_us", "float64"),
-    # PDUs the emulator timed, and those later than one cell time of the slowest link
-    # by what its thread was doing when each fell due (writing another PDU, reading a
-    # TUN device, sleeping past its wake-up, or anything else).
-    ("emu_pdus_timed", "int64"),
-    ("emu_late_write", "int64"),
-    ("emu_late_read", "int64"),
-    ("emu_late_sleep", "int64"),
-    ("emu_late_other", "int64"),
-    # How often the kernel took the CPU from the emulator's thread (involuntary
-    # context switches): the late PDUs that waited on none of the above.
-    ("emu_preemptions", "int64"),
-]
-
-#: Each engine's own measures by group name (beside the identity and configuration
-#: every engine fills, and the simulator's vocabulary): what an engine declares as its
-#: ``columns``. The store is below every engine, so it keeps them and the engines name
-#: them, not the other way round.
-ENGINE_COLUMNS: dict[str, list[tuple[str, str]]] = {
-    "real-clock": _REAL_CLOCK,
-    "real": _REAL,
-    "emu": _EMU,
-}
+    #: The group's name (engines that fill the same measures share a group).
+    name: str
+    #: (name, Arrow type name) in the order stored.
+    columns: tuple[tuple[str, str], ...]
+    #: The column it was first stored after, so that a part's schema only ever grows at
+    #: its end; None: after every column there is (a new group's place).
+    after: str | None = None
 
 
-def _row_columns() -> list[tuple[str, str]]:
-    """Every runs column in the order they were first stored, so that a part's schema
-    only ever grows at its end: identity and configuration, the simulator's measures
-    up to request/response (which came after the real engine's clock), the real
-    engine's and the emulator's measures, then every simulator field stored since."""
-    sim = _simulator_columns()
-    names = [n for n, _ in sim]
-    rr, since = names.index("transactions"), names.index("transaction_rate") + 1
-    return [
-        *IDENTITY_COLUMNS,
-        *sim[:rr],
-        *ENGINE_COLUMNS["real-clock"],
-        *sim[rr:since],
-        *ENGINE_COLUMNS["real"],
-        *ENGINE_COLUMNS["emu"],
-        *sim[since:],
-    ]
+def _row_columns(groups: list[ColumnGroup]) -> list[tuple[str, str]]:
+    """Every runs column in the order they were first stored: identity and
+    configuration, the simulator's measures in its vocabulary's order, each engine's
+    group after the column it follows (``ColumnGroup.after``), a group that names none
+    at the end."""
+    out = [*IDENTITY_COLUMNS, *_simulator_columns()]
+    waiting = list(groups)
+    while waiting:
+        names = [n for n, _ in out]
+        ready = [g for g in waiting if g.after is None or g.after in names]
+        if not ready:
+            raise ValueError(
+                f"engine column group {waiting[0].name!r}: after {waiting[0].after!r}, "
+                "which no runs column or other group holds"
+            )
+        for g in ready:
+            names = [n for n, _ in out]
+            clash = sorted({n for n, _ in g.columns} & set(names))
+            if clash:
+                raise ValueError(f"engine column group {g.name!r}: {', '.join(clash)} taken")
+            at = len(out) if g.after is None else names.index(g.after) + 1
+            out[at:at] = g.columns
+            waiting.remove(g)
+    return out
 
+
+#: Each engine's own groups by name, as the engine table gave them (``use_engine_groups``).
+ENGINE_COLUMNS: dict[str, ColumnGroup] = {}
 
 #: Columns of every row, in order: identity and configuration, then what the engines
-#: measure; (name, arrow type name). A measure the engine does not report is null.
-ROW_COLUMNS: list[tuple[str, str]] = _row_columns()
+#: measure; (name, arrow type name). A measure the engine does not report is null. The
+#: engines' groups are in it once the engine table has given them, which it does as
+#: ``cellbench`` is imported; the list is filled in place, so every module holding it
+#: sees them.
+ROW_COLUMNS: list[tuple[str, str]] = _row_columns([])
+
+
+def use_engine_groups(groups) -> None:
+    """The engines' column groups (each engine's ``columns``, in the engine table's
+    order; a group several engines fill, once) into ``ENGINE_COLUMNS`` and
+    ``ROW_COLUMNS``."""
+    named: dict[str, ColumnGroup] = {}
+    for g in groups:
+        if named.setdefault(g.name, g) != g:
+            raise ValueError(f"engine column group {g.name!r}: declared twice, differently")
+    ROW_COLUMNS[:] = _row_columns(list(named.values()))
+    ENGINE_COLUMNS.clear()
+    ENGINE_COLUMNS.update(named)

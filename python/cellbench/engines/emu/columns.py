@@ -1,0 +1,44 @@
+"""What the emulator's rows add to the runs table (``results.columns.ColumnGroup``),
+besides the real engine's groups, which its agents fill (``real.columns``)."""
+
+from __future__ import annotations
+
+from cellbench.experiment.results.columns import ColumnGroup
+
+#: The namespace kernel's congestion control and retransmissions (TCP_INFO), and the
+#: emulator's lateness (actual minus ideal delivery of each PDU, over the run);
+#: real_time: its p99 within one cell time of the slowest link. First stored after the
+#: real engine's evidence.
+EMU = ColumnGroup(
+    "emu",
+    (
+        ("kernel_cc", "string"),
+        ("retransmits", "int64"),
+        ("lateness_p50_us", "float64"),
+        ("lateness_p99_us", "float64"),
+        ("lateness_max_us", "float64"),
+        ("real_time", "bool"),
+        ("emu_cpu_seconds", "float64"),
+        # How long the emulator's TUN writes took (the receiving kernel's input run on
+        # its thread): what delays the deliveries after each, so what bounds the
+        # lateness. Of the emulator's run, the seconds it spent reading its TUN devices
+        # (and encapsulating) and writing them: the datagrams' own cost (the rest of
+        # emu_cpu_seconds is its spin before each cell event).
+        ("emu_read_seconds", "float64"),
+        ("emu_write_seconds", "float64"),
+        ("emu_write_p50_us", "float64"),
+        ("emu_write_p99_us", "float64"),
+        # PDUs the emulator timed, and those later than one cell time of the slowest
+        # link by what its thread was doing when each fell due (writing another PDU,
+        # reading a TUN device, sleeping past its wake-up, or anything else).
+        ("emu_pdus_timed", "int64"),
+        ("emu_late_write", "int64"),
+        ("emu_late_read", "int64"),
+        ("emu_late_sleep", "int64"),
+        ("emu_late_other", "int64"),
+        # How often the kernel took the CPU from the emulator's thread (involuntary
+        # context switches): the late PDUs that waited on none of the above.
+        ("emu_preemptions", "int64"),
+    ),
+    after="pacing_realtime",
+)
