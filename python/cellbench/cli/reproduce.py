@@ -275,9 +275,14 @@ def run_emu(study: Study, args: argparse.Namespace) -> int:
             f"reproduce {name} is not available with --engine emu yet "
             f"(it is for: {', '.join(emu.studies())})"
         )
-    for flag in ("--dask", "--series", "--trace", "--part"):
+    for flag in ("--dask", "--series", "--trace"):
         if getattr(args, flag[2:], None):
             raise UsageError(f"{flag} is not available with --engine emu yet")
+    # The emulator runs one part of a study (the simulator's column is that part).
+    part = study.emulated.sim_part
+    other = [x for x in args.part or () if x != part]
+    if other:
+        raise UsageError(f"--part {other[0]}: with --engine emu, {name} runs its {part} part only")
     sim, sets = study.emulated.options(args)
     out = args.out
     try:
