@@ -80,10 +80,14 @@ def flow_control_rows(ran: list[Ran]) -> list[dict]:
     return rows
 
 
-#: Under the emulated table (``--engine emu``; docs/wan-contention.md says why).
+#: Under the emulated table (``--engine emu``). The five pairs' figures are not
+#: emulated: under credits and ABR they ran 38-48 ms late (p99) on the project's
+#: 2-core machine (docs/wan-contention.md, "Flow control with Linux TCP").
 EMU_NOTE = (
     "schemes as the simulator's part (ABR sources from ICR 10 Mb/s); fairness: Jain's "
-    "index of the case's two streams; UDP Mb/s: datagrams that arrived"
+    "index of the case's two streams; UDP Mb/s: datagrams that arrived\n"
+    "not emulated: the five pairs (flow-control-five-pairs), whose credits and ABR runs "
+    "do not keep real time on a 2-core machine (docs/wan-contention.md)"
 )
 
 
