@@ -61,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         if s.options is not None:
             s.options(w)
         if s.emulated is not None:
-            _engine_options(w, s.name)
+            _engine_options(w, s)
         w.set_defaults(func=_with_report(main))
 
 
@@ -123,7 +123,7 @@ def _runner_options(p: argparse.ArgumentParser, s: Study) -> None:
     )
 
 
-def _engine_options(p: argparse.ArgumentParser, name: str) -> None:
+def _engine_options(p: argparse.ArgumentParser, s: Study) -> None:
     """--engine, and the options of a study on the emulator (reproduce.emu)."""
     p.add_argument(
         "--engine",
@@ -132,7 +132,7 @@ def _engine_options(p: argparse.ArgumentParser, name: str) -> None:
         help="sim: the simulator (default); emu: this machine's Linux TCP in network "
         "namespaces over the emulated cells in real time (Linux, root), beside the "
         "simulator's result for the same cases"
-        + ("" if name in emu.studies() else f" (not yet for {name})"),
+        + (f" (its {s.emulated.sim_part} part)" if s.emulated and len(s.parts) > 1 else ""),
     )
     g = p.add_argument_group("--engine emu")
     g.add_argument(
