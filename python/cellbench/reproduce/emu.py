@@ -392,7 +392,8 @@ def report(name: str, df: pd.DataFrame) -> str:
     show["emu Mb/s"] = (df.throughput_bps / 1e6).round(3)
     if "sim_throughput_bps" in df:
         show["sim Mb/s"] = (df.sim_throughput_bps / 1e6).round(3)
-    show["retrans"] = df.retransmits
+    # A UDP stream has no retransmissions (None): "-", the TCP streams' stay integers.
+    show["retrans"] = df.retransmits.map(lambda x: "-" if x is None or x != x else int(x))
     show["seg loss"] = df.segment_loss_rate.map(lambda x: f"{100 * x:.2f}%")
     show["cells_lost"] = df.cells_lost
     if "sim_cells_lost" in df:
