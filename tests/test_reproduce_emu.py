@@ -173,6 +173,61 @@ def test_wan_mismatch_unpaced_bursts_overrun_the_taxi_port_paced_ones_do_not(tmp
     assert all(row["sim_throughput_bps"] is not None for row in rows)
 
 
+#: The DS-3's cell rate, 96,000 cells/s of 424 bits (ITU-T G.804's PLCP), in b/s.
+DS3_CELL_BPS = 96_000 * 424
+
+
+@needs_root
+def test_wan_contention_flow_control_credits_lose_no_cell_tail_drop_does(tmp_path):
+    """Linux TCP (CUBIC) from law4 and kclab2 into law1 under three of the flow-control
+    schemes. Credits lose no cell by construction (a cell leaves a hop only with a
+    credit for the next hop's buffer: sim::net::credit, which the emulator runs); UBR's
+    256-cell port to law1, which the local stream fills at OC-3c, drops the remote
+    stream's cells; under ERICA the remote ABR source, alone on the DS-3 trunk, is held
+    to the explicit rate it is given there, at most the 0.9 target of the DS-3's cell
+    rate, by the RM cells that come back. Each scheme a result of its own; the
+    simulator's rows beside."""
+    r = reproduce(
+        tmp_path,
+        "wan-contention", "--engine", "emu", "--part", "flow-control", "--kernel-cc", "cubic",
+        "--set", "scheme=ubr-tail,credit,abr-er", "--seconds", "1.5", "--json", "--out", "fc",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    assert "3 schemes (ubr-tail, credit, abr-er)" in r.stderr
+    out = json.loads(r.stdout)
+    assert out["study"] == "wan-contention" and out["engine"] == "emu"
+    rows = {(row["scheme"], row["stream"]): row for row in out["rows"]}
+    schemes = ("ubr-tail", "credit", "abr-er")
+    assert set(rows) == {(s, t) for s in schemes for t in ("local", "remote")}
+    for row in rows.values():
+        assert SIM_KEYS | EMU_KEYS <= set(row), row
+        assert row["kernel_cc"] == "cubic" and (row["local"], row["remote"]) == ("tcp", "tcp")
+        assert row["throughput_bps"] > 0
+        assert row["sim_throughput_bps"] is not None and row["sim_cells_lost"] is not None
+    assert rows[("credit", "local")]["cells_lost"] == rows[("credit", "remote")]["cells_lost"] == 0
+    assert rows[("ubr-tail", "remote")]["cells_lost"] > 0
+    # The simulator's OSF/1 says the same of the two schemes.
+    assert rows[("credit", "remote")]["sim_cells_lost"] == 0
+    assert rows[("ubr-tail", "remote")]["sim_cells_lost"] > 0
+    # ERICA: RM cells went out and came back, and the explicit rate held the remote ACR.
+    abr = rows[("abr-er", "remote")]
+    assert abr["abr_frm_sent"] > 0 and abr["abr_brm_returned"] > 0
+    assert abr["abr_acr_bps"] <= 0.9 * DS3_CELL_BPS * 1.001
+    assert abr["throughput_bps"] < abr["abr_acr_bps"]
+    assert rows[("credit", "remote")].get("abr_acr_bps") is None
+    # Each scheme stored as a result of its own, which show reads.
+    for scheme in schemes:
+        shown = subprocess.run(
+            CELLBENCH + ["show", f"fc/{scheme}", "--format", "json"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["meta"]["engine"] == "emu"
+
+
 @needs_root
 def test_a_source_that_fails_is_one_line_naming_the_connection(tmp_path, monkeypatch, capsys):
     """An agent's failure (here the broken pipe a source meets when its sink has gone)
@@ -202,6 +257,8 @@ def test_a_source_that_fails_is_one_line_naming_the_connection(tmp_path, monkeyp
         (["lan-buffers", "--engine", "emu", "--nbytes", "1M"], "--seconds"),
         (["europe-vp", "--engine", "emu", "--series", "--out", "x"], "--series"),
         (["wan-window", "--kernel-cc", "cubic"], "--kernel-cc: for --engine emu"),
+        (["wan-contention", "--engine", "emu", "--part", "credits"], "flow-control part only"),
+        (["wan-contention", "--engine", "emu", "--set", "scheme=abr"], "no scheme 'abr'"),
     ],
 )
 def test_what_the_emulated_studies_refuse_is_one_line(tmp_path, args, message):
@@ -226,6 +283,14 @@ def test_the_emulated_studies_run_a_part_of_the_grid_and_say_so():
     assert full.experiments[0].connections[0].traffic.duration_s == 1
     wider, _ = emu.plan("lan-buffers", sets=["snd=16K,20K,24K,28K"])
     assert len(wider.points) == 4 * 3
+    # wan-contention: the five flow-control schemes, each a plan of the TCP mix.
+    schemes, said = emu.plans("wan-contention", sets=["scheme=credit,abr-er"])
+    assert [v for v, _ in schemes] == ["credit", "abr-er"]
+    assert "2 schemes (credit, abr-er), each on 1 of the study's 4 cases" in said
+    credit, abr = (q.experiments[0] for _, q in schemes)
+    assert credit.testbed.switch["flow_control"] == "credit"
+    assert "abr" in abr.testbed.switch and "abr" not in credit.testbed.switch
+    assert len(emu.plans("wan-contention")[0]) == 5
     mismatch, said = emu.plan("wan-mismatch")
     assert len(mismatch.points) == 1 and "its 4 cases one after another" in said
     assert len(mismatch.experiments[0].connections) == 6

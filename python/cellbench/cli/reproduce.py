@@ -61,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         if s.options is not None:
             s.options(w)
         if s.emulated is not None:
-            _engine_options(w, s.name)
+            _engine_options(w, s)
         w.set_defaults(func=_with_report(main))
 
 
@@ -123,7 +123,7 @@ def _runner_options(p: argparse.ArgumentParser, s: Study) -> None:
     )
 
 
-def _engine_options(p: argparse.ArgumentParser, name: str) -> None:
+def _engine_options(p: argparse.ArgumentParser, s: Study) -> None:
     """--engine, and the options of a study on the emulator (reproduce.emu)."""
     p.add_argument(
         "--engine",
@@ -132,7 +132,7 @@ def _engine_options(p: argparse.ArgumentParser, name: str) -> None:
         help="sim: the simulator (default); emu: this machine's Linux TCP in network "
         "namespaces over the emulated cells in real time (Linux, root), beside the "
         "simulator's result for the same cases"
-        + ("" if name in emu.studies() else f" (not yet for {name})"),
+        + (f" (its {s.emulated.sim_part} part)" if s.emulated and len(s.parts) > 1 else ""),
     )
     g = p.add_argument_group("--engine emu")
     g.add_argument(
@@ -275,9 +275,14 @@ def run_emu(study: Study, args: argparse.Namespace) -> int:
             f"reproduce {name} is not available with --engine emu yet "
             f"(it is for: {', '.join(emu.studies())})"
         )
-    for flag in ("--dask", "--series", "--trace", "--part"):
+    for flag in ("--dask", "--series", "--trace"):
         if getattr(args, flag[2:], None):
             raise UsageError(f"{flag} is not available with --engine emu yet")
+    # The emulator runs one part of a study (the simulator's column is that part).
+    part = study.emulated.sim_part
+    other = [x for x in args.part or () if x != part]
+    if other:
+        raise UsageError(f"--part {other[0]}: with --engine emu, {name} runs its {part} part only")
     sim, sets = study.emulated.options(args)
     out = args.out
     try:

@@ -83,7 +83,27 @@ def plan(
     replications: int | None = None,
     seed: int | None = None,
 ) -> tuple[Plan, str]:
-    """The emulated study's plan, and a line saying what part of the study it runs."""
+    """The emulated study's plan (its first variant's, ``plans``), and a line saying
+    what part of the study it runs."""
+    got, said = plans(
+        name, sets=sets, full_grid=full_grid, seconds=seconds, kernel_cc=kernel_cc,
+        replications=replications, seed=seed,
+    )  # fmt: skip
+    return got[0][1], said
+
+
+def plans(
+    name: str,
+    *,
+    sets: list[str] | None = None,
+    full_grid: bool = False,
+    seconds: float | None = None,
+    kernel_cc: str | None = None,
+    replications: int | None = None,
+    seed: int | None = None,
+) -> tuple[list[tuple[str, Plan]], str]:
+    """The emulated study's plans, one per variant (``Emulated.variants``; a study
+    without: one, named ``""``), and a line saying what part of the study they run."""
     from cellbench.experiment.plan import as_sets, make_plan
 
     s = emulated(name)
@@ -95,15 +115,24 @@ def plan(
     chosen = timed + ([] if full_grid else as_sets(s.reduced))
     if seconds is not None:
         chosen.append(f"{s.duration}={seconds:g}")
-    chosen += sets or []
     if kernel_cc is not None:
         hosts = every.experiments[0].hosts
         chosen += [f"testbed.host.{h.name}.kernel_cc={kernel_cc}" for h in hosts]
-    p = make_plan(file, sets=chosen, replications=replications, seed=seed, file=str(file))
+    variants, sets = _variants(name, s, sets or [])
+    # A variant's values come before the command line's, which may change them.
+    got = [
+        (v, make_plan(file, sets=[*chosen, *vsets, *sets], replications=replications,
+                      seed=seed, file=str(file)))
+        for v, vsets in variants.items()
+    ]  # fmt: skip
+    p = got[0][1]
+    # The variants' own keys are said by their names, not as the first one's values.
+    every_variant = s.variants().values() if s.variants is not None else []
+    theirs = {x.partition("=")[0] for vsets in every_variant for x in vsets}
     grid = ", ".join(
         f"{k}={'/'.join(str(v) for v in values)}"
         for k, values in _values(p).items()
-        if not k.endswith(".kernel_cc") and k not in s.timed
+        if not k.endswith(".kernel_cc") and k not in s.timed and k not in theirs
     )
     length = p.experiments[0].connections[0].traffic.duration_s
     cases = (
@@ -111,14 +140,43 @@ def plan(
         if s.params
         else f"its {s.transfers_per_run} cases one after another"
     )
+    if s.variant_key:
+        cases = f"{len(got)} {s.variant_key}s ({', '.join(variants)}), each on {cases}"
+    runs = sum(q.runs_total for _, q in got)
     said = (
         f"reproduce {name} --engine emu: {cases}, {length:g} s transfers, "
         f"{p.replications} replication(s): about "
-        f"{p.runs_total * s.transfers_per_run * (length + 2):.0f} s of real time"
+        f"{runs * s.transfers_per_run * (length + 2):.0f} s of real time"
     )
     if len(every.points) > 1 and not full_grid:
         said += "; --set KEY=V1,V2 changes them, --full-grid runs them all"
-    return p, said
+    if s.variant_key:
+        said += f"; --set {s.variant_key}=A,B runs some of the {s.variant_key}s"
+    return got, said
+
+
+def _variants(
+    name: str, s: study.Emulated, sets: list[str]
+) -> tuple[dict[str, tuple[str, ...]], list[str]]:
+    """The variants to run (all, or those ``--set VARIANT_KEY=A,B`` names) and the
+    other --set values."""
+    if s.variants is None:
+        return {"": ()}, sets
+    every = s.variants()
+    chosen, rest = None, []
+    for x in sets:
+        key, _, value = x.partition("=")
+        if key.strip() != s.variant_key:
+            rest.append(x)
+            continue
+        chosen = [v.strip() for v in value.split(",")]
+        for v in chosen:
+            if v not in every:
+                raise ValueError(
+                    f"--set {x}: {name} has no {s.variant_key} {v!r}; expected some of "
+                    f"{', '.join(every)}"
+                )
+    return ({v: every[v] for v in every if chosen is None or v in chosen}, rest)
 
 
 def _values(p: Plan) -> dict[str, list]:
@@ -153,12 +211,14 @@ def run(
     ``seed``, study options (``params``: lan-buffers' profile, flavour, ...) and --set
     values (``sets``: europe-vp's stall), from ``Emulated.options``; or None for no
     simulator column."""
+    import pandas as pd
+
     from cellbench.engines import loop
-    from cellbench.engines.emu import EmuEngine, check_platform
+    from cellbench.engines.emu import check_platform
     from cellbench.experiment import results
 
     check_platform()
-    p, said = plan(
+    got, said = plans(
         name,
         sets=sets,
         full_grid=full_grid,
@@ -168,10 +228,18 @@ def run(
         seed=seed,
     )
     print(f"cellbench: note: {said}", file=sys.stderr)
+    frames: list[pd.DataFrame] = []
+    said_notes: set[str] = set()
     with scratch.directory("cellbench-emu-") as tmp:
-        dest = Path(out) if out is not None else Path(tmp) / f"{name}.result"
-        loop.run_plan(p, dest, EmuEngine(drain_s=DRAIN_S), resume=resume, overwrite=overwrite)
-        df = frame(name, results.load(dest))
+        root = Path(out) if out is not None else Path(tmp) / f"{name}.result"
+        for variant, p in got:
+            # Each variant a result of its own: OUT/VARIANT.
+            dest = root / variant if variant else root
+            engine = _engine_saying_once(said_notes, drain_s=DRAIN_S)
+            loop.run_plan(p, dest, engine, resume=resume, overwrite=overwrite)
+            frames.append(frame(name, results.load(dest), variant))
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    p = got[0][1]
     if sim is not None:
         df = _beside_sim(name, df, _values(p), sim, workers)
         flavours = {h.flavour for h in p.experiments[0].hosts}
@@ -180,10 +248,26 @@ def run(
     return df
 
 
-def frame(name: str, result: Result) -> pd.DataFrame:
+def _engine_saying_once(said: set[str], **options: Any):
+    """The emulator engine, its notes (hosts' profiles ignored, ...) said once for all
+    the variants' runs: ``said`` holds those said before."""
+    from cellbench.engines.emu import EmuEngine
+
+    class NotesOnce(EmuEngine):
+        def check(self, plan) -> list[str]:
+            notes = [n for n in super().check(plan) if n not in said]
+            said.update(notes)
+            return notes
+
+    return NotesOnce(**options)
+
+
+def frame(name: str, result: Result, variant: str = "") -> pd.DataFrame:
     """A stored emulated study's rows: the simulator's row keys (the study's parameter
-    names, throughput_bps, segment_loss_rate, cells_lost, cells_policed, limited_by)
-    and the emulator's (engine, kernel_cc, retransmits, lateness_us, real_time)."""
+    names, or its own ``Emulated.row``; throughput_bps, segment_loss_rate, cells_lost,
+    cells_policed, limited_by; an ABR circuit's abr_* figures) and the emulator's
+    (engine, kernel_cc, retransmits, lateness_us, real_time); ``variant``: the
+    variant the result ran (``Emulated.variant_key``)."""
     import pandas as pd
 
     s = emulated(name)
@@ -191,7 +275,12 @@ def frame(name: str, result: Result) -> pd.DataFrame:
     rows = []
     for r in df.to_dict(orient="records"):
         sent = r["data_pdus_sent"]
-        row = {s.params[k]: _param(k, r[k]) for k in s.params} or _mismatch_case(r["test"])
+        if s.row is not None:
+            case = s.row(r)
+        else:
+            case = {s.params[k]: _param(k, r[k]) for k in s.params} or _mismatch_case(r["test"])
+        row = {s.variant_key: variant} if s.variant_key else {}
+        row |= case
         row |= {
             "replication": int(r["replication"]),
             "seed": int(r["seed"]),
@@ -212,8 +301,12 @@ def frame(name: str, result: Result) -> pd.DataFrame:
             "lateness_us": {q: float(r[f"lateness_{q}_us"]) for q in ("p50", "p99", "max")},
             "real_time": bool(r["real_time"]),
         }
+        # The study's own reading of a measure (a UDP stream's datagrams that arrived).
+        row |= case
         if "met_contract" in r and not pd.isna(r["met_contract"]):
             row["met_contract"] = bool(r["met_contract"])
+        # An ABR data circuit's figures, as the simulator's rows have them.
+        row |= {k: v for k, v in r.items() if k.startswith("abr_") and not pd.isna(v)}
         if r.get("notes"):
             row["notes"] = r["notes"]
         rows.append(row)
@@ -256,7 +349,7 @@ def _beside_sim(
         params=sim.get("params", {}) | params,
         sets=(*sim.get("sets", ()), *study.sets(cases)),
     )  # fmt: skip
-    simdf = study.run_parts(REGISTRY[name], opts)[s.sim_part]
+    simdf = study.frame(REGISTRY[name], opts, study.run_parts(REGISTRY[name], opts))
     keys = s.keys()
 
     def cases(frame: pd.DataFrame) -> list[tuple]:
@@ -266,9 +359,17 @@ def _beside_sim(
 
     by = {}
     for k, g in simdf.assign(_case=cases(simdf)).groupby("_case", sort=False):
-        by[k] = (float(g.throughput_bps.mean()), most_common_limit(g)[0])
-    got = [by.get(k, (None, None)) for k in cases(df)]
-    return df.assign(sim_throughput_bps=[g[0] for g in got], sim_limited_by=[g[1] for g in got])
+        by[k] = (
+            float(g.throughput_bps.mean()),
+            most_common_limit(g)[0],
+            float(g.cells_lost.mean()),
+        )
+    got = [by.get(k, (None, None, None)) for k in cases(df)]
+    return df.assign(
+        sim_throughput_bps=[g[0] for g in got],
+        sim_limited_by=[g[1] for g in got],
+        sim_cells_lost=[g[2] for g in got],
+    )
 
 
 def _number(x: Any) -> str:
@@ -291,10 +392,17 @@ def report(name: str, df: pd.DataFrame) -> str:
     show["emu Mb/s"] = (df.throughput_bps / 1e6).round(3)
     if "sim_throughput_bps" in df:
         show["sim Mb/s"] = (df.sim_throughput_bps / 1e6).round(3)
-    show["retrans"] = df.retransmits
+    # A UDP stream has no retransmissions (None): "-", the TCP streams' stay integers.
+    show["retrans"] = df.retransmits.map(lambda x: "-" if x is None or x != x else int(x))
     show["seg loss"] = df.segment_loss_rate.map(lambda x: f"{100 * x:.2f}%")
     show["cells_lost"] = df.cells_lost
+    if "sim_cells_lost" in df:
+        show["sim cells_lost"] = df.sim_cells_lost.map(_number)
     show["cells_policed"] = df.cells_policed
+    if s.row_keys:
+        show["fairness"] = _fairness(df, s, "throughput_bps")
+        if "sim_throughput_bps" in df:
+            show["sim fairness"] = _fairness(df, s, "sim_throughput_bps")
     show["p99 late µs"] = df.lateness_us.map(lambda x: round(x["p99"], 1))
     show["emu limited by"] = df.limited_by
     if "sim_limited_by" in df:
@@ -312,6 +420,8 @@ def report(name: str, df: pd.DataFrame) -> str:
             else ""
         ),
     ]
+    if s.note:
+        head.append(s.note)
     late = df[~df.real_time]
     foot = []
     if len(late):
@@ -320,3 +430,15 @@ def report(name: str, df: pd.DataFrame) -> str:
             "time of the slowest link; their timing is not the testbed's: rerun on an idle machine"
         )
     return "\n".join(head + [show.to_string(index=False)] + foot)
+
+
+def _fairness(df: pd.DataFrame, s: study.Emulated, column: str) -> pd.Series:
+    """Each case's Jain's fairness index of its connections' ``column`` (the case: its
+    keys but ``row_keys``, and its replication), on each of its rows."""
+    from cellbench.experiment.results.contention import jain_index
+
+    case = [k for k in s.keys() if k not in s.row_keys] + ["replication"]
+    got = df.groupby(case, sort=False, dropna=False)[column].transform(
+        lambda x: jain_index([float(v) for v in x if v is not None and v == v])
+    )
+    return got.map(lambda f: f"{f:.2f}")

@@ -193,10 +193,26 @@ class Emulated:
     duration: str = "seconds"
     #: Runs per case (None: the file's).
     replications: int | None = None
+    #: Variants of the file run one after another, each an emulated result of its own
+    #: (``OUT/NAME`` with --out): name -> its --set values (wan-contention's flow-control
+    #: schemes, which set several keys each); the rows name theirs as ``variant_key``.
+    variants: Callable[[], dict[str, tuple[str, ...]]] | None = None
+    variant_key: str = ""
+    #: The study's names for a stored emulated row (a dict of its columns): its case
+    #: (in place of ``params``' values) and any measure it reads otherwise (a UDP
+    #: stream's datagrams that arrived); None: ``params``' values as the rows' numbers.
+    row: Callable[[dict], dict] | None = None
+    #: Keys naming a connection among several of a case (from ``row``): the simulator's
+    #: column joins on them too, and the table gives each case's Jain's fairness index.
+    row_keys: tuple[str, ...] = ()
+    #: A line under the emulated table's header (what its cases are, what is left out).
+    note: str = ""
 
     def keys(self) -> list[str]:
-        """The row keys that name a case (the simulator's column joins on them)."""
-        return list(self.params.values()) or ["case", "pacing_mbps", "transmitter"]
+        """The row keys that name a case and a connection in it (the simulator's column
+        joins on them)."""
+        case = list(self.params.values()) or ["case", "pacing_mbps", "transmitter"]
+        return [self.variant_key] * bool(self.variant_key) + case + list(self.row_keys)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,14 @@ RUN_COLUMNS = ("fairness_jain", "starved")
 LOSS_CAUSES = ("overflow", "ppd", "epd", "clp", "policed")
 
 
+def jain_index(x: list[float]) -> float:
+    """Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all equal, 1/n when one
+    takes everything (R. Jain, D. Chiu and W. Hawe, DEC-TR-301, 1984); the stored
+    ``fairness_jain`` is the simulator's, of each run's goodputs."""
+    total, squares = sum(x), sum(v * v for v in x)
+    return total * total / (len(x) * squares) if squares > 0 else 1.0
+
+
 def _keys(result, df: pd.DataFrame) -> list[str]:
     params = [c[0] for c in result.meta.get("param_columns", [])]
     return [k for k in params if k in df]

@@ -242,6 +242,20 @@ STUDY = study.Study(
         ftp.PART,
     ),
     json_head=lambda o: {"study": "wan-contention", "seed": o.seed, "rows": []},
+    # The flow-control part with Linux TCP: each scheme an emulated result of its own.
+    emulated=study.Emulated(
+        "wan-contention-flow-control",
+        {"local": "local", "remote": "remote"},
+        lambda a: ({"seed": a.seed, "sets": []}, []),
+        reduced={"local": "tcp (window=64K)", "remote": "tcp (window=64K)", "seconds": 3},
+        sim_transfer="2 s",
+        sim_part="flow-control",
+        variants=flow_control.schemes,
+        variant_key="scheme",
+        row=flow_control.emu_row,
+        row_keys=("stream",),
+        note=flow_control.EMU_NOTE,
+    ),
     report=lambda o, got: report(study.to_json(STUDY, o, got)),
     tables=(
         DocsTable("wan-contention-offered-load", _table_offered_load),

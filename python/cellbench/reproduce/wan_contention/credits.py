@@ -64,7 +64,8 @@ def _credits_runs(o: study.Options) -> list[Run]:
     ]
 
 
-def _protocol_name(value: str) -> str:
+def protocol_name(value: str) -> str:
+    """A stream's protocol as the rows name it (``tcp (window=64K)``: tcp)."""
     return "udp" if str(value).startswith("udp") else "tcp"
 
 
@@ -74,7 +75,7 @@ def credits_rows(results: list[Result]) -> list[dict]:
         switch = result.meta["testbed"]["switch"]
         flow = switch.get("flow_control", "none")
         for r, where, limited, evidence in streams(result):
-            local, remote = _protocol_name(r["local"]), _protocol_name(r["remote"])
+            local, remote = protocol_name(r["local"]), protocol_name(r["remote"])
             # The mixes the setup names: TCP against TCP, UDP against UDP, and TCP
             # against UDP (either way round: which stream is UDP is the row's protocol).
             mix = f"{local}-{remote}" if local == remote else "tcp-udp"
