@@ -772,8 +772,8 @@ fn a_connections_refusal_carries_its_key_path() {
             {{"transmitter": "a", "receiver": "b", {conn}}}]}}"#
         );
         let e = RunSpec::from_json(&spec).unwrap().scenario().unwrap_err();
-        let p = e.path.expect("a key path");
-        assert_eq!((p.record, p.index), ("connection", Some(1)), "{}", e.reason);
+        let p = e.path().expect("a key path").clone();
+        assert_eq!((p.record, p.index), ("connection", Some(1)), "{e}");
         (p.key, p.value)
     };
     let burst = |keys: &str| format!(r#""traffic": {{"type": "burst", {keys}}}"#);
