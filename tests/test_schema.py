@@ -249,6 +249,47 @@ def test_a_refusal_of_the_core_carries_its_key_path():
     }
 
 
+def test_a_refusal_of_the_core_says_what_it_refuses():
+    """``SpecError.kind``: one setting, two that conflict (``other``: the second's path),
+    a record as a whole (its path without a key), the spec as a whole (no path)."""
+    spec = {
+        "switch": {"policy": "epd", "buffer_cells": 64},
+        "hosts": [{"name": "a"}, {"name": "b"}],
+        "connections": [{"transmitter": "a", "receiver": "b", "traffic": {"type": "full"}}],
+    }
+    with pytest.raises(_native.SpecError) as e:
+        _native.check_spec(spec)
+    assert (e.value.kind, e.value.path["key"]) == ("conflict", "buffer_cells")
+    assert e.value.other == {
+        "record": "switch",
+        "index": None,
+        "name": None,
+        "key": "epd_threshold_cells",
+        "value": "200",
+    }
+    spec["switch"] = {}
+    spec["hosts"][1]["distance_m"] = -1
+    with pytest.raises(_native.SpecError) as e:
+        _native.check_spec(spec)
+    assert (e.value.kind, e.value.path["key"], e.value.other) == ("setting", "distance_m", None)
+    del spec["hosts"][1]["distance_m"]
+    spec["hosts"][1]["site"] = "x"
+    with pytest.raises(_native.SpecError) as e:
+        _native.check_spec(spec)
+    assert str(e.value) == 'connection 0 (a -> b): no trunk joins site "lan" to site "x"'
+    assert e.value.kind == "record"
+    assert e.value.path == {
+        "record": "connection",
+        "index": 0,
+        "name": None,
+        "key": "",
+        "value": "",
+    }
+    with pytest.raises(_native.SpecError) as e:
+        _native.check_spec({"hosts": 1})
+    assert (e.value.kind, e.value.path, e.value.other) == ("spec", None, None)
+
+
 EXPERIMENT = """testbed {
   defaults { profile = sparc-10; }
   host a { site = w; }

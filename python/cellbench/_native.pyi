@@ -86,10 +86,14 @@ def simulate_many(
 def vocabulary() -> dict[str, Any]: ...
 
 class SpecError(ValueError):
-    """A run spec the simulator refuses; ``path``: where the spec holds the value
-    (record, index, name, key, value), or None."""
+    """A run spec the simulator refuses (``ScenarioError``); ``kind``: what is refused
+    (``setting``, ``conflict``, ``record``, ``spec``, ``run``); ``path``: where the spec
+    holds the value (record, index, name, key, value; a record's refusal: key and value
+    empty), or None; ``other``: a conflict's second setting, else None."""
 
+    kind: str
     path: dict[str, Any] | None
+    other: dict[str, Any] | None
 
 def tcp_flavours() -> list[tuple[str, int]]: ...
 def tcp_max_windows() -> list[tuple[str, int]]: ...

@@ -86,7 +86,13 @@ fn acks_on_a_shared_medium_cost_the_data_time() {
 
 #[test]
 fn bad_ethernet_specs_name_the_value() {
-    let e = |json: &str| RunSpec::from_json(json).unwrap().run().unwrap_err().reason;
+    let e = |json: &str| {
+        RunSpec::from_json(json)
+            .unwrap()
+            .run()
+            .unwrap_err()
+            .to_string()
+    };
     let msg = e(&pair("ethernet7", "ethernet", 4096, 4096, 1000));
     assert!(
         msg.contains("\"ethernet7\"") && msg.contains("ethernet10"),

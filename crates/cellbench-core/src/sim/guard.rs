@@ -35,7 +35,7 @@ pub fn stop_requested() -> bool {
 
 /// The error of a run stopped by `request_stop`.
 pub fn interrupted() -> ScenarioError {
-    ScenarioError::new("interrupted: the run was stopped before it finished")
+    ScenarioError::run("interrupted: the run was stopped before it finished")
 }
 
 /// The loop's check, every `CHECK_EVERY` steps: an error when a stop is requested;

@@ -266,7 +266,8 @@ pub struct RunResult {
 /// the line that set it: the record (`run`, `switch`, `host`, `trunk`,
 /// `connection`; `sim::vocabulary::SPEC_KEYS` names their keys), which one (a
 /// host's name, a site's switch, a trunk's or a connection's index), the key
-/// and the value as the spec gave it.
+/// (a sub-record's key after a dot: `traffic.blocksize`, `upc.t_us`) and the
+/// value as the spec gave it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyPath {
     pub record: &'static str,
@@ -278,70 +279,177 @@ pub struct KeyPath {
     pub value: String,
 }
 
-/// A scenario that cannot run: the reason in one line (naming the value and
-/// what was expected), and where the spec holds the value when one key is to blame.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScenarioError {
-    pub reason: String,
-    pub path: Option<KeyPath>,
-}
-
-impl ScenarioError {
-    /// A refusal no one key of the spec holds (a run stopped, a route missing).
-    pub fn new(reason: impl Into<String>) -> ScenarioError {
-        ScenarioError {
-            reason: reason.into(),
-            path: None,
-        }
-    }
-
-    /// The refusal of `record`'s `key`, whose value was `value`.
-    pub fn at(
-        mut self,
-        record: &'static str,
-        key: &'static str,
-        value: impl fmt::Display,
-    ) -> ScenarioError {
-        self.path = Some(KeyPath {
+impl KeyPath {
+    /// `record`'s `key`, whose value was `value` (which one: [`KeyPath::index`],
+    /// [`KeyPath::named`]).
+    pub fn new(record: &'static str, key: &'static str, value: impl fmt::Display) -> KeyPath {
+        KeyPath {
             record,
             index: None,
             name: None,
             key,
             value: value.to_string(),
-        });
-        self
+        }
     }
 
     /// Which record of a list: by index.
-    pub fn index(mut self, index: usize) -> ScenarioError {
-        if let Some(p) = &mut self.path {
-            p.index = Some(index);
-        }
+    pub fn index(mut self, index: usize) -> KeyPath {
+        self.index = Some(index);
         self
     }
 
     /// Which record: by name (a host's; a site's switch).
-    pub fn named(mut self, name: Option<&str>) -> ScenarioError {
-        if let Some(p) = &mut self.path {
-            p.name = name.map(str::to_string);
+    pub fn named(mut self, name: Option<&str>) -> KeyPath {
+        self.name = name.map(str::to_string);
+        self
+    }
+}
+
+/// A scenario that cannot run, by what is refused: one setting, two that
+/// conflict, a record as a whole, the spec as a whole, or the run. Each says
+/// its reason in one line (naming the value and what was expected: `Display`);
+/// the ones a spec's keys hold carry their key path, so a front end points at
+/// the line that set the value rather than re-checking it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScenarioError {
+    /// A value refused at one key (a range, a name none of the choices).
+    Setting { path: KeyPath, reason: String },
+    /// Two settings refused together: `path`'s value (the one the reason leads
+    /// with) against `other`'s (an EPD threshold past the buffer, credits without
+    /// credit flow control, an MTU past the Ethernet's); either may be the one to
+    /// move. (Boxed: an error stays the size of a one-key refusal.)
+    Conflict {
+        path: Box<KeyPath>,
+        other: Box<KeyPath>,
+        reason: String,
+    },
+    /// A record refused as a whole, no one key of it to blame (a connection
+    /// whose hosts' sites no trunk joins, a site's switch at no site).
+    Record {
+        record: &'static str,
+        index: Option<usize>,
+        name: Option<String>,
+        reason: String,
+    },
+    /// The spec as a whole: not a run spec (its JSON, a key's type).
+    Spec { reason: String },
+    /// The run, not its spec: stopped, its capture not written, a network
+    /// the checks passed and the model refused.
+    Run { reason: String },
+}
+
+impl ScenarioError {
+    /// The refusal of `record`'s `key`, whose value was `value`.
+    pub fn setting(
+        record: &'static str,
+        key: &'static str,
+        value: impl fmt::Display,
+        reason: impl Into<String>,
+    ) -> ScenarioError {
+        ScenarioError::Setting {
+            path: KeyPath::new(record, key, value),
+            reason: reason.into(),
+        }
+    }
+
+    /// The refusal of `path`'s value against `other`'s.
+    pub fn conflict(path: KeyPath, other: KeyPath, reason: impl Into<String>) -> ScenarioError {
+        ScenarioError::Conflict {
+            path: Box::new(path),
+            other: Box::new(other),
+            reason: reason.into(),
+        }
+    }
+
+    /// The refusal of a `record` as a whole.
+    pub fn record(record: &'static str, reason: impl Into<String>) -> ScenarioError {
+        ScenarioError::Record {
+            record,
+            index: None,
+            name: None,
+            reason: reason.into(),
+        }
+    }
+
+    /// The refusal of the spec as a whole.
+    pub fn spec(reason: impl Into<String>) -> ScenarioError {
+        ScenarioError::Spec {
+            reason: reason.into(),
+        }
+    }
+
+    /// A run that could not go on or finish.
+    pub fn run(reason: impl Into<String>) -> ScenarioError {
+        ScenarioError::Run {
+            reason: reason.into(),
+        }
+    }
+
+    /// The one-line reason (what `Display` writes).
+    pub fn reason(&self) -> &str {
+        match self {
+            ScenarioError::Setting { reason, .. }
+            | ScenarioError::Conflict { reason, .. }
+            | ScenarioError::Record { reason, .. }
+            | ScenarioError::Spec { reason }
+            | ScenarioError::Run { reason } => reason,
+        }
+    }
+
+    /// The key path of the setting to blame (a conflict's first), if one is.
+    pub fn path(&self) -> Option<&KeyPath> {
+        match self {
+            ScenarioError::Setting { path, .. } => Some(path),
+            ScenarioError::Conflict { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
+    /// A refusal said by code that checks one of a list's records without
+    /// knowing which (a connection, a trunk): the paths of `record` that name no
+    /// index get `index`; other records' paths (a connection's host) are kept.
+    pub fn in_list(mut self, record: &'static str, index: usize) -> ScenarioError {
+        let set = |r: &'static str, i: &mut Option<usize>| {
+            if r == record && i.is_none() {
+                *i = Some(index);
+            }
+        };
+        match &mut self {
+            ScenarioError::Setting { path, .. } => set(path.record, &mut path.index),
+            ScenarioError::Conflict { path, other, .. } => {
+                set(path.record, &mut path.index);
+                set(other.record, &mut other.index);
+            }
+            ScenarioError::Record {
+                record: r,
+                index: i,
+                ..
+            } => set(r, i),
+            ScenarioError::Spec { .. } | ScenarioError::Run { .. } => {}
         }
         self
     }
 
-    /// The same refusal, said of a record the caller knows (the path is kept,
-    /// or given when the callee had none).
-    pub fn or_at(self, record: &'static str, key: &'static str, value: impl fmt::Display) -> Self {
-        if self.path.is_some() {
-            self
-        } else {
-            self.at(record, key, value)
+    /// Which record: by name (a host's; a site's switch), said of every path of
+    /// the refusal.
+    pub fn named(mut self, name: Option<&str>) -> ScenarioError {
+        let name = name.map(str::to_string);
+        match &mut self {
+            ScenarioError::Setting { path, .. } => path.name = name,
+            ScenarioError::Conflict { path, other, .. } => {
+                path.name.clone_from(&name);
+                other.name = name;
+            }
+            ScenarioError::Record { name: n, .. } => *n = name,
+            ScenarioError::Spec { .. } | ScenarioError::Run { .. } => {}
         }
+        self
     }
 }
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.reason)
+        f.write_str(self.reason())
     }
 }
 

@@ -11,7 +11,7 @@ use crate::atm::phy::CELL_BITS;
 use crate::host::profile::HostProfile;
 use crate::tcp::Flavour;
 use crate::wire::llc_snap::Encap;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 /// A switch port's drop policies, by the names a spec's `policy` takes
 /// (`SwitchSpec`; tested to be exactly the ones it accepts).
@@ -27,6 +27,13 @@ pub enum Choices {
     Adapters,
     Encaps,
     PacingCounts,
+}
+
+/// A key's choices as the vocabulary lists them: their names.
+impl Serialize for Choices {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.names().serialize(s)
+    }
 }
 
 impl Choices {
@@ -45,8 +52,10 @@ impl Choices {
 
 /// One key of a spec record: `range` is inclusive unless `above` (then the
 /// least is excluded: a time that must be > 0); a bound another key sets (an
-/// EPD threshold within the buffer) is the spec's check, said in `note`.
-#[derive(Copy, Clone, Debug)]
+/// EPD threshold within the buffer) is the spec's check, said in `note`. The
+/// vocabulary writes it as it is (`choices` by name), its default beside it
+/// ([`KeyEntry`]).
+#[derive(Copy, Clone, Debug, Serialize)]
 pub struct SpecKey {
     pub record: &'static str,
     pub name: &'static str,
@@ -218,17 +227,11 @@ pub const SPEC_KEYS: &[SpecKey] = &[
     key("traffic", "response", Int, "bytes").range(1.0, MAX_BLOCK),
 ];
 
-/// A key as the vocabulary gives it, its default beside it.
+/// A key as the vocabulary gives it: the key's fields, its default beside them.
 #[derive(Serialize)]
 pub struct KeyEntry {
-    pub record: &'static str,
-    pub name: &'static str,
-    pub kind: Kind,
-    pub unit: &'static str,
-    pub range: Option<(f64, f64)>,
-    pub above: bool,
-    pub choices: Vec<&'static str>,
-    pub note: &'static str,
+    #[serde(flatten)]
+    pub key: SpecKey,
     pub default: serde_json::Value,
 }
 
@@ -236,16 +239,9 @@ pub struct KeyEntry {
 pub fn entries(defaults: &serde_json::Value) -> Vec<KeyEntry> {
     SPEC_KEYS
         .iter()
-        .map(|k| KeyEntry {
-            record: k.record,
-            name: k.name,
-            kind: k.kind,
-            unit: k.unit,
-            range: k.range,
-            above: k.above,
-            choices: k.choices.names(),
-            note: k.note,
-            default: defaults[k.record][k.name].clone(),
+        .map(|&key| KeyEntry {
+            key,
+            default: defaults[key.record][key.name].clone(),
         })
         .collect()
 }

@@ -5,7 +5,7 @@
 use super::ether;
 use super::routing::Routes;
 use super::{
-    err, seconds, time_in, AbrSpec, AbrSwitchSpec, ConnSpec, HostSpec, Param, RunSpec, SwitchSpec,
+    seconds, time_in, AbrSpec, AbrSwitchSpec, ConnSpec, HostSpec, Param, RunSpec, SwitchSpec,
     Traffic, UpcSpec, ERICA_INTERVAL_US, ERICA_TARGET, MAX_BLOCK, MAX_BLOCKS, MAX_DISTANCE_M,
     SPACING_MODES,
 };
@@ -21,7 +21,7 @@ use crate::sim::net::{
     Fidelity, FlowControl, Hop, PacedQuantity, PolicerSpec, PortSpec, SpacingMode, Topology,
     TxSpacing, VcPacing,
 };
-use crate::sim::world::{validate, Protocol, Scenario, ScenarioError, TransferSpec};
+use crate::sim::world::{validate, KeyPath, Protocol, Scenario, ScenarioError, TransferSpec};
 use crate::tcp::Flavour;
 use crate::time::{BitRate, SimTime};
 use crate::traffic::Dist;
@@ -30,13 +30,13 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 impl UpcSpec {
+    /// The contract, checked; a refusal names the trunk's key (its index: the caller's).
     fn contract(&self, what: &str) -> Result<Contract, ScenarioError> {
-        let t = time_in(&format!("{what}: UPC T"), self.t_us, 1e6, "µs", true)
-            .map_err(|e| e.at("trunk", "upc.t_us", self.t_us))?;
+        let t_us = |reason| ScenarioError::setting("trunk", "upc.t_us", self.t_us, reason);
+        let t = time_in(&format!("{what}: UPC T"), self.t_us, 1e6, "µs", true).map_err(t_us)?;
         let tau = time_in(&format!("{what}: UPC tau"), self.tau_us, 1e6, "µs", false)
-            .map_err(|e| e.at("trunk", "upc.tau_us", self.tau_us))?;
-        let pcr = CellRate::from_interval(t)
-            .map_err(|e| err(format!("{what}: {e}")).at("trunk", "upc.t_us", self.t_us))?;
+            .map_err(|e| ScenarioError::setting("trunk", "upc.tau_us", self.tau_us, e))?;
+        let pcr = CellRate::from_interval(t).map_err(|e| t_us(format!("{what}: {e}")))?;
         Ok(Contract::Cbr { pcr, cdvt: tau })
     }
 }
@@ -55,20 +55,28 @@ struct PortRules {
 const CELL_BITS: f64 = 424.0;
 
 impl AbrSwitchSpec {
-    /// The behaviour, checked; `buffer` is the port's buffer (cells).
+    /// The behaviour, checked; `buffer` is the port's buffer (cells). A refusal
+    /// is the switch's `abr` setting's (which switch: the caller's).
     fn switch(&self, what: &str, buffer: u32) -> Result<AbrSwitch, ScenarioError> {
+        let refuse = |reason| ScenarioError::setting("switch", "abr", &self.kind, reason);
         let threshold = match self.threshold_cells {
             Some(t) if t == 0 || t > buffer => {
-                return Err(err(format!(
-                    "{what} abr threshold {t} cells: must be 1 to buffer_cells ({buffer})"
-                )))
+                let reason =
+                    format!("{what} abr threshold {t} cells: must be 1 to buffer_cells ({buffer})");
+                return Err(if t == 0 {
+                    refuse(reason)
+                } else {
+                    let buffer = KeyPath::new("switch", "buffer_cells", buffer);
+                    let abr = KeyPath::new("switch", "abr", &self.kind);
+                    ScenarioError::conflict(abr, buffer, reason)
+                });
             }
             Some(t) => t,
             None => (buffer / 2).max(1),
         };
         let only_threshold = |kind: &str| {
             if self.target.is_some() || self.interval_us.is_some() {
-                return Err(err(format!(
+                return Err(refuse(format!(
                     "{what} abr {kind}: target and interval_us are ERICA's; {kind} takes threshold"
                 )));
             }
@@ -89,22 +97,23 @@ impl AbrSwitchSpec {
             }
             "erica" => {
                 if self.threshold_cells.is_some() {
-                    return Err(err(format!(
+                    return Err(refuse(format!(
                         "{what} abr erica: threshold is for efci and relative; erica takes \
                          target and interval_us"
                     )));
                 }
                 let target = self.target.unwrap_or(ERICA_TARGET);
                 if !(target > 0.0 && target <= 1.0) {
-                    return Err(err(format!(
+                    return Err(refuse(format!(
                         "{what} abr erica target {target}: must be above 0 and at most 1"
                     )));
                 }
                 let us = self.interval_us.unwrap_or(ERICA_INTERVAL_US);
-                let interval = time_in(&format!("{what} abr erica interval"), us, 1e6, "µs", true)?;
+                let interval = time_in(&format!("{what} abr erica interval"), us, 1e6, "µs", true)
+                    .map_err(refuse)?;
                 Ok(AbrSwitch::Erica { target, interval })
             }
-            other => Err(err(format!(
+            other => Err(refuse(format!(
                 "{what} abr {other:?}: expected efci, relative or erica"
             ))),
         }
@@ -113,7 +122,8 @@ impl AbrSwitchSpec {
 
 impl AbrSpec {
     /// The source parameters of circuit `circuit`, checked; `link_bps` is the
-    /// transmitter's access link rate (PCR's default and bound).
+    /// transmitter's access link rate (PCR's default and bound). A refusal is the
+    /// connection's `abr` setting's (which connection: the caller's).
     fn source(
         &self,
         what: &str,
@@ -122,10 +132,15 @@ impl AbrSpec {
     ) -> Result<AbrSource, ScenarioError> {
         let pcr_bps = self.pcr_bps.unwrap_or(link_bps);
         if !(pcr_bps.is_finite() && pcr_bps >= CELL_BITS && pcr_bps <= link_bps) {
-            return Err(err(format!(
-                "{what}: abr pcr {pcr_bps} bit/s: must be one cell/s (424 bit/s) to the \
-                 transmitter's link rate ({link_bps} bit/s)"
-            )));
+            return Err(ScenarioError::setting(
+                "connection",
+                "abr",
+                "",
+                format!(
+                    "{what}: abr pcr {pcr_bps} bit/s: must be one cell/s (424 bit/s) to the \
+                     transmitter's link rate ({link_bps} bit/s)"
+                ),
+            ));
         }
         let mut s = AbrSource::new(circuit, pcr_bps / CELL_BITS);
         if let Some(m) = self.mcr_bps {
@@ -137,14 +152,15 @@ impl AbrSpec {
         s.nrm = self.nrm.unwrap_or(s.nrm);
         s.crm = 16_777_215u32.div_ceil(s.nrm.max(1));
         s.check().map_err(|e| {
-            err(format!(
+            let reason = format!(
                 "{what}: abr (pcr {pcr_bps}, mcr {}, icr {}, rif {}, rdf {}, nrm {}): {e}",
                 s.mcr * CELL_BITS,
                 s.icr * CELL_BITS,
                 s.rif,
                 s.rdf,
                 s.nrm
-            ))
+            );
+            ScenarioError::setting("connection", "abr", "", reason)
         })?;
         Ok(s)
     }
@@ -158,17 +174,17 @@ impl SwitchSpec {
             Some(s) => format!("switch {s}"),
             None => "switch".to_string(),
         };
-        let at = |e: ScenarioError, key, value: &dyn fmt::Display| {
-            e.or_at("switch", key, value).named(site)
+        let path = |key, value: &dyn fmt::Display| KeyPath::new("switch", key, value).named(site);
+        let refuse = |key, value: &dyn fmt::Display, reason| ScenarioError::Setting {
+            path: path(key, value),
+            reason,
         };
         let buffer = self.buffer_cells;
         if buffer == 0 {
-            return Err(at(
-                err(format!(
-                    "{what} buffer_cells 0: every output port needs at least 1 cell"
-                )),
+            return Err(refuse(
                 "buffer_cells",
                 &0,
+                format!("{what} buffer_cells 0: every output port needs at least 1 cell"),
             ));
         }
         let policy = match self.policy.as_str() {
@@ -176,89 +192,78 @@ impl SwitchSpec {
             "ppd" => DropPolicy::Ppd,
             "epd" => {
                 let t = self.epd_threshold_cells;
-                if t == 0 || t > buffer {
+                let reason = format!(
+                    "{what} epd_threshold_cells {t} exceeds buffer_cells {buffer}: \
+                     the threshold must fit in the buffer"
+                );
+                if t == 0 {
+                    return Err(refuse("epd_threshold_cells", &t, reason));
+                }
+                if t > buffer {
                     // Past the buffer: the threshold given, or the default one
-                    // over a buffer the file made smaller.
-                    let key = if t == super::epd_threshold() {
-                        "buffer_cells"
+                    // over a buffer the file made smaller (then the buffer leads).
+                    let threshold = path("epd_threshold_cells", &t);
+                    let buffer = path("buffer_cells", &buffer);
+                    return Err(if t == super::epd_threshold() {
+                        ScenarioError::conflict(buffer, threshold, reason)
                     } else {
-                        "epd_threshold_cells"
-                    };
-                    return Err(at(
-                        err(format!(
-                            "{what} epd_threshold_cells {t} exceeds buffer_cells {buffer}: \
-                             the threshold must fit in the buffer"
-                        )),
-                        key,
-                        &if key == "buffer_cells" { buffer } else { t },
-                    ));
+                        ScenarioError::conflict(threshold, buffer, reason)
+                    });
                 }
                 DropPolicy::Epd { threshold_cells: t }
             }
             other => {
-                return Err(at(
-                    err(format!(
-                        "{what} policy {other:?}: expected one of tail-drop, ppd, epd"
-                    )),
+                return Err(refuse(
                     "policy",
                     &other,
+                    format!("{what} policy {other:?}: expected one of tail-drop, ppd, epd"),
                 ))
             }
         };
         if let Some(t) = self.clp1_threshold_cells {
             if t == 0 || t > buffer {
-                return Err(at(
-                    err(format!(
-                        "{what} clp1_threshold_cells {t}: must be 1 to buffer_cells ({buffer})"
-                    )),
-                    "clp1_threshold_cells",
-                    &t,
-                ));
+                let reason = format!(
+                    "{what} clp1_threshold_cells {t}: must be 1 to buffer_cells ({buffer})"
+                );
+                return Err(if t == 0 {
+                    refuse("clp1_threshold_cells", &t, reason)
+                } else {
+                    let buffer = path("buffer_cells", &buffer);
+                    ScenarioError::conflict(path("clp1_threshold_cells", &t), buffer, reason)
+                });
             }
         }
         let credits = match (self.flow_control.as_str(), self.credits) {
             ("none", None) => None,
             ("none", Some(n)) => {
-                return Err(at(
-                    err(format!(
-                        "{what} credits {n}: credits need flow_control = credit"
-                    )),
-                    "credits",
-                    &n,
+                return Err(ScenarioError::conflict(
+                    path("credits", &n),
+                    path("flow_control", &"none"),
+                    format!("{what} credits {n}: credits need flow_control = credit"),
                 ))
             }
             ("credit", Some(n)) if n >= 1 => Some(n),
             ("credit", other) => {
                 let n = other.map_or("unset".to_string(), |n| n.to_string());
-                return Err(at(
-                    err(format!(
-                        "{what} flow_control credit with credits {n}: expected credits >= 1 \
-                         (cells per VC per hop)"
-                    )),
-                    if other.is_some() {
-                        "credits"
-                    } else {
-                        "flow_control"
-                    },
-                    &if other.is_some() {
-                        n
-                    } else {
-                        "credit".to_string()
-                    },
-                ));
+                let reason = format!(
+                    "{what} flow_control credit with credits {n}: expected credits >= 1 \
+                     (cells per VC per hop)"
+                );
+                return Err(match other {
+                    Some(_) => refuse("credits", &n, reason),
+                    None => refuse("flow_control", &"credit", reason),
+                });
             }
             (other, _) => {
-                return Err(at(
-                    err(format!(
-                        "{what} flow_control {other:?}: expected none or credit"
-                    )),
+                return Err(refuse(
                     "flow_control",
                     &other,
+                    format!("{what} flow_control {other:?}: expected none or credit"),
                 ))
             }
         };
         let abr = match &self.abr {
-            Some(a) => Some(a.switch(&what, buffer).map_err(|e| at(e, "abr", &a.kind))?),
+            Some(a) => Some(a.switch(&what, buffer).map_err(|e| e.named(site))?),
             None => None,
         };
         Ok(PortRules {
@@ -368,7 +373,7 @@ impl HostSpec {
                 "µs",
                 false,
             )
-            .map_err(|e| self.refuse("pdu_gap_us", us, e.reason))?,
+            .map_err(|e| self.refuse("pdu_gap_us", us, e))?,
             None if mode == SpacingMode::Unspaced => timing.pdu_gap.max(self.driver_pdu_gap(model)),
             None => timing.pdu_gap,
         };
@@ -386,7 +391,7 @@ impl HostSpec {
                     "µs",
                     true,
                 )
-                .map_err(|e| self.refuse("spacing_us", us, e.reason))?;
+                .map_err(|e| self.refuse("spacing_us", us, e))?;
                 let spaced = match mode {
                     SpacingMode::CellBurst => TxSpacing::cell_burst(grid, requested),
                     _ => TxSpacing::cell_level(grid, requested, self.stall && timing.stall)
@@ -454,7 +459,7 @@ impl HostSpec {
 
     /// A refusal of this host's `key`, naming the host.
     fn refuse(&self, key: &'static str, value: impl fmt::Display, reason: String) -> ScenarioError {
-        err(reason).at("host", key, value).named(Some(&self.name))
+        ScenarioError::setting("host", key, value, reason).named(Some(&self.name))
     }
 }
 
@@ -492,7 +497,8 @@ impl RunSpec {
     /// Every value the simulator would refuse is refused here, before anything runs.
     pub fn scenario(&self) -> Result<Scenario, ScenarioError> {
         if self.hosts.is_empty() {
-            return Err(err("hosts: at least one host is needed".into()));
+            let reason = "hosts: at least one host is needed";
+            return Err(ScenarioError::setting("run", "hosts", "[]", reason));
         }
         let default_rules = self.switch.rules(None)?;
         let site_rules = self.site_rules()?;
@@ -532,7 +538,7 @@ impl RunSpec {
                 segment_of: &segment_of,
             };
             let transfer = self.transfer(i, c, links, &profiles, &mut topology);
-            transfers.push(transfer.map_err(|e| e.or_at("connection", "", "").index(i))?);
+            transfers.push(transfer.map_err(|e| e.in_list("connection", i))?);
         }
         let scenario = Scenario {
             topology,
@@ -547,7 +553,8 @@ impl RunSpec {
             },
             trace: self.trace,
             series: self.series,
-            time_limit: seconds("time_limit_s", self.time_limit_s, true)?,
+            time_limit: seconds("time_limit_s", self.time_limit_s, true)
+                .map_err(|e| ScenarioError::setting("run", "time_limit_s", self.time_limit_s, e))?,
             event_budget: self.max_events.unwrap_or(DEFAULT_EVENT_BUDGET),
         };
         validate(&scenario)?;
@@ -562,26 +569,35 @@ impl RunSpec {
             let known = self.hosts.iter().any(|h| &h.site == site)
                 || self.trunks.iter().any(|t| &t.from == site || &t.to == site);
             if !known {
-                return Err(err(format!(
-                    "switch {site}: no host or trunk is at site {site:?}"
-                )));
+                return Err(ScenarioError::record(
+                    "switch",
+                    format!("switch {site}: no host or trunk is at site {site:?}"),
+                )
+                .named(Some(site)));
             }
             site_rules.insert(site.as_str(), sw.rules(Some(site))?);
         }
         Ok(site_rules)
     }
 
-    /// The index of the host named `name`; `what` says who names it, in the error.
-    fn host_index(&self, name: &str, what: &str) -> Result<usize, ScenarioError> {
+    /// The index of the host named `name`, which the connection `what` names at
+    /// its `key` (`transmitter`, `receiver`).
+    fn host_index(
+        &self,
+        name: &str,
+        what: &str,
+        key: &'static str,
+    ) -> Result<usize, ScenarioError> {
         self.hosts
             .iter()
             .position(|h| h.name == name)
             .ok_or_else(|| {
                 let names: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
-                err(format!(
-                    "{what} {name:?} is not a host of the testbed: expected one of {}",
+                let reason = format!(
+                    "{what}: {key} {name:?} is not a host of the testbed: expected one of {}",
                     names.join(", ")
-                ))
+                );
+                ScenarioError::setting("connection", key, name, reason)
             })
     }
 
@@ -596,34 +612,33 @@ impl RunSpec {
         let mut links = Vec::new();
         for (i, t) in self.trunks.iter().enumerate() {
             let what = format!("trunk {i} ({} -> {})", t.from, t.to);
-            let refuse = |e: ScenarioError, key, value: &dyn fmt::Display| {
-                e.or_at("trunk", key, value).index(i)
+            let refuse = |key, value: &dyn fmt::Display, reason| {
+                ScenarioError::setting("trunk", key, value, reason).in_list("trunk", i)
             };
             if t.from == t.to {
-                let e = err(format!("{what}: a trunk joins two different sites"));
-                return Err(refuse(e, "to", &t.to));
+                let reason = format!("{what}: a trunk joins two different sites");
+                return Err(refuse("to", &t.to, reason));
             }
             let phy: Phy = t
                 .phy
                 .parse()
-                .map_err(|e| refuse(err(format!("{what}: {e}")), "phy", &t.phy))?;
+                .map_err(|e| refuse("phy", &t.phy, format!("{what}: {e}")))?;
             let rate = phy.cell_rate(Framing::Modelled);
             let delay = time_in(&format!("{what}: delay"), t.delay_ms, 1e3, "ms", false)
-                .map_err(|e| refuse(e, "delay_ms", &t.delay_ms))?;
+                .map_err(|e| refuse("delay_ms", &t.delay_ms, e))?;
             if let Some(u) = &t.upc {
                 topology.policers.push(PolicerSpec {
                     port: topology.ports.len(),
                     vpi: 0,
                     vci: None,
-                    contract: u.contract(&what).map_err(|e| refuse(e, "upc", &""))?,
+                    contract: u.contract(&what).map_err(|e| e.in_list("trunk", i))?,
                     action: match u.action.as_str() {
                         "discard" => Action::Discard,
                         "tag" => Action::Tag,
                         other => {
-                            let e = err(format!(
-                                "{what}: UPC action {other:?}: expected discard or tag"
-                            ));
-                            return Err(refuse(e, "upc.action", &other));
+                            let reason =
+                                format!("{what}: UPC action {other:?}: expected discard or tag");
+                            return Err(refuse("upc.action", &other, reason));
                         }
                     },
                 });
@@ -638,7 +653,8 @@ impl RunSpec {
     }
 
     /// Connection `i` as a transfer, its circuit pair (and its transmitter's
-    /// pacing of it) added to the topology.
+    /// pacing of it) added to the topology. A refusal names the connection's key
+    /// (which connection: the caller's) or its host's.
     fn transfer(
         &self,
         i: usize,
@@ -648,33 +664,45 @@ impl RunSpec {
         topology: &mut Topology,
     ) -> Result<TransferSpec, ScenarioError> {
         let what = format!("connection {i} ({} -> {})", c.transmitter, c.receiver);
-        let src = self.host_index(&c.transmitter, &format!("{what}: transmitter"))?;
-        let dst = self.host_index(&c.receiver, &format!("{what}: receiver"))?;
+        let setting = |key, value: &dyn fmt::Display, reason| {
+            ScenarioError::setting("connection", key, value, reason)
+        };
+        let key = |key, value: &dyn fmt::Display| KeyPath::new("connection", key, value);
+        let src = self.host_index(&c.transmitter, &what, "transmitter")?;
+        let dst = self.host_index(&c.receiver, &what, "receiver")?;
         if src == dst {
-            return Err(err(format!(
-                "{what}: transmitter and receiver are the same host"
-            )));
+            return Err(ScenarioError::conflict(
+                key("receiver", &c.receiver),
+                key("transmitter", &c.transmitter),
+                format!("{what}: transmitter and receiver are the same host"),
+            ));
         }
         let protocol = match c.protocol.as_str() {
             "tcp" => Protocol::Tcp,
             "udp" => Protocol::Udp,
             other => {
-                return Err(err(format!(
-                    "{what}: protocol {other:?}: expected tcp or udp"
-                )))
+                let reason = format!("{what}: protocol {other:?}: expected tcp or udp");
+                return Err(setting("protocol", &other, reason));
             }
         };
         // Each end runs its own host's TCP, unless the connection names one for both.
         let flavour_of = |host: usize| -> Result<Flavour, ScenarioError> {
-            c.flavour
-                .as_deref()
-                .unwrap_or(&self.hosts[host].flavour)
-                .parse()
-                .map_err(|e| err(format!("{what}: {e}")))
+            let h = &self.hosts[host];
+            let name = c.flavour.as_deref().unwrap_or(&h.flavour);
+            name.parse().map_err(|e| {
+                let reason = format!("{what}: {e}");
+                match c.flavour {
+                    Some(_) => setting("flavour", &name, reason),
+                    None => h.refuse("flavour", name, reason),
+                }
+            })
         };
         let flavour = flavour_of(src)?;
         let receiver_flavour = flavour_of(dst)?;
-        let encap: Encap = c.encap.parse().map_err(|e| err(format!("{what}: {e}")))?;
+        let encap: Encap = c
+            .encap
+            .parse()
+            .map_err(|e| setting("encap", &c.encap, format!("{what}: {e}")))?;
         let mut mtu = c.mtu.unwrap_or(encap.default_mtu() as u32);
         let mut encap_header = encap.header_len() as u32;
         // Each connection gets its own VCI pair on every link.
@@ -684,20 +712,7 @@ impl RunSpec {
             (spec.name.as_str(), spec.site.as_str(), links.segment_of[h])
         };
         let ends = [end(src), end(dst)];
-        let frames = ether::frame_link(
-            &what,
-            c.interface.as_deref(),
-            ends,
-            c.mtu,
-            c.pacing_mbps.is_some(),
-        )
-        .map_err(|e| {
-            e.or_at(
-                "connection",
-                "interface",
-                c.interface.as_deref().unwrap_or(""),
-            )
-        })?;
+        let frames = ether::frame_link(&what, c, ends)?;
         let fwd = match frames {
             Some((segment, frame_mtu)) => {
                 mtu = frame_mtu;
@@ -708,22 +723,28 @@ impl RunSpec {
             None => self.add_circuits(&what, (src, dst), vci, links.routes, topology)?,
         };
         if let Some(abr) = &c.abr {
-            if frames.is_some() || c.pacing_mbps.is_some() {
-                return Err(err(format!(
-                    "{what}: abr is a service of ATM circuits, without pacing (its rate is ACR)"
-                )));
+            let against = match (c.interface.as_deref(), c.pacing_mbps) {
+                (Some(interface), _) if frames.is_some() => Some(key("interface", &interface)),
+                (_, Some(mbps)) => Some(key("pacing_mbps", &mbps)),
+                _ => None,
+            };
+            if let Some(other) = against {
+                return Err(ScenarioError::conflict(
+                    key("abr", &""),
+                    other,
+                    format!(
+                        "{what}: abr is a service of ATM circuits, without pacing (its rate is ACR)"
+                    ),
+                ));
             }
             let link_bps = topology.adapters[src].rate.bps() as f64;
-            let source = abr.source(&what, fwd, link_bps);
-            topology
-                .abr_sources
-                .push(source.map_err(|e| e.or_at("connection", "abr", ""))?);
+            topology.abr_sources.push(abr.source(&what, fwd, link_bps)?);
         }
         if let Some(mbps) = c.pacing_mbps {
             let counts = paced_quantity(&self.hosts[src], encap.header_len() as u32)?;
             let adapter_rate = topology.adapters[src].rate;
             let pace = pacing(&what, mbps, counts, fwd, adapter_rate)
-                .map_err(|e| e.or_at("connection", "pacing_mbps", mbps))?;
+                .map_err(|reason| setting("pacing_mbps", &mbps, reason))?;
             topology.pacing.push(pace);
         }
         let load = traffic_load(&what, c, protocol)?;
@@ -748,7 +769,8 @@ impl RunSpec {
             pace: load.pace,
             block_size,
             transaction: load.transaction,
-            start: seconds(&format!("{what}: start"), c.start_s, false)?,
+            start: seconds(&format!("{what}: start"), c.start_s, false)
+                .map_err(|e| setting("start_s", &c.start_s, e))?,
             after: c.after.clone(),
         })
     }
@@ -767,9 +789,10 @@ impl RunSpec {
         let fwd = topology.circuits.len();
         for (from, to, vci) in [(src, dst, vci), (dst, src, vci + 1)] {
             let (a, b) = (&self.hosts[from].site, &self.hosts[to].site);
-            let path = routes
-                .path(a, b)
-                .ok_or_else(|| err(format!("{what}: no trunk joins site {a:?} to site {b:?}")))?;
+            let path = routes.path(a, b).ok_or_else(|| {
+                let reason = format!("{what}: no trunk joins site {a:?} to site {b:?}");
+                ScenarioError::record("connection", reason)
+            })?;
             let hops = path
                 .iter()
                 .chain(std::iter::once(&to))
@@ -796,7 +819,7 @@ fn pacing(
     counts: PacedQuantity,
     fwd: CircuitId,
     adapter_rate: BitRate,
-) -> Result<VcPacing, ScenarioError> {
+) -> Result<VcPacing, String> {
     // At most what the transmitter's adapter puts on its link, of
     // what the rate counts (a cell carries 48 bytes of a payload).
     let mut link = adapter_rate.mbps();
@@ -808,18 +831,25 @@ fn pacing(
     let rate = (mbps.is_finite() && mbps > 0.0 && mbps <= link)
         .then(|| BitRate((mbps * 1e6).round() as u64))
         .ok_or_else(|| {
-            err(format!(
+            format!(
                 "{what}: pacing {mbps} Mb/s: must be > 0 and at most {bound}, \
                  {link} Mb/s"
-            ))
+            )
         })?;
     let pace = VcPacing::of(fwd, rate, counts);
-    pace.map_err(|e| err(format!("{what}: {e}")))
+    pace.map_err(|e| format!("{what}: {e}"))
 }
 
 /// A connection's traffic, checked, as its transmitter's load: full blast for
 /// a byte count or a time, blocks every period, or netperf TCP_RR transactions.
 fn traffic_load(what: &str, c: &ConnSpec, protocol: Protocol) -> Result<Load, ScenarioError> {
+    let setting = |key, value: &dyn fmt::Display, reason| {
+        ScenarioError::setting("connection", key, value, reason)
+    };
+    let duration = |d: f64| {
+        seconds(&format!("{what}: duration"), d, true)
+            .map_err(|e| setting("traffic.duration_s", &d, e))
+    };
     let mut transaction = None;
     let (blocksize, limit, pace) = match c.traffic {
         Traffic::Full {
@@ -829,13 +859,14 @@ fn traffic_load(what: &str, c: &ConnSpec, protocol: Protocol) -> Result<Load, Sc
         } => {
             let limit = match (nbytes, duration_s) {
                 (Some(n), None) => Limit::Bytes(n),
-                (None, Some(d)) => Limit::Duration(
-                    seconds(&format!("{what}: duration"), d, true)
-                        .map_err(|e| e.at("connection", "traffic.duration_s", d))?,
-                ),
+                (None, Some(d)) => Limit::Duration(duration(d)?),
                 (None, None) => Limit::Bytes(32 * 1024 * 1024),
-                (Some(_), Some(_)) => {
-                    return Err(err(format!("{what}: give nbytes or duration_s, not both")))
+                (Some(n), Some(d)) => {
+                    return Err(ScenarioError::conflict(
+                        KeyPath::new("connection", "traffic.nbytes", n),
+                        KeyPath::new("connection", "traffic.duration_s", d),
+                        format!("{what}: give nbytes or duration_s, not both"),
+                    ))
                 }
             };
             (blocksize, limit, Pace::Full)
@@ -853,13 +884,11 @@ fn traffic_load(what: &str, c: &ConnSpec, protocol: Protocol) -> Result<Load, Sc
             blocks,
         } => {
             let queue = matches!(c.traffic, Traffic::Burstq { .. });
-            let d = seconds(&format!("{what}: duration"), duration_s, true)
-                .map_err(|e| e.at("connection", "traffic.duration_s", duration_s))?;
+            let d = duration(duration_s)?;
             if !(1..=MAX_BLOCKS).contains(&blocks) {
-                return Err(err(format!(
-                    "{what}: blocks {blocks}: blocks per period must be 1 to {MAX_BLOCKS}"
-                ))
-                .at("connection", "traffic.blocks", blocks));
+                let reason =
+                    format!("{what}: blocks {blocks}: blocks per period must be 1 to {MAX_BLOCKS}");
+                return Err(setting("traffic.blocks", &blocks, reason));
             }
             (
                 blocksize,
@@ -877,25 +906,24 @@ fn traffic_load(what: &str, c: &ConnSpec, protocol: Protocol) -> Result<Load, Sc
             duration_s,
         } => {
             if protocol != Protocol::Tcp {
-                return Err(err(format!(
+                let reason = format!(
                     "{what}: traffic rr is TCP_RR: protocol {:?} must be tcp",
                     c.protocol
-                )));
+                );
+                return Err(setting("protocol", &c.protocol, reason));
             }
             for (name, key, v) in [
                 ("request", "traffic.request", request),
                 ("response", "traffic.response", response),
             ] {
                 if !(1..=MAX_BLOCK as u32).contains(&v) {
-                    return Err(err(format!(
-                        "{what}: {name} {v} bytes: must be 1 to {MAX_BLOCK} bytes"
-                    ))
-                    .at("connection", key, v));
+                    let reason =
+                        format!("{what}: {name} {v} bytes: must be 1 to {MAX_BLOCK} bytes");
+                    return Err(setting(key, &v, reason));
                 }
             }
             transaction = Some(Transaction { request, response });
-            let d = seconds(&format!("{what}: duration"), duration_s, true)
-                .map_err(|e| e.at("connection", "traffic.duration_s", duration_s))?;
+            let d = duration(duration_s)?;
             // The request is the transmitter's write.
             (Param::Value(request as f64), Limit::Duration(d), Pace::Full)
         }
@@ -925,14 +953,14 @@ fn write_sizes(
         MAX_BLOCK
     };
     let size = blocksize.dist();
+    let refuse = |reason| ScenarioError::setting("connection", "traffic.blocksize", size, reason);
     size.check(&format!("{what}: blocksize"), max_block)
-        .map_err(|e| err(e.to_string()).at("connection", "traffic.blocksize", size))?;
+        .map_err(|e| refuse(e.to_string()))?;
     if let Dist::Fixed(least) | Dist::Uniform(least, _) = size {
         if least < 1.0 {
-            return Err(err(format!(
+            return Err(refuse(format!(
                 "{what}: blocksize {size}: a block is at least 1 byte"
-            ))
-            .at("connection", "traffic.blocksize", size));
+            )));
         }
     }
     if let Pace::Every { period_us, .. } = pace {
@@ -943,12 +971,17 @@ fn write_sizes(
             Dist::Fixed(v) | Dist::Uniform(v, _) | Dist::Exponential(v) => v,
         };
         if least < floor {
-            return Err(err(format!(
+            let reason = format!(
                 "{what}: block period {period_us} µs: at least {floor} µs, the time \
                  one write() takes on {} (no host writes blocks more often)",
                 profile.name
-            ))
-            .at("connection", "traffic.period_us", period_us));
+            );
+            return Err(ScenarioError::setting(
+                "connection",
+                "traffic.period_us",
+                period_us,
+                reason,
+            ));
         }
     }
     Ok(match size {

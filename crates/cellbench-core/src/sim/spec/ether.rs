@@ -3,10 +3,11 @@
 //! connections cross them (`ConnSpec::interface`). The mechanism is
 //! `sim::net::ether`; this is its names and checks.
 
+use super::ConnSpec;
 use crate::sim::era::IFQ_MAXLEN;
 use crate::sim::net::ether::{Duplex, FramedCircuit, SegmentSpec};
 use crate::sim::net::{CircuitId, CircuitSpec, Topology};
-use crate::sim::world::ScenarioError;
+use crate::sim::world::{KeyPath, ScenarioError};
 use crate::time::{BitRate, SimTime};
 
 /// The interfaces a connection may use: the host's ATM adapter (its `phy`) or
@@ -16,10 +17,6 @@ pub const INTERFACES: [&str; 2] = ["atm", "ethernet"];
 /// Propagation on the segment's cable, ps per metre: 5 ns/m (0.67 c, within
 /// the 0.65-0.77 c of IEEE 802.3's coax and twisted pair; the fibre's figure).
 const CABLE_PS_PER_M: f64 = 5_000.0;
-
-fn err(msg: String) -> ScenarioError {
-    ScenarioError::new(msg)
-}
 
 /// The named Ethernet physical layers (`ethernet:<Mb/s>` names any other rate).
 pub const NAMED_PHYS: [&str; 2] = ["ethernet10", "ethernet100"];
@@ -80,40 +77,45 @@ pub fn segments(
     let mut sites: Vec<(&str, &str, f64)> = Vec::new();
     let mut of_host = vec![None; hosts.len()];
     for (h, spec) in hosts.iter().enumerate() {
+        // A refusal of this host's key (`ethernet`, `ethernet_duplex`).
+        let at = |key, value: &str| KeyPath::new("host", key, value).named(Some(spec.name));
+        let refuse = |key, value: &str, reason| ScenarioError::Setting {
+            path: at(key, value),
+            reason,
+        };
         let Some(phy) = spec.phy else {
-            if spec.duplex.is_some() {
-                return Err(err(format!(
+            if let Some(duplex) = spec.duplex {
+                let reason = format!(
                     "host {:?}: ethernet_duplex without an Ethernet interface (ethernet = ...)",
                     spec.name
-                ))
-                .at("host", "ethernet_duplex", spec.duplex.unwrap_or_default())
-                .named(Some(spec.name)));
+                );
+                return Err(refuse("ethernet_duplex", duplex, reason));
             }
             continue;
         };
-        let (rate, default_duplex) = parse_phy(phy).map_err(|e| {
-            err(format!("host {:?}: {e}", spec.name))
-                .at("host", "ethernet", phy)
-                .named(Some(spec.name))
-        })?;
+        let (rate, default_duplex) = parse_phy(phy)
+            .map_err(|e| refuse("ethernet", phy, format!("host {:?}: {e}", spec.name)))?;
         let duplex = match spec.duplex {
             None => default_duplex,
             Some("half") => Duplex::Half,
             Some("full") => Duplex::Full,
             Some(other) => {
-                return Err(err(format!(
+                let reason = format!(
                     "host {:?}: ethernet_duplex {other:?}: expected half or full",
                     spec.name
-                ))
-                .at("host", "ethernet_duplex", other)
-                .named(Some(spec.name)))
+                );
+                return Err(refuse("ethernet_duplex", other, reason));
             }
         };
         let i = match sites.iter().position(|s| s.0 == spec.site) {
             Some(i) => {
                 let seg = &segments[i];
                 if seg.rate != rate || seg.duplex != duplex {
-                    return Err(err(format!(
+                    // Against the interface of the host that made the segment.
+                    let maker = &hosts[seg.stations[0]];
+                    let made = KeyPath::new("host", "ethernet", maker.phy.unwrap_or_default())
+                        .named(Some(maker.name));
+                    let reason = format!(
                         "host {:?}: Ethernet {phy} ({} duplex) on site {:?}'s segment, which \
                          host {:?} made {} Mb/s {} duplex: one segment per site, one rate",
                         spec.name,
@@ -122,9 +124,8 @@ pub fn segments(
                         sites[i].1,
                         seg.rate.mbps(),
                         seg.duplex.name()
-                    ))
-                    .at("host", "ethernet", phy)
-                    .named(Some(spec.name)));
+                    );
+                    return Err(ScenarioError::conflict(at("ethernet", phy), made, reason));
                 }
                 i
             }
@@ -141,14 +142,13 @@ pub fn segments(
             }
         };
         if duplex == Duplex::Full && segments[i].stations.len() == 2 {
-            return Err(err(format!(
+            let reason = format!(
                 "host {:?}: a third station on site {:?}'s full-duplex Ethernet: full duplex \
                  joins two hosts (ethernet_duplex = half makes it a shared segment; a switched \
                  Ethernet is not modelled)",
                 spec.name, spec.site
-            ))
-            .at("host", "ethernet", phy)
-            .named(Some(spec.name)));
+            );
+            return Err(refuse("ethernet", phy, reason));
         }
         segments[i].stations.push(h);
         // Each station's cable to the hub or tap is its distance_m; the delay
@@ -165,56 +165,68 @@ pub fn segments(
 /// A connection's Ethernet, if it uses one: its `interface` (None or `atm`: the
 /// adapters and switches; `ethernet`: the segment both hosts' interfaces are
 /// on), checked. Returns the segment and the connection's MTU there: its own
-/// `mtu` (at most Ethernet II's 1500) or 1500. `what` names the connection;
-/// `hosts` are its ends (name, site, segment), `paced` whether it asks for
-/// an adapter's pacing.
+/// `mtu` (at most Ethernet II's 1500) or 1500. `what` names the connection `c`
+/// (a refusal is its `interface` setting's, which connection: the caller's);
+/// `hosts` are its ends (name, site, segment).
 pub fn frame_link(
     what: &str,
-    interface: Option<&str>,
+    c: &ConnSpec,
     hosts: [(&str, &str, Option<usize>); 2],
-    mtu: Option<u32>,
-    paced: bool,
 ) -> Result<Option<(usize, u32)>, ScenarioError> {
-    match interface {
+    let interface = match c.interface.as_deref() {
         None | Some("atm") => return Ok(None),
-        Some("ethernet") => {}
+        Some(other @ "ethernet") => KeyPath::new("connection", "interface", other),
         Some(other) => {
-            return Err(err(format!(
+            let reason = format!(
                 "{what}: interface {other:?}: expected one of {}",
                 INTERFACES.join(", ")
-            )))
+            );
+            return Err(ScenarioError::setting(
+                "connection",
+                "interface",
+                other,
+                reason,
+            ));
         }
-    }
+    };
+    let refuse = |reason| ScenarioError::Setting {
+        path: interface.clone(),
+        reason,
+    };
     let mut on = [0; 2];
     for (k, (name, _, segment)) in hosts.iter().enumerate() {
         on[k] = segment.ok_or_else(|| {
-            err(format!(
+            refuse(format!(
                 "{what}: interface ethernet: host {name:?} has no Ethernet interface \
                  (ethernet = ethernet10, ...)"
             ))
         })?;
     }
     if on[0] != on[1] {
-        return Err(err(format!(
+        return Err(refuse(format!(
             "{what}: interface ethernet: the hosts are on different sites' segments ({:?}, \
              {:?}): frames are not routed between segments",
             hosts[0].1, hosts[1].1
         )));
     }
     let max = MTU;
-    let mtu = match mtu {
+    let mtu = match c.mtu {
         None => max,
         Some(m) if m <= max => m,
         Some(m) => {
-            return Err(err(format!(
-                "{what}: MTU {m} over Ethernet: at most {max} (Ethernet II)"
-            )))
+            return Err(ScenarioError::conflict(
+                interface.clone(),
+                KeyPath::new("connection", "mtu", m),
+                format!("{what}: MTU {m} over Ethernet: at most {max} (Ethernet II)"),
+            ))
         }
     };
-    if paced {
-        return Err(err(format!(
-            "{what}: pacing is an ATM adapter's: not over interface ethernet"
-        )));
+    if let Some(mbps) = c.pacing_mbps {
+        return Err(ScenarioError::conflict(
+            interface,
+            KeyPath::new("connection", "pacing_mbps", mbps),
+            format!("{what}: pacing is an ATM adapter's: not over interface ethernet"),
+        ));
     }
     Ok(Some((on[0], mtu)))
 }

@@ -459,10 +459,6 @@ fn is_one_block(n: &u32) -> bool {
     *n == 1
 }
 
-fn err(msg: String) -> ScenarioError {
-    ScenarioError::new(msg)
-}
-
 /// The longest time a spec may give (any duration, delay, start or limit), seconds.
 pub const MAX_SECONDS: f64 = 1e6;
 
@@ -487,27 +483,29 @@ pub const MAX_BLOCKS: u32 = 1_000_000;
 pub const ERICA_TARGET: f64 = 0.9;
 pub const ERICA_INTERVAL_US: f64 = 1000.0;
 
-/// A time in seconds from the user: finite and >= 0 (or > 0 when `positive`).
-fn seconds(what: &str, v: f64, positive: bool) -> Result<SimTime, ScenarioError> {
+/// A time in seconds from the user: finite and >= 0 (or > 0 when `positive`);
+/// the refusal's reason (the caller knows the key).
+fn seconds(what: &str, v: f64, positive: bool) -> Result<SimTime, String> {
     time_in(what, v, 1.0, "s", positive)
 }
 
 /// A time the user gave in `unit` (`per_second` of them make a second), checked
-/// finite and >= 0 (> 0 when `positive`), at most 10^6 s; errors speak its unit.
+/// finite and >= 0 (> 0 when `positive`), at most 10^6 s; the refusal's reason
+/// speaks its unit (the caller knows the key).
 fn time_in(
     what: &str,
     v: f64,
     per_second: f64,
     unit: &str,
     positive: bool,
-) -> Result<SimTime, ScenarioError> {
+) -> Result<SimTime, String> {
     let secs = v / per_second;
     if !v.is_finite() || v < 0.0 || (positive && v == 0.0) || secs > MAX_SECONDS {
         let want = if positive { "> 0" } else { ">= 0" };
         let most = MAX_SECONDS * per_second;
-        return Err(err(format!(
+        return Err(format!(
             "{what} {v} {unit}: must be a finite number {want} and at most {most:e} {unit}"
-        )));
+        ));
     }
     Ok(SimTime::from_secs_f64(secs))
 }
@@ -535,6 +533,6 @@ impl RunSpec {
 
     /// Parse a JSON spec; the message of a bad one names the key and what was expected.
     pub fn from_json(text: &str) -> Result<RunSpec, ScenarioError> {
-        serde_json::from_str(text).map_err(|e| err(format!("run spec: {e}")))
+        serde_json::from_str(text).map_err(|e| ScenarioError::spec(format!("run spec: {e}")))
     }
 }

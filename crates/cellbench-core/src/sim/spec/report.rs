@@ -2,7 +2,7 @@
 //! spec has one), then per connection what it did, what bound it and the evidence,
 //! and per switch port and per UPC what the network counted.
 
-use super::{err, RunSpec, TrunkSpec};
+use super::{RunSpec, TrunkSpec};
 use crate::host::udp::UdpStats;
 use crate::sim::clock::FlatOut;
 use crate::sim::explain::{
@@ -250,8 +250,9 @@ impl RunSpec {
         };
         let (place, link, phy, cell_time, slot) =
             self.describe_capture(&scenario, &cells.place, cells.slot_us, "sim", &cells.path)?;
-        let fail =
-            |e: &dyn std::fmt::Display| err(format!("cells: cannot write {}: {e}", cells.path));
+        let fail = |e: &dyn std::fmt::Display| {
+            ScenarioError::run(format!("cells: cannot write {}: {e}", cells.path))
+        };
         let file = std::fs::File::create(&cells.path).map_err(|e| fail(&e))?;
         let out: Box<dyn std::io::Write> =
             Box::new(std::io::BufWriter::with_capacity(64 << 10, file));

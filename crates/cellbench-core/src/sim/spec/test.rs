@@ -3,7 +3,7 @@
 use super::*;
 use crate::sim::explain::Facts;
 use crate::sim::testbeds::LanBuffers;
-use crate::sim::world::run;
+use crate::sim::world::{run, KeyPath};
 
 const TWO_HOSTS: &str = r#"{"hosts": [{"name": "a"}, {"name": "b"}], "connections": [
     {"transmitter": "a", "receiver": "b", "traffic": {"type": "full", "nbytes": 1048576}}]}"#;
@@ -772,8 +772,8 @@ fn a_connections_refusal_carries_its_key_path() {
             {{"transmitter": "a", "receiver": "b", {conn}}}]}}"#
         );
         let e = RunSpec::from_json(&spec).unwrap().scenario().unwrap_err();
-        let p = e.path.expect("a key path");
-        assert_eq!((p.record, p.index), ("connection", Some(1)), "{}", e.reason);
+        let p = e.path().expect("a key path").clone();
+        assert_eq!((p.record, p.index), ("connection", Some(1)), "{e}");
         (p.key, p.value)
     };
     let burst = |keys: &str| format!(r#""traffic": {{"type": "burst", {keys}}}"#);
@@ -809,4 +809,86 @@ fn a_connections_refusal_carries_its_key_path() {
         refuse(r#""sndbuf": 0, "traffic": {"type": "full", "nbytes": 10}"#).0,
         "sndbuf"
     );
+}
+
+/// A refusal says what is refused: one setting, two that conflict (both paths),
+/// a record as a whole, or the spec; code checking one connection indexes only
+/// that connection's paths (its host's flavour keeps the host's path).
+#[test]
+fn a_refusal_says_what_it_refuses() {
+    let spec = |extra: &str, conn: &str| {
+        let json = format!(
+            r#"{{"hosts": [{{"name": "a"}}, {{"name": "b", "site": "x"}}],
+            "trunks": [{{"from": "lan", "to": "x", "delay_ms": 1}}], {extra}
+            "connections": [
+            {{"transmitter": "a", "receiver": "b", "traffic": {{"type": "full", "nbytes": 10}}}},
+            {{"transmitter": "a", "receiver": "b", {conn}}}]}}"#
+        );
+        RunSpec::from_json(&json).unwrap().scenario().unwrap_err()
+    };
+    let full = r#""traffic": {"type": "full", "nbytes": 10}"#;
+    let key = |record, index, key, value: &str| KeyPath {
+        record,
+        index,
+        name: None,
+        key,
+        value: value.to_string(),
+    };
+    // The default EPD threshold over a smaller buffer: the buffer leads.
+    let e = spec(r#""switch": {"policy": "epd", "buffer_cells": 64},"#, full);
+    let ScenarioError::Conflict { path, other, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(**path, key("switch", None, "buffer_cells", "64"));
+    assert_eq!(**other, key("switch", None, "epd_threshold_cells", "200"));
+    assert_eq!(
+        e.to_string(),
+        "switch epd_threshold_cells 200 exceeds buffer_cells 64: the threshold must fit in \
+         the buffer"
+    );
+    let e = spec(
+        "",
+        r#""traffic": {"type": "full", "nbytes": 10, "duration_s": 1}"#,
+    );
+    let ScenarioError::Conflict { path, other, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(**path, key("connection", Some(1), "traffic.nbytes", "10"));
+    assert_eq!(
+        **other,
+        key("connection", Some(1), "traffic.duration_s", "1")
+    );
+    // No trunk joins the sites: the connection as a whole.
+    let json = r#"{"hosts": [{"name": "a"}, {"name": "b", "site": "x"}], "connections": [
+        {"transmitter": "a", "receiver": "b", "traffic": {"type": "full", "nbytes": 10}}]}"#;
+    let e = RunSpec::from_json(json).unwrap().scenario().unwrap_err();
+    assert!(e.path().is_none(), "{e:?}");
+    assert!(
+        matches!(
+            &e,
+            ScenarioError::Record {
+                record: "connection",
+                index: Some(0),
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "connection 0 (a -> b): no trunk joins site \"lan\" to site \"x\""
+    );
+    // A host's flavour refused while building connection 1: the host's key.
+    let json = r#"{"hosts": [{"name": "a", "flavour": "tahoe"}, {"name": "b"}], "connections": [
+        {"transmitter": "a", "receiver": "b", "traffic": {"type": "full", "nbytes": 10}}]}"#;
+    let e = RunSpec::from_json(json).unwrap().scenario().unwrap_err();
+    let ScenarioError::Setting { path, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(
+        (path.record, path.index, path.name.as_deref(), path.key),
+        ("host", None, Some("a"), "flavour")
+    );
+    let e = RunSpec::from_json(r#"{"hosts": 1}"#).unwrap_err();
+    assert!(matches!(e, ScenarioError::Spec { .. }), "{e:?}");
 }

@@ -2,7 +2,7 @@
 //! table names it, or a host's adapter), and the description written beside its
 //! capture, which the simulator's captures and the emulator's `--pcap` share.
 
-use super::{err, time_in, RunSpec};
+use super::{time_in, RunSpec};
 use crate::atm::phy::CELL_BITS;
 use crate::sim::net::Place;
 use crate::sim::world::{Scenario, ScenarioError};
@@ -31,7 +31,8 @@ impl RunSpec {
         }
         .time_for_bits(CELL_BITS);
         let slot = match slot_us {
-            Some(us) => time_in("cells: slot", us, 1e6, "µs", true)?,
+            Some(us) => time_in("cells: slot", us, 1e6, "µs", true)
+                .map_err(|e| ScenarioError::setting("run", "cells.slot_us", us, e))?,
             None => cell_time,
         };
         let payload = match engine {
@@ -58,7 +59,9 @@ impl RunSpec {
             },
             "payload": payload,
         });
-        let fail = |e: &dyn std::fmt::Display| err(format!("cells: cannot write {path}.json: {e}"));
+        let fail = |e: &dyn std::fmt::Display| {
+            ScenarioError::run(format!("cells: cannot write {path}.json: {e}"))
+        };
         let text = serde_json::to_string_pretty(&description).map_err(|e| fail(&e))?;
         std::fs::write(format!("{path}.json"), text + "\n").map_err(|e| fail(&e))?;
         Ok((at, link, phy, cell_time, slot))
@@ -98,11 +101,12 @@ impl RunSpec {
                 return Ok((Place::Adapter(h), link, self.hosts[h].phy.clone()));
             }
         }
-        Err(err(format!(
+        let reason = format!(
             "cells {name:?}: no such switch output port or adapter: expected one of {} \
              (a port also by its number, 0..={})",
             self.tester_places().join(", "),
             labels.len().saturating_sub(1)
-        )))
+        );
+        Err(ScenarioError::setting("run", "cells.place", name, reason))
     }
 }

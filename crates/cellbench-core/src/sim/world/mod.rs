@@ -184,7 +184,7 @@ pub fn run_captured(
 ) -> Result<(RunResult, Option<CaptureCounts>), ScenarioError> {
     validate(scenario)?;
     let mut net = Network::new(scenario.topology.clone(), scenario.fidelity)
-        .map_err(|e| ScenarioError::new(format!("topology: {e}")))?;
+        .map_err(|e| ScenarioError::run(format!("topology: {e}")))?;
     let capture = match tester {
         Some((place, out)) => Some(open_capture(&mut net, place, out)?),
         None => None,
@@ -205,7 +205,7 @@ pub fn run_captured(
     let counts = match world.capture.take() {
         Some(c) => Some(
             c.finish(&mut world.net, world.loop_end)
-                .map_err(|e| ScenarioError::new(format!("cells: {e}")))?,
+                .map_err(|e| ScenarioError::run(format!("cells: {e}")))?,
         ),
         None => None,
     };
@@ -219,11 +219,11 @@ fn open_capture(
     out: Box<dyn Write>,
 ) -> Result<Capture, ScenarioError> {
     if net.link_cell_time(place).is_none() {
-        return Err(ScenarioError::new(format!(
+        return Err(ScenarioError::run(format!(
             "cells: {place:?} is not a switch output port or adapter of the network"
         )));
     }
-    CellCapture::new(out, place, net).map_err(|e| ScenarioError::new(format!("cells: {e}")))
+    CellCapture::new(out, place, net).map_err(|e| ScenarioError::run(format!("cells: {e}")))
 }
 
 impl World {
