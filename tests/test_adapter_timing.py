@@ -14,19 +14,21 @@ import pytest
 
 from cellbench import _native, cells, vocab
 from cellbench.experiment import lang, model, testbed
+from cellbench.experiment.testbed.geometry import MAGIC_EQUIPMENT_MS, MAGIC_FIBRE_MS, MAGIC_RTT_MS
+from cellbench.experiment.testbed.schema import ADAPTERS
 
 
 def test_magic_path_delays_are_derived_from_the_same_facts():
     # wan-window and wan-mismatch describe one 600 km path: one trunk delay for both,
     # the fibre's 5 µs/km plus what the measured 8.8 ms round trip leaves to equipment.
-    assert testbed.MAGIC_FIBRE_MS == pytest.approx(600 * 5e-3)
-    assert testbed.MAGIC_EQUIPMENT_MS == pytest.approx(8.8 / 2 - 3.0)
+    assert MAGIC_FIBRE_MS == pytest.approx(600 * 5e-3)
+    assert MAGIC_EQUIPMENT_MS == pytest.approx(8.8 / 2 - 3.0)
     delays = {
         name: [t["delay_ms"] for t in testbed.preset(name).trunks]
         for name in ("wan-window", "wan-mismatch")
     }
     assert delays["wan-window"] == delays["wan-mismatch"] == [pytest.approx(4.4)]
-    assert 2 * delays["wan-mismatch"][0] == pytest.approx(testbed.MAGIC_RTT_MS)
+    assert 2 * delays["wan-mismatch"][0] == pytest.approx(MAGIC_RTT_MS)
 
 
 def test_the_mismatch_senders_pacing_counts_cells():
@@ -231,7 +233,7 @@ def test_the_adapter_table_names_a_source_for_every_entry():
             else:
                 assert (gap_us, stall) == (0, False) and source.startswith("none published")
     # The testbed language takes exactly these.
-    assert testbed.ADAPTERS == tuple(table)
+    assert ADAPTERS == tuple(table)
 
 
 SPACED = """

@@ -434,3 +434,10 @@ def test_a_testbed_whose_every_host_was_replaced_does_not_describe_the_presets(t
     text = REPLACED.split("cluster")[0].replace("host a", "defaults").replace("host b", "host c")
     both = cellbench.run(text + "cluster" + REPLACED.split("cluster")[1])
     assert "own hosts (a, b)" in both.meta["testbed"]["description"]
+    # Hosts a --testbed file gave count as given beside an experiment's (empty)
+    # testbed block, which kept the preset's words.
+    given = tmp_path / "alphas.testbed"
+    given.write_text(REPLACED.split("cluster")[0])
+    beside = cellbench.run("testbed { }\ncluster" + REPLACED.split("cluster")[1],
+                           testbed=str(given))  # fmt: skip
+    assert "own hosts (a, b)" in beside.meta["testbed"]["description"]

@@ -22,6 +22,7 @@ import pytest
 
 import cellbench
 from cellbench.experiment import testbed
+from cellbench.experiment.testbed.schema import FLAVOUR_MAX_SOCKBUF
 from cellbench.reproduce import hetero_lan
 
 #: Short measurements: every mechanism below shows within a second.
@@ -42,7 +43,7 @@ def test_every_pair_sweeps_buffers_and_messages_in_whole_mss(surfaces) -> None:
         # Equal at both ends, never beyond what both kernels accept.
         tb = testbed.preset("hetero-lan")
         for host in (pair.transmitter, pair.receiver):
-            limit = testbed.FLAVOUR_MAX_SOCKBUF[tb.hosts[host].flavour]
+            limit = FLAVOUR_MAX_SOCKBUF[tb.hosts[host].flavour]
             assert part.socket_buffer.max() <= limit
     small = surfaces[surfaces.pair == "ultra1->ultra1"].message_size
     assert set(small) >= set(hetero_lan.SMALL_MESSAGES)

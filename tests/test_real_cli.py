@@ -4,11 +4,15 @@ traffic, a controller without credentials refused, and an end-to-end run."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import signal
 import socket
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -305,3 +309,42 @@ def test_ttcp_and_netperf_engine_real(loopback_daemons):
     _one_line_error(
         cellbench("netperf", *real, "--host", "c=127.0.0.1"), "needs two --host NAME=ADDRESS"
     )
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a daemon drops root to nobody only when root")
+def test_a_killed_daemons_directory_is_removed_by_the_next_daemon(tmp_path, monkeypatch):
+    """A daemon started as root makes its directory after dropping to nobody; killed
+    (SIGKILL), it leaves it, and the next daemon, as nobody too, removes it when it
+    starts. Nothing else of theirs stays in the temporary directory: the scheduler's
+    Dask scratch space stayed there (dask-scratch-space, owned by nobody) even after
+    a clean stop."""
+    import pwd
+    import tempfile
+    import time
+
+    # A temporary directory of the test's own that nobody may write (as /tmp).
+    tmp = Path(tempfile.mkdtemp(prefix="cellbench-test-tmp-", dir="/tmp"))
+    tmp.chmod(0o1777)
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    creds = tmp_path / "creds"
+    assert cellbench("daemon", "--make-credentials", str(creds), "--hosts", "a").returncode == 0
+    daemons = Daemons(tmp_path)
+    try:
+        args = ["--listen", f"127.0.0.1:{_free_port()}", "--credentials", str(creds)]
+        first = daemons.start("a", args)
+        made = list(tmp.glob("cellbench-daemon-*"))
+        assert len(made) == 1 and made[0].stat().st_uid == pwd.getpwnam("nobody").pw_uid
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+        assert made[0].is_dir()  # (SIGKILL: nothing of the daemon's runs any more)
+        # Past the grace a directory is given between being made and being locked.
+        os.utime(made[0], (time.time() - 60, time.time() - 60))
+        daemons.start("a", args)
+        now = list(tmp.glob("cellbench-daemon-*"))
+        assert not made[0].exists() and len(now) == 1, now
+        daemons.stop()
+        assert list(tmp.iterdir()) == []
+    finally:
+        daemons.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert processes_mentioning(str(creds)) == []

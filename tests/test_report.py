@@ -283,6 +283,55 @@ def test_a_page_of_many_runs_holds_its_rows_about_once(lan):
     assert peak < 2.0 * size, (peak / 1e6, size / 1e6)
 
 
+@pytest.fixture(scope="module")
+def load_result(tmp_path_factory):
+    """A small offered-load result (three loads, six connections a run)."""
+    out = tmp_path_factory.mktemp("load") / "load.result"
+    r = cellbench("run", str(EXAMPLES / "offered-load.netspec"), "--set", "period=20000,4000,1000",
+                  "--replications", "1", "--out", str(out), cwd=out.parent)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.mark.parametrize("which", ["lan", "load_result"])
+def test_the_page_reads_the_columns_it_shows_and_no_others(request, monkeypatch, which):
+    """The page read every column of every row (~1.2 KB a run: 482 MB for 10^5 runs,
+    test_bounds) to show some thirty. Now it never reads the whole rows, only the
+    columns its figures and tables name (and the summary and contention views their
+    own), and the page is the one drawn from every column."""
+    from cellbench.experiment import results
+    from cellbench.experiment.results import contention
+    from cellbench.experiment.results.result import SUMMARY_COLUMNS
+    from cellbench.plots.pick import drawn_columns
+    from cellbench.plots.report.page import page
+    from cellbench.plots.report.tables import TABLE_COLUMNS
+
+    where = request.getfixturevalue(which)
+    path = where / "lb.result" if which == "lan" else where
+    every = results.load(path)
+    whole = results.Result(every.meta, every.to_pandas(), every.path, every._tables)
+    stored = results.load(path)
+    read: set[str] = set()
+    column_reader = stored._column_reader
+
+    def recorded(table, names):
+        if table == "runs":
+            read.update(names)
+        return column_reader(table, names)
+
+    def whole_rows():
+        raise AssertionError("the page read every column of the rows")
+
+    monkeypatch.setattr(stored, "_column_reader", recorded)
+    monkeypatch.setattr(stored, "_rows_or_reader", whole_rows)
+    shown = page([stored])
+    assert shown == page([whole])
+    named = {*drawn_columns(stored, TABLE_COLUMNS), *contention.CONNECTION_COLUMNS,
+             *contention.RUN_COLUMNS, *SUMMARY_COLUMNS}  # fmt: skip
+    assert read and read <= named, sorted(read - named)
+    assert "limit_evidence" not in read  # (the summary's own, thinned, read apart)
+
+
 def test_ctrl_c_under_report_without_out_offers_no_resume(monkeypatch, tmp_path, capsys):
     from cellbench.cli import main
     from cellbench.reproduce import study

@@ -15,6 +15,8 @@ from cellbench.experiment import lang, model
 from cellbench.experiment import testbed as tb
 from cellbench.experiment.lang import ExperimentError
 from cellbench.experiment.model.refusals import refusal_pos
+from cellbench.experiment.testbed.keys import HOST_KEYS, SWITCH_KEYS, TRUNK_KEYS
+from cellbench.experiment.testbed.schema import SWITCH_DEFAULTS, resolved_switch
 
 PYTHON = Path(__file__).resolve().parents[1] / "python" / "cellbench"
 
@@ -22,7 +24,7 @@ PYTHON = Path(__file__).resolve().parents[1] / "python" / "cellbench"
 def test_every_host_field_default_is_the_run_specs():
     fields = {f.name: f for f in dataclasses.fields(tb.HostSpec)}
     checked = 0
-    for key in tb.HOST_KEYS.values():
+    for key in HOST_KEYS.values():
         if key.spec is None or key.field not in fields:
             continue
         f = fields[key.field]
@@ -34,8 +36,8 @@ def test_every_host_field_default_is_the_run_specs():
 def test_the_testbed_sends_no_switch_key_it_does_not_set():
     bed = tb.Testbed(name="t")
     assert bed.switch == {} and bed.sites == {}
-    assert tb.resolved_switch(bed.switch) == {
-        k: vocab.DEFAULTS["switch"].get(k) for k in tb.SWITCH_DEFAULTS
+    assert resolved_switch(bed.switch) == {
+        k: vocab.DEFAULTS["switch"].get(k) for k in SWITCH_DEFAULTS
     }
     assert vocab.DEFAULTS["switch"]["epd_threshold_cells"] == 200  # the core's, with its source
     assert (bed.mtu, bed.encap) == (
@@ -51,7 +53,7 @@ def _setting(key: str, text: str) -> lang.Setting:
 
 @pytest.mark.parametrize(
     "table, record",
-    [(tb.HOST_KEYS, "host"), (tb.SWITCH_KEYS, "switch"), (tb.TRUNK_KEYS, None)],
+    [(HOST_KEYS, "host"), (SWITCH_KEYS, "switch"), (TRUNK_KEYS, None)],
 )
 def test_every_range_is_the_vocabularys(table, record):
     """A key with a range in the vocabulary reads its bounds and refuses past them, so

@@ -13,7 +13,9 @@ import pytest
 from cellbench import _native, vocab
 from cellbench.cli import main
 from cellbench.engines.sim.api import run as run_experiment
-from cellbench.experiment import model, results, testbed
+from cellbench.experiment import model, results
+from cellbench.experiment.testbed.geometry import FIBRE_US_PER_KM
+from cellbench.experiment.testbed.schema import PHYS, POLICIES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -214,11 +216,11 @@ def test_a_result_stored_before_the_vocabulary_reads_and_resumes(tmp_path, monke
 
 
 def test_python_reads_its_words_from_the_simulator():
-    assert testbed.PHYS == ("oc3c", "oc12c", "taxi100", "taxi140", "e3", "ds3")
-    assert testbed.POLICIES == ("tail-drop", "ppd", "epd")
+    assert PHYS == ("oc3c", "oc12c", "taxi100", "taxi140", "e3", "ds3")
+    assert POLICIES == ("tail-drop", "ppd", "epd")
     assert model.DEFAULT_SOCKBUF == 52428 and model.DEFAULT_BLOCKSIZE == 8192
     assert model.TIME_LIMIT_S == 3600.0 and model.MAX_PERIOD_US == 1e12
     assert model.MAX_BLOCK == 1 << 20 and model.MAX_DATAGRAM == 65507
-    assert testbed.FIBRE_US_PER_KM == 5.0 and vocab.FIBRE_S_PER_M == 5e-9
+    assert FIBRE_US_PER_KM == 5.0 and vocab.FIBRE_S_PER_M == 5e-9
     # Every category a connection can have, the simulator's cut runs' included.
     assert {"lockstep", "host-cpu", "time-limit", "event-budget"} <= set(vocab.LIMIT_CATEGORIES)

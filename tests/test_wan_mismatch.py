@@ -24,10 +24,11 @@ def stored(tmp_path_factory):
 
 def test_magic_preset_puts_lawrence_to_south_dakota_on_the_magic_path():
     from cellbench.experiment import testbed
+    from cellbench.experiment.testbed.geometry import MAGIC_RTT_MS
 
     tb = testbed.preset("magic").to_dict()
     one_way = sum(t["delay_ms"] for t in tb["trunks"])
-    assert 2 * one_way == pytest.approx(testbed.MAGIC_RTT_MS)
+    assert 2 * one_way == pytest.approx(MAGIC_RTT_MS)
     phy = {h["name"]: h["phy"] for h in tb["hosts"]}
     assert phy["onyx"] == phy["sparc10-ks"] == phy["sparc10-sd"] == "taxi100"
     assert phy["alpha-law1"] == phy["alpha-law2"] == "oc3c"

@@ -11,7 +11,6 @@
 use cellbench_core::host::profile::HostProfile;
 use cellbench_core::sim::testbeds::{loopback, LanBuffers};
 use cellbench_core::sim::world::run;
-use cellbench_core::tcp::Flavour;
 
 /// MKK94's best TCP throughput between two SPARCstation 10s (002 §2.2: about 70).
 const TARGET_MBPS: f64 = 70.0;
@@ -45,21 +44,7 @@ fn sparc10(split: u32) -> HostProfile {
 fn best(p: &HostProfile) -> f64 {
     let mut best: f64 = 0.0;
     for buflen in [8192, 9148, 2 * 9148, 3 * 9148, 5 * 9148] {
-        let study = LanBuffers {
-            buflen,
-            nbytes: 32 << 20,
-            profile: "sparc-10".into(),
-            flavour: Flavour::Sunos413,
-            ..LanBuffers::default()
-        };
-        let mut spec = study.spec(1, 0, false);
-        for h in spec.hosts.iter_mut() {
-            h.phy = "oc3c".into();
-        }
-        let mut sc = spec.scenario().unwrap();
-        for h in sc.hosts.iter_mut() {
-            *h = p.clone();
-        }
+        let sc = LanBuffers::sunos413_oc3c(buflen, 32 << 20, p, p).unwrap();
         let r = run(&sc).unwrap();
         best = best.max(r.transfers[0].throughput_bps() / 1e6);
     }

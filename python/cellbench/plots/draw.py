@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cellbench.plots.figure import PlotError, new_figure, save
 from cellbench.plots.kinds import BY_NAME, NAMES, Request
-from cellbench.plots.pick import one_run, result_rows, select
+from cellbench.plots.pick import drawn_columns, one_run, result_rows, select
 
 
 def plot(
@@ -46,6 +46,8 @@ def plot(
         raise PlotError(f"--by: {kind} draws one {k.one}; pick the others' values with --where")
     fig = new_figure()
     params = result.params
+    named = [item.partition("=")[0].strip() for item in where] + ([by] if by else [])
+    result = result.narrowed(drawn_columns(result, named))
     df, picked = select(result_rows(result), list(where), params)
     if k.source != "run" and "traffic" in df and df["traffic"].eq("rr").any():
         raise PlotError(

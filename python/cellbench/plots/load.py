@@ -73,6 +73,14 @@ def _plain_log_ticks(ax) -> None:
         axis.set_minor_formatter(NullFormatter())
 
 
+def _mark(ax, point: pd.Series, marker: str, color: str, label: str, **style) -> None:
+    """One of the figure's marked points (``load_points``' row: its offered and carried
+    load), in Mb/s."""
+    style = {"markersize": 11, **style}
+    at = (point["offered"] / 1e6, point["carried"] / 1e6)
+    ax.plot(*at, marker, color=color, label=label, **style)
+
+
 def fit_offered_load(df: pd.DataFrame, params: list[str], by) -> pd.DataFrame:
     if df["offered_bps"].isna().all():
         raise PlotError(
@@ -108,42 +116,27 @@ def offered_load(result, fig, request: Request) -> None:
         whole = pts[pts["lost"] == 0]
         if len(whole):
             lw = whole.iloc[-1]
-            ax.plot(
-                lw["offered"] / 1e6,
-                lw["carried"] / 1e6,
-                "s",
-                markersize=12,
-                mfc="none",
-                mew=2,
-                color=color if by else "tab:green",
-                label=f"lossless point: largest offered load with no cell lost in any of "
-                f"{runs} replication(s) ({lw['offered'] / 1e6:.1f} Mb/s offered)",
+            lossless = (
+                f"lossless point: largest offered load with no cell lost in any of {runs} "
+                f"replication(s) ({lw['offered'] / 1e6:.1f} Mb/s offered)"
             )
+            green = color if by else "tab:green"
+            _mark(ax, lw, "s", green, lossless, markersize=12, mfc="none", mew=2)
         else:
             ax.plot([], [], " ", label="lossless point: none (every load lost cells)")
         if not by:
+            # The ATM Forum's peak and full-load figures count full blast, which a paced
+            # sweep (wan-contention's offered-load part) does not hold: these marks name
+            # what they are, so they cannot be read as the study's table.
             peak = pts.loc[pts["carried"].idxmax()]
-            ax.plot(
-                peak["offered"] / 1e6,
-                peak["carried"] / 1e6,
-                "^",
-                markersize=11,
-                color="tab:red",
-                # The ATM Forum's peak and full-load figures count full blast, which a
-                # paced sweep (wan-contention's offered-load part) does not hold: these
-                # marks name what they are, so they cannot be read as the study's table.
-                label=f"highest carried of these loads ({peak['carried'] / 1e6:.1f} Mb/s)",
-            )
+            highest = f"highest carried of these loads ({peak['carried'] / 1e6:.1f} Mb/s)"
+            _mark(ax, peak, "^", "tab:red", highest)
             full = pts.iloc[-1]
-            ax.plot(
-                full["offered"] / 1e6,
-                full["carried"] / 1e6,
-                "v",
-                markersize=11,
-                color="tab:purple",
-                label=f"highest offered load: {full['offered'] / 1e6:.1f} Mb/s offered, "
-                f"{full['carried'] / 1e6:.1f} carried (full blast is not a point here)",
+            offered = (
+                f"highest offered load: {full['offered'] / 1e6:.1f} Mb/s offered, "
+                f"{full['carried'] / 1e6:.1f} carried (full blast is not a point here)"
             )
+            _mark(ax, full, "v", "tab:purple", offered)
     loads = df.groupby(["point", "run"])["offered_bps"].sum() / 1e6
     low = float(loads[loads > 0].min()) if (loads > 0).any() else 0.0
     # Loads over more than a decade (the study's 5 to 400 Mb/s): logarithmic axes, so

@@ -9,6 +9,25 @@ import pandas as pd
 
 from cellbench.plots.figure import PlotError, value_text
 
+#: The runs columns a figure reads besides the sweep parameters: its rows' identity and
+#: ends, what the sweep kinds aggregate (``load.carried_bps``'s UDP, TCP and paced
+#: loads; ``buffers``, ``lines``) and what a one-run figure's title and counts quote
+#: (``series``). ``plot`` and ``report`` read only these of a stored result
+#: (``Result.narrowed``): the rows' other hundred columns are ~1 KB a run.
+DRAWN_COLUMNS = (
+    "run", "point", "replication", "connection", "test", "transmitter", "receiver",
+    "protocol", "traffic", "blocksize", "sndbuf", "rcvbuf", "offered_bps", "period_us",
+    "duration_s", "throughput_bps", "throughput_mbit_ttcp", "goodput_bps", "lockstep",
+    "datagrams_received", "sender_seconds", "receiver_seconds", "cells_lost",
+    "sim_seconds", "timeouts", "retransmitted_segments",
+)  # fmt: skip
+
+
+def drawn_columns(result, also=()) -> list[str]:
+    """The runs columns a figure of ``result`` reads: ``DRAWN_COLUMNS``, the sweep's
+    parameters and ``also`` (the columns ``--where`` and ``--by`` name)."""
+    return list(dict.fromkeys([*DRAWN_COLUMNS, *result.params, *also]))
+
 
 def result_rows(result) -> pd.DataFrame:
     """The result's rows with their throughput in Mb/s (``mbps``); none is refused."""

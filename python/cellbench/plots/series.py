@@ -152,7 +152,7 @@ def acr(result, fig, request: Request) -> None:
     else:
         run, sel = pick_run(df, run, "ACR series")
     ax = fig.add_subplot()
-    end = run_end(result.to_pandas(), run)
+    end = run_end(result.rows_view(), run)
     for c, part in sel.groupby("connection", sort=True):
         part = part.sort_values("t_s", kind="stable")
         t, mbps = part["t_s"].to_numpy(float), part["acr_bps"].to_numpy(float) / 1e6

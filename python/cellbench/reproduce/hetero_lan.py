@@ -27,6 +27,7 @@ from cellbench import calc
 from cellbench.data import published
 from cellbench.data.published import PAIRS, Pair
 from cellbench.experiment import testbed
+from cellbench.experiment.testbed.schema import FLAVOUR_MAX_SOCKBUF
 from cellbench.reproduce import study
 from cellbench.reproduce.tables import Command, DocsTable, mbps, table
 
@@ -53,7 +54,7 @@ def socket_buffers(pair: Pair) -> list[int]:
     4.1.3: 52428, which then closes the sweep as it does lan-buffers')."""
     tb = testbed.preset("hetero-lan")
     flavours = (tb.hosts[pair.transmitter].flavour, tb.hosts[pair.receiver].flavour)
-    largest = min(testbed.FLAVOUR_MAX_SOCKBUF[f] for f in flavours)
+    largest = min(FLAVOUR_MAX_SOCKBUF[f] for f in flavours)
     sizes = [b for b in [8192] + [k * pair.mss for k in range(1, 8)] if b <= largest]
     return sizes if sizes[-1] >= 7 * pair.mss else [*sizes, largest]
 

@@ -3,7 +3,7 @@
 
 use super::net::{AdapterSpec, CircuitSpec, Fidelity, Topology, TxSpacing};
 use super::spec::{ConnSpec, HostSpec, Param, RunSpec, SwitchSpec, Traffic};
-use super::world::{Protocol, Scenario, TransferSpec};
+use super::world::{Protocol, Scenario, ScenarioError, TransferSpec};
 use crate::host::profile::HostProfile;
 use crate::host::ttcp::{Limit, Pace};
 use crate::tcp::Flavour;
@@ -80,6 +80,34 @@ impl LanBuffers {
             },
             ..RunSpec::new(vec![host("A"), host("B")], vec![transfer])
         }
+    }
+
+    /// The pair Moldeklev, Klovning and Kure (1994) measured, as 002 §2.2 quotes them:
+    /// SPARCstation 10s under SunOS 4.1.3 over OC-3c (Fore IP, the study's 52428-byte
+    /// buffers), ttcp writing `buflen` bytes at a time, `nbytes` in all; the hosts run
+    /// `sender`'s and `receiver`'s profiles (a calibration's candidates, which the
+    /// profile table does not hold).
+    pub fn sunos413_oc3c(
+        buflen: u32,
+        nbytes: u64,
+        sender: &HostProfile,
+        receiver: &HostProfile,
+    ) -> Result<Scenario, ScenarioError> {
+        let study = LanBuffers {
+            buflen,
+            nbytes,
+            profile: "sparc-10".into(),
+            flavour: Flavour::Sunos413,
+            ..LanBuffers::default()
+        };
+        let mut spec = study.spec(1, 0, false);
+        for h in spec.hosts.iter_mut() {
+            h.phy = "oc3c".into();
+        }
+        let mut sc = spec.scenario()?;
+        sc.hosts[0] = sender.clone();
+        sc.hosts[1] = receiver.clone();
+        Ok(sc)
     }
 }
 
@@ -205,20 +233,7 @@ mod test {
 
     /// A SunOS 4.1.3 stream over OC-3c (Fore IP, 52428-byte buffers, 3-MSS writes).
     fn oc3c_stream(sender: &HostProfile, receiver: &HostProfile) -> f64 {
-        let study = LanBuffers {
-            buflen: 3 * 9148,
-            nbytes: 8 << 20,
-            profile: "sparc-10".into(),
-            flavour: Flavour::Sunos413,
-            ..LanBuffers::default()
-        };
-        let mut spec = study.spec(1, 0, false);
-        for h in spec.hosts.iter_mut() {
-            h.phy = "oc3c".into();
-        }
-        let mut sc = spec.scenario().unwrap();
-        sc.hosts[0] = sender.clone();
-        sc.hosts[1] = receiver.clone();
+        let sc = LanBuffers::sunos413_oc3c(3 * 9148, 8 << 20, sender, receiver).unwrap();
         run(&sc).unwrap().transfers[0].throughput_bps()
     }
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from cellbench.errors import UsageError
-from cellbench.experiment import testbed as tbmod
+from cellbench.experiment.testbed.keys import KERNEL_SYSCTLS
 
 #: Every namespace this engine makes is called PREFIX<pid>x<host index>.
 PREFIX = "cbemu"
@@ -200,7 +200,7 @@ def kernel_sysctls(kernel: dict) -> dict[str, object]:
     for key, v in kernel.items():
         if key == "kernel_cc":
             continue
-        sysctl, kind = tbmod.KERNEL_SYSCTLS[key]
+        sysctl, kind = KERNEL_SYSCTLS[key]
         if kind == "bytes":
             assert isinstance(v, int)
             default = min(131072 if key == "kernel_rmem" else 16384, v)

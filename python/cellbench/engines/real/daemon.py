@@ -99,6 +99,10 @@ async def _serve(
     # says (the scheduler's on port 8787 of the listening address), with pages about
     # the cluster and no authentication: here it serves nothing, on a loopback port.
     dask.config.set({"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []})
+    # The scheduler's scratch space too (the worker's is its local_directory): Dask's
+    # default, TMPDIR/dask-scratch-space, stayed behind owned by nobody, and another
+    # user's Dask then could not take its lock there.
+    dask.config.set({"temporary-directory": workdir})
     http = {"dashboard_address": "127.0.0.1:0"}
     worker = {
         "name": name,

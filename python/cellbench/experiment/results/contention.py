@@ -167,7 +167,7 @@ def port_time(result) -> pd.DataFrame | None:
     for what in ("delivered", "wasted"):
         busiest[f"{what}_pct"] = 100 * busiest[f"cells_{what}"] / span_cells
     busiest["idle_pct"] = 100 * busiest["idle_s"] / busiest["span_s"]
-    rows = result.to_pandas()
+    rows = result.rows_columns(["run", "bytes_received"])
     received = rows.groupby("run")["bytes_received"].sum()
     payload_bps = 48 * 8 / busiest["cell_s"]
     busiest["effective"] = (

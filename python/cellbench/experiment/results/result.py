@@ -39,6 +39,8 @@ class Result:
         self._num_rows = num_rows
         self._tables = dict(tables or {})
         self.path = path
+        #: Whether its rows hold every column (not so once ``narrowed``).
+        self._whole = True
         #: Its name on a report page when it has no path to go by (a study's part).
         self.label: str | None = None
 
@@ -75,8 +77,14 @@ class Result:
         those, so memory does not grow with the rows' evidence (10^5 runs)."""
         names = list(dict.fromkeys(names))
         loaded = self._rows_or_reader if table == "runs" else self._tables.get(table)
-        if (loaded is None or callable(loaded)) and self._column_reader is not None:
-            stored = {n for n, _ in _columns(self.meta).get(table, [])}
+        stored = {n for n, _ in _columns(self.meta).get(table, [])}
+        # (A narrowed result's rows may lack a column another view asks for.)
+        unread = (
+            loaded is None
+            or callable(loaded)
+            or any(n in stored and n not in loaded for n in names)
+        )
+        if unread and self._column_reader is not None:
             return self._column_reader(table, [n for n in names if n in stored])
         df = self._rows if table == "runs" else self._table(table)
         return df[[n for n in names if n in df]]
@@ -85,6 +93,33 @@ class Result:
         """The rows as ``to_pandas``, without the copy: for a reader that changes
         nothing (``report`` and ``plot`` of a 100k-run result: a copy is ~120 MB)."""
         return self._rows
+
+    def narrowed(self, names: Iterable[str]) -> Result:
+        """This result with a runs table of only the columns ``names`` (a column the
+        result was stored before is there, empty): a stored result not yet read reads
+        only those, so a reader of a few columns (``report``) does not hold the rows'
+        other hundred. One already in memory is itself."""
+        if not callable(self._rows_or_reader) or self._column_reader is None:
+            return self
+        names = list(dict.fromkeys(names))
+        declared = {n for n, _ in _columns(self.meta)["runs"]}
+
+        def rows() -> pd.DataFrame:
+            df = self.rows_columns(names)
+            missing = [n for n in names if n in declared and n not in df]
+            return df.assign(**{n: [None] * len(df) for n in missing}) if missing else df
+
+        out = Result(
+            self.meta,
+            rows,
+            self.path,
+            self._tables,
+            summary_rows=self._summary_rows,
+            num_rows=self._num_rows,
+            column_reader=self._column_reader,
+        )
+        out.label, out._whole = self.label, False
+        return out
 
     def traces(self) -> pd.DataFrame:
         """One row per trace line (runs made with trace=True / --trace)."""
@@ -121,7 +156,9 @@ class Result:
     def summary(self) -> pd.DataFrame:
         """Per sweep point and connection: throughput over the replications, and
         the limit most of them had (``limited_by``) with its evidence."""
-        lean = callable(self._rows_or_reader) and self._summary_rows is not None
+        lean = self._summary_rows is not None and (
+            callable(self._rows_or_reader) or not self._whole
+        )
         df = self._summary_rows() if lean else self._rows
         if df.empty:
             return df

@@ -48,89 +48,38 @@ an error. Unknown keys are errors, with their position.
 The package, one idea a file: ``schema.py`` the records (``HostSpec``, ``Testbed``) and
 their defaults, the run spec's own; ``keys.py`` the key table (key -> field, reader,
 the run spec's key and its range); ``block.py`` a testbed from its block, ``--testbed``;
-``presets.py`` the named testbeds; ``geometry.py`` their lengths and delays.
+``presets.py`` the named testbeds; ``geometry.py`` their lengths and delays. The
+package's face is a testbed read or named (``load``, ``preset``, ``from_document``,
+``from_block``; ``PRESETS``) and its records; each table and constant is imported
+from the module that defines it.
 """
 
 from cellbench.experiment.testbed.block import from_block, from_document, load, preset
-from cellbench.experiment.testbed.geometry import (
-    CAMPUS_TRUNK_MS,
-    FIBRE_US_PER_KM,
-    MAGIC_EQUIPMENT_MS,
-    MAGIC_FIBRE_MS,
-    MAGIC_KC_SOUTH_DAKOTA_MS,
-    MAGIC_KM,
-    MAGIC_LAWRENCE_KC_KM,
-    MAGIC_LAWRENCE_KC_MS,
-    MAGIC_ONE_WAY_MS,
-    MAGIC_RTT_MS,
-    UTP5_M,
-    WAN_CONTENTION_HOSTS,
-    WAN_CONTENTION_SITES,
-)
-from cellbench.experiment.testbed.keys import HOST_KEYS, KERNEL_SYSCTLS, SWITCH_KEYS, TRUNK_KEYS
+from cellbench.experiment.testbed.keys import HOST_KEYS
 from cellbench.experiment.testbed.presets import PRESETS
 from cellbench.experiment.testbed.schema import (
-    ADAPTERS,
-    ENCAPS,
     ETHERNET_MTU,
-    ETHERNET_PHYS,
     FLAVOUR_MAX_SOCKBUF,
     FLAVOUR_MAX_WINDOW,
-    FLOW_CONTROLS,
-    INTERFACES,
-    PACING_COUNTS,
-    PHYS,
-    POLICIES,
-    PROFILES,
-    SPACINGS,
-    SWITCH_DEFAULTS,
     WRITE_US,
     HostSpec,
     Testbed,
     cell_mbps,
-    resolved_switch,
 )
 
 __all__ = [
-    "ADAPTERS",
-    "CAMPUS_TRUNK_MS",
-    "ENCAPS",
-    "ETHERNET_MTU",
-    "ETHERNET_PHYS",
-    "FIBRE_US_PER_KM",
-    "FLAVOUR_MAX_SOCKBUF",
-    "FLAVOUR_MAX_WINDOW",
-    "FLOW_CONTROLS",
-    "HOST_KEYS",
-    "INTERFACES",
-    "KERNEL_SYSCTLS",
-    "MAGIC_EQUIPMENT_MS",
-    "MAGIC_FIBRE_MS",
-    "MAGIC_KC_SOUTH_DAKOTA_MS",
-    "MAGIC_KM",
-    "MAGIC_LAWRENCE_KC_KM",
-    "MAGIC_LAWRENCE_KC_MS",
-    "MAGIC_ONE_WAY_MS",
-    "MAGIC_RTT_MS",
-    "PACING_COUNTS",
-    "PHYS",
-    "POLICIES",
     "PRESETS",
-    "PROFILES",
-    "SPACINGS",
-    "SWITCH_DEFAULTS",
-    "SWITCH_KEYS",
-    "TRUNK_KEYS",
-    "UTP5_M",
-    "WAN_CONTENTION_HOSTS",
-    "WAN_CONTENTION_SITES",
-    "WRITE_US",
     "HostSpec",
     "Testbed",
-    "cell_mbps",
     "from_block",
     "from_document",
     "load",
     "preset",
-    "resolved_switch",
+    # (Read through the package by experiment/model's checks and records.)
+    "ETHERNET_MTU",
+    "FLAVOUR_MAX_SOCKBUF",
+    "FLAVOUR_MAX_WINDOW",
+    "HOST_KEYS",
+    "WRITE_US",
+    "cell_mbps",
 ]

@@ -48,8 +48,8 @@ def preset(name: str, pos: Pos | None = None) -> Testbed:
         tb = from_block(
             doc.blocks[0], Testbed(name=name, description=made.description, pair=made.pair)
         )
-        tb.given = {}  # a preset's hosts are the testbed's, not a user's blocks
-        tb.written, tb.defaults_written = set(), False  # the preset's own hosts
+        # A preset's hosts and defaults are the testbed's, not a user's blocks.
+        tb.given, tb.defaults_written = {}, False
     else:
         tb = made
     if name == "lan":
@@ -71,8 +71,6 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
     else:
         # No preset named: start from the command line's testbed, else lan-buffers.
         tb = copy.deepcopy(base) if base is not None else preset("lan-buffers")
-    # What this block writes (a preset's own blocks are its hosts, not a file's).
-    tb.written, tb.defaults_written = set(), False
     _settings(block, tb)
     # A site's switch block changes only what it says; resolved once the testbed-wide
     # block (wherever it stands) is known.
@@ -111,7 +109,6 @@ def from_block(block: Block, base: Testbed | None = None) -> Testbed:
             start.name = b.name
             tb.hosts[b.name] = keys.host(b, start, tb.positions)
             tb.given[b.name] = b.name_pos or b.pos
-            tb.written.add(b.name)
     _check_ethernet_names(block, tb)
     _check_trunk_sites(tb, new_trunks)
     _site_switches(tb, site_blocks)

@@ -118,13 +118,13 @@ class Testbed:
     order: list[str] | None = None
     #: Where the file sets ``hosts`` (for errors about a name in it).
     order_pos: Pos | None = None
-    #: The host blocks a user's testbed file gave (name -> position), not a preset's:
-    #: the runner checks that the tests run on each (model.check_host_blocks).
+    #: The host blocks a user's testbed file gave (name -> position), not a preset's
+    #: (a ``--testbed`` file's and the experiment's own): the runner checks that the
+    #: tests run on each (model.check_host_blocks), and a testbed whose every host is
+    #: given no longer has the preset's hosts, so its description must not say it
+    #: does (``description_of``).
     given: dict[str, Pos | None] = field(default_factory=dict)
-    #: The hosts this file's own ``host NAME { }`` blocks set, and whether it set the
-    #: ``defaults``: a testbed whose every host is the file's no longer has the
-    #: preset's hosts, so its description must not say it does (``to_dict``).
-    written: set[str] = field(default_factory=set)
+    #: Whether such a file set the ``defaults`` (the hosts no block and no preset names).
     defaults_written: bool = False
     #: Where each setting is written, by the run spec's key path: ("host", name, key),
     #: ("switch", site or None, key), ("trunk", index, key); a refusal of the core
@@ -164,7 +164,7 @@ class Testbed:
         holds (a host block each, or new defaults for those the preset does not name)."""
 
         def replaced(n: str) -> bool:
-            return n in self.written or (self.defaults_written and n not in self.hosts)
+            return n in self.given or (self.defaults_written and n not in self.hosts)
 
         if names and all(replaced(n) for n in names):
             return (

@@ -13,6 +13,13 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+#: The runs columns the tables read besides the sweep parameters (``Result.summary``
+#: and ``contention`` read their own): the keys they aggregate by, the buffers the
+#: published value is found by, the emulator's lateness and real time, the real
+#: engine's notes.
+TABLE_COLUMNS = ("run", "connection", "test", "transmitter", "receiver", "sndbuf", "rcvbuf",
+                 "lateness_p99_us", "real_time", "notes")  # fmt: skip
+
 #: A summary table longer than this is cut (with a line saying so): a sweep of more
 #: points than a reader scrolls through is read from its figures and `cellbench show`.
 MAX_TABLE_ROWS = 2000
