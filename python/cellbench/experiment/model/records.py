@@ -112,11 +112,12 @@ class Traffic:
             "request": self.request,
             "response": self.response,
         }
-        given = {"nbytes", "duration_s", "period_us"}
+        # These are None until something gives them; the others hold the core's default.
+        unset_is_none = {"nbytes", "duration_s", "period_us"}
         return {"type": kind} | {
             k: values[k]
             for k in _SPEC_TRAFFIC_KEYS[kind]
-            if (values[k] is not None if k in given else self.sets(k))
+            if (values[k] is not None if k in unset_is_none else self.sets(k))
         }
 
 
