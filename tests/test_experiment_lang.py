@@ -334,7 +334,7 @@ def test_serial_steps_wait_for_the_connections_of_the_step_before():
     assert got == [("a1", []), ("b1", []), ("a2", [0, 1]), ("a3", [2]), ("b3", [2])]
     spec = exp.spec(1, 3)
     assert spec["replication"] == 3 and len(spec["connections"]) == 5
-    assert [c["after"] for c in spec["connections"]] == [[], [], [0, 1], [2], [2]]
+    assert [c.get("after", []) for c in spec["connections"]] == [[], [], [0, 1], [2], [2]]
     # Anywhere, not only at the top, and after byte counts as after durations: the
     # pair t1 then t2 beside t0, and t3 once all three have ended.
     nested = (
@@ -668,7 +668,7 @@ def test_testbed_hosts_orders_the_network_and_pacing_off_is_none():
     unpaced, paced = plan.task(0).spec, plan.task(1).spec
     # As the tests name them the receiver would come second; hosts = [...] says the order.
     assert [h["name"] for h in unpaced["hosts"]] == ["alpha1", "alpha2", "sparc10"]
-    assert [c["pacing_mbps"] for c in unpaced["connections"]] == [None, None]
+    assert [c.get("pacing_mbps") for c in unpaced["connections"]] == [None, None]
     assert [c["pacing_mbps"] for c in paced["connections"]] == [35.0, 35.0]
     plain = make_plan(TWO_SENDERS.replace("hosts = [alpha1, alpha2, sparc10];", ""))
     assert [h["name"] for h in plain.task(0).spec["hosts"]] == ["alpha1", "sparc10", "alpha2"]

@@ -10,7 +10,7 @@ import json
 import pytest
 
 import cellbench
-from cellbench import _native
+from cellbench import _native, vocab
 from cellbench.cli import main
 from cellbench.experiment import lang, model, sweep
 from cellbench.experiment.lang import ExperimentError
@@ -55,14 +55,18 @@ def test_an_interface_name_picks_the_ethernet_the_host_name_the_atm_adapter():
     assert (c.transmitter, c.receiver, c.interface) == ("ipc1", "ipc2", "ethernet")
     spec = ether.spec(1, 0)
     [conn] = spec["connections"]
-    assert conn["interface"] == "ethernet" and conn["mtu"] == 1500
+    # No MTU sent: over Ethernet the core takes Ethernet II's.
+    assert conn["interface"] == "ethernet" and "mtu" not in conn
+    assert vocab.ETHERNET_MTU == 1500
     assert {h["name"]: h["ethernet"] for h in spec["hosts"]} == {
         "ipc1": "ethernet10",
         "ipc2": "ethernet10",
     }
     atm = build(two(tx="ipc1", rx="ipc2"))
     [conn] = atm.spec(1, 0)["connections"]
-    assert "interface" not in conn and conn["mtu"] == 9188
+    # The testbed's MTU is VC-mux's, the core's default: not sent either.
+    assert "interface" not in conn and "mtu" not in conn
+    assert atm.testbed.mtu == vocab.ENCAP_MTU[atm.testbed.encap] == 9188
     # One machine, two interfaces: the same hosts in both runs, different links.
     out = _native.simulate(ether.spec(1, 0))
     [e] = out["connections"]
@@ -80,7 +84,7 @@ def test_phy_ethernet10_is_a_host_on_an_ethernet_only():
     long = build(two(both, both, tx="ipc1", rx="ipc2"))
     assert short.spec(1, 0) == long.spec(1, 0)
     [conn] = short.spec(1, 0)["connections"]
-    assert conn["interface"] == "ethernet" and conn["mtu"] == 1500
+    assert conn["interface"] == "ethernet" and "mtu" not in conn
     assert "expected a physical layer (or an Ethernet: ethernet10, ...)" in error(
         two("phy = ethernet7;", "phy = ethernet10;", tx="ipc1", rx="ipc2")
     )

@@ -33,6 +33,142 @@ def test_every_host_field_default_is_the_run_specs():
     assert checked >= 12
 
 
+def test_every_traffic_field_default_is_the_run_specs():
+    """A test's traffic holds the run spec's default for each key it leaves out, read
+    from the vocabulary (every traffic type's: full's block size, burst's blocks, rr's
+    request and response)."""
+    fields = {f.name: f for f in dataclasses.fields(model.Traffic)}
+    for key in ("blocksize", "blocks", "request", "response"):
+        assert fields[key].default == vocab.DEFAULTS["traffic"][key], key
+    assert vocab.spec_key("traffic", "blocks")["default"] == 1
+
+
+#: The connection's keys that are not a value of its own in the record: its ends and
+#: traffic (records of their own), the testbed's MTU and encapsulation, the connection's
+#: flavour (the hosts'), its start (its tree's) and its service (``abr``, a record).
+_NOT_FIELDS = {"transmitter", "receiver", "traffic", "mtu", "encap", "flavour", "start_s"}
+
+
+def test_a_connection_holds_no_default_of_its_own():
+    """Every key of the connection record that ``model.Connection`` holds has no default
+    there but None (unset) or the empty list: the builder gives each its value, the
+    run spec's default read from the vocabulary where the tests set none."""
+    keys = {name for (record, name) in vocab.SPEC_KEYS if record == "connection"}
+    fields = {f.name: f for f in dataclasses.fields(model.Connection)}
+    held = keys - _NOT_FIELDS
+    assert held <= set(fields), held - set(fields)
+    for name in held:
+        f = fields[name]
+        assert f.default in (dataclasses.MISSING, None), (name, f.default)
+        assert f.default_factory in (dataclasses.MISSING, list), name
+
+
+def _connections(text: str, name: str = "c.netspec"):
+    exp = model.build(lang.parse(text, name))
+    return exp, exp.spec(1, 0)["connections"]
+
+
+PAIR = """testbed { }
+cluster {
+  test t { type = TYPE; PROTO own = a:1; peer = b:1; }
+  test r { type = SINK; RPROTO own = b:1; peer = a:1; }
+}
+"""
+
+
+def _pair(type_="full (nbytes=1K)", proto="", sink="sink", rproto="", testbed="testbed { }"):
+    text = (
+        PAIR.replace("TYPE", type_)
+        .replace("RPROTO", rproto)
+        .replace("PROTO", proto)
+        .replace("SINK", sink)
+        .replace("testbed { }", testbed)
+    )
+    return _connections(text)
+
+
+def test_a_connection_sends_only_the_keys_its_tests_set():
+    _, [c] = _pair()
+    assert c == {"transmitter": "a", "receiver": "b", "traffic": {"type": "full", "nbytes": 1024}}
+    _, [c] = _pair("burst (period=1000, duration=1)")
+    assert c["traffic"] == {"type": "burst", "period_us": 1000.0, "duration_s": 1.0}
+    _, [c] = _pair("rr (duration=1)")
+    assert c["traffic"] == {"type": "rr", "duration_s": 1.0}
+    _, [c] = _pair(
+        "burstq (size=20000, rate=1000000, duration=1)",
+        "protocol = tcp (sndbuf=16K, nodelay=true, pacing=10);",
+        "sink (blocksize=4K)",
+        "protocol = tcp (rcvbuf=20K);",
+        "testbed { encap = llc-snap; mtu = 4000; }",
+    )
+    assert c == {
+        "transmitter": "a",
+        "receiver": "b",
+        "protocol": "tcp",
+        "sndbuf": 16384,
+        "rcvbuf": 20480,
+        "nodelay": True,
+        "receiver_blocksize": 4096,
+        "encap": "llc-snap",
+        "mtu": 4000,
+        "pacing_mbps": 10.0,
+        "traffic": {
+            "type": "burstq",
+            "blocksize": 6667,
+            "blocks": 3,
+            "period_us": 160008.0,
+            "duration_s": 1.0,
+        },
+    }
+
+
+#: A connection's resolved values (what the engines and the stored rows read) by the
+#: run spec's key they stand for.
+_RESOLVED = {
+    "protocol": lambda c, t: c.protocol,
+    "sndbuf": lambda c, t: c.sndbuf,
+    "rcvbuf": lambda c, t: c.rcvbuf,
+    "nodelay": lambda c, t: c.nodelay,
+    "receiver_blocksize": lambda c, t: c.receiver_blocksize,
+    "encap": lambda c, t: t.encap,
+    "pacing_mbps": lambda c, t: c.pacing_mbps,
+    "after": lambda c, t: c.after,
+}
+
+
+#: The example experiments and the studies' files: every sweep point of each is checked.
+EXPERIMENT_FILES = sorted((PYTHON.parents[1] / "examples").glob("*.netspec")) + sorted(
+    (PYTHON / "reproduce").rglob("*.netspec")
+)
+
+
+@pytest.mark.parametrize("file", EXPERIMENT_FILES, ids=lambda p: p.name)
+def test_what_a_connection_holds_is_what_the_core_reads(file):
+    """The run spec a connection sends, read with the core's defaults (the vocabulary's),
+    gives every value the connection holds: what the engines use and the rows store is
+    what the simulator runs."""
+    from cellbench.experiment.plan import make_plan
+
+    plan = make_plan(file.read_text(), file=file.name)
+    defaults, traffic = vocab.DEFAULTS["connection"], vocab.DEFAULTS["traffic"]
+    for point, exp in enumerate(plan.experiments):
+        sent = plan.task(point * plan.replications).spec["connections"]
+        for c, spec in zip(plan.connections(point), sent, strict=True):
+            read = defaults | spec
+            for key, held in _RESOLVED.items():
+                assert held(c, exp.testbed) == read[key], (point, c.name, key)
+            if c.interface != "ethernet":
+                mtu = read["mtu"] or vocab.ENCAP_MTU[read["encap"]]
+                assert mtu == exp.testbed.mtu, (point, c.name)
+            t = traffic | spec["traffic"]
+            if "blocksize" not in c.traffic.random and c.traffic.type != "rr":
+                assert c.traffic.blocksize == t["blocksize"], (point, c.name)
+            if t["type"] in ("burst", "burstq"):
+                assert c.traffic.blocks == t["blocks"], (point, c.name)
+            if t["type"] == "rr":
+                assert (c.traffic.request, c.traffic.response) == (t["request"], t["response"])
+
+
 def test_the_testbed_sends_no_switch_key_it_does_not_set():
     bed = tb.Testbed(name="t")
     assert bed.switch == {} and bed.sites == {}
@@ -108,7 +244,14 @@ def _spec_values() -> set:
     out: set = set()
     for entry in vocab.SPEC_KEYS.values():
         d = entry["default"]
-        if isinstance(d, str) and entry["record"] in ("host", "switch", "trunk", "upc"):
+        if isinstance(d, str) and entry["record"] in (
+            "host",
+            "switch",
+            "trunk",
+            "upc",
+            "connection",
+            "traffic",
+        ):
             out.add(d)
         if isinstance(d, (int, float)) and not isinstance(d, bool) and d > 100:
             out.add(d)
@@ -131,7 +274,7 @@ def _dataclass_defaults(tree: ast.Module):
 
 def test_no_default_or_range_of_a_spec_key_is_written_in_python():
     values = _spec_values()
-    assert {52428, 200, "sparc-ipc", "tail-drop"} <= values
+    assert {52428, 8192, 200, "sparc-ipc", "tail-drop", "tcp", "vc-mux"} <= values
     found = []
     for path in SCANNED:
         tree = ast.parse(path.read_text(), str(path))

@@ -37,7 +37,8 @@ POLICIES: tuple[str, ...] = tuple(_V["policies"])
 LIMIT_CATEGORIES: tuple[str, ...] = tuple(_V["limit_categories"])
 #: What an omitted key of a run spec reads as, per part: ``run``, ``switch``,
 #: ``abr_switch`` (ERICA's target and interval), ``host``, ``trunk``, ``upc``,
-#: ``connection``, ``traffic`` (of type full).
+#: ``connection``, ``traffic`` (every type's: blocksize, nbytes, duration_s, blocks,
+#: request, response).
 DEFAULTS: dict[str, dict[str, Any]] = _V["defaults"]
 #: Every key of a run spec's records (``sim/spec_keys.rs``), by (record, key): kind,
 #: unit, range ([least, most], the least excluded when ``above``), choices, a note on a

@@ -25,7 +25,7 @@ fn spec(case: &str, flavour: &str, rep: u32) -> RunSpec {
                   {receiver}],
         "trunks": [{{"from": "west", "to": "east", "phy": "oc3c", "delay_ms": {delay}}}],
         "connections": [{{"transmitter": "tx", "receiver": "rx", "encap": "llc-snap",
-            "flavour": "{flavour}", "sndbuf": 131072, "rcvbuf": 131072,
+            "flavour": "{flavour}", "sndbuf": 131072, "rcvbuf": 131072, "receiver_blocksize": 65536,
             "traffic": {{"type": "full", "blocksize": 65536, "duration_s": {seconds}}}}}]}}"#
     );
     RunSpec::from_json(&text).expect("valid spec")

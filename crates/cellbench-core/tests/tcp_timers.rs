@@ -9,7 +9,7 @@ use cellbench_core::sim::world::{run, RunResult};
 use cellbench_core::tcp::SendReason;
 use cellbench_core::SimTime;
 
-/// wan-mismatch case 1, unpaced: 128 KB windows, 64 KB writes, 10 s.
+/// wan-mismatch case 1, unpaced: 128 KB windows, 64 KB writes and reads, 10 s.
 fn mismatch(flavour: &str, seed: u64) -> RunResult {
     let text = format!(
         r#"{{"seed": {seed}, "trace": true,
@@ -17,7 +17,7 @@ fn mismatch(flavour: &str, seed: u64) -> RunResult {
                   {{"name": "rx", "site": "east", "profile": "sparc-10", "phy": "taxi100"}}],
         "trunks": [{{"from": "west", "to": "east", "phy": "oc3c", "delay_ms": 3.0}}],
         "connections": [{{"transmitter": "tx", "receiver": "rx", "encap": "llc-snap",
-            "flavour": "{flavour}", "sndbuf": 131072, "rcvbuf": 131072,
+            "flavour": "{flavour}", "sndbuf": 131072, "rcvbuf": 131072, "receiver_blocksize": 65536,
             "traffic": {{"type": "full", "blocksize": 65536, "duration_s": 10.0}}}}]}}"#
     );
     let spec = RunSpec::from_json(&text).expect("valid spec");

@@ -151,7 +151,7 @@ def _preset_pair(
         ("sndbuf", local, flags[0], "SO_SNDBUF"),
         ("rcvbuf", peer, flags[1], "SO_RCVBUF"),
     ):
-        if key in connection:
+        if connection.get(key):
             connection[key] = clamp_sockbuf(
                 connection[key], hosts[host]["flavour"], what, flag, notes
             )
@@ -253,20 +253,16 @@ def ttcp(args: argparse.Namespace) -> int:
     receiver = args.r
     if receiver and args.host:
         raise UsageError(f"ttcp -r takes no host (the receiver listens): {args.host!r}")
-    sndbuf = args.sndbuf or (args.b if not receiver and args.b else DEFAULT_SOCKBUF)
-    rcvbuf = args.rcvbuf or (args.b if receiver and args.b else DEFAULT_SOCKBUF)
     nbytes = args.l * args.n
+    # Only the buffers ttcp was given (-b sizes its own end's): the simulator's default
+    # stands for the others (the largest SunOS buffer), a real kernel keeps its own.
     connection = {
         "protocol": "udp" if args.u else "tcp",
-        "sndbuf": sndbuf,
-        "rcvbuf": rcvbuf,
+        "sndbuf": args.sndbuf or (None if receiver else args.b),
+        "rcvbuf": args.rcvbuf or (args.b if receiver else None),
         "nodelay": args.D,
         "traffic": {"type": "full", "blocksize": args.l, "nbytes": nbytes},
     }
-    if not engine_table.simulated(args.engine):
-        # A real kernel keeps its own buffer sizes unless ttcp was given one.
-        connection["sndbuf"] = args.sndbuf or (None if args.r else args.b)
-        connection["rcvbuf"] = args.rcvbuf or (args.b if args.r else None)
     flags = (
         "ttcp --sndbuf" if args.sndbuf else "ttcp -b",
         "ttcp --rcvbuf" if args.rcvbuf else "ttcp -b",
@@ -333,6 +329,12 @@ def ttcp(args: argparse.Namespace) -> int:
         )
     print(_limit_line(c), file=out)
     return 0
+
+
+def _buffers(connection: dict) -> tuple[int, int]:
+    """The simulated connection's socket buffers as netperf prints them: those -s and
+    -S gave (clamped to the flavour's largest), else the simulator's default."""
+    return connection["sndbuf"] or DEFAULT_SOCKBUF, connection["rcvbuf"] or DEFAULT_SOCKBUF
 
 
 def _limit_line(c: dict) -> str:
@@ -406,24 +408,21 @@ def netperf(args: argparse.Namespace) -> int:
         return _netperf_rr(args)
     o = _netperf_options(args.options, STREAM_OPTIONS)
     udp = args.test == "UDP_STREAM"
-    sndbuf, rcvbuf = o.get("local_send", DEFAULT_SOCKBUF), o.get("remote_recv", DEFAULT_SOCKBUF)
     send_size = o.get("send_size", 8192)
+    # Only the buffers -s and -S give: the simulator's default stands for the others,
+    # a real kernel keeps its own (netperf prints what getsockopt returns).
     connection = {
         "protocol": "udp" if udp else "tcp",
-        "sndbuf": sndbuf,
-        "rcvbuf": rcvbuf,
+        "sndbuf": o.get("local_send"),
+        "rcvbuf": o.get("remote_recv"),
         "receiver_blocksize": o.get("recv_size", send_size),
         "traffic": {"type": "full", "blocksize": send_size, "duration_s": args.seconds},
     }
+    c = _transfer(args, connection, args.remote, ("netperf -s", "netperf -S"))
     if engine_table.simulated(args.engine):
-        c = _transfer(args, connection, args.remote, ("netperf -s", "netperf -S"))
-        sndbuf, rcvbuf = connection["sndbuf"], connection["rcvbuf"]
+        sndbuf, rcvbuf = _buffers(connection)
         where = f"simulated: testbed {args.testbed}"
     else:
-        # A real kernel keeps its own buffer sizes unless -s/-S set them; netperf
-        # prints what getsockopt returns.
-        connection["sndbuf"], connection["rcvbuf"] = o.get("local_send"), o.get("remote_recv")
-        c = _transfer(args, connection, args.remote, ("netperf -s", "netperf -S"))
         sndbuf, rcvbuf = c["sndbuf_granted"] or 0, c["rcvbuf_granted"] or 0
         where = "real: " + ", ".join(args.hosts)
     # netperf's elapsed time runs from the start of the test until its timer ends
@@ -480,8 +479,8 @@ def _netperf_rr(args: argparse.Namespace) -> int:
     o = _netperf_options(args.options, RR_OPTIONS)
     request, response = o.get("sizes", (1, 1))
     conn = {
-        "sndbuf": o.get("local_send", DEFAULT_SOCKBUF),
-        "rcvbuf": o.get("remote_recv", DEFAULT_SOCKBUF),
+        "sndbuf": o.get("local_send"),
+        "rcvbuf": o.get("remote_recv"),
         "nodelay": o.get("nodelay", False),
         "traffic": {
             "type": "rr",
@@ -491,7 +490,7 @@ def _netperf_rr(args: argparse.Namespace) -> int:
         },
     }
     c = _transfer(args, conn, args.remote, ("netperf -s", "netperf -S"))
-    local, remote = conn["sndbuf"], conn["rcvbuf"]
+    local, remote = _buffers(conn)
     # As for a stream: netperf's alarm ends the test at -l whatever the connection does.
     elapsed = c["sender_seconds"] if c["completed"] and c["sender_seconds"] > 0 else args.seconds
     rate = c["transactions"] / elapsed

@@ -63,8 +63,10 @@ impl LanBuffers {
             nbytes: Some(self.nbytes),
             duration_s: None,
         };
+        // ttcp -r -l buflen: the sink reads in the transmitter's buffer length.
         let transfer = ConnSpec {
             mtu: Some(self.mtu),
+            receiver_blocksize: self.buflen,
             sndbuf: self.sndbuf,
             rcvbuf: self.rcvbuf,
             nodelay: self.nodelay,

@@ -8,7 +8,8 @@ use super::era::FIBRE_PS_PER_M;
 use super::explain::LimitedBy;
 use super::kind::Kind;
 use super::spec::{
-    ether, RunSpec, BUDGET_CUT, ERICA_INTERVAL_US, ERICA_TARGET, MAX_BLOCK, MAX_SECONDS, TRUNCATED,
+    ether, ConnSpec, RunSpec, Traffic, BUDGET_CUT, ERICA_INTERVAL_US, ERICA_TARGET, MAX_BLOCK,
+    MAX_SECONDS, TRUNCATED,
 };
 use super::spec_keys::DROP_POLICIES;
 use super::world::MTU_RANGE;
@@ -225,7 +226,7 @@ pub const RESULT_FIELDS: &[ResultField] = &[
 /// - `limit_categories`: every `limited_by` a connection can have;
 /// - `defaults`: what a spec's every omitted key reads as, per part of a spec
 ///   (`run`, `switch`, `abr_switch` (ERICA's), `host`, `trunk`, `upc`,
-///   `connection`, `traffic` of type `full`; a key the spec requires has none);
+///   `connection`, `traffic` of every type; a key the spec requires has none);
 /// - `spec_keys`: every key of those records with its kind, unit, range,
 ///   choices and default (`sim::spec_keys`);
 /// - `encaps`: the encapsulations, their header bytes and default MTU;
@@ -267,11 +268,14 @@ pub fn vocabulary() -> Value {
 }
 
 /// A spec's defaults, read from the spec itself: the smallest spec there is
-/// (one host, one connection, full-blast traffic), parsed and written back.
+/// (one host, one connection of each traffic type), parsed and written back.
 fn defaults() -> Value {
     let least = r#"{"hosts": [{"name": "a"}],
         "trunks": [{"from": "a", "to": "b", "delay_ms": 0, "upc": {"t_us": 1, "tau_us": 0}}],
-        "connections": [{"transmitter": "a", "receiver": "a", "traffic": {"type": "full"}}]}"#;
+        "connections": [{"transmitter": "a", "receiver": "a", "traffic": {"type": "full"}},
+            {"transmitter": "a", "receiver": "a",
+             "traffic": {"type": "burst", "period_us": 1, "duration_s": 1}},
+            {"transmitter": "a", "receiver": "a", "traffic": {"type": "rr", "duration_s": 1}}]}"#;
     let spec = RunSpec::from_json(least).expect("the smallest spec reads");
     let Value::Object(mut run) = serde_json::to_value(&spec).expect("a spec is JSON") else {
         unreachable!("a spec is an object")
@@ -279,8 +283,9 @@ fn defaults() -> Value {
     let mut take = |key: &str| run.remove(key).unwrap_or(Value::Null);
     let switch = take("switch");
     let host = first(take("hosts"), &["name"]);
+    let traffic = traffic_defaults(&spec.connections);
     let mut connection = first(take("connections"), &["transmitter", "receiver"]);
-    let traffic = connection.remove("traffic").unwrap_or(Value::Null);
+    connection.remove("traffic");
     let mut trunk = first(take("trunks"), &["from", "to", "delay_ms"]);
     let upc = match trunk.remove("upc") {
         Some(Value::Object(mut u)) => {
@@ -306,6 +311,35 @@ fn defaults() -> Value {
         "connection": connection,
         "traffic": traffic,
     })
+}
+
+/// The traffic keys' defaults, every type's (`full`'s block size and amount,
+/// `burst`'s blocks a period, `rr`'s request and response): each connection of
+/// the smallest spec gives those its type has and the spec did not set.
+fn traffic_defaults(connections: &[ConnSpec]) -> Value {
+    let mut out = Map::new();
+    for c in connections {
+        let (given, blocks): (&[&str], _) = match &c.traffic {
+            Traffic::Full { .. } => (&[], None),
+            // `blocks` is left out of a spec written back at its default.
+            Traffic::Burst { blocks, .. } | Traffic::Burstq { blocks, .. } => {
+                (&["period_us", "duration_s"], Some(*blocks))
+            }
+            Traffic::Rr { .. } => (&["duration_s"], None),
+        };
+        let Ok(Value::Object(t)) = serde_json::to_value(&c.traffic) else {
+            unreachable!("a traffic type is an object")
+        };
+        for (k, v) in t {
+            if k != "type" && !given.contains(&k.as_str()) {
+                out.entry(k).or_insert(v);
+            }
+        }
+        if let Some(n) = blocks {
+            out.insert("blocks".into(), json!(n));
+        }
+    }
+    Value::Object(out)
 }
 
 /// The first object of a list, without `drop`'s keys.
@@ -430,6 +464,16 @@ mod test {
         let d = &v["defaults"];
         assert_eq!(d["connection"]["sndbuf"], 52_428);
         assert_eq!(d["traffic"]["blocksize"], 8192.0);
+        // Every traffic type's: burst's blocks, rr's request and response.
+        assert_eq!(
+            (
+                &d["traffic"]["blocks"],
+                &d["traffic"]["request"],
+                &d["traffic"]["response"]
+            ),
+            (&json!(1), &json!(1), &json!(1))
+        );
+        assert_eq!(d["connection"]["receiver_blocksize"], 8192);
         assert_eq!(d["run"]["time_limit_s"], 3600.0);
         assert_eq!(d["switch"]["policy"], "tail-drop");
         assert_eq!(d["host"]["phy"], "taxi100");

@@ -9,8 +9,14 @@ from cellbench.experiment.lang import Block, Document, ExperimentError, Pos, exp
 from cellbench.experiment.model.checks import _check_connection, _check_event_budget, clamp_sockbuf
 from cellbench.experiment.model.endpoints import _endpoint
 from cellbench.experiment.model.hosts import _resolve_interfaces
-from cellbench.experiment.model.limits import DEFAULT_SOCKBUF
-from cellbench.experiment.model.records import Connection, Endpoint, Experiment, Group
+from cellbench.experiment.model.limits import DEFAULT_READ, DEFAULT_SOCKBUF
+from cellbench.experiment.model.records import (
+    TRAFFIC_SETTINGS,
+    Connection,
+    Endpoint,
+    Experiment,
+    Group,
+)
 from cellbench.experiment.model.tester import _tester
 from cellbench.experiment.model.timing import _earliest_starts, _schedule, _starts_no_later, _tree
 
@@ -138,6 +144,14 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
         rcv = sink.rcvbuf or sink.window or DEFAULT_SOCKBUF
         snd = clamp_sockbuf(snd, flavour[ep.own.host], "SO_SNDBUF", ep.protocol_pos, notes)
         rcv = clamp_sockbuf(rcv, flavour[sink.own.host], "SO_RCVBUF", sink.protocol_pos, notes)
+        # The keys the tests give (a buffer its flavour clamped counts as given).
+        given = {
+            "protocol": "protocol" in ep.where,
+            "sndbuf": bool(ep.sndbuf or ep.window) or snd != DEFAULT_SOCKBUF,
+            "rcvbuf": bool(sink.rcvbuf or sink.window) or rcv != DEFAULT_SOCKBUF,
+            "nodelay": "nodelay" in ep.where,
+            "receiver_blocksize": sink.traffic.sets("blocksize"),
+        }
         conns.append(
             Connection(
                 index=len(conns),
@@ -149,7 +163,9 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 rcvbuf=rcv,
                 nodelay=ep.nodelay,
                 traffic=ep.traffic,
-                receiver_blocksize=sink.traffic.blocksize,
+                receiver_blocksize=sink.traffic.blocksize
+                if given["receiver_blocksize"]
+                else DEFAULT_READ,
                 pos=ep.pos,
                 pacing_mbps=ep.pacing_mbps,
                 congestion=ep.congestion,
@@ -160,6 +176,7 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
                 sndbuf_asked=ep.sndbuf or ep.window,
                 rcvbuf_asked=sink.rcvbuf or sink.window,
                 positions=_positions(ep, sink),
+                given=frozenset(k for k, v in given.items() if v),
             )
         )
         if ep.congestion is not None or ep.mss is not None:
@@ -191,20 +208,6 @@ def build(doc: Document, testbed: tbmod.Testbed | None = None) -> Experiment:
     )
 
 
-#: The settings of a test's ``type = ...`` that give each traffic key of the run spec,
-#: the first written one taken (a burst's ``size`` gives its blocks and blocksize, a
-#: ``rate`` or an ftp ``disk_rate`` its period).
-_TRAFFIC_SETTINGS = {
-    "blocksize": ("blocksize", "size"),
-    "nbytes": ("nbytes",),
-    "duration_s": ("duration",),
-    "period_us": ("period", "rate", "disk_rate"),
-    "blocks": ("blocks", "size"),
-    "request": ("request",),
-    "response": ("response",),
-}
-
-
 def _positions(ep: Endpoint, sink: Endpoint) -> dict[str, Pos]:
     """Where the transmitter's and the sink's tests set each key of their connection's
     run spec: the socket buffers (or the ``window`` that sets both), pacing, the ABR
@@ -220,6 +223,6 @@ def _positions(ep: Endpoint, sink: Endpoint) -> dict[str, Pos]:
         "pacing_mbps": t.get("pacing", ep.protocol_pos),
         "abr": ep.service_pos or ep.pos,
     }
-    for key, settings in _TRAFFIC_SETTINGS.items():
+    for key, settings in TRAFFIC_SETTINGS.items():
         out[f"traffic.{key}"] = next((t[s] for s in settings if s in t), ep.type_pos)
     return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from cellbench import vocab
 from cellbench.experiment import abr as abrmod
 from cellbench.experiment.lang import (
     Block,
@@ -22,6 +23,8 @@ from cellbench.experiment.model.records import Endpoint
 from cellbench.experiment.model.traffic import _traffic
 from cellbench.experiment.model.values import _flag, _number, _spec_number
 
+#: What a connection's keys read as when a test leaves them out (the run spec's).
+_CONNECTION = vocab.DEFAULTS["connection"]
 PROTOCOL_KEYS = ("window", "sndbuf", "rcvbuf", "nodelay", "pacing", "congestion", "mss")
 #: A kernel's congestion control module name (TCP_CONGESTION takes up to 15 bytes).
 _CONGESTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,14}\Z")
@@ -47,13 +50,16 @@ def _endpoint(b: Block) -> Endpoint:
             raise ExperimentError(where, f"test {name}: found no '{k}', expected '{k} = ...;'")
     traffic = _traffic(got["type"])
     proto = got.get("protocol")
-    pname, window, sndbuf, rcvbuf, nodelay, pacing = "tcp", None, None, None, False, None
+    # Left out: the run spec's protocol and TCP_NODELAY (the core's defaults).
+    pname, nodelay = _CONNECTION["protocol"], _CONNECTION["nodelay"]
+    window, sndbuf, rcvbuf, pacing = None, None, None, None
     congestion, mss = None, None
-    #: Where the protocol's keys are set (a refusal of the core lands there).
+    #: Where the protocol and its keys are set (a refusal of the core lands there).
     where = {}
     ppos = proto.value.pos if proto else b.pos
     if proto is not None:
         v = proto.value
+        where["protocol"] = v.pos
         call = Call(v.text, [], v.pos) if isinstance(v, Name) else v
         if not isinstance(call, Call) or call.name not in ("tcp", "udp"):
             raise expected(v.pos, render(v), "a protocol: tcp (...) or udp (...)")

@@ -1,6 +1,6 @@
 """The simulator's defaults and limits an experiment is checked against.
 
-Socket buffers and block size when a test sets none, a run's simulated-time limit,
+Socket buffers, block size and read size when a test sets none, a run's simulated-time limit,
 the largest write, datagram and period come from the simulator's vocabulary
 (``vocab``); the integer widths, the largest seed and a cell's payload share are
 stated here, each with its reason.
@@ -11,10 +11,12 @@ from __future__ import annotations
 from cellbench import vocab
 
 #: Socket buffers when a test sets none: the largest SunOS 4.1.1 accepts (lan-buffers'
-#: default), the block size, and the simulated-time limit of one simulation (seconds):
-#: the simulator's defaults (``vocab.DEFAULTS``).
+#: default), the block size, the sink's read size, and the simulated-time limit of one
+#: simulation (seconds): the simulator's defaults (``vocab.DEFAULTS``).
 DEFAULT_SOCKBUF: int = vocab.DEFAULTS["connection"]["sndbuf"]
 DEFAULT_BLOCKSIZE = int(vocab.DEFAULTS["traffic"]["blocksize"])
+#: What a sink reads at a time when its test sets no block size (ttcp -r's buffer length).
+DEFAULT_READ: int = vocab.DEFAULTS["connection"]["receiver_blocksize"]
 TIME_LIMIT_S: float = vocab.DEFAULTS["run"]["time_limit_s"]
 #: The simulator's limits (``vocab.LIMITS``), checked here first so that a bad
 #: value is named at its position before anything runs: the largest TCP write (a

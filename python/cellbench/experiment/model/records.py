@@ -1,5 +1,10 @@
 """The experiment's records: a test's traffic, a test, a connection, the block tree
 and the experiment, each with the simulator's run spec it turns into.
+
+A record holds every value resolved (what the engines and the stored rows read), the
+run spec's default where the file sets none, read from the core's vocabulary; its
+run spec names only the keys the file sets, so the core's default stands for the
+others (sim::spec's serde defaults, each with its source).
 """
 
 from __future__ import annotations
@@ -9,7 +14,30 @@ from dataclasses import dataclass, field
 from cellbench import vocab
 from cellbench.experiment import testbed as tbmod
 from cellbench.experiment.lang import HostPort, Pos
-from cellbench.experiment.model.limits import DEFAULT_BLOCKSIZE, TIME_LIMIT_S
+from cellbench.experiment.model.limits import TIME_LIMIT_S
+
+#: What a traffic key of the run spec reads as when a test leaves it out (every type's).
+_TRAFFIC = vocab.DEFAULTS["traffic"]
+
+#: The settings of a test's ``type = ...`` that give each traffic key of the run spec,
+#: the first written one taken (a burst's ``size`` gives its blocks and blocksize, a
+#: ``rate`` or an ftp ``disk_rate`` its period).
+TRAFFIC_SETTINGS = {
+    "blocksize": ("blocksize", "size"),
+    "nbytes": ("nbytes",),
+    "duration_s": ("duration",),
+    "period_us": ("period", "rate", "disk_rate"),
+    "blocks": ("blocks", "size"),
+    "request": ("request",),
+    "response": ("response",),
+}
+#: Each traffic type's keys in the run spec (an ftp transfer runs as a burstq).
+_SPEC_TRAFFIC_KEYS = {
+    "full": ("blocksize", "nbytes", "duration_s"),
+    "burst": ("blocksize", "period_us", "duration_s", "blocks"),
+    "burstq": ("blocksize", "period_us", "duration_s", "blocks"),
+    "rr": ("request", "response", "duration_s"),
+}
 
 
 @dataclass
@@ -39,15 +67,15 @@ class Distribution:
 @dataclass
 class Traffic:
     type: str
-    blocksize: int = DEFAULT_BLOCKSIZE
+    blocksize: int = int(_TRAFFIC["blocksize"])
     nbytes: int | None = None
     duration_s: float | None = None
     period_us: float | None = None
     #: rr: the request's and the response's size, bytes.
-    request: int = 1
-    response: int = 1
+    request: int = _TRAFFIC["request"]
+    response: int = _TRAFFIC["response"]
     #: Blocks written back to back every period (a burst of several datagrams).
-    blocks: int = 1
+    blocks: int = _TRAFFIC["blocks"]
     #: ftp: the disk's read rate, bytes/s.
     disk_rate: float | None = None
     #: burst: bytes per burst (then blocks = size / blocksize), and a mean rate (bit/s)
@@ -58,33 +86,39 @@ class Traffic:
     #: Where each value was written: key -> position (for errors found when building).
     where: dict[str, Pos] = field(default_factory=dict)
 
+    def sets(self, key: str) -> bool:
+        """Whether the test gives the run spec's traffic ``key`` (a setting, a random law,
+        or a setting it follows from: ``size``, ``rate``, ``disk_rate``)."""
+        law = "period" if key == "period_us" else key
+        return law in self.random or any(s in self.where for s in TRAFFIC_SETTINGS[key])
+
     def to_spec(self) -> dict:
-        """Fixed values as numbers; random ones (``random``) as their law. The
-        stored ``blocksize``/``period_us`` of a random parameter is its mean."""
-
-        def value(key: str, fixed):
-            return self.random[key].to_spec() if key in self.random else fixed
-
-        if self.type == "rr":
-            return {
-                "type": "rr",
-                "request": self.request,
-                "response": self.response,
-                "duration_s": self.duration_s,
-            }
+        """The keys the test gives: fixed values as numbers, random ones (``random``) as
+        their law. The stored ``blocksize``/``period_us`` of a random parameter is its
+        mean. A byte count, duration or period given is always named (a full transfer
+        has one of the first two, a burst both of the last), also when a ``--set`` or a
+        study gave it rather than a setting."""
         kind = "burstq" if self.type == "ftp" else self.type
-        d: dict = {"type": kind, "blocksize": value("blocksize", self.blocksize)}
-        if self.type == "full":
-            d.update(
-                {"nbytes": self.nbytes}
-                if self.nbytes is not None
-                else {"duration_s": self.duration_s}
-            )
-        else:
-            d.update({"period_us": value("period", self.period_us), "duration_s": self.duration_s})
-            if self.blocks != 1:
-                d["blocks"] = self.blocks
-        return d
+        values = {
+            "blocksize": self.random["blocksize"].to_spec()
+            if "blocksize" in self.random
+            else self.blocksize,
+            "nbytes": self.nbytes,
+            "duration_s": self.duration_s,
+            "period_us": self.random["period"].to_spec()
+            if "period" in self.random
+            else self.period_us,
+            "blocks": self.blocks,
+            "request": self.request,
+            "response": self.response,
+        }
+        # These are None until something gives them; the others hold the core's default.
+        unset_is_none = {"nbytes", "duration_s", "period_us"}
+        return {"type": kind} | {
+            k: values[k]
+            for k in _SPEC_TRAFFIC_KEYS[kind]
+            if (values[k] is not None if k in unset_is_none else self.sets(k))
+        }
 
 
 @dataclass
@@ -134,14 +168,14 @@ class Connection:
     traffic: Traffic
     receiver_blocksize: int
     pos: Pos
+    #: The hosts' interface it runs over: "atm" or "ethernet" (the testbed's ``interface``).
+    interface: str
     pacing_mbps: float | None = None
     #: --engine real: the kernel's congestion control (TCP_CONGESTION) and MSS (TCP_MAXSEG).
     congestion: str | None = None
     mss: int | None = None
     #: Indices of the (earlier) connections that must all end before this one starts.
     after: list[int] = field(default_factory=list)
-    #: The hosts' interface it runs over: "atm" or "ethernet" (the testbed's ``interface``).
-    interface: str = "atm"
     #: The sink's port (the transmitter's ``peer`` port), where a kernel's sink listens.
     port: int | None = None
     #: The data circuit as ABR (``experiment.abr``; None: UBR).
@@ -154,33 +188,38 @@ class Connection:
     #: Where the file sets each of its run spec's keys (``traffic.blocksize``, ``rcvbuf``
     #: ...): a refusal of the core naming the key lands there (``model.refusals``).
     positions: dict[str, Pos] = field(default_factory=dict, repr=False, compare=False)
+    #: The run spec's keys among ``SET_KEYS`` that the tests give (a setting, or a
+    #: socket buffer the host's flavour clamped): only these are sent.
+    given: frozenset[str] = frozenset()
+
+    #: The connection's keys that have a default in the run spec and a setting in a test:
+    #: the protocol, the socket buffers (or the window that sets both), TCP_NODELAY and
+    #: the sink's read size.
+    SET_KEYS = ("protocol", "sndbuf", "rcvbuf", "nodelay", "receiver_blocksize")
 
     def to_spec(self, tb: tbmod.Testbed) -> dict:
-        # An Ethernet interface's MTU is Ethernet II's; the testbed's is the ATM one.
-        ethernet = self.interface == "ethernet"
+        """The simulator's connection: its ends and traffic, and each key the tests (or
+        the testbed: its MTU and encapsulation) give; the core's default for the rest."""
+        values = {k: getattr(self, k) for k in self.SET_KEYS}
         return (
-            {
-                "transmitter": self.transmitter,
-                "receiver": self.receiver,
-                "protocol": self.protocol,
-                "flavour": None,
-                "mtu": tbmod.ETHERNET_MTU if ethernet else tb.mtu,
-                "encap": tb.encap,
-                "sndbuf": self.sndbuf,
-                "rcvbuf": self.rcvbuf,
-                "nodelay": self.nodelay,
-                "traffic": self.traffic.to_spec(),
-                "receiver_blocksize": self.receiver_blocksize,
-                "pacing_mbps": self.pacing_mbps,
-                "after": list(self.after),
-            }
-            | ({"interface": "ethernet"} if ethernet else {})
-            | self._abr_spec()
+            {"transmitter": self.transmitter, "receiver": self.receiver}
+            | {k: v for k, v in values.items() if k in self.given}
+            | self._link_spec(tb)
+            | {"traffic": self.traffic.to_spec()}
+            | ({"pacing_mbps": self.pacing_mbps} if self.pacing_mbps is not None else {})
+            | ({"after": list(self.after)} if self.after else {})
+            | ({"abr": self.abr} if self.abr else {})
         )
 
-    def _abr_spec(self) -> dict:
-        """The data circuit's service: ABR's parameters, or nothing (UBR)."""
-        return {"abr": self.abr} if self.abr else {}
+    def _link_spec(self, tb: tbmod.Testbed) -> dict:
+        """The interface and the testbed's encapsulation and MTU where the core's defaults
+        (VC-mux at its MTU; Ethernet II's MTU over Ethernet) do not stand for them."""
+        encap = {"encap": tb.encap} if tb.encap != vocab.DEFAULTS["connection"]["encap"] else {}
+        if self.interface == "ethernet":
+            # Over Ethernet the core takes Ethernet II's MTU; the testbed's is the ATM one.
+            return encap | {"interface": "ethernet"}
+        mtu = {"mtu": tb.mtu} if tb.mtu != vocab.ENCAP_MTU[tb.encap] else {}
+        return encap | mtu
 
 
 @dataclass

@@ -764,7 +764,7 @@ impl RunSpec {
             rcvbuf: c.rcvbuf,
             nodelay: c.nodelay,
             buflen,
-            read_size: c.receiver_blocksize.unwrap_or(buflen),
+            read_size: c.receiver_blocksize,
             limit: load.limit,
             pace: load.pace,
             block_size,

@@ -276,28 +276,42 @@ impl HostSpec {
     }
 }
 
+/// A connection. Each key left out reads as its serde default, each with its
+/// source below; the front ends send only the keys a file sets and read these
+/// defaults from the vocabulary (`sim::vocabulary`, `defaults.connection`).
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConnSpec {
     pub transmitter: String,
     pub receiver: String,
+    /// `tcp` or `udp`; left out, TCP: ttcp's transfer unless `-u` (000 §2.1).
     #[serde(default = "tcp")]
     pub protocol: String,
+    /// Both ends' TCP; None: each end runs its own host's `flavour`.
     #[serde(default)]
     pub flavour: Option<String>,
+    /// The IP MTU; None: the encapsulation's (`Encap::default_mtu`: 9188 for
+    /// VC-mux, the Fore interface's MTU in 000 §2; 9180 for LLC/SNAP, RFC 1626),
+    /// or Ethernet II's 1500 over `interface = ethernet`.
     #[serde(default)]
     pub mtu: Option<u32>,
+    /// Left out, VC multiplexing: Fore IP over AAL5, the lan-buffers testbed's
+    /// (000 §2: its 9188-byte MTU is VC-mux's, no LLC/SNAP header).
     #[serde(default = "vc_mux")]
     pub encap: String,
     #[serde(default = "max_buf")]
     pub sndbuf: u32,
     #[serde(default = "max_buf")]
     pub rcvbuf: u32,
+    /// TCP_NODELAY; left out, off: a BSD socket runs Nagle's algorithm (RFC 896)
+    /// unless the application sets it (ttcp's `-D`; 000 §4.1.2).
     #[serde(default)]
     pub nodelay: bool,
     pub traffic: Traffic,
-    #[serde(default)]
-    pub receiver_blocksize: Option<u32>,
+    /// The receiver's read size, bytes; left out, ttcp's default buffer
+    /// length (`TTCP_BUFLEN`): a sink reads as `ttcp -r` does without `-l`.
+    #[serde(default = "ttcp_buflen")]
+    pub receiver_blocksize: u32,
     /// The transmitter's adapter paces this connection's cells at this rate (Mb/s).
     #[serde(default)]
     pub pacing_mbps: Option<f64>,
@@ -320,7 +334,8 @@ pub struct ConnSpec {
 
 impl ConnSpec {
     /// A connection with every default but its ends and traffic: TCP of the
-    /// transmitter's flavour, VC-mux at its MTU, the largest SunOS buffers.
+    /// transmitter's flavour, VC-mux at its MTU, the largest SunOS buffers, a
+    /// receiver reading ttcp's default buffer length.
     pub fn new(transmitter: &str, receiver: &str, traffic: Traffic) -> ConnSpec {
         ConnSpec {
             transmitter: transmitter.to_string(),
@@ -333,7 +348,7 @@ impl ConnSpec {
             rcvbuf: max_buf(),
             nodelay: false,
             traffic,
-            receiver_blocksize: None,
+            receiver_blocksize: ttcp_buflen(),
             pacing_mbps: None,
             start_s: 0.0,
             after: Vec::new(),
@@ -359,6 +374,7 @@ pub enum Traffic {
     /// A block every period (constant rate); a block due while a write is pending is
     /// skipped. With `blocks`, that many blocks every period, written back to back.
     Burst {
+        #[serde(default = "default_block")]
         blocksize: Param,
         period_us: Param,
         duration_s: f64,
@@ -367,6 +383,7 @@ pub enum Traffic {
     },
     /// As `burst`, but a block due while a write is pending is queued.
     Burstq {
+        #[serde(default = "default_block")]
         blocksize: Param,
         period_us: Param,
         duration_s: f64,
@@ -448,10 +465,19 @@ fn vc_mux() -> String {
 fn max_buf() -> u32 {
     52_428
 }
+/// ttcp's default buffer length, bytes (ttcp.c: `buflen = 8 * 1024`, its `-l`):
+/// what a transmitter writes and a sink reads when a test names no block size.
+/// 000 §2.1 measures with ttcp, and its lock-step (§4.1.4) is in 8K writes.
+pub const TTCP_BUFLEN: u32 = 8 * 1024;
+fn ttcp_buflen() -> u32 {
+    TTCP_BUFLEN
+}
 fn default_block() -> Param {
-    Param::Value(8192.0)
+    Param::Value(TTCP_BUFLEN as f64)
 }
 
+/// One block a period: NetSpec's burst writes a block each period unless a
+/// test asks for a burst of several (`blocks`, `size`).
 fn one_block() -> u32 {
     1
 }

@@ -108,12 +108,12 @@ fn udp_loses_datagrams_to_a_slower_receiver_and_none_to_a_faster_one() {
 }
 
 /// One-MSS streams both ways between an IRIX (4.4BSD rules) host and an NT host (or, with
-/// `flavour`, the connection's flavour at both ends).
+/// `flavour`, the connection's flavour at both ends), each end reading and writing one MSS.
 fn bsd_and_nt(flavour: &str) -> SpecResult {
     let conn = |from: &str, to: &str| {
         format!(
             r#"{{"transmitter": "{from}", "receiver": "{to}", {flavour} "mtu": 9188,
-            "sndbuf": 9148, "rcvbuf": 9148,
+            "sndbuf": 9148, "rcvbuf": 9148, "receiver_blocksize": 9148,
             "traffic": {{"type": "full", "blocksize": 9148, "duration_s": 2}}}}"#
         )
     };
