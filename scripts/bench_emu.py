@@ -268,7 +268,7 @@ def load_table(mb: int, runs: int, extra: list[int], cases: list[str]) -> None:
     cell = {"europe-vp": "europe-vp 19.45 µs row (E3 VP, 4 s)", "abr": f"ABR oc3c {mb} MB"}
     print(
         "case              extra  load1  runq  p50 µs  p99 µs     max µs  cell µs  verdict"
-        "        wake p99 µs  margin µs  late (write/read/sleep/other of PDUs)"
+        "        wake p99 µs  margin µs  read p99 µs  guard µs  late (write/read/sleep/other)"
     )
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
@@ -289,13 +289,16 @@ def load_table(mb: int, runs: int, extra: list[int], cases: list[str]) -> None:
                         # (A build before the wake-up figures has none.)
                         wake = r.get("wake_us", {}).get("p99", float("nan"))
                         margin = r.get("spin_margin_max_us", 100.0)
+                        read = r.get("read_us", {}).get("p99", float("nan"))
+                        guard = r.get("read_guard_max_us", 12.0)
                         late = r["late_pdus"]
                         verdict = "real time" if e["real_time"] else "NOT real time"
                         print(
                             f"{case:<17} {n:>5} {load:>6.1f} {q.mean():>5.1f} "
                             f"{e['lateness_p50_us']:>7.2f} {e['lateness_p99_us']:>7.2f} "
                             f"{e['lateness_max_us']:>10.1f} {r['slowest_cell_time_us']:>8.2f}  "
-                            f"{verdict:<14} {wake:>11.1f} {margin:>10.0f}  "
+                            f"{verdict:<14} {wake:>11.1f} {margin:>10.0f} "
+                            f"{read:>12.1f} {guard:>9.1f}  "
                             f"{late['write']}/{late['read']}/{late['sleep']}/{late['other']} "
                             f"of {r['pdus_timed']}",
                             flush=True,

@@ -445,6 +445,9 @@ def test_the_whole_report_says_where_the_loops_time_went(tmp_path):
     assert report["sleeps"] > 0 and 0 < report["sleep_seconds"] < report["seconds"]
     assert 0 <= report["wake_us"]["p50"] <= report["wake_us"]["max"]
     assert 100 <= report["spin_margin_max_us"] <= 1000
+    # Its reads (every datagram it carried) and the guard it kept before cell events.
+    assert 0 < report["read_us"]["p50"] <= report["read_us"]["max"]
+    assert 12 <= report["read_guard_max_us"] <= 40
     assert report["events"] > 0 and report["network_seconds"] < report["cpu_seconds"]
     # As root on two CPUs the loop ran at real-time priority on a CPU of its own: no note.
     if report["realtime_priority"] and report["cpu"] is not None:

@@ -44,8 +44,12 @@ pub use tun::{enter_netns, SetupError, Tun};
 
 /// An empty TUN read takes about a µs; reading a 9 KB datagram and building its
 /// PDU (two CRC-32 passes) about 7: closer than this to a cell event, the loop
-/// waits for the event instead.
+/// waits for the event instead. On a loaded machine, or with the network's
+/// models doing more per PDU sent (an ABR source places its cells as it takes the
+/// PDU), reads take longer: the guard follows the recent reads (`wait::Recent`)
+/// up to READ_GUARD_MAX, a third of a 9 KB datagram's time on OC-12c.
 const READ_GUARD: Duration = Duration::from_micros(12);
+const READ_GUARD_MAX: Duration = Duration::from_micros(40);
 /// The longest the loop sleeps without looking at its stop flag.
 const TICK: Duration = Duration::from_millis(10);
 /// The loop's recent activities kept to find what a late delivery waited for.
@@ -234,6 +238,12 @@ pub struct EmuReport {
     /// models (its events, `events` of them), and asleep between cell events.
     pub network_seconds: f64,
     pub events: u64,
+    /// Finding the TUN devices empty (a system call each).
+    pub poll_seconds: f64,
+    /// Each datagram's read and encapsulation (what the read guard covers), and
+    /// the largest guard taken (µs).
+    pub read_us: Lateness,
+    pub read_guard_max_us: f64,
     pub sleep_seconds: f64,
     pub sleeps: u64,
     /// How much later than asked the loop woke from each sleep that ran its time
@@ -286,6 +296,12 @@ pub struct Emulator {
     waiter: wait::Waiter,
     /// Total time the network's models took (`Network::poll` with events due).
     network_time: SimTime,
+    /// Total time finding the TUN devices empty.
+    poll_time: SimTime,
+    /// No read starts closer than this to a cell event.
+    read_guard: wait::Recent,
+    /// Per datagram: its read and encapsulation.
+    read_ps: Vec<u64>,
 }
 
 impl Emulator {
@@ -386,6 +402,9 @@ impl Emulator {
             tap: None,
             waiter: wait::Waiter::default(),
             network_time: SimTime::ZERO,
+            poll_time: SimTime::ZERO,
+            read_guard: wait::Recent::new(READ_GUARD, READ_GUARD_MAX),
+            read_ps: Vec::new(),
         })
     }
 
@@ -434,14 +453,21 @@ impl Emulator {
                 loop {
                     // A read must not straddle a cell event: within READ_GUARD of
                     // one, wait for it on the clock alone and handle it first.
-                    self.spin_if_due_within(READ_GUARD, &clock, &mut delivered);
+                    self.spin_if_due_within(self.read_guard.get(), &clock, &mut delivered);
                     let start = clock.now();
                     let Some(n) = self.tuns[h].recv(&mut buf)? else {
-                        self.note(start, clock.now(), Busy::Poll);
+                        let end = clock.now();
+                        self.poll_time += end.saturating_sub(start);
+                        self.note(start, end, Busy::Poll);
                         break;
                     };
                     self.inject(clock.now(), h, &buf[..n]);
-                    self.note(start, clock.now(), Busy::Read);
+                    let end = clock.now();
+                    self.read_guard.push(Duration::from_nanos(
+                        end.saturating_sub(start).as_ps() / 1000,
+                    ));
+                    self.read_ps.push(end.saturating_sub(start).as_ps());
+                    self.note(start, end, Busy::Read);
                     self.deliver_due(&clock, &mut delivered);
                 }
             }
@@ -754,10 +780,13 @@ impl Emulator {
             preemptions: 0,
             network_seconds: self.network_time.as_secs_f64(),
             events: self.net.events_processed(),
+            poll_seconds: self.poll_time.as_secs_f64(),
+            read_us: Lateness::of(&mut self.read_ps),
+            read_guard_max_us: self.read_guard.largest.as_secs_f64() * 1e6,
             sleep_seconds: self.waiter.stats.slept.as_secs_f64(),
             sleeps: self.waiter.stats.sleeps,
             wake_us: Lateness::of(&mut wake_ps),
-            spin_margin_max_us: self.waiter.stats.margin_max.as_secs_f64() * 1e6,
+            spin_margin_max_us: self.waiter.margin_max().as_secs_f64() * 1e6,
             lateness_histogram,
         }
     }
