@@ -456,8 +456,8 @@ impl Emulator {
             for h in 0..self.tuns.len() {
                 // Every datagram waiting (until EAGAIN), each as soon as read.
                 loop {
-                    // A read must not straddle a cell event: within READ_GUARD of
-                    // one, wait for it on the clock alone and handle it first.
+                    // A read must not straddle a cell event: within the read guard
+                    // of one, wait for it on the clock alone and handle it first.
                     self.spin_if_due_within(self.read_guard.get(), &clock, &mut delivered);
                     let start = clock.now();
                     let Some(n) = self.tuns[h].recv(&mut buf)? else {
@@ -497,7 +497,7 @@ impl Emulator {
         Ok(report)
     }
 
-    /// If the next cell event is due within `guard`, spin on the clock until it
+    /// While the next cell event is due within `guard`, spin on the clock until it
     /// is (no system call: each costs a µs or more), then handle it.
     fn spin_if_due_within(
         &mut self,
