@@ -2,8 +2,9 @@
 """The emulator (``--engine emu``) against its ceilings and the simulator, side by side.
 
 Run as root: ``python3 scripts/bench_emu.py [MBYTES [RUNS [abr]]]`` (default 16 MB, OC-12c
-moving four times as much; 1 emulated run of each path; ``abr``: the ABR case alone).
-Prints, in one run:
+moving four times as much; 1 emulated run of each path; ``abr``: the ABR case alone), or
+``python3 scripts/bench_emu.py --load-table [--extra 0,2] [--cases europe-vp,abr] [--runs N]``
+for the lateness against the machine's load (below). Prints, in one run:
 
 - an unconstrained OC-3c path and an unconstrained OC-12c path (two hosts of that
   phy with no gap between PDUs, one 256-cell port, 1 MB windows; the kernel's
@@ -21,17 +22,32 @@ Prints, in one run:
   fields (ACR, RM cells sent/returned/lost, time at MCR, as stored for its runs), and a
   verdict: whether the emulator kept real time with the RM cells flowing.
 
+``--load-table``: each case (europe-vp's 19.45 µs row as ``cellbench reproduce europe-vp
+--engine emu`` runs it; the ABR case above) RUNS times at the load present and under each
+``--extra`` number of busy-loop processes this script starts beside it and stops after
+(``--extra 0,2``: none, then two, so "load 2 on 2 cores" above what else runs is
+reproducible), printing one line per run: the load average before it, the runnable
+tasks sampled through it (``procs_running`` of /proc/stat, the emulator's own thread
+and the busy loops included), lateness p50/p99/max against one cell time of the
+slowest link, the verdict (real time: p99 within that cell time), and from the
+emulator's whole report (``CELLBENCH_EMU_REPORT``) its wake-ups' lateness p99, the
+largest spin margin it took, and the late PDUs by what its thread was doing.
+
 A benchmark, not a test: real-time figures depend on the machine and its load, which is
 printed with them.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -187,10 +203,119 @@ def abr(d: Path, mb: int) -> None:
     )
 
 
+@contextmanager
+def busy_loops(n: int):
+    """`n` processes spinning in a loop beside the benchmark (the scheduler places them),
+    killed on the way out whatever ended it."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        time.sleep(1.0 if n else 0.0)  # let them reach the run queues
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait()
+
+
+def procs_running() -> int:
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith("procs_running "):
+            return int(line.split()[1])
+    return 0
+
+
+class RunQueue:
+    """The runnable tasks sampled every 50 ms while a run lasts: its mean and peak."""
+
+    def __init__(self):
+        self.samples: list[int] = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self.done.wait(0.05):
+            self.samples.append(procs_running())
+
+    def __enter__(self) -> RunQueue:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.done.set()
+        self.thread.join()
+
+    def mean(self) -> float:
+        return sum(self.samples) / max(len(self.samples), 1)
+
+
+def europe_vp_row(d: Path, mb: int, name: str) -> pd.Series:
+    """europe-vp's 19.45 µs row (the emulated study's default case), emulated only."""
+    out = d / name
+    subprocess.run(
+        CELLBENCH
+        + ["reproduce", "europe-vp", "--engine", "emu", "--set", "spacing_us=19.45"]
+        + ["--no-sim", "--out", str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return pd.read_parquet(out / "runs").iloc[0]
+
+
+def load_table(mb: int, runs: int, extra: list[int], cases: list[str]) -> None:
+    """Each case's lateness at the load present and under each number of extra busy loops."""
+    cell = {"europe-vp": "europe-vp 19.45 µs row (E3 VP, 4 s)", "abr": f"ABR oc3c {mb} MB"}
+    print(
+        "case              extra  load1  runq  p50 µs  p99 µs     max µs  cell µs  verdict"
+        "        wake p99 µs  margin µs  read p99 µs  guard µs  late (write/read/sleep/other)"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        report = d / "reports.jsonl"
+        os.environ["CELLBENCH_EMU_REPORT"] = str(report)
+        for case in cases:
+            for n in extra:
+                with busy_loops(n):
+                    for rep in range(runs):
+                        report.unlink(missing_ok=True)
+                        load = os.getloadavg()[0]
+                        with RunQueue() as q:
+                            if case == "europe-vp":
+                                e = europe_vp_row(d, mb, f"ev{n}-{rep}")
+                            else:
+                                e, _ = run(d, f"abr{n}-{rep}", ABR.format(mb=mb), "--engine", "emu")
+                        r = json.loads(report.read_text().splitlines()[-1])
+                        # (A build before the wake-up figures has none.)
+                        wake = r.get("wake_us", {}).get("p99", float("nan"))
+                        margin = r.get("spin_margin_max_us", 100.0)
+                        read = r.get("read_us", {}).get("p99", float("nan"))
+                        guard = r.get("read_guard_max_us", 12.0)
+                        late = r["late_pdus"]
+                        verdict = "real time" if e["real_time"] else "NOT real time"
+                        print(
+                            f"{case:<17} {n:>5} {load:>6.1f} {q.mean():>5.1f} "
+                            f"{e['lateness_p50_us']:>7.2f} {e['lateness_p99_us']:>7.2f} "
+                            f"{e['lateness_max_us']:>10.1f} {r['slowest_cell_time_us']:>8.2f}  "
+                            f"{verdict:<14} {wake:>11.1f} {margin:>10.0f} "
+                            f"{read:>12.1f} {guard:>9.1f}  "
+                            f"{late['write']}/{late['read']}/{late['sleep']}/{late['other']} "
+                            f"of {r['pdus_timed']}",
+                            flush=True,
+                        )
+    print("# cases: " + "; ".join(f"{c}: {cell[c]}" for c in cases))
+
+
 def main() -> int:
-    mb = int(sys.argv[1]) if len(sys.argv) > 1 else 16
-    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 1
-    only_abr = sys.argv[3:] == ["abr"]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("mbytes", nargs="?", type=int, default=16)
+    ap.add_argument("runs", nargs="?", type=int, default=1)
+    ap.add_argument("case", nargs="?", choices=["abr"], help="the ABR case alone")
+    ap.add_argument("--load-table", action="store_true", help="lateness against load")
+    ap.add_argument("--extra", default="0,2", help="busy loops to add, per row (0,2)")
+    ap.add_argument("--cases", default="europe-vp,abr", help="europe-vp, abr")
+    a = ap.parse_args()
+    mb, reps, only_abr = a.mbytes, a.runs, a.case == "abr"
     if os.geteuid() != 0:
         print("bench_emu.py: run as root (the emulator makes network namespaces)")
         return 2
@@ -204,6 +329,14 @@ def main() -> int:
         f"the emulator's loop on CPU {cpu}, the hosts' input steered to CPUs {rps}; "
         f"sched_rt_runtime_us {throttle} (of 1 s: a loop spinning more is throttled)"
     )
+    if a.load_table:
+        cases = a.cases.split(",")
+        bad = [c for c in cases if c not in ("europe-vp", "abr")]
+        if bad:
+            ap.error(f"--cases {a.cases}: no case {bad[0]!r} (europe-vp, abr)")
+        load_table(mb, reps, [int(x) for x in a.extra.split(",")], cases)
+        print(f"# load average after: {os.getloadavg()[0]:.1f}")
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         if only_abr:

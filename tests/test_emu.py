@@ -416,3 +416,50 @@ cluster {
     assert len(acr) > 1 and (acr["connection"] == row["connection"]).all()
     assert acr["t_s"].is_monotonic_increasing
     assert acr["acr_bps"].max() > 10e6  # ERICA raised it from ICR
+
+
+def test_the_whole_report_says_where_the_loops_time_went(tmp_path):
+    """CELLBENCH_EMU_REPORT: each run's report beside its rows: the lateness histogram
+    counts every timed PDU, the loop slept between cell events and measured its wake-ups,
+    and the spin margin it took from them stayed within its bounds (wait.rs)."""
+    path = tmp_path / "report.jsonl"
+    f = tmp_path / "exp.netspec"
+    f.write_text(WINDOW.format(window="64K", nbytes="512K"))
+    r = subprocess.run(
+        CELLBENCH + ["run", str(f), "--engine", "emu", "--out", "e.result"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=180,
+        env={**os.environ, "CELLBENCH_EMU_REPORT": str(path)},
+    )
+    assert r.returncode == 0, r.stderr
+    (report,) = [json.loads(line) for line in path.read_text().splitlines()]
+    row = rows(tmp_path / "e.result").iloc[0]
+    assert report["pdus_timed"] == row["emu_pdus_timed"] > 0
+    assert sum(n for _, n in report["lateness_histogram"]) == report["pdus_timed"]
+    # The histogram's bins are powers of two of a µs; the worst PDU is in the last one.
+    top = report["lateness_histogram"][-1][0]
+    assert top / 2 < row["lateness_max_us"] <= top or top == 1.0
+    # An 8.8 ms round trip leaves the loop asleep most of the run, woken on time or late.
+    assert report["sleeps"] > 0 and 0 < report["sleep_seconds"] < report["seconds"]
+    assert 0 <= report["wake_us"]["p50"] <= report["wake_us"]["max"]
+    assert 100 <= report["spin_margin_max_us"] <= 1000
+    # Its reads (every datagram it carried) and the guard it kept before cell events.
+    assert 0 < report["read_us"]["p50"] <= report["read_us"]["max"]
+    assert 12 <= report["read_guard_max_us"] <= 40
+    assert report["events"] > 0 and report["network_seconds"] < report["cpu_seconds"]
+    # As root on two CPUs the loop ran at real-time priority on a CPU of its own: no note.
+    if report["realtime_priority"] and report["cpu"] is not None:
+        notes = row["notes"] if isinstance(row["notes"], str) else ""
+        assert "emu: the emulator's loop" not in notes
+
+
+def test_a_loop_without_priority_or_cpu_says_so_in_its_rows():
+    """The fallback (no SCHED_FIFO, no CPU of its own) is stored as the rows' notes."""
+    from cellbench.engines.emu.engine import _timing_notes
+
+    assert _timing_notes({"realtime_priority": True, "cpu": 1}) == []
+    notes = _timing_notes({"realtime_priority": False, "cpu": None})
+    assert len(notes) == 2
+    assert "SCHED_FIFO refused" in notes[0] and "no CPU of its own" in notes[1]

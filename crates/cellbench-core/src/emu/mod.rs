@@ -24,6 +24,7 @@
 
 mod tap;
 mod tun;
+mod wait;
 
 use crate::sim::clock::WallClock;
 use crate::sim::net::{CircuitId, Delivery, Fidelity, Network};
@@ -41,14 +42,19 @@ use std::time::{Duration, Instant};
 pub use tap::PcapSpec;
 pub use tun::{enter_netns, SetupError, Tun};
 
-/// Sleep (poll the TUN devices) until this close to the next cell event, then
-/// spin: a timer wake-up is late by tens of µs on a busy machine, a spin by
-/// well under one.
-const SPIN: Duration = Duration::from_micros(100);
 /// An empty TUN read takes about a µs; reading a 9 KB datagram and building its
 /// PDU (two CRC-32 passes) about 7: closer than this to a cell event, the loop
-/// waits for the event instead.
+/// waits for the event instead. On a loaded machine, or with the network's
+/// models doing more per PDU sent (an ABR source places its cells as it takes the
+/// PDU), reads take longer: the guard follows the recent reads (`wait::Recent`)
+/// up to READ_GUARD_MAX, a third of a 9 KB datagram's time on OC-12c.
 const READ_GUARD: Duration = Duration::from_micros(12);
+const READ_GUARD_MAX: Duration = Duration::from_micros(40);
+/// The longest a datagram waiting in a TUN device is left there for a gap
+/// between cell events as long as the guard: with an ABR circuit's RM cells the
+/// events can follow each other for longer than that. Under half a 9 KB
+/// datagram's time on OC-12c, so a sender's datagrams do not queue behind it.
+const READ_WAIT: Duration = Duration::from_micros(50);
 /// The longest the loop sleeps without looking at its stop flag.
 const TICK: Duration = Duration::from_millis(10);
 /// The loop's recent activities kept to find what a late delivery waited for.
@@ -233,6 +239,26 @@ pub struct EmuReport {
     /// `--pcap`: the cells written, or why the file is incomplete.
     pub pcap_cells: Option<u64>,
     pub pcap_error: Option<String>,
+    /// Where the loop's time went besides reading and writing: the network's
+    /// models (its events, `events` of them), and asleep between cell events.
+    pub network_seconds: f64,
+    pub events: u64,
+    /// Finding the TUN devices empty (a system call each).
+    pub poll_seconds: f64,
+    /// Each datagram's read and encapsulation (what the read guard covers), and
+    /// the largest guard taken (µs).
+    pub read_us: Lateness,
+    pub read_guard_max_us: f64,
+    pub sleep_seconds: f64,
+    pub sleeps: u64,
+    /// How much later than asked the loop woke from each sleep that ran its time
+    /// (the timer, the CPU waking, the kernel's work before it): what the spin
+    /// margin before each cell event covers, and the largest margin used (µs).
+    pub wake_us: Lateness,
+    pub spin_margin_max_us: f64,
+    /// The PDUs' lateness by powers of two: `[upper bound µs, PDUs]`, the first
+    /// bin everything up to 1 µs, empty bins left out.
+    pub lateness_histogram: Vec<(f64, u64)>,
 }
 
 /// How a datagram is assigned to a circuit.
@@ -271,6 +297,16 @@ pub struct Emulator {
     slowest_cell: SimTime,
     /// `--pcap`: the cells leaving one port.
     tap: Option<tap::CellTap>,
+    /// Sleeps between cell events and the spin margin before each.
+    waiter: wait::Waiter,
+    /// Total time the network's models took (`Network::poll` with events due).
+    network_time: SimTime,
+    /// Total time finding the TUN devices empty.
+    poll_time: SimTime,
+    /// No read starts closer than this to a cell event.
+    read_guard: wait::Recent,
+    /// Per datagram: its read and encapsulation.
+    read_ps: Vec<u64>,
 }
 
 impl Emulator {
@@ -369,6 +405,11 @@ impl Emulator {
             counts: DatagramCounts::default(),
             slowest_cell,
             tap: None,
+            waiter: wait::Waiter::default(),
+            network_time: SimTime::ZERO,
+            poll_time: SimTime::ZERO,
+            read_guard: wait::Recent::new(READ_GUARD, READ_GUARD_MAX),
+            read_ps: Vec::new(),
         })
     }
 
@@ -413,43 +454,37 @@ impl Emulator {
             // a datagram is encapsulated waits only for that one.
             self.deliver_due(&clock, &mut delivered);
             for h in 0..self.tuns.len() {
+                // Every datagram waiting (until EAGAIN), each as soon as read.
                 loop {
-                    // A read must not straddle a cell event: within READ_GUARD of
-                    // one, wait for it on the clock alone and handle it first.
-                    self.spin_if_due_within(READ_GUARD, &clock, &mut delivered);
+                    // A read must not straddle a cell event: within the read guard
+                    // of one, wait for it on the clock alone and handle it first.
+                    self.spin_if_due_within(self.read_guard.get(), &clock, &mut delivered);
                     let start = clock.now();
                     let Some(n) = self.tuns[h].recv(&mut buf)? else {
-                        self.note(start, clock.now(), Busy::Poll);
+                        let end = clock.now();
+                        self.poll_time += end.saturating_sub(start);
+                        self.note(start, end, Busy::Poll);
                         break;
                     };
                     self.inject(clock.now(), h, &buf[..n]);
-                    self.note(start, clock.now(), Busy::Read);
+                    let end = clock.now();
+                    self.read_guard.push(Duration::from_nanos(
+                        end.saturating_sub(start).as_ps() / 1000,
+                    ));
+                    self.read_ps.push(end.saturating_sub(start).as_ps());
+                    self.note(start, end, Busy::Read);
                     self.deliver_due(&clock, &mut delivered);
                 }
             }
-            let wait = match self.net.poll_at() {
-                Some(t) => clock
-                    .instant_of(t)
-                    .saturating_duration_since(Instant::now())
-                    .min(TICK),
-                None => TICK,
+            let now = Instant::now();
+            let next = match self.net.poll_at() {
+                Some(t) => clock.instant_of(t).min(now + TICK),
+                None => now + TICK,
             };
-            if wait > SPIN {
-                let sleep = wait - SPIN;
-                let ts = libc::timespec {
-                    tv_sec: sleep.as_secs() as libc::time_t,
-                    tv_nsec: sleep.subsec_nanos() as libc::c_long,
-                };
+            let margin = self.waiter.margin();
+            if next.saturating_duration_since(now) > margin {
                 let start = clock.now();
-                // SAFETY: `pfds` holds valid pollfd entries for its length.
-                unsafe {
-                    libc::ppoll(
-                        pfds.as_mut_ptr(),
-                        pfds.len() as libc::nfds_t,
-                        &ts,
-                        std::ptr::null(),
-                    )
-                };
+                self.waiter.sleep(&mut pfds, next - margin);
                 self.note(start, clock.now(), Busy::Sleep);
             } else {
                 std::hint::spin_loop();
@@ -462,7 +497,7 @@ impl Emulator {
         Ok(report)
     }
 
-    /// If the next cell event is due within `guard`, spin on the clock until it
+    /// While the next cell event is due within `guard`, spin on the clock until it
     /// is (no system call: each costs a µs or more), then handle it.
     fn spin_if_due_within(
         &mut self,
@@ -470,17 +505,22 @@ impl Emulator {
         clock: &WallClock,
         delivered: &mut Vec<Delivery>,
     ) {
-        let Some(t) = self.net.poll_at() else {
-            return;
-        };
-        let due = clock.instant_of(t);
-        if due.saturating_duration_since(Instant::now()) > guard {
-            return;
+        // Until the next event is beyond the guard: the one just handled may have
+        // made another due a cell time later (a PDU's last cell leaving its last
+        // port makes its delivery), which a read started now would straddle. A read
+        // waits at most READ_WAIT for a gap in the events.
+        let give_up = Instant::now() + READ_WAIT;
+        while let Some(t) = self.net.poll_at() {
+            let due = clock.instant_of(t);
+            let now = Instant::now();
+            if due.saturating_duration_since(now) > guard || now >= give_up {
+                return;
+            }
+            while clock.now() < t {
+                std::hint::spin_loop();
+            }
+            self.deliver_due(clock, delivered);
         }
-        while clock.now() < t {
-            std::hint::spin_loop();
-        }
-        self.deliver_due(clock, delivered);
     }
 
     /// The loop was busy with `what` from `start` to `end`.
@@ -519,7 +559,12 @@ impl Emulator {
 
     /// Hand over every PDU whose last cell has arrived by now.
     fn deliver_due(&mut self, clock: &WallClock, delivered: &mut Vec<Delivery>) {
-        self.net.poll(clock.now(), delivered);
+        let start = clock.now();
+        let due = self.net.poll_at().is_some_and(|t| t <= start);
+        self.net.poll(start, delivered);
+        if due {
+            self.network_time += clock.now().saturating_sub(start);
+        }
         // Before the deliveries: a delivered PDU's bytes are let go.
         self.tap_cells();
         for d in delivered.drain(..) {
@@ -647,7 +692,11 @@ impl Emulator {
     }
 
     fn report(mut self, seconds: f64, cpu_seconds: f64) -> EmuReport {
+        let lateness_histogram = histogram(&self.lateness_ps);
         let lateness_us = Lateness::of(&mut self.lateness_ps);
+        let mut wake_ps: Vec<u64> = (self.waiter.stats.overshoot_ns.iter())
+            .map(|ns| ns.saturating_mul(1000))
+            .collect();
         let write_us = Lateness::of(&mut self.write_ps);
         let slowest_us = self.slowest_cell.as_us_f64();
         let circuit = |c: CircuitId| {
@@ -739,8 +788,38 @@ impl Emulator {
             realtime_priority: false,
             cpu: None,
             preemptions: 0,
+            network_seconds: self.network_time.as_secs_f64(),
+            events: self.net.events_processed(),
+            poll_seconds: self.poll_time.as_secs_f64(),
+            read_us: Lateness::of(&mut self.read_ps),
+            read_guard_max_us: self.read_guard.largest.as_secs_f64() * 1e6,
+            sleep_seconds: self.waiter.stats.slept.as_secs_f64(),
+            sleeps: self.waiter.stats.sleeps,
+            wake_us: Lateness::of(&mut wake_ps),
+            spin_margin_max_us: self.waiter.margin_max().as_secs_f64() * 1e6,
+            lateness_histogram,
         }
     }
+}
+
+/// Durations (ps) counted in power-of-two bins of µs: `[upper bound µs, count]`,
+/// the first bin everything up to 1 µs, empty bins left out.
+fn histogram(ps: &[u64]) -> Vec<(f64, u64)> {
+    let mut bins = [0u64; 64];
+    for &p in ps {
+        // Bin k holds (2^(k-1), 2^k] µs; bin 0 up to 1 µs.
+        let us = p.div_ceil(1_000_000);
+        let k = if us <= 1 {
+            0
+        } else {
+            64 - (us - 1).leading_zeros() as usize
+        };
+        bins[k.min(63)] += 1;
+    }
+    (bins.iter().enumerate())
+        .filter(|&(_, &n)| n > 0)
+        .map(|(k, &n)| ((1u64 << k) as f64, n))
+        .collect()
 }
 
 /// Where the datagram lies in a CPCS-PDU, if its CRC and encapsulation check.
@@ -754,7 +833,7 @@ fn checked_datagram(pdu: &[u8], encap: Encap) -> Option<Range<usize>> {
 /// Real-time scheduling for the calling thread (SCHED_FIFO, when the process may:
 /// root or CAP_SYS_NICE): on a busy machine an ordinary thread waits for a core
 /// for milliseconds, which would add to every packet's delay. The loop sleeps
-/// between cell events and spins only the last `SPIN` before each, so it takes
+/// between cell events and spins only a margin before each (`wait`), so it takes
 /// little from the other tasks (and the kernel's RT throttling bounds it).
 fn raise_priority() -> bool {
     let param = libc::sched_param { sched_priority: 10 };
@@ -906,6 +985,17 @@ mod test {
             other: 1,
         };
         assert_eq!(e.late, one_each);
+    }
+
+    #[test]
+    fn lateness_is_binned_by_powers_of_two_of_a_microsecond() {
+        let us = |x: u64| x * 1_000_000;
+        let h = histogram(&[0, us(1), us(1) + 1, us(2), us(3), us(1000), us(1025)]);
+        assert_eq!(
+            h,
+            vec![(1.0, 2), (2.0, 2), (4.0, 1), (1024.0, 1), (2048.0, 1)]
+        );
+        assert!(histogram(&[]).is_empty());
     }
 
     #[test]

@@ -12,6 +12,7 @@ each TCP sender's cwnd (TCP_INFO, as the real engine's).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
@@ -48,6 +49,10 @@ AUTO_NET = "10.213.0.{}"
 STALL_TIMEOUT_S = 30.0
 #: Seconds between the progress lines of a connection still running.
 PROGRESS_S = 5.0
+#: If set, a file each run's whole emulator report is appended to as one JSON line:
+#: where the loop's time went, its wake-ups and the lateness histogram, which the
+#: stored rows summarise (``scripts/bench_emu.py`` reads it).
+REPORT_ENV = "CELLBENCH_EMU_REPORT"
 #: Testbed host settings that only the simulator reads: hosts are real kernels here.
 SIM_ONLY_HOST_KEYS = ("profile", "flavour")
 
@@ -194,6 +199,10 @@ def run_one(
             report = emu.stop()
         finally:
             emu.close()
+    if os.environ.get(REPORT_ENV):
+        with open(os.environ[REPORT_ENV], "a") as f:
+            whole = {k: v for k, v in report.items() if k not in ("connections", "ports")}
+            f.write(json.dumps(whole) + "\n")
     if report.get("pcap_error"):
         raise EmuError(f"--pcap {tap['path']}: {report['pcap_error']}")
     rows = controller.rows(plan, task, run, origin)
@@ -239,6 +248,8 @@ def run_one(
             )
         row.update(abr)
         row.update(_network_limit(row, data))
+        notes = [*filter(None, [row.get("notes")]), *_timing_notes(report)]
+        row["notes"] = "; ".join(notes) or None
     contention.name_capture(rows)
     ports, queue = port_rows(ident(task), report["ports"], shift)
     cwnd = controller.series(task, run, origin) if plan.series else []
@@ -249,6 +260,23 @@ def run_one(
             f"({tap['name']}) in {tap['path']}"
         )
     return Tables(rows, ports=ports, cwnd=cwnd, queue=queue, acr=acr, lines=lines)
+
+
+def _timing_notes(report: dict) -> list[str]:
+    """What the emulator's loop ran without, as the row's notes: its lateness columns
+    say how far the timing held, these say why it may not have."""
+    out = []
+    if not report["realtime_priority"]:
+        out.append(
+            "emu: the emulator's loop ran at ordinary priority (SCHED_FIFO refused: needs "
+            "root or CAP_SYS_NICE), so other tasks delay its cell events on a loaded machine"
+        )
+    if report["cpu"] is None:
+        out.append(
+            "emu: the emulator's loop had no CPU of its own (one CPU, or pinning refused): "
+            "the receivers' TCP input ran on its thread"
+        )
+    return out
 
 
 def _network_limit(row: dict, data: dict) -> dict:
