@@ -119,7 +119,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--engine",
         choices=engine_table.TOOL_NAMES,
         default=engine_table.DEFAULT,
-        help="sim: the simulator (default); real: two hosts' daemons (cellbench daemon --help)",
+        help=engine_table.help_text(engine_table.TOOL_NAMES),
     )
     for option in engine_table.tool_options():
         p.add_argument(*option.flags, **option.argparse)
@@ -212,9 +212,7 @@ def _transfer(
         tx, rx = _preset_pair(args.testbed, connection, remote, flags)
         testbed = f"testbed {args.testbed} {{ }}"
     else:
-        from cellbench.engines.real.tools import hosts
-
-        tx, rx, testbed = hosts(args, remote)
+        tx, rx, testbed = kind.tool_hosts(args, remote)
     port = args.p if getattr(args, "p", None) else 5001
     text = _experiment(testbed, tx, rx, connection, port)
     plan = make_plan(text, seed=args.seed, file=f"<{args.command} --engine {name}>")

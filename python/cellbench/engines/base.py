@@ -170,6 +170,14 @@ class Engine(Protocol):
         the engine (``tools``)."""
         ...
 
+    @staticmethod
+    def tool_hosts(args, receiver: str | None) -> tuple[str, str, str]:
+        """For ``ttcp`` and ``netperf`` on an engine on the real clock that offers them
+        (``tools``): the transmitter, the receiver and the experiment's testbed block,
+        from the tool's options (``tool_options``) and its host argument. (A simulated
+        engine runs the tool between the --testbed preset's hosts instead.)"""
+        ...
+
 
 class OnTheClock:
     """What the engines on the real clock (the emulator, real hosts) share: one run at

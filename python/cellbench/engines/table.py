@@ -61,10 +61,13 @@ def get(name: str) -> type[Engine]:
         raise ValueError(f"engine {name!r}: expected one of {', '.join(NAMES)}") from None
 
 
-def help_text() -> str:
-    """``--engine``'s help: each engine's ``about``, the default said."""
+def help_text(names: tuple[str, ...] | None = None) -> str:
+    """``--engine``'s help: each engine's ``about`` (of ``names``, every engine when
+    None), the default said."""
     return "; ".join(
-        f"{n}: {e.about}" + (" (default)" if n == DEFAULT else "") for n, e in ENGINES.items()
+        f"{n}: {e.about}" + (" (default)" if n == DEFAULT else "")
+        for n, e in ENGINES.items()
+        if names is None or n in names
     )
 
 

@@ -55,6 +55,12 @@ class RealEngine(OnTheClock):
     traffic_not_yet = NOT_YET
     columns = (REAL_CLOCK, REAL)
 
+    @staticmethod
+    def tool_hosts(args, receiver):
+        from cellbench.engines.real.tools import hosts
+
+        return hosts(args, receiver)
+
     def __init__(
         self,
         hosts: dict[str, str] | None = None,
