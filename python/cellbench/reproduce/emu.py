@@ -73,22 +73,10 @@ def experiment_file(name: str) -> Path:
     return study.experiment_file(emulated(name).file)
 
 
-def plan(
-    name: str,
-    *,
-    sets: list[str] | None = None,
-    full_grid: bool = False,
-    seconds: float | None = None,
-    kernel_cc: str | None = None,
-    replications: int | None = None,
-    seed: int | None = None,
-) -> tuple[Plan, str]:
-    """The emulated study's plan (its first variant's, ``plans``), and a line saying
-    what part of the study it runs."""
-    got, said = plans(
-        name, sets=sets, full_grid=full_grid, seconds=seconds, kernel_cc=kernel_cc,
-        replications=replications, seed=seed,
-    )  # fmt: skip
+def plan(name: str, **options) -> tuple[Plan, str]:
+    """The emulated study's plan (its first variant's), and a line saying what part of
+    the study it runs; ``options`` as ``plans`` takes them."""
+    got, said = plans(name, **options)
     return got[0][1], said
 
 
