@@ -160,8 +160,12 @@ def test_the_sweep_guard_is_on_the_product_and_builds_nothing() -> None:
 
 ENGINE = [
     # (the experiment, position, text of the message)
-    (experiment(type_="full (blocksize=1G, nbytes=1M)"), "2:35", "<= 1048576 for blocksize"),
-    (experiment(type_="full (blocksize=0.5, nbytes=1M)"), "2:35", "a whole number >= 1"),
+    (
+        experiment(type_="full (blocksize=1G, nbytes=1M)"),
+        "2:35",
+        "blocksize 1073741824: every value must be > 0 and at most 1048576",
+    ),
+    (experiment(type_="full (blocksize=0.5, nbytes=1M)"), "2:35", "a whole number >= 0"),
     (
         experiment(type_="full (blocksize=8K, nbytes=100000000000000000000000)"),
         "2:46",
@@ -217,7 +221,8 @@ ENGINE = [
     (
         experiment(type_="full (blocksize=64K, nbytes=1M)", proto="udp", rproto="udp"),
         "2:35",
-        "at most 65507 bytes, the largest UDP datagram",
+        "the simulator refuses it: connection 0 (A -> B): blocksize 65536: every value must "
+        "be > 0 and at most 65507",
     ),
     (experiment() + "sweep { seed = 9223372036854775808; }", "5:16", "<= 9223372036854775807"),
 ]
@@ -235,6 +240,60 @@ def test_engine_limits_are_checked_before_anything_is_written(
     line = one_line_error(err)
     assert f"x.netspec:{where}: " in line and message in line, line
     assert not out.exists()
+
+
+#: Values the simulator refuses and Python no longer checks first (issue 30): the
+#: experiment, the setting's position, the value as the refusal names it and its words.
+#: A conflict points at the setting written later and names the other (model.refusals).
+CORE_REFUSES = [
+    (
+        experiment(type_="rr (duration=1)", proto="udp", rproto="udp"),
+        "2:47", 'protocol "udp" must be tcp', "traffic rr is TCP_RR",
+    ),
+    (
+        experiment(type_="full (blocksize=8K, nbytes=1M, duration=1)"),
+        "2:59", "not both (against traffic.nbytes=1048576 at ", "x.netspec:2:46)",
+    ),
+    (
+        experiment(type_="full (blocksize=8K, duration=1, nbytes=1M)"),
+        "2:58", "not both (against traffic.duration_s=1 at ", "x.netspec:2:48)",
+    ),
+    (
+        experiment(proto="tcp (window=32K, pacing=10)").replace(
+            "peer = B:5002;", "peer = B:5002; service = abr;"),
+        "2:130", "abr is a service of ATM circuits, without pacing (its rate is ACR) (against "
+        "pacing_mbps=10 at ", "x.netspec:2:86)",
+    ),
+    (
+        experiment().replace("sink (blocksize=8K)", "sink (blocksize=0)"),
+        "3:35", "read size 0", "must be at least 1 byte",
+    ),
+    (
+        experiment(type_="full (blocksize=0, nbytes=1M)"),
+        "2:35", "blocksize 0", "every value must be > 0 and at most 1048576",
+    ),
+    (
+        experiment(type_="burst (blocksize=8K, period=10, duration=1)"),
+        "2:47", "block period 10 µs", "at least 127 µs, the time one write() takes on sparc-ipc",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text, where, value, words", CORE_REFUSES)
+def test_the_cores_refusal_names_the_setting_and_its_value(
+    capsys, tmp_path, text, where, value, words
+) -> None:
+    """The core's refusal (its key path) lands on the setting's line and column, never
+    1:1 nor the test; its message names the value."""
+    f = tmp_path / "x.netspec"
+    f.write_text(text)
+    code, err = cli(capsys, "run", str(f), "--check")
+    assert code == 2
+    line = one_line_error(err)
+    assert f"x.netspec:{where}: the simulator refuses it: connection 0 (A -> B)" in line or (
+        f"x.netspec:{where}: the simulator refuses it: transfer 0" in line
+    ), line
+    assert value in line and words in line, line
 
 
 def test_serial_steps_past_the_time_limit_are_refused() -> None:
