@@ -171,8 +171,17 @@ ENGINE = [
         "2:46",
         "<= 18446744073709551615 for nbytes",
     ),
-    (experiment(type_="full (blocksize=8K, duration=1e999)"), "2:48", "<= 3600 for duration"),
-    (experiment(type_="full (blocksize=8K, duration=1e12)"), "2:48", "<= 3600 for duration"),
+    (
+        experiment(type_="full (blocksize=8K, duration=1e999)"),
+        "2:48",
+        "a finite number for duration",
+    ),
+    (
+        experiment(type_="full (blocksize=8K, duration=1e12)"),
+        "2:48",
+        "found duration=1e+12 from a start no earlier than 0 s, expected an end by the "
+        "simulated-time limit of a run, 3600 s",
+    ),
     (experiment(type_="full (blocksize=uniform(0,0), nbytes=1M)"), "2:43", "a minimum >= 1"),
     (
         experiment(type_="full (blocksize=uniform(0.5,0.5), nbytes=1M)"),
@@ -205,7 +214,7 @@ ENGINE = [
         "2:86",
         "pacing 1000000000000 Mb/s: must be > 0 and at most the adapter's cell rate, 100 Mb/s",
     ),
-    (experiment(proto="tcp (window=32K, pacing=1e999)"), "2:86", "a number > 0"),
+    (experiment(proto="tcp (window=32K, pacing=1e999)"), "2:86", "a finite number for pacing"),
     (experiment(proto="tcp (window=8G)"), "2:74", "<= 4294967295 for window"),
     (
         experiment(peer="A:5002").replace("own = B:5002", "own = A:5002"),
@@ -275,6 +284,24 @@ CORE_REFUSES = [
     (
         experiment(type_="burst (blocksize=8K, period=10, duration=1)"),
         "2:47", "block period 10 µs", "at least 127 µs, the time one write() takes on sparc-ipc",
+    ),
+    (
+        experiment(type_="full (blocksize=64K, nbytes=1M)", proto="udp", rproto="udp"),
+        "2:35", "blocksize 65536", "at most 65507",
+    ),
+    (
+        experiment(type_="rr (request=0, duration=1)"),
+        "2:31", "request 0 bytes", "must be 1 to 1048576 bytes",
+    ),
+    (experiment(type_="full (blocksize=8K, nbytes=0)"), "2:46", "0 bytes to send", "at least 1"),
+    (experiment(type_="full (blocksize=8K, duration=0)"), "2:48", "duration 0 s", "> 0"),
+    (
+        experiment(type_="burst (blocksize=8K, period=1000, blocks=2M, duration=1)"),
+        "2:60", "blocks 2097152", "blocks per period must be 1 to 1000000",
+    ),
+    (
+        experiment(proto="tcp (window=32K, pacing=0)"),
+        "2:86", "pacing 0 Mb/s", "must be > 0 and at most the adapter's cell rate, 100 Mb/s",
     ),
 ]  # fmt: skip
 

@@ -11,7 +11,7 @@ import math
 from cellbench import _native
 from cellbench.experiment.lang import ExperimentError, Pos, expected
 from cellbench.experiment.model.limits import CELL_PAYLOAD_SHARE, TIME_LIMIT_S
-from cellbench.experiment.model.records import Endpoint, Traffic
+from cellbench.experiment.model.records import Connection, Endpoint, Traffic
 from cellbench.experiment.testbed.schema import (
     FLAVOUR_MAX_SOCKBUF,
     FLAVOUR_MAX_WINDOW,
@@ -60,7 +60,9 @@ def _check_connection(
     if t.nbytes is not None:
         # No transfer beats its links' cell payload rate (nor its pacing): a byte count
         # that even that rate cannot carry in the time left is refused, not cut silently.
-        rate = min(link, _cell_mbps(rx_host), tx.pacing_mbps or math.inf)
+        # (A pacing rate of 0 or less is the core's refusal, at the pacing setting.)
+        paced = tx.pacing_mbps if tx.pacing_mbps and tx.pacing_mbps > 0 else math.inf
+        rate = min(link, _cell_mbps(rx_host), paced)
         bps = rate * 1e6 * CELL_PAYLOAD_SHARE
         left = TIME_LIMIT_S - earliest.get(id(tx), 0.0)
         most = int(bps / 8 * left)
@@ -103,7 +105,7 @@ def _writes(t: Traffic) -> tuple[float, str]:
     """The writes a transmitter's traffic asks for when it can be known before it
     runs (a byte count in fixed blocks; blocks every period for a duration), and how
     they come; 0 otherwise."""
-    if t.nbytes is not None and "blocksize" not in t.random and t.type != "rr" and t.blocksize:
+    if t.nbytes is not None and "blocksize" not in t.random and t.type != "rr":
         return math.ceil(t.nbytes / t.blocksize), f"{t.nbytes} bytes in {t.blocksize}-byte writes"
     if t.period_us and t.duration_s:
         n = t.blocks * t.duration_s / (t.period_us * 1e-6)
@@ -111,21 +113,22 @@ def _writes(t: Traffic) -> tuple[float, str]:
     return 0, ""
 
 
-def _check_event_budget(transmitters: list[Endpoint]) -> None:
+def check_event_budget(connections: list[Connection]) -> None:
     """A run its event budget would cut, refused before it runs where the count can
     be known: each write is at least one step of the simulator's loop (measured:
     1.0-1.8 steps a write), so the writes are a floor on the steps the run needs;
-    past the budget (sim::guard, a spec's max_events) the run would end cut."""
+    past the budget (sim::guard, a spec's max_events) the run would end cut. Checked
+    after the core's own checks (``model.refusals``), so that the writes it counts
+    are of values the core takes."""
     budget = _native.DEFAULT_EVENT_BUDGET
-    writes = [(*_writes(ep.traffic), ep) for ep in transmitters]
+    writes = [(*_writes(c.traffic), c) for c in connections]
     total = sum(n for n, _, _ in writes)
     if total > budget:
-        n, how, ep = max(writes, key=lambda w: w[0])
-        t = ep.traffic
-        pos = t.where.get("nbytes" if t.nbytes is not None else "period", ep.type_pos)
+        n, how, c = max(writes, key=lambda w: w[0])
+        key = "traffic.nbytes" if c.traffic.nbytes is not None else "traffic.period_us"
         raise expected(
-            pos,
-            f"test {ep.name}: {n:.4g} writes ({how}), {total:.4g} in the run",
+            c.positions.get(key, c.pos),
+            f"test {c.name}: {n:.4g} writes ({how}), {total:.4g} in the run",
             f"at most {budget:.4g} (each write is at least one event, and a run ends "
             f"when it has spent its event budget of {budget:.4g}): larger writes, longer "
             "periods, fewer bytes or a shorter duration",

@@ -11,6 +11,7 @@ from typing import Any
 
 from cellbench import _native
 from cellbench.experiment.lang import ExperimentError, Pos
+from cellbench.experiment.model.checks import check_event_budget
 from cellbench.experiment.model.records import TRAFFIC_SETTINGS, Experiment
 from cellbench.experiment.model.tester import check_tester
 
@@ -21,6 +22,7 @@ def check_with_engine(exp: Experiment, seed: int) -> None:
     test of the connection it names, the host's, switch's or trunk's key)."""
     try:
         _native.check_spec(exp.spec(seed, 0))
+        check_event_budget(exp.connections)
         if exp.tester is not None:
             check_tester(exp, exp.tester, exp.tester_pos)
     except ExperimentError:

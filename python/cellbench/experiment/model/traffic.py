@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from cellbench import vocab
 from cellbench.experiment.lang import Call, ExperimentError, Name, Setting, expected, render
-from cellbench.experiment.model.limits import TIME_LIMIT_S, U32_MAX, U64_MAX
+from cellbench.experiment.model.limits import U32_MAX
 from cellbench.experiment.model.records import Distribution, Traffic
-from cellbench.experiment.model.values import _number, _shown, _spec_number
+from cellbench.experiment.model.values import _number, _shown, _spec_number, _spec_value
 
 TRAFFIC_KEYS = {
     "full": ("blocksize", "duration", "nbytes"),
@@ -171,36 +171,25 @@ def _traffic(s: Setting) -> Traffic:
             # setting (its key path: traffic.blocksize, receiver_blocksize).
             t.blocksize = int(_number(a.value, "blocksize (bytes)", lo=0, integer=True, hi=U32_MAX))
         elif a.key in ("request", "response"):
-            n = int(_spec_number(a.value, f"{a.key} (bytes)", "traffic", a.key, integer=True))
+            n = int(_spec_value(a.value, f"{a.key} (bytes)", "traffic", a.key))
             setattr(t, a.key, n)
         elif a.key == "nbytes":
-            t.nbytes = int(_number(a.value, "nbytes (bytes)", lo=1, integer=True, hi=U64_MAX))
+            t.nbytes = int(_spec_value(a.value, "nbytes (bytes)", "traffic", "nbytes"))
         elif a.key == "duration":
+            # Past a run's simulated-time limit from its start: model.checks, which knows
+            # the start. A sink's duration never reaches the core: its range is checked here.
             t.duration_s = float(
-                _spec_number(
-                    a.value,
-                    f"duration (seconds; a run's simulated-time limit is {TIME_LIMIT_S:g} s)",
-                    "traffic",
-                    "duration_s",
-                    integer=False,
-                    hi=TIME_LIMIT_S,
-                )
+                _spec_number(a.value, "duration (s)", "traffic", "duration_s", integer=False)
+                if call.name == "sink"
+                else _spec_value(a.value, "duration (s)", "traffic", "duration_s")
             )
         elif a.key == "period":
             # A period shorter than one write() (0 too) is the core's refusal, with the
             # host's least (sim::spec::write_sizes).
-            t.period_us = float(
-                _spec_number(a.value, "period (µs)", "traffic", "period_us", integer=False)
-            )
+            t.period_us = float(_spec_value(a.value, "period (µs)", "traffic", "period_us"))
         elif a.key == "blocks":
             t.blocks = int(
-                _spec_number(
-                    a.value,
-                    "blocks written back to back per period",
-                    "traffic",
-                    "blocks",
-                    integer=True,
-                )
+                _spec_value(a.value, "blocks written back to back per period", "traffic", "blocks")
             )
         elif a.key == "size":
             t.burst_bytes = int(
