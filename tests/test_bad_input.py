@@ -160,15 +160,28 @@ def test_the_sweep_guard_is_on_the_product_and_builds_nothing() -> None:
 
 ENGINE = [
     # (the experiment, position, text of the message)
-    (experiment(type_="full (blocksize=1G, nbytes=1M)"), "2:35", "<= 1048576 for blocksize"),
-    (experiment(type_="full (blocksize=0.5, nbytes=1M)"), "2:35", "a whole number >= 1"),
+    (
+        experiment(type_="full (blocksize=1G, nbytes=1M)"),
+        "2:35",
+        "blocksize 1073741824: every value must be > 0 and at most 1048576",
+    ),
+    (experiment(type_="full (blocksize=0.5, nbytes=1M)"), "2:35", "a whole number >= 0"),
     (
         experiment(type_="full (blocksize=8K, nbytes=100000000000000000000000)"),
         "2:46",
         "<= 18446744073709551615 for nbytes",
     ),
-    (experiment(type_="full (blocksize=8K, duration=1e999)"), "2:48", "<= 3600 for duration"),
-    (experiment(type_="full (blocksize=8K, duration=1e12)"), "2:48", "<= 3600 for duration"),
+    (
+        experiment(type_="full (blocksize=8K, duration=1e999)"),
+        "2:48",
+        "a finite number for duration",
+    ),
+    (
+        experiment(type_="full (blocksize=8K, duration=1e12)"),
+        "2:48",
+        "found duration=1e+12 from a start no earlier than 0 s, expected an end by the "
+        "simulated-time limit of a run, 3600 s",
+    ),
     (experiment(type_="full (blocksize=uniform(0,0), nbytes=1M)"), "2:43", "a minimum >= 1"),
     (
         experiment(type_="full (blocksize=uniform(0.5,0.5), nbytes=1M)"),
@@ -201,7 +214,7 @@ ENGINE = [
         "2:86",
         "pacing 1000000000000 Mb/s: must be > 0 and at most the adapter's cell rate, 100 Mb/s",
     ),
-    (experiment(proto="tcp (window=32K, pacing=1e999)"), "2:86", "a number > 0"),
+    (experiment(proto="tcp (window=32K, pacing=1e999)"), "2:86", "a finite number for pacing"),
     (experiment(proto="tcp (window=8G)"), "2:74", "<= 4294967295 for window"),
     (
         experiment(peer="A:5002").replace("own = B:5002", "own = A:5002"),
@@ -217,7 +230,8 @@ ENGINE = [
     (
         experiment(type_="full (blocksize=64K, nbytes=1M)", proto="udp", rproto="udp"),
         "2:35",
-        "at most 65507 bytes, the largest UDP datagram",
+        "the simulator refuses it: connection 0 (A -> B): blocksize 65536: every value must "
+        "be > 0 and at most 65507",
     ),
     (experiment() + "sweep { seed = 9223372036854775808; }", "5:16", "<= 9223372036854775807"),
 ]
@@ -235,6 +249,78 @@ def test_engine_limits_are_checked_before_anything_is_written(
     line = one_line_error(err)
     assert f"x.netspec:{where}: " in line and message in line, line
     assert not out.exists()
+
+
+#: Values the simulator refuses and Python no longer checks first (issue 30): the
+#: experiment, the setting's position, the value as the refusal names it and its words.
+#: A conflict points at the setting written later and names the other (model.refusals).
+CORE_REFUSES = [
+    (
+        experiment(type_="rr (duration=1)", proto="udp", rproto="udp"),
+        "2:47", 'protocol "udp" must be tcp', "traffic rr is TCP_RR",
+    ),
+    (
+        experiment(type_="full (blocksize=8K, nbytes=1M, duration=1)"),
+        "2:59", "not both (against traffic.nbytes=1048576 at ", "x.netspec:2:46)",
+    ),
+    (
+        experiment(type_="full (blocksize=8K, duration=1, nbytes=1M)"),
+        "2:58", "not both (against traffic.duration_s=1 at ", "x.netspec:2:48)",
+    ),
+    (
+        experiment(proto="tcp (window=32K, pacing=10)").replace(
+            "peer = B:5002;", "peer = B:5002; service = abr;"),
+        "2:130", "abr is a service of ATM circuits, without pacing (its rate is ACR) (against "
+        "pacing_mbps=10 at ", "x.netspec:2:86)",
+    ),
+    (
+        experiment().replace("sink (blocksize=8K)", "sink (blocksize=0)"),
+        "3:35", "read size 0", "must be at least 1 byte",
+    ),
+    (
+        experiment(type_="full (blocksize=0, nbytes=1M)"),
+        "2:35", "blocksize 0", "every value must be > 0 and at most 1048576",
+    ),
+    (
+        experiment(type_="burst (blocksize=8K, period=10, duration=1)"),
+        "2:47", "block period 10 µs", "at least 127 µs, the time one write() takes on sparc-ipc",
+    ),
+    (
+        experiment(type_="full (blocksize=64K, nbytes=1M)", proto="udp", rproto="udp"),
+        "2:35", "blocksize 65536", "at most 65507",
+    ),
+    (
+        experiment(type_="rr (request=0, duration=1)"),
+        "2:31", "request 0 bytes", "must be 1 to 1048576 bytes",
+    ),
+    (experiment(type_="full (blocksize=8K, nbytes=0)"), "2:46", "0 bytes to send", "at least 1"),
+    (experiment(type_="full (blocksize=8K, duration=0)"), "2:48", "duration 0 s", "> 0"),
+    (
+        experiment(type_="burst (blocksize=8K, period=1000, blocks=2M, duration=1)"),
+        "2:60", "blocks 2097152", "blocks per period must be 1 to 1000000",
+    ),
+    (
+        experiment(proto="tcp (window=32K, pacing=0)"),
+        "2:86", "pacing 0 Mb/s", "must be > 0 and at most the adapter's cell rate, 100 Mb/s",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text, where, value, words", CORE_REFUSES)
+def test_the_cores_refusal_names_the_setting_and_its_value(
+    capsys, tmp_path, text, where, value, words
+) -> None:
+    """The core's refusal (its key path) lands on the setting's line and column, never
+    1:1 nor the test; its message names the value."""
+    f = tmp_path / "x.netspec"
+    f.write_text(text)
+    code, err = cli(capsys, "run", str(f), "--check")
+    assert code == 2
+    line = one_line_error(err)
+    assert f"x.netspec:{where}: the simulator refuses it: connection 0 (A -> B)" in line or (
+        f"x.netspec:{where}: the simulator refuses it: transfer 0" in line
+    ), line
+    assert value in line and words in line, line
 
 
 def test_serial_steps_past_the_time_limit_are_refused() -> None:

@@ -42,8 +42,9 @@ def test_an_absurd_event_rate_is_refused_with_the_bound() -> None:
     with pytest.raises(lang.ExperimentError) as e:
         make_plan(text)
     assert str(e.value) == (
-        "<text>:2:47: found period 1e-06 µs, expected at least 127 µs, the time one write() "
-        "takes on sparc-ipc: no host writes blocks more often"
+        "<text>:2:47: the simulator refuses it: connection 0 (A -> B): block period 0.000001 "
+        "µs: at least 127 µs, the time one write() takes on sparc-ipc (no host writes blocks "
+        "more often)"
     )
     # The same bound in the simulator, for specs that do not come from a file.
     spec = make_plan(text.replace("0.000001", "1000")).experiments[0].spec(1, 0)

@@ -1,6 +1,7 @@
-"""A connection checked before it runs against what the simulator would refuse or
-cut: a run's time limit, the largest datagram, the links' cell rate, a host's
-fastest write, the flavour's socket buffers and the run's event budget.
+"""A connection checked before it runs against what the simulator would cut or clamp
+and cannot refuse before it runs: a run's time limit, the links' cell rate, the
+flavour's socket buffers and the run's event budget. What the simulator refuses it
+refuses itself, at the setting (``model.refusals``).
 """
 
 from __future__ import annotations
@@ -8,29 +9,33 @@ from __future__ import annotations
 import math
 
 from cellbench import _native
-from cellbench.experiment import testbed as tbmod
 from cellbench.experiment.lang import ExperimentError, Pos, expected
-from cellbench.experiment.model.limits import CELL_PAYLOAD_SHARE, MAX_DATAGRAM, TIME_LIMIT_S
-from cellbench.experiment.model.records import Endpoint, Traffic
+from cellbench.experiment.model.limits import CELL_PAYLOAD_SHARE, TIME_LIMIT_S
+from cellbench.experiment.model.records import Connection, Endpoint, Traffic
+from cellbench.experiment.testbed.schema import (
+    FLAVOUR_MAX_SOCKBUF,
+    FLAVOUR_MAX_WINDOW,
+    HostSpec,
+    cell_mbps,
+)
 
 
-def _cell_mbps(h: tbmod.HostSpec) -> float:
+def _cell_mbps(h: HostSpec) -> float:
     """The cell rate of a host's adapter, Mb/s: the framed link's, or with cell-level
     spacing the unframed cell grid the adapter counts (as sim::spec builds it)."""
-    return tbmod.cell_mbps(h.phy, framed=h.spacing_us is None)
+    return cell_mbps(h.phy, framed=h.spacing_us is None)
 
 
 def _check_connection(
     tx: Endpoint,
     sink: Endpoint,
-    tx_host: tbmod.HostSpec,
-    rx_host: tbmod.HostSpec,
+    tx_host: HostSpec,
+    rx_host: HostSpec,
     earliest: dict[int, float],
 ) -> None:
-    """What the simulator would refuse, or could not finish in a run's simulated time,
-    refused here at the value's position with the limit (the simulator checks again)."""
+    """What the simulator could not finish in a run's simulated time, refused here at
+    the value's position with the limit (the simulator would run it and cut it)."""
     t = tx.traffic
-    where = t.where
     for ep in (tx, sink):
         start = earliest.get(id(ep), 0.0)
         if start >= TIME_LIMIT_S:
@@ -48,44 +53,22 @@ def _check_connection(
                 f"an end by the simulated-time limit of a run, {TIME_LIMIT_S:g} s "
                 f"(a duration of at most {TIME_LIMIT_S - start:g} s here)",
             )
-    if t.type == "rr" and tx.protocol != "tcp":
-        raise expected(tx.protocol_pos, tx.protocol, "protocol tcp for rr (netperf's TCP_RR)")
-    if tx.protocol == "udp" and "blocksize" not in t.random and t.blocksize > MAX_DATAGRAM:
-        raise expected(
-            where.get("blocksize", tx.type_pos),
-            f"blocksize={t.blocksize}",
-            f"at most {MAX_DATAGRAM} bytes, the largest UDP datagram",
-        )
+    # Protocol, datagram size, ABR against pacing and the write period are the core's
+    # checks alone (sim::spec::build traffic_load, write_sizes; sim::world::validate):
+    # its refusal names the key and lands on the setting (its key path, model.refusals).
     link = _cell_mbps(tx_host)
-    if tx.abr is not None:
-        if tx.pacing_mbps is not None:
-            raise expected(
-                where["pacing"], f"pacing={tx.pacing_mbps:g}", "no pacing on ABR: ACR is its rate"
-            )
-    # ABR's rates and a pacing rate against the adapter's cell rate (of what the host's
-    # pacing_counts counts) are the core's checks alone: the refusal names the rates and
-    # lands on the service or the pacing setting (its key path, model.refusals).
-    if t.period_us is not None:
-        floor = tbmod.WRITE_US[tx_host.profile]
-        dist = t.random.get("period")
-        least = t.period_us if dist is None else dist.params.get("min", dist.params.get("mean"))
-        if least < floor:
-            raise expected(
-                where.get("period", tx.type_pos),
-                f"period {dist or f'{t.period_us:g}'} µs",
-                f"at least {floor:g} µs, the time one write() takes on {tx_host.profile}: "
-                "no host writes blocks more often",
-            )
     if t.nbytes is not None:
         # No transfer beats its links' cell payload rate (nor its pacing): a byte count
         # that even that rate cannot carry in the time left is refused, not cut silently.
-        rate = min(link, _cell_mbps(rx_host), tx.pacing_mbps or math.inf)
+        # (A pacing rate of 0 or less is the core's refusal, at the pacing setting.)
+        paced = tx.pacing_mbps if tx.pacing_mbps and tx.pacing_mbps > 0 else math.inf
+        rate = min(link, _cell_mbps(rx_host), paced)
         bps = rate * 1e6 * CELL_PAYLOAD_SHARE
         left = TIME_LIMIT_S - earliest.get(id(tx), 0.0)
         most = int(bps / 8 * left)
         if t.nbytes > most:
             raise expected(
-                where.get("nbytes", tx.type_pos),
+                t.where.get("nbytes", tx.type_pos),
                 f"nbytes={t.nbytes}",
                 f"at most {most} bytes: at {rate:g} Mb/s of cells ({bps / 1e6:.2f} Mb/s of "
                 f"payload) no transfer moves more in the {left:g} s left of a run's "
@@ -96,8 +79,8 @@ def _check_connection(
 def clamp_sockbuf(value: int, flavour: str, what: str, pos: Pos | str, notes: list[str]) -> int:
     """A socket buffer the host's TCP flavour accepts: beyond its largest, that
     largest, with a note saying so (`run` and the ttcp/netperf front ends alike)."""
-    limit = tbmod.FLAVOUR_MAX_SOCKBUF.get(flavour)
-    window = tbmod.FLAVOUR_MAX_WINDOW.get(flavour)
+    limit = FLAVOUR_MAX_SOCKBUF.get(flavour)
+    window = FLAVOUR_MAX_WINDOW.get(flavour)
     if what == "SO_RCVBUF" and window is not None and limit is not None:
         # The kernel would take the buffer, but the 16-bit window field (no RFC 1323
         # scaling) cannot say it: an error rather than a window silently smaller.
@@ -130,21 +113,22 @@ def _writes(t: Traffic) -> tuple[float, str]:
     return 0, ""
 
 
-def _check_event_budget(transmitters: list[Endpoint]) -> None:
+def check_event_budget(connections: list[Connection]) -> None:
     """A run its event budget would cut, refused before it runs where the count can
     be known: each write is at least one step of the simulator's loop (measured:
     1.0-1.8 steps a write), so the writes are a floor on the steps the run needs;
-    past the budget (sim::guard, a spec's max_events) the run would end cut."""
+    past the budget (sim::guard, a spec's max_events) the run would end cut. Checked
+    after the core's own checks (``model.refusals``), so that the writes it counts
+    are of values the core takes."""
     budget = _native.DEFAULT_EVENT_BUDGET
-    writes = [(*_writes(ep.traffic), ep) for ep in transmitters]
+    writes = [(*_writes(c.traffic), c) for c in connections]
     total = sum(n for n, _, _ in writes)
     if total > budget:
-        n, how, ep = max(writes, key=lambda w: w[0])
-        t = ep.traffic
-        pos = t.where.get("nbytes" if t.nbytes is not None else "period", ep.type_pos)
+        n, how, c = max(writes, key=lambda w: w[0])
+        key = "traffic.nbytes" if c.traffic.nbytes is not None else "traffic.period_us"
         raise expected(
-            pos,
-            f"test {ep.name}: {n:.4g} writes ({how}), {total:.4g} in the run",
+            c.positions.get(key, c.pos),
+            f"test {c.name}: {n:.4g} writes ({how}), {total:.4g} in the run",
             f"at most {budget:.4g} (each write is at least one event, and a run ends "
             f"when it has spent its event budget of {budget:.4g}): larger writes, longer "
             "periods, fewer bytes or a shorter duration",

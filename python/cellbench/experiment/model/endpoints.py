@@ -21,7 +21,7 @@ from cellbench.experiment.lang import (
 from cellbench.experiment.model.limits import MAX_TCP_WINDOW, TCP_MIN_MSS
 from cellbench.experiment.model.records import Endpoint
 from cellbench.experiment.model.traffic import _traffic
-from cellbench.experiment.model.values import _flag, _number, _spec_number
+from cellbench.experiment.model.values import _flag, _number, _spec_number, _spec_value
 
 #: What a connection's keys read as when a test leaves them out (the run spec's).
 _CONNECTION = vocab.DEFAULTS["connection"]
@@ -74,11 +74,7 @@ def _endpoint(b: Block) -> Endpoint:
             elif a.key == "pacing" and isinstance(a.value, Name) and a.value.text == "off":
                 pacing = None  # no pacing: a sweep may set a rate at one point, none at another
             elif a.key == "pacing":
-                pacing = float(
-                    _spec_number(
-                        a.value, "pacing (Mb/s)", "connection", "pacing_mbps", integer=False
-                    )
-                )
+                pacing = float(_spec_value(a.value, "pacing (Mb/s)", "connection", "pacing_mbps"))
                 traffic.where["pacing"] = a.value.pos
             elif a.key == "congestion":
                 if not (isinstance(a.value, Name) and _CONGESTION_NAME.match(a.value.text)):

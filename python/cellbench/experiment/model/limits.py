@@ -18,10 +18,11 @@ DEFAULT_BLOCKSIZE = int(vocab.DEFAULTS["traffic"]["blocksize"])
 #: What a sink reads at a time when its test sets no block size (ttcp -r's buffer length).
 DEFAULT_READ: int = vocab.DEFAULTS["connection"]["receiver_blocksize"]
 TIME_LIMIT_S: float = vocab.DEFAULTS["run"]["time_limit_s"]
-#: The simulator's limits (``vocab.LIMITS``), checked here first so that a bad
-#: value is named at its position before anything runs: the largest TCP write (a
-#: drawn block size is capped by it), the largest UDP datagram, the longest block
-#: period (µs: the longest time a spec may give).
+#: The simulator's limits (``vocab.LIMITS``) for what does not pass through its checks:
+#: the largest TCP write (a drawn block size is capped by it) and UDP datagram (what
+#: --engine real's agents write; ttcp/netperf's options), the longest block period
+#: (µs: the longest time a spec may give). An experiment's values are the core's to
+#: refuse, at their setting (``model.refusals``).
 MAX_BLOCK: int = vocab.LIMITS["max_block_bytes"]
 MAX_DATAGRAM: int = vocab.LIMITS["max_datagram_bytes"]
 MAX_PERIOD_US: float = vocab.spec_range("traffic", "period_us")[1]

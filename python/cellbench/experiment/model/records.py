@@ -15,6 +15,7 @@ from cellbench import vocab
 from cellbench.experiment import testbed as tbmod
 from cellbench.experiment.lang import HostPort, Pos
 from cellbench.experiment.model.limits import TIME_LIMIT_S
+from cellbench.experiment.testbed.keys import HOST_KEYS
 
 #: What a traffic key of the run spec reads as when a test leaves it out (every type's).
 _TRAFFIC = vocab.DEFAULTS["traffic"]
@@ -208,7 +209,7 @@ class Connection:
             | {"traffic": self.traffic.to_spec()}
             | ({"pacing_mbps": self.pacing_mbps} if self.pacing_mbps is not None else {})
             | ({"after": list(self.after)} if self.after else {})
-            | ({"abr": self.abr} if self.abr else {})
+            | ({"abr": self.abr} if self.abr is not None else {})
         )
 
     def _link_spec(self, tb: tbmod.Testbed) -> dict:
@@ -284,7 +285,7 @@ def host_spec(h: tbmod.HostSpec) -> dict:
     value is not the run spec's default (the core's own default stands for the others)."""
     defaults = vocab.DEFAULTS["host"]
     out = {"name": h.name}
-    for key in tbmod.HOST_KEYS.values():
+    for key in HOST_KEYS.values():
         if key.spec is None or key.spec in out:
             continue
         value = getattr(h, key.field)

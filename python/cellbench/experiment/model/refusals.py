@@ -11,17 +11,9 @@ from typing import Any
 
 from cellbench import _native
 from cellbench.experiment.lang import ExperimentError, Pos
-from cellbench.experiment.model.records import Experiment
+from cellbench.experiment.model.checks import check_event_budget
+from cellbench.experiment.model.records import TRAFFIC_SETTINGS, Experiment
 from cellbench.experiment.model.tester import check_tester
-
-#: Keys a refusal of one names that another setting may be the one to move: an EPD
-#: threshold against the buffer; credits without credit flow control; a UPC's contract.
-_RELATED = {
-    "buffer_cells": ("epd_threshold_cells",),
-    "epd_threshold_cells": ("buffer_cells",),
-    "flow_control": ("credits",),
-    "upc": ("upc.t_us", "upc.tau_us"),
-}
 
 
 def check_with_engine(exp: Experiment, seed: int) -> None:
@@ -30,24 +22,48 @@ def check_with_engine(exp: Experiment, seed: int) -> None:
     test of the connection it names, the host's, switch's or trunk's key)."""
     try:
         _native.check_spec(exp.spec(seed, 0))
+        check_event_budget(exp.connections)
         if exp.tester is not None:
             check_tester(exp, exp.tester, exp.tester_pos)
     except ExperimentError:
         raise
     except ValueError as e:
-        path = getattr(e, "path", None)
+        pos, also = _conflict_pos(exp, getattr(e, "path", None), getattr(e, "other", None))
         raise ExperimentError(
-            refusal_pos(exp, path) or Pos(exp.file, 1, 1),
-            f"the simulator refuses it: {e}",
+            pos or Pos(exp.file, 1, 1), f"the simulator refuses it: {e}{also}"
         ) from None
 
 
-def refusal_pos(exp: Experiment, path: dict[str, Any] | None) -> Pos | None:
-    """Where the file sets what a refusal's key path names: the connection's test, or
-    the host's (else the defaults'), the switch's (else the testbed-wide one's) or the
-    trunk's setting of the key, else the testbed block; a connection's key at its test's
-    setting (``Connection.positions``: a socket buffer, pacing, a traffic key) or the
-    testbed's (its ``mtu``); None for no path."""
+def _conflict_pos(
+    exp: Experiment, path: dict[str, Any] | None, other: dict[str, Any] | None
+) -> tuple[Pos | None, str]:
+    """Where a refusal points, and what it adds. One setting: its position. Two that
+    conflict (``SpecError.other``): of the ones the file writes, the one written later
+    (the one more likely just added; in the experiment's own file before a --testbed
+    file), the message naming the other's value and position; neither written: the
+    first's place (its record's block or test)."""
+    if other is None:
+        return refusal_pos(exp, path), ""
+    written = [(p, q) for p, q in ((path, other), (other, path)) if setting_pos(exp, p)]
+    if not written:
+        return refusal_pos(exp, path), ""
+    (p, q), *_ = sorted(written, key=lambda w: _order(exp, setting_pos(exp, w[0])), reverse=True)
+    at, there = setting_pos(exp, p), setting_pos(exp, q)
+    if there is None or there == at:
+        return at, ""
+    return at, f" (against {q['key']}={q['value']} at {there})"
+
+
+def _order(exp: Experiment, pos: Pos | None) -> tuple[bool, int, int]:
+    assert pos is not None
+    return pos.file == exp.file, pos.line, pos.col
+
+
+def setting_pos(exp: Experiment, path: dict[str, Any] | None) -> Pos | None:
+    """Where the file writes the setting a key path names (None: it writes none, the
+    core's default or the testbed's stands): a connection's key at its test's setting
+    or the testbed's; a host's (else the defaults'), a switch's (else the testbed-wide
+    one's) or a trunk's setting of the key."""
     if path is None:
         return None
     record, index, name, key = path["record"], path["index"], path["name"], path["key"]
@@ -56,22 +72,46 @@ def refusal_pos(exp: Experiment, path: dict[str, Any] | None) -> Pos | None:
         conns = exp.connections
         if index is None or index >= len(conns):
             return None
-        # The test's setting of the key, else the testbed's (mtu, encap), else the test.
         c = conns[index]
-        return c.positions.get(key) or tb.positions.get(("connection", None, key)) or c.pos
-    keys = (key, *_RELATED.get(key, ()))
+        t = key.removeprefix("traffic.")
+        written = (
+            key in c.given
+            or (t != key and t in TRAFFIC_SETTINGS and c.traffic.sets(t))
+            or (key == "pacing_mbps" and c.pacing_mbps is not None)
+            or (key == "abr" and c.abr is not None)
+        )
+        return (c.positions.get(key) if written else None) or tb.positions.get(
+            ("connection", None, key)
+        )
     if record == "host":
-        places = [("host", name, k) for k in keys] + [("host", "*", k) for k in keys]
-        fallback = tb.given.get(name)
+        places = [("host", name, key), ("host", "*", key)]
     elif record == "switch":
-        places = [("switch", name, k) for k in keys] + [("switch", None, k) for k in keys]
-        fallback = None
+        places = [("switch", name, key), ("switch", None, key)]
     elif record == "trunk":
-        places = [("trunk", index, k) for k in keys]
-        fallback = None
+        places = [("trunk", index, key)]
     else:
-        places, fallback = [], None
-    for p in places:
-        if p in tb.positions:
-            return tb.positions[p]
-    return fallback or tb.pos
+        places = []
+    return next((tb.positions[p] for p in places if p in tb.positions), None)
+
+
+def refusal_pos(exp: Experiment, path: dict[str, Any] | None) -> Pos | None:
+    """Where the file sets what a refusal's key path names (``setting_pos``), else
+    where it would: a connection's key at its test's setting of its kind
+    (``Connection.positions``: the protocol, the type) else the test; a host's key at
+    its block, any other at the testbed block; None for no path."""
+    if path is None:
+        return None
+    at = setting_pos(exp, path)
+    if at is not None:
+        return at
+    record, index, name, key = path["record"], path["index"], path["name"], path["key"]
+    tb = exp.testbed
+    if record == "connection":
+        conns = exp.connections
+        if index is None or index >= len(conns):
+            return None
+        c = conns[index]
+        return c.positions.get(key) or c.pos
+    if record == "host":
+        return tb.given.get(name) or tb.pos
+    return tb.pos

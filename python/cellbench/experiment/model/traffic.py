@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from cellbench import vocab
 from cellbench.experiment.lang import Call, ExperimentError, Name, Setting, expected, render
-from cellbench.experiment.model.limits import TIME_LIMIT_S, U64_MAX
+from cellbench.experiment.model.limits import U32_MAX
 from cellbench.experiment.model.records import Distribution, Traffic
-from cellbench.experiment.model.values import _number, _shown, _spec_number
+from cellbench.experiment.model.values import _number, _shown, _spec_number, _spec_value
 
 TRAFFIC_KEYS = {
     "full": ("blocksize", "duration", "nbytes"),
@@ -166,42 +166,30 @@ def _traffic(s: Setting) -> Traffic:
             t.random[a.key] = dist
             continue
         if a.key == "blocksize":
-            t.blocksize = int(
-                _spec_number(a.value, "blocksize (bytes)", "traffic", "blocksize", integer=True)
-            )
+            # A byte count a run spec can hold (a sink's is its receiver_blocksize, a
+            # u32); the range a write or a read takes is the core's check, at this
+            # setting (its key path: traffic.blocksize, receiver_blocksize).
+            t.blocksize = int(_number(a.value, "blocksize (bytes)", lo=0, integer=True, hi=U32_MAX))
         elif a.key in ("request", "response"):
-            n = int(_spec_number(a.value, f"{a.key} (bytes)", "traffic", a.key, integer=True))
+            n = int(_spec_value(a.value, f"{a.key} (bytes)", "traffic", a.key))
             setattr(t, a.key, n)
         elif a.key == "nbytes":
-            t.nbytes = int(_number(a.value, "nbytes (bytes)", lo=1, integer=True, hi=U64_MAX))
+            t.nbytes = int(_spec_value(a.value, "nbytes (bytes)", "traffic", "nbytes"))
         elif a.key == "duration":
+            # Past a run's simulated-time limit from its start: model.checks, which knows
+            # the start. A sink's duration never reaches the core: its range is checked here.
             t.duration_s = float(
-                _spec_number(
-                    a.value,
-                    f"duration (seconds; a run's simulated-time limit is {TIME_LIMIT_S:g} s)",
-                    "traffic",
-                    "duration_s",
-                    integer=False,
-                    hi=TIME_LIMIT_S,
-                )
+                _spec_number(a.value, "duration (s)", "traffic", "duration_s", integer=False)
+                if call.name == "sink"
+                else _spec_value(a.value, "duration (s)", "traffic", "duration_s")
             )
         elif a.key == "period":
-            t.period_us = float(
-                _spec_number(a.value, "period (µs)", "traffic", "period_us", integer=False)
-            )
-            if t.period_us <= 0:
-                # The spec's range takes 0, which the core refuses as a write rate no host
-                # has (sim::spec::write_sizes): said here as what the language means.
-                raise expected(a.value.pos, render(a.value), "a period > 0 µs")
+            # A period shorter than one write() (0 too) is the core's refusal, with the
+            # host's least (sim::spec::write_sizes).
+            t.period_us = float(_spec_value(a.value, "period (µs)", "traffic", "period_us"))
         elif a.key == "blocks":
             t.blocks = int(
-                _spec_number(
-                    a.value,
-                    "blocks written back to back per period",
-                    "traffic",
-                    "blocks",
-                    integer=True,
-                )
+                _spec_value(a.value, "blocks written back to back per period", "traffic", "blocks")
             )
         elif a.key == "size":
             t.burst_bytes = int(
@@ -217,10 +205,9 @@ def _traffic(s: Setting) -> Traffic:
             t.disk_rate = float(
                 _number(a.value, "the disk's read rate (bytes/s)", lo=0, integer=False, above=True)
             )
-    if call.name == "full" and (t.nbytes is None) == (t.duration_s is None):
-        raise expected(
-            call.pos, render(call), "full() with exactly one of duration= (s) or nbytes= (bytes)"
-        )
+    if call.name == "full" and t.nbytes is None and t.duration_s is None:
+        # Both given is the core's refusal (a conflict of traffic.nbytes and duration_s).
+        raise expected(call.pos, render(call), "full() with duration= (s) or nbytes= (bytes)")
     if call.name == "rr":
         if t.duration_s is None:
             raise expected(call.pos, render(call), "rr() with duration= (s)")
@@ -249,6 +236,11 @@ def _traffic(s: Setting) -> Traffic:
 def _burst_shape(call: Call, t: Traffic) -> None:
     """``size``: a burst of that many bytes, as equal blocks of at most ``blocksize``;
     ``rate``: the period that makes the mean rate (bit/s). Each says one thing once."""
+    if t.blocksize < 1 and (t.burst_bytes is not None or t.rate_bps is not None):
+        # size= and rate= are counted in blocks: the language needs one of a byte or more.
+        raise expected(
+            t.where["blocksize"], f"blocksize={t.blocksize}", "a block of at least 1 byte"
+        )
     if t.burst_bytes is not None:
         if "blocks" in t.where:
             raise expected(t.where["size"], f"size={t.burst_bytes}", "size= or blocks=, not both")

@@ -11,6 +11,7 @@ import sys
 
 from cellbench import vocab
 from cellbench.experiment.lang import Name, Number, Value, expected, render
+from cellbench.experiment.model.limits import U32_MAX, U64_MAX
 
 
 def _number(
@@ -51,6 +52,23 @@ def _spec_number(
     return _number(
         v, what, lo=lo, integer=integer, hi=None if unbounded else most, above=entry["above"]
     )
+
+
+def _spec_value(v: Value, what: str, record: str, key: str) -> int | float:
+    """A number of the type the run spec's ``record.key`` holds (its kind in
+    ``vocab.SPEC_KEYS``): a whole one from 0 to the most its count holds (a u32; a
+    u64 where the key's range reaches past one, or it has none), or any finite one. The
+    range the key takes is the core's check alone: its refusal names the key, and
+    lands on this setting (``model.refusals``)."""
+    entry = vocab.spec_key(record, key)
+    if entry["kind"] == "int":
+        rng = entry["range"]
+        most = U64_MAX if rng is None or rng[1] > U32_MAX else U32_MAX
+        return _number(v, what, lo=0, integer=True, hi=most)
+    x = v.value if isinstance(v, Number) else None
+    if isinstance(x, (int, float)) and math.isfinite(x):
+        return x
+    raise expected(v.pos, render(v), f"a finite number for {what}")
 
 
 def _shown(x: float) -> str:

@@ -55,17 +55,8 @@ from the module that defines it.
 """
 
 from cellbench.experiment.testbed.block import from_block, from_document, load, preset
-from cellbench.experiment.testbed.keys import HOST_KEYS
 from cellbench.experiment.testbed.presets import PRESETS
-from cellbench.experiment.testbed.schema import (
-    ETHERNET_MTU,
-    FLAVOUR_MAX_SOCKBUF,
-    FLAVOUR_MAX_WINDOW,
-    WRITE_US,
-    HostSpec,
-    Testbed,
-    cell_mbps,
-)
+from cellbench.experiment.testbed.schema import HostSpec, Testbed
 
 __all__ = [
     "PRESETS",
@@ -75,11 +66,4 @@ __all__ = [
     "from_document",
     "load",
     "preset",
-    # (Read through the package by experiment/model's checks and records.)
-    "ETHERNET_MTU",
-    "FLAVOUR_MAX_SOCKBUF",
-    "FLAVOUR_MAX_WINDOW",
-    "HOST_KEYS",
-    "WRITE_US",
-    "cell_mbps",
 ]

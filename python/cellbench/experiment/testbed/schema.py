@@ -15,13 +15,10 @@ from cellbench.experiment.lang import ExperimentError, Pos
 PROFILES = tuple(_native.host_profiles())
 #: The named physical layers and the switch's drop policies, as the simulator names them.
 PHYS = vocab.PHYS
-#: Ethernet interfaces by name (any rate: "ethernet:<Mb/s>"), the interfaces a host's
-#: connections may use, and the MTU over Ethernet, as the core's sim::spec::ether names them.
+#: Ethernet interfaces by name (any rate: "ethernet:<Mb/s>") and the interfaces a host's
+#: connections may use, as the core's sim::spec::ether names them.
 ETHERNET_PHYS = vocab.ETHERNET_PHYS
 INTERFACES = vocab.INTERFACES
-ETHERNET_MTU = vocab.ETHERNET_MTU
-#: Per profile, the time of one write() system call, µs: the shortest block period.
-WRITE_US = dict(_native.host_write_us())
 #: TCP flavours of docs/design.md §6.1 and the largest socket buffer each kernel accepts.
 FLAVOUR_MAX_SOCKBUF = dict(_native.tcp_flavours())
 #: The largest window each flavour can advertise (65535 without RFC 1323 scaling).
