@@ -384,11 +384,15 @@ def test_stall_timeout_is_the_emulators_and_takes_seconds(tmp_path):
     assert "Traceback" not in r.stderr
 
 
-def test_an_abr_circuit_stores_the_simulators_abr_fields(tmp_path):
+def test_an_abr_circuit_stores_the_simulators_abr_fields(tmp_path, monkeypatch):
     """An ABR circuit through an ERICA port, emulated with --series: the row holds the
     ABR source's fields as the simulator's does (RM cells sent and back, the ACR held to
-    ERICA's share, the time at MCR) and the acr table its ACR over time (issue 29)."""
+    ERICA's share, the time at MCR) and the acr table its ACR over time (issue 29). Its
+    RM cells leave the loop no gap longer than its spin margin, so it sleeps in shorter
+    ones for the CPU's other tasks (wait.rs: else the kernel takes the CPU for 50 ms)."""
     before = leftovers()
+    report = tmp_path / "report.jsonl"
+    monkeypatch.setenv("CELLBENCH_EMU_REPORT", str(report))
     text = """
 testbed {
     host a { phy = oc3c; }
@@ -416,6 +420,8 @@ cluster {
     assert len(acr) > 1 and (acr["connection"] == row["connection"]).all()
     assert acr["t_s"].is_monotonic_increasing
     assert acr["acr_bps"].max() > 10e6  # ERICA raised it from ICR
+    (r,) = [json.loads(line) for line in report.read_text().splitlines()]
+    assert 0 < r["yields"] <= r["sleeps"], r
 
 
 def test_the_whole_report_says_where_the_loops_time_went(tmp_path):
