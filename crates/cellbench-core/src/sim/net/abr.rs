@@ -644,6 +644,48 @@ impl Network {
         }
     }
 
+    /// Train: the end of ERICA's current averaging interval at port `p` (None:
+    /// the port does not run ERICA), for a steady period (`train.rs`) that must
+    /// not cross it.
+    pub(super) fn abr_interval_end(&self, p: usize) -> Option<SimTime> {
+        match self.abr.ports.get(p).and_then(Option::as_ref) {
+            Some(PortAbrRt {
+                switch: AbrSwitch::Erica { interval, .. },
+                start,
+                ..
+            }) => Some(*start + *interval),
+            _ => None,
+        }
+    }
+
+    /// Train: `n` data cells of circuit `c` accepted at port `p` (arrivals
+    /// `a0 + k·step`), each finding `occ` cells (itself included), as
+    /// `abr_data_at_port` would take them one by one: ERICA's count, and
+    /// whether they leave with EFCI set.
+    pub(super) fn abr_cells_at_port(
+        &mut self,
+        p: usize,
+        c: usize,
+        a0: SimTime,
+        step: SimTime,
+        n: u32,
+        occ: u32,
+    ) -> bool {
+        let Some(port) = self.abr.ports.get_mut(p).and_then(Option::as_mut) else {
+            return false;
+        };
+        if self.abr.sources[c].is_some() {
+            port.count_run(a0, step, n, c);
+        }
+        match port.switch {
+            AbrSwitch::Efci { threshold_cells } if occ > threshold_cells => {
+                port.counters.efci_marked += n as u64;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Train: a run of data cells of circuit `c` accepted at port `p` (arrivals
     /// `a0 + k·step`, leaving as `run` says), as `abr_data_at_port` would take
     /// them one by one: ERICA's count, and the cells `lo..hi` of the run that
