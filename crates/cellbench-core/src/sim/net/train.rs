@@ -205,9 +205,11 @@ impl Network {
         } else {
             Vec::new()
         };
-        // Whole periods of interleaved inputs at once (`Network::steady`); after
-        // a try that did not fit, one period by merge steps before the next try.
-        let mut merge_steps = 0;
+        // Whole periods of interleaved inputs at once (`Network::steady`). After
+        // a try that did not fit, one period by merge steps before the next, and
+        // twice as many after each further miss (up to `STEADY_BACKOFF`), so
+        // inputs that do not repeat pay for few tries.
+        let (mut merge_steps, mut backoff) = (0, 0);
         // The heap holds each non-empty FIFO's head: keys are distinct, since
         // a circuit enters a port by one input link.
         while let Some(&Reverse((t0, _, best))) = heads.peek() {
@@ -216,9 +218,11 @@ impl Network {
             }
             if gather && heads.len() >= 2 && merge_steps == 0 {
                 if self.steady(p, &mut inputs, &mut heads, horizon, &mut pieces) {
+                    backoff = 0;
                     continue;
                 }
-                merge_steps = heads.len();
+                backoff = (backoff * 2).clamp(1, STEADY_BACKOFF).max(heads.len());
+                merge_steps = backoff;
             }
             merge_steps = merge_steps.saturating_sub(1);
             heads.pop();
@@ -554,6 +558,9 @@ impl Network {
 
 /// The most inputs a steady period takes (a port with more decides cell by cell).
 const STEADY_INPUTS: usize = 8;
+/// The most merge steps between two tries of a steady period: a few periods of
+/// the largest one, so a pattern that settles is found again soon.
+const STEADY_BACKOFF: usize = 64;
 
 impl Network {
     /// Interleaved inputs in a steady pattern: decide whole periods at once.
@@ -576,6 +583,7 @@ impl Network {
     /// forwarding or between PDUs, with no policer; then each is accepted as
     /// `offer` would. Cell logs and queue samples are written cell by cell in
     /// the merge's order. False (nothing done) when any of this does not hold.
+    #[inline(never)]
     fn steady(
         &mut self,
         p: usize,
@@ -613,6 +621,11 @@ impl Network {
         let port = &self.ports[p];
         let (cell, delay, buffer, policy, end0) =
             (port.cell, port.delay, port.buffer, port.policy, port.end);
+        // More work a period than the link does in one: its backlog grows, so
+        // no period repeats the last (trains at the link rate colliding).
+        if cell.times(k as u64) > s {
+            return false;
+        }
         let epd = match policy {
             DropPolicy::Epd { threshold_cells } => threshold_cells,
             _ => u32::MAX,
@@ -738,12 +751,31 @@ impl Network {
         cell: SimTime,
         efci: bool,
     ) {
-        let one = Seg {
-            first: idx,
-            count: 1,
-            ..*seg
-        };
-        self.gather_run(pieces, &one, 1, at, cell, cell, efci);
+        if let Some(i) = pieces.iter().position(|x| x.seg.circuit == seg.circuit) {
+            let b = &mut pieces[i].seg;
+            let fits = b.pdu == seg.pdu && b.first + b.count == idx && b.clp == seg.clp;
+            if fits && b.efci == efci && at > b.last() {
+                let gap = SimTime(at.0 - b.last().0);
+                if b.count == 1 || gap == b.step {
+                    b.step = gap;
+                    b.count += 1;
+                    return;
+                }
+            }
+            let done = pieces.swap_remove(i);
+            self.emit_piece(&done);
+        }
+        pieces.push(Piece {
+            seg: Seg {
+                first: idx,
+                count: 1,
+                t0: at,
+                step: cell,
+                efci,
+                ..*seg
+            },
+            cell,
+        });
     }
 
     /// The first `n` cells of `seg` leave the port, arriving next at
