@@ -99,6 +99,27 @@ fn each_switch_behaviour_gives_the_same_cells_both_ways() {
 }
 
 #[test]
+fn sources_held_to_one_share_give_the_same_cells_a_period_at_a_time() {
+    // ERICA holds every source to one ER, so the port's inputs interleave in a
+    // repeating pattern that Train decides whole periods at a time
+    // (`Network::steady`, train.rs): four inputs, and ten (more than it takes
+    // at once, so cell by cell).
+    for n in [4, 10] {
+        let erica = AbrSwitch::Erica {
+            target: 0.9,
+            interval: SimTime::from_ms(1),
+        };
+        let topo = topology(n, Some(erica), false, &|c| AbrSource::new(c, OC3_CELLS));
+        let sends = greedy(n, 4, 1_000_000_000, 20_000_000_000);
+        let out = equivalent(&topo, &sends, &ack(n));
+        for (c, k) in out.abr_sources.iter().take(n).enumerate() {
+            let k = k.expect("an ABR circuit");
+            assert!(k.brm_returned > 10, "circuit {c}: {k:?}");
+        }
+    }
+}
+
+#[test]
 fn a_starved_source_sends_out_of_rate_rm_cells_the_same_both_ways() {
     // ACR below TCR (rule 11): out-of-rate FRMs at 10 cells/s.
     let topo = topology(

@@ -24,7 +24,6 @@
 //! fast as the path allows. Each port on the way applies its backward rule at
 //! the instant the BRM passes, with its state then.
 
-use super::credit::{Queued, RM_PDU};
 use super::{CellFate, CellRecord, CircuitId, Ev, Network, Place};
 use crate::time::{SimTime, PS_PER_SEC};
 use crate::wire::rm::{Rate, RmCell};
@@ -277,9 +276,8 @@ pub(super) struct Abr {
     series: bool,
     /// Any ABR circuit or port.
     pub(super) on: bool,
-    /// Train mode (`abr_train.rs`): per circuit, its source run ahead of the
-    /// clock (None: not ABR); empty when the network runs the per-cell FIFOs.
-    pub(super) emitters: Vec<Option<super::abr_train::Emitter>>,
+    /// Train mode: the sources run ahead of the clock (`abr_train.rs`, which
+    /// keeps them in `Network::emitters`).
     pub(super) train_mode: bool,
 }
 
@@ -370,18 +368,6 @@ impl Abr {
     /// Train mode: ABR sources run ahead of the clock (`abr_train.rs`).
     pub(super) fn train(&self) -> bool {
         self.train_mode
-    }
-
-    /// Train mode: ABR circuit `c`'s source.
-    pub(super) fn emitter(&mut self, c: usize) -> &mut super::abr_train::Emitter {
-        self.emitters[c]
-            .as_mut()
-            .expect("an ABR circuit in Train mode")
-    }
-
-    /// Train mode: circuit `c`'s source, if it is ABR.
-    pub(super) fn emitter_mut(&mut self, c: usize) -> Option<&mut super::abr_train::Emitter> {
-        self.emitters.get_mut(c).and_then(Option::as_mut)
     }
 
     pub(super) fn is_source(&self, c: usize) -> bool {
@@ -658,6 +644,48 @@ impl Network {
         }
     }
 
+    /// Train: the end of ERICA's current averaging interval at port `p` (None:
+    /// the port does not run ERICA), for a steady period (`train.rs`) that must
+    /// not cross it.
+    pub(super) fn abr_interval_end(&self, p: usize) -> Option<SimTime> {
+        match self.abr.ports.get(p).and_then(Option::as_ref) {
+            Some(PortAbrRt {
+                switch: AbrSwitch::Erica { interval, .. },
+                start,
+                ..
+            }) => Some(*start + *interval),
+            _ => None,
+        }
+    }
+
+    /// Train: `n` data cells of circuit `c` accepted at port `p` (arrivals
+    /// `a0 + k·step`), each finding `occ` cells (itself included), as
+    /// `abr_data_at_port` would take them one by one: ERICA's count, and
+    /// whether they leave with EFCI set.
+    pub(super) fn abr_cells_at_port(
+        &mut self,
+        p: usize,
+        c: usize,
+        a0: SimTime,
+        step: SimTime,
+        n: u32,
+        occ: u32,
+    ) -> bool {
+        let Some(port) = self.abr.ports.get_mut(p).and_then(Option::as_mut) else {
+            return false;
+        };
+        if self.abr.sources[c].is_some() {
+            port.count_run(a0, step, n, c);
+        }
+        match port.switch {
+            AbrSwitch::Efci { threshold_cells } if occ > threshold_cells => {
+                port.counters.efci_marked += n as u64;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Train: a run of data cells of circuit `c` accepted at port `p` (arrivals
     /// `a0 + k·step`, leaving as `run` says), as `abr_data_at_port` would take
     /// them one by one: ERICA's count, and the cells `lo..hi` of the run that
@@ -717,7 +745,6 @@ impl Network {
             return;
         }
         let p = self.circuits[c].stages[stage].port;
-        let e = self.adapters.len() + p;
         let occ = self.port_occupancy(p, a);
         let port = &self.ports[p];
         let (cell_time, limit) = (port.cell, port.buffer.limit(clp));
@@ -748,11 +775,7 @@ impl Network {
         }
         self.count_accepted(p, 1, occ + 1);
         if self.port_fifos {
-            let end = a.max(self.txq[e].free()) + cell_time.times(occ as u64 + 1);
-            self.sample_queue(p, a, occ + 1, end);
-            self.txq[e].push(Queued::rm(rm, stage, clp));
-            self.serve_element(e, a);
-            return;
+            return self.rm_joins_fifo(p, a, occ, rm, stage, clp);
         }
         if self.abr.train() {
             // A train port (`train.rs`): its last departure decides the start.
@@ -1000,6 +1023,10 @@ impl Network {
 /// port or source it passes has taken every cell of that instant first (in
 /// both fidelities; `abr_train.rs` needs a fixed order).
 const BRM_TIE: u32 = u32::MAX;
+
+/// The `pdu` of an RM cell in segments, FIFOs and events (no PDU has this
+/// index); its `cell` is then its RM slot.
+pub(super) const RM_PDU: u32 = u32::MAX;
 
 /// The slot marker of an RM cell in the per-cell FIFOs and events.
 pub(super) const fn is_rm(pdu: u32) -> bool {

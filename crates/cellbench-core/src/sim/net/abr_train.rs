@@ -32,8 +32,8 @@
 //! when the network is built; otherwise the network runs the per-cell FIFOs):
 //! another circuit's cells in the same FIFO would wait behind the ABR ones.
 
-use super::credit::RM_PDU;
-use super::{abr, CellFate, Ev, Network, Place};
+use super::abr::{self, RM_PDU};
+use super::{CellFate, Ev, Network, Place};
 use crate::time::SimTime;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -149,10 +149,22 @@ impl Emitter {
 }
 
 impl Network {
+    /// ABR circuit `c`'s source (Train mode).
+    fn emitter(&mut self, c: usize) -> &mut Emitter {
+        self.emitters[c]
+            .as_mut()
+            .expect("an ABR circuit in Train mode")
+    }
+
+    /// Circuit `c`'s source, if the network runs ABR in trains and `c` is ABR.
+    pub(super) fn emitter_mut(&mut self, c: usize) -> Option<&mut Emitter> {
+        self.emitters.get_mut(c).and_then(Option::as_mut)
+    }
+
     /// Train: a PDU of ABR circuit `c` joins its source's FIFO at `ready`.
     pub(super) fn abr_train_send(&mut self, now: SimTime, c: usize, pdu: u32, ready: SimTime) {
         let ncells = self.pdus[pdu as usize].ncells;
-        let em = self.abr.emitter(c);
+        let em = self.emitter(c);
         let was_dry = em.queue.is_empty();
         em.queue.push_back(TxPdu {
             pdu,
@@ -174,7 +186,7 @@ impl Network {
 
     /// Train: PDUs of ABR circuit `c` held at its adapter at `now`.
     pub(super) fn abr_train_held(&mut self, c: usize, now: SimTime) -> usize {
-        self.abr.emitter(c).held(now)
+        self.emitter(c).held(now)
     }
 
     /// Train: replay source `c` up to its horizon, push what left, and come back
@@ -182,7 +194,7 @@ impl Network {
     pub(super) fn abr_advance(&mut self, c: usize, now: SimTime) {
         let mut h;
         loop {
-            let em = self.abr.emitter(c);
+            let em = self.emitter(c);
             // Each FRM sent on the way brings the horizon nearer.
             h = em.horizon(now);
             let Some(&Reverse((x, is_serve))) = em.wakes.peek() else {
@@ -199,7 +211,7 @@ impl Network {
         }
         self.abr_flush(c);
         self.drain();
-        let em = self.abr.emitter(c);
+        let em = self.emitter(c);
         // The push may have turned an FRM around. A BRM due at the horizon
         // advances the source itself (`brm_at_source`).
         let (h, due) = em.horizon_exact(now);
@@ -213,7 +225,7 @@ impl Network {
     /// ABR circuit `c` alone (`credit.rs`).
     pub(super) fn abr_serve(&mut self, c: usize, x: SimTime) {
         loop {
-            let em = self.abr.emitter(c);
+            let em = self.emitter(c);
             let Some(head) = em.queue.front().copied() else {
                 return;
             };
@@ -222,7 +234,7 @@ impl Network {
             }
             if em.free > x {
                 let t = em.free.max(self.abr.next_at(c));
-                self.abr.emitter(c).wake(t);
+                self.emitter(c).wake(t);
                 return;
             }
             let adapter = em.adapter;
@@ -232,12 +244,12 @@ impl Network {
                     // This cell, and the ones after it in its PDU that leave
                     // in step before anything can change (`Network::abr_steady`).
                     let now = self.now;
-                    let em = self.abr.emitter(c);
+                    let em = self.emitter(c);
                     let until = em.horizon(now);
                     let rest = head.ncells - head.next - 1;
                     let (k, step) = self.abr_steady(c, x, cell, rest, until);
                     let last = x + step.times(k as u64);
-                    let em = self.abr.emitter(c);
+                    let em = self.emitter(c);
                     em.free = last + cell;
                     em.last_left = last;
                     let front = em.queue.front_mut().expect("the head is there");
@@ -257,11 +269,11 @@ impl Network {
                     }
                 }
                 abr::Turn::Wait(t) => {
-                    self.abr.emitter(c).wake(t);
+                    self.emitter(c).wake(t);
                     return;
                 }
                 abr::Turn::Frm { rm, clp } => {
-                    let em = self.abr.emitter(c);
+                    let em = self.emitter(c);
                     em.free = x + cell;
                     // Forward and back, each link's cell time and delay once each way.
                     let soonest = x + em.back + em.back;
@@ -282,7 +294,7 @@ impl Network {
     /// Data cells `j..j+n` of `pdu` arrive at the first port at `a + k·step`:
     /// gather them into the open run, or push that run and open another.
     fn abr_gather(&mut self, c: usize, pdu: u32, j: u32, n: u32, a: SimTime, step: SimTime) {
-        let em = self.abr.emitter(c);
+        let em = self.emitter(c);
         if let Some(r) = &mut em.run {
             let last = r.t0 + r.step.times(r.count as u64 - 1);
             if r.pdu == pdu && r.first + r.count == j && a > last {
@@ -297,7 +309,7 @@ impl Network {
             }
         }
         self.abr_flush(c);
-        self.abr.emitter(c).run = Some(OpenRun {
+        self.emitter(c).run = Some(OpenRun {
             pdu,
             first: j,
             count: n,
@@ -308,14 +320,14 @@ impl Network {
 
     /// Push the open run of source `c` into its first port.
     fn abr_flush(&mut self, c: usize) {
-        if let Some(r) = self.abr.emitter(c).run.take() {
+        if let Some(r) = self.emitter(c).run.take() {
             self.emit(c, 0, r.pdu, r.first, r.count, r.t0, r.step, false, false);
         }
     }
 
     /// Train: an FRM of circuit `c` was turned around; its BRM is back at `at`.
     pub(super) fn abr_train_turned(&mut self, c: usize, rm: u32, at: SimTime) {
-        if let Some(em) = self.abr.emitter_mut(c) {
+        if let Some(em) = self.emitter_mut(c) {
             if let Some(f) = em.frms.iter_mut().find(|f| f.0 == rm) {
                 *f = (rm, at, true);
             }
@@ -325,7 +337,7 @@ impl Network {
     /// Train: an FRM of circuit `c` left a port, arriving at `stage` at `a`: it
     /// cannot be back before the rest of the way out and the way back.
     pub(super) fn abr_train_progress(&mut self, c: usize, rm: u32, stage: usize, a: SimTime) {
-        if let Some(em) = self.abr.emitter_mut(c) {
+        if let Some(em) = self.emitter_mut(c) {
             let rest = em.links[stage..].iter().fold(a + em.back, |t, &l| t + l);
             if let Some(f) = em.frms.iter_mut().find(|f| f.0 == rm) {
                 f.1 = f.1.max(rest);
@@ -335,7 +347,7 @@ impl Network {
 
     /// Train: an FRM of circuit `c` is gone (lost, or back at the source).
     pub(super) fn abr_train_frm_gone(&mut self, c: usize, rm: u32) {
-        if let Some(em) = self.abr.emitter_mut(c) {
+        if let Some(em) = self.emitter_mut(c) {
             if let Some(i) = em.frms.iter().position(|f| f.0 == rm) {
                 em.frms.remove(i);
             }

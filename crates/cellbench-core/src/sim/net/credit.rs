@@ -22,8 +22,9 @@
 //! link, conservative when several do). A network without flow control never
 //! comes here and runs exactly as before.
 
+use super::abr::{self, RM_PDU};
 use super::port::{self, Verdict};
-use super::{abr, Ev, Network, Place};
+use super::{Ev, Network, Place};
 use crate::time::SimTime;
 use std::collections::VecDeque;
 
@@ -39,12 +40,9 @@ pub(super) struct Queued {
     efci: bool,
 }
 
-/// The `pdu` of an RM cell (no PDU has this index).
-pub(super) const RM_PDU: u32 = u32::MAX;
-
 impl Queued {
     /// An RM cell in slot `rm`, leaving stage `stage`.
-    pub(super) fn rm(rm: u32, stage: usize, clp: bool) -> Queued {
+    fn rm(rm: u32, stage: usize, clp: bool) -> Queued {
         Queued {
             pdu: RM_PDU,
             cell: rm,
@@ -72,13 +70,6 @@ impl TxQueue {
     /// transmission ends (a port's occupancy).
     pub(super) fn occupancy(&self, at: SimTime) -> u32 {
         self.cells.len() as u32 + u32::from(self.free > at)
-    }
-    /// When the cell on the link ends.
-    pub(super) fn free(&self) -> SimTime {
-        self.free
-    }
-    pub(super) fn push(&mut self, q: Queued) {
-        self.cells.push_back(q);
     }
 }
 
@@ -110,32 +101,50 @@ impl Network {
 
     /// Credit mode: an adapter's cell is due to start (its place in the PDU's schedule).
     pub(super) fn cell_ready(&mut self, now: SimTime, pdu: u32, cell: u32) {
-        let c = self.pdus[pdu as usize].circuit as usize;
-        let e = self.element(c, 0);
-        self.txq[e].cells.push_back(Queued {
-            pdu,
-            cell,
-            stage: 0,
-            clp: false,
-            efci: false,
-        });
+        self.enqueue(pdu, cell..cell + 1);
+        let e = self.element(self.pdus[pdu as usize].circuit as usize, 0);
         self.serve(e, now);
     }
 
     /// ABR: a PDU may start: all its cells join its adapter's FIFO.
     pub(super) fn pdu_ready(&mut self, now: SimTime, pdu: u32) {
-        let c = self.pdus[pdu as usize].circuit as usize;
-        let e = self.element(c, 0);
-        for cell in 0..self.pdus[pdu as usize].ncells {
-            self.txq[e].cells.push_back(Queued {
-                pdu,
-                cell,
-                stage: 0,
-                clp: false,
-                efci: false,
-            });
-        }
+        self.enqueue(pdu, 0..self.pdus[pdu as usize].ncells);
+        let e = self.element(self.pdus[pdu as usize].circuit as usize, 0);
         self.serve(e, now);
+    }
+
+    /// Cells `cells` of `pdu` join its source adapter's FIFO.
+    fn enqueue(&mut self, pdu: u32, cells: std::ops::Range<u32>) {
+        let e = self.element(self.pdus[pdu as usize].circuit as usize, 0);
+        let q = &mut self.txq[e].cells;
+        q.extend(cells.map(|cell| Queued {
+            pdu,
+            cell,
+            stage: 0,
+            clp: false,
+            efci: false,
+        }));
+    }
+
+    /// ABR: RM cell `rm` of circuit `c` was accepted at `stage`'s port `p`
+    /// (finding `occ` cells there, itself not counted) at `a`: it joins the
+    /// port's FIFO behind the cells there.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn rm_joins_fifo(
+        &mut self,
+        p: usize,
+        a: SimTime,
+        occ: u32,
+        rm: u32,
+        stage: usize,
+        clp: bool,
+    ) {
+        let e = self.adapters.len() + p;
+        let cell_time = self.ports[p].cell;
+        let end = a.max(self.txq[e].free) + cell_time.times(occ as u64 + 1);
+        self.sample_queue(p, a, occ + 1, end);
+        self.txq[e].cells.push_back(Queued::rm(rm, stage, clp));
+        self.serve(e, a);
     }
 
     /// Credit mode: a cell arrives at a port's stage (or the receiver past the last).
@@ -213,8 +222,7 @@ impl Network {
         self.serve(e, now);
     }
 
-    /// Serve an element (ABR: after a BRM moved a source's rate, or an RM cell
-    /// joined a port's FIFO).
+    /// Serve an element (ABR: after a BRM moved a source's rate).
     pub(super) fn serve_element(&mut self, e: usize, now: SimTime) {
         self.serve(e, now);
     }

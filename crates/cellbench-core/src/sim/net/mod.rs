@@ -356,6 +356,9 @@ pub struct Network {
     stage_drops: waste::StageDrops,
     /// ABR sources and switch behaviours (`abr.rs`); empty without ABR.
     abr: abr::Abr,
+    /// ABR in Train mode: per circuit, its source run ahead of the clock (None:
+    /// not ABR); empty when the network runs the per-cell FIFOs (`abr_train.rs`).
+    emitters: Vec<Option<abr_train::Emitter>>,
     /// Train: the pieces `resolve` is gathering (kept for its allocation).
     pieces: Vec<train::Piece>,
     /// Credit mode: ports are explicit FIFOs too (`credit.rs`). Without credits an
@@ -405,7 +408,7 @@ impl Network {
         let (src, pace, pace_free) = (c.src, c.pace, c.pace_free);
         // Credit mode: PDUs held back by missing credits wait in the interface
         // queue too; so do an ABR source's, held to its rate.
-        let held = if self.abr.emitter_mut(circuit).is_some() {
+        let held = if self.emitter_mut(circuit).is_some() {
             self.abr_train_held(circuit, now).saturating_sub(1)
         } else {
             self.txq
@@ -434,7 +437,7 @@ impl Network {
         let pdu = self.alloc_pdu(circuit, token, ncells, payload_len);
         // Credit mode logs an adapter's cells when they really leave (credit.rs),
         // and so does an ABR source (abr_train.rs).
-        let abr_train = self.abr.emitter_mut(circuit).is_some();
+        let abr_train = self.emitter_mut(circuit).is_some();
         if self.txq.is_empty() && !abr_train && self.logs(Place::Adapter(src)) {
             let serial = self.pdus[pdu as usize].serial;
             for r in &runs {

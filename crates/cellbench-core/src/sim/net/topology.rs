@@ -57,7 +57,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
     let mut abr =
         super::abr::Abr::build(&t.abr_sources, &t.abr_ports, circuits.len(), &port_rates)?;
     let port_fifos = credit_mode;
-    let abr_train = attach_abr_trains(
+    let emitters = attach_abr_trains(
         &t,
         fidelity,
         credit_mode,
@@ -66,6 +66,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         &circuits,
         &mut abr,
     );
+    let abr_train = abr.train();
     let credit_mode = credit_mode || (abr.on && !abr_train);
     let txq = if credit_mode {
         vec![super::credit::TxQueue::default(); adapters.len() + ports.len()]
@@ -102,13 +103,15 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         frames,
         stage_drops: Default::default(),
         abr,
+        emitters,
         port_fifos,
         pieces: Vec::new(),
     })
 }
 
 /// ABR runs in trains (`abr_train.rs`) when asked, without credits, and with each ABR
-/// circuit alone on its source adapter; else on the per-cell FIFOs. Whether it does.
+/// circuit alone on its source adapter; else on the per-cell FIFOs. Its sources, one
+/// per circuit (None: not ABR), when it does; none when it does not.
 fn attach_abr_trains(
     t: &Topology,
     fidelity: Fidelity,
@@ -117,7 +120,7 @@ fn attach_abr_trains(
     ports: &mut [PortRt],
     circuits: &[CircuitRt],
     abr: &mut super::abr::Abr,
-) -> bool {
+) -> Vec<Option<super::abr_train::Emitter>> {
     let abr_train = abr.on
         && !credit_mode
         && fidelity == Fidelity::Train
@@ -126,10 +129,10 @@ fn attach_abr_trains(
             t.circuits.iter().filter(|c| c.src == src).count() == 1
         });
     if !abr_train {
-        return false;
+        return Vec::new();
     }
     abr.train_mode = true;
-    abr.emitters = (0..circuits.len())
+    let emitters = (0..circuits.len())
         .map(|c| {
             abr.is_source(c).then(|| {
                 let stages = &circuits[c].stages;
@@ -152,7 +155,7 @@ fn attach_abr_trains(
     for p in ports.iter_mut() {
         p.eager = false;
     }
-    true
+    emitters
 }
 
 /// The counts the runtime tables index with u32.

@@ -41,6 +41,7 @@ use super::port::{self, VcState, Verdict};
 use super::{abr, upc, DropPolicy, Ev, LossCause, Network, Next, Place};
 use crate::time::SimTime;
 use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// Cells `first..first+count` of one PDU arriving at a stage, the k-th at `t0 + k·step`.
 #[derive(Copy, Clone, Debug)]
@@ -204,12 +205,26 @@ impl Network {
         } else {
             Vec::new()
         };
+        // Whole periods of interleaved inputs at once (`Network::steady`). After
+        // a try that did not fit, one period by merge steps before the next, and
+        // twice as many after each further miss (up to `STEADY_BACKOFF`), so
+        // inputs that do not repeat pay for few tries.
+        let (mut merge_steps, mut backoff) = (0, 0);
         // The heap holds each non-empty FIFO's head: keys are distinct, since
         // a circuit enters a port by one input link.
         while let Some(&Reverse((t0, _, best))) = heads.peek() {
             if t0 > horizon {
                 break;
             }
+            if gather && heads.len() >= 2 && merge_steps == 0 {
+                if self.steady(p, &mut inputs, &mut heads, horizon, &mut pieces) {
+                    backoff = 0;
+                    continue;
+                }
+                backoff = (backoff * 2).clamp(1, STEADY_BACKOFF).max(heads.len());
+                merge_steps = backoff;
+            }
+            merge_steps = merge_steps.saturating_sub(1);
             heads.pop();
             let second = heads
                 .peek()
@@ -541,6 +556,175 @@ impl Network {
     }
 }
 
+/// The most inputs a steady period takes (a port with more decides cell by cell).
+const STEADY_INPUTS: usize = 8;
+/// The most merge steps between two tries of a steady period: a few periods of
+/// the largest one, so a pattern that settles is found again soon.
+const STEADY_BACKOFF: usize = 64;
+
+impl Network {
+    /// Interleaved inputs in a steady pattern: decide whole periods at once.
+    ///
+    /// Where k inputs are regular trains with one step `s` (paced circuits, ABR
+    /// sources at one ACR) and their heads lie within `s` of each other, the
+    /// merge takes one cell of each per period, always in the same order. A
+    /// period's decisions depend on the port only through `end`, or rather
+    /// `E = max(end, first arrival)`; if one period, decided cell by cell here,
+    /// leaves `E + s`, every following period repeats it `s` later: the same
+    /// occupancy for each input's cell and its departure `s` later. So `n`
+    /// periods are decided by one, and each input's `n` cells leave as one
+    /// regular piece (the circuit's `Piece`). `n` stops at the end of the
+    /// shortest head segment (an RM cell, a PDU's end or a change of step next),
+    /// earlier if the next segment of an input would come within the last
+    /// period, before the first period not wholly at or before `horizon`, and within
+    /// ERICA's current averaging interval (so each cell is counted in the
+    /// interval it falls in: `PortAbrRt::count_run`). Every cell must find
+    /// room (the buffer, the CLP = 1 threshold, EPD's threshold) and its VC
+    /// forwarding or between PDUs, with no policer; then each is accepted as
+    /// `offer` would. Cell logs and queue samples are written cell by cell in
+    /// the merge's order. False (nothing done) when any of this does not hold.
+    #[inline(never)]
+    fn steady(
+        &mut self,
+        p: usize,
+        inputs: &mut [VecDeque<Seg>],
+        heads: &mut BinaryHeap<Reverse<(SimTime, u32, usize)>>,
+        horizon: SimTime,
+        pieces: &mut Vec<Piece>,
+    ) -> bool {
+        let k = heads.len();
+        if k > STEADY_INPUTS {
+            return false;
+        }
+        // The heads in merge order: (input, its head segment).
+        let mut order = [(0usize, SimTime::ZERO, 0u32); STEADY_INPUTS];
+        for (i, &Reverse((t, c, slot))) in heads.iter().enumerate() {
+            order[i] = (slot, t, c);
+        }
+        let order = &mut order[..k];
+        order.sort_unstable_by_key(|&(slot, t, c)| (t, c, slot));
+        let first = inputs[order[0].0][0];
+        let s = first.step;
+        let (h_first, h_last) = (order[0].1, order[k - 1].1);
+        if first.count < 2 || h_last.0 - h_first.0 >= s.0 || h_last > horizon {
+            return false;
+        }
+        // Whole periods at or before the horizon (and ERICA's interval end).
+        let periods = |until: SimTime| ((until.0 - h_last.0) / s.0 + 1).min(u32::MAX as u64) as u32;
+        let mut n = periods(horizon);
+        if let Some(interval_end) = self.abr_interval_end(p) {
+            if h_last >= interval_end {
+                return false;
+            }
+            n = n.min(periods(SimTime(interval_end.0 - 1)));
+        }
+        let port = &self.ports[p];
+        let (cell, delay, buffer, policy, end0) =
+            (port.cell, port.delay, port.buffer, port.policy, port.end);
+        // More work a period than the link does in one: its backlog grows, so
+        // no period repeats the last (trains at the link rate colliding).
+        if cell.times(k as u64) > s {
+            return false;
+        }
+        let epd = match policy {
+            DropPolicy::Epd { threshold_cells } => threshold_cells,
+            _ => u32::MAX,
+        };
+        // Period 0, cell by cell: each input's occupancy found and start.
+        let mut found = [(0u32, SimTime::ZERO); STEADY_INPUTS];
+        let mut end = end0;
+        for (i, &(slot, _, _)) in order.iter().enumerate() {
+            let seg = &inputs[slot][0];
+            if abr::is_rm(seg.pdu) || seg.count < 2 || seg.step != s {
+                return false;
+            }
+            let stage = &self.circuits[seg.circuit as usize].stages[seg.stage as usize];
+            if stage.policer.is_some() || !matches!(stage.vc, VcState::Idle | VcState::Accepting) {
+                return false;
+            }
+            let occ = port::occupancy(end, seg.t0, cell);
+            if occ >= buffer.limit(seg.clp).min(epd) {
+                return false;
+            }
+            n = n.min(seg.count);
+            let start = seg.t0.max(end);
+            end = start + cell;
+            found[i] = (occ, start);
+        }
+        // No cell left behind may come before one taken: an input whose head
+        // segment the periods use up may have its next segment (another
+        // circuit on the same link, say) start within the last period.
+        while n >= 2 {
+            let last = h_last + s.times(n as u64 - 1);
+            let overtaken = order.iter().any(|&(slot, _, _)| {
+                let fifo = &inputs[slot];
+                fifo[0].count == n && fifo.get(1).is_some_and(|next| next.t0 <= last)
+            });
+            if !overtaken {
+                break;
+            }
+            n -= 1;
+        }
+        if n < 2 || end.max(h_first + s) != end0.max(h_first) + s {
+            return false;
+        }
+        let steps = s.times(n as u64 - 1);
+        self.ports[p].end = end + steps;
+        let peak = found[..k].iter().map(|f| f.0 + 1).max().unwrap_or(1);
+        self.count_accepted(p, n * k as u32, peak);
+        let logs = self.logs(Place::Port(p));
+        if logs || self.queue_series.is_some() {
+            // In the order the merge takes them, period by period.
+            for j in 0..n {
+                let dt = s.times(j as u64);
+                for (i, &(slot, _, _)) in order.iter().enumerate() {
+                    let seg = inputs[slot][0];
+                    let (occ, start) = found[i];
+                    self.sample_queue(p, seg.t0 + dt, occ + 1, start + dt + cell);
+                    if logs {
+                        let (c, st, idx) =
+                            (seg.circuit as usize, seg.stage as usize, seg.first + j);
+                        let at = std::iter::once(start + dt);
+                        self.log_sent(p, c, st, seg.pdu, idx, at, seg.clp);
+                    }
+                }
+            }
+        }
+        for (i, &(slot, _, _)) in order.iter().enumerate() {
+            let seg = inputs[slot][0];
+            let (c, st) = (seg.circuit as usize, seg.stage as usize);
+            let (occ, start) = found[i];
+            // As cell by cell, a cell marked upstream is not offered to ABR here.
+            let marked =
+                !seg.efci && self.abr.on && self.abr_cells_at_port(p, c, seg.t0, s, n, occ + 1);
+            let ends_pdu = seg.first + n == self.pdus[seg.pdu as usize].ncells;
+            self.circuits[c].stages[st].vc = if ends_pdu {
+                VcState::Idle
+            } else {
+                VcState::Accepting
+            };
+            let at = start + cell + delay;
+            self.gather_run(pieces, &seg, n, at, s, cell, seg.efci || marked);
+            let fifo = &mut inputs[slot];
+            if n == seg.count {
+                fifo.pop_front();
+            } else {
+                let front = &mut fifo[0];
+                front.first += n;
+                front.t0 = front.time(n);
+                front.count -= n;
+            }
+        }
+        heads.clear();
+        for &(slot, _, _) in order.iter() {
+            if let Some(head) = inputs[slot].front() {
+                heads.push(Reverse((head.t0, head.circuit, slot)));
+            }
+        }
+        true
+    }
+}
+
 /// Cells of one circuit a port decided one by one (interleaved with other
 /// inputs' cells, `Network::resolve`), gathered while their departures stay
 /// regular and pushed on as one segment: when a cell does not fit, when the
@@ -587,6 +771,46 @@ impl Network {
                 count: 1,
                 t0: at,
                 step: cell,
+                efci,
+                ..*seg
+            },
+            cell,
+        });
+    }
+
+    /// The first `n` cells of `seg` leave the port, arriving next at
+    /// `at + k·step` with `efci`: onto the circuit's piece if they continue it
+    /// regularly, else as a new piece (the old one pushed on).
+    #[allow(clippy::too_many_arguments)]
+    fn gather_run(
+        &mut self,
+        pieces: &mut Vec<Piece>,
+        seg: &Seg,
+        n: u32,
+        at: SimTime,
+        step: SimTime,
+        cell: SimTime,
+        efci: bool,
+    ) {
+        if let Some(i) = pieces.iter().position(|x| x.seg.circuit == seg.circuit) {
+            let b = &mut pieces[i].seg;
+            let fits = b.pdu == seg.pdu && b.first + b.count == seg.first && b.clp == seg.clp;
+            if fits && b.efci == efci && at > b.last() {
+                let gap = SimTime(at.0 - b.last().0);
+                if (b.count == 1 || gap == b.step) && (n == 1 || gap == step) {
+                    b.step = gap;
+                    b.count += n;
+                    return;
+                }
+            }
+            let done = pieces.swap_remove(i);
+            self.emit_piece(&done);
+        }
+        pieces.push(Piece {
+            seg: Seg {
+                count: n,
+                t0: at,
+                step: if n == 1 { cell } else { step },
                 efci,
                 ..*seg
             },
