@@ -380,7 +380,7 @@ SWITCH_KEYS: dict[str, Key] = {
     ),
     "policy": Key("policy", lambda s: choice(s, "a drop policy", POLICIES), "policy"),
     # The range here, not the core's alone: the core reads the threshold only under
-    # policy = epd, so 0 under tail-drop or ppd would pass (a sweep's later epd takes it).
+    # policy = epd, so 0 under tail-drop or ppd would pass without a word.
     "epd_threshold_cells": Key(
         "epd_threshold_cells",
         spec_number("switch", "epd_threshold_cells", "the EPD threshold in cells"),
