@@ -545,8 +545,9 @@ TWO = (
         ),
         (
             "site = w;", "  trunk { from = w; to = lan; delay_ms = 1; upc_t_us = 0; "
-            "upc_tau_us = 0; }\n", "4:56",
-            "found 0, expected the UPC's GCRA increment T in µs above 0 and at most 1e+12",
+            "upc_tau_us = 0; }\n", "4:45",
+            "the simulator refuses it: trunk 0 (w -> lan): UPC T 0 µs: must be a finite "
+            "number > 0",
         ),
         (
             "", "  switch { buffer_cells = 100; policy = epd; }\n", "4:12",
@@ -613,3 +614,73 @@ def test_a_sites_switch_is_checked_as_the_testbeds_is() -> None:
         "<text>:4:28: the simulator refuses it: switch e epd_threshold_cells 300 exceeds "
         "buffer_cells 256: the threshold must fit in the buffer"
     )
+
+
+#: A switch's or trunk's value the core refuses (its range is the core's check alone:
+#: testbed/keys.spec_type), the testbed's lines, where the refusal lands and its words
+#: (the value among them). Line 4 is the testbed's; the sweep's list is on line 6.
+TESTBED_CORE_REFUSES = [
+    ("  switch { buffer_cells = 0; }\n", [], "4:12",
+     "switch buffer_cells 0: every output port needs at least 1 cell"),
+    ("  switch { clp1_threshold_cells = 0; }\n", [], "4:12",
+     "switch clp1_threshold_cells 0: must be 1 to buffer_cells (256)"),
+    ("  switch { flow_control = credit; credits = 0; }\n", [], "4:35",
+     "switch flow_control credit with credits 0: expected credits >= 1"),
+    ("  switch w { buffer_cells = 0; }\n  trunk { from = w; to = lan; delay_ms = 1; }\n", [],
+     "4:14", "switch w buffer_cells 0: every output port needs at least 1 cell"),
+    ("  trunk { from = w; to = lan; delay_ms = -1; }\n", [], "4:31",
+     "trunk 0 (w -> lan): delay -1 ms: must be a finite number >= 0 and at most 1e9 ms"),
+    ("  trunk { from = w; to = lan; delay_ms = 2e9; }\n", [], "4:31",
+     "trunk 0 (w -> lan): delay 2000000000 ms: must be a finite number >= 0"),
+    ("  trunk { from = w; to = lan; delay_ms = 1; upc_t_us = -3; upc_tau_us = 0; }\n", [],
+     "4:45", "trunk 0 (w -> lan): UPC T -3 µs: must be a finite number > 0"),
+    ("  trunk { from = w; to = lan; delay_ms = 1; upc_t_us = 3; upc_tau_us = -1; }\n", [],
+     "4:59", "trunk 0 (w -> lan): UPC tau -1 µs: must be a finite number >= 0"),
+    # A value a sweep or --set gives: the refusal names where it is written, not the
+    # file's setting it replaced.
+    ("  switch { buffer_cells = 64; }\n", [], "6:44", "switch buffer_cells 0: every output"),
+    ("  switch { buffer_cells = 64; }\n", ["--set", "testbed.switch.buffer_cells=0"],
+     "--set:1:29", "switch buffer_cells 0: every output"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("testbed, options, where, words", TESTBED_CORE_REFUSES)
+def test_a_switch_or_trunk_value_the_core_refuses_lands_on_its_setting(
+    capsys, tmp_path, testbed, options, where, words
+) -> None:
+    """Issue 30: a switch's and a trunk's range is the core's check only (Python reads
+    the type the spec holds); the refusal lands on the setting, never 1:1."""
+    text = TWO.replace("HA", "site = w;" if "trunk" in testbed else "").replace("TB", testbed)
+    if where.startswith("6:"):
+        text += "sweep { testbed.switch.buffer_cells = [64, 0]; }\n"
+    f = tmp_path / "x.netspec"
+    f.write_text(text + experiment())
+    code, err = cli(capsys, "run", str(f), "--check", *options)
+    assert code == 2
+    line = one_line_error(err)
+    at = where if where.startswith("--set") else f"x.netspec:{where}"
+    assert f"{at}: the simulator refuses it: {words}" in line, line
+
+
+#: What Python still refuses of a switch's keys: the type the spec holds, and an EPD
+#: threshold of 0, which the core reads only under policy = epd (tail-drop and ppd
+#: would take it without a word).
+@pytest.mark.parametrize(
+    "switch, where, message",
+    [
+        ("buffer_cells = -5;", "4:27",
+         "found -5, expected a whole number 0..4294967295 for cells per output port"),
+        ("buffer_cells = 1.5;", "4:27",
+         "found 1.5, expected a whole number 0..4294967295 for cells per output port"),
+        ("credits = x;", "4:22", "found x, expected a whole number 0..4294967295 for credits"),
+        ("epd_threshold_cells = 0;", "4:34",
+         "found 0, expected the EPD threshold in cells in 1..4.29497e+09"),
+        ("policy = ppd; epd_threshold_cells = 0;", "4:48",
+         "found 0, expected the EPD threshold in cells in 1..4.29497e+09"),
+    ],
+)  # fmt: skip
+def test_a_switch_value_of_the_wrong_type_is_refused_at_its_value(switch, where, message) -> None:
+    text = TWO.replace("HA", "").replace("TB", f"  switch {{ {switch} }}\n")
+    with pytest.raises(lang.ExperimentError) as e:
+        make_plan(text + experiment())
+    assert str(e.value).startswith(f"<text>:{where}: {message}"), str(e.value)

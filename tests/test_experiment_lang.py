@@ -603,13 +603,12 @@ def test_clp1_threshold_spares_the_conforming_vc():
         ),
         (
             "switch { clp1_threshold_cells = 0; }",
-            "x.netspec:1:43: found 0, expected a CLP-1 threshold in cells (a whole number >= 1) "
-            "or off",
+            "x.netspec:1:20: the simulator refuses it: switch clp1_threshold_cells 0: must be "
+            "1 to buffer_cells (256)",
         ),
         (
             "switch { clp1_threshold_cells = on; }",
-            "x.netspec:1:43: found on, expected a CLP-1 threshold in cells (a whole number >= 1) "
-            "or off",
+            "x.netspec:1:43: found on, expected a CLP-1 threshold in cells (a whole number) or off",
         ),
     ],
 )

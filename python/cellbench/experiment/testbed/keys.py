@@ -1,9 +1,11 @@
 """The testbed language's keys as a table: per block (host, switch, trunk), each key's
 field, how its value is read, and the run spec's key it sets, whose kind, range and
-choices the core gives (``vocab.SPEC_KEYS``). A value of the wrong kind or out of range
-is refused here, at its position; what depends on other keys (a threshold within the
-buffer, credits with credit flow control) is the core's check, which the experiment
-maps back onto the setting through ``Testbed.positions`` (model's refusals).
+choices the core gives (``vocab.SPEC_KEYS``). A value of the wrong kind is refused here,
+at its position. A switch's or trunk's value out of range, and what depends on other
+keys (a threshold within the buffer, credits with credit flow control), is the core's
+check: the core checks every switch and trunk a testbed gives, and the experiment maps
+its refusal back onto the setting through ``Testbed.positions`` (model's refusals). A
+host's range is checked here too: the core sees only the hosts a run uses.
 """
 
 from __future__ import annotations
@@ -90,6 +92,29 @@ def spec_number(record: str, key: str, what: str) -> Reader:
             raise expected(v.pos, render(v), f"{what} above {_shown(lo)} and at most {_shown(hi)}")
         got = number(s, what, lo, hi, integer)
         return int(got) if integer else float(got)
+
+    return read
+
+
+def spec_type(record: str, key: str, what: str) -> Reader:
+    """A number of the type the run spec's ``record.key`` holds: a whole one from 0 to
+    the most its range gives (the switch's counts: a u32's most), or any finite one.
+    The least the key takes is the core's check alone, as for a connection's keys
+    (model's ``values._spec_value``): its refusal names the key and lands on this
+    setting (model's refusals)."""
+    k = vocab.spec_key(record, key)
+    integer = k["kind"] == "int"
+    most = int(k["range"][1]) if integer else math.inf
+
+    def read(s: Setting) -> int | float:
+        v = s.value
+        x = v.value if isinstance(v, Number) else None
+        if integer and isinstance(x, int) and 0 <= x <= most:
+            return x
+        if not integer and x is not None and math.isfinite(x):
+            return float(x)
+        kind = f"a whole number 0..{most}" if integer else "a finite number"
+        raise expected(v.pos, render(v), f"{kind} for {what}")
 
     return read
 
@@ -201,6 +226,9 @@ class Key:
 
 
 # --- host { } ----------------------------------------------------------------------------
+#: A host's numbers keep their range check here (``spec_number``), not the core's alone:
+#: a run spec holds only the hosts its connections use, so a host block for a host no
+#: test uses (a preset's, the defaults) would pass out of range without a word.
 HOST_KEYS: dict[str, Key] = {
     "profile": Key("profile", lambda s: choice(s, "a host profile", PROFILES), "profile"),
     "phy": Key(
@@ -280,7 +308,7 @@ def host(block: Block, h: HostSpec, positions: dict) -> HostSpec:
             # ethernet;`` (a multi-homed host names both interfaces instead).
             h.ethernet = ethernet(s)
             h.interface = "ethernet"
-            positions[("host", h.name, "ethernet")] = s.pos
+            positions[("host", h.name, "ethernet")] = refused_at(s)
             continue
         value = key.read(s)
         if key.field == "kernel":
@@ -288,7 +316,7 @@ def host(block: Block, h: HostSpec, positions: dict) -> HostSpec:
         else:
             setattr(h, key.field, value)
         if key.spec is not None:
-            positions[("host", h.name, key.spec)] = s.pos
+            positions[("host", h.name, key.spec)] = refused_at(s)
         if s.key in ("interface", "ethernet_name"):
             interface_pos = s.value.pos
     if (h.interface == "ethernet" or h.ethernet_name) and h.ethernet is None:
@@ -347,10 +375,12 @@ def _share(s: Setting) -> float:
 SWITCH_KEYS: dict[str, Key] = {
     "buffer_cells": Key(
         "buffer_cells",
-        spec_number("switch", "buffer_cells", "cells per output port"),
+        spec_type("switch", "buffer_cells", "cells per output port"),
         "buffer_cells",
     ),
     "policy": Key("policy", lambda s: choice(s, "a drop policy", POLICIES), "policy"),
+    # The range here, not the core's alone: the core reads the threshold only under
+    # policy = epd, so 0 under tail-drop or ppd would pass without a word.
     "epd_threshold_cells": Key(
         "epd_threshold_cells",
         spec_number("switch", "epd_threshold_cells", "the EPD threshold in cells"),
@@ -360,8 +390,8 @@ SWITCH_KEYS: dict[str, Key] = {
     "clp1_threshold_cells": Key(
         "clp1_threshold_cells",
         off_or(
-            spec_number("switch", "clp1_threshold_cells", "a CLP-1 threshold in cells"),
-            "a CLP-1 threshold in cells (a whole number >= 1)",
+            spec_type("switch", "clp1_threshold_cells", "a CLP-1 threshold in cells"),
+            "a CLP-1 threshold in cells (a whole number)",
         ),
         "clp1_threshold_cells",
     ),
@@ -372,7 +402,7 @@ SWITCH_KEYS: dict[str, Key] = {
     ),
     "credits": Key(
         "credits",
-        spec_number("switch", "credits", "credits per VC per hop (cells)"),
+        spec_type("switch", "credits", "credits per VC per hop (cells)"),
         "credits",
     ),
     "abr": Key("abr", _abr, "abr"),
@@ -394,7 +424,7 @@ def switch(b: Block, sw: dict, site: str | None, positions: dict) -> None:
         else:
             sw[key.field] = value
         assert key.spec is not None
-        positions[("switch", site, key.spec)] = s.pos
+        positions[("switch", site, key.spec)] = refused_at(s)
     if sw.get("flow_control") == FLOW_CONTROLS[0]:
         # ``flow_control = none``: the switch without it, and without the credits it
         # took from the testbed's switch (credits this block sets the core refuses).
@@ -409,14 +439,12 @@ TRUNK_KEYS: dict[str, Key] = {
     "to": Key("to", site, "to"),
     "phy": Key("phy", lambda s: choice(s, "a physical layer", PHYS), "phy"),
     "delay_ms": Key(
-        "delay_ms", spec_number("trunk", "delay_ms", "the one-way delay in ms"), "delay_ms"
+        "delay_ms", spec_type("trunk", "delay_ms", "the one-way delay in ms"), "delay_ms"
     ),
     "upc_t_us": Key(
-        "t_us", spec_number("upc", "t_us", "the UPC's GCRA increment T in µs"), "upc.t_us"
+        "t_us", spec_type("upc", "t_us", "the UPC's GCRA increment T in µs"), "upc.t_us"
     ),
-    "upc_tau_us": Key(
-        "tau_us", spec_number("upc", "tau_us", "its tolerance τ in µs"), "upc.tau_us"
-    ),
+    "upc_tau_us": Key("tau_us", spec_type("upc", "tau_us", "its tolerance τ in µs"), "upc.tau_us"),
     "upc_action": Key("action", spec_choice("upc", "action", "a UPC action"), "upc.action"),
 }
 
@@ -431,7 +459,7 @@ def trunk(block: Block, index: int, positions: dict) -> dict:
         if key is None:
             raise unknown(s, "trunk", TRUNK_KEYS)
         (upc if s.key.startswith("upc_") else t)[key.field] = key.read(s)
-        positions[("trunk", index, key.spec)] = s.pos
+        positions[("trunk", index, key.spec)] = refused_at(s)
     if upc:
         if "t_us" not in upc or "tau_us" not in upc:
             raise expected(block.pos, "trunk { }", "both upc_t_us and upc_tau_us for a UPC")
@@ -446,6 +474,14 @@ def trunk(block: Block, index: int, positions: dict) -> dict:
             "two different sites",
         )
     return t
+
+
+def refused_at(s: Setting) -> Pos:
+    """Where a core refusal of the setting's value lands (``Testbed.positions``): the
+    setting, or its value where that stands elsewhere (a sweep's list, ``--set``), so
+    that a refusal names where the value was written, not the value it replaced."""
+    v = s.value.pos
+    return s.pos if (v.file, v.line) == (s.pos.file, s.pos.line) else v
 
 
 def setting_pos(b: Block, *keys: str) -> Pos | None:
