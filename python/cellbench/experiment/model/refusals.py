@@ -59,6 +59,12 @@ def _order(exp: Experiment, pos: Pos | None) -> tuple[bool, int, int]:
     return pos.file == exp.file, pos.line, pos.col
 
 
+def _connection(exp: Experiment, index: int | None):
+    """The experiment's connection a key path's index names (None: none)."""
+    conns = exp.connections
+    return conns[index] if index is not None and 0 <= index < len(conns) else None
+
+
 def setting_pos(exp: Experiment, path: dict[str, Any] | None) -> Pos | None:
     """Where the file writes the setting a key path names (None: it writes none, the
     core's default or the testbed's stands): a connection's key at its test's setting
@@ -69,10 +75,9 @@ def setting_pos(exp: Experiment, path: dict[str, Any] | None) -> Pos | None:
     record, index, name, key = path["record"], path["index"], path["name"], path["key"]
     tb = exp.testbed
     if record == "connection":
-        conns = exp.connections
-        if index is None or index >= len(conns):
+        c = _connection(exp, index)
+        if c is None:
             return None
-        c = conns[index]
         t = key.removeprefix("traffic.")
         written = (
             key in c.given
@@ -107,11 +112,8 @@ def refusal_pos(exp: Experiment, path: dict[str, Any] | None) -> Pos | None:
     record, index, name, key = path["record"], path["index"], path["name"], path["key"]
     tb = exp.testbed
     if record == "connection":
-        conns = exp.connections
-        if index is None or index >= len(conns):
-            return None
-        c = conns[index]
-        return c.positions.get(key) or c.pos
+        c = _connection(exp, index)
+        return None if c is None else c.positions.get(key) or c.pos
     if record == "host":
         return tb.given.get(name) or tb.pos
     return tb.pos
