@@ -83,6 +83,12 @@ pub(super) struct Emitter {
     run: Option<OpenRun>,
     /// The latest `Ev::AbrSource` scheduled.
     scheduled: SimTime,
+    /// A BRM back at the source at `scheduled`, handled by that wake-up
+    /// (`Network::abr_train_fold_brm`).
+    folded: Option<(SimTime, u32)>,
+    /// The latest `Ev::AbrSource` handled (the one at `scheduled` is pending
+    /// while this is earlier).
+    woke: SimTime,
     /// Each stage's link (cell time + delay), the way out and the way back.
     links: Vec<SimTime>,
     /// Σ links, and the last link.
@@ -105,6 +111,8 @@ impl Emitter {
             left: VecDeque::new(),
             run: None,
             scheduled: SimTime::ZERO,
+            folded: None,
+            woke: SimTime::ZERO,
             links,
             back,
             last_link,
@@ -217,8 +225,42 @@ impl Network {
         let (h, due) = em.horizon_exact(now);
         if !due && !em.wakes.is_empty() && h > now && h != SimTime::MAX && em.scheduled < h {
             em.scheduled = h;
-            self.agenda.schedule(h, c as u32, Ev::AbrSource(c as u32));
+            // Sorted with the BRMs, after every other event at its instant: the
+            // cells it pushes arrive later, so the order is the reference's, and
+            // a BRM due then can be handled with it (`abr_train_fold_brm`).
+            self.agenda
+                .schedule(h, abr::BRM_TIE, Ev::AbrSource(c as u32));
         }
+    }
+
+    /// Train: source `c`'s wake-up at `at`, with the BRM folded into it if any.
+    pub(super) fn abr_wake(&mut self, c: usize, at: SimTime) {
+        let em = self.emitter(c);
+        em.woke = at;
+        match em.folded {
+            Some((t, rm)) if t == at => {
+                em.folded = None;
+                // The wake's own replay is the BRM's first step.
+                self.brm_at_source(at, rm, c);
+            }
+            _ => self.abr_advance(c, at),
+        }
+    }
+
+    /// Train: a BRM of circuit `c` will be back at its source at `t`. When the
+    /// source's wake-up is already due at `t` (an `Ev::AbrSource` pending: the
+    /// latest scheduled, not yet handled), the wake handles the BRM instead of
+    /// an event of its own: both sort after every other event at `t`, and the
+    /// BRM's first step is the replay the wake makes. True when folded.
+    pub(super) fn abr_train_fold_brm(&mut self, c: usize, rm: u32, t: SimTime) -> bool {
+        let Some(em) = self.emitter_mut(c) else {
+            return false;
+        };
+        if em.scheduled != t || em.woke == t || em.folded.is_some() {
+            return false;
+        }
+        em.folded = Some((t, rm));
+        true
     }
 
     /// The per-cell FIFO's `serve` at instant `x`, for an adapter holding

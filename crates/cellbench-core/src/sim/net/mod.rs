@@ -560,7 +560,7 @@ impl Network {
                 Ev::Credit { circuit, stage } => {
                     self.credit_returns(at, circuit as usize, stage as usize)
                 }
-                Ev::AbrSource(c) => self.abr_advance(c as usize, at),
+                Ev::AbrSource(c) => self.abr_wake(c as usize, at),
             }
         }
         delivered[first..].sort_by_key(|d| (d.at, d.circuit));
