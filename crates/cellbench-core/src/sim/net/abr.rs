@@ -871,9 +871,6 @@ impl Network {
             s -= 1;
             t += self.hop_back(c, s);
         }
-        if s == 0 && self.abr_train_fold_brm(c, rm, t) {
-            return;
-        }
         let stage = s as u16;
         self.agenda.schedule(t, BRM_TIE, Ev::Brm { rm, stage });
     }
@@ -953,7 +950,7 @@ impl Network {
     }
 
     /// Rules 8 and 9 at the source.
-    pub(super) fn brm_at_source(&mut self, now: SimTime, rm: u32, c: usize) {
+    fn brm_at_source(&mut self, now: SimTime, rm: u32, c: usize) {
         if self.abr.train() {
             // Everything else at this instant first (the BRM sorts last).
             self.abr_advance(c, now);
@@ -1025,7 +1022,7 @@ impl Network {
 /// The agenda's tie key of a BRM: after every other event at its instant, so a
 /// port or source it passes has taken every cell of that instant first (in
 /// both fidelities; `abr_train.rs` needs a fixed order).
-pub(super) const BRM_TIE: u32 = u32::MAX;
+const BRM_TIE: u32 = u32::MAX;
 
 /// The `pdu` of an RM cell in segments, FIFOs and events (no PDU has this
 /// index); its `cell` is then its RM slot.
