@@ -20,7 +20,11 @@
 //! not yet at its destination arrives there after the last link's cell time
 //! and delay from now); a lost one never. The source replays every instant up
 //! to the earliest of these, inclusive: a BRM is handled after everything else
-//! at its instant (`Ev::Brm` sorts last), in both fidelities.
+//! at its instant (`Ev::Brm` sorts last), in both fidelities. It needs no
+//! wake-up at its horizon: the horizon moves only when a port decides one of
+//! its FRMs (on, turned around or lost), which happens before the clock reaches
+//! the bound that FRM sets, and the source is replayed right after
+//! (`Network::abr_moved`); a BRM due at the horizon replays it itself.
 //!
 //! What runs ahead. The source's own counters (FRMs sent, and an ACR change
 //! rules 5 and 6 make as an FRM goes) count what it decided, up to one horizon
@@ -33,7 +37,7 @@
 //! another circuit's cells in the same FIFO would wait behind the ABR ones.
 
 use super::abr::{self, RM_PDU};
-use super::{CellFate, Ev, Network, Place};
+use super::{CellFate, Network, Place};
 use crate::time::SimTime;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -81,8 +85,8 @@ pub(super) struct Emitter {
     /// queue counts a PDU until its last cell leaves).
     left: VecDeque<SimTime>,
     run: Option<OpenRun>,
-    /// The latest `Ev::AbrSource` scheduled.
-    scheduled: SimTime,
+    /// An FRM of it moved since it was last replayed (`Network::abr_moved`).
+    stale: bool,
     /// Each stage's link (cell time + delay), the way out and the way back.
     links: Vec<SimTime>,
     /// Σ links, and the last link.
@@ -104,7 +108,7 @@ impl Emitter {
             frms: VecDeque::new(),
             left: VecDeque::new(),
             run: None,
-            scheduled: SimTime::ZERO,
+            stale: false,
             links,
             back,
             last_link,
@@ -113,23 +117,12 @@ impl Emitter {
 
     /// The earliest instant a BRM may reach the source, seen at `now`.
     fn horizon(&self, now: SimTime) -> SimTime {
-        self.horizon_exact(now).0
-    }
-
-    /// The horizon, and whether a BRM is due then for sure.
-    fn horizon_exact(&self, now: SimTime) -> (SimTime, bool) {
         let soonest = now + self.last_link + self.back;
         self.frms
             .iter()
-            .map(|&(_, t, exact)| {
-                if exact {
-                    (t, true)
-                } else {
-                    (t.max(soonest), false)
-                }
-            })
+            .map(|&(_, t, exact)| if exact { t } else { t.max(soonest) })
             .min()
-            .unwrap_or((SimTime::MAX, false))
+            .unwrap_or(SimTime::MAX)
     }
 
     fn wake(&mut self, t: SimTime) {
@@ -189,14 +182,12 @@ impl Network {
         self.emitter(c).held(now)
     }
 
-    /// Train: replay source `c` up to its horizon, push what left, and come back
-    /// at the horizon if calls remain.
+    /// Train: replay source `c` up to its horizon and push what left.
     pub(super) fn abr_advance(&mut self, c: usize, now: SimTime) {
-        let mut h;
         loop {
             let em = self.emitter(c);
             // Each FRM sent on the way brings the horizon nearer.
-            h = em.horizon(now);
+            let h = em.horizon(now);
             let Some(&Reverse((x, is_serve))) = em.wakes.peek() else {
                 break;
             };
@@ -211,14 +202,10 @@ impl Network {
         }
         self.abr_flush(c);
         self.drain();
-        let em = self.emitter(c);
-        // The push may have turned an FRM around. A BRM due at the horizon
-        // advances the source itself (`brm_at_source`).
-        let (h, due) = em.horizon_exact(now);
-        if !due && !em.wakes.is_empty() && h > now && h != SimTime::MAX && em.scheduled < h {
-            em.scheduled = h;
-            self.agenda.schedule(h, c as u32, Ev::AbrSource(c as u32));
-        }
+        // No wake-up at the horizon: before the clock gets there, a port
+        // decides the FRM that sets it (`abr_moved`), and the source is
+        // replayed then; a BRM due at the horizon advances it itself
+        // (`brm_at_source`).
     }
 
     /// The per-cell FIFO's `serve` at instant `x`, for an adapter holding
@@ -325,8 +312,35 @@ impl Network {
         }
     }
 
+    /// Train: replay, at `now`, the sources whose FRMs moved since (called after
+    /// each event and wherever ports are resolved outside one).
+    pub(super) fn abr_catch_up(&mut self, now: SimTime) {
+        while let Some(c) = self.abr_stale.pop() {
+            self.emitter(c as usize).stale = false;
+            self.abr_advance(c as usize, now);
+        }
+    }
+
+    /// An FRM of circuit `c` was decided at a port (it went on, was turned
+    /// around or lost): the source's horizon moved, so it is replayed after the
+    /// event at hand (`abr_catch_up`). This stands in for a wake-up at the
+    /// horizon: an FRM not yet turned around is decided at its next port no later
+    /// than its arrival there, which is before the earliest instant it could be
+    /// back (the horizon's bound for it), so the source always replays past an
+    /// instant before the clock reaches it.
+    fn abr_moved(&mut self, c: usize) {
+        let push = match self.emitter_mut(c) {
+            Some(em) => !std::mem::replace(&mut em.stale, true),
+            None => false,
+        };
+        if push {
+            self.abr_stale.push(c as u32);
+        }
+    }
+
     /// Train: an FRM of circuit `c` was turned around; its BRM is back at `at`.
     pub(super) fn abr_train_turned(&mut self, c: usize, rm: u32, at: SimTime) {
+        self.abr_moved(c);
         if let Some(em) = self.emitter_mut(c) {
             if let Some(f) = em.frms.iter_mut().find(|f| f.0 == rm) {
                 *f = (rm, at, true);
@@ -337,6 +351,7 @@ impl Network {
     /// Train: an FRM of circuit `c` left a port, arriving at `stage` at `a`: it
     /// cannot be back before the rest of the way out and the way back.
     pub(super) fn abr_train_progress(&mut self, c: usize, rm: u32, stage: usize, a: SimTime) {
+        self.abr_moved(c);
         if let Some(em) = self.emitter_mut(c) {
             let rest = em.links[stage..].iter().fold(a + em.back, |t, &l| t + l);
             if let Some(f) = em.frms.iter_mut().find(|f| f.0 == rm) {
@@ -347,6 +362,7 @@ impl Network {
 
     /// Train: an FRM of circuit `c` is gone (lost, or back at the source).
     pub(super) fn abr_train_frm_gone(&mut self, c: usize, rm: u32) {
+        self.abr_moved(c);
         if let Some(em) = self.emitter_mut(c) {
             if let Some(i) = em.frms.iter().position(|f| f.0 == rm) {
                 em.frms.remove(i);

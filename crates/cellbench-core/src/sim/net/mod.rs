@@ -297,8 +297,6 @@ enum Ev {
     Serve(u32),
     /// Credit mode: a credit of a circuit's stage is back upstream.
     Credit { circuit: u32, stage: u16 },
-    /// ABR in Train mode: a source's horizon came (`abr_train.rs`).
-    AbrSource(u32),
 }
 
 /// The network's events, keyed (time, circuit or port, insertion): the second key
@@ -359,6 +357,8 @@ pub struct Network {
     /// ABR in Train mode: per circuit, its source run ahead of the clock (None:
     /// not ABR); empty when the network runs the per-cell FIFOs (`abr_train.rs`).
     emitters: Vec<Option<abr_train::Emitter>>,
+    /// ABR in Train mode: sources whose FRMs moved, to replay (`abr_train.rs`).
+    abr_stale: Vec<u32>,
     /// Train: the pieces `resolve` is gathering (kept for its allocation).
     pieces: Vec<train::Piece>,
     /// Credit mode: ports are explicit FIFOs too (`credit.rs`). Without credits an
@@ -524,6 +524,8 @@ impl Network {
     /// Processes all internal events with time <= now; pushes the PDUs that
     /// reassembled intact, in time order (ties in circuit order).
     pub fn poll(&mut self, now: SimTime, delivered: &mut Vec<Delivery>) {
+        let before = self.now;
+        self.abr_catch_up(before);
         let now = self.advance(now);
         let first = delivered.len();
         while self.agenda.peek_time().is_some_and(|t| t <= now) {
@@ -560,8 +562,8 @@ impl Network {
                 Ev::Credit { circuit, stage } => {
                     self.credit_returns(at, circuit as usize, stage as usize)
                 }
-                Ev::AbrSource(c) => self.abr_advance(c as usize, at),
             }
+            self.abr_catch_up(at);
         }
         delivered[first..].sort_by_key(|d| (d.at, d.circuit));
     }
@@ -623,6 +625,7 @@ impl Network {
                 self.pull(p, t);
             }
             self.drain();
+            self.abr_catch_up(t);
         }
     }
 

@@ -104,6 +104,7 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         stage_drops: Default::default(),
         abr,
         emitters,
+        abr_stale: Vec::new(),
         port_fifos,
         pieces: Vec::new(),
     })
