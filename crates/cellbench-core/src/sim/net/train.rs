@@ -741,7 +741,8 @@ pub(super) struct Piece {
 }
 
 impl Network {
-    /// Cell `idx` of `seg`'s PDU leaves the port, arriving next at `at` with `efci`.
+    /// Cell `idx` of `seg`'s PDU leaves the port, arriving next at `at` with `efci`:
+    /// a run of one (`gather_run`).
     fn gather(
         &mut self,
         pieces: &mut Vec<Piece>,
@@ -751,37 +752,17 @@ impl Network {
         cell: SimTime,
         efci: bool,
     ) {
-        if let Some(i) = pieces.iter().position(|x| x.seg.circuit == seg.circuit) {
-            let b = &mut pieces[i].seg;
-            let fits = b.pdu == seg.pdu && b.first + b.count == idx && b.clp == seg.clp;
-            if fits && b.efci == efci && at > b.last() {
-                let gap = SimTime(at.0 - b.last().0);
-                if b.count == 1 || gap == b.step {
-                    b.step = gap;
-                    b.count += 1;
-                    return;
-                }
-            }
-            let done = pieces.swap_remove(i);
-            self.emit_piece(&done);
-        }
-        pieces.push(Piece {
-            seg: Seg {
-                first: idx,
-                count: 1,
-                t0: at,
-                step: cell,
-                efci,
-                ..*seg
-            },
-            cell,
-        });
+        let one = Seg { first: idx, ..*seg };
+        self.gather_run(pieces, &one, 1, at, cell, cell, efci);
     }
 
     /// The first `n` cells of `seg` leave the port, arriving next at
     /// `at + k·step` with `efci`: onto the circuit's piece if they continue it
     /// regularly, else as a new piece (the old one pushed on).
+    // Inlined: `gather` calls it once per cell of a congested port, and as a call
+    // it cost 7-10% on `cargo bench --bench net`'s cong-* cases (paired, 2 rounds).
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn gather_run(
         &mut self,
         pieces: &mut Vec<Piece>,
