@@ -28,7 +28,7 @@ from __future__ import annotations
 from cellbench.engines.base import OnTheClock, Option, Tables, check_line, engine_meta
 from cellbench.engines.real.columns import REAL, REAL_CLOCK
 from cellbench.engines.real.plan import NOT_YET
-from cellbench.engines.real.tools import CREDENTIALS, SCHEDULER_HELP, TOOL_OPTIONS
+from cellbench.engines.real.tools import CREDENTIALS, SCHEDULER, TOOL_OPTIONS, hosts
 from cellbench.errors import UsageError
 
 
@@ -46,7 +46,7 @@ class RealEngine(OnTheClock):
             help="--engine real: a testbed host's address (instead of its address = ...;)",
             refusal="--host is for --engine real; emulated hosts take the testbed's address",
         ),
-        Option("--scheduler", metavar="tls://HOST:PORT", help=SCHEDULER_HELP),
+        SCHEDULER,
         CREDENTIALS,
     )
     tool_options = TOOL_OPTIONS
@@ -55,11 +55,7 @@ class RealEngine(OnTheClock):
     traffic_not_yet = NOT_YET
     columns = (REAL_CLOCK, REAL)
 
-    @staticmethod
-    def tool_hosts(args, receiver):
-        from cellbench.engines.real.tools import hosts
-
-        return hosts(args, receiver)
+    tool_hosts = staticmethod(hosts)
 
     def __init__(
         self,

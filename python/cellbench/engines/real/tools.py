@@ -20,7 +20,8 @@ SCHEDULER_HELP = (
     "--engine real: the address of the daemons' scheduler (the daemon started "
     "without --scheduler hosts it; cellbench daemon --help)"
 )
-#: --credentials, the same for `run` and the tools.
+#: --scheduler and --credentials, the same for `run` and the tools.
+SCHEDULER = Option("--scheduler", metavar="tls://HOST:PORT", help=SCHEDULER_HELP)
 CREDENTIALS = Option("--credentials", metavar="DIR", help="--engine real: the TLS credentials")
 
 #: The options ``--engine real`` adds to ttcp and netperf (``RealEngine.tool_options``).
@@ -34,7 +35,7 @@ TOOL_OPTIONS = (
         help="--engine real: NAME=ADDRESS of a daemon's host, twice: the transmitter first, "
         "then the receiver",
     ),
-    Option("--scheduler", metavar="tls://HOST:PORT", help=SCHEDULER_HELP),
+    SCHEDULER,
     CREDENTIALS,
 )
 
