@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 from cellbench.experiment.lang import number_text
-from cellbench.experiment.model.limits import U32_MAX
+from cellbench.experiment.values import U32_MAX
 
 
 def byte_count(what: str, hi: int = U32_MAX):

@@ -11,7 +11,7 @@ from typing import Any
 
 # The commands take it from here; the engines from cellbench.errors.
 from cellbench.errors import UsageError
-from cellbench.experiment.model.limits import U32_MAX
+from cellbench.experiment.values import U32_MAX
 
 
 def positive_float(what: str, least: float | None = None, most: float | None = None):

@@ -53,8 +53,6 @@ from cellbench.experiment.model.limits import (
     MAX_PERIOD_US,
     SEED_MAX,
     TIME_LIMIT_S,
-    U32_MAX,
-    U64_MAX,
 )
 from cellbench.experiment.model.records import (
     Connection,
@@ -68,6 +66,7 @@ from cellbench.experiment.model.records import (
 from cellbench.experiment.model.refusals import check_with_engine
 from cellbench.experiment.model.tester import check_tester
 from cellbench.experiment.model.traffic import APP_MODELS, TRAFFIC_KEYS, TRAFFIC_LATER
+from cellbench.experiment.values import U32_MAX, U64_MAX
 
 __all__ = [
     "APP_MODELS",

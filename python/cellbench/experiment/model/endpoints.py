@@ -21,7 +21,7 @@ from cellbench.experiment.lang import (
 from cellbench.experiment.model.limits import MAX_TCP_WINDOW, TCP_MIN_MSS
 from cellbench.experiment.model.records import Endpoint
 from cellbench.experiment.model.traffic import _traffic
-from cellbench.experiment.model.values import _flag, _number, _spec_number, _spec_value
+from cellbench.experiment.values import _flag, _number, _spec_number, _spec_value
 
 #: What a connection's keys read as when a test leaves them out (the run spec's).
 _CONNECTION = vocab.DEFAULTS["connection"]

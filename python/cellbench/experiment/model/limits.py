@@ -2,8 +2,8 @@
 
 Socket buffers, block size and read size when a test sets none, a run's simulated-time limit,
 the largest write, datagram and period come from the simulator's vocabulary
-(``vocab``); the integer widths, the largest seed and a cell's payload share are
-stated here, each with its reason.
+(``vocab``); the largest seed and a cell's payload share are stated here, each with
+its reason (the integer widths in ``experiment.values``, which reads every number).
 """
 
 from __future__ import annotations
@@ -32,8 +32,6 @@ MAX_TIME_US: float = vocab.LIMITS["max_seconds"] * 1e6
 #: TCP_MIN_MSS 88 to MAX_TCP_WINDOW 32767); the simulator's MSS is the MTU's.
 TCP_MIN_MSS = 88
 MAX_TCP_WINDOW = 32767
-U32_MAX = (1 << 32) - 1
-U64_MAX = (1 << 64) - 1
 #: The largest master seed: the simulator takes a u64, but a result stores the seed in
 #: an int64 column (as pandas, DuckDB and polars read integers), so 2^63-1; a larger
 #: one would fail only when the first part is written, after the runs.

@@ -17,7 +17,7 @@ from cellbench.experiment.lang import (
 )
 from cellbench.experiment.model.limits import MAX_TIME_US
 from cellbench.experiment.model.records import Experiment
-from cellbench.experiment.model.values import _number
+from cellbench.experiment.values import _number
 
 
 def check_tester(exp: Experiment, place: str, pos: Pos | None) -> None:

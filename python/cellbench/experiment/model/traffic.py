@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from cellbench import vocab
 from cellbench.experiment.lang import Call, ExperimentError, Name, Setting, expected, render
-from cellbench.experiment.model.limits import U32_MAX
 from cellbench.experiment.model.records import Distribution, Traffic
-from cellbench.experiment.model.values import _number, _shown, _spec_number, _spec_value
+from cellbench.experiment.values import U32_MAX, _number, _shown, _spec_number, _spec_value
 
 TRAFFIC_KEYS = {
     "full": ("blocksize", "duration", "nbytes"),

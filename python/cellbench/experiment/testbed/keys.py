@@ -42,6 +42,7 @@ from cellbench.experiment.testbed.schema import (
     SPACINGS,
     HostSpec,
 )
+from cellbench.experiment.values import _spec_value
 
 
 def _shown(x: float) -> str:
@@ -97,26 +98,10 @@ def spec_number(record: str, key: str, what: str) -> Reader:
 
 
 def spec_type(record: str, key: str, what: str) -> Reader:
-    """A number of the type the run spec's ``record.key`` holds: a whole one from 0 to
-    the most its range gives (the switch's counts: a u32's most), or any finite one.
-    The least the key takes is the core's check alone, as for a connection's keys
-    (model's ``values._spec_value``): its refusal names the key and lands on this
-    setting (model's refusals)."""
-    k = vocab.spec_key(record, key)
-    integer = k["kind"] == "int"
-    most = int(k["range"][1]) if integer else math.inf
-
-    def read(s: Setting) -> int | float:
-        v = s.value
-        x = v.value if isinstance(v, Number) else None
-        if integer and isinstance(x, int) and 0 <= x <= most:
-            return x
-        if not integer and x is not None and math.isfinite(x):
-            return float(x)
-        kind = f"a whole number 0..{most}" if integer else "a finite number"
-        raise expected(v.pos, render(v), f"{kind} for {what}")
-
-    return read
+    """A number of the type the run spec's ``record.key`` holds, read as a connection's
+    keys are (``values._spec_value``): the range the key takes is the core's check
+    alone; its refusal names the key and lands on this setting (model's refusals)."""
+    return lambda s: _spec_value(s.value, what, record, key)
 
 
 def spec_range(record: str, key: str) -> str:

@@ -1,7 +1,9 @@
 """One setting's value checked as a number or a flag, refused at its position.
 
-Every reader of the experiment file (traffic, tests, the tester block) takes its
-numbers through these, so a bad value names its file, line and range alike.
+Every reader of the experiment file (traffic, tests, the tester block, and the
+testbed's keys for the type a run spec's key holds) takes its numbers through these,
+so a bad value names its file, line and range alike. Below both ``model`` and
+``testbed``: each reads its settings through this one module.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ import sys
 
 from cellbench import vocab
 from cellbench.experiment.lang import Name, Number, Value, expected, render
-from cellbench.experiment.model.limits import U32_MAX, U64_MAX
+
+#: The widths of the run spec's whole numbers (the core's u32 and u64 counts).
+U32_MAX = (1 << 32) - 1
+U64_MAX = (1 << 64) - 1
 
 
 def _number(
@@ -57,9 +62,10 @@ def _spec_number(
 def _spec_value(v: Value, what: str, record: str, key: str) -> int | float:
     """A number of the type the run spec's ``record.key`` holds (its kind in
     ``vocab.SPEC_KEYS``): a whole one from 0 to the most its count holds (a u32; a
-    u64 where the key's range reaches past one, or it has none), or any finite one. The
-    range the key takes is the core's check alone: its refusal names the key, and
-    lands on this setting (``model.refusals``)."""
+    u64 where the key's range reaches past one, or it has none), or any finite one (a
+    float). The range the key takes is the core's check alone: its refusal names the
+    key, and lands on this setting (``model.refusals``; the testbed's keys through
+    ``Testbed.positions``)."""
     entry = vocab.spec_key(record, key)
     if entry["kind"] == "int":
         rng = entry["range"]
@@ -67,7 +73,7 @@ def _spec_value(v: Value, what: str, record: str, key: str) -> int | float:
         return _number(v, what, lo=0, integer=True, hi=most)
     x = v.value if isinstance(v, Number) else None
     if isinstance(x, (int, float)) and math.isfinite(x):
-        return x
+        return float(x)
     raise expected(v.pos, render(v), f"a finite number for {what}")
 
 
