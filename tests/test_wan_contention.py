@@ -36,9 +36,10 @@ def offered_load(everything):
     return {"rows": rows, "offered_load": everything["offered_load"]}
 
 
-#: The three pairs of the AAI network (docs/wan-contention.md) and the DS-3 their paths share.
+#: The three pairs of the AAI network (docs/wan-contention.md) and the DS-3 their paths
+#: share: GSD's access link, out of the carrier's Kansas City switch.
 AAI_PAIRS = {("wpafb1", "ittc1"), ("nrl1", "ittc2"), ("arl1", "gsd1")}
-SHARED_DS3 = "trunk east->kc"
+SHARED_DS3 = "trunk kc->gsd"
 
 
 def test_blocks_due_counts_what_the_periods_fit():
@@ -53,9 +54,26 @@ def test_the_three_pairs_share_one_ds3():
 
     tb = tbmod.preset("wan-contention-aai").to_dict()
     ds3 = [t for t in tb["trunks"] if t["phy"] == "ds3"]
-    assert [(t["from"], t["to"]) for t in ds3] == [("east", "kc")]
-    for a, b in AAI_PAIRS:
-        assert SHARED_DS3 in common.ports_on_path(tb, a, b)
+    # NRL's access (004's FTP section) and GSD's, the one on every pair's path.
+    assert sorted((t["from"], t["to"]) for t in ds3) == [("kc", "gsd"), ("nrl", "east")]
+    on_every_path = set.intersection(*(set(common.ports_on_path(tb, a, b)) for a, b in AAI_PAIRS))
+    assert SHARED_DS3 in on_every_path
+    # 004: the carrier was congestion-free, every effect at the edge: the shared DS-3 is
+    # an access link, not one of the carrier's own trunks, which are no narrower than
+    # OC-3c.
+    assert not load.inside_carrier(SHARED_DS3)
+    carrier = [t for t in tb["trunks"] if load.inside_carrier(f"trunk {t['from']}->{t['to']}")]
+    assert carrier and all(t["phy"] == "oc3c" for t in carrier)
+    # The two edge switches 004 Fig. 8 measured keep their buffers.
+    buffers = {site: s["buffer_cells"] for site, s in tb["sites"].items()}
+    assert buffers.get("gsd") == 76458 and buffers.get("nrl") == 746
+
+
+def test_inside_carrier_names_only_trunks_between_carrier_switches():
+    assert load.inside_carrier("trunk east->kc") and load.inside_carrier("trunk kc->east")
+    assert not load.inside_carrier("trunk kc->gsd")
+    assert not load.inside_carrier("trunk nrl->east")
+    assert not load.inside_carrier("ittc1")
 
 
 def _curve(rows):
@@ -423,11 +441,13 @@ def test_windows_are_the_bandwidth_delay_products():
              "w4": ("sd1", "dc2"), "w5": ("mpls2", "dc3")}  # fmt: skip
     from cellbench.reproduce.envelope import file_assumptions
 
-    # Each window is an assumption whose default (and the low end of its range) is the BDP.
+    # Each window is an assumption whose default is the BDP; its range starts at the BDP,
+    # or at 64 KB (no window scaling, 004 Window management) where the BDP is larger.
     defaults = {a.key: a for a in file_assumptions("wan-contention-five-pairs")}
     for key, (a, b) in pairs.items():
         w = five_pairs.bdp_window(rate * 1e6, five_pairs.pair_rtt_s(tb, a, b))
-        assert defaults[key].default.text == f"{w // 1024}K" == defaults[key].low.text
+        assert defaults[key].default.text == f"{w // 1024}K"
+        assert defaults[key].low.text == f"{min(w, 65536) // 1024}K"
     # The NRL -> JPL FTP's extended window: its own testbed's round trip.
     from cellbench.experiment.plan import make_plan
 

@@ -137,7 +137,11 @@ _WAN_CONTENTION = _wan_contention_text()
 #: wan-contention's offered-load part (docs/wan-contention.md): three source-destination pairs on
 #: the AAI network, WPAFB-ITTC, NRL-ITTC and ARL-GSD, whose paths share one DS-3 link.
 #: The paper names the sites and the shared DS-3, not the other links' rates or lengths;
-#: each choice below says why (route km at FIBRE_US_PER_KM).
+#: each choice below says why (route km at FIBRE_US_PER_KM). Where the shared DS-3 lies
+#: follows 004: the carrier was congestion-free and every effect was seen at the edge
+#: (Network considerations), and its ITTC-NRL bursts measured the GSD switch's buffer at
+#: the ITTC end (Fig. 7, 8), so ITTC reaches the carrier through GSD's edge switch. The
+#: one DS-3 all three pairs cross is then GSD's access link from the carrier.
 _WAN_CONTENTION_AAI = """
     encap = llc-snap; mtu = 9180;
     # DEC Alphas (OSF/1, OC-3c adapters) as on the rest of the study's WAN.
@@ -146,21 +150,31 @@ _WAN_CONTENTION_AAI = """
     host arl1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = arl; }
     host ittc1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = ittc; }
     host ittc2 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = ittc; }
-    # GSD: the paper gives no place; on the carrier's Kansas City switch (kc), so that
-    # ARL-GSD crosses the same east-to-Kansas-City DS-3 as the two pairs into ITTC.
-    host gsd1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = kc; }
-    # Every link but the shared one is OC-3c (no rate given): the DS-3 is then the only
-    # narrow link, so whatever is lost is lost where the three paths meet.
-    # WPAFB (Dayton, Ohio) to the carrier's eastern switch in Washington: 600 km of route.
+    host gsd1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = gsd; }
+    # The carrier (Sprint): its Washington switch (east) and its Kansas City switch (kc),
+    # joined by OC-3c (no rate given; the least that keeps the carrier congestion-free
+    # for three DS-3s' worth, as 004 found it).
+    # WPAFB (Dayton, Ohio) to the carrier's Washington switch: 600 km of route (access
+    # rate not given: OC-3c).
     trunk { from = wpafb; to = east; phy = oc3c; delay_ms = 3; }
-    # NRL (Washington, DC): a metro link, 20 km.
-    trunk { from = nrl; to = east; phy = oc3c; delay_ms = 0.1; }
-    # ARL (Aberdeen Proving Ground, Maryland) to Washington: 120 km.
+    # NRL (Washington, DC): a metro link, 20 km; a DS-3, as 004 gives NRL's access (FTP
+    # section, Fig. 7).
+    trunk { from = nrl; to = east; phy = ds3; delay_ms = 0.1; }
+    # ARL (Aberdeen Proving Ground, Maryland) to Washington: 120 km (access rate not
+    # given: OC-3c).
     trunk { from = arl; to = east; phy = oc3c; delay_ms = 0.6; }
-    # The shared DS-3, Washington to Kansas City: 1700 km of route (1550 km great circle).
-    trunk { from = east; to = kc; phy = ds3; delay_ms = 8.5; }
-    # ITTC (Lawrence, Kansas) to Kansas City: 60 km.
-    trunk { from = kc; to = ittc; phy = oc3c; delay_ms = 0.3; }
+    # The carrier's backbone, Washington to Kansas City: 1700 km of route (1550 km great
+    # circle).
+    trunk { from = east; to = kc; phy = oc3c; delay_ms = 8.5; }
+    # The shared DS-3: GSD's access link from the carrier's Kansas City switch (GSD's
+    # place is not given: a metro link, 20 km, as NRL's), queued in kc's output port.
+    trunk { from = kc; to = gsd; phy = ds3; delay_ms = 0.1; }
+    # ITTC (Lawrence, Kansas) behind GSD's switch: 60 km to Kansas City.
+    trunk { from = gsd; to = ittc; phy = oc3c; delay_ms = 0.3; }
+    # The two edge switches 004 Fig. 8 measured: 3.5 MB at GSD, 35 KB at NRL (cells of
+    # 48 payload bytes, as wan-contention-burst.netspec counts them).
+    switch gsd { buffer_cells = 76458; }
+    switch nrl { buffer_cells = 746; }
 """
 
 
