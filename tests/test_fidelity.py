@@ -205,20 +205,22 @@ def test_docs_fidelity_md_is_what_the_code_prints(lines) -> None:
 
 
 def test_envelope_places_a_result_against_its_assumptions() -> None:
-    """wan-mismatch's cases: the port buffer and what the pacing rate counts are open; the
-    paced Experiment 2 figure is reached when the rate counts payload."""
+    """wan-mismatch's cases: the port buffer, what the pacing rate counts and the test
+    length are open; the paced Experiment 2 figure is reached when the rate counts
+    payload."""
     [(study, part, _i, c)] = [d for d in fidelity.declarations() if d[1] == "cases"]
     axes = envelope.axes(study, part, c)
     assert {a.key for a in axes} == {
         "testbed.switch.buffer_cells",
         "testbed.host.alpha1.pacing_counts",
         "testbed.host.alpha2.pacing_counts",
+        "seconds",
     }
     port = [a for a in axes if a.key == "testbed.switch.buffer_cells"][0]
     assert port.files == ["wan-mismatch-case1", "wan-mismatch-case2"]
     envs = {e.id: e for e in envelope.run(seed=1, workers=2, only={("wan-mismatch", "cases")})}
     paced = envs["003-e2-paced"]
-    assert paced.corners == 8 and paced.where == "inside the envelope"
+    assert paced.corners == 16 and paced.where == "inside the envelope"
     assert all(corner["testbed.host.alpha1.pacing_counts"] == "payloads" for corner in paced.at)
     unpaced = envs["003-e2-unpaced"]
     assert unpaced.where == "outside the envelope" and unpaced.cause

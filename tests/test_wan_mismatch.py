@@ -128,3 +128,40 @@ def test_case3_replications_are_averaged_not_summed(capsys):
     assert main(["reproduce", "wan-mismatch", "--part", "case3", "--replications", "3"]) == 0
     text = capsys.readouterr().out
     assert "mean of 3 replications" in text and "published (003 Experiment 4)" in text
+
+
+def _case3a(capsys, tmp_path, gap: float) -> list[dict]:
+    """Run 3a's experiment file with each SPARC-10's gap between segments set, three
+    replications: its rows."""
+    from cellbench.experiment.results.read import load
+    from cellbench.reproduce.study import experiment_file
+
+    out = tmp_path / f"gap{gap:g}"
+    sets = [f"testbed.host.{h}.pdu_gap_us={gap:g}" for h in ("sparc10-ks", "sparc10-sd")]
+    argv = ["run", str(experiment_file("wan-mismatch-case3a")), "--out", str(out),
+            "--replications", "3", "--workers", "1"]  # fmt: skip
+    for s in sets:
+        argv += ["--set", s]
+    assert main(argv) == 0
+    capsys.readouterr()
+    return load(out).to_pandas().to_dict("records")
+
+
+def test_case3a_slow_sparc10_senders_keep_colliding_fast_ones_capture(capsys, tmp_path):
+    """3a (docs/wan-mismatch.md): a SPARC-10 held to 001 Table 3's 60.98 Mb/s (341 us
+    between 8 KB segments) cannot fill the Onyx's TAXI port alone, so in every
+    replication both senders lose packets there and the aggregate stays under the link;
+    with the profile's own costs one sender fills the port at the rate it drains and never
+    loses."""
+    slow = _case3a(capsys, tmp_path, 341)
+    for rep in {r["replication"] for r in slow}:
+        mine = [r for r in slow if r["replication"] == rep]
+        assert all(r["data_pdus_lost"] > 0 for r in mine), rep
+        assert sum(r["throughput_bps"] for r in mine) < 80e6
+    for r in slow:
+        assert r["throughput_bps"] < 61e6
+    fast = _case3a(capsys, tmp_path, 0)
+    for rep in {r["replication"] for r in fast}:
+        mine = sorted((r for r in fast if r["replication"] == rep),
+                      key=lambda r: r["throughput_bps"])  # fmt: skip
+        assert mine[-1]["data_pdus_lost"] == 0 and mine[-1]["throughput_bps"] > 85e6
