@@ -510,17 +510,21 @@ impl Emulator {
                     libc::POLLIN
                 };
             }
-            let next = [self.net.poll_at(), self.queues.room_at(&self.net)]
-                .into_iter()
-                .flatten()
-                .map(|t| clock.instant_of(t))
-                .fold(now + TICK, Instant::min);
+            let next = match self.net.poll_at() {
+                Some(t) => clock.instant_of(t).min(now + TICK),
+                None => now + TICK,
+            };
+            // A stopped queue's room needs no spin before it: a read a wake-up late
+            // finds the interface queue still sending the PDUs waiting in it.
+            let room =
+                (self.queues.room_at(&self.net)).map_or(next, |t| clock.instant_of(t).min(next));
             let margin = self.waiter.margin();
-            if next.saturating_duration_since(now) > margin {
+            if next.saturating_duration_since(now) > margin && room > now {
                 let start = clock.now();
-                self.waiter.sleep(&mut pfds, next - margin);
+                self.waiter.sleep(&mut pfds, (next - margin).min(room));
                 self.note(start, clock.now(), Busy::Sleep);
             } else if next.saturating_duration_since(now) > 2 * wait::YIELD_LEAD
+                && room > now
                 && self.waiter.owes_yield(now)
             {
                 // Events closer together than the margin all along (an ABR circuit's
@@ -528,7 +532,8 @@ impl Emulator {
                 // takes the CPU for 50 ms at once (`wait`).
                 let start = clock.now();
                 self.waiter.stats.yields += 1;
-                self.waiter.sleep(&mut pfds, next - wait::YIELD_LEAD);
+                self.waiter
+                    .sleep(&mut pfds, (next - wait::YIELD_LEAD).min(room));
                 self.note(start, clock.now(), Busy::Sleep);
             } else {
                 std::hint::spin_loop();

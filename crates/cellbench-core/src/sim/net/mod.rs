@@ -514,7 +514,8 @@ impl Network {
     /// before handing one over (the emulator, `emu`). False for a circuit that is
     /// not, or not on cells.
     pub fn interface_queue_full(&mut self, now: SimTime, circuit: CircuitId) -> bool {
-        let now = self.advance(now);
+        // Not `advance`: a look moves no clock (`poll` replays ABR sources from it).
+        let now = now.max(self.now);
         self.circuits.get(circuit).is_some()
             && self.frames.segment_of(circuit).is_none()
             && self.ifq_full(now, circuit)
