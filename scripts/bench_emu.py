@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The emulator (``--engine emu``) against its ceilings and the simulator, side by side.
 
-Run as root: ``python3 scripts/bench_emu.py [MBYTES [RUNS [abr]]]`` (default 16 MB, OC-12c
-moving four times as much; 1 emulated run of each path; ``abr``: the ABR case alone), or
+Run as root: ``python3 scripts/bench_emu.py [MBYTES [RUNS [abr|flood]]]`` (default 16 MB,
+OC-12c moving four times as much; 1 emulated run of each path; ``abr``: the ABR case alone;
+``flood``: the UDP flood case alone, RUNS times), or
 ``python3 scripts/bench_emu.py --load-table [--extra 0,2] [--cases europe-vp,abr] [--runs N]``
 for the lateness against the machine's load (below). Prints, in one run:
 
@@ -21,6 +22,12 @@ for the lateness against the machine's load (below). Prints, in one run:
   against ERICA's share (0.9 of the cell rate) and the simulator, the emulator's own ABR
   fields (ACR, RM cells sent/returned/lost, time at MCR, as stored for its runs), and a
   verdict: whether the emulator kept real time with the RM cells flowing.
+- ``flood``: a UDP source writing 8 KB datagrams as fast as its kernel takes them (far
+  above OC-3c) beside a 3 s TCP transfer between two other OC-3c hosts, and the TCP
+  transfer alone: the emulator's lateness p50/p99/max and verdict, the datagrams the
+  source wrote, those the emulator read (``CELLBENCH_EMU_REPORT``) and those its host's
+  kernel dropped at its TUN device while the adapter's interface queue was full
+  (``emu/ifq.rs``), and the TCP transfer's throughput beside the flood against alone.
 
 ``--load-table``: each case (europe-vp's 19.45 µs row as ``cellbench reproduce europe-vp
 --engine emu`` runs it; the ABR case above) RUNS times at the load present and under each
@@ -173,6 +180,71 @@ def unconstrained(d: Path, phy: str, mb: int, reps: int) -> None:
         )
 
 
+FLOOD = """
+testbed {
+    host u { phy = oc3c; }
+    host r1 { phy = oc3c; }
+    host a { phy = oc3c; }
+    host r2 { phy = oc3c; }
+}
+cluster {
+    parallel {
+        @UDP@
+        test t { type = full (blocksize=64K, duration=3); protocol = tcp (window=48K);
+                 own = a:5001; peer = r2:5001; }
+        test st { type = sink (blocksize=64K); protocol = tcp (window=48K);
+                  own = r2:5001; peer = a:5001; }
+    }
+}
+"""
+FLOOD_UDP = """test flood { type = full (blocksize=8K, duration=3); protocol = udp;
+                     own = u:5002; peer = r1:5002; }
+        test sf { type = sink (blocksize=8K); protocol = udp; own = r1:5002; peer = u:5002; }"""
+
+
+def flood(d: Path, reps: int) -> None:
+    """The UDP flood beside a TCP transfer, and the TCP transfer alone, `reps` times."""
+    alone = FLOOD.replace("@UDP@", "")
+    print("## UDP flood (8 KB datagrams, as fast as the kernel takes them) beside TCP, oc3c, 3 s")
+    for rep in range(reps):
+        load = os.getloadavg()[0]
+        report = d / f"flood{rep}.jsonl"
+        os.environ["CELLBENCH_EMU_REPORT"] = str(report)
+        try:
+            out = d / f"flood{rep}.result"
+            f = d / "flood.netspec"
+            f.write_text(FLOOD.replace("@UDP@", FLOOD_UDP))
+            subprocess.run(
+                CELLBENCH + ["run", str(f), "--out", str(out), "--engine", "emu"],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+        finally:
+            del os.environ["CELLBENCH_EMU_REPORT"]
+        rows = pd.read_parquet(out / "runs").set_index("test")
+        u, t = rows.loc["flood"], rows.loc["t"]
+        r = json.loads(report.read_text().splitlines()[-1])
+        solo, _ = run(d, f"alone{rep}", alone, "--engine", "emu")
+        dropped = u.get("sender_tx_dropped")
+        print(
+            f"run {rep + 1} (load {load:.1f}): lateness p50 {u['lateness_p50_us']:.2f} µs, "
+            f"p99 {u['lateness_p99_us']:.2f} µs, max {u['lateness_max_us']:.1f} µs (one oc3c "
+            f"cell: {CELL_US['oc3c']:.2f} µs); real time: {bool(u['real_time'])}"
+        )
+        print(
+            f"  the source wrote {int(u['datagrams_sent'])} datagrams; the emulator read "
+            f"{r['datagrams']['read']} of all hosts' in {r['read_seconds']:.3f} s; the source's "
+            f"kernel dropped {dropped} at its TUN device; the modelled interface queue "
+            f"{int(u['pdus_dropped_at_adapter'])}; {int(u['datagrams_received'])} arrived"
+        )
+        print(
+            f"  TCP beside the flood {t['throughput_bps'] / 1e6:.2f} Mb/s "
+            f"({t['retransmits']} retransmits), alone {solo['throughput_bps'] / 1e6:.2f} Mb/s "
+            f"(lateness p99 {solo['lateness_p99_us']:.2f} µs, max {solo['lateness_max_us']:.1f} µs)"
+        )
+
+
 def abr(d: Path, mb: int) -> None:
     """TCP over an ABR circuit through an ERICA port, emulated and simulated."""
     s, _ = run(d, "abr", ABR.format(mb=mb))
@@ -310,7 +382,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("mbytes", nargs="?", type=int, default=16)
     ap.add_argument("runs", nargs="?", type=int, default=1)
-    ap.add_argument("case", nargs="?", choices=["abr"], help="the ABR case alone")
+    ap.add_argument("case", nargs="?", choices=["abr", "flood"], help="that case alone")
     ap.add_argument("--load-table", action="store_true", help="lateness against load")
     ap.add_argument("--extra", default="0,2", help="busy loops to add, per row (0,2)")
     ap.add_argument("--cases", default="europe-vp,abr", help="europe-vp, abr")
@@ -341,6 +413,9 @@ def main() -> int:
         d = Path(tmp)
         if only_abr:
             abr(d, mb)
+            return 0
+        if a.case == "flood":
+            flood(d, reps)
             return 0
         # OC-12c moves four times the bytes in about the same time.
         for phy, nbytes in (("oc3c", mb), ("oc12c", 4 * mb)):

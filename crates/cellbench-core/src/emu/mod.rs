@@ -18,10 +18,16 @@
 //! per PDU: a run is real-time when its p99 stays within one cell time of the
 //! slowest link.
 //!
+//! A host's TUN device is read only while its adapter's interface queue has
+//! room (`ifq`): a host writing faster than its adapter sends is held back at
+//! the host, its kernel dropping beyond the TUN device's `txqueuelen`, as a real
+//! Linux host's driver stops its transmit queue.
+//!
 //! A datagram goes on the circuit of its connection: the transfer whose sink
 //! port it is addressed to (forward) or comes from (return); anything else
 //! between two hosts (ICMP, say) goes on the first circuit between them.
 
+mod ifq;
 mod tap;
 mod tun;
 mod wait;
@@ -39,6 +45,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+pub use ifq::HostQueue;
 pub use tap::PcapSpec;
 pub use tun::{enter_netns, SetupError, Tun};
 
@@ -262,6 +269,9 @@ pub struct EmuReport {
     /// The PDUs' lateness by powers of two: `[upper bound µs, PDUs]`, the first
     /// bin everything up to 1 µs, empty bins left out.
     pub lateness_histogram: Vec<(f64, u64)>,
+    /// Per host (in `run.hosts` order): how often and how long its TUN device was
+    /// left unread, its adapter's interface queue full (`ifq`).
+    pub host_queues: Vec<HostQueue>,
 }
 
 /// How a datagram is assigned to a circuit.
@@ -310,6 +320,8 @@ pub struct Emulator {
     read_guard: wait::Recent,
     /// Per datagram: its read and encapsulation.
     read_ps: Vec<u64>,
+    /// Per host: its transmit queue, stopped while its adapter's is full.
+    queues: ifq::HostQueues,
 }
 
 impl Emulator {
@@ -360,7 +372,11 @@ impl Emulator {
         }
         let mut encap = vec![Encap::VcMux; topo.circuits.len()];
         let mut routes = Vec::new();
+        // Per host, the circuits it sends on: its connections' data, its sinks' ACKs.
+        let mut sends_on = vec![Vec::new(); spec.hosts.len()];
         for (t, &port) in scenario.transfers.iter().zip(&spec.ports) {
+            sends_on[t.sender].push(t.circuit);
+            sends_on[t.receiver].push(t.return_circuit);
             let e = if t.encap_header == 0 {
                 Encap::VcMux
             } else {
@@ -413,6 +429,7 @@ impl Emulator {
             poll_time: SimTime::ZERO,
             read_guard: wait::Recent::new(READ_GUARD, READ_GUARD_MAX),
             read_ps: Vec::new(),
+            queues: ifq::HostQueues::new(sends_on),
         })
     }
 
@@ -459,6 +476,11 @@ impl Emulator {
             for h in 0..self.tuns.len() {
                 // Every datagram waiting (until EAGAIN), each as soon as read.
                 loop {
+                    // The host's transmit queue stopped: its datagrams wait in the
+                    // TUN device (its kernel drops beyond txqueuelen), not read.
+                    if self.queues.stopped(&mut self.net, h, clock.now()) {
+                        break;
+                    }
                     // A read must not straddle a cell event: within the read guard
                     // of one, wait for it on the clock alone and handle it first.
                     self.spin_if_due_within(self.read_guard.get(), &clock, &mut delivered);
@@ -480,16 +502,29 @@ impl Emulator {
                 }
             }
             let now = Instant::now();
+            // A stopped host's TUN device does not wake the loop; its queue's room does.
+            for (h, p) in pfds.iter_mut().enumerate() {
+                p.events = if self.queues.is_stopped(h) {
+                    0
+                } else {
+                    libc::POLLIN
+                };
+            }
             let next = match self.net.poll_at() {
                 Some(t) => clock.instant_of(t).min(now + TICK),
                 None => now + TICK,
             };
+            // A stopped queue's room needs no spin before it: a read a wake-up late
+            // finds the interface queue still sending the PDUs waiting in it.
+            let room =
+                (self.queues.room_at(&self.net)).map_or(next, |t| clock.instant_of(t).min(next));
             let margin = self.waiter.margin();
-            if next.saturating_duration_since(now) > margin {
+            if next.saturating_duration_since(now) > margin && room > now {
                 let start = clock.now();
-                self.waiter.sleep(&mut pfds, next - margin);
+                self.waiter.sleep(&mut pfds, (next - margin).min(room));
                 self.note(start, clock.now(), Busy::Sleep);
             } else if next.saturating_duration_since(now) > 2 * wait::YIELD_LEAD
+                && room > now
                 && self.waiter.owes_yield(now)
             {
                 // Events closer together than the margin all along (an ABR circuit's
@@ -497,7 +532,8 @@ impl Emulator {
                 // takes the CPU for 50 ms at once (`wait`).
                 let start = clock.now();
                 self.waiter.stats.yields += 1;
-                self.waiter.sleep(&mut pfds, next - wait::YIELD_LEAD);
+                self.waiter
+                    .sleep(&mut pfds, (next - wait::YIELD_LEAD).min(room));
                 self.note(start, clock.now(), Busy::Sleep);
             } else {
                 std::hint::spin_loop();
@@ -812,6 +848,7 @@ impl Emulator {
             wake_us: Lateness::of(&mut wake_ps),
             spin_margin_max_us: self.waiter.margin_max().as_secs_f64() * 1e6,
             lateness_histogram,
+            host_queues: self.queues.report(SimTime::from_secs_f64(seconds)),
         }
     }
 }
@@ -974,6 +1011,51 @@ mod test {
         assert_eq!(&pdu[datagram], &d[..]);
         // 8 + 40 bytes and the 8-byte trailer: two cells.
         assert_eq!(e.net.circuit_counters(e.routes[0].data).cells_sent, 2);
+    }
+
+    #[test]
+    fn a_hosts_queue_stops_while_its_adapters_interface_queue_is_full() {
+        // A five-PDU interface queue at the sender.
+        let spec: EmuSpec = serde_json::from_str(
+            r#"{"run": {"hosts": [{"name": "a", "tx_queue_pdus": 5}, {"name": "b"}],
+                 "connections": [{"transmitter": "a", "receiver": "b", "protocol": "udp",
+                  "traffic": {"type": "full", "nbytes": 1000}}]},
+                "hosts": [{"netns": "/run/netns/x", "tun": "atm0", "address": "10.9.0.1"},
+                          {"netns": "/run/netns/y", "tun": "atm0", "address": "10.9.0.2"}],
+                "ports": [5001]}"#,
+        )
+        .unwrap();
+        let mut e = Emulator::build(&spec).unwrap();
+        let mut d = datagram([10, 9, 0, 1], [10, 9, 0, 2], 17, 40000, 5001);
+        d.resize(9000, 0);
+        let t0 = SimTime::ZERO;
+        // Datagrams read while the queue has room: one on the link, five waiting.
+        let mut read = 0;
+        while !e.queues.stopped(&mut e.net, 0, t0) {
+            e.inject(t0, 0, &d);
+            read += 1;
+            assert!(read <= 6, "the queue never filled");
+        }
+        assert_eq!(read, 6);
+        let data = e.routes[0].data;
+        assert_eq!(e.net.circuit_counters(data).adapter_queue_drops, 0);
+        // The receiver sends on its own adapter: not stopped.
+        assert!(!e.queues.stopped(&mut e.net, 1, t0));
+        // Room again when the first waiting PDU starts: the first one's 188 cells
+        // (9000 bytes and the 8-byte trailer, VC-mux) later, and not before.
+        let at = e.queues.room_at(&e.net).expect("a PDU waits");
+        let cell = spec.run.scenario().unwrap().topology.adapters[0]
+            .rate
+            .time_for_bits(crate::atm::phy::CELL_BITS);
+        assert_eq!(at, cell.times(188));
+        assert!(e
+            .queues
+            .stopped(&mut e.net, 0, at.saturating_sub(SimTime::from_ps(1))));
+        assert!(!e.queues.stopped(&mut e.net, 0, at));
+        let r = e.queues.report(at);
+        assert_eq!(r[0].stops, 1);
+        assert_eq!(r[0].stopped_seconds, at.as_secs_f64());
+        assert_eq!(r[1], HostQueue::default());
     }
 
     #[test]

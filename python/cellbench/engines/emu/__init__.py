@@ -158,6 +158,17 @@ class EmuEngine(OnTheClock):
                 f"another {n['write']}, reading {n['read']}, asleep {n['sleep']}, "
                 f"other {n['other']}"
             )
+        if "sender_tx_dropped" in df:
+            from cellbench.engines.emu.netns import TXQUEUELEN
+
+            held = df[df["sender_tx_dropped"].fillna(0) > 0].drop_duplicates(["run", "transmitter"])
+            if len(held):
+                per = held.groupby("transmitter", sort=False)["sender_tx_dropped"].sum()
+                out.append(
+                    "# dropped by the sending hosts' kernels at their interfaces (TUN txqueuelen "
+                    f"{TXQUEUELEN}) while their adapters' interface queues were full, all runs: "
+                    + ", ".join(f"{h} {int(n)}" for h, n in per.items())
+                )
         late = runs[runs["real_time"] == False]  # noqa: E712 - a nullable column
         if len(late):
             out.append(

@@ -39,6 +39,14 @@ EMU = ColumnGroup(
         # How often the kernel took the CPU from the emulator's thread (involuntary
         # context switches): the late PDUs that waited on none of the above.
         ("emu_preemptions", "int64"),
+        # The transmitter's transmit queue (emu/ifq.rs): the emulator reads its TUN
+        # device only while the modelled adapter's interface queue has room, as a Linux
+        # driver stops its queue; meanwhile its kernel holds up to txqueuelen packets
+        # and drops beyond. The packets it dropped at its TUN device (tx_dropped: the
+        # whole interface's, every connection that host sends), and the seconds its
+        # queue was stopped.
+        ("sender_tx_dropped", "int64"),
+        ("sender_queue_stopped_s", "float64"),
     ),
     after="pacing_realtime",
 )

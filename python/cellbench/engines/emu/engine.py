@@ -196,6 +196,10 @@ def run_one(
             except KeyboardInterrupt:
                 _native.real_stop(run.group)
                 raise
+            # Every agent has ended: what the senders' kernels dropped at their TUN
+            # devices while the emulator held their reads back (emu/ifq.rs), read
+            # before the devices close with the emulator.
+            tx_dropped = [ns.tx_dropped(i) for i in range(len(hosts))]
             report = emu.stop()
         finally:
             emu.close()
@@ -211,6 +215,7 @@ def run_one(
     acr = []
     for row, rc, c in zip(rows, rexp.connections, report["connections"]):
         sent = run.reports[rc.conn.index][0]
+        tx = hosts.index(rc.conn.transmitter)
         kernel = by_name[rc.conn.transmitter].kernel
         data, ack = c["data"], c["ack"]
         both = {k: data[k] + ack[k] for k in data}
@@ -236,6 +241,8 @@ def run_one(
             "emu_pdus_timed": report["pdus_timed"],
             "emu_preemptions": report["preemptions"],
             **{f"emu_late_{k}": n for k, n in report["late_pdus"].items()},
+            "sender_tx_dropped": tx_dropped[tx],
+            "sender_queue_stopped_s": report["host_queues"][tx]["stopped_seconds"],
         }
         if report["policers"]:
             row["met_contract"] = all(p["met_contract"] for p in report["policers"])
@@ -248,6 +255,8 @@ def run_one(
             )
         row.update(abr)
         row.update(_network_limit(row, data))
+        if rc.conn.protocol == "udp" and not data["pdus_lost"]:
+            row.update(_host_limit(row))
         notes = [*filter(None, [row.get("notes")]), *_timing_notes(report)]
         row["notes"] = "; ".join(notes) or None
     contention.name_capture(rows)
@@ -292,6 +301,22 @@ def _network_limit(row: dict, data: dict) -> dict:
         "limit_evidence": f"{data['pdus_lost']} of {data['pdus_sent']} data PDUs lost in the "
         f"emulated network ({data['cells_lost']} cells lost, {data['cells_policed']} of them "
         f"discarded by the UPC); {row['retransmits']} retransmission(s) (TCP_INFO)",
+    }
+
+
+def _host_limit(row: dict) -> dict:
+    """A UDP source whose datagrams its own kernel dropped, the emulated adapter's
+    interface queue full, was held by its link, as the simulator says of a source its
+    interface queue refuses (``link``). Otherwise nothing."""
+    dropped = row["sender_tx_dropped"]
+    if not dropped:
+        return {}
+    return {
+        "limited_by": vocab.LINK,
+        "limit_evidence": f"the sending host's kernel dropped {dropped} datagrams at its "
+        f"interface (TUN tx_dropped, txqueuelen {netns.TXQUEUELEN}) while its adapter's "
+        f"interface queue was full ({row['sender_queue_stopped_s']:.2f} s of the run): it "
+        f"writes faster than its adapter may send",
     }
 
 

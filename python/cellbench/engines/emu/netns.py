@@ -9,6 +9,7 @@ leave them, whatever address the testbed gives a host.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -24,6 +25,15 @@ from cellbench.experiment.testbed.keys import KERNEL_SYSCTLS
 PREFIX = "cbemu"
 #: The TUN device's name inside every namespace.
 TUN = "atm0"
+#: The TUN device's transmit queue, packets: Linux's own ATM IP interface's (CLIP,
+#: ``net/atm/clip.c`` ``clip_setup``: ``tx_queue_len = 100``), the queue a Linux host
+#: holds packets in while its ATM adapter has no room (``clip_start_xmit`` stops the
+#: device's queue then). The emulator reads a TUN device only while the modelled
+#: adapter's interface queue has room (``emu/ifq.rs``), so this is the host's queue in
+#: front of it, and the kernel drops beyond it (the device's ``tx_dropped``). TUN's
+#: own default (500, ``TUN_READQ_SIZE`` in ``drivers/net/tun.c``) is a software
+#: device's, no ATM host's.
+TXQUEUELEN = 100
 #: Where ``ip netns add`` puts a namespace's handle.
 NETNS_DIR = Path("/run/netns")
 #: CAP_NET_ADMIN's bit in /proc/self/status CapEff.
@@ -156,10 +166,23 @@ class Namespaces:
             i, {"net.ipv6.conf.all.disable_ipv6": 1, "net.ipv6.conf.default.disable_ipv6": 1}
         )
         ip("-n", name, "link", "set", "lo", "up")
-        ip("-n", name, "link", "set", TUN, "mtu", str(mtu), "up")
+        ip("-n", name, "link", "set", TUN, "mtu", str(mtu), "txqueuelen", str(TXQUEUELEN), "up")
         ip("-n", name, "addr", "add", f"{address}/32", "dev", TUN)
         ip("-n", name, "route", "add", "default", "dev", TUN)
         self.sysctls(i, kernel_sysctls(kernel))
+
+    def tx_dropped(self, i: int) -> int:
+        """The packets host i's kernel dropped at its TUN device's transmit queue
+        (``ip -s link``'s TX dropped, the device's ``tx_dropped``)."""
+        r = subprocess.run(
+            ["ip", "-n", self.names[i], "-s", "-j", "link", "show", TUN],
+            capture_output=True,
+            text=True,
+        )
+        if r.returncode != 0:
+            raise OSError(f"ip -n {self.names[i]} -s link show {TUN}: {r.stderr.strip()}")
+        (link,) = json.loads(r.stdout)
+        return int(link["stats64"]["tx"]["dropped"])
 
     def steer_input(self, i: int, rps_cpus: str) -> None:
         """Host i's TUN input processed on the CPUs of mask ``rps_cpus`` (receive

@@ -45,6 +45,11 @@ impl Ifq {
         }
     }
 
+    /// When the first waiting packet starts (and leaves the queue), if one waits.
+    pub fn next_start(&self) -> Option<SimTime> {
+        self.waiting.front().copied()
+    }
+
     /// Packets waiting at the last look (for a peak counter).
     pub fn len(&self) -> usize {
         self.waiting.len()
@@ -66,6 +71,7 @@ mod test {
         q.accepted(t(0), t(20));
         assert!(q.full(t(5), 0));
         assert_eq!(q.len(), 2);
+        assert_eq!(q.next_start(), Some(t(10)));
         // The packet starting at 10 µs has left the queue by then.
         assert!(!q.full(t(10), 0));
         assert_eq!(q.len(), 1);

@@ -406,20 +406,11 @@ impl Network {
             return self.send_frame(now, circuit, segment, payload_len, token);
         }
         let (src, pace, pace_free) = (c.src, c.pace, c.pace_free);
-        // Credit mode: PDUs held back by missing credits wait in the interface
-        // queue too; so do an ABR source's, held to its rate.
-        let held = if self.emitter_mut(circuit).is_some() {
-            self.abr_train_held(circuit, now).saturating_sub(1)
-        } else {
-            self.txq
-                .get(src)
-                .map_or(0, |q| q.pdus_held.saturating_sub(1))
-        };
-        let ad = &mut self.adapters[src];
-        if ad.ifq.full(now, held) {
+        if self.ifq_full(now, circuit) {
             self.circuits[circuit].counters.adapter_queue_drops += 1;
             return false;
         }
+        let ad = &mut self.adapters[src];
         let ncells = aal5_cells(payload_len);
         let mut runs = std::mem::take(&mut self.tx_runs);
         let paced = pace.map(|p| (p.cell_interval(ncells, payload_len, ad.cell), pace_free));
@@ -514,6 +505,44 @@ impl Network {
         }
         self.tx_runs = runs;
         true
+    }
+
+    /// Whether the interface queue of circuit `circuit`'s adapter is full at `now`:
+    /// a PDU handed over then on that circuit would be dropped (`send` says false).
+    /// A host that holds its packets back instead (a Linux driver stops its
+    /// transmit queue, `netif_stop_queue`, when the adapter has no room) asks this
+    /// before handing one over (the emulator, `emu`). False for a circuit that is
+    /// not, or not on cells.
+    pub fn interface_queue_full(&mut self, now: SimTime, circuit: CircuitId) -> bool {
+        // Not `advance`: a look moves no clock (`poll` replays ABR sources from it).
+        let now = now.max(self.now);
+        self.circuits.get(circuit).is_some()
+            && self.frames.segment_of(circuit).is_none()
+            && self.ifq_full(now, circuit)
+    }
+
+    /// When the PDU at the head of circuit `circuit`'s adapter's interface queue
+    /// starts on the link, leaving the queue: the queue has room again then, if it
+    /// was full of its own PDUs. None when none waits; PDUs held back by missing
+    /// credits or an ABR source's rate leave at the network's events instead.
+    pub fn interface_queue_head_starts(&self, circuit: CircuitId) -> Option<SimTime> {
+        let c = self.circuits.get(circuit)?;
+        self.adapters[c.src].ifq.next_start()
+    }
+
+    /// The one rule for a full interface queue (`ifq.rs`), at `now` (advanced).
+    fn ifq_full(&mut self, now: SimTime, circuit: CircuitId) -> bool {
+        let src = self.circuits[circuit].src;
+        // Credit mode: PDUs held back by missing credits wait in the interface
+        // queue too; so do an ABR source's, held to its rate.
+        let held = if self.emitter_mut(circuit).is_some() {
+            self.abr_train_held(circuit, now).saturating_sub(1)
+        } else {
+            self.txq
+                .get(src)
+                .map_or(0, |q| q.pdus_held.saturating_sub(1))
+        };
+        self.adapters[src].ifq.full(now, held)
     }
 
     /// The time of the next internal event, if any.
