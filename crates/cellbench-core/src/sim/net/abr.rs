@@ -174,6 +174,13 @@ pub struct AbrPortCounters {
 struct SourceRt {
     p: AbrSource,
     acr: f64,
+    /// What ACR, PCR and MCR come to per cell and in an FRM, worked out when
+    /// ACR changes rather than at each cell: the time between in-rate cells at
+    /// ACR, and the RM cell's CCR, ER and MCR fields (rules 7 and 10).
+    acr_interval: SimTime,
+    ccr: Rate,
+    pcr_rate: Rate,
+    mcr_rate: Rate,
     /// The start of the last in-rate cell, and the earliest start of the next.
     last_cell: Option<SimTime>,
     next_at: SimTime,
@@ -194,6 +201,10 @@ impl SourceRt {
         SourceRt {
             p,
             acr: p.icr,
+            acr_interval: Self::interval(p.icr),
+            ccr: Rate::from_cells_per_sec(p.icr),
+            pcr_rate: Rate::from_cells_per_sec(p.pcr),
+            mcr_rate: Rate::from_cells_per_sec(p.mcr),
             last_cell: None,
             next_at: SimTime::ZERO,
             since_frm: 0,
@@ -227,6 +238,8 @@ impl SourceRt {
         }
         self.changed = now;
         self.acr = acr;
+        self.acr_interval = Self::interval(acr);
+        self.ccr = Rate::from_cells_per_sec(acr);
         let c = &mut self.counters;
         c.acr = acr;
         c.acr_min = c.acr_min.min(acr);
@@ -236,7 +249,7 @@ impl SourceRt {
         }
         // The next in-rate cell keeps its place after the last one at the new rate.
         if let Some(t) = self.last_cell {
-            self.next_at = t + Self::interval(self.acr);
+            self.next_at = t + self.acr_interval;
         }
     }
 }
@@ -257,6 +270,9 @@ struct PortAbrRt {
     fair: f64,
     /// ERICA: the CCR of each circuit's last FRM here (cells/s).
     ccr: Vec<f64>,
+    /// ERICA: the last ER written into a BRM, and its RM-cell rate (ER holds
+    /// at the fair share while the load is steady: no need to encode it again).
+    er_rate: (f64, Rate),
     counters: AbrPortCounters,
     series: Vec<(SimTime, f64)>,
 }
@@ -354,6 +370,7 @@ impl Abr {
                         z: 0.0,
                         fair: 0.0,
                         ccr: vec![0.0; circuits],
+                        er_rate: (f64::NAN, Rate::ZERO),
                         counters: AbrPortCounters::default(),
                         series: Vec::new(),
                     })
@@ -363,6 +380,17 @@ impl Abr {
         }
         abr.on = !sources.is_empty() || !ports.is_empty();
         Ok(abr)
+    }
+
+    /// Whether port `p` acts on BRMs passing it (relative marking, ERICA).
+    fn backward_rule(&self, p: usize) -> bool {
+        matches!(
+            self.ports[p],
+            Some(PortAbrRt {
+                switch: AbrSwitch::Relative { .. } | AbrSwitch::Erica { .. },
+                ..
+            })
+        )
     }
 
     /// Train mode: ABR sources run ahead of the clock (`abr_train.rs`).
@@ -516,22 +544,20 @@ impl Network {
         if s.series.is_empty() && series {
             s.series.push((now, s.acr));
         }
-        let tcr_slot = s
-            .last_cell
-            .map_or(now, |t| t + SourceRt::interval(TCR_CELLS_PER_SEC));
         let mut out_of_rate = false;
         if now < s.next_at {
+            if s.acr >= TCR_CELLS_PER_SEC {
+                return Turn::Wait(s.next_at);
+            }
             // Rule 11: with ACR below TCR an out-of-rate FRM (CLP = 1) may go at
             // TCR, so a starved source still learns when to speed up.
-            if s.acr < TCR_CELLS_PER_SEC && now >= tcr_slot {
+            let tcr_slot = s
+                .last_cell
+                .map_or(now, |t| t + SourceRt::interval(TCR_CELLS_PER_SEC));
+            if now >= tcr_slot {
                 out_of_rate = true;
             } else {
-                let t = if s.acr < TCR_CELLS_PER_SEC {
-                    s.next_at.min(tcr_slot)
-                } else {
-                    s.next_at
-                };
-                return Turn::Wait(t);
+                return Turn::Wait(s.next_at.min(tcr_slot));
             }
         }
         // Rule 3a: an FRM first after setup, then after Nrm-1 in-rate cells, or
@@ -543,7 +569,7 @@ impl Network {
         if !frm_due {
             s.since_frm += 1;
             s.last_cell = Some(now);
-            s.next_at = now + SourceRt::interval(s.acr);
+            s.next_at = now + s.acr_interval;
             return Turn::Data;
         }
         // Rule 5 (use it or lose it): ACR above ICR falls back to ICR when no
@@ -561,9 +587,9 @@ impl Network {
         }
         // Rules 7 and 10: the FRM carries CCR = ACR, ER = PCR, MCR; DIR = 0.
         let cell = RmCell {
-            er: Rate::from_cells_per_sec(s.p.pcr),
-            ccr: Rate::from_cells_per_sec(s.acr),
-            mcr: Rate::from_cells_per_sec(s.p.mcr),
+            er: s.pcr_rate,
+            ccr: s.ccr,
+            mcr: s.mcr_rate,
             sn: s.sn,
             ..Default::default()
         };
@@ -574,7 +600,7 @@ impl Network {
         if !out_of_rate {
             s.since_frm = 0;
             s.last_cell = Some(now);
-            s.next_at = now + SourceRt::interval(s.acr);
+            s.next_at = now + s.acr_interval;
         } else {
             s.last_cell = Some(now);
         }
@@ -608,7 +634,7 @@ impl Network {
         if s.acr < TCR_CELLS_PER_SEC || until <= x {
             return (0, cell);
         }
-        let interval = SourceRt::interval(s.acr);
+        let interval = s.acr_interval;
         let step = interval.max(cell);
         // Cell k is in rate while since_frm + k < Nrm, and before Trm has passed
         // since the last FRM (taken whatever Mrm says: the rest goes one by one).
@@ -863,11 +889,12 @@ impl Network {
 
     /// A BRM of circuit `c` leaves the element after stage `s` at `t`: it is
     /// next handled at the first stage on its way back with something to do
-    /// (a port with an ABR behaviour, or the source); the ports between only
-    /// pass it on, and take its time.
+    /// (a port with a backward rule, relative marking or ERICA, or the
+    /// source); the ports between, EFCI-marking ones included (their rule is
+    /// on data cells going forward), only pass it on, and take its time.
     fn brm_onward(&mut self, c: usize, rm: u32, mut s: usize, mut t: SimTime) {
         t += self.hop_back(c, s);
-        while s > 0 && self.abr.ports[self.circuits[c].stages[s].port].is_none() {
+        while s > 0 && !self.abr.backward_rule(self.circuits[c].stages[s].port) {
             s -= 1;
             t += self.hop_back(c, s);
         }
@@ -907,6 +934,7 @@ impl Network {
         let cell = &mut self.abr.rm[rm as usize].1;
         if let Some(pa) = self.abr.ports[p].as_mut() {
             match pa.switch {
+                // Not reached: EFCI has no backward rule (`brm_onward`).
                 AbrSwitch::Efci { .. } => {}
                 AbrSwitch::Relative { threshold_cells } => {
                     if occ > threshold_cells {
@@ -938,7 +966,10 @@ impl Network {
                     if series {
                         pa.series.push((now, er));
                     }
-                    let rate = Rate::from_cells_per_sec(er);
+                    if pa.er_rate.0 != er {
+                        pa.er_rate = (er, Rate::from_cells_per_sec(er));
+                    }
+                    let rate = pa.er_rate.1;
                     if rate < cell.er {
                         cell.er = rate;
                         k.er_lowered += 1;

@@ -115,14 +115,14 @@ impl Emitter {
         }
     }
 
-    /// The earliest instant a BRM may reach the source, seen at `now`.
+    /// The earliest instant a BRM may reach the source, seen at `now`: the
+    /// oldest FRM's bound, since BRMs come back in the order their FRMs went.
     fn horizon(&self, now: SimTime) -> SimTime {
-        let soonest = now + self.last_link + self.back;
-        self.frms
-            .iter()
-            .map(|&(_, t, exact)| if exact { t } else { t.max(soonest) })
-            .min()
-            .unwrap_or(SimTime::MAX)
+        match self.frms.front() {
+            Some(&(_, t, true)) => t,
+            Some(&(_, t, false)) => t.max(now + self.last_link + self.back),
+            None => SimTime::MAX,
+        }
     }
 
     fn wake(&mut self, t: SimTime) {
