@@ -295,6 +295,8 @@ pub(super) struct Abr {
     /// Train mode: the sources run ahead of the clock (`abr_train.rs`, which
     /// keeps them in `Network::emitters`).
     pub(super) train_mode: bool,
+    /// Train mode: the sources holding an open run (`Network::abr_hold`).
+    pub(super) open: Vec<u32>,
 }
 
 /// A source's decision on its head cell (`Network::abr_turn`).
