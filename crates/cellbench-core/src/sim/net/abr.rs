@@ -22,11 +22,14 @@
 //! leaves the reverse path's scheduling to the network, and the BRM's lower
 //! bound on the feedback delay is the path's round trip) that makes feedback as
 //! fast as the path allows. Each port on the way applies its backward rule at
-//! the instant the BRM passes, with its state then.
+//! the instant the BRM passes, with its state then (in Train, ERICA at the
+//! port where every ABR circuit ends may apply it as the FRM turns around, when
+//! that state cannot change before the instant: `Network::erica_ahead`).
 
 use super::{CellFate, CellRecord, CircuitId, Ev, Network, Place};
 use crate::time::{SimTime, PS_PER_SEC};
 use crate::wire::rm::{Rate, RmCell};
+use std::collections::VecDeque;
 
 /// Mrm: the fewest in-rate cells between FRMs the time rule allows (TM 4.0
 /// §5.10.4 rule 3a(i) fixes it at 2).
@@ -174,6 +177,13 @@ pub struct AbrPortCounters {
 struct SourceRt {
     p: AbrSource,
     acr: f64,
+    /// What ACR, PCR and MCR come to per cell and in an FRM, worked out when
+    /// ACR changes rather than at each cell: the time between in-rate cells at
+    /// ACR, and the RM cell's CCR, ER and MCR fields (rules 7 and 10).
+    acr_interval: SimTime,
+    ccr: Rate,
+    pcr_rate: Rate,
+    mcr_rate: Rate,
     /// The start of the last in-rate cell, and the earliest start of the next.
     last_cell: Option<SimTime>,
     next_at: SimTime,
@@ -194,6 +204,10 @@ impl SourceRt {
         SourceRt {
             p,
             acr: p.icr,
+            acr_interval: Self::interval(p.icr),
+            ccr: Rate::from_cells_per_sec(p.icr),
+            pcr_rate: Rate::from_cells_per_sec(p.pcr),
+            mcr_rate: Rate::from_cells_per_sec(p.mcr),
             last_cell: None,
             next_at: SimTime::ZERO,
             since_frm: 0,
@@ -227,6 +241,8 @@ impl SourceRt {
         }
         self.changed = now;
         self.acr = acr;
+        self.acr_interval = Self::interval(acr);
+        self.ccr = Rate::from_cells_per_sec(acr);
         let c = &mut self.counters;
         c.acr = acr;
         c.acr_min = c.acr_min.min(acr);
@@ -236,7 +252,7 @@ impl SourceRt {
         }
         // The next in-rate cell keeps its place after the last one at the new rate.
         if let Some(t) = self.last_cell {
-            self.next_at = t + Self::interval(self.acr);
+            self.next_at = t + self.acr_interval;
         }
     }
 }
@@ -257,6 +273,14 @@ struct PortAbrRt {
     fair: f64,
     /// ERICA: the CCR of each circuit's last FRM here (cells/s).
     ccr: Vec<f64>,
+    /// ERICA: the last ER written into a BRM, and its RM-cell rate (ER holds
+    /// at the fair share while the load is steady: no need to encode it again).
+    er_rate: (f64, Rate),
+    /// Train: ERs decided ahead of their BRM's instant (`Network::erica_ahead`),
+    /// recorded when the clock gets there; and whether the port may decide
+    /// them so (None: not yet asked).
+    ahead: VecDeque<(SimTime, f64, bool)>,
+    ahead_ok: Option<bool>,
     counters: AbrPortCounters,
     series: Vec<(SimTime, f64)>,
 }
@@ -270,8 +294,9 @@ pub(super) struct Abr {
     efci: Vec<bool>,
     /// Per port, its behaviour (None: none).
     ports: Vec<Option<PortAbrRt>>,
-    /// RM cells in flight, by slot, and the free slots.
-    rm: Vec<(u32, RmCell)>,
+    /// RM cells in flight, by slot (circuit, cell, the earliest instant the
+    /// source's next FRM may go: `Network::abr_turn`), and the free slots.
+    rm: Vec<(u32, RmCell, SimTime)>,
     free: Vec<u32>,
     series: bool,
     /// Any ABR circuit or port.
@@ -279,6 +304,10 @@ pub(super) struct Abr {
     /// Train mode: the sources run ahead of the clock (`abr_train.rs`, which
     /// keeps them in `Network::emitters`).
     pub(super) train_mode: bool,
+    /// Train mode: the sources holding an open run (`Network::abr_hold`).
+    pub(super) open: Vec<u32>,
+    /// Train mode: some port holds ERs decided ahead (`Network::erica_ahead`).
+    ahead: bool,
 }
 
 /// A source's decision on its head cell (`Network::abr_turn`).
@@ -354,6 +383,9 @@ impl Abr {
                         z: 0.0,
                         fair: 0.0,
                         ccr: vec![0.0; circuits],
+                        er_rate: (f64::NAN, Rate::ZERO),
+                        ahead: VecDeque::new(),
+                        ahead_ok: None,
                         counters: AbrPortCounters::default(),
                         series: Vec::new(),
                     })
@@ -363,6 +395,17 @@ impl Abr {
         }
         abr.on = !sources.is_empty() || !ports.is_empty();
         Ok(abr)
+    }
+
+    /// Whether port `p` acts on BRMs passing it (relative marking, ERICA).
+    fn backward_rule(&self, p: usize) -> bool {
+        matches!(
+            self.ports[p],
+            Some(PortAbrRt {
+                switch: AbrSwitch::Relative { .. } | AbrSwitch::Erica { .. },
+                ..
+            })
+        )
     }
 
     /// Train mode: ABR sources run ahead of the clock (`abr_train.rs`).
@@ -387,14 +430,14 @@ impl Abr {
         self.rm[rm as usize].0 as usize
     }
 
-    fn alloc(&mut self, circuit: usize, cell: RmCell) -> u32 {
+    fn alloc(&mut self, circuit: usize, cell: RmCell, next_frm: SimTime) -> u32 {
         match self.free.pop() {
             Some(i) => {
-                self.rm[i as usize] = (circuit as u32, cell);
+                self.rm[i as usize] = (circuit as u32, cell, next_frm);
                 i
             }
             None => {
-                self.rm.push((circuit as u32, cell));
+                self.rm.push((circuit as u32, cell, next_frm));
                 (self.rm.len() - 1) as u32
             }
         }
@@ -402,6 +445,56 @@ impl Abr {
 }
 
 impl PortAbrRt {
+    /// ERICA's explicit rate for a BRM of circuit `c` (its interval rolled to
+    /// the BRM's instant), written into the cell if lower than its ER; whether
+    /// it was.
+    fn erica(&mut self, target: f64, c: usize, cell: &mut RmCell) -> (f64, bool) {
+        let capacity = target * self.link_rate;
+        let vc_share = if self.z > 0.0 {
+            self.ccr[c] / self.z
+        } else {
+            capacity
+        };
+        let fair = if self.fair > 0.0 { self.fair } else { capacity };
+        let er = fair.max(vc_share).min(capacity);
+        if self.er_rate.0 != er {
+            self.er_rate = (er, Rate::from_cells_per_sec(er));
+        }
+        let rate = self.er_rate.1;
+        let lowered = rate < cell.er;
+        if lowered {
+            cell.er = rate;
+        }
+        (er, lowered)
+    }
+
+    /// ERICA's counters and series take an ER advertised at `at`.
+    fn record(&mut self, at: SimTime, er: f64, lowered: bool, series: bool) {
+        let k = &mut self.counters;
+        k.er_min = if k.er_last == 0.0 {
+            er
+        } else {
+            k.er_min.min(er)
+        };
+        k.er_max = k.er_max.max(er);
+        k.er_last = er;
+        k.er_lowered += lowered as u64;
+        if series {
+            self.series.push((at, er));
+        }
+    }
+
+    /// Record the ERs decided ahead whose instant is `now` or before.
+    fn record_due(&mut self, now: SimTime, series: bool) {
+        while let Some(&(at, er, lowered)) = self.ahead.front() {
+            if at > now {
+                break;
+            }
+            self.ahead.pop_front();
+            self.record(at, er, lowered, series);
+        }
+    }
+
     /// ERICA: close the intervals that ended by `now`.
     fn roll(&mut self, now: SimTime) {
         let AbrSwitch::Erica { target, interval } = self.switch else {
@@ -516,22 +609,20 @@ impl Network {
         if s.series.is_empty() && series {
             s.series.push((now, s.acr));
         }
-        let tcr_slot = s
-            .last_cell
-            .map_or(now, |t| t + SourceRt::interval(TCR_CELLS_PER_SEC));
         let mut out_of_rate = false;
         if now < s.next_at {
+            if s.acr >= TCR_CELLS_PER_SEC {
+                return Turn::Wait(s.next_at);
+            }
             // Rule 11: with ACR below TCR an out-of-rate FRM (CLP = 1) may go at
             // TCR, so a starved source still learns when to speed up.
-            if s.acr < TCR_CELLS_PER_SEC && now >= tcr_slot {
+            let tcr_slot = s
+                .last_cell
+                .map_or(now, |t| t + SourceRt::interval(TCR_CELLS_PER_SEC));
+            if now >= tcr_slot {
                 out_of_rate = true;
             } else {
-                let t = if s.acr < TCR_CELLS_PER_SEC {
-                    s.next_at.min(tcr_slot)
-                } else {
-                    s.next_at
-                };
-                return Turn::Wait(t);
+                return Turn::Wait(s.next_at.min(tcr_slot));
             }
         }
         // Rule 3a: an FRM first after setup, then after Nrm-1 in-rate cells, or
@@ -543,7 +634,7 @@ impl Network {
         if !frm_due {
             s.since_frm += 1;
             s.last_cell = Some(now);
-            s.next_at = now + SourceRt::interval(s.acr);
+            s.next_at = now + s.acr_interval;
             return Turn::Data;
         }
         // Rule 5 (use it or lose it): ACR above ICR falls back to ICR when no
@@ -561,9 +652,9 @@ impl Network {
         }
         // Rules 7 and 10: the FRM carries CCR = ACR, ER = PCR, MCR; DIR = 0.
         let cell = RmCell {
-            er: Rate::from_cells_per_sec(s.p.pcr),
-            ccr: Rate::from_cells_per_sec(s.acr),
-            mcr: Rate::from_cells_per_sec(s.p.mcr),
+            er: s.pcr_rate,
+            ccr: s.ccr,
+            mcr: s.mcr_rate,
             sn: s.sn,
             ..Default::default()
         };
@@ -574,11 +665,24 @@ impl Network {
         if !out_of_rate {
             s.since_frm = 0;
             s.last_cell = Some(now);
-            s.next_at = now + SourceRt::interval(s.acr);
+            s.next_at = now + s.acr_interval;
         } else {
             s.last_cell = Some(now);
         }
-        let rm = self.abr.alloc(c, cell);
+        // The next FRM goes no sooner than Nrm cells on (rule 3a's count: this
+        // one in rate restarts it, and the link carries one cell per cell
+        // time), Trm on (its time rule), or TCR's interval on (rule 11); after
+        // an out-of-rate one, whose count goes on, at once.
+        let next_frm = if out_of_rate {
+            now
+        } else {
+            let cell = self.adapters[self.circuits[c].src].cell;
+            let by_count = cell.times(s.p.nrm as u64);
+            now + by_count
+                .min(s.p.trm)
+                .min(SourceRt::interval(TCR_CELLS_PER_SEC))
+        };
+        let rm = self.abr.alloc(c, cell, next_frm);
         Turn::Frm {
             rm,
             clp: out_of_rate,
@@ -608,7 +712,7 @@ impl Network {
         if s.acr < TCR_CELLS_PER_SEC || until <= x {
             return (0, cell);
         }
-        let interval = SourceRt::interval(s.acr);
+        let interval = s.acr_interval;
         let step = interval.max(cell);
         // Cell k is in rate while since_frm + k < Nrm, and before Trm has passed
         // since the last FRM (taken whatever Mrm says: the rest goes one by one).
@@ -857,17 +961,91 @@ impl Network {
         if self.abr.train() {
             let home = (0..=last).fold(a, |t, s| t + self.hop_back(c, s));
             self.abr_train_turned(c, rm, home);
+            if self.erica_ahead(c, rm, last, a) {
+                return;
+            }
         }
         self.brm_onward(c, rm, last, a);
     }
 
+    /// Train: the BRM of circuit `c` just turned around at `a` meets ERICA at
+    /// its last port first. That port's rule reads, at the BRM's instant, the
+    /// interval's load factor and fair share, fixed until the interval ends,
+    /// and the CCR of the circuit's last FRM there. When neither can change by
+    /// then (the interval goes on past it; the circuit's next FRM cannot be
+    /// there yet: `Network::abr_turn` bounds when it may go), the rule is
+    /// applied now, without an event: the ER goes into the cell now, and into
+    /// the port's counters and series when the clock reaches the instant
+    /// (`abr_ahead_due`). Only at a port where every ABR circuit ends, so that
+    /// no BRM handled by an event comes between two handled so (their order
+    /// is their turn-arounds', the port's own). True when it did.
+    fn erica_ahead(&mut self, c: usize, rm: u32, last: usize, a: SimTime) -> bool {
+        if last == 0 {
+            return false;
+        }
+        let p = self.circuits[c].stages[last].port;
+        let at = a + self.hop_back(c, last);
+        let ok = match self.abr.ports[p].as_ref() {
+            Some(pa) => match pa.ahead_ok {
+                Some(ok) => ok,
+                None => {
+                    let ok = matches!(pa.switch, AbrSwitch::Erica { .. })
+                        && self.circuits.iter().enumerate().all(|(k, ck)| {
+                            !self.abr.is_source(k)
+                                || ck.stages[1..].iter().rev().skip(1).all(|s| s.port != p)
+                        });
+                    self.abr.ports[p].as_mut().expect("an ABR port").ahead_ok = Some(ok);
+                    ok
+                }
+            },
+            None => false,
+        };
+        if !ok {
+            return false;
+        }
+        // The circuit's next FRM reaches this port no sooner than its earliest
+        // departure plus the links before the port.
+        let next_frm = (0..last).fold(self.abr.rm[rm as usize].2, |t, s| t + self.hop_back(c, s));
+        let Some(pa) = self.abr.ports[p].as_mut() else {
+            return false;
+        };
+        let AbrSwitch::Erica { target, interval } = pa.switch else {
+            return false;
+        };
+        if at >= pa.start + interval || at >= next_frm {
+            return false;
+        }
+        let cell = &mut self.abr.rm[rm as usize].1;
+        let (er, lowered) = pa.erica(target, c, cell);
+        pa.ahead.push_back((at, er, lowered));
+        self.abr.ahead = true;
+        self.brm_onward(c, rm, last - 1, at);
+        true
+    }
+
+    /// Train: the ERs decided ahead (`erica_ahead`) whose instant the clock has
+    /// reached go into their ports' counters and series, in their order.
+    pub(super) fn abr_ahead_due(&mut self, now: SimTime) {
+        if !self.abr.ahead {
+            return;
+        }
+        let series = self.abr.series;
+        let mut left = false;
+        for pa in self.abr.ports.iter_mut().flatten() {
+            pa.record_due(now, series);
+            left |= !pa.ahead.is_empty();
+        }
+        self.abr.ahead = left;
+    }
+
     /// A BRM of circuit `c` leaves the element after stage `s` at `t`: it is
     /// next handled at the first stage on its way back with something to do
-    /// (a port with an ABR behaviour, or the source); the ports between only
-    /// pass it on, and take its time.
+    /// (a port with a backward rule, relative marking or ERICA, or the
+    /// source); the ports between, EFCI-marking ones included (their rule is
+    /// on data cells going forward), only pass it on, and take its time.
     fn brm_onward(&mut self, c: usize, rm: u32, mut s: usize, mut t: SimTime) {
         t += self.hop_back(c, s);
-        while s > 0 && self.abr.ports[self.circuits[c].stages[s].port].is_none() {
+        while s > 0 && !self.abr.backward_rule(self.circuits[c].stages[s].port) {
             s -= 1;
             t += self.hop_back(c, s);
         }
@@ -907,6 +1085,7 @@ impl Network {
         let cell = &mut self.abr.rm[rm as usize].1;
         if let Some(pa) = self.abr.ports[p].as_mut() {
             match pa.switch {
+                // Not reached: EFCI has no backward rule (`brm_onward`).
                 AbrSwitch::Efci { .. } => {}
                 AbrSwitch::Relative { threshold_cells } => {
                     if occ > threshold_cells {
@@ -918,31 +1097,11 @@ impl Network {
                     }
                 }
                 AbrSwitch::Erica { target, .. } => {
+                    // The ERs decided ahead for earlier BRMs are recorded first.
+                    pa.record_due(now, series);
                     pa.roll(now);
-                    let capacity = target * pa.link_rate;
-                    let vc_share = if pa.z > 0.0 {
-                        pa.ccr[c] / pa.z
-                    } else {
-                        capacity
-                    };
-                    let fair = if pa.fair > 0.0 { pa.fair } else { capacity };
-                    let er = fair.max(vc_share).min(capacity);
-                    let k = &mut pa.counters;
-                    k.er_min = if k.er_last == 0.0 {
-                        er
-                    } else {
-                        k.er_min.min(er)
-                    };
-                    k.er_max = k.er_max.max(er);
-                    k.er_last = er;
-                    if series {
-                        pa.series.push((now, er));
-                    }
-                    let rate = Rate::from_cells_per_sec(er);
-                    if rate < cell.er {
-                        cell.er = rate;
-                        k.er_lowered += 1;
-                    }
+                    let (er, lowered) = pa.erica(target, c, cell);
+                    pa.record(now, er, lowered, series);
                 }
             }
         }

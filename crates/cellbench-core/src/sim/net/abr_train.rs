@@ -18,13 +18,26 @@
 //! time and delay, and the way back), nor than `now + (last link) + Σ hop_back`
 //! (an RM cell is decided at each port no later than its arrival there, so one
 //! not yet at its destination arrives there after the last link's cell time
-//! and delay from now); a lost one never. The source replays every instant up
-//! to the earliest of these, inclusive: a BRM is handled after everything else
+//! and delay from now); a lost one never. Since no BRM can pass an older one,
+//! the horizon is the oldest FRM's bound (`Emitter::horizon`: the FRMs out are
+//! kept in the order they went, and a lost one leaves the list when its port
+//! decides it). The source replays every instant up
+//! to that bound, inclusive: a BRM is handled after everything else
 //! at its instant (`Ev::Brm` sorts last), in both fidelities. It needs no
 //! wake-up at its horizon: the horizon moves only when a port decides one of
 //! its FRMs (on, turned around or lost), which happens before the clock reaches
 //! the bound that FRM sets, and the source is replayed right after
 //! (`Network::abr_moved`); a BRM due at the horizon replays it itself.
+//!
+//! Runs held open. A source gathers the data cells it replays into one run
+//! (`OpenRun`) until an FRM or a change of step ends it; a replay that stops
+//! at the horizon inside a PDU keeps its run open rather than pushing it, since
+//! a run pushed short of its PDU's end would cost its port a resolve event of
+//! its own (`train.rs`, the sweep), about one per FRM. The run grows at the
+//! next replay and is pushed by the next FRM or its PDU's last cell; a port
+//! about to resolve takes first the cells of held runs that arrive by then
+//! (`Network::abr_release`, the hook at the top of `train.rs`'s `resolve`),
+//! so it decides every cell it would have decided had the run been pushed.
 //!
 //! What runs ahead. The source's own counters (FRMs sent, and an ACR change
 //! rules 5 and 6 make as an FRM goes) count what it decided, up to one horizon
@@ -87,6 +100,9 @@ pub(super) struct Emitter {
     run: Option<OpenRun>,
     /// An FRM of it moved since it was last replayed (`Network::abr_moved`).
     stale: bool,
+    /// Its open run is held past a replay (`Network::abr_hold`), listed in
+    /// `Abr::open`.
+    held_open: bool,
     /// Each stage's link (cell time + delay), the way out and the way back.
     links: Vec<SimTime>,
     /// Σ links, and the last link.
@@ -109,20 +125,21 @@ impl Emitter {
             left: VecDeque::new(),
             run: None,
             stale: false,
+            held_open: false,
             links,
             back,
             last_link,
         }
     }
 
-    /// The earliest instant a BRM may reach the source, seen at `now`.
+    /// The earliest instant a BRM may reach the source, seen at `now`: the
+    /// oldest FRM's bound, since BRMs come back in the order their FRMs went.
     fn horizon(&self, now: SimTime) -> SimTime {
-        let soonest = now + self.last_link + self.back;
-        self.frms
-            .iter()
-            .map(|&(_, t, exact)| if exact { t } else { t.max(soonest) })
-            .min()
-            .unwrap_or(SimTime::MAX)
+        match self.frms.front() {
+            Some(&(_, t, true)) => t,
+            Some(&(_, t, false)) => t.max(now + self.last_link + self.back),
+            None => SimTime::MAX,
+        }
     }
 
     fn wake(&mut self, t: SimTime) {
@@ -200,7 +217,7 @@ impl Network {
             }
             self.abr_serve(c, x);
         }
-        self.abr_flush(c);
+        self.abr_hold(c);
         self.drain();
         // No wake-up at the horizon: before the clock gets there, a port
         // decides the FRM that sets it (`abr_moved`), and the source is
@@ -309,6 +326,78 @@ impl Network {
     fn abr_flush(&mut self, c: usize) {
         if let Some(r) = self.emitter(c).run.take() {
             self.emit(c, 0, r.pdu, r.first, r.count, r.t0, r.step, false, false);
+        }
+    }
+
+    /// At the end of a replay, keep source `c`'s open run open when it may
+    /// grow: its PDU's last cell is not in it and it goes to a port. Pushed,
+    /// a run that stops short of its PDU's end costs the port a resolve event
+    /// of its own (`train.rs`, the sweep); held, it grows on at the next
+    /// replay, up to the next FRM or the PDU's end, which push it. The port
+    /// takes what it needs of it before it resolves (`abr_release`).
+    fn abr_hold(&mut self, c: usize) {
+        let Some(r) = self.emitter(c).run else {
+            return;
+        };
+        let to_port = matches!(self.circuits[c].stages[0].next, super::Next::Port { .. });
+        if !to_port || r.first + r.count == self.pdus[r.pdu as usize].ncells {
+            return self.abr_flush(c);
+        }
+        let em = self.emitter(c);
+        if !em.held_open {
+            em.held_open = true;
+            self.abr.open.push(c as u32);
+        }
+    }
+
+    /// Port `p` is about to decide its cells arriving up to `horizon`: the held
+    /// runs (`abr_hold`) into it push their cells arriving by then. The hook
+    /// `train.rs` calls before each resolve.
+    #[inline]
+    pub(super) fn abr_release(&mut self, p: usize, horizon: SimTime) {
+        if !self.abr.open.is_empty() {
+            self.abr_release_held(p, horizon);
+        }
+    }
+
+    fn abr_release_held(&mut self, p: usize, horizon: SimTime) {
+        let mut i = 0;
+        while i < self.abr.open.len() {
+            let c = self.abr.open[i] as usize;
+            let super::Next::Port { port, .. } = self.circuits[c].stages[0].next else {
+                unreachable!("a held run goes to a port (`abr_hold`)");
+            };
+            let em = self.emitter(c);
+            let Some(r) = em.run else {
+                // Pushed since (a replay grew it to an FRM or its PDU's end).
+                em.held_open = false;
+                self.abr.open.swap_remove(i);
+                continue;
+            };
+            if port != p || r.t0 > horizon {
+                i += 1;
+                continue;
+            }
+            let m = if r.count == 1 || horizon >= r.t0 + r.step.times(r.count as u64 - 1) {
+                r.count
+            } else {
+                ((horizon.0 - r.t0.0) / r.step.0 + 1) as u32
+            };
+            if m == r.count {
+                em.run = None;
+                em.held_open = false;
+                self.abr.open.swap_remove(i);
+            } else {
+                em.run = Some(OpenRun {
+                    first: r.first + m,
+                    t0: r.t0 + r.step.times(m as u64),
+                    count: r.count - m,
+                    ..r
+                });
+                i += 1;
+            }
+            let (pdu, first, t0, step) = (r.pdu, r.first, r.t0, r.step);
+            self.emit(c, 0, pdu, first, m, t0, step, false, false);
         }
     }
 

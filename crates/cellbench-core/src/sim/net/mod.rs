@@ -594,6 +594,7 @@ impl Network {
             }
             self.abr_catch_up(at);
         }
+        self.abr_ahead_due(now);
         delivered[first..].sort_by_key(|d| (d.at, d.circuit));
     }
 

@@ -195,6 +195,7 @@ impl Network {
 
     /// Decides every pending cell of port `p` arriving at or before `horizon`.
     fn resolve(&mut self, p: usize, horizon: SimTime) {
+        self.abr_release(p, horizon);
         // The input FIFOs are taken out while cells flow on: nothing pushes back
         // into p (the port graph is loop-free).
         let mut inputs = std::mem::take(&mut self.ports[p].inputs);
