@@ -219,3 +219,21 @@ def test_the_emulator_refuses_a_test_over_ethernet_and_notes_ignored_interfaces(
     engine.check_frames(atm)
     [note] = [n for n in engine.notes(atm) if "Ethernet" in n]
     assert "ipc1, ipc2 are ignored: the emulator carries cells only" in note
+
+
+def test_ftp_over_atm_locks_near_the_published_rate_only_with_a_larger_receive_buffer():
+    """000 §1's ATM figure (0.366 Mbit/s) is a lock-step's: at 000 §2.2's default 16K/16K
+    ftp's 1 KB writes flow; the assumed receive buffers above 16K lock, some at about 8 KB
+    per 200 ms tick (--envelope: inside, at which values)."""
+    from cellbench.reproduce import envelope
+
+    envs = {e.id: e for e in envelope.run(seed=1, workers=2, only={("lan-buffers", "ftp")})}
+    atm = envs["000-ftp-atm"]
+    assert atm.default > 10  # flowing at the defaults
+    assert atm.where == "inside the envelope"
+    assert atm.at and all(c["atm_rcvbuf"] != "16K" for c in atm.at)
+    assert all(c["atm_sndbuf"] == "16K" for c in atm.at)
+    # The Ethernet figure stays out of reach: no buffer or read size the file allows
+    # brings the model's Nagle-bound transfer down to 000's 1.313.
+    ether = envs["000-ftp-ethernet"]
+    assert ether.where == "outside the envelope" and ether.low > 2 * 1.313
