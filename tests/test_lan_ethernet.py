@@ -181,7 +181,7 @@ def test_ftp_over_ethernet_and_over_atm_with_their_default_buffers(parts):
     atm = [r for r in rows if r["interface"] == "atm"]
     assert len(ether) == len(atm) == 5
     for r in ether:
-        assert (r["send_buffer"], r["recv_buffer"], r["mss"]) == (4096, 4096, 1460)
+        assert (r["send_buffer"], r["recv_buffer"], r["mss"]) == (16384, 16384, 1460)
         assert r["bytes"] == 4613734
         # Below what 1460-byte segments get from 10 Mb/s frames, preamble to gap.
         assert r["throughput_bps"] < 9.4928e6

@@ -4,7 +4,7 @@ TAXI adapter (frame links: docs/mechanisms.md).
 
 - ``ftp``: ftp of a 4.4 MB file over the shared 10 Mb/s Ethernet (MTU 1500) and over the
   100 Mb/s ATM path (MTU 9188), each interface with the kernel's default socket buffers
-  (4 KB from 4.3BSD's tcp_usrreq.c on Ethernet, 16 KB on ATM).
+  (16 KB on both: 000 §2.2's default, which 4.3BSD's tcp_attach gives every TCP socket).
 - ``ethernet-footnote``: Ethernet, MSS 1460, a 3K send and 6K receive buffer against
   3K/3K and 6K/6K (and 6K/3K): the footnote predicts the lock-step with 3K/6K.
 
@@ -118,8 +118,8 @@ def report(res: dict) -> str:
             "ftp of a 4.4 MB file (4613734 bytes, from the buffer cache, in 1 KB writes: 4.3BSD "
             "ftpd's BUFSIZ) between "
             "two SPARCstation IPCs (SunOS 4.1.1), each interface with its default socket "
-            "buffers: Ethernet 4K (4.3BSD tcp_usrreq.c: tcp_sendspace = tcp_recvspace = "
-            "1024*4), ATM 16K (the ATM driver's installation); "
+            "buffers: 16K each way (000 §2.2: the kernel's default once the ATM driver is "
+            "installed; 4.3BSD's tcp_attach gives it to every TCP socket); "
             f"{int(s.n.iloc[0])} replication(s), Mb/s = 10^6 bit/s",
             show.to_string(index=False),
             "  evidence: " + "; ".join(f"{i}: {e}" for i, e in zip(s.interface, s.evidence)),
@@ -236,9 +236,10 @@ FTP_ATM = (
     "leaves unstated"
 )
 FTP_ETHERNET = (
-    "not explained from what 000 gives: with the 4K buffers 4.3BSD gives every socket "
-    "(16K at the range's other end) the model's transfer is bound by Nagle's hold of the "
-    "short rest of each window at 5.4-8.5 Mbit/s (--envelope), four times 1.313; a rate "
+    "not explained from what 000 gives: with 000 §2.2's 16K buffers the model's transfer "
+    "runs at what the shared 10 Mb/s segment carries (link, 8.5 Mbit/s), with 4.3BSD's "
+    "older 4K (the range's other end) Nagle's hold of the short rest of each window binds "
+    "it (5.4, --envelope): four to six times 1.313; a rate "
     "that low needs something 000 does not describe, such as the file's reads and writes "
     "(a local disk, or an NFS directory over the same Ethernet; not modelled: the file is "
     "taken from the buffer cache) or other traffic on the shared segment"
