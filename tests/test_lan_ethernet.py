@@ -190,6 +190,12 @@ def test_ftp_over_ethernet_and_over_atm_with_their_default_buffers(parts):
     assert min(r["throughput_bps"] for r in atm) > max(r["throughput_bps"] for r in ether)
     # Stored like any study's part: cellbench show reads it.
     assert (out / "ftp" / "result.json").is_file()
+    # ftp's sender writes BUFSIZ (1 KB) at a time, as 4.3BSD's ftpd and ftp do.
+    from cellbench.experiment import results
+
+    stored = results.load(out / "ftp").to_pandas()
+    senders = stored[stored.test.isin(["ftp-ethernet", "ftp-atm"])]
+    assert len(senders) == 10 and set(senders.writes) == {-(-4613734 // 1024)}
     assert (out / "ethernet-footnote" / "result.json").is_file()
 
 
