@@ -386,3 +386,29 @@ def test_the_maxima_say_what_bound_them(surfaces) -> None:
     assert "what bound each maximum:" in text
     for m in hetero_lan.maxima(surfaces):
         assert f"  {m['pair']}: {m['limited_by']}: {m['limit_evidence']}" in text
+
+
+def test_the_challenge_receives_the_ultra1_at_the_link_with_cpu_to_spare() -> None:
+    # The cause of the Ultra-1 -> Challenge miss (docs/hetero-lan.md): at its loopback
+    # calibration the Challenge's CPU is about half busy receiving the link's rate, so the
+    # pair is bound by the link, and only receive work loopback cannot see (001 §4.2),
+    # which 001 does not size, could hold it at the published 100.73.
+    p = _one_point("ultra1->challenge", 7 * 9140, 7 * 9140)
+    assert p["limited_by"] == "link"
+    # (A 1 s run: its slow start keeps it a little under the 10 s study's 99%.)
+    assert p["throughput_bps"] > 0.9 * hetero_lan.theoretical_bps(
+        hetero_lan._pair("ultra1->challenge")
+    )
+    assert 0.35 < p["receiver_cpu_busy"] < 0.65, p["receiver_cpu_busy"]
+
+
+def test_the_sparc20_maximum_lies_on_a_plateau(surfaces) -> None:
+    # The cause of the "maximum near 48 KB" miss (001 §5.1): from four MSS of buffer up
+    # the pair runs at its driver gap's bound at every buffer and message, so which buffer
+    # holds the largest value is set by the hosts' jitter, not by a mechanism.
+    part = surfaces[surfaces.pair == "sparc20->sparc20"]
+    top = part[part.socket_buffer >= 4 * 9148].throughput_bps
+    # Within 0.5% in these 1 s runs (slow start's share differs a little; 0.03% in the
+    # study's 10 s), against more than 10% below four MSS.
+    assert (top.max() - top.min()) / top.max() < 0.005
+    assert part[part.socket_buffer < 4 * 9148].throughput_bps.min() < 0.9 * top.min()

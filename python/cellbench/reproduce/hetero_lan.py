@@ -402,22 +402,55 @@ _MAXIMA = {name: "001-t3-" + name.replace("->", "-") for name in PAIR_NAMES}
 #: Why a maximum misses, as far as the project knows (``cellbench fidelity``).
 MISSES = {
     "001-t3-sparc10-challenge": (
-        "known deviation: the sparc-10 sender's CPU binds the pair, as the study says, but "
-        "at its loopback calibration with receiving 1.28x dearer than sending (calibrated "
-        "to Moldeklev et al.'s ~70 Mb/s SPARCstation 10 pair) it sends faster than the "
-        "study's 60.98; the SBus I/O work loopback does not see (001 §4.2) is not sized by "
-        "any source (docs/hetero-lan.md)"
+        "not explained by what 001 gives: the study puts the bound in the SPARCstation 10 "
+        "(§5.2) and so does the model (its sender CPU busy 99%), but every figure 001 and its "
+        "sources give of that host has it send faster than 60.98: its loopback doubled "
+        "(87.10, §4.2), Moldeklev et al.'s ~70 Mb/s between two of them (the receiver "
+        "binding), and at its loopback calibration with receiving 1.28x dearer than sending "
+        "(fitted to that pair) it sends at 101. The calibration itself is in doubt: SunOS "
+        "4.1.3 keeps 4.3BSD's 1536-byte loopback MTU (net/if_loop.c), not the 8232 the "
+        "profiles are calibrated at; at 1536 Table 2's figure asks for a CPU 1.56x faster "
+        "and the SPARCstation 10 pair would run 107.6 Mb/s, not 70 "
+        "(examples/sunos_loopback_mtu.rs). So the host's network path costs far more than "
+        "its loopback shows: SBus and SBA-200 driver work loopback does not see (001 §4.2), "
+        "which no source sizes for sending and receiving apart (docs/hetero-lan.md)"
     ),
     "001-t3-ultra1-challenge": (
-        "known deviation: both hosts' loopback figures are far above the link and the "
-        "study names no bound for its 75%; the Ultra-1's fragmentation work above the MSS "
-        "(001 §5.2, an assumption) is far too small at its loopback speed to hold it near "
-        "100 Mb/s: the simulated pair is bound by the link"
+        "not explained by what 001 gives: the Ultra-1 has about five times the link to "
+        "spare (001 §5.2) and the Challenge, at its loopback calibration, takes about 280 "
+        "µs to receive a 9140-byte segment (about half busy at the link's 133.4 Mb/s); "
+        "holding the pair at 100.73 needs some 725 µs a PDU at the receiver, about 450 µs "
+        "of receive work loopback cannot see (001 §4.2: no adapter, no I/O bus): the "
+        "VMA-200's VMEbus transfers and IRIX 6.0.1's driver and interrupt, which 001 does "
+        "not describe. Classical IP's LLC/SNAP is not it (§5.3: little effect but the "
+        "MTU), nor the Ultra-1's fragmentation work (an assumption, far too small at its "
+        "loopback speed). The Challenge receives in no other row, so sizing that work from "
+        "this one would be a calibration to the figure it is scored against"
     ),
     "001-t3-sparc20-sparc20": (
         "known deviation: the study puts the SPARCstation 20s' 93% down to their driver "
         "(001 §5.1); the model's driver gap (52 µs per PDU, an assumption from 002's SBA-200 "
         "measurement, range 0-52 µs: docs/hetero-lan.md) holds the pair under the link"
+    ),
+    "001-s51-sparc20-buffer": (
+        "a maximum on a plateau: from four MSS (35.7 KB) up the simulated pair runs at its "
+        "driver gap's bound at every buffer and message, 121.66 to 121.69 Mb/s (within "
+        "0.03%, the hosts' jitter), so which buffer holds the largest value is chance "
+        "(62.5 KB at seed 1); 001 §5.1 gives about 48 KB (five MSS). If the study's surface "
+        "rose until five MSS, its pipe held one more segment than the model's; 001 gives "
+        "neither the round trip nor Solaris 2.4's acknowledgement timing that set it "
+        "(Fig. 8 only)"
+    ),
+    "001-s52-ultra1-below-mss": (
+        "not explained by what 001 gives: above the MSS the model charges the Solaris 2.5 "
+        "sender one more pass over each message (the most a split into segment buffers "
+        "does: an assumption), which at the Ultra-1's loopback speed brings its sending to "
+        "about 10 ns a byte against the 61 ns a byte of 130.77 Mb/s: from four MSS of "
+        "buffer up every message size runs at the link (133.3) and those below the MSS are "
+        "no faster (with an 8 KB buffer a 4 KB message is: 133.0 against 104.9). For "
+        "fragmentation to slow every buffer's larger messages, as Fig. 13 shows, the "
+        "Ultra-1's sending would have to cost about six times what its loopback figure "
+        "allows, which the study's own reading (five times the link, §5.2) rules out"
     ),
 }
 
