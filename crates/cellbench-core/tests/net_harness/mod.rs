@@ -82,8 +82,21 @@ pub fn run(
     sends: &[(u64, CircuitId, u32)],
     react: React,
 ) -> (Outcome, u64) {
+    run_logged(topo, fidelity, sends, react, true)
+}
+
+/// As [`run`], with the cell log on or off. Runs keep no cell log unless asked
+/// (`--cells`), while the equivalence checks log every cell: off, the outcome
+/// must be the same.
+pub fn run_logged(
+    topo: &Topology,
+    fidelity: Fidelity,
+    sends: &[(u64, CircuitId, u32)],
+    react: React,
+    logged: bool,
+) -> (Outcome, u64) {
     let mut net = Network::new(topo.clone(), fidelity).expect("valid topology");
-    net.set_cell_log(true);
+    net.set_cell_log(logged);
     net.set_abr_series(true);
     let mut sends: Vec<(SimTime, CircuitId, u32)> =
         sends.iter().map(|&(t, c, l)| (SimTime(t), c, l)).collect();
@@ -178,6 +191,16 @@ pub fn equivalent(topo: &Topology, sends: &[(u64, CircuitId, u32)], react: React
     assert_eq!(train.acr, reference.acr, "ACR series differ");
     assert_eq!(train.abr_ports, reference.abr_ports, "ABR ports differ");
     assert_eq!(train.er, reference.er, "ER series differ");
+    // Without the cell log, everything else as with it.
+    let (quiet, _) = run_logged(topo, Fidelity::Train, sends, react, false);
+    assert_eq!(
+        Outcome {
+            log: train.log.clone(),
+            ..quiet
+        },
+        train,
+        "Train without the cell log differs"
+    );
     assert!(
         train_events <= cell_events,
         "train {train_events} events > per-cell {cell_events}"
