@@ -30,6 +30,8 @@ pub struct PathRate {
 pub struct AbrRate {
     /// ACR at the end of the run, bit/s of cells.
     pub acr_bps: f64,
+    /// The lowest and highest it was during the run, bit/s of cells.
+    pub acr_range_bps: (f64, f64),
     /// Payload it carries at most, bit/s, and the data bytes per PDU it is reckoned for.
     pub payload_bps: f64,
     pub unit_bytes: u32,
@@ -41,7 +43,8 @@ pub struct AbrRate {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SharedLink {
     pub port: String,
-    /// Connections crossing it (this one included), and their throughputs summed, bit/s.
+    /// Connections crossing it (this one included), and what they delivered
+    /// (`Facts::delivered_bps`) summed, bit/s.
     pub connections: usize,
     pub total_bps: f64,
     /// What the port carries at most in this connection's PDUs, bit/s.
@@ -77,8 +80,16 @@ impl WindowFacts {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Facts {
     pub tcp: bool,
-    /// Throughput as ttcp -t reports it, bit/s, over `sender_seconds`.
+    /// Throughput as the row reports it, bit/s: over TCP ttcp -t's, bytes written
+    /// over `sender_seconds`; over UDP what arrived (`delivered_bps`).
     pub throughput_bps: f64,
+    /// What crossed the path, bit/s: the bytes the receiving application read
+    /// over its interval, ttcp -r's figure (the row's `goodput_bps`). Every
+    /// bound that is a rate (the offered load, the ACR, the path, the window
+    /// over the round trip) is judged on it: ttcp -t's figure also counts what
+    /// was still in the socket buffer when the writes ended, which no path
+    /// had carried yet (docs/mechanisms.md, "What bound a transfer").
+    pub delivered_bps: f64,
     pub sender_seconds: f64,
     /// A paced source's mean offered load, bit/s.
     pub offered_bps: Option<f64>,
@@ -161,6 +172,7 @@ impl Facts {
         Facts {
             tcp,
             throughput_bps: t.throughput_bps(),
+            delivered_bps: t.goodput_bps(),
             sender_seconds: t.sender_seconds,
             offered_bps,
             // Within the sender's time: the last wait may outlast its last
@@ -282,7 +294,7 @@ fn shared_link(
                 } else {
                     1.0
                 };
-                run.transfers[j].throughput_bps() * part
+                run.transfers[j].goodput_bps() * part
             })
             .sum(),
         capacity_bps: bytes as f64 * 8.0 / time.as_secs_f64().max(f64::MIN_POSITIVE),
@@ -414,7 +426,8 @@ fn abr_rate(
     pdus: &[Gathered],
     port_name: &dyn Fn(usize) -> String,
 ) -> Option<AbrRate> {
-    let acr = run.abr_sources.get(c).copied().flatten()?.acr;
+    let counters = run.abr_sources.get(c).copied().flatten()?;
+    let acr = counters.acr;
     let nrm = topo.abr_sources.iter().find(|s| s.circuit == c)?.nrm as f64;
     let circuit = topo.circuits.get(c)?;
     let adapter = topo.adapters.get(circuit.src)?;
@@ -475,6 +488,10 @@ fn abr_rate(
         .collect();
     (secs > 0.0).then(|| AbrRate {
         acr_bps,
+        acr_range_bps: (
+            counters.acr_min * CELL_BITS as f64,
+            counters.acr_max * CELL_BITS as f64,
+        ),
         payload_bps: bytes as f64 * 8.0 / secs,
         unit_bytes: bytes,
         feedback: if feedback.is_empty() {
