@@ -28,7 +28,7 @@ fn pct(x: f64) -> String {
 ///
 /// Every rule whose bound is a rate (the offered load, the ACR, the path, the
 /// window over the round trip) compares it with what was delivered, the bytes
-/// the receiver read over its interval (`Facts::delivered_bps`), never with
+/// the receiver read over the transfer's span (`Facts::delivered_bps`), never with
 /// ttcp -t's figure, which counts data the socket buffer still held when the
 /// writes ended: a transfer is not explained by a rate its path never carried.
 ///
@@ -746,7 +746,7 @@ mod test {
     fn a_rate_bound_is_judged_on_what_was_delivered() {
         // examples/abr.netspec: 1 MB socket buffers still held data when the
         // writes ended, so ttcp -t's figure (45.95 Mb/s) is above what the ACR
-        // carries; the receiver read 29.34 Mb/s, which the evidence gives.
+        // carries; the receiver read 29.32 Mb/s over the transfer, which the evidence gives.
         let mut f = plain();
         f.abr = Some(AbrRate {
             acr_bps: 33.65e6,
@@ -756,13 +756,13 @@ mod test {
             feedback: "ERICA's explicit rate at the port to sink.atm, target 0.9".into(),
         });
         f.throughput_bps = 45.95e6;
-        f.delivered_bps = 29.34e6;
+        f.delivered_bps = 29.32e6;
         let e = classify(&f);
         assert_eq!(e.limited_by, LimitedBy::AbrRate);
         assert_eq!(
             e.evidence,
             "ACR 33.65 Mb/s of cells (ERICA's explicit rate at the port to sink.atm, target 0.9) \
-             carries at most 29.27 Mb/s in 9136-byte segments; delivered 29.34 Mb/s (100%); \
+             carries at most 29.27 Mb/s in 9136-byte segments; delivered 29.32 Mb/s (100%); \
              ttcp -t's 45.95 Mb/s (157%) counts data its socket buffer still held when the writes ended"
         );
         // The sender's figure alone names no bound: written fast, delivered slowly.

@@ -44,7 +44,7 @@ pub struct AbrRate {
 pub struct SharedLink {
     pub port: String,
     /// Connections crossing it (this one included), and what they delivered
-    /// (`Facts::delivered_bps`) summed, bit/s.
+    /// ([`delivered_bps`]) summed, bit/s.
     pub connections: usize,
     pub total_bps: f64,
     /// What the port carries at most in this connection's PDUs, bit/s.
@@ -83,12 +83,11 @@ pub struct Facts {
     /// Throughput as the row reports it, bit/s: over TCP ttcp -t's, bytes written
     /// over `sender_seconds`; over UDP what arrived (`delivered_bps`).
     pub throughput_bps: f64,
-    /// What crossed the path, bit/s: the bytes the receiving application read
-    /// over its interval, ttcp -r's figure (the row's `goodput_bps`). Every
-    /// bound that is a rate (the offered load, the ACR, the path, the window
-    /// over the round trip) is judged on it: ttcp -t's figure also counts what
-    /// was still in the socket buffer when the writes ended, which no path
-    /// had carried yet (docs/mechanisms.md, "What bound a transfer").
+    /// What crossed the path, bit/s ([`delivered_bps`]). Every bound that is a
+    /// rate (the offered load, the ACR, the path, the window over the round
+    /// trip) is judged on it: ttcp -t's figure also counts what was still in
+    /// the socket buffer when the writes ended, which no path had carried yet
+    /// (docs/mechanisms.md, "What bound a transfer").
     pub delivered_bps: f64,
     pub sender_seconds: f64,
     /// A paced source's mean offered load, bit/s.
@@ -172,7 +171,7 @@ impl Facts {
         Facts {
             tcp,
             throughput_bps: t.throughput_bps(),
-            delivered_bps: t.goodput_bps(),
+            delivered_bps: delivered_bps(run, i),
             sender_seconds: t.sender_seconds,
             offered_bps,
             // Within the sender's time: the last wait may outlast its last
@@ -196,6 +195,41 @@ impl Facts {
             retransmitted_segments: t.sender.segs_retransmitted,
             timeouts: t.sender.timeouts,
         }
+    }
+}
+
+/// What transfer `i` delivered, bit/s: the bytes its receiving application
+/// read over the transfer's span, from its sender's start to both ends
+/// finishing (the last byte read; a cut run: the cut), the row's `start_s` to
+/// `end_s`. The span, not ttcp -r's interval, which begins at the first read:
+/// a connection whose first segments were lost reads nothing until the
+/// retransmission timer resends them, seconds later, and its receiver's rate
+/// then leaves out the stall its losses cost (`ubr`'s many-connection rows:
+/// 0.12 Mb/s over ttcp -t's interval, 14 Mb/s over the receiver's). UDP, which
+/// resends nothing, keeps the receiver's interval, first datagram to last, as
+/// its row's throughput does: its span ends a linger after the transmitter
+/// (`UDP_LINGER`, world/apps.rs), not at the last datagram.
+pub fn delivered_bps(run: &RunResult, i: usize) -> f64 {
+    let Some(t) = run.transfers.get(i) else {
+        return 0.0;
+    };
+    if t.udp.is_some() {
+        return t.goodput_bps();
+    }
+    match t.started_at {
+        Some(from) => {
+            let secs = t
+                .ended_at
+                .unwrap_or(run.end_time)
+                .saturating_sub(from)
+                .as_secs_f64();
+            if secs > 0.0 {
+                t.bytes_received as f64 * 8.0 / secs
+            } else {
+                0.0
+            }
+        }
+        None => 0.0,
     }
 }
 
@@ -294,7 +328,7 @@ fn shared_link(
                 } else {
                     1.0
                 };
-                run.transfers[j].goodput_bps() * part
+                delivered_bps(run, j) * part
             })
             .sum(),
         capacity_bps: bytes as f64 * 8.0 / time.as_secs_f64().max(f64::MIN_POSITIVE),

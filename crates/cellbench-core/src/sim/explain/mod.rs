@@ -22,7 +22,9 @@ mod limits;
 mod lockstep;
 
 pub use classify::{classify, Explanation};
-pub use facts::{path_rate, AbrRate, Facts, Gathered, PathRate, SharedLink, WindowFacts};
+pub use facts::{
+    delivered_bps, path_rate, AbrRate, Facts, Gathered, PathRate, SharedLink, WindowFacts,
+};
 pub use limits::{
     LimitedBy, ACR_DRIFT, APPLICATION_SHARE, CPU_BUSY, CPU_BUSY_JOINT, LINK_SHARE, NAGLE_HOLD,
     WINDOW_CLOSED, WINDOW_SHARE,
