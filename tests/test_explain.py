@@ -272,10 +272,10 @@ SHARE = re.compile(r"Mb/s \((\d+)%\)|(\d+)% of the path's")
 #: (tests/test_abr.py), so the ACR a transfer ran at may have been up to that above it
 #: (`sim::explain::ACR_DRIFT`, beyond which the end ACR is not cited as the bound).
 #: A fixed rate (a link, pacing, a window over its shortest round trip) cannot be
-#: exceeded over a TCP transfer's span, which starts before its first byte; UDP's
-#: receiver's interval starts at its first datagram, whose bytes it counts, and a paced
-#: source's n blocks take n - 1 periods plus the path's latency (under 1% above for the
-#: examples' hundreds of datagrams and blocks); the share is printed rounded.
+#: exceeded over a TCP transfer's span, which starts before its first byte, nor over
+#: UDP's receiver's interval less its first datagram; a paced source's n blocks take
+#: n - 1 periods plus the path's latency (under 1% above its offered load for the
+#: examples' hundreds of blocks); the share is printed rounded.
 TOLERANCE = 0.03
 
 
@@ -286,9 +286,10 @@ SENDER = re.compile(r"ttcp -t's [\d.]+ Mb/s \(\d+%\)")
 
 def delivered(df):
     """What each row delivered, bit/s: bytes received over its span (start_s to end_s);
-    UDP over its receiver's interval (goodput_bps, as its throughput)."""
+    UDP over its receiver's interval (goodput_bps), less the first of its n datagrams."""
     span = df.bytes_received * 8 / (df.end_s - df.start_s)
-    return span.where(df.datagrams_sent.isna(), df.goodput_bps)
+    n = df.datagrams_received
+    return span.where(df.datagrams_sent.isna(), df.goodput_bps * (n - 1) / n)
 
 
 def shares(evidence: str) -> list[int]:
