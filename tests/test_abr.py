@@ -151,7 +151,7 @@ def test_the_acr_is_what_bound_each_connection(example):
     assert list(rows["limited_by"]) == ["abr-rate"] * 4
     for ev in rows["limit_evidence"]:
         assert ev.startswith("ACR 33.65 Mb/s of cells (ERICA's explicit rate at the port to"), ev
-        assert "target 0.9) carries at most" in ev and "-byte segments; measured" in ev, ev
+        assert "target 0.9) carries at most" in ev and "-byte segments; delivered" in ev, ev
 
 
 def test_plot_acr(example, tmp_path):

@@ -21,7 +21,12 @@ def _sent(**info) -> dict:
     }
 
 
-GOT = {"bytes": 10_000_000, "datagrams": None, "host": {"agent_cpu": 0.1, "interface": "eth0"}}
+GOT = {
+    "bytes": 10_000_000,
+    "datagrams": None,
+    "throughput_bps": 90e6,
+    "host": {"agent_cpu": 0.1, "interface": "eth0"},
+}
 
 
 @pytest.mark.parametrize(
@@ -47,6 +52,9 @@ def test_window_comes_before_retransmissions_and_a_met_rate_before_all():
     assert explain("tcp", sent, GOT, None)[0] == "window"
     assert explain("tcp", sent, GOT, 90e6)[0] == "application"
     assert explain("tcp", sent, GOT, 100e6)[0] == "window"  # 10% short of the offered rate
+    # Met by what arrived, not by what was written: a sender whose writes kept the
+    # offered rate while its receiver got 10% less was not bound by its application.
+    assert explain("tcp", sent, GOT | {"throughput_bps": 81e6}, 90e6)[0] == "window"
 
 
 def test_udp_loss_at_the_socket_buffer_or_on_the_path():
@@ -126,7 +134,7 @@ def test_a_full_blast_held_at_the_daemons_max_rate_says_so():
     # the cap had no part in it.
     assert explain("tcp", near | {"throughput_bps": 9.0e9}, GOT, None)[0] != "max-rate"
     paced = near | {"timing": {"late_blocks": 0}}
-    assert explain("tcp", paced, GOT, 9.58e9)[0] == "application"
+    assert explain("tcp", paced, GOT | {"throughput_bps": 9.58e9}, 9.58e9)[0] == "application"
     assert columns("tcp", paced, GOT)["notes"] is None
     assert columns("tcp", near | {"throughput_bps": 9.0e9}, GOT)["notes"] is None
 

@@ -210,17 +210,25 @@ impl TransferResult {
             0.0
         }
     }
-    /// The connection's throughput, bit/s (10^6 = 1 Mb/s): over TCP ttcp -t's figure
-    /// (what is written is delivered); over UDP what arrived, over the receiver's
-    /// interval as ttcp -r reports it, since a datagram written may be dropped on the
-    /// way (the adapter's queue, a switch port, a policer, the receiving socket).
-    pub fn throughput_bps(&self) -> f64 {
-        if self.udp.is_none() {
-            self.sender_bps()
-        } else if self.receiver_seconds > 0.0 {
+    /// What crossed the path, bit/s: the bytes the receiving application read
+    /// over its interval, as ttcp -r reports it (a cut run: so far).
+    pub fn goodput_bps(&self) -> f64 {
+        if self.receiver_seconds > 0.0 {
             self.bytes_received as f64 * 8.0 / self.receiver_seconds
         } else {
             0.0
+        }
+    }
+    /// The connection's throughput, bit/s (10^6 = 1 Mb/s): over TCP ttcp -t's figure
+    /// (what is written is delivered, though data still in the socket buffer when
+    /// the writes ended counts in it); over UDP what arrived (`goodput_bps`), since
+    /// a datagram written may be dropped on the way (the adapter's queue, a switch
+    /// port, a policer, the receiving socket).
+    pub fn throughput_bps(&self) -> f64 {
+        if self.udp.is_none() {
+            self.sender_bps()
+        } else {
+            self.goodput_bps()
         }
     }
     /// The transfer ran in the delayed-ACK lock-step: it spent most of its

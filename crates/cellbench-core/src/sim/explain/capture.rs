@@ -9,7 +9,7 @@
 //! port that dropped none: the slowest on the path); the connections sharing
 //! it are those whose data crosses it while this one runs.
 
-use crate::sim::world::{Protocol, RunResult, Scenario, TransferResult};
+use crate::sim::world::{Protocol, RunResult, Scenario};
 use crate::time::SimTime;
 
 /// A connection is starved under this share of its fair share: the goodput
@@ -17,15 +17,6 @@ use crate::time::SimTime;
 pub const STARVED_SHARE: f64 = 0.05;
 
 const CELL_BITS: u64 = 424;
-
-/// Goodput, bit/s: bytes read by the receiver over its time.
-pub fn goodput_bps(t: &TransferResult) -> f64 {
-    if t.receiver_seconds > 0.0 {
-        t.bytes_received as f64 * 8.0 / t.receiver_seconds
-    } else {
-        0.0
-    }
-}
 
 /// Jain's fairness index (R. Jain, D. Chiu and W. Hawe, DEC-TR-301, 1984):
 /// (Σx)² / (n·Σx²), 1 when all are equal, 1/n when one has everything.
@@ -44,7 +35,7 @@ pub fn run_fairness(scenario: &Scenario, run: &RunResult) -> Option<f64> {
         .iter()
         .zip(&scenario.transfers)
         .filter(|(t, s)| t.started_at.is_some() && s.protocol == Protocol::Tcp)
-        .map(|(t, _)| goodput_bps(t))
+        .map(|(t, _)| t.goodput_bps())
         .collect();
     jain(&xs)
 }
@@ -86,7 +77,7 @@ pub fn sharing(scenario: &Scenario, run: &RunResult, i: usize) -> Option<Sharing
         .collect();
     let total: f64 = members
         .iter()
-        .map(|&j| goodput_bps(&run.transfers[j]))
+        .map(|&j| run.transfers[j].goodput_bps())
         .sum();
     Some(Sharing {
         port,
@@ -100,7 +91,7 @@ pub fn sharing(scenario: &Scenario, run: &RunResult, i: usize) -> Option<Sharing
 pub fn starved(scenario: &Scenario, run: &RunResult, s: &Sharing, i: usize) -> bool {
     scenario.transfers[i].protocol == Protocol::Tcp
         && s.members.len() >= 2
-        && goodput_bps(&run.transfers[i]) < STARVED_SHARE * s.fair_bps
+        && run.transfers[i].goodput_bps() < STARVED_SHARE * s.fair_bps
 }
 
 /// Capture: a TCP connection starved at a port that dropped cells while
@@ -129,10 +120,12 @@ pub fn capture(
         .copied()
         .filter(|&j| j != i)
         .max_by(|&a, &b| {
-            goodput_bps(&run.transfers[a]).total_cmp(&goodput_bps(&run.transfers[b]))
+            run.transfers[a]
+                .goodput_bps()
+                .total_cmp(&run.transfers[b].goodput_bps())
         })?;
     let h = &run.transfers[holder];
-    if goodput_bps(h) <= s.fair_bps {
+    if h.goodput_bps() <= s.fair_bps {
         return None;
     }
     let (from, to) = s.span;
@@ -148,16 +141,16 @@ pub fn capture(
          ({:.0}% of what they carried) for {:.2} s of this one's {:.2} s, while this \
          one's sender timed out {} times, backed off to {}x and waited {:.2} s on its \
          retransmission timer; {} cells lost there",
-        goodput_bps(t) / 1e6,
-        100.0 * goodput_bps(t) / s.fair_bps.max(f64::MIN_POSITIVE),
+        t.goodput_bps() / 1e6,
+        100.0 * t.goodput_bps() / s.fair_bps.max(f64::MIN_POSITIVE),
         s.fair_bps / 1e6,
         s.members.len(),
         port_name(s.port),
         total / 1e6,
         link_bps / 1e6,
         conn_name(holder),
-        goodput_bps(h) / 1e6,
-        100.0 * goodput_bps(h) / total.max(f64::MIN_POSITIVE),
+        h.goodput_bps() / 1e6,
+        100.0 * h.goodput_bps() / total.max(f64::MIN_POSITIVE),
         held,
         (to - from).as_secs_f64(),
         t.sender.timeouts,

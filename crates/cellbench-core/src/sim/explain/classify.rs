@@ -5,8 +5,8 @@
 
 use super::facts::{Facts, WindowFacts};
 use super::limits::{
-    LimitedBy, APPLICATION_SHARE, CPU_BUSY, CPU_BUSY_JOINT, LINK_SHARE, NAGLE_HOLD, WINDOW_CLOSED,
-    WINDOW_SHARE,
+    LimitedBy, ACR_DRIFT, APPLICATION_SHARE, CPU_BUSY, CPU_BUSY_JOINT, LINK_SHARE, NAGLE_HOLD,
+    WINDOW_CLOSED, WINDOW_SHARE,
 };
 
 /// A connection's limit and the evidence for it.
@@ -26,25 +26,34 @@ fn pct(x: f64) -> String {
 
 /// Name the limit of one connection.
 ///
+/// Every rule whose bound is a rate (the offered load, the ACR, the path, the
+/// window over the round trip) compares it with what was delivered, the bytes
+/// the receiver read over the transfer's span (`Facts::delivered_bps`), never with
+/// ttcp -t's figure, which counts data the socket buffer still held when the
+/// writes ended: a transfer is not explained by a rate its path never carried.
+///
 /// The rules, tried in this order (the first that holds wins):
 /// 1. `application`: a paced source got >= [`APPLICATION_SHARE`] of its offered
-///    load. First, because a source that gets what it asks for was bound by
+///    load delivered. First, because a source that gets what it asks for was bound by
 ///    nothing else (its writes may well wait in the circular wait, harmlessly).
 /// 2. `lockstep`: the circular wait took most of the transfer. It paces the
 ///    transfer at one release per timer tick, far below every other bound.
 /// 3. `abr-rate`: an ABR circuit whose allowed cell rate carries less than
-///    the path, and throughput >= [`LINK_SHARE`] of what the ACR carries (the
+///    the path, and delivered >= [`LINK_SHARE`] of what the ACR carries (the
 ///    same reckoning and tolerance as the adapter's pacing under `link`): the
 ///    switches' feedback, not the link, set the rate. Before `link`, since the
-///    connections an ERICA port shares out also fill that port together.
-/// 3. `link`: throughput >= [`LINK_SHARE`] of the path's rate; or parallel
+///    connections an ERICA port shares out also fill that port together. The
+///    ACR is its value at the end of the run: a transfer that delivered more
+///    than [`ACR_DRIFT`] above what it carries ran at another, and is judged
+///    by the rules after.
+/// 3. `link`: delivered >= [`LINK_SHARE`] of the path's rate; or parallel
 ///    connections through the path's slowest port together carry that share of
 ///    it. A full link is the hard ceiling; before the CPU, since a host that
 ///    keeps a link full may be busy doing so.
 /// 4. `host-cpu`: the sender's or receiver's CPU busy >= [`CPU_BUSY`] of the
 ///    transfer. Before the window: a saturated CPU stretches the round trip,
 ///    which would make the window look like the limit.
-/// 5. `window`: throughput >= [`WINDOW_SHARE`] of peak flight / minimum RTT;
+/// 5. `window`: delivered >= [`WINDOW_SHARE`] of peak flight / minimum RTT;
 ///    or of the mean window in flight when it closed / the mean time until it
 ///    let the next new segment go (the round trip with both hosts' work in it:
 ///    a stop-and-wait of one segment spends most of its loop in the hosts),
@@ -107,13 +116,35 @@ fn done(limited_by: LimitedBy, evidence: String) -> Option<Explanation> {
 }
 
 impl Facts {
-    /// The measured throughput's share of a bound (0 for no bound).
+    /// What was delivered as a share of a rate bound (0 for no bound): a bound
+    /// on what crosses the path is met by what crossed it, not by what the
+    /// sender wrote (`Facts::delivered_bps`).
     fn share(&self, bound: f64) -> f64 {
         if bound > 0.0 {
-            self.throughput_bps / bound
+            self.delivered_bps / bound
         } else {
             0.0
         }
+    }
+
+    /// The evidence's close for a rate bound: what was delivered and its share
+    /// of the bound; over TCP, ttcp -t's figure beside it where that exceeds the
+    /// bound, which only data not yet carried when the writes ended can do.
+    fn delivered_of(&self, bound: f64) -> String {
+        let mut s = format!(
+            "delivered {} ({})",
+            mbps(self.delivered_bps),
+            pct(self.share(bound))
+        );
+        // Above the bound as the evidence rounds its shares (a whole percent).
+        if self.tcp && self.throughput_bps >= 1.005 * bound {
+            s += &format!(
+                "; ttcp -t's {} ({}) counts data its socket buffer still held when the writes ended",
+                mbps(self.throughput_bps),
+                pct(self.throughput_bps / bound)
+            );
+        }
+        s
     }
 
     /// A share of ttcp -t's interval (none if it never closed).
@@ -157,15 +188,14 @@ impl Facts {
 
 /// Rule 1, `application`: a paced source got its offered load.
 fn application(f: &Facts) -> Option<Explanation> {
-    let measured = f.throughput_bps;
     if let Some(offered) = f.offered_bps {
         if f.share(offered) >= APPLICATION_SHARE {
             return done(
                 LimitedBy::Application,
                 format!(
-                    "paced source offers {}; measured {} ({})",
+                    "paced source offers {}; delivered {} ({})",
                     mbps(offered),
-                    mbps(measured),
+                    mbps(f.delivered_bps),
                     pct(f.share(offered))
                 ),
             );
@@ -213,18 +243,18 @@ fn lockstep(f: &Facts) -> Option<Explanation> {
 fn abr_rate(f: &Facts) -> Option<Explanation> {
     let a = f.abr.as_ref()?;
     let below_path = !matches!(&f.path, Some(p) if p.payload_bps <= a.payload_bps);
-    if below_path && f.share(a.payload_bps) >= LINK_SHARE {
+    let share = f.share(a.payload_bps);
+    if below_path && (LINK_SHARE..=1.0 + ACR_DRIFT).contains(&share) {
         return done(
             LimitedBy::AbrRate,
             format!(
-                "ACR {} of cells ({}) carries at most {} in {}-byte {}; measured {} ({})",
+                "ACR {} of cells ({}) carries at most {} in {}-byte {}; {}",
                 mbps(a.acr_bps),
                 a.feedback,
                 mbps(a.payload_bps),
                 a.unit_bytes,
                 if f.tcp { "segments" } else { "datagrams" },
-                mbps(f.throughput_bps),
-                pct(f.share(a.payload_bps))
+                f.delivered_of(a.payload_bps)
             ),
         );
     }
@@ -233,20 +263,18 @@ fn abr_rate(f: &Facts) -> Option<Explanation> {
 
 /// Rule 3, `link`: the path's rate.
 fn link(f: &Facts) -> Option<Explanation> {
-    let measured = f.throughput_bps;
     if let Some(p) = &f.path {
         if f.share(p.payload_bps) >= LINK_SHARE {
             return done(
                 LimitedBy::Link,
                 format!(
-                    "{} carries at most {} in {}-byte {} ({} cells); measured {} ({})",
+                    "{} carries at most {} in {}-byte {} ({} cells); {}",
                     p.bottleneck,
                     mbps(p.payload_bps),
                     p.unit_bytes,
                     if f.tcp { "segments" } else { "datagrams" },
                     p.unit_cells,
-                    mbps(measured),
-                    pct(f.share(p.payload_bps))
+                    f.delivered_of(p.payload_bps)
                 ),
             );
         }
@@ -256,19 +284,18 @@ fn link(f: &Facts) -> Option<Explanation> {
 
 /// Rule 3, `link`, shared: parallel connections fill the path's slowest port.
 fn shared_link(f: &Facts) -> Option<Explanation> {
-    let measured = f.throughput_bps;
     if let Some(s) = &f.shared {
         if s.connections > 1 && s.total_bps >= LINK_SHARE * s.capacity_bps {
             return done(
                 LimitedBy::Link,
                 format!(
-                    "{} connections share {} (at most {}): together {} ({}); this one {}",
+                    "{} connections share {} (at most {}): together delivered {} ({}); this one {}",
                     s.connections,
                     s.port,
                     mbps(s.capacity_bps),
                     mbps(s.total_bps),
                     pct(s.total_bps / s.capacity_bps),
-                    mbps(measured)
+                    mbps(f.delivered_bps)
                 ),
             );
         }
@@ -302,20 +329,18 @@ fn host_cpu(f: &Facts) -> Option<Explanation> {
 
 /// Rule 5, `window`: the peak flight over the shortest round trip.
 fn window_over_rtt(f: &Facts) -> Option<Explanation> {
-    let measured = f.throughput_bps;
     if let Some((w, bound)) = f.window_bound() {
         if f.tcp && f.share(bound) >= WINDOW_SHARE {
             return done(
                 LimitedBy::Window,
                 format!(
-                    "window {} B in flight (sndbuf {}, rcvbuf {}) / RTT {:.2} ms = {}; measured {} ({})",
+                    "window {} B in flight (sndbuf {}, rcvbuf {}) / RTT {:.2} ms = {}; {}",
                     w.peak_flight,
                     w.sndbuf,
                     w.rcvbuf,
                     w.min_rtt.as_secs_f64() * 1e3,
                     mbps(bound),
-                    mbps(measured),
-                    pct(f.share(bound))
+                    f.delivered_of(bound)
                 ),
             );
         }
@@ -325,7 +350,6 @@ fn window_over_rtt(f: &Facts) -> Option<Explanation> {
 
 /// Rule 5, `window`, closed: the window over the round trip it actually took.
 fn window_closed(f: &Facts) -> Option<Explanation> {
-    let measured = f.throughput_bps;
     // The same rule over the round trip the window actually took. When the
     // window is as small as a segment or two, the hosts' work is most of the
     // loop (the receiver must take the data in and read it before it opens the
@@ -341,7 +365,7 @@ fn window_closed(f: &Facts) -> Option<Explanation> {
                 LimitedBy::Window,
                 format!(
                     "window {:.0} B in flight (sndbuf {}, rcvbuf {}) closed {} times ({} of the transfer); \
-                     round trip with both hosts' work {:.2} ms (segment out to its ACK in {:.2} ms) = {}; measured {} ({})",
+                     round trip with both hosts' work {:.2} ms (segment out to its ACK in {:.2} ms) = {}; {}",
                     w.closed_bytes as f64 / n,
                     w.sndbuf,
                     w.rcvbuf,
@@ -350,8 +374,7 @@ fn window_closed(f: &Facts) -> Option<Explanation> {
                     w.closed_time.as_secs_f64() * 1e3 / n,
                     w.min_rtt.as_secs_f64() * 1e3,
                     mbps(bound),
-                    mbps(measured),
-                    pct(f.share(bound))
+                    f.delivered_of(bound)
                 ),
             );
         }
@@ -459,7 +482,6 @@ fn host_cpus_jointly(f: &Facts) -> Option<Explanation> {
 
 /// No rule held: `undetermined`, with how near each bound came.
 fn undetermined(f: &Facts) -> Explanation {
-    let measured = f.throughput_bps;
     let held = f.of_transfer(f.holding_seconds);
     let mut near = Vec::new();
     if let Some(p) = &f.path {
@@ -467,6 +489,21 @@ fn undetermined(f: &Facts) -> Explanation {
             "{} of the path's {}",
             pct(f.share(p.payload_bps)),
             mbps(p.payload_bps)
+        ));
+    }
+    if let Some(a) = f
+        .abr
+        .as_ref()
+        .filter(|a| f.share(a.payload_bps) > 1.0 + ACR_DRIFT)
+    {
+        // Not the bound (rule 3), but what the feedback did: say so.
+        near.push(format!(
+            "the ACR moved ({} to {} of cells; {} at the end, carrying {}, less than was delivered; {})",
+            mbps(a.acr_range_bps.0),
+            mbps(a.acr_range_bps.1),
+            mbps(a.acr_bps),
+            mbps(a.payload_bps),
+            a.feedback
         ));
     }
     if let Some((_, bound)) = f.window_bound() {
@@ -499,7 +536,10 @@ fn undetermined(f: &Facts) -> Explanation {
     };
     Explanation {
         limited_by: LimitedBy::Undetermined,
-        evidence: format!("no bound reached{near}; measured {}", mbps(measured)),
+        evidence: format!(
+            "no bound reached{near}; delivered {}",
+            mbps(f.delivered_bps)
+        ),
     }
 }
 
@@ -514,6 +554,7 @@ mod test {
         Facts {
             tcp: true,
             throughput_bps: 10e6,
+            delivered_bps: 10e6,
             sender_seconds: 10.0,
             offered_bps: None,
             circular_wait_seconds: 0.0,
@@ -549,6 +590,17 @@ mod test {
         }
     }
 
+    /// A transfer that delivered at the rate its sender wrote (nothing left in
+    /// the socket buffer when the writes ended).
+    fn set(f: &mut Facts, bps: f64) {
+        f.throughput_bps = bps;
+        f.delivered_bps = bps;
+    }
+
+    fn scale(f: &mut Facts, k: f64) {
+        set(f, f.delivered_bps * k);
+    }
+
     fn limit(f: &Facts) -> LimitedBy {
         classify(f).limited_by
     }
@@ -580,18 +632,18 @@ mod test {
         w.min_rtt = SimTime::from_us(500);
         (w.closed_cycles, w.closed_bytes) = (4000, 4000 * 9148);
         w.closed_time = SimTime::from_ms(8000);
-        f.throughput_bps = 0.80 * 9148.0 * 8.0 / 0.002;
+        set(&mut f, 0.80 * 9148.0 * 8.0 / 0.002);
         let e = classify(&f);
         assert_eq!(e.limited_by, LimitedBy::Window);
         assert!(
-            e.evidence.starts_with("window 9148 B in flight (sndbuf 9148, rcvbuf 9148) closed 4000 times (80% of the transfer); round trip with both hosts' work 2.00 ms (segment out to its ACK in 0.50 ms) = 36.59 Mb/s; measured 29.27 Mb/s (80%)"),
+            e.evidence.starts_with("window 9148 B in flight (sndbuf 9148, rcvbuf 9148) closed 4000 times (80% of the transfer); round trip with both hosts' work 2.00 ms (segment out to its ACK in 0.50 ms) = 36.59 Mb/s; delivered 29.27 Mb/s (80%)"),
             "{}",
             e.evidence
         );
-        f.throughput_bps *= 0.99;
+        scale(&mut f, 0.99);
         assert_eq!(limit(&f), LimitedBy::Undetermined);
         // A window closed for less than half the transfer did not pace it.
-        f.throughput_bps = 36e6;
+        set(&mut f, 36e6);
         assert_eq!(limit(&f), LimitedBy::Window);
         let w = f.window.as_mut().expect("window");
         (w.closed_cycles, w.closed_bytes) = (2400, 2400 * 9148);
@@ -606,18 +658,18 @@ mod test {
     #[test]
     fn window_over_rtt_at_its_threshold() {
         let mut f = plain();
-        f.throughput_bps = 0.80 * 32768.0 * 8.0 / 0.010;
+        set(&mut f, 0.80 * 32768.0 * 8.0 / 0.010);
         let e = classify(&f);
         assert_eq!(e.limited_by, LimitedBy::Window);
         assert!(
-            e.evidence.starts_with("window 32768 B in flight (sndbuf 32768, rcvbuf 65536) / RTT 10.00 ms = 26.21 Mb/s; measured 20.97 Mb/s (80%)"),
+            e.evidence.starts_with("window 32768 B in flight (sndbuf 32768, rcvbuf 65536) / RTT 10.00 ms = 26.21 Mb/s; delivered 20.97 Mb/s (80%)"),
             "{}",
             e.evidence
         );
-        f.throughput_bps *= 0.99;
+        scale(&mut f, 0.99);
         assert_eq!(limit(&f), LimitedBy::Undetermined);
         // UDP has no window.
-        f.throughput_bps = 25e6;
+        set(&mut f, 25e6);
         f.tcp = false;
         assert_eq!(limit(&f), LimitedBy::Undetermined);
     }
@@ -625,14 +677,14 @@ mod test {
     #[test]
     fn a_full_path_is_the_link_even_with_losses() {
         let mut f = plain();
-        f.throughput_bps = 86e6;
+        set(&mut f, 86e6);
         f.window.as_mut().unwrap().peak_flight = 200_000;
         f.cells_lost_in_buffers = 40;
         f.retransmitted_segments = 1;
         let e = classify(&f);
         assert_eq!(e.limited_by, LimitedBy::Link);
-        assert!(e.evidence.starts_with("the port to b (100.00 Mb/s of cells) carries at most 100.00 Mb/s in 9148-byte segments (192 cells); measured 86.00 Mb/s (86%)"), "{}", e.evidence);
-        f.throughput_bps = 84e6;
+        assert!(e.evidence.starts_with("the port to b (100.00 Mb/s of cells) carries at most 100.00 Mb/s in 9148-byte segments (192 cells); delivered 86.00 Mb/s (86%)"), "{}", e.evidence);
+        set(&mut f, 84e6);
         assert_eq!(limit(&f), LimitedBy::CellLoss);
     }
 
@@ -641,6 +693,7 @@ mod test {
         let mut f = plain();
         f.abr = Some(AbrRate {
             acr_bps: 33.65e6,
+            acr_range_bps: (4.24e6, 149.76e6),
             payload_bps: 30e6,
             unit_bytes: 9140,
             feedback: "ERICA's explicit rate at the port to b, target 0.9".into(),
@@ -652,21 +705,96 @@ mod test {
             total_bps: 120e6,
             capacity_bps: 100e6,
         });
-        f.throughput_bps = 30e6 * LINK_SHARE;
+        set(&mut f, 30e6 * LINK_SHARE);
         let e = classify(&f);
         assert_eq!(e.limited_by, LimitedBy::AbrRate);
         assert_eq!(
             e.evidence,
             "ACR 33.65 Mb/s of cells (ERICA's explicit rate at the port to b, target 0.9) \
-             carries at most 30.00 Mb/s in 9140-byte segments; measured 25.50 Mb/s (85%)"
+             carries at most 30.00 Mb/s in 9140-byte segments; delivered 25.50 Mb/s (85%)"
         );
         // Below the link's tolerance of what the ACR carries: the ACR is not the bound.
-        f.throughput_bps *= 0.99;
+        scale(&mut f, 0.99);
         assert_eq!(limit(&f), LimitedBy::Link);
+        // Delivered well above what the ACR at the end carries: the ACR moved
+        // during the transfer (EFCI's oscillation), its end value is no bound.
+        set(&mut f, 30e6 * (1.0 + 0.99 * ACR_DRIFT));
+        assert_eq!(limit(&f), LimitedBy::AbrRate);
+        set(&mut f, 30e6 * (1.0 + ACR_DRIFT) * 1.01);
+        assert_eq!(limit(&f), LimitedBy::Link);
+        // Judged by nothing else, it is undetermined, and says how the ACR moved.
+        let mut alone = f.clone();
+        alone.shared = None;
+        alone.window = None;
+        let e = classify(&alone);
+        assert_eq!(e.limited_by, LimitedBy::Undetermined);
+        assert!(
+            e.evidence.contains(
+                "the ACR moved (4.24 Mb/s to 149.76 Mb/s of cells; 33.65 Mb/s at the end, \
+                 carrying 30.00 Mb/s, less than was delivered; ERICA's explicit rate"
+            ),
+            "{}",
+            e.evidence
+        );
         // An ACR that carries more than the path (at PCR, say): the path binds.
-        f.throughput_bps = 90e6;
+        set(&mut f, 90e6);
         f.abr.as_mut().unwrap().payload_bps = 120e6;
         assert_eq!(limit(&f), LimitedBy::Link);
+    }
+
+    #[test]
+    fn a_rate_bound_is_judged_on_what_was_delivered() {
+        // examples/abr.netspec: 1 MB socket buffers still held data when the
+        // writes ended, so ttcp -t's figure (45.95 Mb/s) is above what the ACR
+        // carries; the receiver read 29.32 Mb/s over the transfer, which the evidence gives.
+        let mut f = plain();
+        f.abr = Some(AbrRate {
+            acr_bps: 33.65e6,
+            acr_range_bps: (4.24e6, 149.76e6),
+            payload_bps: 29.27e6,
+            unit_bytes: 9136,
+            feedback: "ERICA's explicit rate at the port to sink.atm, target 0.9".into(),
+        });
+        f.throughput_bps = 45.95e6;
+        f.delivered_bps = 29.32e6;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::AbrRate);
+        assert_eq!(
+            e.evidence,
+            "ACR 33.65 Mb/s of cells (ERICA's explicit rate at the port to sink.atm, target 0.9) \
+             carries at most 29.27 Mb/s in 9136-byte segments; delivered 29.32 Mb/s (100%); \
+             ttcp -t's 45.95 Mb/s (157%) counts data its socket buffer still held when the writes ended"
+        );
+        // The sender's figure alone names no bound: written fast, delivered slowly.
+        f.abr = None;
+        f.window.as_mut().unwrap().peak_flight = 200_000;
+        f.throughput_bps = 90e6;
+        f.delivered_bps = 40e6;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Undetermined);
+        assert!(
+            e.evidence
+                .contains("40% of the path's 100.00 Mb/s, 25% of window/RTT 160.00 Mb/s"),
+            "{}",
+            e.evidence
+        );
+        assert!(
+            e.evidence.ends_with("; delivered 40.00 Mb/s"),
+            "{}",
+            e.evidence
+        );
+        // And a transfer that delivered at the link's rate is the link's, whatever it wrote.
+        f.delivered_bps = 86e6;
+        assert_eq!(limit(&f), LimitedBy::Link);
+        // Not above the bound as the evidence rounds, ttcp -t's figure is not said.
+        f.throughput_bps = 100.4e6;
+        assert!(
+            classify(&f)
+                .evidence
+                .ends_with("delivered 86.00 Mb/s (86%)"),
+            "{}",
+            classify(&f).evidence
+        );
     }
 
     #[test]
@@ -693,7 +821,7 @@ mod test {
     #[test]
     fn a_busy_cpu_comes_before_the_window() {
         let mut f = plain();
-        f.throughput_bps = 25e6; // 95% of window/RTT too
+        set(&mut f, 25e6); // 95% of window/RTT too
         f.cpu_busy = Some([0.7, 0.93]);
         let e = classify(&f);
         assert_eq!(e.limited_by, LimitedBy::HostCpu);
@@ -714,7 +842,7 @@ mod test {
     #[test]
     fn the_lockstep_comes_before_every_bound_but_the_application() {
         let mut f = plain();
-        f.throughput_bps = 0.33e6;
+        set(&mut f, 0.33e6);
         f.lockstep = true;
         f.circular_wait_seconds = 9.8;
         f.holding_seconds = 9.9;
@@ -741,7 +869,7 @@ mod test {
         // The sender held nothing back: its window was closed, and the receiver,
         // everything read, sent the update only when its delayed-ACK timer ran out.
         let mut f = plain();
-        f.throughput_bps = 0.37e6;
+        set(&mut f, 0.37e6);
         f.lockstep = true;
         f.circular_wait_seconds = 9.9;
         f.window_wait_seconds = 9.8;
@@ -780,7 +908,7 @@ mod test {
         assert_eq!(limit(&f), LimitedBy::Undetermined);
         // A bound reached first is the better explanation.
         f.cpu_busy = Some([0.55, 0.65]);
-        f.throughput_bps = 90e6;
+        set(&mut f, 90e6);
         assert_eq!(limit(&f), LimitedBy::Link);
     }
 
@@ -792,7 +920,7 @@ mod test {
         assert_eq!(e.limited_by, LimitedBy::Application);
         assert_eq!(
             e.evidence,
-            "paced source offers 11.00 Mb/s; measured 10.00 Mb/s (91%)"
+            "paced source offers 11.00 Mb/s; delivered 10.00 Mb/s (91%)"
         );
         f.offered_bps = Some(12e6);
         assert_eq!(limit(&f), LimitedBy::Undetermined);
@@ -821,14 +949,14 @@ mod test {
         // A transfer whose interval never closed has no shares of it.
         f.cells_lost_in_buffers = 0;
         f.sender_seconds = 0.0;
-        f.throughput_bps = 0.0;
+        set(&mut f, 0.0);
         assert_eq!(limit(&f), LimitedBy::Undetermined);
     }
 
     #[test]
     fn policing_comes_before_buffer_loss_and_needs_lost_pdus() {
         let mut f = plain();
-        f.throughput_bps = 1e3;
+        set(&mut f, 1e3);
         f.cells_policed = 495;
         f.cells_lost_in_buffers = 10;
         f.data_pdus_sent = 15;
@@ -874,12 +1002,13 @@ mod test {
             window: None,
             cpu_busy: None,
             throughput_bps: 0.0,
+            delivered_bps: 0.0,
             sender_seconds: 0.0,
             ..plain()
         };
         let e = classify(&f);
         assert_eq!(e.limited_by, LimitedBy::Undetermined);
-        assert_eq!(e.evidence, "no bound reached; measured 0.00 Mb/s");
+        assert_eq!(e.evidence, "no bound reached; delivered 0.00 Mb/s");
         let names: Vec<&str> = LimitedBy::ALL.iter().map(|l| l.as_str()).collect();
         assert_eq!(names.len(), 11);
         assert!(names.iter().all(|n| !n.is_empty()));

@@ -30,6 +30,8 @@ pub struct PathRate {
 pub struct AbrRate {
     /// ACR at the end of the run, bit/s of cells.
     pub acr_bps: f64,
+    /// The lowest and highest it was during the run, bit/s of cells.
+    pub acr_range_bps: (f64, f64),
     /// Payload it carries at most, bit/s, and the data bytes per PDU it is reckoned for.
     pub payload_bps: f64,
     pub unit_bytes: u32,
@@ -41,7 +43,8 @@ pub struct AbrRate {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SharedLink {
     pub port: String,
-    /// Connections crossing it (this one included), and their throughputs summed, bit/s.
+    /// Connections crossing it (this one included), and what they delivered
+    /// ([`delivered_bps`]) summed, bit/s.
     pub connections: usize,
     pub total_bps: f64,
     /// What the port carries at most in this connection's PDUs, bit/s.
@@ -77,8 +80,15 @@ impl WindowFacts {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Facts {
     pub tcp: bool,
-    /// Throughput as ttcp -t reports it, bit/s, over `sender_seconds`.
+    /// Throughput as the row reports it, bit/s: over TCP ttcp -t's, bytes written
+    /// over `sender_seconds`; over UDP what arrived (`delivered_bps`).
     pub throughput_bps: f64,
+    /// What crossed the path, bit/s ([`delivered_bps`]). Every bound that is a
+    /// rate (the offered load, the ACR, the path, the window over the round
+    /// trip) is judged on it: ttcp -t's figure also counts what was still in
+    /// the socket buffer when the writes ended, which no path had carried yet
+    /// (docs/mechanisms.md, "What bound a transfer").
+    pub delivered_bps: f64,
     pub sender_seconds: f64,
     /// A paced source's mean offered load, bit/s.
     pub offered_bps: Option<f64>,
@@ -161,6 +171,7 @@ impl Facts {
         Facts {
             tcp,
             throughput_bps: t.throughput_bps(),
+            delivered_bps: delivered_bps(run, i),
             sender_seconds: t.sender_seconds,
             offered_bps,
             // Within the sender's time: the last wait may outlast its last
@@ -184,6 +195,49 @@ impl Facts {
             retransmitted_segments: t.sender.segs_retransmitted,
             timeouts: t.sender.timeouts,
         }
+    }
+}
+
+/// What transfer `i` delivered, bit/s: the bytes its receiving application
+/// read over the transfer's span, from its sender's start to both ends
+/// finishing (the last byte read; a cut run: the cut), the row's `start_s` to
+/// `end_s`. The span, not ttcp -r's interval, which begins at the first read:
+/// a connection whose first segments were lost reads nothing until the
+/// retransmission timer resends them, seconds later, and its receiver's rate
+/// then leaves out the stall its losses cost (`ubr`'s many-connection rows:
+/// 0.12 Mb/s over ttcp -t's interval, 14 Mb/s over the receiver's). UDP, which
+/// resends nothing, keeps the receiver's interval, first datagram to last, as
+/// its row's throughput does (its span ends a linger after the transmitter,
+/// `UDP_LINGER` in world/apps.rs, not at the last datagram), less the first
+/// datagram, which arrived before that interval began: n datagrams cross in
+/// the time of n - 1 (two of 51157 arriving back to back read as twice the
+/// link's rate otherwise).
+pub fn delivered_bps(run: &RunResult, i: usize) -> f64 {
+    let Some(t) = run.transfers.get(i) else {
+        return 0.0;
+    };
+    if let Some(u) = t.udp {
+        let n = u.datagrams_received as f64;
+        return if n > 1.0 {
+            t.goodput_bps() * (n - 1.0) / n
+        } else {
+            0.0
+        };
+    }
+    match t.started_at {
+        Some(from) => {
+            let secs = t
+                .ended_at
+                .unwrap_or(run.end_time)
+                .saturating_sub(from)
+                .as_secs_f64();
+            if secs > 0.0 {
+                t.bytes_received as f64 * 8.0 / secs
+            } else {
+                0.0
+            }
+        }
+        None => 0.0,
     }
 }
 
@@ -282,7 +336,7 @@ fn shared_link(
                 } else {
                     1.0
                 };
-                run.transfers[j].throughput_bps() * part
+                delivered_bps(run, j) * part
             })
             .sum(),
         capacity_bps: bytes as f64 * 8.0 / time.as_secs_f64().max(f64::MIN_POSITIVE),
@@ -414,7 +468,8 @@ fn abr_rate(
     pdus: &[Gathered],
     port_name: &dyn Fn(usize) -> String,
 ) -> Option<AbrRate> {
-    let acr = run.abr_sources.get(c).copied().flatten()?.acr;
+    let counters = run.abr_sources.get(c).copied().flatten()?;
+    let acr = counters.acr;
     let nrm = topo.abr_sources.iter().find(|s| s.circuit == c)?.nrm as f64;
     let circuit = topo.circuits.get(c)?;
     let adapter = topo.adapters.get(circuit.src)?;
@@ -475,6 +530,10 @@ fn abr_rate(
         .collect();
     (secs > 0.0).then(|| AbrRate {
         acr_bps,
+        acr_range_bps: (
+            counters.acr_min * CELL_BITS as f64,
+            counters.acr_max * CELL_BITS as f64,
+        ),
         payload_bps: bytes as f64 * 8.0 / secs,
         unit_bytes: bytes,
         feedback: if feedback.is_empty() {

@@ -22,9 +22,11 @@ mod limits;
 mod lockstep;
 
 pub use classify::{classify, Explanation};
-pub use facts::{path_rate, AbrRate, Facts, Gathered, PathRate, SharedLink, WindowFacts};
+pub use facts::{
+    delivered_bps, path_rate, AbrRate, Facts, Gathered, PathRate, SharedLink, WindowFacts,
+};
 pub use limits::{
-    LimitedBy, APPLICATION_SHARE, CPU_BUSY, CPU_BUSY_JOINT, LINK_SHARE, NAGLE_HOLD, WINDOW_CLOSED,
-    WINDOW_SHARE,
+    LimitedBy, ACR_DRIFT, APPLICATION_SHARE, CPU_BUSY, CPU_BUSY_JOINT, LINK_SHARE, NAGLE_HOLD,
+    WINDOW_CLOSED, WINDOW_SHARE,
 };
 pub use lockstep::{lockstep_cycle, LockstepCycle};

@@ -431,11 +431,7 @@ impl RunSpec {
             receiver_seconds: t.receiver_seconds,
             throughput_bps: t.throughput_bps(),
             throughput_mbit_ttcp: t.mbit_ttcp(),
-            goodput_bps: if t.receiver_seconds > 0.0 {
-                t.bytes_received as f64 * 8.0 / t.receiver_seconds
-            } else {
-                0.0
-            },
+            goodput_bps: t.goodput_bps(),
             sender_bps: t.sender_bps(),
             lockstep: t.lockstep(),
             circular_wait_seconds: t.circular_wait_seconds,
