@@ -11,7 +11,6 @@ import cellbench.experiment.model as model
 #: The package's modules, lowest first (as its docstring and docs/design.md list them).
 ORDER = (
     "limits",
-    "values",
     "records",
     "traffic",
     "endpoints",

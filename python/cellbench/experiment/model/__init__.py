@@ -22,7 +22,6 @@ connection: a step holding only sinks does not delay the next one.
 The package, one idea a module:
 
 - ``limits``: the simulator's defaults and limits the file is checked against;
-- ``values``: one setting's value checked as a number or a flag;
 - ``records``: the records (Traffic, Endpoint, Connection, Group, Experiment) and the
   run spec each turns into;
 - ``traffic``: a test's ``type = ...`` read into its Traffic;
@@ -35,7 +34,8 @@ The package, one idea a module:
 - ``builder``: a parsed file made into its Experiment (``build``).
 
 Each imports only modules listed before it, never the package itself; the names the
-rest of cellbench uses are re-exported here.
+rest of cellbench uses are re-exported here. Numbers and flags are read through
+``experiment.values``, below this package and the testbed's.
 """
 
 from __future__ import annotations
