@@ -278,9 +278,9 @@ struct PortAbrRt {
     er_rate: (f64, Rate),
     /// Train: ERs decided ahead of their BRM's instant (`Network::erica_ahead`),
     /// recorded when the clock gets there; and whether the port may decide
-    /// them so (None: not yet asked).
+    /// them so (`Abr::allow_ahead`).
     ahead: VecDeque<(SimTime, f64, bool)>,
-    ahead_ok: Option<bool>,
+    ahead_ok: bool,
     counters: AbrPortCounters,
     series: Vec<(SimTime, f64)>,
 }
@@ -385,7 +385,7 @@ impl Abr {
                         ccr: vec![0.0; circuits],
                         er_rate: (f64::NAN, Rate::ZERO),
                         ahead: VecDeque::new(),
-                        ahead_ok: None,
+                        ahead_ok: false,
                         counters: AbrPortCounters::default(),
                         series: Vec::new(),
                     })
@@ -395,6 +395,23 @@ impl Abr {
         }
         abr.on = !sources.is_empty() || !ports.is_empty();
         Ok(abr)
+    }
+
+    /// Train: ERICA may decide a BRM's ER as its FRM turns around
+    /// (`Network::erica_ahead`) only at a port where every ABR circuit through
+    /// it ends, so that no BRM handled by an event comes between two handled
+    /// so. The circuits' paths are fixed when the network is built: decided
+    /// once, then.
+    pub(super) fn allow_ahead(&mut self, circuits: &[super::CircuitRt]) {
+        let sources = &self.sources;
+        for (p, slot) in self.ports.iter_mut().enumerate() {
+            if let Some(pa) = slot {
+                pa.ahead_ok = matches!(pa.switch, AbrSwitch::Erica { .. })
+                    && circuits.iter().zip(sources).all(|(ck, source)| {
+                        source.is_none() || ck.stages[1..].iter().rev().skip(1).all(|s| s.port != p)
+                    });
+            }
+        }
     }
 
     /// Whether port `p` acts on BRMs passing it (relative marking, ERICA).
@@ -976,31 +993,16 @@ impl Network {
     /// there yet: `Network::abr_turn` bounds when it may go), the rule is
     /// applied now, without an event: the ER goes into the cell now, and into
     /// the port's counters and series when the clock reaches the instant
-    /// (`abr_ahead_due`). Only at a port where every ABR circuit ends, so that
-    /// no BRM handled by an event comes between two handled so (their order
-    /// is their turn-arounds', the port's own). True when it did.
+    /// (`abr_ahead_due`). Only at a port where every ABR circuit ends
+    /// (`Abr::allow_ahead`): their order is then their turn-arounds', the
+    /// port's own. True when it did.
     fn erica_ahead(&mut self, c: usize, rm: u32, last: usize, a: SimTime) -> bool {
         if last == 0 {
             return false;
         }
         let p = self.circuits[c].stages[last].port;
         let at = a + self.hop_back(c, last);
-        let ok = match self.abr.ports[p].as_ref() {
-            Some(pa) => match pa.ahead_ok {
-                Some(ok) => ok,
-                None => {
-                    let ok = matches!(pa.switch, AbrSwitch::Erica { .. })
-                        && self.circuits.iter().enumerate().all(|(k, ck)| {
-                            !self.abr.is_source(k)
-                                || ck.stages[1..].iter().rev().skip(1).all(|s| s.port != p)
-                        });
-                    self.abr.ports[p].as_mut().expect("an ABR port").ahead_ok = Some(ok);
-                    ok
-                }
-            },
-            None => false,
-        };
-        if !ok {
+        if !self.abr.ports[p].as_ref().is_some_and(|pa| pa.ahead_ok) {
             return false;
         }
         // The circuit's next FRM reaches this port no sooner than its earliest
