@@ -4,7 +4,7 @@
 //! `cargo run --release --example calibrate_loopback`
 use cellbench_core::host::profile::HostProfile;
 use cellbench_core::host::profile::RECEIVE_OVER_SEND_PERMILLE;
-use cellbench_core::sim::testbeds::loopback;
+use cellbench_core::sim::testbeds::{loopback, speed_for};
 use cellbench_core::sim::world::run;
 
 fn main() {
@@ -20,15 +20,7 @@ fn main() {
             let r = run(&loopback(&p, 16 << 20, 1)).unwrap();
             r.transfers[0].throughput_bps() / 1e6
         };
-        let (mut lo, mut hi) = (0.5_f64, 200.0_f64);
-        for _ in 0..40 {
-            let mid = (lo * hi).sqrt();
-            if mbps(mid) < target {
-                lo = mid
-            } else {
-                hi = mid
-            }
-        }
+        let hi = speed_for(target, (0.5, 200.0), 40, mbps);
         println!(
             "{name:>16}: factor {:.4} -> {:.2} Mb/s (published {target}; receive/send {split}‰, era hosts {RECEIVE_OVER_SEND_PERMILLE}‰)",
             hi,

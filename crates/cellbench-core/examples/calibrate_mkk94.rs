@@ -9,7 +9,7 @@
 //! 4.1.3's largest socket buffers, writes of 8 KB and 1, 2, 3, 5 MSS) and keeps its best.
 //! `cargo run --release --example calibrate_mkk94 [-- PERMILLE]` (one split: print it)
 use cellbench_core::host::profile::HostProfile;
-use cellbench_core::sim::testbeds::{loopback, LanBuffers};
+use cellbench_core::sim::testbeds::{loopback, speed_for, LanBuffers};
 use cellbench_core::sim::world::run;
 
 /// MKK94's best TCP throughput between two SPARCstation 10s (002 §2.2: about 70).
@@ -28,33 +28,13 @@ fn sparc10(split: u32) -> HostProfile {
     };
     let mbps =
         |f: f64| run(&loopback(&at(f), 16 << 20, 1)).unwrap().transfers[0].throughput_bps() / 1e6;
-    let (mut lo, mut hi) = (1.0_f64, 16.0_f64);
-    for _ in 0..24 {
-        let mid = (lo * hi).sqrt();
-        if mbps(mid) < target {
-            lo = mid
-        } else {
-            hi = mid
-        }
-    }
-    at(hi)
-}
-
-/// The SPARC-10 pair's best point with this profile at both ends.
-fn best(p: &HostProfile) -> f64 {
-    let mut best: f64 = 0.0;
-    for buflen in [8192, 9148, 2 * 9148, 3 * 9148, 5 * 9148] {
-        let sc = LanBuffers::sunos413_oc3c(buflen, 32 << 20, p, p).unwrap();
-        let r = run(&sc).unwrap();
-        best = best.max(r.transfers[0].throughput_bps() / 1e6);
-    }
-    best
+    at(speed_for(target, (1.0, 16.0), 24, mbps))
 }
 
 fn main() {
     let report = |split: u32| {
         let p = sparc10(split);
-        let b = best(&p);
+        let b = LanBuffers::sunos413_oc3c_best(&p).unwrap();
         println!(
             "receive/send {split}‰: sparc-10 copy {} ps/B, read copy {} ps/B -> pair best {b:.2} Mb/s (MKK94 ~{TARGET_MBPS})",
             p.copy_ps_per_byte,

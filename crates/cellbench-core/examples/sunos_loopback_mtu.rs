@@ -9,7 +9,7 @@
 //! docs/hetero-lan.md ("Two rows stay off") reads the result.
 //! `cargo run --release --example sunos_loopback_mtu`
 use cellbench_core::host::profile::{HostProfile, RECEIVE_OVER_SEND_PERMILLE};
-use cellbench_core::sim::testbeds::{loopback, LanBuffers, LOOPBACK_MTU};
+use cellbench_core::sim::testbeds::{loopback, speed_for, LanBuffers, LOOPBACK_MTU};
 use cellbench_core::sim::world::run;
 
 /// 4.3BSD's loopback MTU (net/if_loop.c), which SunOS 4.1.x kept.
@@ -27,26 +27,8 @@ fn sparc10_at(mtu: u32) -> (f64, HostProfile) {
         sc.transfers[0].mtu = mtu;
         run(&sc).unwrap().transfers[0].throughput_bps() / 1e6
     };
-    let (mut lo, mut hi) = (1.0_f64, 16.0_f64);
-    for _ in 0..24 {
-        let mid = (lo * hi).sqrt();
-        if mbps(mid) < target {
-            lo = mid
-        } else {
-            hi = mid
-        }
-    }
-    (hi, at(hi))
-}
-
-/// The SPARC-10 pair's best point (as `calibrate_mkk94` runs it).
-fn pair_best(p: &HostProfile) -> f64 {
-    let mut best: f64 = 0.0;
-    for buflen in [8192, 9148, 2 * 9148, 3 * 9148, 5 * 9148] {
-        let sc = LanBuffers::sunos413_oc3c(buflen, 32 << 20, p, p).unwrap();
-        best = best.max(run(&sc).unwrap().transfers[0].throughput_bps() / 1e6);
-    }
-    best
+    let speed = speed_for(target, (1.0, 16.0), 24, mbps);
+    (speed, at(speed))
 }
 
 fn main() {
@@ -54,7 +36,7 @@ fn main() {
         let (speed, p) = sparc10_at(mtu);
         println!(
             "loopback MTU {mtu}: sparc-10 {speed:.4} x the IPC -> SPARCstation 10 pair best {:.2} Mb/s (MKK94 ~70)",
-            pair_best(&p)
+            LanBuffers::sunos413_oc3c_best(&p).unwrap()
         );
     }
 }

@@ -3,7 +3,7 @@
 
 use super::net::{AdapterSpec, CircuitSpec, Fidelity, Topology, TxSpacing};
 use super::spec::{ConnSpec, HostSpec, Param, RunSpec, SwitchSpec, Traffic};
-use super::world::{Protocol, Scenario, ScenarioError, TransferSpec};
+use super::world::{run, Protocol, Scenario, ScenarioError, TransferSpec};
 use crate::host::profile::HostProfile;
 use crate::host::ttcp::{Limit, Pace};
 use crate::tcp::Flavour;
@@ -111,6 +111,38 @@ impl LanBuffers {
         sc.hosts[1] = receiver.clone();
         Ok(sc)
     }
+
+    /// The best of that pair, Mb/s, over the writes a calibration tries: 8 KB and
+    /// 1, 2, 3 and 5 MSS (9148 bytes, Fore IP), 32 MB each, `p` at both ends.
+    pub fn sunos413_oc3c_best(p: &HostProfile) -> Result<f64, ScenarioError> {
+        let mut best: f64 = 0.0;
+        for buflen in [8192, 9148, 2 * 9148, 3 * 9148, 5 * 9148] {
+            let sc = LanBuffers::sunos413_oc3c(buflen, 32 << 20, p, p)?;
+            best = best.max(run(&sc)?.transfers[0].throughput_bps() / 1e6);
+        }
+        Ok(best)
+    }
+}
+
+/// The speed factor, in `lo..hi` and found by `steps` geometric bisections, at
+/// which `mbps` (a loopback transfer's Mb/s at that factor, which rises with it)
+/// first reaches `target`: how a profile is scaled to its published loopback
+/// figure (001 Table 2; `examples/calibrate_loopback.rs`).
+pub fn speed_for(
+    target: f64,
+    (mut lo, mut hi): (f64, f64),
+    steps: u32,
+    mbps: impl Fn(f64) -> f64,
+) -> f64 {
+    for _ in 0..steps {
+        let mid = (lo * hi).sqrt();
+        if mbps(mid) < target {
+            lo = mid
+        } else {
+            hi = mid
+        }
+    }
+    hi
 }
 
 /// The study's grid: 16K, 20K, … 48K, and 51K (= 52428, SunOS 4.1.1's largest).
@@ -190,7 +222,6 @@ pub fn loopback(profile: &HostProfile, nbytes: u64, seed: u64) -> Scenario {
 mod test {
     use super::*;
     use crate::host::profile::RECEIVE_OVER_SEND_PERMILLE;
-    use crate::sim::world::run;
 
     #[test]
     fn profiles_reproduce_their_published_loopback_throughput() {
@@ -221,16 +252,7 @@ mod test {
         let mbps = |f: f64| {
             run(&loopback(&at(f), 4 << 20, 1)).unwrap().transfers[0].throughput_bps() / 1e6
         };
-        let (mut lo, mut hi) = (2.0_f64, 8.0_f64);
-        for _ in 0..16 {
-            let mid = (lo * hi).sqrt();
-            if mbps(mid) < 43.55 {
-                lo = mid
-            } else {
-                hi = mid
-            }
-        }
-        at(hi)
+        at(speed_for(43.55, (2.0, 8.0), 16, mbps))
     }
 
     /// A SunOS 4.1.3 stream over OC-3c (Fore IP, 52428-byte buffers, 3-MSS writes).
