@@ -64,7 +64,10 @@ def ftp_report(df: pd.DataFrame) -> str:
             "ftp with its default window (4.3BSD's 4 KB), ftp with an extended (RFC 1323) "
             "window, ttcp full blast with it; the disk's 4 MB/s is an assumption",
             show.to_string(index=False),
-            "limited by: window = window / RTT; application = the disk; link = the DS-3",
+            "limited by: window = window / RTT; application = the disk; link = the DS-3 "
+            "(at the default extended window, the propagation's bandwidth-delay product, "
+            "ftp and ttcp carry what that window allows over a full segment's longer round "
+            "trip, below the DS-3 and the disk: docs/wan-contention.md)",
             "published (004's text): ttcp 23.8 Mb/s, ftp 2.88 Mb/s, ftp modified for "
             "extended windows 22.4 Mb/s (likely disk-limited); 004 gives no round trip for "
             "this path, and its window example implies near 60 ms coast to coast, not "
@@ -96,10 +99,56 @@ def _ftp_figures(got: dict) -> dict[str, study.Simulated]:
     }
 
 
+# Why the NRL -> JPL figures miss (docs/wan-contention.md, "What happens"); the figures
+# quoted are the part's own at seed 1 and at the assumptions' other values (--envelope,
+# or `cellbench run wan-contention-ftp.netspec --set KEY=VALUE --trace`).
+
 NRL_JPL_RTT = (
-    "the ftp preset's round trip (37.4 ms: the 3,700 km great circle) is shorter than the "
-    "one 004's own example implies (64 KB at about 9 Mb/s: near 58 ms); the backbone "
-    "delay is an assumption whose range reaches it (--envelope)"
+    "004 gives no round trip for NRL–JPL (ping, Table 4 item 1, is its tool, but no figure "
+    "of it is in the text the project holds): the ftp preset's 37.4 ms is the 3,700 km "
+    "great circle at 5 µs/km and the two metro DS-3s, shorter than the coast-to-coast round "
+    "trip 004's own example implies (64 KB at about 9 Mb/s: 58 ms; 10^7 bits at OC-3: "
+    "64 ms); the backbone delay is an assumption whose range reaches it (--envelope: 8.98 "
+    "Mb/s at 29 ms one way)"
+)
+
+#: The unmodified FTP: a window-bound transfer, at a window 004 does not give.
+FTP_DEFAULT_WINDOW = (
+    "window-bound, as 004 says (the unmodified code makes no allowance for extended "
+    "windows), at a window it does not give: it names neither host's OS, whose ftp, ftpd "
+    "or kernel sets the window, nor the round trip. At the default (4 KB, 4.3BSD's kernel "
+    "tcp_sendspace/tcp_recvspace, which 4.3BSD-derived ftp and ftpd keep) the trace shows "
+    "one 4 KB segment per 38.4 ms round trip, each sent on the ACK of the last and each ACK "
+    "a window update at once: no Nagle or delayed-ACK wait, no lock-step, 0.85 Mb/s. 2.88 "
+    "Mb/s is about 13.5 KB per 38.4 ms or 21 KB per 59 ms (the round trip 004's window "
+    "example implies). SunOS 4.1.3's ftp and in.ftpd set 24 KB each way (socksize), where "
+    "the receiver's ACK for every second 8 KB segment leaves the third waiting: two "
+    "segments per round trip, 3.61 Mb/s at 38.4 ms and 2.45 at 59 ms, either side of 2.88; "
+    "the window's range (4 KB to IRIX's 60 KB) and the round trip's bracket it (--envelope)"
+)
+
+#: ttcp: bound by its window over the round trip full segments see, not by the DS-3.
+TTCP_WINDOW = (
+    "not explained from what 004 gives: neither the hosts (Table 2's per-host maxima are "
+    "not in the text the project holds), the round trip, nor ttcp's window (-b). The "
+    "model's ttcp is window-bound, not DS-3-bound: the extended window, 167 KB (the "
+    "bandwidth-delay product of the 37.4 ms propagation, 004 Table 4 item 2), holds 20 "
+    "segments of 8 KB, and a full segment's round trip is 41.6 ms (the propagation, each "
+    "segment's 1.8 ms on the DS-3, 173 cells at 96000 cells/s, and the receiver's wait "
+    "for the second of each pair before it ACKs): 31.5 Mb/s, 87% of what the paced DS-3 "
+    "carries (200 KB carries 36.0). 23.8 Mb/s is that window over a round trip near 55 ms "
+    "(20.8 at the backbone range's 58.4 ms: --envelope), a window near 120 KB (122880 "
+    "bytes: 23.2), or a host or adapter bound the text does not give"
+)
+
+#: FTP with extended windows: the same window bound as ttcp; the disk assumed faster.
+FTP_EXTENDED_WINDOW = (
+    "the model's FTP with extended windows is window-bound as ttcp is (31.5 Mb/s), not "
+    "disk-bound: the assumed 4 MB/s disk offers 33.6 Mb/s, more than the 167 KB window "
+    "carries over the 41.6 ms round trip; 004 names no disk, and puts 22.4 down to it "
+    "('likely') and beside ttcp's 23.8 (94% of it). A disk of about 2.7 MB/s, inside the "
+    "disk's range, would carry it (16.8 Mb/s at 2 MB/s: --envelope), as would whatever "
+    "holds ttcp to 23.8"
 )
 
 
@@ -109,5 +158,10 @@ PART = part(
     one("ftp"),
     lambda o, ran: {"rows": ftp_rows(ran[0].result)},
     (("004-s3-64k-9mbps", "004-s3-ttcp", "004-s3-ftp", "004-s3-ftp-extended"), _ftp_figures),
-    {"004-s3-64k-9mbps": NRL_JPL_RTT},
+    {
+        "004-s3-64k-9mbps": NRL_JPL_RTT,
+        "004-s3-ttcp": TTCP_WINDOW,
+        "004-s3-ftp": FTP_DEFAULT_WINDOW,
+        "004-s3-ftp-extended": FTP_EXTENDED_WINDOW,
+    },
 )
