@@ -164,9 +164,12 @@ FIG5_SETUP = (
 )
 FIG5_TOGETHER = (
     FIG5_SETUP + "; together the pairs meet at two DS-3 ports whose buffer 004 does not "
-    "give (256 cells, an assumption), where the capture of docs/mechanisms.md ('Many TCPs "
-    "through one congested port') leaves kclab1->law1 and mpls1->law2 under 4 Mb/s in "
-    "backed-off timeouts: the aggregate falls 48%. With a buffer that holds the windows "
+    "give (256 cells, an assumption). No pair holds either port (docs/mechanisms.md, "
+    "'Many TCPs through one congested port'): kclab1->law1 and mpls1->law2, whose "
+    "windows hold one and six 8 KB segments, meet nearly every loss with a "
+    "retransmission timeout (the 1 s floor against 2 and 11 ms round trips) and stay "
+    "under 4 Mb/s in every replication, and the hub's port onto lawrence idles 5.3 of "
+    "the 10 s: the aggregate falls 48%. With a buffer that holds the windows "
     "(the range's other end) it falls 32% (139.4 to 95.3), or 29% with 64 KB windows "
     "(76.1 to 54.2; 004: 73.84 to 55.19, 25%) (seed 1)"
 )
