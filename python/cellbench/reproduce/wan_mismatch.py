@@ -67,7 +67,7 @@ UNPACED_CYCLE = (
     "retransmit's partial ACK ends recovery with the next still lost, and the retransmit "
     "timer (two or three 500 ms ticks) fires 1.1 to 1.4 s later; the timeout halves the "
     "deflated window into ssthresh and go-back-N's duplicate ACKs (it resends segments the "
-    "receiver holds) halve it again, to two segments, so each cycle climbs by congestion "
+    "receiver holds) mostly halve it again, to two segments, so each cycle climbs by congestion "
     "avoidance for tens of round trips to the ~13 segments (the TAXI path's ~98 KB and the "
     "port) where the port overflows again: 240 KB to 1.4 MB a cycle, 9 of the 10 s spent "
     "waiting on the timer (Experiment 2, seed 1). 0.87 Mb/s is about one 128 KB window per "
