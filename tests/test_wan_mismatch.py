@@ -165,3 +165,40 @@ def test_case3a_slow_sparc10_senders_keep_colliding_fast_ones_capture(capsys, tm
         mine = sorted((r for r in fast if r["replication"] == rep),
                       key=lambda r: r["throughput_bps"])  # fmt: skip
         assert mine[-1]["data_pdus_lost"] == 0 and mine[-1]["throughput_bps"] > 85e6
+
+
+def test_case3b_pacing_is_a_stated_assumption_whose_range_loses_nothing(capsys, tmp_path):
+    """3b's pacing rate, which 003 does not give, is an `assume` with a range and source
+    (docs/wan-mismatch.md): at the range's upper end, half the TAXI link each, the two
+    paced Alphas still lose nothing at the Onyx's port (the slides saw no loss) and each
+    carries what its pacing allows; at the default, what 35 Mb/s allows."""
+    from cellbench.experiment.results.read import load
+    from cellbench.reproduce.envelope import file_assumptions
+    from cellbench.reproduce.study import experiment_file
+
+    (a,) = file_assumptions("wan-mismatch-case3b")
+    assert (a.key, a.range_text()) == ("pacing", "[35, 50]") and "003" in a.source
+    out = tmp_path / "case3b"
+    argv = ["run", str(experiment_file("wan-mismatch-case3b")), "--out", str(out),
+            "--set", "pacing=35,50", "--workers", "1"]  # fmt: skip
+    assert main(argv) == 0
+    capsys.readouterr()
+    rows = load(out).to_pandas().to_dict("records")
+    for r in rows:
+        rate = float(r["pacing"]) * 1e6
+        assert r["cells_lost"] == 0 and r["limited_by"] == "link"
+        # 8 KB segments in 173 cells of 53 bytes: 8192 / (173 x 53) of the rate.
+        assert r["throughput_bps"] == pytest.approx(rate * 8192 / (173 * 53), rel=0.02)
+
+
+def test_wan_mismatch_files_cite_no_unread_page():
+    """The pacing count's source names the page it quotes (the MAGIC TCP overview), not a
+    set of notes the project never read."""
+    from pathlib import Path
+
+    from cellbench.reproduce.study import HERE
+
+    for path in sorted(Path(HERE).glob("wan-mismatch*.netspec")):
+        text = path.read_text()
+        assert "MAGIC TCP notes" not in text, path.name
+        assert "ittc.ku.edu/MAGIC/tcp)" not in text, path.name

@@ -61,26 +61,35 @@ PUBLISHED_CASES_TEXT = (
 #: Why cases 1 and 2 miss 003 Experiments 2 and 3 (docs/wan-mismatch.md, "Where the model
 #: and the slides part"; docs/fidelity.md numbers them).
 UNPACED_CYCLE = (
-    "not explained by what 003 gives: in the model each unpaced loss episode is a fast "
-    "retransmit (the osf1 flavour's 4.3BSD-Reno recovery) whose partial ACK ends recovery "
-    "with a second segment still lost, then a retransmission timeout about 1.3 s later (the "
-    "500 ms slow timer, two ticks at least); between timeouts a sender delivers some 500 KB "
-    "before its 128 KB window, more than the TAXI path's ~98 KB bandwidth-delay product, "
-    "again overflows the 256-cell port, and it waits 9 of its 10 s on the timer. Experiment "
-    "2's 0.87 Mb/s is one 128 KB window per 1.2 s (Experiment 3's 1.66, two senders at about "
-    "that each), as if each recovery delivered one window; no open value reaches it (switch "
+    "not explained by what 003 gives: the model's senders recover as 4.3BSD-Reno's "
+    "tcp_input and tcp_timer do (the osf1 flavour, checked line by line): a burst that "
+    "overflows the 256-cell port damages several consecutive segments, the fast "
+    "retransmit's partial ACK ends recovery with the next still lost, and the retransmit "
+    "timer (two or three 500 ms ticks) fires 1.1 to 1.4 s later; the timeout halves the "
+    "deflated window into ssthresh and go-back-N's duplicate ACKs (it resends segments the "
+    "receiver holds) mostly halve it again, to two segments, so each cycle climbs by congestion "
+    "avoidance for tens of round trips to the ~13 segments (the TAXI path's ~98 KB and the "
+    "port) where the port overflows again: 240 KB to 1.4 MB a cycle, 9 of the 10 s spent "
+    "waiting on the timer (Experiment 2, seed 1). 0.87 Mb/s is about one 128 KB window per "
+    "1.2 s (Experiment 3's 1.66, two senders at about that each): a cycle that ends within "
+    "its first slow start (1+2+4+8 segments, 120 KB), which needs bursts of five back-to-back "
+    "8 KB segments (770 cells fill 256 at OC-3c into TAXI: `cellbench calc buffer-burst`), "
+    "which an ACK releases only when it covers four segments or more (the model's SPARC-10 "
+    "acknowledges about every second one), or a timer backed off twice (some 5 s a cycle), "
+    "which needs retransmissions lost in turn. No open value reaches it (switch "
     "buffer 232-256 cells, test length 10-16 s, pacing count: `cellbench fidelity "
-    "--envelope`), and the slides give no trace, OSF/1 release or SPARC-10 TCP to tell what "
-    "shortened each recovery"
+    "--envelope`), and the slides give no trace, no OSF/1 release and no TCP for the "
+    "SPARC-10, whose acknowledgements set the bursts"
 )
 PACED_70 = (
-    "the pacing assumption: 70 Mb/s of cells with their headers (the default, the OTTO's "
-    "cell-slot schedule) carries at most 62.5 Mb/s of TCP payload in 8 KB segments (173 "
-    "cells), less than the published 68.20; the slides' rate must have counted cell payloads "
-    "(68.8 Mb/s, within tolerance: the envelope's other value), which in turn puts "
-    "Experiment 3's paced aggregate further above its 52.36 (68.9; and Experiment 4(b), at "
-    "the preset's 35 Mb/s each, 69.2 against 61.17): no one reading of the pacing rate fits "
-    "all three slides"
+    "the pacing assumption: 70 Mb/s of cells with their headers (the default: the OTTO "
+    "paces by a schedule of cell slots) carries at most 62.5 Mb/s of TCP payload in 8 KB "
+    "segments (173 cells), less than the published 68.20; the slides' rate must have counted "
+    "cell payloads (68.8 Mb/s, within tolerance: the envelope's other value), which in turn "
+    "puts Experiment 3's paced aggregate further above its 52.36 (68.9; and Experiment "
+    "4(b), at its assumed 35 Mb/s each, 69.2 against 61.17): no one reading of the pacing "
+    "rate fits all three slides, and neither 003 nor the MAGIC TCP overview says how a rate "
+    "in Mb/s maps to the OTTO's slots"
 )
 PACED_35 = (
     "not explained by what 003 gives: two senders paced at 35 Mb/s each offer 70 Mb/s of "
@@ -88,7 +97,8 @@ PACED_35 = (
     "pacing allows (62.5 Mb/s counting cells, 68.9 counting payloads); the published 52.36 "
     "is below both and below the 68.20 the same SPARC-10 received from one sender paced at "
     "70 (Experiment 2), so neither the network nor the receiver's CPU as one sender loads it "
-    "bounds it; two connections' extra work at the receiver is not sized by any source"
+    "bounds it; 003 gives the aggregate only, not each sender's share, nor the receiver's "
+    "load or TCP, and no source sizes a second connection's extra work at the receiver"
 )
 
 

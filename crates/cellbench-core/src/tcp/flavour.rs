@@ -20,7 +20,10 @@ pub enum Flavour {
     /// own, as Linux keeps them (RFC 6298 RTO, at least 200 ms).
     Modern,
     /// DEC OSF/1, as on the MAGIC testbed's Alphas: `reno` with the RFC 1323
-    /// extensions (window scaling, timestamps) for windows beyond 64 KB; its
+    /// extensions (window scaling, timestamps) for windows beyond 64 KB. Its loss
+    /// recovery is 4.3BSD-Reno's (tcp_input.c 7.25, tcp_timer.c 7.18; unchanged in
+    /// 4.4BSD 8.1 but for RFC 1323's timing of every ACK): a partial ACK ends fast
+    /// recovery, a later hole waits for the retransmit timer, then go-back-N. Its
     /// tcp_mss leaves room for the timestamp option so that segments still
     /// carry whole mbuf clusters of data.
     Osf1,

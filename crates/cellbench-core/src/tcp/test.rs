@@ -157,6 +157,88 @@ fn reno_keeps_the_window_inflated_after_exactly_three_duplicates() {
     assert_eq!(a.snd_cwnd, cw + MSS * MSS / cw + MSS / 8);
 }
 
+#[test]
+fn osf1_burst_loss_is_one_fast_retransmit_then_a_timeout_and_go_back_n() {
+    // The osf1 flavour's loss recovery, step by step against 4.3BSD-Reno (tcp_input.c
+    // 7.25 and tcp_timer.c 7.18, June 1990; 4.4BSD's 8.1 keeps the same lines and adds
+    // RFC 1323's timestamps): a switch port's overflow damages five consecutive segments
+    // of a 16-segment window (wan-mismatch, docs/fidelity.md cause 11).
+    let (mut a, mut b) = open(Flavour::Osf1, Flavour::Osf1, 131_072, 131_072);
+    assert!(a.ts_ok && a.snd_scale > 0);
+    let mss = a.t_maxseg;
+    let data = send_segments(&mut a, 16);
+    let arrive: Vec<Segment> = (0..16)
+        .filter(|i| !(4..=8).contains(i))
+        .map(|i| data[i])
+        .collect();
+    // 0..=3 in order: 4.4BSD's window update once the window opens by two segments
+    // past the unscaled one the SYN offered; 9..=15 out of order, each ACKed at once.
+    let acks = feed(&mut b, &arrive);
+    assert_eq!(acks.len(), 8);
+    assert_eq!(acks[0].ack, data[2].seq);
+    assert!(acks[1..].iter().all(|s| s.ack == data[4].seq));
+    // Two new ACKs open cwnd to 18 MSS; the third duplicate fast-retransmits segment 4
+    // with ssthresh half of min(snd_wnd, cwnd) in whole segments.
+    let sent = feed(&mut a, &acks);
+    assert_eq!(retransmitted(&sent), vec![data[4].seq]);
+    assert!(
+        sent.iter().filter(|s| s.len > 0).count() == 1,
+        "no new data to send"
+    );
+    assert_eq!(a.snd_ssthresh, 9 * mss);
+    assert_eq!(a.snd_cwnd, a.snd_ssthresh + 6 * mss);
+    // Segment 4 fills the first hole: a partial ACK. t_dupacks (6) > tcprexmtthresh, so
+    // the window deflates to ssthresh (plus slow start's one MSS at cwnd == ssthresh) and
+    // Reno's recovery is over, with segments 5..=8 still lost and 11 outstanding.
+    let partial = feed(&mut b, &data[4..5]);
+    assert_eq!(partial.last().unwrap().ack, data[5].seq);
+    let sent = feed(&mut a, &partial);
+    assert!(
+        sent.iter().all(|s| s.len == 0),
+        "nothing fits the deflated window"
+    );
+    assert_eq!(a.snd_cwnd, 10 * mss);
+    assert_eq!((a.stats.fast_retransmits, a.stats.timeouts), (1, 0));
+    // No duplicate can come (the receiver holds everything sent after the holes): the
+    // retransmit timer, restarted by the partial ACK, is all that is left.
+    let rto = a.rto();
+    let mut out = Vec::new();
+    let mut ticks = 0;
+    while out.is_empty() {
+        ticks += 1;
+        assert!(ticks <= 4, "the retransmit timer never fired");
+        a.set_now(SLOW_TICK.times(ticks));
+        a.slow_timer(&mut out);
+    }
+    assert_eq!(SLOW_TICK.times(ticks), rto, "the timer runs its whole RTO");
+    assert_eq!(retransmitted(&out), vec![data[5].seq]);
+    assert_eq!(a.stats.timeouts, 1);
+    // tcp_timer: slow start from one segment, ssthresh half the deflated window (a
+    // quarter of the window that lost), the timer backed off once.
+    assert_eq!(a.snd_cwnd, mss);
+    assert_eq!(a.snd_ssthresh, 5 * mss);
+    assert_eq!(a.rto(), rto.times(2));
+    // The first new ACK carries a timestamp echo: tcp_xmit_timer clears the backoff
+    // (4.4BSD times every ACK so; Karn's rule alone would wait for a new segment).
+    let ack = feed(&mut b, &out);
+    assert_eq!(ack.last().unwrap().ack, data[6].seq);
+    let sent = feed(&mut a, &ack);
+    assert_eq!(a.rto(), rto);
+    // Go-back-N from snd_una, a window of two segments...
+    assert_eq!(retransmitted(&sent), vec![data[6].seq, data[7].seq]);
+    // ... each ACK of them one segment more (slow start): segment 8 and, without SACK,
+    // 9 to 11, which the receiver already holds.
+    let ack = feed(&mut b, &sent);
+    assert_eq!(ack.last().unwrap().ack, data[8].seq);
+    let sent = feed(&mut a, &ack);
+    assert_eq!(
+        retransmitted(&sent),
+        vec![data[8].seq, data[9].seq, data[10].seq, data[11].seq]
+    );
+    let ack = feed(&mut b, &sent[..1]);
+    assert_eq!(ack.last().unwrap().ack, data[15].seq + mss);
+}
+
 /// The first transmission of the given segments, as a retransmission would carry them.
 fn retransmitted_segments(data: &[Segment], idx: &[usize]) -> Vec<Segment> {
     idx.iter().map(|&i| data[i]).collect()

@@ -67,8 +67,10 @@ _WAN_WINDOW = (
 _WAN_MISMATCH = (
     """
     encap = llc-snap; mtu = 9180;
-    # The Alphas' OC-3c adapters (DEC OTTO) pace per VC by a schedule of cell slots:
-    # a pacing rate counts cells with their headers (ittc.ku.edu/MAGIC/tcp).
+    # The Alphas' OC-3c adapters (DEC OTTO) pace per VC by a schedule of cell slots
+    # (ittc.ku.edu/MAGIC/tcp/overview.html: "schedule-based cell pacing"), so a pacing
+    # rate is taken to count cells with their headers (an assumption: the page does not
+    # say how a rate in Mb/s maps to slots; case 1 and 2's files sweep the other count).
     host alpha1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = west;
                   pacing_counts = cells; }
     host alpha2 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = west;

@@ -69,7 +69,7 @@ class HostSpec:
     #: What the adapter's per-VC pacing rate counts: cells (with headers), payloads
     #: (48-byte cell payloads) or datagrams (IP datagrams). Default cells: the per-VC
     #: pacing the setups describe is the MAGIC hosts' DEC OTTO adapter's, a schedule of
-    #: cell slots (ittc.ku.edu/MAGIC/tcp: "schedule-based cell pacing").
+    #: cell slots (ittc.ku.edu/MAGIC/tcp/overview.html: "schedule-based cell pacing").
     pacing_counts: str = _HOST["pacing_counts"]
     #: The host's address on a real network (``--engine real``); the simulator ignores it.
     address: str | None = None

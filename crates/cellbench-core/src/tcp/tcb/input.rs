@@ -211,8 +211,9 @@ impl Tcb {
             return;
         }
         if self.policy.recovery == Recovery::Reno {
-            // Leaving Reno fast recovery: deflate the window. 4.4BSD tests
-            // t_dupacks > tcprexmtthresh, so after exactly the threshold of
+            // Leaving Reno fast recovery: deflate the window, on any new ACK (a
+            // partial one too). 4.3BSD-Reno (tcp_input.c 7.23-7.25, 1990) and 4.4BSD
+            // test t_dupacks > tcprexmtthresh, so after exactly the threshold of
             // duplicates the window stays inflated by it.
             if let Some(th) = self.policy.dupack_threshold {
                 if self.t_dupacks > th && self.snd_cwnd > self.snd_ssthresh {
@@ -385,7 +386,9 @@ impl Tcb {
                 }
                 return;
             }
-            // 4.3BSD-Reno: fast retransmit of the segment the receiver is missing.
+            // Fast retransmit of the segment the receiver is missing: 4.3BSD-Tahoe's
+            // (tcp_input.c 7.11, 1987, cwnd one segment after it), with Reno's fast
+            // recovery (7.23, 1990) inflating cwnd by the duplicates.
             self.snd_ssthresh = self.loss_ssthresh();
             self.stats.fast_retransmits += 1;
             self.retransmit_one(out);
