@@ -4,6 +4,7 @@ setup values written so (reproduce/*.netspec, the study pages' tables)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -102,6 +103,12 @@ def test_every_study_file_assumption_is_checked_and_sourced() -> None:
         ("wan-mismatch-case3a", "testbed.host.sparc10-ks.flavour"),
         ("wan-mismatch-case1", "testbed.switch.buffer_cells"),
         ("wan-contention-offered-load", "testbed.switch.buffer_cells"),
+        ("wan-contention-offered-load", "block"),
+        ("wan-contention-offered-load", "window"),
+        ("wan-contention-offered-load", "cell_pacing"),
+        ("wan-contention-offered-load", "nrl_receiver"),
+        ("wan-contention-offered-load", "seconds"),
+        ("wan-contention-full-load", "block"),
         ("wan-contention-five-pairs", "w5"),
         ("wan-contention-ftp", "backbone_ms"),
         ("wan-contention-ftp", "disk"),
@@ -109,6 +116,62 @@ def test_every_study_file_assumption_is_checked_and_sourced() -> None:
         assert key in found, key
     # ftp's write size is no longer open: 4.3BSD's ftp and ftpd write BUFSIZ (the file says).
     assert ("lan-buffers-ftp", "write") not in found
+
+
+#: What a source of a range names: a paper's place ("004 Fig. 8", "000 §2.2", "003 gives
+#: no ..."), an OS or tool source file (tcp_usrreq.c, stdio.h), a standard, or a vendor's
+#: or tool's page.
+CITES = re.compile(r"\b00[0-4]\b|\b\w+\.[ch]\b|\bRFC \d+|\bANSI X3\.|\bwww\.[\w.-]+")
+
+
+def _cites(a: sweep.Assumption, same_file: dict[str, sweep.Assumption], seen=()) -> bool:
+    """Whether the source names where its range comes from; "as NAME: ..." counts the
+    source of the file's other assumption NAME names (a key, or the host in its key)."""
+    if CITES.search(a.source):
+        return True
+    m = re.match(r"as ([\w.-]+):", a.source)
+    if m is None:
+        return False
+    named = [b for k, b in same_file.items() if m[1] in (k, *k.split(".")[-2:])]
+    return any(_cites(b, same_file, (*seen, a.key)) for b in named if b.key not in seen)
+
+
+def test_every_assumption_cites_its_range_and_holds_its_default() -> None:
+    """Every ``assume`` of the studies' files: a source naming where its range comes from,
+    and a range (or choice) holding the default the scoreboard runs at."""
+    files = sorted(HERE.glob("*.netspec"))
+    assert files
+    n = 0
+    for path in files:
+        mine = {a.key: a for a in envelope.file_assumptions(path.stem)}
+        for a in mine.values():
+            n += 1
+            where = f"{path.name}: {a.key}"
+            assert _cites(a, mine), f"{where}: the source names no paper, file or page"
+            if a.among:
+                assert any(lang.render(v) == lang.render(a.default) for v in a.among), where
+            else:
+                assert a.low is not None and a.high is not None, where
+                assert a.low.value <= a.default.value <= a.high.value, where
+                assert a.low.value < a.high.value, f"{where}: a range of one value"
+            values = [lang.render(v) for v in a.values()]
+            assert len(values) >= 2 and len(set(values)) == len(values), where
+    assert n >= 40
+
+
+def test_a_source_without_a_citation_is_caught() -> None:
+    doc = lang.parse(GOOD.replace('source="BUFSIZ to st_blksize"', 'source="a guess"'), "x")
+    write, flavour = sweep.assumptions(doc)
+    mine = {"write": write, "flavour": flavour}
+    assert not _cites(write, mine) and not _cites(flavour, mine)
+    doc = lang.parse(GOOD.replace('"the paper names no OS"', '"as write: the same"'), "x")
+    write, flavour = sweep.assumptions(doc)
+    assert not _cites(flavour, {"write": write, "flavour": flavour})
+    text = GOOD.replace('"BUFSIZ to st_blksize"', '"BUFSIZ (stdio.h) to st_blksize"')
+    write, flavour = sweep.assumptions(
+        lang.parse(text.replace('"the paper names no OS"', '"as write: x"'), "x")
+    )
+    assert _cites(flavour, {"write": write, "flavour": flavour})
 
 
 @pytest.mark.parametrize("page", ["lan-buffers", "wan-mismatch", "wan-contention"])

@@ -141,8 +141,9 @@ def report(res: dict) -> str:
         )
         lines += [
             "" if lines else "",
-            "the footnote: Ethernet (10 Mb/s shared segment, MTU 1500, MSS 1460), 1 MB in "
-            "8 KB writes between the two IPCs; locked = replications in the Nagle/delayed-ACK "
+            "the footnote: Ethernet (10 Mb/s shared segment, MTU 1500, MSS 1460), the file's "
+            "nbytes (1 MB unless set: an assumption) in 8 KB writes between the two IPCs; "
+            "locked = replications in the Nagle/delayed-ACK "
             "lock-step; Mb/s = 10^6 bit/s",
             show.to_string(index=False),
         ]

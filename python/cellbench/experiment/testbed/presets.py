@@ -68,9 +68,9 @@ _WAN_MISMATCH = (
     """
     encap = llc-snap; mtu = 9180;
     # The Alphas' OC-3c adapters (DEC OTTO) pace per VC by a schedule of cell slots
-    # (ittc.ku.edu/MAGIC/tcp/overview.html: "schedule-based cell pacing"), so a pacing
-    # rate is taken to count cells with their headers (an assumption: the page does not
-    # say how a rate in Mb/s maps to slots; case 1 and 2's files sweep the other count).
+    # ("schedule-based cell pacing": the MAGIC TCP overview, www.ittc.ku.edu/MAGIC/tcp/
+    # overview.html). That a rate so set counts cells with their headers is the project's
+    # reading of a slot schedule, which the page does not state (docs/wan-mismatch.md).
     host alpha1 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = west;
                   pacing_counts = cells; }
     host alpha2 { profile = alpha-3000; phy = oc3c; flavour = osf1; site = west;
@@ -83,7 +83,8 @@ _WAN_MISMATCH = (
 )
 _MAGIC_SITES = f"""
     encap = llc-snap; mtu = 9180;
-    # The Alphas' OC-3c adapters (DEC OTTO) pace per VC, counting cells with headers.
+    # The Alphas' OC-3c adapters (DEC OTTO) pace per VC by a slot schedule, counted in
+    # cells with their headers (the project's reading, as in wan-mismatch's preset above).
     host alpha-law1 {{ profile = alpha-3000; phy = oc3c; flavour = osf1; site = lawrence;
                       pacing_counts = cells; }}
     host alpha-law2 {{ profile = alpha-3000; phy = oc3c; flavour = osf1; site = lawrence;

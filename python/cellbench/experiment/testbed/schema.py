@@ -68,8 +68,10 @@ class HostSpec:
     stall: bool = _HOST["stall"]
     #: What the adapter's per-VC pacing rate counts: cells (with headers), payloads
     #: (48-byte cell payloads) or datagrams (IP datagrams). Default cells: the per-VC
-    #: pacing the setups describe is the MAGIC hosts' DEC OTTO adapter's, a schedule of
-    #: cell slots (ittc.ku.edu/MAGIC/tcp/overview.html: "schedule-based cell pacing").
+    #: pacing the setups describe is the MAGIC hosts' DEC OTTO adapter's, which paces by
+    #: a schedule ("schedule-based cell pacing": the MAGIC TCP overview,
+    #: www.ittc.ku.edu/MAGIC/tcp/overview.html); that its slots count whole cells, headers
+    #: included, is the project's reading, which that page does not state.
     pacing_counts: str = _HOST["pacing_counts"]
     #: The host's address on a real network (``--engine real``); the simulator ignores it.
     address: str | None = None
