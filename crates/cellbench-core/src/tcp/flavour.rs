@@ -6,8 +6,9 @@ use std::str::FromStr;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Flavour {
-    /// 4.3BSD-Tahoe as in SunOS 4.1.x: slow start, congestion avoidance, no fast
-    /// retransmit or recovery, Tahoe's window-update rule, 200 ms delayed ACK.
+    /// 4.3BSD-Tahoe as in SunOS 4.1.x: slow start, congestion avoidance, Tahoe's
+    /// fast retransmit (three duplicate ACKs, then slow start from one segment) without
+    /// fast recovery, Tahoe's window-update rule, 200 ms delayed ACK.
     Sunos411,
     /// 4.3BSD-Reno / 4.4BSD: adds fast retransmit and fast recovery, the 4.4BSD
     /// window-update rule and Reno's congestion-avoidance increment.
@@ -76,7 +77,12 @@ impl Flavour {
     pub fn policy(self) -> Policy {
         let sunos411 = Policy {
             max_sockbuf: 52_428,
-            dupack_threshold: None,
+            // SunOS 4.1.3 sys/netinet/tcp_input.c: `tcprexmtthresh = 3`, and on that
+            // many duplicates Tahoe's fast retransmit (ssthresh half the window, cwnd
+            // one segment, resend snd_una's segment); no fast recovery (Reno's cwnd
+            // inflation is not there). 4.1.1 is taken to have 4.1.3's TCP: the
+            // nearest source the project holds, and 4.3BSD-Tahoe had it (7.11, 1987).
+            dupack_threshold: Some(3),
             recovery: Recovery::None,
             sack: false,
             window_update: WindowUpdateRule::Tahoe,
@@ -476,7 +482,7 @@ mod test {
                 ..r
             }
         );
-        assert_eq!(s.dupack_threshold, None);
+        assert_eq!((s.dupack_threshold, s.recovery), (Some(3), Recovery::None));
         assert_eq!(m.delack_interval, SimTime::from_ms(40));
         assert_eq!(m.timers, TimerModel::PerConnection);
         for f in [s, r, c, Flavour::Osf1.policy()] {
