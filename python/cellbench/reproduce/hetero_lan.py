@@ -403,17 +403,15 @@ _MAXIMA = {name: "001-t3-" + name.replace("->", "-") for name in PAIR_NAMES}
 MISSES = {
     "001-t3-sparc10-challenge": (
         "not explained by what 001 gives: the study puts the bound in the SPARCstation 10 "
-        "(§5.2) and so does the model (its sender CPU busy 99%), but every figure 001 and its "
-        "sources give of that host has it send faster than 60.98: its loopback doubled "
-        "(87.10, §4.2), Moldeklev et al.'s ~70 Mb/s between two of them (the receiver "
-        "binding), and at its loopback calibration with receiving 1.28x dearer than sending "
-        "(fitted to that pair) it sends at 101. The calibration itself is in doubt: SunOS "
-        "4.1.3 keeps 4.3BSD's 1536-byte loopback MTU (net/if_loop.c), not the 8232 the "
-        "profiles are calibrated at; at 1536 Table 2's figure asks for a CPU 1.56x faster "
-        "and the SPARCstation 10 pair would run 107.6 Mb/s, not 70 "
-        "(examples/sunos_loopback_mtu.rs). So the host's network path costs far more than "
-        "its loopback shows: SBus and SBA-200 driver work loopback does not see (001 §4.2), "
-        "which no source sizes for sending and receiving apart (docs/hetero-lan.md)"
+        "(§5.2) and so does the model (its sender CPU busy 99%). Calibrated at SunOS 4.1.3's "
+        "own 1536-byte loopback MTU (4.3BSD net/if_loop.c), its CPU is 1.56x faster than at "
+        "8232, and its network path carries the SBA-200 work loopback cannot see (001 §4.2), "
+        "about 0.48 ms per PDU each way, a calibration to Moldeklev et al.'s ~70 Mb/s "
+        "between two SPARCstation 10s (examples/calibrate_mkk94.rs); sending pays it too, "
+        "which takes the pair from 101 to 80 Mb/s. That pair fixes the SPARC-10's "
+        "receiving; a SPARC-10 that only sends should do no worse than 70, and for 60.98 "
+        "its SBus work would have to be dearer sending than receiving, which no source says "
+        "(docs/hetero-lan.md)"
     ),
     "001-t3-ultra1-challenge": (
         "not explained by what 001 gives: the Ultra-1 has about five times the link to "
@@ -424,8 +422,10 @@ MISSES = {
         "VMA-200's VMEbus transfers and IRIX 6.0.1's driver and interrupt, which 001 does "
         "not describe. Classical IP's LLC/SNAP is not it (§5.3: little effect but the "
         "MTU), nor the Ultra-1's fragmentation work (an assumption, far too small at its "
-        "loopback speed). The Challenge receives in no other row, so sizing that work from "
-        "this one would be a calibration to the figure it is scored against"
+        "loopback speed), nor IRIX's loopback MTU (an assumption: at 32 KB, its range's end, "
+        "the Challenge receives a segment in about 360 µs). The Challenge receives in no "
+        "other row, so sizing that work from this one would be a calibration to the figure "
+        "it is scored against"
     ),
     "001-t3-sparc20-sparc20": (
         "known deviation: the study puts the SPARCstation 20s' 93% down to their driver "
