@@ -4,8 +4,7 @@
 //! The factors are then written into `ERA_HOSTS` (host/profile.rs).
 //! `cargo run --release --example calibrate_loopback`
 use cellbench_core::host::profile::HostProfile;
-use cellbench_core::sim::testbeds::{loopback, speed_for};
-use cellbench_core::sim::world::run;
+use cellbench_core::sim::testbeds::{loopback_mbps, speed_for};
 
 fn main() {
     for name in HostProfile::names() {
@@ -13,11 +12,7 @@ fn main() {
         let Some(target) = named.loopback_mbps else {
             continue;
         };
-        let mbps = |f: f64| {
-            let p = HostProfile::era_host(name, f).unwrap();
-            let r = run(&loopback(&p, 16 << 20, 1)).unwrap();
-            r.transfers[0].throughput_bps() / 1e6
-        };
+        let mbps = |f: f64| loopback_mbps(&HostProfile::era_host(name, f).unwrap()).unwrap();
         let hi = speed_for(target, (0.5, 200.0), 40, mbps);
         println!(
             "{name:>16}: loopback MTU {:>5}, factor {:.4} -> {:.2} Mb/s (published {target}; receive/send {}‰)",

@@ -509,6 +509,50 @@ _LAYER_KEYS = {("llc-snap", 9180): "llc", ("vc-mux", 9188): "vc"}
 _LAYER_NAMES = {"line": "line", "atm": "atm", "aal5": "aal", "ip": "ip", "tcp_payload": "tcp"}
 
 
+#: 001 Table 2's hosts as published_results.csv keys them -> their profiles.
+_LOOPBACKS = {
+    "001-t2-pentium90": "pentium-90",
+    "001-t2-sparc10": "sparc-10",
+    "001-t2-pentium100": "pentium-100",
+    "001-t2-challenge": "power-challenge",
+    "001-t2-sparc20": "sparc-20",
+    "001-t2-ultra1": "ultra-1",
+}
+
+
+def _calibrations() -> dict[str, Any]:
+    """The figures the era profiles are calibrated to, as the profiles give them now: each
+    host's loopback ttcp over its OS's loopback MTU (001 Table 2) and Moldeklev et al.'s
+    SPARCstation 10 pair (002 §2.2), which fixes the SPARC-10's SBA-200 work
+    (docs/hetero-lan.md, "Host limits")."""
+    from cellbench import _native
+
+    return {
+        "loopback": {k: _native.host_loopback_mbps(p) for k, p in _LOOPBACKS.items()},
+        "sparc10_pair": _native.sparc10_pair_mbps(),
+    }
+
+
+def _calibration_figures(got: dict[str, Any]) -> dict[str, study.Simulated]:
+    out = {
+        key: study.Simulated(
+            mbps,
+            text=f"{mbps:.2f}",
+            detail=f"{_LOOPBACKS[key]}: ttcp over its OS's loopback interface, MTU {mtu} "
+            "(host/profile.rs names each source), 16 MB, seed 1",
+        )
+        for key, (mbps, mtu) in got["loopback"].items()
+    }
+    pair = got["sparc10_pair"]
+    out["002-s22-mkk94"] = study.Simulated(
+        pair,
+        text=f"{pair:.2f}",
+        detail="sparc-10 to sparc-10, SunOS 4.1.3, OC-3c (Fore IP), 52428-byte buffers, best "
+        "of writes of 8 KB and 1, 2, 3, 5 MSS",
+    )
+    return out
+
+
 def _layers() -> dict[tuple[str, int], dict[str, float]]:
     return {key: {r["layer"]: r["mbps"] for r in calc.layers("oc3c", *key)} for key in _LAYER_KEYS}
 
@@ -660,6 +704,12 @@ STUDY = study.Study(
                     _layer_figures,
                     compute=_layers,
                     what="calc layers, OC-3c",
+                ),
+                study.Compares(
+                    (*_LOOPBACKS, "002-s22-mkk94"),
+                    _calibration_figures,
+                    compute=_calibrations,
+                    what="the era profiles' calibrations: loopback, the SPARCstation 10 pair",
                 ),
             ),
         ),

@@ -152,6 +152,13 @@ pub fn lan_buffer_sizes() -> Vec<u32> {
     v
 }
 
+/// What a profile gives for its published loopback figure (001 Table 2), Mb/s: a ttcp of
+/// 16 MB over its OS's loopback interface ([`loopback`]), seed 1, as its speed was
+/// calibrated (`examples/calibrate_loopback.rs`) and `cellbench fidelity` scores it.
+pub fn loopback_mbps(profile: &HostProfile) -> Result<f64, ScenarioError> {
+    Ok(run(&loopback(profile, 16 << 20, 1))?.transfers[0].throughput_bps() / 1e6)
+}
+
 /// A ttcp transfer over the loopback interface of one host, at its OS's loopback MTU
 /// (`HostProfile::loopback_mtu`): sender and receiver share its CPU, and no adapter is
 /// involved (the driver moves no bytes).
