@@ -12,10 +12,10 @@ and the mean error (--objective mean: the mean first).
 CB_LAN_GRID=PATH runs another lan_grid binary (a copy, to go on building while it searches).
 
 Prints each improvement; put the result into HostProfile::sparc_ipc, then rerun
-`cargo run --release --example calibrate_mkk94` (the era hosts' receive/send split, a
-calibration to Moldeklev et al.'s SPARCstation 10 pair) and `cargo run --release
---example calibrate_loopback` (each era host's speed, a calibration to its loopback
-figure, 001 Table 2) for the other profiles.
+`cargo run --release --example calibrate_loopback` (each era host's speed, a calibration
+to its loopback figure, 001 Table 2) and then `cargo run --release --example
+calibrate_mkk94` (the SPARCstation 10's SBA-200 work, a calibration to Moldeklev et al.'s
+SPARCstation 10 pair) for the other profiles.
 """
 
 from __future__ import annotations

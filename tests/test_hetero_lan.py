@@ -412,3 +412,41 @@ def test_the_sparc20_maximum_lies_on_a_plateau(surfaces) -> None:
     # study's 10 s), against more than 10% below four MSS.
     assert (top.max() - top.min()) / top.max() < 0.005
     assert part[part.socket_buffer < 4 * 9148].throughput_bps.min() < 0.9 * top.min()
+
+
+def test_the_profiles_reproduce_the_figures_they_are_calibrated_to() -> None:
+    # 001 Table 2 (each host's loopback, over its OS's own loopback MTU) and 002 §2.2
+    # (Moldeklev et al.'s SPARCstation 10 pair, which fixes the SPARC-10's SBA-200 work):
+    # what `cellbench fidelity` scores as calibrations, from the profiles as they are.
+    from cellbench.data import published
+
+    got = hetero_lan._calibrations()
+    figures = hetero_lan._calibration_figures(got)
+    assert set(figures) == {*hetero_lan._LOOPBACKS, "002-s22-mkk94"}
+    results = {r.id: r for r in published.published_results()}
+    for key, sim in figures.items():
+        pub = results[key].value
+        tol = 0.001 if key.startswith("001-t2-") else 0.10
+        assert abs(sim.value - pub) <= tol * pub, (key, sim.value, pub)
+    # SunOS 4.1.3's loopback is 4.3BSD's 1536 bytes; Solaris's 8232.
+    assert got["loopback"]["001-t2-sparc10"][1] == 1536
+    assert got["loopback"]["001-t2-ultra1"][1] == 8232
+
+
+def test_a_profile_without_a_loopback_figure_is_a_clear_error() -> None:
+    from cellbench import _native
+
+    with pytest.raises(ValueError, match="not calibrated to a loopback figure"):
+        _native.host_loopback_mbps("sparc-ipc")
+    with pytest.raises(ValueError, match="unknown host profile 'vax'|unknown host profile \"vax\""):
+        _native.host_loopback_mbps("vax")
+
+
+def test_the_sparc10_pays_its_sba200_work_sending_too() -> None:
+    # docs/hetero-lan.md: the SBA-200 work loopback cannot see (a calibration to the
+    # SPARCstation 10 pair) costs the sender as the receiver, so the SPARC-10 -> Challenge
+    # pair, which the SPARC-10's CPU binds, runs well under the 101 Mb/s it ran without.
+    p = _one_point("sparc10->challenge", 45700, 63980)
+    assert p["limited_by"] == "host-cpu"
+    assert p["sender_cpu_busy"] > 0.9
+    assert 70e6 < p["throughput_bps"] < 90e6, p["throughput_bps"]

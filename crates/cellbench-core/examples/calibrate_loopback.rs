@@ -1,30 +1,25 @@
 //! Find, for each host of docs/design.md §6.3, how many times faster than the IPC its
-//! costs must be for the simulated loopback transfer to match the published
-//! figure (bisection). The factors are then written into `HostProfile::by_name`.
+//! costs must be for a simulated loopback transfer over its OS's loopback interface
+//! (`HostProfile::loopback_mtu`) to match the published figure, 001 Table 2 (bisection).
+//! The factors are then written into `ERA_HOSTS` (host/profile.rs).
 //! `cargo run --release --example calibrate_loopback`
 use cellbench_core::host::profile::HostProfile;
-use cellbench_core::host::profile::RECEIVE_OVER_SEND_PERMILLE;
-use cellbench_core::sim::testbeds::{loopback, speed_for};
-use cellbench_core::sim::world::run;
+use cellbench_core::sim::testbeds::{loopback_mbps, speed_for};
 
 fn main() {
-    let ipc = HostProfile::sparc_ipc();
     for name in HostProfile::names() {
         let named = HostProfile::by_name(name).unwrap();
         let Some(target) = named.loopback_mbps else {
             continue;
         };
-        let split = named.receive_bytes_permille;
-        let mbps = |f: f64| {
-            let p = ipc.scaled_by(name, "", f, target, split);
-            let r = run(&loopback(&p, 16 << 20, 1)).unwrap();
-            r.transfers[0].throughput_bps() / 1e6
-        };
+        let mbps = |f: f64| loopback_mbps(&HostProfile::era_host(name, f).unwrap()).unwrap();
         let hi = speed_for(target, (0.5, 200.0), 40, mbps);
         println!(
-            "{name:>16}: factor {:.4} -> {:.2} Mb/s (published {target}; receive/send {split}‰, era hosts {RECEIVE_OVER_SEND_PERMILLE}‰)",
+            "{name:>16}: loopback MTU {:>5}, factor {:.4} -> {:.2} Mb/s (published {target}; receive/send {}‰)",
+            named.loopback_mtu,
             hi,
-            mbps(hi)
+            mbps(hi),
+            named.receive_bytes_permille,
         );
     }
 }

@@ -20,6 +20,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tcp_max_windows, m)?)?;
     m.add_function(wrap_pyfunction!(host_profiles, m)?)?;
     m.add_function(wrap_pyfunction!(host_write_us, m)?)?;
+    m.add_function(wrap_pyfunction!(host_loopback_mbps, m)?)?;
+    m.add_function(wrap_pyfunction!(sparc10_pair_mbps, m)?)?;
     m.add_function(wrap_pyfunction!(check_spec, m)?)?;
     m.add_function(wrap_pyfunction!(tester_places, m)?)?;
     m.add_function(wrap_pyfunction!(connection_ports, m)?)?;
@@ -96,6 +98,35 @@ fn host_write_us() -> Vec<(&'static str, f64)> {
         .filter_map(cellbench_core::host::HostProfile::by_name)
         .map(|p| (p.name, p.syscall.as_us_f64()))
         .collect()
+}
+
+/// A host profile's loopback ttcp over its OS's loopback interface: (Mb/s, that MTU), the
+/// figure its speed is calibrated to (001 Table 2; `sim::testbeds::loopback_mbps`). A
+/// ValueError names the known profiles, and one with no loopback figure.
+#[pyfunction]
+fn host_loopback_mbps(py: Python<'_>, name: &str) -> PyResult<(f64, u32)> {
+    use cellbench_core::host::profile::{HostProfile, UnknownProfile};
+    let p = HostProfile::by_name(name)
+        .ok_or_else(|| value_error(UnknownProfile(name.to_string()).to_string()))?;
+    if p.loopback_mbps.is_none() {
+        return Err(value_error(format!(
+            "host profile {name:?} is not calibrated to a loopback figure"
+        )));
+    }
+    let mtu = p.loopback_mtu;
+    let mbps = interruptible(py, move || cellbench_core::sim::testbeds::loopback_mbps(&p))?
+        .map_err(run_error)?;
+    Ok((mbps, mtu))
+}
+
+/// Moldeklev, Klovning and Kure's SPARCstation 10 pair (SunOS 4.1.3, OC-3c, as 002 §2.2
+/// quotes them): the best of the writes `LanBuffers::sunos413_oc3c_best` tries, Mb/s, the
+/// figure the SPARC-10's SBA-200 work is calibrated to.
+#[pyfunction]
+fn sparc10_pair_mbps(py: Python<'_>) -> PyResult<f64> {
+    use cellbench_core::host::profile::HostProfile;
+    let p = HostProfile::by_name("sparc-10").expect("the sparc-10 profile");
+    interruptible(py, move || LanBuffers::sunos413_oc3c_best(&p))?.map_err(run_error)
 }
 
 /// The host adapter models (docs/design.md §5) by their language names, each with its

@@ -48,7 +48,7 @@ class Tolerance:
     def text(self) -> str:
         v = self.value
         return {
-            "rel": lambda: f"±{v:.0%}",
+            "rel": lambda: f"±{100 * v:.3g}%",
             "abs": lambda: f"±{v:g}",
             "below": lambda: "below",
             "above": lambda: "above",
@@ -113,6 +113,12 @@ TOLERANCES: dict[str, Tolerance] = {
         "abs",
         0.0005,
         "a calculated or fitted figure given to its last printed digit (3 decimals): that digit",
+    ),
+    "bisected": Tolerance(
+        "rel",
+        0.001,
+        "a figure a profile's speed was bisected to (examples/calibrate_loopback.rs, the "
+        "factor kept to 4 decimals): ±0.1%",
     ),
     "digit_us": Tolerance("abs", 0.5, "a time the text gives in whole µs: half a µs"),
     "exact": Tolerance("abs", 0, "a whole number of cells from the paper's own equation: exact"),

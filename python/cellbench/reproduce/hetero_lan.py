@@ -403,17 +403,15 @@ _MAXIMA = {name: "001-t3-" + name.replace("->", "-") for name in PAIR_NAMES}
 MISSES = {
     "001-t3-sparc10-challenge": (
         "not explained by what 001 gives: the study puts the bound in the SPARCstation 10 "
-        "(§5.2) and so does the model (its sender CPU busy 99%), but every figure 001 and its "
-        "sources give of that host has it send faster than 60.98: its loopback doubled "
-        "(87.10, §4.2), Moldeklev et al.'s ~70 Mb/s between two of them (the receiver "
-        "binding), and at its loopback calibration with receiving 1.28x dearer than sending "
-        "(fitted to that pair) it sends at 101. The calibration itself is in doubt: SunOS "
-        "4.1.3 keeps 4.3BSD's 1536-byte loopback MTU (net/if_loop.c), not the 8232 the "
-        "profiles are calibrated at; at 1536 Table 2's figure asks for a CPU 1.56x faster "
-        "and the SPARCstation 10 pair would run 107.6 Mb/s, not 70 "
-        "(examples/sunos_loopback_mtu.rs). So the host's network path costs far more than "
-        "its loopback shows: SBus and SBA-200 driver work loopback does not see (001 §4.2), "
-        "which no source sizes for sending and receiving apart (docs/hetero-lan.md)"
+        "(§5.2) and so does the model (its sender CPU busy 99%). Calibrated at SunOS 4.1.3's "
+        "own 1536-byte loopback MTU (4.3BSD net/if_loop.c), its CPU is 1.56x faster than at "
+        "8232, and its network path carries the SBA-200 work loopback cannot see (001 §4.2), "
+        "about 0.48 ms per PDU each way, a calibration to Moldeklev et al.'s ~70 Mb/s "
+        "between two SPARCstation 10s (examples/calibrate_mkk94.rs); sending pays it too, "
+        "which takes the pair from 101 to 80 Mb/s. That pair fixes the SPARC-10's "
+        "receiving; a SPARC-10 that only sends should do no worse than 70, and for 60.98 "
+        "its SBus work would have to be dearer sending than receiving, which no source says "
+        "(docs/hetero-lan.md)"
     ),
     "001-t3-ultra1-challenge": (
         "not explained by what 001 gives: the Ultra-1 has about five times the link to "
@@ -424,8 +422,10 @@ MISSES = {
         "VMA-200's VMEbus transfers and IRIX 6.0.1's driver and interrupt, which 001 does "
         "not describe. Classical IP's LLC/SNAP is not it (§5.3: little effect but the "
         "MTU), nor the Ultra-1's fragmentation work (an assumption, far too small at its "
-        "loopback speed). The Challenge receives in no other row, so sizing that work from "
-        "this one would be a calibration to the figure it is scored against"
+        "loopback speed), nor IRIX's loopback MTU (an assumption: at 32 KB, its range's end, "
+        "the Challenge receives a segment in about 360 µs). The Challenge receives in no "
+        "other row, so sizing that work from this one would be a calibration to the figure "
+        "it is scored against"
     ),
     "001-t3-sparc20-sparc20": (
         "known deviation: the study puts the SPARCstation 20s' 93% down to their driver "
@@ -507,6 +507,50 @@ def _surface_figures(df: pd.DataFrame) -> dict[str, study.Simulated]:
 #: 001 Table 1's layers as published_results.csv keys them: (encapsulation, MTU) -> suffix.
 _LAYER_KEYS = {("llc-snap", 9180): "llc", ("vc-mux", 9188): "vc"}
 _LAYER_NAMES = {"line": "line", "atm": "atm", "aal5": "aal", "ip": "ip", "tcp_payload": "tcp"}
+
+
+#: 001 Table 2's hosts as published_results.csv keys them -> their profiles.
+_LOOPBACKS = {
+    "001-t2-pentium90": "pentium-90",
+    "001-t2-sparc10": "sparc-10",
+    "001-t2-pentium100": "pentium-100",
+    "001-t2-challenge": "power-challenge",
+    "001-t2-sparc20": "sparc-20",
+    "001-t2-ultra1": "ultra-1",
+}
+
+
+def _calibrations() -> dict[str, Any]:
+    """The figures the era profiles are calibrated to, as the profiles give them now: each
+    host's loopback ttcp over its OS's loopback MTU (001 Table 2) and Moldeklev et al.'s
+    SPARCstation 10 pair (002 §2.2), which fixes the SPARC-10's SBA-200 work
+    (docs/hetero-lan.md, "Host limits")."""
+    from cellbench import _native
+
+    return {
+        "loopback": {k: _native.host_loopback_mbps(p) for k, p in _LOOPBACKS.items()},
+        "sparc10_pair": _native.sparc10_pair_mbps(),
+    }
+
+
+def _calibration_figures(got: dict[str, Any]) -> dict[str, study.Simulated]:
+    out = {
+        key: study.Simulated(
+            mbps,
+            text=f"{mbps:.2f}",
+            detail=f"{_LOOPBACKS[key]}: ttcp over its OS's loopback interface, MTU {mtu} "
+            "(host/profile.rs names each source), 16 MB, seed 1",
+        )
+        for key, (mbps, mtu) in got["loopback"].items()
+    }
+    pair = got["sparc10_pair"]
+    out["002-s22-mkk94"] = study.Simulated(
+        pair,
+        text=f"{pair:.2f}",
+        detail="sparc-10 to sparc-10, SunOS 4.1.3, OC-3c (Fore IP), 52428-byte buffers, best "
+        "of writes of 8 KB and 1, 2, 3, 5 MSS",
+    )
+    return out
 
 
 def _layers() -> dict[tuple[str, int], dict[str, float]]:
@@ -660,6 +704,12 @@ STUDY = study.Study(
                     _layer_figures,
                     compute=_layers,
                     what="calc layers, OC-3c",
+                ),
+                study.Compares(
+                    (*_LOOPBACKS, "002-s22-mkk94"),
+                    _calibration_figures,
+                    compute=_calibrations,
+                    what="the era profiles' calibrations: loopback, the SPARCstation 10 pair",
                 ),
             ),
         ),

@@ -48,18 +48,118 @@ pub struct HostProfile {
     /// adapter model gives none (unspaced): a cap on the PDUs it carries per second. 001
     /// §5.1 puts the SPARCstation 20 pair's 93% down to the driver's upper limit.
     pub driver_pdu_gap: SimTime,
+    /// The MTU of the loopback interface of this host's OS: what its published loopback
+    /// figure (`loopback_mbps`) was measured over, so what its calibration runs at
+    /// (`sim::testbeds::loopback`).
+    pub loopback_mtu: u32,
 }
 
-/// The era hosts' receive/send per-byte ratio (‰): a *calibration* to the one measured
-/// pair of their kind, Moldeklev, Klovning and Kure (1994), whom 001 §5.2 cites for
-/// receiving costing more: TCP between SPARCstation 10s (SunOS 4.1.3, SBA-200) at about
-/// 70 Mb/s at best (as 002 §2.2 quotes them). `examples/calibrate_mkk94.rs` finds it: with
-/// the loopback figure fixing a host's send + receive work (001 §4.2), only the split
-/// moves the SPARC-10 pair, which the receiver bounds (1000‰ gives it 74.5 Mb/s, this
-/// 70.0). "About 70" read as 65 to 75 Mb/s spans 1000‰ to about 1750‰: the range.
-/// Carried to every host calibrated to a loopback figure (001 §5.2 says it of its PC
-/// receivers), an *assumption* for all but the SPARC-10 (docs/hetero-lan.md).
+/// The era hosts' receive/send per-byte ratio (‰): 001 §5.2, citing Moldeklev, Klovning
+/// and Kure (1994), says receiving demands more processing than sending, without a size. An
+/// *assumption* for every host calibrated to a loopback figure. 1280‰ was first calibrated
+/// to that study's SPARCstation 10 pair (SunOS 4.1.3, SBA-200, about 70 Mb/s at best, as
+/// 002 §2.2 quotes them) with the SPARC-10 calibrated at 8232, the wrong loopback MTU for
+/// SunOS; at SunOS's own 1536 that pair fixes the SBA-200's work instead
+/// ([`SPARC10_SBA200_PS_PER_BYTE`], which holds this split), and the split keeps its value
+/// as the default of a range: 1000‰ (alike, as 001 §4.2's doubling of the loopback figure
+/// presumes) to 1750‰ (the most "about 70" allowed when the split alone carried the pair's
+/// network path, "about 70" read as 65).
 pub const RECEIVE_OVER_SEND_PERMILLE: u32 = 1280;
+
+/// SunOS 4.1.x's loopback MTU: 4.3BSD's `LOMTU (1024+512)` (4.3BSD net/if_loop.c), which
+/// SunOS 4's BSD network code keeps (4.4BSD-Lite's if_loop.c still has it; later BSDs raised
+/// it to 16384 and more, keeping 1536 only as `TINY_LOMTU`).
+pub const SUNOS4_LOOPBACK_MTU: u32 = 1024 + 512;
+
+/// Solaris 2's loopback MTU: `IP_LOOPBACK_MTU` (8 × 1024, Solaris inet/ip_if.h) plus room
+/// for the IP and TCP headers, which ip_if.c adds when it makes lo0 (`ill_max_frag +=
+/// IP_SIMPLE_HDR_LENGTH + 20`): the `mtu 8232` Solaris's `ifconfig lo0` and `netstat -i`
+/// print. The sources the project found are of later releases (SunOS 5.8's ip_if.h, 1999);
+/// nothing says 2.4 and 2.5 differed.
+pub const SOLARIS2_LOOPBACK_MTU: u32 = 8 * 1024 + 40;
+
+/// IRIX 6.0.1's loopback MTU: no source the project found gives it (SGI's lo(7) pages give
+/// none, IRIX's kernel source is not public). An *assumption*: Solaris's 8232, what every
+/// profile was calibrated at before the loopback MTU was taken per OS. Range 1536 (4.3BSD's
+/// `LOMTU`, whose network code IRIX's descends from) to 32 KB (the 4.4BSD descendants'
+/// `LOMTU`, 32768 plus two mbuf headers): `examples/loopback_mtu.rs` prints the
+/// Challenge's speed at both ends.
+pub const IRIX6_LOOPBACK_MTU: u32 = SOLARIS2_LOOPBACK_MTU;
+
+/// Windows NT 3.51's loopback MTU: no source the project found gives it for NT 3.51. The one
+/// figure found is of a later release of the same TCP/IP stack (Microsoft's own since NT
+/// 3.5): Windows XP's "MS TCP Loopback interface" reports MTU 1520 (its interface table, as
+/// tools that list it print). An *assumption*, kept at Solaris's 8232, what the Pentiums
+/// were calibrated at before the MTU was taken per OS, rather than moved on a release five
+/// years later. Range 1520 to 8232: at 1520 the Pentiums' calibration asks for CPUs 1.56
+/// times faster (`examples/loopback_mtu.rs`), and 001 Table 3's two pairs with a Pentium
+/// receiver would run 89.5 and 124.0 Mb/s against 68.14 and 73.33 (seed 1) unless NT's
+/// PCA-200 path hid work loopback cannot see, as the SPARC-10's does.
+pub const NT351_LOOPBACK_MTU: u32 = SOLARIS2_LOOPBACK_MTU;
+
+/// The era hosts: (name, OS, published loopback Mb/s (001 Table 2), the OS's loopback MTU,
+/// speed relative to the IPC: the *calibration* `calibrate_loopback` prints).
+const ERA_HOSTS: [(&str, &str, f64, u32, f64); 7] = [
+    (
+        "pentium-90",
+        "Windows NT 3.51",
+        36.27,
+        NT351_LOOPBACK_MTU,
+        3.2220,
+    ),
+    (
+        "sparc-10",
+        "SunOS 4.1.3",
+        43.55,
+        SUNOS4_LOOPBACK_MTU,
+        6.0919,
+    ),
+    (
+        "pentium-100",
+        "Windows NT 3.51",
+        49.30,
+        NT351_LOOPBACK_MTU,
+        4.4620,
+    ),
+    (
+        "power-challenge",
+        "IRIX 6.0.1",
+        135.80,
+        IRIX6_LOOPBACK_MTU,
+        13.9709,
+    ),
+    (
+        "sparc-20",
+        "Solaris 2.4",
+        230.94,
+        SOLARIS2_LOOPBACK_MTU,
+        28.0164,
+    ),
+    (
+        "ultra-1",
+        "Solaris 2.5",
+        335.89,
+        SOLARIS2_LOOPBACK_MTU,
+        50.6857,
+    ),
+    // Not in the published table: fast enough to fill OC-3c both ways (taken as 400 Mb/s
+    // loopback, over an MTU that, for an assumed figure, matters not).
+    ("alpha-3000", "OSF/1", 400.0, SOLARIS2_LOOPBACK_MTU, 63.8666),
+];
+
+/// The SBA-200's work on a SPARCstation 10 under SunOS 4.1.3 that its loopback figure cannot
+/// see (001 §4.2: loopback moves no bytes over the adapter or the SBus; 002 §2.2, after
+/// Moldeklev et al.: the SBA-200's bottleneck is "mainly the data transfers and the
+/// processing within the workstations"), ps per byte of each PDU, sending and receiving alike: a *calibration* to Moldeklev, Klovning and Kure's
+/// SPARCstation 10 pair, about 70 Mb/s at best (002 §2.2), with the host's speed calibrated
+/// at SunOS's own loopback MTU and the era split held (`cargo run --release --example
+/// calibrate_mkk94`). Calibrated at 8232, the IPC's programmed-I/O driver work scaled to the
+/// SPARC-10 gave that pair its 70; at 1536 the same gives 107.6 (`examples/loopback_mtu.rs`).
+/// Per byte, not per PDU: the bus moves the PDU's bytes, and at 9 KB PDUs the two readings
+/// differ little; alike both ways because no source sizes the SBus's sending and receiving
+/// apart. About 0.48 ms per 9188-byte PDU: the sending SPARC-10 pays it too, which brings
+/// its sending maximum to about 80 Mb/s (001 Table 3's SPARC-10 -> Challenge: 60.98).
+pub const SPARC10_SBA200_PS_PER_BYTE: u64 = 52_343;
 
 impl HostProfile {
     /// Cost of copying `n` bytes between user and kernel.
@@ -131,6 +231,7 @@ impl HostProfile {
             receive_bytes_permille,
             fragment_ps_per_byte: b(self.fragment_ps_per_byte),
             driver_pdu_gap: self.driver_pdu_gap,
+            loopback_mtu: self.loopback_mtu,
         }
     }
 
@@ -164,35 +265,38 @@ impl HostProfile {
             // SunOS 4.1.1's sosend fills clusters that tcp_output's m_copy shares.
             fragment_ps_per_byte: 0,
             driver_pdu_gap: SimTime::ZERO,
+            // SunOS 4.1.1 kept 4.3BSD's loopback interface (unused: the IPC is fitted to
+            // 000's grid, not to a loopback figure).
+            loopback_mtu: SUNOS4_LOOPBACK_MTU,
         }
     }
 
-    /// The era's hosts of docs/design.md §6.3, each with the IPC's cost structure made
-    /// `speed` times faster and its receiving per-byte work weighted by
-    /// [`RECEIVE_OVER_SEND_PERMILLE`], `speed` a *calibration*: found by simulating a
-    /// loopback ttcp transfer until it matched the host's published loopback
-    /// throughput, 001 Table 2 (`cargo run --release --example calibrate_loopback`;
-    /// checked by the test in `sim::testbeds`). Loopback moves no bytes through an
-    /// adapter or the I/O bus (001 §4.2), so it says nothing of the driver: the
-    /// per-host fragmentation work and driver gap below are set from their own sources.
+    /// The era's hosts of docs/design.md §6.3 (see [`HostProfile::era_host`]), each at the
+    /// speed relative to the IPC that is its *calibration*: found by simulating a loopback
+    /// ttcp transfer over its OS's loopback interface (`loopback_mtu`) until it matched the
+    /// host's published loopback throughput, 001 Table 2 (`cargo run --release --example
+    /// calibrate_loopback`; checked by the test in `sim::testbeds`).
     pub fn by_name(name: &str) -> Option<HostProfile> {
-        let ipc = HostProfile::sparc_ipc();
-        // (name, OS, published loopback Mb/s, speed relative to the IPC)
-        let table: [(&'static str, &'static str, f64, f64); 7] = [
-            ("pentium-90", "Windows NT 3.51", 36.27, 3.2220),
-            ("sparc-10", "SunOS 4.1.3", 43.55, 3.9080),
-            ("pentium-100", "Windows NT 3.51", 49.30, 4.4620),
-            ("power-challenge", "IRIX 6.0.1", 135.80, 13.9709),
-            ("sparc-20", "Solaris 2.4", 230.94, 28.0164),
-            ("ultra-1", "Solaris 2.5", 335.89, 50.6857),
-            // Not in the published table: fast enough to fill OC-3c both ways
-            // (taken as 400 Mb/s loopback).
-            ("alpha-3000", "OSF/1", 400.0, 63.8666),
-        ];
-        if name == ipc.name {
-            return Some(ipc);
+        if name == "sparc-ipc" {
+            return Some(HostProfile::sparc_ipc());
         }
-        let &(n, os, loopback, speed) = table.iter().find(|(n, ..)| *n == name)?;
+        let &(.., speed) = ERA_HOSTS.iter().find(|h| h.0 == name)?;
+        HostProfile::era_host(name, speed)
+    }
+
+    /// An era host with the IPC's cost structure made `speed` times faster and its
+    /// receiving per-byte work weighted by [`RECEIVE_OVER_SEND_PERMILLE`], with the limits
+    /// its own sources set on top. Loopback moves no bytes through an adapter or the I/O bus
+    /// (001 §4.2), so it says nothing of the driver: the per-host driver work, fragmentation
+    /// work and driver gap below are set from their own sources. Where none is given, the
+    /// driver's per-byte work is the IPC's (a first-generation SBus adapter's programmed
+    /// I/O, fitted to 000's grid) scaled with the CPU: an *assumption* for the DMA adapters
+    /// of 001 (SBA-200, PCA-200, VMA-200), range 0 (a DMA transfer costs the CPU nothing)
+    /// to this (about 40 µs per 9 KB PDU received at the Challenge's speed, the most),
+    /// which leaves every receiver-bound pair of 001 Table 3 where it is within its
+    /// tolerance. `calibrate_loopback` calls this with candidate speeds.
+    pub fn era_host(name: &str, speed: f64) -> Option<HostProfile> {
+        let &(n, os, loopback, mtu, _) = ERA_HOSTS.iter().find(|h| h.0 == name)?;
         // The Alpha has no loopback measurement to split: "fast enough both ways" is
         // the assumption, whatever the split.
         let split = if n == "alpha-3000" {
@@ -200,7 +304,8 @@ impl HostProfile {
         } else {
             RECEIVE_OVER_SEND_PERMILLE
         };
-        let mut p = ipc.scaled_by(n, os, speed, loopback, split);
+        let mut p = HostProfile::sparc_ipc().scaled_by(n, os, speed, loopback, split);
+        p.loopback_mtu = mtu;
         if os.starts_with("Solaris") {
             // 001 §5.2: above the MSS the Ultra-1 (Solaris 2.5) pays for splitting the
             // message. How much is not published (Fig. 13 only): an *assumption*, one
@@ -216,6 +321,13 @@ impl HostProfile {
             // measured (driver 2.2.9, a lower bound there; range 0, as the Ultra-1s'
             // Solaris 2.5 release allows at most ~16 µs by their 97%, to 52 µs).
             p.driver_pdu_gap = SimTime::from_us(52);
+        }
+        if n == "sparc-10" {
+            // The SBA-200's work on the SPARCstation 10's SBus under SunOS 4.1.3, which its
+            // loopback figure cannot see: [`SPARC10_SBA200_PS_PER_BYTE`], sending and
+            // receiving alike.
+            p.driver_tx_ps_per_byte = SPARC10_SBA200_PS_PER_BYTE;
+            p.driver_rx_ps_per_byte = SPARC10_SBA200_PS_PER_BYTE;
         }
         Some(p)
     }
@@ -348,5 +460,51 @@ mod test {
             };
             assert_eq!(gap, want, "{name}");
         }
+    }
+
+    #[test]
+    fn each_era_host_is_calibrated_at_its_own_oss_loopback_mtu() {
+        // SunOS 4.1.3: 4.3BSD's LOMTU; Solaris 2: ip_if.c's 8 KB + 40; IRIX 6.0.1 and NT
+        // 3.51: the assumptions (no source for those releases).
+        for (name, mtu) in [
+            ("sparc-10", 1536),
+            ("sparc-20", 8232),
+            ("ultra-1", 8232),
+            ("power-challenge", IRIX6_LOOPBACK_MTU),
+            ("pentium-90", NT351_LOOPBACK_MTU),
+            ("pentium-100", NT351_LOOPBACK_MTU),
+        ] {
+            assert_eq!(
+                HostProfile::by_name(name).unwrap().loopback_mtu,
+                mtu,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_sparc_10s_sba200_work_is_the_same_both_ways() {
+        // The SBus moves a PDU's bytes alike sending and receiving (no source sizes them
+        // apart); the other era hosts keep the IPC's driver work, scaled, receiving dearer.
+        let s10 = HostProfile::by_name("sparc-10").unwrap();
+        assert_eq!(s10.driver_tx_ps_per_byte, SPARC10_SBA200_PS_PER_BYTE);
+        assert_eq!(s10.driver_rx_ps_per_byte, SPARC10_SBA200_PS_PER_BYTE);
+        // It dwarfs what the IPC's scaled driver work would charge it, sending.
+        let ipc = HostProfile::sparc_ipc();
+        assert!(SPARC10_SBA200_PS_PER_BYTE > 5 * ipc.driver_tx_ps_per_byte / 6);
+        let u = HostProfile::by_name("ultra-1").unwrap();
+        assert!(u.driver_rx_ps_per_byte > u.driver_tx_ps_per_byte);
+    }
+
+    #[test]
+    fn by_name_is_era_host_at_its_calibrated_speed() {
+        for &(name, .., speed) in ERA_HOSTS.iter() {
+            assert_eq!(
+                HostProfile::by_name(name),
+                HostProfile::era_host(name, speed),
+                "{name}"
+            );
+        }
+        assert!(HostProfile::era_host("sparc-ipc", 1.0).is_none());
     }
 }
