@@ -1051,6 +1051,9 @@ impl Network {
             s -= 1;
             t += self.hop_back(c, s);
         }
+        if s == 0 && self.abr.train() && self.abr_train_brm_due(c, rm, t) {
+            return;
+        }
         let stage = s as u16;
         self.agenda.schedule(t, BRM_TIE, Ev::Brm { rm, stage });
     }
@@ -1117,6 +1120,18 @@ impl Network {
             self.abr_advance(c, now);
             self.abr_train_frm_gone(c, rm);
         }
+        self.brm_rules(now, rm, c);
+        if self.abr.train() {
+            self.abr_serve(c, now);
+            self.abr_advance(c, now);
+            return;
+        }
+        let src = self.circuits[c].src;
+        self.serve_element(src, now);
+    }
+
+    /// Rules 8 and 9: the source reads the BRM of its FRM `rm` at `now`.
+    pub(super) fn brm_rules(&mut self, now: SimTime, rm: u32, c: usize) {
         let cell = self.abr.rm[rm as usize].1;
         self.abr.free.push(rm);
         let series = self.abr.series;
@@ -1138,13 +1153,6 @@ impl Network {
         if acr != s.acr {
             s.set_acr(now, acr, series);
         }
-        if self.abr.train() {
-            self.abr_serve(c, now);
-            self.abr_advance(c, now);
-            return;
-        }
-        let src = self.circuits[c].src;
-        self.serve_element(src, now);
     }
 
     /// Log an RM cell at a place (when the log keeps it).
@@ -1183,7 +1191,7 @@ impl Network {
 /// The agenda's tie key of a BRM: after every other event at its instant, so a
 /// port or source it passes has taken every cell of that instant first (in
 /// both fidelities; `abr_train.rs` needs a fixed order).
-const BRM_TIE: u32 = u32::MAX;
+pub(super) const BRM_TIE: u32 = u32::MAX;
 
 /// The `pdu` of an RM cell in segments, FIFOs and events (no PDU has this
 /// index); its `cell` is then its RM slot.
