@@ -414,6 +414,24 @@ impl Abr {
         }
     }
 
+    /// Train: whether a BRM passing port `p` at `now` reads what the port
+    /// decided up to then, so the port must have decided every cell arriving
+    /// by then: relative marking reads its queue; ERICA only when one of its
+    /// averaging intervals ended by then (closing it counts its cells). The
+    /// rest of ERICA's state, the closed interval's load factor and fair
+    /// share and each circuit's CCR from its last FRM (decided no later than
+    /// its arrival, `train.rs`), is there already.
+    fn brm_reads_port(&self, p: usize, now: SimTime) -> bool {
+        match &self.ports[p] {
+            Some(PortAbrRt {
+                switch: AbrSwitch::Erica { interval, .. },
+                start,
+                ..
+            }) => now >= *start + *interval,
+            _ => true,
+        }
+    }
+
     /// Whether port `p` acts on BRMs passing it (relative marking, ERICA).
     fn backward_rule(&self, p: usize) -> bool {
         matches!(
@@ -1080,7 +1098,7 @@ impl Network {
             return;
         }
         let p = self.circuits[c].stages[stage].port;
-        if self.abr.train() {
+        if self.abr.train() && self.abr.brm_reads_port(p, now) {
             // Bring the port to now (it decides no cell past it).
             self.pull(p, now);
             self.drain();
