@@ -414,6 +414,24 @@ impl Abr {
         }
     }
 
+    /// Train: whether a BRM passing port `p` at `now` reads what the port
+    /// decided up to then, so the port must have decided every cell arriving
+    /// by then: relative marking reads its queue; ERICA only when one of its
+    /// averaging intervals ended by then (closing it counts its cells). The
+    /// rest of ERICA's state, the closed interval's load factor and fair
+    /// share and each circuit's CCR from its last FRM (decided no later than
+    /// its arrival, `train.rs`), is there already.
+    fn brm_reads_port(&self, p: usize, now: SimTime) -> bool {
+        match &self.ports[p] {
+            Some(PortAbrRt {
+                switch: AbrSwitch::Erica { interval, .. },
+                start,
+                ..
+            }) => now >= *start + *interval,
+            _ => true,
+        }
+    }
+
     /// Whether port `p` acts on BRMs passing it (relative marking, ERICA).
     fn backward_rule(&self, p: usize) -> bool {
         matches!(
@@ -1051,6 +1069,9 @@ impl Network {
             s -= 1;
             t += self.hop_back(c, s);
         }
+        if s == 0 && self.abr.train() && self.abr_train_brm_due(c, rm, t) {
+            return;
+        }
         let stage = s as u16;
         self.agenda.schedule(t, BRM_TIE, Ev::Brm { rm, stage });
     }
@@ -1077,7 +1098,7 @@ impl Network {
             return;
         }
         let p = self.circuits[c].stages[stage].port;
-        if self.abr.train() {
+        if self.abr.train() && self.abr.brm_reads_port(p, now) {
             // Bring the port to now (it decides no cell past it).
             self.pull(p, now);
             self.drain();
@@ -1117,6 +1138,18 @@ impl Network {
             self.abr_advance(c, now);
             self.abr_train_frm_gone(c, rm);
         }
+        self.brm_rules(now, rm, c);
+        if self.abr.train() {
+            self.abr_serve(c, now);
+            self.abr_advance(c, now);
+            return;
+        }
+        let src = self.circuits[c].src;
+        self.serve_element(src, now);
+    }
+
+    /// Rules 8 and 9: the source reads the BRM of its FRM `rm` at `now`.
+    pub(super) fn brm_rules(&mut self, now: SimTime, rm: u32, c: usize) {
         let cell = self.abr.rm[rm as usize].1;
         self.abr.free.push(rm);
         let series = self.abr.series;
@@ -1138,13 +1171,6 @@ impl Network {
         if acr != s.acr {
             s.set_acr(now, acr, series);
         }
-        if self.abr.train() {
-            self.abr_serve(c, now);
-            self.abr_advance(c, now);
-            return;
-        }
-        let src = self.circuits[c].src;
-        self.serve_element(src, now);
     }
 
     /// Log an RM cell at a place (when the log keeps it).
@@ -1183,7 +1209,7 @@ impl Network {
 /// The agenda's tie key of a BRM: after every other event at its instant, so a
 /// port or source it passes has taken every cell of that instant first (in
 /// both fidelities; `abr_train.rs` needs a fixed order).
-const BRM_TIE: u32 = u32::MAX;
+pub(super) const BRM_TIE: u32 = u32::MAX;
 
 /// The `pdu` of an RM cell in segments, FIFOs and events (no PDU has this
 /// index); its `cell` is then its RM slot.

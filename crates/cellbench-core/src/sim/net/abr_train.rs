@@ -29,6 +29,18 @@
 //! the bound that FRM sets, and the source is replayed right after
 //! (`Network::abr_moved`); a BRM due at the horizon replays it itself.
 //!
+//! BRMs in the replay. Once an FRM is turned around, its BRM's return is
+//! known exactly; when no port on the way back has a backward rule to apply
+//! (or ERICA applied it ahead), nothing but the source handles it, so the
+//! replay applies rules 8 and 9 itself when it reaches that instant, after
+//! every other call there, and replays on, rather than waiting for an event
+//! (`Back::Due`, `Network::abr_brm_in_replay`). It may do so only while the
+//! FIFO holds a cell ready by then (`Emitter::brm_safe`): a PDU handed over
+//! later joins behind that cell, so its call at its ready instant, before
+//! the BRM per cell, finds another head and changes nothing; the replay
+//! makes that call no earlier than the BRM. Otherwise the BRM comes back as an
+//! event (`Ev::Brm`), as it does to a port with a backward rule.
+//!
 //! Runs held open. A source gathers the data cells it replays into one run
 //! (`OpenRun`) until an FRM or a change of step ends it; a replay that stops
 //! at the horizon inside a PDU keeps its run open rather than pushing it, since
@@ -39,10 +51,10 @@
 //! (`Network::abr_release`, the hook at the top of `train.rs`'s `resolve`),
 //! so it decides every cell it would have decided had the run been pushed.
 //!
-//! What runs ahead. The source's own counters (FRMs sent, and an ACR change
-//! rules 5 and 6 make as an FRM goes) count what it decided, up to one horizon
-//! ahead of the clock; everything the network does (ports, deliveries, BRMs)
-//! keeps to the clock. So the two fidelities agree at any instant on all but
+//! What runs ahead. The source's own counters (FRMs sent, BRMs back that the
+//! replay applied, and the ACR changes rules 5, 6, 8 and 9 make then) count
+//! what it decided, up to one horizon ahead of the clock; everything the
+//! network does (ports, deliveries, BRMs at ports) keeps to the clock. So the two fidelities agree at any instant on all but
 //! those, and on everything once the source has caught up (a run that drains).
 //!
 //! What it needs. Each source adapter carries its ABR circuit alone (checked
@@ -50,7 +62,7 @@
 //! another circuit's cells in the same FIFO would wait behind the ABR ones.
 
 use super::abr::{self, RM_PDU};
-use super::{CellFate, Network, Place};
+use super::{CellFate, Ev, Network, Place};
 use crate::time::SimTime;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -91,9 +103,9 @@ pub(super) struct Emitter {
     serve_at: Option<SimTime>,
     /// When the last cell left (the FIFO ran dry then if `queue` is empty).
     last_left: SimTime,
-    /// FRMs out: (RM slot, the earliest it can be back, whether that is exact:
-    /// turned around).
-    frms: VecDeque<(u32, SimTime, bool)>,
+    /// FRMs out, in the order they went: (RM slot, the earliest it can be
+    /// back, how sure that is).
+    frms: VecDeque<(u32, SimTime, Back)>,
     /// Last-cell departures of PDUs that left ahead of the clock (the interface
     /// queue counts a PDU until its last cell leaves).
     left: VecDeque<SimTime>,
@@ -108,6 +120,22 @@ pub(super) struct Emitter {
     /// Σ links, and the last link.
     back: SimTime,
     last_link: SimTime,
+    /// The latest instant at which the replay applied a BRM itself
+    /// (`Network::abr_brm_in_replay`): PDUs handed over later join the FIFO's
+    /// calls no earlier (`abr_train_send`).
+    brm_applied: SimTime,
+}
+
+/// How well an FRM's return to its source is known.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Back {
+    /// Not turned around yet: back no earlier than the bound.
+    Bound,
+    /// Back exactly then, brought by an event (`Ev::Brm`).
+    Exact,
+    /// Back exactly then with nothing to do on the way: the source's replay
+    /// applies it at its instant (`Network::abr_brm_in_replay`).
+    Due,
 }
 
 impl Emitter {
@@ -129,6 +157,7 @@ impl Emitter {
             links,
             back,
             last_link,
+            brm_applied: SimTime::ZERO,
         }
     }
 
@@ -136,10 +165,19 @@ impl Emitter {
     /// oldest FRM's bound, since BRMs come back in the order their FRMs went.
     fn horizon(&self, now: SimTime) -> SimTime {
         match self.frms.front() {
-            Some(&(_, t, true)) => t,
-            Some(&(_, t, false)) => t.max(now + self.last_link + self.back),
+            Some(&(_, t, Back::Exact | Back::Due)) => t,
+            Some(&(_, t, Back::Bound)) => t.max(now + self.last_link + self.back),
             None => SimTime::MAX,
         }
+    }
+
+    /// Whether the replay may apply a BRM due at `t` itself, every call up to
+    /// `t` made: the FIFO holds a cell ready by then. PDUs handed over later
+    /// then join behind it (the adapter hands them over in order), so
+    /// nothing they bring can happen at or before `t`, where the per-cell
+    /// FIFO would have met them before the BRM.
+    fn brm_safe(&self, t: SimTime) -> bool {
+        self.queue.front().is_some_and(|p| p.ready <= t)
     }
 
     fn wake(&mut self, t: SimTime) {
@@ -189,7 +227,10 @@ impl Network {
             let at = em.last_left;
             self.abr_serve(c, at);
         } else {
-            em.wakes.push(Reverse((ready, false)));
+            // Before a BRM the replay applied, the FIFO held cells (`brm_safe`):
+            // per cell, this call met another head (nothing to do).
+            let at = ready.max(em.brm_applied);
+            em.wakes.push(Reverse((at, false)));
         }
         self.abr_advance(c, now);
     }
@@ -201,21 +242,34 @@ impl Network {
 
     /// Train: replay source `c` up to its horizon and push what left.
     pub(super) fn abr_advance(&mut self, c: usize, now: SimTime) {
+        // This replay takes in every FRM that moved so far (`abr_catch_up`).
+        self.emitter(c).stale = false;
         loop {
             let em = self.emitter(c);
             // Each FRM sent on the way brings the horizon nearer.
             let h = em.horizon(now);
-            let Some(&Reverse((x, is_serve))) = em.wakes.peek() else {
-                break;
-            };
-            if x > h {
-                break;
+            match em.wakes.peek() {
+                Some(&Reverse((x, is_serve))) if x <= h => {
+                    em.wakes.pop();
+                    if is_serve && em.serve_at == Some(x) {
+                        em.serve_at = None;
+                    }
+                    self.abr_serve(c, x);
+                    continue;
+                }
+                _ => {}
             }
-            em.wakes.pop();
-            if is_serve && em.serve_at == Some(x) {
-                em.serve_at = None;
+            // Every call up to the horizon made: a BRM due there comes last.
+            match em.frms.front().copied() {
+                Some((rm, t, Back::Due)) if em.brm_safe(t) => self.abr_brm_in_replay(c, rm, t),
+                Some((rm, t, Back::Due)) => {
+                    em.frms[0].2 = Back::Exact;
+                    self.agenda
+                        .schedule(t, abr::BRM_TIE, Ev::Brm { rm, stage: 0 });
+                    break;
+                }
+                _ => break,
             }
-            self.abr_serve(c, x);
         }
         self.abr_hold(c);
         self.drain();
@@ -281,7 +335,7 @@ impl Network {
                     em.free = x + cell;
                     // Forward and back, each link's cell time and delay once each way.
                     let soonest = x + em.back + em.back;
-                    em.frms.push_back((rm, soonest, false));
+                    em.frms.push_back((rm, soonest, Back::Bound));
                     let free = em.free;
                     em.wake(free);
                     self.abr_flush(c);
@@ -405,8 +459,10 @@ impl Network {
     /// each event and wherever ports are resolved outside one).
     pub(super) fn abr_catch_up(&mut self, now: SimTime) {
         while let Some(c) = self.abr_stale.pop() {
-            self.emitter(c as usize).stale = false;
-            self.abr_advance(c as usize, now);
+            // Not if replayed since (a BRM's own replay, say).
+            if self.emitter(c as usize).stale {
+                self.abr_advance(c as usize, now);
+            }
         }
     }
 
@@ -432,9 +488,36 @@ impl Network {
         self.abr_moved(c);
         if let Some(em) = self.emitter_mut(c) {
             if let Some(f) = em.frms.iter_mut().find(|f| f.0 == rm) {
-                *f = (rm, at, true);
+                *f = (rm, at, Back::Exact);
             }
         }
+    }
+
+    /// Train: the BRM of circuit `c`'s FRM `rm` is back at its source at `at`
+    /// with nothing to do on the way: the source's replay applies it
+    /// (`abr_brm_in_replay`) rather than an event, when it may (`brm_safe`).
+    /// False when the circuit has no source in trains.
+    pub(super) fn abr_train_brm_due(&mut self, c: usize, rm: u32, at: SimTime) -> bool {
+        let Some(em) = self.emitter_mut(c) else {
+            return false;
+        };
+        let Some(f) = em.frms.iter_mut().find(|f| f.0 == rm) else {
+            return false;
+        };
+        *f = (rm, at, Back::Due);
+        self.abr_moved(c);
+        true
+    }
+
+    /// The replay of source `c` reached the instant `t` of FRM `rm`'s BRM,
+    /// every other call at `t` made: rules 8 and 9 as the event would
+    /// (`brm_at_source`), then the FIFO's call at `t`.
+    fn abr_brm_in_replay(&mut self, c: usize, rm: u32, t: SimTime) {
+        let em = self.emitter(c);
+        em.frms.pop_front();
+        em.brm_applied = t;
+        self.brm_rules(t, rm, c);
+        self.abr_serve(c, t);
     }
 
     /// Train: an FRM of circuit `c` left a port, arriving at `stage` at `a`: it
