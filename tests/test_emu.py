@@ -415,6 +415,8 @@ cluster {
     # Started at ICR = 10 Mb/s of cells, never above PCR (the line) nor below MCR = 0.
     assert 0 <= row["abr_acr_min_bps"] <= 10e6 * 1.01
     assert row["abr_acr_min_bps"] <= row["abr_acr_bps"] <= 149.76e6
+    # The time-weighted mean over the circuit's first to last cell, within the range.
+    assert row["abr_acr_min_bps"] <= row["abr_acr_mean_bps"] <= 149.76e6
     assert row["abr_time_at_mcr_s"] >= 0
     acr = pd.read_parquet(tmp_path / "abr.result" / "acr")
     assert len(acr) > 1 and (acr["connection"] == row["connection"]).all()

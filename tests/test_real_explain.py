@@ -35,6 +35,18 @@ GOT = {
         ({"rwnd_limited_us": 700_000}, "window", "receiver's window held the sender back 70%"),
         ({"sndbuf_limited_us": 600_000}, "window", "send buffer held the sender back 60%"),
         ({"total_retrans": 12}, "link", "12 retransmitted segment(s)"),
+        # Losses at the sender's own interface queue: a host and window limit, as in
+        # the simulator; a few drops against many resends leave the path's losses.
+        (
+            {"total_retrans": 12, "host": {"interface": "vab", "if_tx_drops": 6}},
+            "interface-queue",
+            "interface vab dropped 6 outgoing packet(s)",
+        ),
+        (
+            {"total_retrans": 12, "host": {"interface": "vab", "if_tx_drops": 5}},
+            "link",
+            "12 retransmitted segment(s)",
+        ),
         ({"host": {"agent_cpu": 0.97, "cpu_busy": 0.6}}, "host-cpu", "0.97 of a core"),
         ({"busy_us": 200_000}, "application", "had data to send 20% of the writes' span"),
         ({"busy_us": 0}, "undetermined", "clock tick"),

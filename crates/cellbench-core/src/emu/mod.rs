@@ -184,6 +184,7 @@ pub struct ConnectionCircuits {
 pub struct AbrResult {
     pub abr_acr_bps: f64,
     pub abr_acr_min_bps: f64,
+    pub abr_acr_mean_bps: f64,
     pub abr_frm_sent: u64,
     pub abr_brm_returned: u64,
     pub abr_rm_lost: u64,
@@ -767,6 +768,7 @@ impl Emulator {
             Some(AbrResult {
                 abr_acr_bps: k.acr * CELL_BITS,
                 abr_acr_min_bps: k.acr_min * CELL_BITS,
+                abr_acr_mean_bps: k.acr_mean * CELL_BITS,
                 abr_frm_sent: k.frm_sent,
                 abr_brm_returned: k.brm_returned,
                 abr_rm_lost: k.rm_lost,

@@ -363,15 +363,19 @@ impl TtcpSink {
         if self.finished.is_some() {
             return Step::Done;
         }
+        // The receiver's clock starts when accept() returns, before the first
+        // read: ttcp -r calls prep_timer() right after accept (ttcp.c), and
+        // netperf's recv_tcp_stream cpu_start() (nettest_bsd.c). The world runs
+        // a TCP receiver's first step once its connection is established.
+        if self.started.is_none() {
+            self.started = Some(*t);
+        }
         if tcb.rcv.cc == 0 {
             if self.eof || self.read >= self.nbytes {
                 self.finished = Some(*t);
                 return Step::Done;
             }
             return Step::Blocked;
-        }
-        if self.started.is_none() {
-            self.started = Some(*t);
         }
         let n = soreceive(tcb, costs, self.buflen, t, out);
         self.read += n as u64;
@@ -381,5 +385,33 @@ impl TtcpSink {
             return Step::Done;
         }
         Step::Continue
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::tcp::{Flavour, Seq};
+
+    #[test]
+    fn the_receivers_clock_starts_when_accept_returns_not_at_the_first_read() {
+        // ttcp -r's prep_timer() follows accept(); netperf's recv_tcp_stream
+        // starts its clock there too. The world runs a TCP receiver's first
+        // step once its connection is established, nothing yet to read.
+        let costs = Costs {
+            syscall: SimTime::from_us(50),
+            copy_ps_per_byte: 0,
+            read_copy_ps_per_byte: 0,
+            fragment_ps_per_byte: 0,
+            append: AppendRule::SunOs,
+            send_completes_on_ack: false,
+        };
+        let mut tcb = Tcb::new(Flavour::Sunos411, 9140, 32768, 32768, Seq(1000));
+        let mut sink = TtcpSink::new(8192, 8192);
+        let mut t = SimTime::from_ms(3);
+        let mut out = Vec::new();
+        assert_eq!(sink.step(&mut tcb, &costs, &mut t, &mut out), Step::Blocked);
+        assert_eq!(sink.started, Some(SimTime::from_ms(3)));
+        assert_eq!(sink.reads, 0);
     }
 }

@@ -136,6 +136,7 @@ pub const RESULT_FIELDS: &[ResultField] = &[
     // ABR (sim::net::abr): per connection its data circuit's source, per port its switch.
     f("connection", "abr_acr_bps", Float, "bit/s (cells)"),
     f("connection", "abr_acr_min_bps", Float, "bit/s (cells)"),
+    f("connection", "abr_acr_mean_bps", Float, "bit/s (cells)"),
     f("connection", "abr_frm_sent", Int, "cells"),
     f("connection", "abr_brm_returned", Int, "cells"),
     f("connection", "abr_rm_lost", Int, "cells"),

@@ -248,6 +248,18 @@ def _explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tup
             )
     else:
         rwnd = sndbuf = None
+    out_drops, in_drops = tx.get("if_tx_drops") or 0, rx.get("if_rx_drops") or 0
+    if retrans and out_drops > in_drops and 2 * out_drops >= retrans:
+        # As the simulator's rule (sim/explain/classify.rs): where the losses were
+        # decides. The sender's own interface dropped at least half as many packets as
+        # were resent, more than the receiver's took in: its transmit queue, not the
+        # path, lost them (the counters are the interface's, every connection on it).
+        return vocab.INTERFACE_QUEUE, (
+            f"{retrans} retransmitted segment(s); the sender's interface {tx.get('interface')} "
+            f"dropped {out_drops} outgoing packet(s) (its transmit queue full), the "
+            f"receiver's {in_drops}: the window let out more than the sender's queue holds "
+            f"at its link's rate, srtt {info.get('rtt_us', 0) / 1000:.2f} ms"
+        )
     if retrans:
         return vocab.LINK, (
             f"{retrans} retransmitted segment(s): losses on the path set the congestion "

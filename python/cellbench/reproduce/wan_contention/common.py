@@ -92,9 +92,13 @@ def carried_bps(r: dict) -> float:
 
 
 def limit(r: dict, text: str) -> tuple[str, str]:
-    """What bound a stream: cell loss where it lost cells (named), else the simulator's
-    verdict; a UDP source whose interface queue refused datagrams was held by its link
-    (or, with credits, by the credits its first hop returned)."""
+    """What bound a stream: cell loss where it lost cells (named), unless the simulator,
+    weighing where the losses were, found its own interface queue refused more of its
+    PDUs than the network lost (``interface-queue``); else the simulator's verdict; a
+    UDP source whose interface queue refused datagrams was held by its link (or, with
+    credits, by the credits its first hop returned)."""
+    if r["limited_by"] == vocab.INTERFACE_QUEUE:
+        return r["limited_by"], r["limit_evidence"]
     if r["cells_lost"]:
         return vocab.CELL_LOSS, f"lost {text}"
     refused = int(r["pdus_dropped_at_adapter"] or 0)

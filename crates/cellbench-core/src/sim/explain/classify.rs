@@ -43,9 +43,9 @@ fn pct(x: f64) -> String {
 ///    same reckoning and tolerance as the adapter's pacing under `link`): the
 ///    switches' feedback, not the link, set the rate. Before `link`, since the
 ///    connections an ERICA port shares out also fill that port together. The
-///    ACR is its value at the end of the run: a transfer that delivered more
-///    than [`ACR_DRIFT`] above what it carries ran at another, and is judged
-///    by the rules after.
+///    ACR is its time-weighted mean over the circuit's active time (its first
+///    cell to its last): a transfer that delivered more than [`ACR_DRIFT`]
+///    above what that carries was not paced by it, and is judged by the rules after.
 /// 3. `link`: delivered >= [`LINK_SHARE`] of the path's rate; or parallel
 ///    connections through the path's slowest port together carry that share of
 ///    it. A full link is the hard ceiling; before the CPU, since a host that
@@ -59,8 +59,13 @@ fn pct(x: f64) -> String {
 ///    a stop-and-wait of one segment spends most of its loop in the hosts),
 ///    if those closed cycles span >= [`WINDOW_CLOSED`] of the transfer.
 /// 6. `policing`: the UPC discarded cells of this connection and data PDUs were lost.
-/// 7. `cell-loss`: cells lost in switch buffers (or PDUs at the interface
-///    queue), and TCP retransmitted or timed out.
+/// 7. `interface-queue`: the sender's own interface queue refused more PDUs
+///    than the network lost of its data, and TCP retransmitted or timed out.
+///    Where the losses were decides: a PDU refused at the host never became
+///    cells; the window let out more than the queue holds while the adapter
+///    sends at its rate, a limit of the host and its window, not of the network.
+/// 7. `cell-loss`: cells lost in switch buffers (and PDUs at the interface
+///    queue, as many or fewer), and TCP retransmitted or timed out.
 /// 8. `nagle`: the sender held back data its window allowed for >= [`NAGLE_HOLD`]
 ///    of the transfer (a window that is not whole segments, a receiver that
 ///    ACKs late): measured like the circular wait, but not timer-paced.
@@ -92,7 +97,7 @@ pub fn classify(f: &Facts) -> Explanation {
 type Rule = fn(&Facts) -> Option<Explanation>;
 
 /// [`classify`]'s rules in their order (see there why).
-const RULES: [Rule; 12] = [
+const RULES: [Rule; 13] = [
     application,
     lockstep,
     abr_rate,
@@ -102,6 +107,7 @@ const RULES: [Rule; 12] = [
     window_over_rtt,
     window_closed,
     policing,
+    interface_queue,
     cell_loss,
     nagle,
     host_cpus_jointly,
@@ -248,9 +254,12 @@ fn abr_rate(f: &Facts) -> Option<Explanation> {
         return done(
             LimitedBy::AbrRate,
             format!(
-                "ACR {} of cells ({}) carries at most {} in {}-byte {}; {}",
-                mbps(a.acr_bps),
+                "ACR {} of cells on average ({}; {} to {}, {} at the end) carries at most {} in {}-byte {}; {}",
+                mbps(a.acr_mean_bps),
                 a.feedback,
+                mbps(a.acr_range_bps.0),
+                mbps(a.acr_range_bps.1),
+                mbps(a.acr_bps),
                 mbps(a.payload_bps),
                 a.unit_bytes,
                 if f.tcp { "segments" } else { "datagrams" },
@@ -393,6 +402,57 @@ fn policing(f: &Facts) -> Option<Explanation> {
     None
 }
 
+/// Rule 7, `interface-queue`: the sender's own interface queue refused more
+/// PDUs than the network lost of its data, and TCP recovered.
+fn interface_queue(f: &Facts) -> Option<Explanation> {
+    let refused = f.pdus_dropped_at_adapter;
+    if !(f.tcp && refused > f.data_pdus_lost && (f.retransmitted_segments > 0 || f.timeouts > 0)) {
+        return None;
+    }
+    let network = if f.cells_lost_in_buffers > 0 {
+        format!(
+            "besides, {} cells lost in switch buffers: {} of {} data PDUs",
+            f.cells_lost_in_buffers, f.data_pdus_lost, f.data_pdus_sent
+        )
+    } else {
+        "no cell lost in the network".to_string()
+    };
+    let mut s = format!("{refused} PDUs refused by the sender's interface queue ({network})");
+    // What the queue holds against what the window lets out: the queue fills
+    // when the host hands over segments faster than the adapter sends them.
+    if let Some(q) = f.ifq_pdus {
+        s += &format!("; it holds {q} PDUs");
+        if let Some(p) = &f.path {
+            s += &format!(
+                " ({} B of {}-byte segments)",
+                q as u64 * p.unit_bytes as u64,
+                p.unit_bytes
+            );
+        }
+    }
+    if let Some(w) = &f.window {
+        s += &format!(
+            "; window {} B (sndbuf {}, rcvbuf {}), {} B in flight at most",
+            w.sndbuf.min(w.rcvbuf),
+            w.sndbuf,
+            w.rcvbuf,
+            w.peak_flight
+        );
+    }
+    if let Some(p) = &f.path {
+        s += &format!(" while {} carries {}", p.bottleneck, mbps(p.payload_bps));
+    }
+    done(
+        LimitedBy::InterfaceQueue,
+        format!(
+            "{s}; {} retransmitted, {} timeouts; measured {}",
+            f.retransmitted_segments,
+            f.timeouts,
+            mbps(f.throughput_bps)
+        ),
+    )
+}
+
 /// Rule 7, `cell-loss`: cells lost at buffers, and TCP recovered.
 fn cell_loss(f: &Facts) -> Option<Explanation> {
     let buffer_loss = f.cells_lost_in_buffers > 0 || f.pdus_dropped_at_adapter > 0;
@@ -498,12 +558,13 @@ fn undetermined(f: &Facts) -> Explanation {
     {
         // Not the bound (rule 3), but what the feedback did: say so.
         near.push(format!(
-            "the ACR moved ({} to {} of cells; {} at the end, carrying {}, less than was delivered; {})",
+            "the ACR's mean {} of cells ({} to {}, {} at the end; {}) carries {}, less than was delivered",
+            mbps(a.acr_mean_bps),
             mbps(a.acr_range_bps.0),
             mbps(a.acr_range_bps.1),
             mbps(a.acr_bps),
-            mbps(a.payload_bps),
-            a.feedback
+            a.feedback,
+            mbps(a.payload_bps)
         ));
     }
     if let Some((_, bound)) = f.window_bound() {
@@ -583,6 +644,7 @@ mod test {
             cells_policed: 0,
             cells_lost_in_buffers: 0,
             pdus_dropped_at_adapter: 0,
+            ifq_pdus: Some(50),
             data_pdus_sent: 1000,
             data_pdus_lost: 0,
             retransmitted_segments: 0,
@@ -692,6 +754,7 @@ mod test {
     fn an_acr_below_the_path_that_the_connection_fills_is_abr_rate() {
         let mut f = plain();
         f.abr = Some(AbrRate {
+            acr_mean_bps: 33.65e6,
             acr_bps: 33.65e6,
             acr_range_bps: (4.24e6, 149.76e6),
             payload_bps: 30e6,
@@ -710,14 +773,14 @@ mod test {
         assert_eq!(e.limited_by, LimitedBy::AbrRate);
         assert_eq!(
             e.evidence,
-            "ACR 33.65 Mb/s of cells (ERICA's explicit rate at the port to b, target 0.9) \
+            "ACR 33.65 Mb/s of cells on average (ERICA's explicit rate at the port to b, target 0.9; \
+             4.24 Mb/s to 149.76 Mb/s, 33.65 Mb/s at the end) \
              carries at most 30.00 Mb/s in 9140-byte segments; delivered 25.50 Mb/s (85%)"
         );
         // Below the link's tolerance of what the ACR carries: the ACR is not the bound.
         scale(&mut f, 0.99);
         assert_eq!(limit(&f), LimitedBy::Link);
-        // Delivered well above what the ACR at the end carries: the ACR moved
-        // during the transfer (EFCI's oscillation), its end value is no bound.
+        // Delivered well above what the mean ACR carries: the ACR did not pace it.
         set(&mut f, 30e6 * (1.0 + 0.99 * ACR_DRIFT));
         assert_eq!(limit(&f), LimitedBy::AbrRate);
         set(&mut f, 30e6 * (1.0 + ACR_DRIFT) * 1.01);
@@ -730,8 +793,8 @@ mod test {
         assert_eq!(e.limited_by, LimitedBy::Undetermined);
         assert!(
             e.evidence.contains(
-                "the ACR moved (4.24 Mb/s to 149.76 Mb/s of cells; 33.65 Mb/s at the end, \
-                 carrying 30.00 Mb/s, less than was delivered; ERICA's explicit rate"
+                "the ACR's mean 33.65 Mb/s of cells (4.24 Mb/s to 149.76 Mb/s, 33.65 Mb/s at the end; \
+                 ERICA's explicit rate at the port to b, target 0.9) carries 30.00 Mb/s, less than was delivered"
             ),
             "{}",
             e.evidence
@@ -749,6 +812,7 @@ mod test {
         // carries; the receiver read 29.32 Mb/s over the transfer, which the evidence gives.
         let mut f = plain();
         f.abr = Some(AbrRate {
+            acr_mean_bps: 33.65e6,
             acr_bps: 33.65e6,
             acr_range_bps: (4.24e6, 149.76e6),
             payload_bps: 29.27e6,
@@ -761,8 +825,8 @@ mod test {
         assert_eq!(e.limited_by, LimitedBy::AbrRate);
         assert_eq!(
             e.evidence,
-            "ACR 33.65 Mb/s of cells (ERICA's explicit rate at the port to sink.atm, target 0.9) \
-             carries at most 29.27 Mb/s in 9136-byte segments; delivered 29.32 Mb/s (100%); \
+            "ACR 33.65 Mb/s of cells on average (ERICA's explicit rate at the port to sink.atm, target 0.9; \
+             4.24 Mb/s to 149.76 Mb/s, 33.65 Mb/s at the end) carries at most 29.27 Mb/s in 9136-byte segments; delivered 29.32 Mb/s (100%); \
              ttcp -t's 45.95 Mb/s (157%) counts data its socket buffer still held when the writes ended"
         );
         // The sender's figure alone names no bound: written fast, delivered slowly.
@@ -976,22 +1040,64 @@ mod test {
         f.retransmitted_segments = 0;
         f.timeouts = 0;
         assert_eq!(limit(&f), LimitedBy::Undetermined);
-        // A full interface queue is a buffer too.
-        f.cells_lost_in_buffers = 0;
-        f.pdus_dropped_at_adapter = 3;
-        f.timeouts = 1;
+        // UDP does not slow down for losses.
+        f.tcp = false;
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
+    }
+
+    #[test]
+    fn losses_only_at_the_senders_interface_queue_are_not_cell_loss() {
+        // wan-contention's five pairs with 1 MB windows: the host hands over a
+        // window's segments faster than the paced adapter sends them, and its
+        // interface queue refuses some; no cell is lost in the network.
+        let mut f = plain();
+        set(&mut f, 15e6);
+        f.pdus_dropped_at_adapter = 39;
+        f.data_pdus_sent = 2478;
+        f.retransmitted_segments = 115;
+        f.timeouts = 4;
+        let w = f.window.as_mut().unwrap();
+        (w.sndbuf, w.rcvbuf, w.peak_flight) = (1 << 20, 1 << 20, 600_000);
         let e = classify(&f);
-        assert_eq!(e.limited_by, LimitedBy::CellLoss);
-        // Issue 31: said where, and that no cell was lost (wan-mismatch's Experiment 6).
+        assert_eq!(e.limited_by, LimitedBy::InterfaceQueue);
+        assert_eq!(
+            e.evidence,
+            "39 PDUs refused by the sender's interface queue (no cell lost in the network); \
+             it holds 50 PDUs (457400 B of 9148-byte segments); window 1048576 B (sndbuf 1048576, \
+             rcvbuf 1048576), 600000 B in flight at most while the port to b (100.00 Mb/s of cells) \
+             carries 100.00 Mb/s; 115 retransmitted, 4 timeouts; measured 15.00 Mb/s"
+        );
+        // Some cells lost in the network too (ACKs, or fewer data PDUs than the
+        // queue refused): still the queue, and the evidence says both.
+        f.cells_lost_in_buffers = 40;
+        f.data_pdus_lost = 2;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::InterfaceQueue);
         assert!(
             e.evidence.starts_with(
-                "3 PDUs refused by the sender's interface queue (no cell lost in the network); "
+                "39 PDUs refused by the sender's interface queue (besides, 40 cells lost in \
+                 switch buffers: 2 of 2478 data PDUs); "
             ),
             "{}",
             e.evidence
         );
+        // The network lost as many data PDUs or more: cell loss, naming both places.
+        f.data_pdus_lost = 39;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::CellLoss);
+        assert!(
+            e.evidence.starts_with(
+                "39 PDUs refused by the sender's interface queue, 40 cells lost in switch buffers; "
+            ),
+            "{}",
+            e.evidence
+        );
+        // Refusals TCP never had to recover from explain nothing.
+        (f.cells_lost_in_buffers, f.data_pdus_lost) = (0, 0);
+        (f.retransmitted_segments, f.timeouts) = (0, 0);
+        assert_eq!(limit(&f), LimitedBy::Undetermined);
         // UDP does not slow down for losses.
-        f.tcp = false;
+        (f.retransmitted_segments, f.tcp) = (1, false);
         assert_eq!(limit(&f), LimitedBy::Undetermined);
     }
 
@@ -1010,7 +1116,7 @@ mod test {
         assert_eq!(e.limited_by, LimitedBy::Undetermined);
         assert_eq!(e.evidence, "no bound reached; delivered 0.00 Mb/s");
         let names: Vec<&str> = LimitedBy::ALL.iter().map(|l| l.as_str()).collect();
-        assert_eq!(names.len(), 11);
+        assert_eq!(names.len(), 12);
         assert!(names.iter().all(|n| !n.is_empty()));
     }
 }

@@ -28,11 +28,13 @@ pub struct PathRate {
 /// What an ABR circuit's allowed cell rate carries of a connection's PDUs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AbrRate {
-    /// ACR at the end of the run, bit/s of cells.
+    /// ACR's time-weighted mean over the circuit's active time (its first
+    /// cell to its last), bit/s of cells: the rate the source was allowed.
+    pub acr_mean_bps: f64,
+    /// ACR at the end of the run, and the lowest and highest it was, bit/s of cells.
     pub acr_bps: f64,
-    /// The lowest and highest it was during the run, bit/s of cells.
     pub acr_range_bps: (f64, f64),
-    /// Payload it carries at most, bit/s, and the data bytes per PDU it is reckoned for.
+    /// Payload the mean carries at most, bit/s, and the data bytes per PDU it is reckoned for.
     pub payload_bps: f64,
     pub unit_bytes: u32,
     /// The switches' feedback that set it: "ERICA's explicit rate at the port to b, target 0.9".
@@ -111,8 +113,10 @@ pub struct Facts {
     pub cells_policed: u64,
     /// Cells dropped at switch buffers (tail drop, PPD, EPD, CLP-1 threshold), both directions.
     pub cells_lost_in_buffers: u64,
-    /// PDUs refused by the sender's full interface queue.
+    /// PDUs refused by a full interface queue (the sender's data, the
+    /// receiver's ACKs), and the PDUs the sender's queue holds (`ifq_maxlen`).
     pub pdus_dropped_at_adapter: u64,
+    pub ifq_pdus: Option<usize>,
     pub data_pdus_sent: u64,
     pub data_pdus_lost: u64,
     pub retransmitted_segments: u64,
@@ -190,6 +194,12 @@ impl Facts {
             cells_policed: data.lost_by_cause.policing,
             cells_lost_in_buffers: buffer_loss(&data) + buffer_loss(&back),
             pdus_dropped_at_adapter: t.pdus_dropped_at_adapter,
+            ifq_pdus: scenario
+                .topology
+                .circuits
+                .get(spec.circuit)
+                .and_then(|c| scenario.topology.adapters.get(c.src))
+                .map(|a| a.tx_queue_pdus),
             data_pdus_sent: data.pdus_sent,
             data_pdus_lost: data.pdus_lost,
             retransmitted_segments: t.sender.segs_retransmitted,
@@ -201,11 +211,10 @@ impl Facts {
 /// What transfer `i` delivered, bit/s: the bytes its receiving application
 /// read over the transfer's span, from its sender's start to both ends
 /// finishing (the last byte read; a cut run: the cut), the row's `start_s` to
-/// `end_s`. The span, not ttcp -r's interval, which begins at the first read:
-/// a connection whose first segments were lost reads nothing until the
-/// retransmission timer resends them, seconds later, and its receiver's rate
-/// then leaves out the stall its losses cost (`ubr`'s many-connection rows:
-/// 0.12 Mb/s over ttcp -t's interval, 14 Mb/s over the receiver's). UDP, which
+/// `end_s`. The span, one interval for TCP and its sender's figures alike,
+/// rather than ttcp -r's, which begins when accept() returns, the handshake's
+/// last ACK in, a round trip and a half after the sender's start (ttcp.c's
+/// prep_timer() follows accept(); `host::ttcp::TtcpSink::step`). UDP, which
 /// resends nothing, keeps the receiver's interval, first datagram to last, as
 /// its row's throughput does (its span ends a linger after the transmitter,
 /// `UDP_LINGER` in world/apps.rs, not at the last datagram), less the first
@@ -456,8 +465,8 @@ fn adapter_time(adapter: &AdapterSpec, pacing: Option<&VcPacing>, pdus: &[Gather
         .fold(SimTime::ZERO, |a, b| a + b)
 }
 
-/// What ABR circuit `c`'s allowed cell rate at the end of the run carries at
-/// most of `bytes` in these PDUs: the adapter paced at ACR less the in-rate
+/// What ABR circuit `c`'s allowed cell rate, its time-weighted mean over the
+/// circuit's active time, carries at most of `bytes` in these PDUs: the adapter paced at ACR less the in-rate
 /// forward RM cells, one of every Nrm cells (TM 4.0 §5.10.4 rule 3), the
 /// adapter's time reckoned as for pacing. None for a circuit that is not ABR.
 fn abr_rate(
@@ -469,12 +478,12 @@ fn abr_rate(
     port_name: &dyn Fn(usize) -> String,
 ) -> Option<AbrRate> {
     let counters = run.abr_sources.get(c).copied().flatten()?;
-    let acr = counters.acr;
+    let acr = counters.acr_mean;
     let nrm = topo.abr_sources.iter().find(|s| s.circuit == c)?.nrm as f64;
     let circuit = topo.circuits.get(c)?;
     let adapter = topo.adapters.get(circuit.src)?;
-    let acr_bps = acr * CELL_BITS as f64;
-    let data_bps = acr_bps * (nrm - 1.0) / nrm;
+    let acr_mean_bps = acr * CELL_BITS as f64;
+    let data_bps = acr_mean_bps * (nrm - 1.0) / nrm;
     let pacing = VcPacing::at_rate(c, BitRate(data_bps as u64)).ok()?;
     let secs = adapter_time(adapter, Some(&pacing), pdus).as_secs_f64();
     // The ports on the path with an ABR rule. Of ERICA's, the one whose last
@@ -529,7 +538,8 @@ fn abr_rate(
         })
         .collect();
     (secs > 0.0).then(|| AbrRate {
-        acr_bps,
+        acr_mean_bps,
+        acr_bps: counters.acr * CELL_BITS as f64,
         acr_range_bps: (
             counters.acr_min * CELL_BITS as f64,
             counters.acr_max * CELL_BITS as f64,

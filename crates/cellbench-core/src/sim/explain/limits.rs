@@ -24,9 +24,13 @@ pub enum LimitedBy {
     Window,
     /// Cells discarded by usage parameter control, and TCP's recovery from it.
     Policing,
-    /// Cells lost where a buffer overflowed (a switch port, the interface
-    /// queue), and TCP's recovery from it.
+    /// Cells lost where a switch buffer overflowed, and TCP's recovery from it.
     CellLoss,
+    /// PDUs the sender's own interface queue refused (BSD's `IF_DROP` when
+    /// `ifq_maxlen` packets wait), and TCP's recovery from it: no cell was lost
+    /// in the network; the window the host lets out exceeds what its interface
+    /// queue holds while the adapter sends at its rate (a host and window limit).
+    InterfaceQueue,
     /// Starved (under 5% of its fair share) at a congested port that another
     /// connection held, in backed-off retransmission timeouts (`capture.rs`).
     Capture,
@@ -38,7 +42,7 @@ pub enum LimitedBy {
 }
 
 impl LimitedBy {
-    pub const ALL: [LimitedBy; 11] = [
+    pub const ALL: [LimitedBy; 12] = [
         LimitedBy::Application,
         LimitedBy::Lockstep,
         LimitedBy::AbrRate,
@@ -47,6 +51,7 @@ impl LimitedBy {
         LimitedBy::Window,
         LimitedBy::Policing,
         LimitedBy::CellLoss,
+        LimitedBy::InterfaceQueue,
         LimitedBy::Capture,
         LimitedBy::Nagle,
         LimitedBy::Undetermined,
@@ -63,6 +68,7 @@ impl LimitedBy {
             LimitedBy::Nagle => "nagle",
             LimitedBy::Policing => "policing",
             LimitedBy::CellLoss => "cell-loss",
+            LimitedBy::InterfaceQueue => "interface-queue",
             LimitedBy::Capture => "capture",
             LimitedBy::Undetermined => "undetermined",
         }
@@ -82,13 +88,14 @@ pub const APPLICATION_SHARE: f64 = 0.90;
 /// headers and the PDU gap are already counted in the path's rate, so the rest
 /// is start-up and ACK-clocking slack).
 pub const LINK_SHARE: f64 = 0.85;
-/// The ACR at the end of the run stands for the rate an ABR transfer ran at
-/// only if what it delivered is at most this share above what that ACR
-/// carries. ERICA holds each ACR within 3% of its fair share past the
-/// transient (`examples/abr.netspec`, tests/test_abr.py). Further above, the
-/// ACR moved during the transfer (binary EFCI or relative-rate feedback
-/// oscillates between PCR and its decreases), and its value at the end is not
-/// the bound: the counters keep no mean to cite instead.
+/// The ACR's time-weighted mean over the circuit's active time (its first cell
+/// to its last) stands for the rate an ABR transfer ran at only if what it
+/// delivered is at most this share above what that mean carries. The mean is
+/// over the cells' time, the delivered rate over the transfer's span (the
+/// handshake before the first cell, the receiver's last read after the last);
+/// and out-of-rate RM cells (rule 11) go beside the ACR. 3%: the margin
+/// ERICA holds an ACR to its fair share in (`examples/abr.netspec`,
+/// tests/test_abr.py). Further above, the ACR did not pace the transfer.
 pub const ACR_DRIFT: f64 = 0.03;
 /// A CPU busy at least this share of the transfer has no time left to give
 /// (the jitter of each piece of work and the timer ticks take the rest).

@@ -155,6 +155,9 @@ pub struct AbrSourceCounters {
     pub acr_max: f64,
     /// Time spent with ACR at MCR (to within one cell/s).
     pub time_at_mcr: SimTime,
+    /// ACR's time-weighted mean over the circuit's active time, its first cell
+    /// to its last (cells/s; ACR itself before any cell): the rate it ran at.
+    pub acr_mean: f64,
 }
 
 /// What an ABR port counted.
@@ -194,6 +197,11 @@ struct SourceRt {
     unanswered: u32,
     /// When ACR last changed (for the time at MCR).
     changed: SimTime,
+    /// The first cell's time, and ACR's integral (cells) from it to `changed`
+    /// and to the last cell by then (with that cell's time): the mean's terms.
+    active_from: Option<SimTime>,
+    acr_area: f64,
+    acr_area_to_last: (f64, SimTime),
     sn: u32,
     counters: AbrSourceCounters,
     series: Vec<(SimTime, f64)>,
@@ -214,6 +222,9 @@ impl SourceRt {
             last_frm: None,
             unanswered: 0,
             changed: SimTime::ZERO,
+            active_from: None,
+            acr_area: 0.0,
+            acr_area_to_last: (0.0, SimTime::ZERO),
             sn: 0,
             counters: AbrSourceCounters {
                 acr: p.icr,
@@ -233,12 +244,30 @@ impl SourceRt {
         self.acr <= self.p.mcr + 1.0
     }
 
+    /// ACR's integral from the first cell to `now`, and to the last cell no
+    /// later than `now` (with its time); ACR has been constant since `changed`.
+    fn acr_areas(&self, now: SimTime) -> (f64, (f64, SimTime)) {
+        let (Some(from), Some(last)) = (self.active_from, self.last_cell) else {
+            return (self.acr_area, self.acr_area_to_last);
+        };
+        let a = self.changed.max(from);
+        let upto = |t: SimTime| self.acr_area + self.acr * t.saturating_sub(a).as_secs_f64();
+        let b = last.min(now);
+        let to_last = if b >= a {
+            (upto(b), b)
+        } else {
+            self.acr_area_to_last
+        };
+        (upto(now), to_last)
+    }
+
     /// ACR becomes `acr` at `now` (clamped to [MCR, PCR], rule 1).
     fn set_acr(&mut self, now: SimTime, acr: f64, series: bool) {
         let acr = acr.clamp(self.p.mcr, self.p.pcr);
         if self.at_mcr() {
             self.counters.time_at_mcr += now.saturating_sub(self.changed);
         }
+        (self.acr_area, self.acr_area_to_last) = self.acr_areas(now);
         self.changed = now;
         self.acr = acr;
         self.acr_interval = Self::interval(acr);
@@ -607,6 +636,11 @@ impl Network {
         if s.at_mcr() {
             k.time_at_mcr += self.now.saturating_sub(s.changed);
         }
+        let (_, (area, last)) = s.acr_areas(self.now);
+        k.acr_mean = match s.active_from {
+            Some(from) if last > from => area / (last - from).as_secs_f64(),
+            _ => s.acr,
+        };
         Some(k)
     }
 
@@ -697,6 +731,7 @@ impl Network {
         s.unanswered += 1;
         s.counters.frm_sent += 1;
         s.last_frm = Some(now);
+        s.active_from.get_or_insert(now);
         if !out_of_rate {
             s.since_frm = 0;
             s.last_cell = Some(now);

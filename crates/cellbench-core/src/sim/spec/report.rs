@@ -82,7 +82,8 @@ pub struct ConnResult {
     /// (`sim::explain`). Null without a trace, or when timer ACKs do not pace the transfer.
     pub lockstep_cycle: Option<CycleResult>,
     /// What bound the connection (`sim::explain::LimitedBy`: application,
-    /// lockstep, link, host-cpu, window, policing, cell-loss, nagle, undetermined)
+    /// lockstep, abr-rate, link, host-cpu, window, policing, cell-loss,
+    /// interface-queue, capture, nagle, undetermined)
     /// and one sentence of evidence with the numbers.
     pub limited_by: &'static str,
     pub limit_evidence: String,
@@ -109,6 +110,9 @@ pub struct ConnResult {
     /// returned, RM cells lost, and the time its ACR sat at MCR.
     pub abr_acr_bps: Option<f64>,
     pub abr_acr_min_bps: Option<f64>,
+    /// Its ACR's time-weighted mean over the circuit's active time, first cell
+    /// to last (bit/s of cells): the rate `abr-rate` is judged against.
+    pub abr_acr_mean_bps: Option<f64>,
     pub abr_frm_sent: Option<u64>,
     pub abr_brm_returned: Option<u64>,
     pub abr_rm_lost: Option<u64>,
@@ -490,6 +494,7 @@ impl RunSpec {
             rexmt_wait_s: t.sender.rexmt_wait.as_secs_f64(),
             abr_acr_bps: abr.map(|k| k.acr * CELL_BITS),
             abr_acr_min_bps: abr.map(|k| k.acr_min * CELL_BITS),
+            abr_acr_mean_bps: abr.map(|k| k.acr_mean * CELL_BITS),
             abr_frm_sent: abr.map(|k| k.frm_sent),
             abr_brm_returned: abr.map(|k| k.brm_returned),
             abr_rm_lost: abr.map(|k| k.rm_lost),
