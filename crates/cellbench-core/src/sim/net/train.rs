@@ -597,27 +597,24 @@ impl Network {
         if k > STEADY_INPUTS {
             return false;
         }
-        // The heads in merge order: (input, its head segment).
+        // The heads, each a run of data cells at one step `s`, all within `s`
+        // of the first, with the link free for part of each period. Checked
+        // before the merge order is sorted out: most tries fail here (trains
+        // at the link rate; ABR sources at different ACRs).
+        let Reverse((h_first, _, first)) = *heads.peek().expect("k >= 2");
+        let s = inputs[first][0].step;
         let mut order = [(0usize, SimTime::ZERO, 0u32); STEADY_INPUTS];
+        let mut h_last = h_first;
         for (i, &Reverse((t, c, slot))) in heads.iter().enumerate() {
-            order[i] = (slot, t, c);
-        }
-        let order = &mut order[..k];
-        order.sort_unstable_by_key(|&(slot, t, c)| (t, c, slot));
-        let first = inputs[order[0].0][0];
-        let s = first.step;
-        let (h_first, h_last) = (order[0].1, order[k - 1].1);
-        if first.count < 2 || h_last.0 - h_first.0 >= s.0 || h_last > horizon {
-            return false;
-        }
-        // Whole periods at or before the horizon (and ERICA's interval end).
-        let periods = |until: SimTime| ((until.0 - h_last.0) / s.0 + 1).min(u32::MAX as u64) as u32;
-        let mut n = periods(horizon);
-        if let Some(interval_end) = self.abr_interval_end(p) {
-            if h_last >= interval_end {
+            let seg = &inputs[slot][0];
+            if abr::is_rm(seg.pdu) || seg.count < 2 || seg.step != s {
                 return false;
             }
-            n = n.min(periods(SimTime(interval_end.0 - 1)));
+            h_last = h_last.max(t);
+            order[i] = (slot, t, c);
+        }
+        if h_last.0 - h_first.0 >= s.0 || h_last > horizon {
+            return false;
         }
         let port = &self.ports[p];
         let (cell, delay, buffer, policy, end0) =
@@ -626,6 +623,18 @@ impl Network {
         // no period repeats the last (trains at the link rate colliding).
         if cell.times(k as u64) > s {
             return false;
+        }
+        // The merge order: (input, its head's arrival, circuit).
+        let order = &mut order[..k];
+        order.sort_unstable_by_key(|&(slot, t, c)| (t, c, slot));
+        // Whole periods at or before the horizon (and ERICA's interval end).
+        let periods = |until: SimTime| ((until.0 - h_last.0) / s.0 + 1).min(u32::MAX as u64) as u32;
+        let mut n = periods(horizon);
+        if let Some(interval_end) = self.abr_interval_end(p) {
+            if h_last >= interval_end {
+                return false;
+            }
+            n = n.min(periods(SimTime(interval_end.0 - 1)));
         }
         let epd = match policy {
             DropPolicy::Epd { threshold_cells } => threshold_cells,
@@ -636,9 +645,6 @@ impl Network {
         let mut end = end0;
         for (i, &(slot, _, _)) in order.iter().enumerate() {
             let seg = &inputs[slot][0];
-            if abr::is_rm(seg.pdu) || seg.count < 2 || seg.step != s {
-                return false;
-            }
             let stage = &self.circuits[seg.circuit as usize].stages[seg.stage as usize];
             if stage.policer.is_some() || !matches!(stage.vc, VcState::Idle | VcState::Accepting) {
                 return false;
