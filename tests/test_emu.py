@@ -473,6 +473,45 @@ def test_a_loop_without_priority_or_cpu_says_so_in_its_rows():
     assert "SCHED_FIFO refused" in notes[0] and "no CPU of its own" in notes[1]
 
 
+def test_a_tcp_sender_that_dropped_at_its_own_queue_is_interface_queue():
+    """The simulator's rule (sim/explain/classify.rs) on the emulator's counters: the
+    sender's kernel dropped more packets at its TUN queue than the emulated network
+    lost of its data, and TCP retransmitted: ``interface-queue``, in the simulator's
+    words; the drops are the interface's, which the evidence says when the host has
+    more than one connection. Policing first, cell loss where the network lost more."""
+    from cellbench.engines.emu.engine import _network_limit
+
+    row = {"protocol": "tcp", "retransmits": 115, "sender_tx_dropped": 39}
+    row |= {"sender_queue_stopped_s": 1.25, "sndbuf": 1 << 20, "rcvbuf": 1 << 20}
+    row |= {"goodput_bps": 15e6}
+    data = {"pdus_sent": 2478, "pdus_lost": 0, "cells_lost": 0, "cells_policed": 0}
+    data |= {"pdus_dropped_at_adapter": 0}
+    got = _network_limit(row, data, 1, 50)
+    assert got["limited_by"] == "interface-queue"
+    assert got["limit_evidence"] == (
+        "39 packets dropped by the sender's kernel at its interface queue (TUN tx_dropped, "
+        f"txqueuelen {netns.TXQUEUELEN}) (no cell lost in the emulated network); its "
+        "adapter's interface queue holds 50 PDUs and held the host's queue stopped 1.25 s "
+        "of the run; window sndbuf 1048576, rcvbuf 1048576; 115 retransmitted (TCP_INFO); "
+        "received 15.00 Mb/s"
+    )
+    # tx_dropped counts the interface: two connections on the host share it.
+    got = _network_limit(row, data | {"pdus_lost": 2, "cells_lost": 40}, 2, None)
+    assert got["limited_by"] == "interface-queue"
+    assert "the interface's count, its 2 connections' packets together" in got["limit_evidence"]
+    assert (
+        "besides, 40 cells lost in the emulated network: 2 of 2478 data PDUs"
+        in (got["limit_evidence"])
+    )
+    # As many lost in the network as dropped at the host: the network's losses.
+    lossy = data | {"pdus_lost": 39, "cells_lost": 400}
+    assert _network_limit(row, lossy)["limited_by"] == "cell-loss"
+    assert _network_limit(row, lossy | {"cells_policed": 9})["limited_by"] == "policing"
+    # Without a retransmission TCP was not held by the drops; UDP's rule is link's.
+    assert _network_limit(row | {"retransmits": 0}, data) == {}
+    assert _network_limit(row | {"protocol": "udp"}, data) == {}
+
+
 #: A UDP source writing 8 KB datagrams as fast as its kernel takes them, far above
 #: OC-3c, beside a TCP transfer between two other hosts (a port of its own at the
 #: switch: the flood takes no cells from it there).
