@@ -512,6 +512,53 @@ def test_a_tcp_sender_that_dropped_at_its_own_queue_is_interface_queue():
     assert _network_limit(row | {"protocol": "udp"}, data) == {}
 
 
+#: Two TCP transfers from one DS-3 host whose adapter's interface queue holds 4 PDUs:
+#: Reno's slow start (no HyStart to stop it early) lets out more than the TUN device's
+#: txqueuelen holds while the adapter sends, and the host's kernel drops there.
+HOST_QUEUE = """
+testbed {
+    host a { phy = ds3; ifq_pdus = 4; kernel_cc = reno; }
+    host b { phy = ds3; kernel_cc = reno; }
+}
+cluster {
+    parallel {
+        test t1 { type = full (blocksize=64K, duration=2); protocol = tcp;
+                  own = a:5001; peer = b:5001; }
+        test s1 { type = sink (blocksize=64K); protocol = tcp; own = b:5001; peer = a:5001; }
+        test t2 { type = full (blocksize=64K, duration=2); protocol = tcp;
+                  own = a:5002; peer = b:5002; }
+        test s2 { type = sink (blocksize=64K); protocol = tcp; own = b:5002; peer = a:5002; }
+    }
+}
+"""
+
+
+def test_tcp_losses_at_the_senders_own_queue_are_interface_queue(tmp_path):
+    """No cell lost in the emulated network, the sender's kernel dropping at its TUN
+    queue and TCP retransmitting: ``interface-queue`` in the simulator's words, the
+    drops the interface's, shared by the host's two connections (the evidence says
+    so). The receivers time from accept(), as ttcp -r (the real engine's sink). The
+    real engine's own rule read the same drops before, in its words."""
+    before = leftovers()
+    r = run(tmp_path, HOST_QUEUE, "--engine", "emu", "--out", "q.result")
+    assert r.returncode == 0, r.stderr
+    assert leftovers() == before
+    for _, row in rows(tmp_path / "q.result").iterrows():
+        if row["test"] not in ("t1", "t2"):
+            continue
+        assert row["data_pdus_lost"] == 0 and row["cells_lost"] == 0
+        assert row["sender_tx_dropped"] > 0 and row["retransmits"] > 0, row
+        assert row["limited_by"] == "interface-queue", row["limit_evidence"]
+        assert row["limit_evidence"].startswith(
+            f"{row['sender_tx_dropped']} packets dropped by the sender's kernel at its "
+            f"interface queue (TUN tx_dropped, txqueuelen {netns.TXQUEUELEN}; the "
+            "interface's count, its 2 connections' packets together) (no cell lost in the "
+            "emulated network); its adapter's interface queue holds 4 PDUs"
+        ), row["limit_evidence"]
+        assert row["receiver_clock"] == "accept"
+        assert row["receiver_seconds"] >= row["receiver_read_seconds"] > 0
+
+
 #: A UDP source writing 8 KB datagrams as fast as its kernel takes them, far above
 #: OC-3c, beside a TCP transfer between two other hosts (a port of its own at the
 #: switch: the flood takes no cells from it there).
