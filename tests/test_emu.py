@@ -473,6 +473,92 @@ def test_a_loop_without_priority_or_cpu_says_so_in_its_rows():
     assert "SCHED_FIFO refused" in notes[0] and "no CPU of its own" in notes[1]
 
 
+def test_a_tcp_sender_that_dropped_at_its_own_queue_is_interface_queue():
+    """The simulator's rule (sim/explain/classify.rs) on the emulator's counters: the
+    sender's kernel dropped more packets at its TUN queue than the emulated network
+    lost of its data, and TCP retransmitted: ``interface-queue``, in the simulator's
+    words; the drops are the interface's, which the evidence says when the host has
+    more than one connection. Policing first, cell loss where the network lost more."""
+    from cellbench.engines.emu.engine import _network_limit
+
+    row = {"protocol": "tcp", "retransmits": 115, "sender_tx_dropped": 39}
+    row |= {"sender_queue_stopped_s": 1.25, "sndbuf": 1 << 20, "rcvbuf": 1 << 20}
+    row |= {"goodput_bps": 15e6}
+    data = {"pdus_sent": 2478, "pdus_lost": 0, "cells_lost": 0, "cells_policed": 0}
+    data |= {"pdus_dropped_at_adapter": 0}
+    got = _network_limit(row, data, 1, 50)
+    assert got["limited_by"] == "interface-queue"
+    assert got["limit_evidence"] == (
+        "39 packets dropped by the sender's kernel at its interface queue (TUN tx_dropped, "
+        f"txqueuelen {netns.TXQUEUELEN}) (no cell lost in the emulated network); its "
+        "adapter's interface queue holds 50 PDUs and held the host's queue stopped 1.25 s "
+        "of the run; window sndbuf 1048576, rcvbuf 1048576; 115 retransmitted (TCP_INFO); "
+        "received 15.00 Mb/s"
+    )
+    # tx_dropped counts the interface: two connections on the host share it.
+    got = _network_limit(row, data | {"pdus_lost": 2, "cells_lost": 40}, 2, None)
+    assert got["limited_by"] == "interface-queue"
+    assert "the interface's count, its 2 connections' packets together" in got["limit_evidence"]
+    assert (
+        "besides, 40 cells lost in the emulated network: 2 of 2478 data PDUs"
+        in (got["limit_evidence"])
+    )
+    # As many lost in the network as dropped at the host: the network's losses.
+    lossy = data | {"pdus_lost": 39, "cells_lost": 400}
+    assert _network_limit(row, lossy)["limited_by"] == "cell-loss"
+    assert _network_limit(row, lossy | {"cells_policed": 9})["limited_by"] == "policing"
+    # Without a retransmission TCP was not held by the drops; UDP's rule is link's.
+    assert _network_limit(row | {"retransmits": 0}, data) == {}
+    assert _network_limit(row | {"protocol": "udp"}, data) == {}
+
+
+#: Two TCP transfers from one DS-3 host whose adapter's interface queue holds 4 PDUs:
+#: Reno's slow start (no HyStart to stop it early) lets out more than the TUN device's
+#: txqueuelen holds while the adapter sends, and the host's kernel drops there.
+HOST_QUEUE = """
+testbed {
+    host a { phy = ds3; ifq_pdus = 4; kernel_cc = reno; }
+    host b { phy = ds3; kernel_cc = reno; }
+}
+cluster {
+    parallel {
+        test t1 { type = full (blocksize=64K, duration=2); protocol = tcp;
+                  own = a:5001; peer = b:5001; }
+        test s1 { type = sink (blocksize=64K); protocol = tcp; own = b:5001; peer = a:5001; }
+        test t2 { type = full (blocksize=64K, duration=2); protocol = tcp;
+                  own = a:5002; peer = b:5002; }
+        test s2 { type = sink (blocksize=64K); protocol = tcp; own = b:5002; peer = a:5002; }
+    }
+}
+"""
+
+
+def test_tcp_losses_at_the_senders_own_queue_are_interface_queue(tmp_path):
+    """No cell lost in the emulated network, the sender's kernel dropping at its TUN
+    queue and TCP retransmitting: ``interface-queue`` in the simulator's words, the
+    drops the interface's, shared by the host's two connections (the evidence says
+    so). The receivers time from accept(), as ttcp -r (the real engine's sink). The
+    real engine's own rule read the same drops before, in its words."""
+    before = leftovers()
+    r = run(tmp_path, HOST_QUEUE, "--engine", "emu", "--out", "q.result")
+    assert r.returncode == 0, r.stderr
+    assert leftovers() == before
+    for _, row in rows(tmp_path / "q.result").iterrows():
+        if row["test"] not in ("t1", "t2"):
+            continue
+        assert row["data_pdus_lost"] == 0 and row["cells_lost"] == 0
+        assert row["sender_tx_dropped"] > 0 and row["retransmits"] > 0, row
+        assert row["limited_by"] == "interface-queue", row["limit_evidence"]
+        assert row["limit_evidence"].startswith(
+            f"{row['sender_tx_dropped']} packets dropped by the sender's kernel at its "
+            f"interface queue (TUN tx_dropped, txqueuelen {netns.TXQUEUELEN}; the "
+            "interface's count, its 2 connections' packets together) (no cell lost in the "
+            "emulated network); its adapter's interface queue holds 4 PDUs"
+        ), row["limit_evidence"]
+        assert row["receiver_clock"] == "accept"
+        assert row["receiver_seconds"] >= row["receiver_read_seconds"] > 0
+
+
 #: A UDP source writing 8 KB datagrams as fast as its kernel takes them, far above
 #: OC-3c, beside a TCP transfer between two other hosts (a port of its own at the
 #: switch: the flood takes no cells from it there).

@@ -184,6 +184,22 @@ def test_series_from_tcp_info_plots(result, tmp_path):
     assert png.stat().st_size > 1000
 
 
+def test_the_receivers_interval_starts_at_accept_as_ttcp_r(result):
+    """The sink times as ttcp -r: from accept() (TCP), to the last byte read; the
+    row says so (receiver_clock) and keeps the reads' own span beside it."""
+    rows = pd.read_parquet(result[0] / "runs").set_index("test")
+    for test in ("a1", "a2", "a3"):
+        row = rows.loc[test]
+        assert row["receiver_clock"] == "accept"
+        # Accepted once the source's connect() went through: around its first write,
+        # before its last (the clocks are the same host's).
+        assert row["start_s"] - 0.05 <= row["receiver_started_s"] <= row["started_s"] + 0.05
+        # From accept to the last read: the reads' span and what came before the first.
+        assert row["receiver_seconds"] >= row["receiver_read_seconds"] > 0, row
+        assert row["receiver_started_s"] + row["receiver_seconds"] <= row["ended_s"] + 1e-3
+        assert row["goodput_bps"] == pytest.approx(8 * row["bytes"] / row["receiver_seconds"])
+
+
 def test_udp_loss_at_the_receivers_socket_buffer(daemons):
     """A UDP blast into a 4 KB receive buffer: the datagrams cross lo and overflow the
     sink's socket, which the row says (RcvbufErrors), not a lossy link."""
@@ -202,6 +218,9 @@ def test_udp_loss_at_the_receivers_socket_buffer(daemons):
     assert row["rx_udp_rcvbuf_errors"] >= lost > 0
     assert row["limited_by"] == "host-cpu", row["limit_evidence"]
     assert "RcvbufErrors" in row["limit_evidence"]
+    # UDP has no accept: the receiver's interval is its reads', from the first datagram.
+    assert row["receiver_clock"] == "first datagram"
+    assert row["receiver_seconds"] == row["receiver_read_seconds"] > 0
 
 
 def test_the_simulator_notes_what_only_the_kernel_does(tmp_path):

@@ -57,10 +57,19 @@ pub struct SinkReport {
     pub bytes: u64,
     pub reads: u64,
     pub datagrams: u64,
+    /// TCP: when accept() returned (epoch s); None over UDP.
+    pub accepted_at: Option<f64>,
+    /// The first and the last read that returned data (epoch s).
     pub first_at: Option<f64>,
     pub last_at: Option<f64>,
+    /// The receiver's interval, as ttcp -r's: from `accepted_at` (TCP) or
+    /// `first_at` (UDP) to `last_at`; `throughput_bps` is `bytes` over it.
     pub seconds: f64,
     pub throughput_bps: f64,
+    /// From the first read to the last: the reads' own span, which leaves out
+    /// the handshake's last ACK to the first data (the receiver's interval
+    /// before the sink timed from accept).
+    pub read_seconds: f64,
     pub rcvbuf_granted: Option<u32>,
     /// The deadline passed before the source finished.
     pub timed_out: bool,

@@ -1,5 +1,8 @@
 //! The sink: listen (TCP) or bind (UDP) from the moment it exists, then read
-//! until the source has finished, a stall or the deadline.
+//! until the source has finished, a stall or the deadline. Its clock, as ttcp
+//! -r's: over TCP from the moment accept() returns (ttcp.c calls prep_timer()
+//! right after accept; netperf's recv_tcp_stream starts its own there too), over
+//! UDP from the first datagram; to the last byte read.
 
 use super::clock::{instant_of, EpochMap};
 use super::limits;
@@ -53,6 +56,8 @@ impl Sink {
         let mut report = SinkReport::default();
         let mut buf = vec![0u8; self.spec.blocksize.max(1)];
         let (mut first, mut last) = (None, None);
+        // TCP: when accept() returned, where the receiver's clock starts.
+        let mut accepted = None;
         let left = || deadline.saturating_duration_since(Instant::now());
         let stop = Stop(self.spec.group.as_deref());
         let mut probe = HostProbe::counting();
@@ -70,6 +75,7 @@ impl Sink {
                     }
                 }
                 let (mut s, peer) = listener.accept()?;
+                accepted = Some(Instant::now());
                 drop(listener);
                 let stall = self
                     .spec
@@ -161,10 +167,12 @@ impl Sink {
             }
         }
         report.host = probe.finish();
+        report.accepted_at = accepted.map(|t| clock.at(t));
         if let (Some(a), Some(b)) = (first, last) {
             report.first_at = Some(clock.at(a));
             report.last_at = Some(clock.at(b));
-            report.seconds = (b - a).as_secs_f64();
+            report.read_seconds = (b - a).as_secs_f64();
+            report.seconds = (b - accepted.unwrap_or(a)).as_secs_f64();
             if report.seconds > 0.0 {
                 report.throughput_bps = report.bytes as f64 * 8.0 / report.seconds;
             }

@@ -113,6 +113,33 @@ fn test_a_sink_without_data_for_its_stall_timeout_times_out() {
 }
 
 #[test]
+fn test_a_tcp_sinks_clock_starts_at_accept_as_ttcp_r() {
+    // A peer that connects, waits 300 ms, then writes: ttcp -r's clock starts
+    // when accept() returns (ttcp.c's prep_timer()), so the wait is in its interval.
+    let (_, sink) = specs(Protocol::Tcp, 8192);
+    let peer = sink.bind;
+    let sink = Sink::bind(sink).unwrap();
+    let rx = std::thread::spawn(move || sink.run().unwrap());
+    let mut late = std::net::TcpStream::connect(peer).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    std::io::Write::write_all(&mut late, &[0x5a; 100_000]).unwrap();
+    drop(late);
+    let got = rx.join().unwrap();
+    assert_eq!(got.bytes, 100_000);
+    let (accepted, first, last) = (
+        got.accepted_at.unwrap(),
+        got.first_at.unwrap(),
+        got.last_at.unwrap(),
+    );
+    assert!(first - accepted >= 0.29, "{got:?}");
+    // Epoch seconds near 1.8e9 hold about 0.2 µs.
+    assert!((got.seconds - (last - accepted)).abs() < 1e-5, "{got:?}");
+    assert!((got.read_seconds - (last - first)).abs() < 1e-5, "{got:?}");
+    assert!(got.seconds >= 0.29 && got.read_seconds < 0.1, "{got:?}");
+    assert!((got.throughput_bps - 800_000.0 / got.seconds).abs() < 1e-6);
+}
+
+#[test]
 fn test_tcp_nbytes_all_delivered() {
     let (mut source, sink) = specs(Protocol::Tcp, 8192);
     source.nbytes = Some(1_000_001); // not a whole number of blocks
@@ -171,6 +198,9 @@ fn test_udp_nbytes_and_end_marker() {
     assert_eq!(rx.bytes, 140_000);
     assert!(!rx.timed_out);
     assert!(tx.tcp_info.is_none());
+    // UDP has no accept: the receiver's clock starts at the first datagram.
+    assert!(rx.accepted_at.is_none());
+    assert_eq!(rx.seconds, rx.read_seconds);
 }
 
 #[test]

@@ -17,7 +17,7 @@ import sys
 
 from cellbench.engines.base import OnTheClock, Option, Tables, check_line, engine_meta
 from cellbench.engines.emu.columns import EMU
-from cellbench.engines.real.columns import REAL, REAL_CLOCK
+from cellbench.engines.real.columns import REAL, REAL_CLOCK, REAL_RECEIVER
 from cellbench.engines.real.plan import NOT_YET
 from cellbench.errors import UsageError
 
@@ -70,7 +70,7 @@ class EmuEngine(OnTheClock):
     # Its connections are the real engine's agents (engines/real/plan.build).
     traffic_not_yet = NOT_YET
     # The real engine's agents run in its namespaces: their clock and evidence too.
-    columns = (REAL_CLOCK, REAL, EMU)
+    columns = (REAL_CLOCK, REAL, EMU, REAL_RECEIVER)
 
     def __init__(
         self,

@@ -254,7 +254,13 @@ def run_one(
                 {**ident(task), "connection": rc.conn.index, "t_s": t_s + shift, "acr_bps": bps}
             )
         row.update(abr)
-        row.update(_network_limit(row, data))
+        # tx_dropped is the host's interface's: every connection it sends or receives on.
+        sharing = sum(
+            tx in (hosts.index(o.conn.transmitter), hosts.index(o.conn.receiver))
+            for o in rexp.connections
+        )
+        queue = task.spec["hosts"][tx].get("tx_queue_pdus")
+        row.update(_network_limit(row, data, sharing, queue))
         if rc.conn.protocol == "udp" and not data["pdus_lost"]:
             row.update(_host_limit(row))
         notes = [*filter(None, [row.get("notes")]), *_timing_notes(report)]
@@ -288,19 +294,70 @@ def _timing_notes(report: dict) -> list[str]:
     return out
 
 
-def _network_limit(row: dict, data: dict) -> dict:
-    """The simulator's word for a connection whose data PDUs the emulated network
-    discarded (a cell policed or lost loses its PDU) and whose kernel retransmitted:
-    ``policing`` or ``cell-loss``, with the counts. The kernel alone (TCP_INFO) cannot
-    tell a window held by losses from one held by the receiver. Otherwise nothing."""
-    if not (data["pdus_lost"] and row.get("retransmits")):
+def _network_limit(row: dict, data: dict, sharing: int = 1, queue: int | None = None) -> dict:
+    """The simulator's word for a TCP connection whose kernel retransmitted, in the
+    simulator's order (sim/explain/classify.rs): ``policing`` where the UPC discarded
+    cells of its lost data PDUs; ``interface-queue`` where the sender's own queue
+    refused more packets than the emulated network lost of its data; ``cell-loss``
+    where the network lost its data PDUs. The kernel alone (TCP_INFO) cannot tell a
+    window held by losses from one held by the receiver. Otherwise nothing."""
+    if not row.get("retransmits") or row.get("protocol") == "udp":
         return {}
-    cause = vocab.POLICING if data["cells_policed"] else vocab.CELL_LOSS
-    return {
-        "limited_by": cause,
-        "limit_evidence": f"{data['pdus_lost']} of {data['pdus_sent']} data PDUs lost in the "
+    if data["pdus_lost"] and data["cells_policed"]:
+        return {
+            "limited_by": vocab.POLICING,
+            "limit_evidence": _network_losses(row, data),
+        }
+    queue_limit = _interface_queue(row, data, sharing, queue)
+    if queue_limit:
+        return queue_limit
+    if not data["pdus_lost"]:
+        return {}
+    return {"limited_by": vocab.CELL_LOSS, "limit_evidence": _network_losses(row, data)}
+
+
+def _network_losses(row: dict, data: dict) -> str:
+    return (
+        f"{data['pdus_lost']} of {data['pdus_sent']} data PDUs lost in the "
         f"emulated network ({data['cells_lost']} cells lost, {data['cells_policed']} of them "
-        f"discarded by the UPC); {row['retransmits']} retransmission(s) (TCP_INFO)",
+        f"discarded by the UPC); {row['retransmits']} retransmission(s) (TCP_INFO)"
+    )
+
+
+def _interface_queue(row: dict, data: dict, sharing: int, queue: int | None) -> dict:
+    """``interface-queue``, as the simulator's rule: the sender's kernel dropped more
+    packets at its TUN device's transmit queue (held while the emulated adapter's
+    interface queue was full, emu/ifq.rs), with what that adapter refused, than the
+    emulated network lost of its data PDUs. The drops are the interface's count
+    (``sender_tx_dropped``), of every connection the host sends or receives on: with
+    more than one, the evidence says so. Otherwise nothing."""
+    dropped, refused = row["sender_tx_dropped"] or 0, data["pdus_dropped_at_adapter"]
+    if dropped + refused <= data["pdus_lost"]:
+        return {}
+    where = f"{dropped} packets dropped by the sender's kernel at its interface queue (TUN "
+    where += f"tx_dropped, txqueuelen {netns.TXQUEUELEN}"
+    if sharing > 1:
+        where += f"; the interface's count, its {sharing} connections' packets together"
+    where += ")"
+    if refused:
+        where += f" and {refused} PDUs refused by its adapter's interface queue"
+    if data["cells_lost"]:
+        network = (
+            f"besides, {data['cells_lost']} cells lost in the emulated network: "
+            f"{data['pdus_lost']} of {data['pdus_sent']} data PDUs"
+        )
+    else:
+        network = "no cell lost in the emulated network"
+    held = f"{queue} PDUs" if queue else "BSD's ifq_maxlen"
+    window = ""
+    if row.get("sndbuf") or row.get("rcvbuf"):
+        window = f"; window sndbuf {row.get('sndbuf')}, rcvbuf {row.get('rcvbuf')}"
+    return {
+        "limited_by": vocab.INTERFACE_QUEUE,
+        "limit_evidence": f"{where} ({network}); its adapter's interface queue holds {held} "
+        f"and held the host's queue stopped {row['sender_queue_stopped_s']:.2f} s of the run"
+        f"{window}; {row['retransmits']} retransmitted (TCP_INFO); received "
+        f"{(row.get('goodput_bps') or 0) / 1e6:.2f} Mb/s",
     }
 
 

@@ -26,7 +26,7 @@ connection's agents on its hosts' daemons.
 from __future__ import annotations
 
 from cellbench.engines.base import OnTheClock, Option, Tables, check_line, engine_meta
-from cellbench.engines.real.columns import REAL, REAL_CLOCK
+from cellbench.engines.real.columns import REAL, REAL_CLOCK, REAL_RECEIVER
 from cellbench.engines.real.plan import NOT_YET
 from cellbench.engines.real.tools import CREDENTIALS, SCHEDULER, TOOL_OPTIONS, hosts
 from cellbench.errors import UsageError
@@ -53,7 +53,7 @@ class RealEngine(OnTheClock):
     studies = False
     tools = True
     traffic_not_yet = NOT_YET
-    columns = (REAL_CLOCK, REAL)
+    columns = (REAL_CLOCK, REAL, REAL_RECEIVER)
 
     tool_hosts = staticmethod(hosts)
 

@@ -70,6 +70,9 @@ SINK_REPORT = {
     "rcvbuf_granted": ("count", True),
     "timed_out": ("bool", False),
     "last_at": ("number", True),
+    "accepted_at": ("number", True),
+    "first_at": ("number", True),
+    "read_seconds": ("number", True),
     "host": ("dict", True),
 }
 

@@ -52,3 +52,19 @@ REAL = ColumnGroup(
     ),
     after="transaction_rate",
 )
+
+#: What the receiver's interval (``receiver_seconds``, ``goodput_bps``) measured, as
+#: ttcp -r times: ``receiver_clock`` ``accept`` over TCP (ttcp.c's prep_timer() follows
+#: accept(); netperf's recv_tcp_stream starts there too), ``first datagram`` over UDP;
+#: when it started on the run's clock (``receiver_started_s``, as ``started_s``), and
+#: the reads' own span, first read to last (``receiver_read_seconds``: the receiver's
+#: interval before the sink timed from accept). A group of its own, after every
+#: column, so that a stored part's schema only grows at its end.
+REAL_RECEIVER = ColumnGroup(
+    "real-receiver",
+    (
+        ("receiver_clock", "string"),
+        ("receiver_started_s", "float64"),
+        ("receiver_read_seconds", "float64"),
+    ),
+)

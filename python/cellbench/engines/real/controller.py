@@ -375,6 +375,25 @@ def _gone(host: str) -> str:
     )
 
 
+def receiver_clock(protocol: str, got: dict, shift: float) -> dict:
+    """What the sink's interval (``receiver_seconds``) measured: from accept() over TCP,
+    as ttcp -r's clock (real/sink.rs), from the first datagram over UDP; where it began
+    on the run's clock (``shift`` takes the receiver's epoch time there), and the reads'
+    own span. A daemon from before the sink timed from accept reports no accept: its
+    interval began at the first read."""
+    accepted, first = got.get("accepted_at"), got.get("first_at")
+    if accepted is not None:
+        clock = "accept"
+    else:
+        clock = "first datagram" if protocol == "udp" else "first read"
+    began = accepted if accepted is not None else first
+    return {
+        "receiver_clock": clock,
+        "receiver_started_s": None if began is None else began - shift,
+        "receiver_read_seconds": got.get("read_seconds"),
+    }
+
+
 def rows(plan, task, run: _Run, origin: float) -> list[dict]:
     """One stored row per connection, in the simulator's columns where they apply."""
     params = plan.param_values(task.point)
@@ -417,6 +436,7 @@ def rows(plan, task, run: _Run, origin: float) -> list[dict]:
             **measure.columns(c.protocol, sent, got),
             "timing_error_max_us": timing.get("error_max_us"),
             "pacing_realtime": timing.get("realtime"),
+            **receiver_clock(c.protocol, got, off_rx + origin),
         }
         out.append(row)
     return out

@@ -192,7 +192,8 @@ def _explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tup
                 " s in all; the cap is shared by all the daemon's sources)"
             )
         return "max-rate", f"{how}: the cap, not the path, set the pace; measured {mbps:.2f} Mb/s"
-    # The offered rate is met by what arrived (the sink's first to last byte), over TCP
+    # The offered rate is met by what arrived (the sink's interval, from accept over
+    # TCP as ttcp -r's, from the first datagram over UDP, to the last byte), over TCP
     # too: the sender's rate counts what the socket buffer still held when the writes
     # ended, which no path had carried (docs/mechanisms.md, "What bound a transfer").
     received = got.get("throughput_bps") or 0.0
