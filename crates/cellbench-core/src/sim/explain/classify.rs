@@ -46,37 +46,37 @@ fn pct(x: f64) -> String {
 ///    ACR is its time-weighted mean over the circuit's active time (its first
 ///    cell to its last): a transfer that delivered more than [`ACR_DRIFT`]
 ///    above what that carries was not paced by it, and is judged by the rules after.
-/// 3. `link`: delivered >= [`LINK_SHARE`] of the path's rate; or parallel
+/// 4. `link`: delivered >= [`LINK_SHARE`] of the path's rate; or parallel
 ///    connections through the path's slowest port together carry that share of
 ///    it. A full link is the hard ceiling; before the CPU, since a host that
 ///    keeps a link full may be busy doing so.
-/// 4. `host-cpu`: the sender's or receiver's CPU busy >= [`CPU_BUSY`] of the
+/// 5. `host-cpu`: the sender's or receiver's CPU busy >= [`CPU_BUSY`] of the
 ///    transfer. Before the window: a saturated CPU stretches the round trip,
 ///    which would make the window look like the limit.
-/// 5. `window`: delivered >= [`WINDOW_SHARE`] of peak flight / minimum RTT;
+/// 6. `window`: delivered >= [`WINDOW_SHARE`] of peak flight / minimum RTT;
 ///    or of the mean window in flight when it closed / the mean time until it
 ///    let the next new segment go (the round trip with both hosts' work in it:
 ///    a stop-and-wait of one segment spends most of its loop in the hosts),
 ///    if those closed cycles span >= [`WINDOW_CLOSED`] of the transfer.
-/// 6. `policing`: the UPC discarded cells of this connection and data PDUs were lost.
-/// 7. `interface-queue`: the sender's own interface queue refused more PDUs
+/// 7. `policing`: the UPC discarded cells of this connection and data PDUs were lost.
+/// 8. `interface-queue`: the sender's own interface queue refused more PDUs
 ///    than the network lost of its data, and TCP retransmitted or timed out.
 ///    Where the losses were decides: a PDU refused at the host never became
 ///    cells; the window let out more than the queue holds while the adapter
 ///    sends at its rate, a limit of the host and its window, not of the network.
-/// 7. `cell-loss`: cells lost in switch buffers (and PDUs at the interface
+/// 9. `cell-loss`: cells lost in switch buffers (and PDUs at the interface
 ///    queue, as many or fewer), and TCP retransmitted or timed out.
-/// 8. `nagle`: the sender held back data its window allowed for >= [`NAGLE_HOLD`]
-///    of the transfer (a window that is not whole segments, a receiver that
-///    ACKs late): measured like the circular wait, but not timer-paced.
-/// 9. `host-cpu`, jointly: neither CPU reached [`CPU_BUSY`], but their busy
-///    shares add up to >= [`CPU_BUSY_JOINT`] of the transfer. Each host's work
-///    waits for the other's: a window of a few segments passes the turn back
-///    and forth (the receiver takes a segment in and reads it before it
-///    acknowledges, the sender takes the ACK in and writes and copies before
-///    the next segment goes), so the per-segment work of both, added along
-///    that cycle, sets the pace. Last: any bound or loss above explains the
-///    transfer better than the sum of two CPUs' shares.
+/// 10. `nagle`: the sender held back data its window allowed for >= [`NAGLE_HOLD`]
+///     of the transfer (a window that is not whole segments, a receiver that
+///     ACKs late): measured like the circular wait, but not timer-paced.
+/// 11. `host-cpu`, jointly: neither CPU reached [`CPU_BUSY`], but their busy
+///     shares add up to >= [`CPU_BUSY_JOINT`] of the transfer. Each host's work
+///     waits for the other's: a window of a few segments passes the turn back
+///     and forth (the receiver takes a segment in and reads it before it
+///     acknowledges, the sender takes the ACK in and writes and copies before
+///     the next segment goes), so the per-segment work of both, added along
+///     that cycle, sets the pace. Last: any bound or loss above explains the
+///     transfer better than the sum of two CPUs' shares.
 ///
 /// Losses come after the bounds: a transfer that still reached a bound lost
 /// too little to matter; one that reached none was held back by recovering
@@ -270,7 +270,7 @@ fn abr_rate(f: &Facts) -> Option<Explanation> {
     None
 }
 
-/// Rule 3, `link`: the path's rate.
+/// Rule 4, `link`: the path's rate.
 fn link(f: &Facts) -> Option<Explanation> {
     if let Some(p) = &f.path {
         if f.share(p.payload_bps) >= LINK_SHARE {
@@ -291,7 +291,7 @@ fn link(f: &Facts) -> Option<Explanation> {
     None
 }
 
-/// Rule 3, `link`, shared: parallel connections fill the path's slowest port.
+/// Rule 4, `link`, shared: parallel connections fill the path's slowest port.
 fn shared_link(f: &Facts) -> Option<Explanation> {
     if let Some(s) = &f.shared {
         if s.connections > 1 && s.total_bps >= LINK_SHARE * s.capacity_bps {
@@ -312,7 +312,7 @@ fn shared_link(f: &Facts) -> Option<Explanation> {
     None
 }
 
-/// Rule 4, `host-cpu`: the sender's or the receiver's CPU saturated.
+/// Rule 5, `host-cpu`: the sender's or the receiver's CPU saturated.
 fn host_cpu(f: &Facts) -> Option<Explanation> {
     let measured = f.throughput_bps;
     if let Some(busy) = f.cpu_busy {
@@ -336,7 +336,7 @@ fn host_cpu(f: &Facts) -> Option<Explanation> {
     None
 }
 
-/// Rule 5, `window`: the peak flight over the shortest round trip.
+/// Rule 6, `window`: the peak flight over the shortest round trip.
 fn window_over_rtt(f: &Facts) -> Option<Explanation> {
     if let Some((w, bound)) = f.window_bound() {
         if f.tcp && f.share(bound) >= WINDOW_SHARE {
@@ -357,7 +357,7 @@ fn window_over_rtt(f: &Facts) -> Option<Explanation> {
     None
 }
 
-/// Rule 5, `window`, closed: the window over the round trip it actually took.
+/// Rule 6, `window`, closed: the window over the round trip it actually took.
 fn window_closed(f: &Facts) -> Option<Explanation> {
     // The same rule over the round trip the window actually took. When the
     // window is as small as a segment or two, the hosts' work is most of the
@@ -391,7 +391,7 @@ fn window_closed(f: &Facts) -> Option<Explanation> {
     None
 }
 
-/// Rule 6, `policing`: the UPC discarded cells, and data PDUs were lost.
+/// Rule 7, `policing`: the UPC discarded cells, and data PDUs were lost.
 fn policing(f: &Facts) -> Option<Explanation> {
     if f.tcp && f.cells_policed > 0 && f.data_pdus_lost > 0 {
         return done(
@@ -402,7 +402,7 @@ fn policing(f: &Facts) -> Option<Explanation> {
     None
 }
 
-/// Rule 7, `interface-queue`: the sender's own interface queue refused more
+/// Rule 8, `interface-queue`: the sender's own interface queue refused more
 /// PDUs than the network lost of its data, and TCP recovered.
 fn interface_queue(f: &Facts) -> Option<Explanation> {
     let refused = f.pdus_dropped_at_adapter;
@@ -453,7 +453,7 @@ fn interface_queue(f: &Facts) -> Option<Explanation> {
     )
 }
 
-/// Rule 7, `cell-loss`: cells lost at buffers, and TCP recovered.
+/// Rule 9, `cell-loss`: cells lost at buffers, and TCP recovered.
 fn cell_loss(f: &Facts) -> Option<Explanation> {
     let buffer_loss = f.cells_lost_in_buffers > 0 || f.pdus_dropped_at_adapter > 0;
     if f.tcp && buffer_loss && (f.retransmitted_segments > 0 || f.timeouts > 0) {
@@ -474,7 +474,7 @@ fn cell_loss(f: &Facts) -> Option<Explanation> {
     None
 }
 
-/// Rule 8, `nagle`: the sender held back data its window allowed.
+/// Rule 10, `nagle`: the sender held back data its window allowed.
 fn nagle(f: &Facts) -> Option<Explanation> {
     let measured = f.throughput_bps;
     let held = f.of_transfer(f.holding_seconds);
@@ -503,7 +503,7 @@ fn nagle(f: &Facts) -> Option<Explanation> {
     None
 }
 
-/// Rule 9, `host-cpu`, jointly: the two CPUs' shares fill the transfer.
+/// Rule 11, `host-cpu`, jointly: the two CPUs' shares fill the transfer.
 fn host_cpus_jointly(f: &Facts) -> Option<Explanation> {
     let measured = f.throughput_bps;
     if let Some(busy) = f
