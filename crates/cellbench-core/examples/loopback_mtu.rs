@@ -10,8 +10,7 @@
 use cellbench_core::host::profile::{
     HostProfile, SOLARIS2_LOOPBACK_MTU, SPARC10_SBA200_PS_PER_BYTE, SUNOS4_LOOPBACK_MTU,
 };
-use cellbench_core::sim::testbeds::{loopback, speed_for, LanBuffers};
-use cellbench_core::sim::world::run;
+use cellbench_core::sim::testbeds::{loopback_mbps, speed_for, LanBuffers};
 
 /// The MTUs the assumptions' ranges span: Windows XP's loopback (1520), 4.3BSD's (1536),
 /// Solaris's (8232), the 4.4BSD descendants' 32 KB.
@@ -25,9 +24,11 @@ const FASTEST: f64 = 200.0;
 fn at_mtu(name: &str, mtu: u32) -> (f64, HostProfile) {
     let target = HostProfile::by_name(name).unwrap().loopback_mbps.unwrap();
     let mbps = |f: f64| {
-        let mut sc = loopback(&HostProfile::era_host(name, f).unwrap(), 16 << 20, 1);
-        sc.transfers[0].mtu = mtu;
-        run(&sc).unwrap().transfers[0].throughput_bps() / 1e6
+        let p = HostProfile {
+            loopback_mtu: mtu,
+            ..HostProfile::era_host(name, f).unwrap()
+        };
+        loopback_mbps(&p).unwrap()
     };
     let speed = speed_for(target, (0.5, FASTEST), 40, mbps);
     (speed, HostProfile::era_host(name, speed).unwrap())

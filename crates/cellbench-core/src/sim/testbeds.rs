@@ -254,9 +254,7 @@ mod test {
             receive_bytes_permille: split,
             ..HostProfile::era_host("sparc-10", f).unwrap()
         };
-        let mbps = |f: f64| {
-            run(&loopback(&at(f), 16 << 20, 1)).unwrap().transfers[0].throughput_bps() / 1e6
-        };
+        let mbps = |f: f64| loopback_mbps(&at(f)).unwrap();
         at(speed_for(43.55, (2.0, 16.0), 16, mbps))
     }
 
