@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cellbench.data import published
-from cellbench.reproduce import REGISTRY, envelope, europe_vp, fidelity, lan_ethernet
+from cellbench.reproduce import REGISTRY, envelope, europe_vp, fidelity, lan_ethernet, spread
 from cellbench.reproduce.study import Options, Simulated, run_parts
 from cellbench.reproduce.wan_contention import offered_load
 
@@ -30,8 +30,13 @@ def runs():
 
 
 @pytest.fixture(scope="module")
-def lines(runs):
-    return fidelity.score(runs)
+def spreads(runs):
+    return spread.measure(runs, seed=1, replications=spread.DEFAULT_REPLICATIONS, workers=2)
+
+
+@pytest.fixture(scope="module")
+def lines(runs, spreads):
+    return fidelity.score(runs, spreads)
 
 
 def find(lines, rid: str) -> fidelity.Line:
@@ -186,14 +191,127 @@ def test_verdicts_of_each_tolerance() -> None:
 
 def test_json_keys_are_stable(lines) -> None:
     d = fidelity.to_json(lines, seed=1)
-    assert list(d) == ["seed", "counts", "lines"]
+    assert list(d) == ["seed", "counts", "lines", "spread"]
     assert list(d["counts"]["overall"]) == list(fidelity.KINDS)
     assert sum(sum(v.values()) for v in d["counts"]["overall"].values()) == len(d["lines"])
+    assert list(d["spread"]) == [
+        "replications", "seeds", "lines", "misses", "misses_published_inside",
+        "misses_held_at_some_seed",
+    ]  # fmt: skip
+    assert d["spread"]["replications"] == spread.DEFAULT_REPLICATIONS
     for x in d["lines"]:
         assert list(x) == list(fidelity.JSON_KEYS)
         if x["published"] is not None and x["simulated"] is not None and x["published"]:
             assert x["ratio"] == pytest.approx(x["simulated"] / x["published"], rel=1e-5)
+        if x["spread"] is not None:
+            assert list(x["spread"]) == list(spread.JSON_KEYS)
+            assert x["spread"]["seeds"] == list(range(1, 1 + spread.DEFAULT_REPLICATIONS))
+    assert sum(x["spread"] is not None for x in d["lines"]) == d["spread"]["lines"] > 0
     json.dumps(d)  # plain JSON types only
+
+
+# --- the seed spread ------------------------------------------------------------------------
+
+
+def test_seeded_results_are_declared_with_the_results_they_compare() -> None:
+    seeded = [(rid, c) for *_, c in fidelity.declarations() for rid in c.seeded]
+    assert seeded, "no study declares a result the seed moves"
+    for rid, c in seeded:
+        assert rid in c.results, rid
+    assert len({rid for rid, _ in seeded}) == len(seeded)
+
+
+def test_a_seed_dependent_line_has_a_spread_and_a_deterministic_one_none(runs, lines) -> None:
+    """003 Exp. 4(a) (two TCPs at one port) is declared seeded: its spread's first seed is
+    the verdict's own run and the others are the same declaration at the next seeds. A
+    calculation (001 Table 1) and a paced run that loses nothing (003 Exp. 4(b), from the
+    same runs as 4(a)) are declared nowhere and get none."""
+    e4a = find(lines, "003-e4a-aggregate")
+    s = e4a.spread
+    assert s is not None and s.seeds == tuple(range(1, 1 + spread.DEFAULT_REPLICATIONS))
+    assert s.simulated[0] == e4a.simulated
+    assert s.verdicts[0] == e4a.verdict
+    assert len(set(s.simulated)) > 1  # the seed moves it
+    assert s.min == min(s.simulated) and s.max == max(s.simulated)
+    assert s.mean == pytest.approx(sum(s.simulated) / len(s.simulated))
+    [(study_name, part, _i, c)] = [d for d in fidelity.declarations() if d[1] == "case3"]
+    seed3 = fidelity.run_declaration(study_name, part, c, seed=3, workers=2)
+    assert s.simulated[2] == seed3["003-e4a-aggregate"].value
+    for rid in ("001-t1-tcp-vc", "003-e4b-aggregate", "003-e1-512"):
+        assert find(lines, rid).spread is None, rid
+    assert fidelity.to_json([find(lines, "001-t1-tcp-vc")], seed=1)["lines"][0]["spread"] is None
+    # The text gives it a second line under the row; the deterministic line has none.
+    text = fidelity.report(lines, seed=1).splitlines()
+    [i] = [i for i, t in enumerate(text) if t.startswith("003 Exp. 4") and "(a) two SPARC" in t]
+    assert text[i + 1].lstrip().startswith("seeds 1-8: min ")
+    [j] = [j for j, t in enumerate(text) if t.startswith("003 Exp. 4") and "(b) two Alphas" in t]
+    assert not text[j + 1].lstrip().startswith("seeds")
+
+
+def test_narrowed_seed_runs_give_the_full_runs_figures() -> None:
+    """A declaration's ``seeded_sets`` only leave out points its seeded results do not
+    read: at a seed other than the verdict's, their figures are the full run's."""
+    narrowed = [d for d in fidelity.declarations() if d[3].seeded_sets]
+    assert narrowed
+    for study_name, part, _i, c in narrowed:
+        full = fidelity.run_declaration(study_name, part, c, seed=2, workers=2)
+        less = fidelity.run_declaration(study_name, part, c, seed=2, workers=2, sets=c.seeded_sets)
+        for rid in c.seeded:
+            assert less[rid] == full[rid], rid
+
+
+def test_published_inside_and_held_are_computed(runs, spreads, lines, monkeypatch) -> None:
+    """Doctor the published value: inside, then outside the spread; the flag, the seeds
+    within tolerance and the summary count follow."""
+    rid = "003-e4a-aggregate"
+    s = find(lines, rid).spread
+    assert s is not None and s.min is not None and s.max is not None
+    _doctor_value(monkeypatch, rid, s.max * 1.5)
+    out = fidelity.score(runs, spreads)
+    after = find(out, rid).spread
+    assert after is not None and after.published_inside is False and after.held == 0
+    assert after.simulated == s.simulated
+    below = fidelity.spread_counts(out)["misses_published_inside"]
+    _doctor_value(monkeypatch, rid, (s.min + s.max) / 2)
+    out = fidelity.score(runs, spreads)
+    inside = find(out, rid).spread
+    assert inside is not None and inside.published_inside is True and inside.held > 0
+    counts = fidelity.spread_counts(out)
+    misses = [x for x in out if x.spread is not None and x.verdict == "miss"]
+    assert counts["misses"] == len(misses)
+    assert counts["misses_published_inside"] == sum(
+        x.spread.published_inside is True for x in misses if x.spread is not None
+    )
+    if find(out, rid).verdict == "miss":
+        assert counts["misses_published_inside"] == below + 1
+
+
+def test_spread_statistics() -> None:
+    s = spread.Spread(
+        seeds=(4, 5, 6),
+        simulated=(10.0, 14.0, 30.0),
+        holds=(None, None, None),
+        verdicts=("miss", "within tolerance", "miss"),
+        published=12.0,
+    )
+    assert (s.min, s.mean, s.max, s.published_inside, s.held) == (10.0, 18.0, 30.0, True, 1)
+    assert s.text(fidelity._fmt) == (
+        "seeds 4-6: min 10, mean 18, max 30; published 12 inside; within tolerance at 1 of 3"
+    )
+    claim = spread.Spread((1, 2), (None, None), (True, False), ("qualitative", "miss"), None)
+    assert claim.published_inside is None
+    assert claim.text(str) == "seeds 1-2: the claim holds at 1 of 2"
+    assert spread.seeds(5, 3) == [5, 6, 7] and spread.seeds(1, 0) == []
+    with pytest.raises(ValueError, match="--replications -1"):
+        spread.seeds(1, -1)
+
+
+def test_no_replications_no_spread(runs) -> None:
+    assert spread.measure(runs, seed=1, replications=0) == {}
+    out = fidelity.score(runs, {})
+    assert all(x.spread is None for x in out)
+    assert fidelity.spread_counts(out)["lines"] == 0
+    assert "seed spread: none" in fidelity.report(out, seed=1)
 
 
 def test_docs_fidelity_md_is_what_the_code_prints(lines) -> None:
@@ -228,15 +346,19 @@ def test_envelope_places_a_result_against_its_assumptions() -> None:
 
 def test_cli_json_and_progress_on_stderr() -> None:
     p = subprocess.run(
-        [sys.executable, "-m", "cellbench", "fidelity", "--json", "--workers", "2"],
+        [sys.executable, "-m", "cellbench", "fidelity", "--json", "--workers", "2",
+         "--replications", "0"],
         capture_output=True,
         text=True,
         timeout=300,
-    )
+    )  # fmt: skip
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["seed"] == 1 and d["lines"]
     assert "fidelity: lan-buffers grid" in p.stderr and "results in" in p.stderr
+    # --replications 0: no seed spread, and no run for it.
+    assert all(x["spread"] is None for x in d["lines"]) and d["spread"]["lines"] == 0
+    assert "fidelity: spread of" not in p.stderr
     assert {x["verdict"] for x in d["lines"]} <= set(fidelity.VERDICTS)
 
 

@@ -60,6 +60,11 @@ def positive_int(what: str, hi: int = U32_MAX):
     return _whole_number(what, 1, hi, str(hi))
 
 
+def count(what: str, hi: int = U32_MAX):
+    """An argparse type: a whole number 0..hi (0 turning something off), naming `what`."""
+    return _whole_number(what, 0, hi, str(hi))
+
+
 def seed(what: str = "--seed"):
     """An argparse type: a master seed, a whole number 0..2^63-1 (what a result stores,
     ``model.SEED_MAX``)."""

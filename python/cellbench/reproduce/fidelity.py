@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from cellbench.data import published
+from cellbench.reproduce import spread as seed_spread
 from cellbench.reproduce.study import Compares, Options, Simulated, run_parts
 
 VERDICTS = ("within tolerance", "qualitative", "miss", "not scored")
@@ -180,6 +181,8 @@ class Line:
     cause: str | None = None  # why it misses (only for a miss)
     note: str = ""  # published_results.csv's note (OCR doubts, units)
     cells: list[dict[str, Any]] = field(default_factory=list)
+    #: Its figures over several seeds, for a result the seed moves (reproduce/spread.py).
+    spread: seed_spread.Spread | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -188,9 +191,10 @@ class Line:
         return self.simulated / self.published
 
     def to_json(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in JSON_KEYS if k != "ratio"}
+        d = {k: getattr(self, k) for k in JSON_KEYS if k not in ("ratio", "spread")}
         ratio = self.ratio
         d["ratio"] = None if ratio is None else float(f"{ratio:.6g}")
+        d["spread"] = None if self.spread is None else self.spread.to_json()
         return {k: d[k] for k in JSON_KEYS}
 
 
@@ -215,6 +219,7 @@ JSON_KEYS = (
     "cause",
     "note",
     "cells",
+    "spread",
 )
 
 
@@ -296,19 +301,29 @@ def verdict(tol: Tolerance, pub: float | None, sim: Simulated) -> str:
     return "within tolerance" if ok and sim.holds is not False else "miss"
 
 
-def score(runs: dict[str, tuple[str, Simulated]]) -> list[Line]:
-    """Every published result beside its run, in the papers' order."""
+def _with_published_cells(r: published.PublishedResult, sim: Simulated) -> Simulated:
+    """A summary line's figure with its published cells (the table read now: a doctored
+    table counts)."""
+    if not (r.cells and sim.cells):
+        return sim
+    pub_cells = dict(r.cells)
+    cells = tuple((label, pub_cells[label], s) for label, _, s in sim.cells)
+    return Simulated(sim.value, sim.text, sim.holds, sim.detail, cells, sim.missing)
+
+
+def score(
+    runs: dict[str, tuple[str, Simulated]],
+    spreads: dict[str, list[tuple[int, Simulated]]] | None = None,
+) -> list[Line]:
+    """Every published result beside its run, in the papers' order; ``spreads`` (from
+    ``spread.measure``): a seed-dependent result's figures at each seed, scored alike."""
     out = []
     known = causes()
     for r in published.published_results():
         tol = TOLERANCES[r.tolerance]
         study_name, sim = runs.get(r.id, ("", Simulated(missing=NOT_PRODUCED)))
-        # A summary line's published cells (the table read now: a doctored table counts).
+        sim = _with_published_cells(r, sim)
         cells = sim.cells
-        if r.cells and cells:
-            pub_cells = dict(r.cells)
-            cells = tuple((label, pub_cells[label], s) for label, _, s in cells)
-            sim = Simulated(sim.value, sim.text, sim.holds, sim.detail, cells, sim.missing)
         v = verdict(tol, r.value, sim)
         detail = sim.detail
         if sim.missing is not None:
@@ -360,6 +375,12 @@ def score(runs: dict[str, tuple[str, Simulated]]) -> list[Line]:
         )
         if v == "miss":
             line.cause = known.get(r.id, UNEXPLAINED)
+        if spreads and r.id in spreads:
+            line.spread = seed_spread.summarise(
+                [(s, _with_published_cells(r, d)) for s, d in spreads[r.id]],
+                r.value,
+                lambda d, tol=tol, pub=r.value: verdict(tol, pub, d),
+            )
         out.append(line)
     return out
 
@@ -412,11 +433,17 @@ def header(seed: int) -> list[str]:
     ]
 
 
+def spread_counts(lines: list[Line]) -> dict[str, Any]:
+    """The seed spread's counts (``spread.summary``) over the lines that have one."""
+    return seed_spread.summary([(x.verdict, x.spread) for x in lines if x.spread is not None])
+
+
 def to_json(lines: list[Line], seed: int) -> dict[str, Any]:
     return {
         "seed": seed,
         "counts": counts(lines),
         "lines": [x.to_json() for x in lines],
+        "spread": spread_counts(lines),
     }
 
 
@@ -464,7 +491,15 @@ def report(lines: list[Line], seed: int) -> str:
             c.rjust(w) if name in right else c.ljust(w) for name, c, w in zip(COLUMNS, cells, width)
         ).rstrip()
 
-    out = [*header(seed), *count_lines(lines), "", fmt(COLUMNS), *(fmt(r) for r in rows), ""]
+    # A seed-dependent result's spread: a second line, under the quantity.
+    indent = " " * (width[0] + width[1] + 4)
+    table = [
+        line
+        for x, r in zip(lines, rows)
+        for line in [fmt(r)] + ([indent + x.spread.text(_fmt)] if x.spread else [])
+    ]
+    out = [*header(seed), *count_lines(lines), seed_spread.summary_text(spread_counts(lines))]
+    out += ["", fmt(COLUMNS), *table, ""]
     out += [f"[{n}] {cause}" for cause, n in causes.items()]
     out.append(
         "Mb/s = 10^6 bit/s, Mbit/s as each paper writes it (000's: 2^20 bit/s, ttcp's); each "
@@ -500,6 +535,13 @@ def markdown(lines: list[Line], seed: int) -> str:
         "page lists them) at every corner of the assumed ranges, and says whether the",
         "published value falls inside at the default, inside the envelope (at which values)",
         "or outside it (a mechanism miss, with its cause).",
+        "Every verdict is the run at one seed. Where the seed decides what happens (several",
+        "TCPs at one congested port: the hosts' timer phases and processing jitter, drawn",
+        "from the seed, decide which cells are lost and when the timers fire), one run is one",
+        "draw: the study declares those results (`Compares.seeded`) and the scoreboard runs",
+        "them at the next seeds too (`--replications N`, 8 by default, 0: none), giving each",
+        "its [seed spread](#seed-spread): lowest, mean and highest figure, whether the",
+        "published figure lies between, and at how many seeds the tolerance holds.",
         "",
         f"Seed {seed}. Mb/s = 10^6 bit/s; Mbit/s as each paper writes it (000's is ttcp's, "
         "2^20 bit/s).",
@@ -516,6 +558,7 @@ def markdown(lines: list[Line], seed: int) -> str:
                 f"| {name} | {kind} | {sum(c.values())} | {c['within tolerance']} | "
                 f"{c['qualitative']} | {c['miss']} | {c['not scored']} |"
             )
+    out += ["", seed_spread.summary_text(spread_counts(lines)) + "."]
     out += [
         "",
         "## Every published result",
@@ -528,6 +571,35 @@ def markdown(lines: list[Line], seed: int) -> str:
         if x.cause:
             c[-1] = f"**miss** [{causes[x.cause]}]"
         out.append("| " + " | ".join(cell(t) for t in c) + " |")
+    spread = [x for x in lines if x.spread is not None]
+    if spread:
+        first = spread[0].spread
+        assert first is not None
+        out += [
+            "",
+            "## Seed spread",
+            "",
+            f"Each result the seed moves, run at seeds {first.seeds_text()} (the verdict is "
+            f"seed {seed}'s; `cellbench fidelity --seed K` prints seed K's figure); `within` "
+            "counts the seeds whose figure the line's tolerance holds (a claim: holds).",
+            "",
+            "| place | quantity | unit | published | seed " + str(seed) + " | min | mean | max "
+            "| published inside | within | verdict |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |",
+        ]
+        for x in spread:
+            s = x.spread
+            assert s is not None
+            n = len(s.seeds)
+            figs = (
+                [_fmt(v) for v in (s.min, s.mean, s.max)]
+                if s.min is not None and s.mean is not None and s.max is not None
+                else ["-", "-", "-"]
+            )
+            inside = {True: "yes", False: "no", None: "-"}[s.published_inside]
+            row = [x.place, x.quantity, x.unit, x.published_text, x.simulated_text, *figs,
+                   inside, f"{s.held} of {n}", x.verdict]  # fmt: skip
+            out.append("| " + " | ".join(cell(t) for t in row) + " |")
     out += ["", "## Misses and their causes", ""]
     if not causes:
         out.append("None.")
@@ -555,12 +627,24 @@ def _tol_name(line: Line) -> str:
     raise KeyError(line.tolerance)
 
 
-def run(*, seed: int = 1, workers: int = 0, progress: bool = False) -> tuple[list[Line], float]:
-    """Measure and score; the lines and the seconds the runs took."""
+def run(
+    *,
+    seed: int = 1,
+    workers: int = 0,
+    progress: bool = False,
+    replications: int = seed_spread.DEFAULT_REPLICATIONS,
+) -> tuple[list[Line], float]:
+    """Measure and score, with each seed-dependent result's spread over ``replications``
+    seeds (0: none); the lines and the seconds the runs took."""
+    seed_spread.seeds(seed, replications)  # a bad count fails before anything runs
     t0 = time.monotonic()
 
     def say(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    lines = score(measure(seed=seed, workers=workers, progress=say if progress else None))
-    return lines, time.monotonic() - t0
+    report = say if progress else None
+    runs = measure(seed=seed, workers=workers, progress=report)
+    spreads = seed_spread.measure(
+        runs, seed=seed, replications=replications, workers=workers, progress=report
+    )
+    return score(runs, spreads), time.monotonic() - t0

@@ -140,6 +140,14 @@ class Compares:
     #: Why a result misses, as far as the project knows (result id -> the cause, in
     #: words): ``cellbench fidelity`` puts it on the line of a miss.
     causes: dict[str, str] = field(default_factory=dict)
+    #: Results whose figure the seed moves: the draws (each host's timer phases and
+    #: processing jitter) decide which cells a congested port drops and when timers fire.
+    #: ``cellbench fidelity`` runs the declaration at more seeds and gives each its spread
+    #: beside the verdict's seed (reproduce/spread.py); a result not named here gets none.
+    seeded: tuple[str, ...] = ()
+    #: --set values for those extra runs only: the points the seeded results read, where the
+    #: declaration's run has more (their figures unchanged: tests/test_fidelity.py).
+    seeded_sets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

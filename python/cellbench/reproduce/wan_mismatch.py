@@ -154,6 +154,9 @@ CASES_PART = wan_rows.table_part(
                 "003-e3-unpaced": UNPACED_CYCLE,
                 "003-e3-paced": PACED_35,
             },
+            # Unpaced, the senders' bursts overflow the TAXI port and wait on their timers,
+            # whose phases are the draws'; paced, nothing is lost.
+            seeded=("003-e2-unpaced", "003-e3-unpaced"),
         ),
     ),
     by_transmitter=True,
@@ -380,6 +383,9 @@ _PUBLISHED = {
             _case3_figures,
             what="runs 3a and 3b",
             causes={"003-e4a-aggregate": E4A_AGGREGATE},
+            # Two unpaced SPARC-10s at the Onyx's TAXI port: the hosts' timer phases decide
+            # who holds it (E4A_AGGREGATE); paced (3b) nothing is lost.
+            seeded=("003-e4a-aggregate", "003-e4a-losses"),
         ),
     ),
 }

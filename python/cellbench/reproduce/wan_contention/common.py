@@ -147,14 +147,22 @@ def part(
     collect: Callable,
     published: tuple[tuple[str, ...], Callable] | None = None,
     causes: dict[str, str] | None = None,
+    seeded: tuple[str, ...] = (),
+    seeded_sets: tuple[str, ...] = (),
 ) -> study.Part:
     """A part of the study: its tables are printed together (the study's ``report``) and
     its rows share one frame; ``published``: the results of 004 it compares (ids and
-    figures), ``causes`` why any of them misses."""
+    figures), ``causes`` why any of them misses, ``seeded`` those the seed moves (and
+    ``seeded_sets`` what their extra seeds' runs need: ``study.Compares``)."""
     compares = ()
     if published is not None:
         ids, figures = published
-        compares = (study.Compares(ids, figures, what=name, causes=dict(causes or {})),)
+        compares = (
+            study.Compares(
+                ids, figures, what=name, causes=dict(causes or {}), seeded=seeded,
+                seeded_sets=seeded_sets,
+            ),
+        )  # fmt: skip
     return study.Part(
         name, doc, runs, collect, report=lambda o, d: "", to_json=lambda o, d: d,
         published=compares,

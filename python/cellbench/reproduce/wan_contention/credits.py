@@ -210,4 +210,8 @@ PART = part(
         _credits_figures,
     ),
     {"004-t3-tcp-tcp-drop": TCP_TCP_CAPTURE},
+    # Two TCPs at the receiver's 256-cell port: who captures it is the draws' (the claims
+    # read every mix; the extra seeds run TCP against TCP only, the points the drop reads).
+    seeded=("004-t3-tcp-tcp-drop",),
+    seeded_sets=("local=tcp (window=64K)", "remote=tcp (window=64K)"),
 )

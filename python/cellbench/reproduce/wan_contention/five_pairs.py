@@ -189,4 +189,7 @@ PART = part(
         "004-fig5-aggregate-together": FIG5_TOGETHER,
         "004-fig5-drop": FIG5_TOGETHER,
     },
+    # Together the pairs meet at two DS-3 ports: their losses and timeouts are the draws'.
+    # Each alone loses nothing (the seed moves it by the hosts' jitter only).
+    seeded=("004-fig5-aggregate-together", "004-fig5-drop"),
 )

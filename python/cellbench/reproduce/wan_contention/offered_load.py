@@ -374,6 +374,9 @@ PARTS = (
             "004-fig4-full": OFFERED_LOAD_DEVIATION,
             "004-fig4-drop": OFFERED_LOAD_DEVIATION,
         },
+        # Three TCPs at one DS-3 port: which load first loses cells, and what the losses'
+        # timeouts leave, are the draws'.
+        seeded=("004-fig4-lossless", "004-fig4-peak", "004-fig4-full", "004-fig4-drop"),
     ),
     part(
         "offered-load-udp",
