@@ -581,7 +581,11 @@ def markdown(lines: list[Line], seed: int) -> str:
             "",
             f"Each result the seed moves, run at seeds {first.seeds_text()} (the verdict is "
             f"seed {seed}'s; `cellbench fidelity --seed K` prints seed K's figure); `within` "
-            "counts the seeds whose figure the line's tolerance holds (a claim: holds).",
+            "counts the seeds whose figure the line's tolerance holds (a claim: holds). Each "
+            "study names these results in its declaration (`Compares.seeded`); every other "
+            "line either does not depend on the seed (a calculation) or has no losses to "
+            "contention for the draws to decide (the seed moves it by the hosts' jitter), "
+            "and gets no spread.",
             "",
             "| place | quantity | unit | published | seed " + str(seed) + " | min | mean | max "
             "| published inside | within | verdict |",
