@@ -13,6 +13,9 @@ a function of the run and of the published figures and nothing else:
   published result, in the papers' order. A result no part produces is a line that says
   so (``not scored``), never an omission.
 
+A result the seed moves (its declaration's ``seeded``) also gets its figures at the next
+seeds (``spread.measure``, ``--replications``), scored alike: the line's ``spread``.
+
 Kinds (published_results.csv): ``prediction``; ``calibration`` (a parameter was fitted to
 the figure: shown and scored, never counted among the predictions); ``figure-only`` (no
 number in the text: the line scores the text's claim about the figure, or says that
