@@ -304,6 +304,9 @@ def test_spread_statistics() -> None:
     assert spread.seeds(5, 3) == [5, 6, 7] and spread.seeds(1, 0) == []
     with pytest.raises(ValueError, match="--replications -1"):
         spread.seeds(1, -1)
+    with pytest.raises(ValueError, match="2\\^63-1"):
+        spread.seeds(2**63 - 1, 2)
+    assert spread.seeds(2**63 - 1, 1) == [2**63 - 1]
 
 
 def test_no_replications_no_spread(runs) -> None:

@@ -119,8 +119,15 @@ JSON_KEYS = ("seeds", "simulated", "holds", "verdicts", "min", "mean", "max",
 
 def seeds(seed: int, replications: int) -> list[int]:
     """The seeds of an N-replication spread: the verdict's seed and the N-1 after it."""
+    from cellbench.experiment.model import SEED_MAX
+
     if replications < 0:
         raise ValueError(f"--replications {replications}: expected 0 (no spread) or more")
+    if seed + replications - 1 > SEED_MAX:
+        raise ValueError(
+            f"--seed {seed} with --replications {replications}: the spread's last seed passes "
+            f"{SEED_MAX} (2^63-1); expected a lower seed or fewer replications"
+        )
     return list(range(seed, seed + replications))
 
 
