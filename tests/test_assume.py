@@ -114,6 +114,10 @@ def test_every_study_file_assumption_is_checked_and_sourced() -> None:
         ("wan-contention-five-pairs", "w5"),
         ("wan-contention-ftp", "backbone_ms"),
         ("wan-contention-ftp", "disk"),
+        # 004 gives no window, test length or path length for Table 3 and Fig. 7.
+        ("wan-contention-credits", "window"),
+        ("wan-contention-credits", "seconds"),
+        ("wan-contention-burst", "trunk_ms"),
     ]:
         assert key in found, key
 
@@ -185,7 +189,8 @@ def test_every_declaration_with_assumptions_is_in_the_envelope() -> None:
     parts = {name for name, _ in envelope.all_axes()}
     assert {"lan-buffers ftp", "wan-mismatch cases", "wan-mismatch case3",
             "wan-contention offered-load", "wan-contention five-pairs",
-            "wan-contention ftp"} <= parts  # fmt: skip
+            "wan-contention ftp", "wan-contention credits",
+            "wan-contention burst"} <= parts  # fmt: skip
     # A calculation has no experiment file, so no assumption.
     calcs = [c for *_, c in fidelity.declarations() if c.what.startswith("calc")]
     assert calcs and all(c.compute is not None for c in calcs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,6 +16,9 @@ from cellbench.reproduce.wan_contention import (
     flow_control_five_pairs,
 )
 from cellbench.reproduce.wan_contention import offered_load as load
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def document(*parts: str) -> dict:
@@ -562,3 +566,106 @@ def test_ftp_misses_name_their_mechanism_and_what_004_leaves_out():
     assert "window-bound" in causes["004-s3-ttcp"] and "round trip" in causes["004-s3-ttcp"]
     assert "names neither host's OS" in causes["004-s3-ftp"]
     assert "names no disk" in causes["004-s3-ftp-extended"]
+
+
+# --- the open values 004 leaves for Table 3, Fig. 7 and NRL -> JPL, as --envelope moves them
+
+
+def _axis(part: str, key: str):
+    """The envelope's axis for one assumption of a part (its files and its values)."""
+    from cellbench.reproduce import envelope, fidelity
+
+    [c] = [c for s, p, _, c in fidelity.declarations() if (s, p) == ("wan-contention", part)]
+    return {a.key: a for a in envelope.axes("wan-contention", part, c)}[key]
+
+
+def _at_corner(part: str, key: str, value: str) -> tuple[dict, pd.DataFrame, list[dict]]:
+    """The part with one assumption at one of the envelope's values for it, set in the
+    files that declare it as the envelope sets a corner: the study's JSON document, and
+    the runs' stored rows and metas."""
+    import pandas as pd
+
+    from cellbench import scratch
+
+    axis = _axis(part, key)
+    assert value in axis.values and value != axis.default
+    opts = study.Options(parts=(part,), file_sets={f: (f"{key}={value}",) for f in axis.files})
+    runs = wan_contention.STUDY.part(part)
+    with scratch.directory("cellbench-test-") as tmp:
+        ran = study.execute(runs.runs(opts), opts, tmp)
+        frames = pd.concat([r.result.to_pandas() for r in ran])
+        metas = [r.result.meta for r in ran]
+        doc = study.to_json(wan_contention.STUDY, opts, {part: runs.collect(opts, ran)})
+    return doc, frames, metas
+
+
+def test_credits_window_is_an_assumption_the_envelope_moves():
+    """004 gives no window for Table 3: 64 KB (no window scaling) to OSF/1's 1 MB sb_max;
+    at 1 MB every TCP stream runs with that window."""
+    assert _axis("credits", "window").values == ["64K", "1M"]
+    _, df, _ = _at_corner("credits", "window", "1M")
+    tcp = df[df["protocol"] == "tcp"]
+    assert len(tcp) == 8 and set(tcp["sndbuf"]) == {1 << 20}
+
+
+def test_credits_test_length_is_an_assumption_the_envelope_moves():
+    """004 gives no test length for Table 3: from ttcp's 16 MB (about 1 s at OC-3c) to
+    NetSpec's 10 s; at the 1 s end the UDP sources send for 1 s, not the default's 2."""
+    assert _axis("credits", "seconds").values == ["1", "10"]
+    doc, df, _ = _at_corner("credits", "seconds", "1")
+    udp = df[df["protocol"] == "udp"]
+    assert len(udp) == 8
+    assert udp["sender_seconds"].between(0.99, 1.01).all()
+    assert {r["flow_control"] for r in doc["rows"]} == {"none", "credit"}
+
+
+def test_burst_path_length_is_an_assumption_that_leaves_the_knees():
+    """004 gives ITTC and NRL (Fig. 7), not their distance: the 1,570 km great circle
+    (7.85 ms) to the offered-load testbed's 1,800 km route between them (9.0 ms). The
+    delay moves the path, not the buffers read back from the knees."""
+    from cellbench.experiment import testbed
+
+    aai = testbed.preset("wan-contention-aai").to_dict()
+    hops = (("ittc", "gsd"), ("gsd", "kc"), ("kc", "east"), ("east", "nrl"))
+    route = [frozenset(x) for x in hops]
+    trunks = {frozenset((t["from"], t["to"])): t["delay_ms"] for t in aai["trunks"]}
+    assert sum(trunks[x] for x in route) == pytest.approx(9.0)
+    assert _axis("burst", "trunk_ms").values == ["7.85", "9"]
+    doc, _, [meta] = _at_corner("burst", "trunk_ms", "9")
+    assert [t["delay_ms"] for t in meta["testbed"]["trunks"]] == [9]
+    knees = {b["direction"]: b["knee_bytes"] for b in doc["buffers"]}
+    assert knees == {b["direction"]: b["knee_bytes"] for b in document("burst")["buffers"]}
+
+
+def test_ftp_round_trip_spans_both_coast_to_coast_paths():
+    """The study's two coast-to-coast paths disagree: NRL -> JPL's great circle (37.4 ms)
+    and five-pairs' San Diego -> Washington through the hub (70 ms). The backbone delay's
+    range spans both, 004's own example (a 64 KB window at about 9 Mb/s: near 58 ms)
+    between: at the far end the 64 KB figure falls below 9 Mb/s."""
+    from cellbench.experiment import testbed
+
+    tb = testbed.preset("wan-contention").to_dict()
+    coast = five_pairs.pair_rtt_s(tb, "sd1", "dc2") * 1e3
+    doc, _, _ = _at_corner("ftp", "backbone_ms", "34.8")
+    rows = {r["app"]: r for r in doc["rows"] if r["part"] == "ftp"}
+    # (the pair's 70 ms and its hosts' 20 m machine-room links)
+    assert rows["ttcp"]["rtt_ms"] == pytest.approx(coast, abs=0.01) == 70.0
+    assert 65536 * 8 / (coast / 1e3) < 9e6 < 65536 * 8 / 0.0374
+
+
+def test_windows_top_out_at_osf1s_socket_buffer_limit():
+    """Every wan-contention window's range ends at 1 MB, OSF/1's stock sb_max (its
+    sys_attrs_socket(5) page), which is what the model's OSF/1 accepts."""
+    from cellbench.experiment.testbed.schema import FLAVOUR_MAX_SOCKBUF
+    from cellbench.reproduce.envelope import file_assumptions
+
+    windows = [
+        a
+        for f in ("five-pairs", "ftp", "credits", "offered-load", "full-load")
+        for a in file_assumptions(f"wan-contention-{f}")
+        if a.key in ("w1", "w2", "w3", "w4", "w5", "extended_window", "window")
+    ]
+    assert len(windows) == 9
+    for a in windows:
+        assert a.high.value == FLAVOUR_MAX_SOCKBUF["osf1"] == 1 << 20, a.key
+        assert "sb_max = SB_MAX = 1048576 bytes, its sys_attrs_socket(5) page" in a.source

@@ -42,7 +42,11 @@ MAGIC_KC_SOUTH_DAKOTA_MS = round(MAGIC_ONE_WAY_MS - MAGIC_LAWRENCE_KC_MS, 6)
 #: routes at
 #: FIBRE_US_PER_KM, their lengths chosen so that the pairs' round trips span the
 #: setup's range: lawrence<->kclab 2 ms (100 km each), the coast-to-coast pair
-#: san-diego<->washington 70 ms (4000 + 3000 km).
+#: san-diego<->washington 70 ms (4000 + 3000 km). These lengths are the project's own
+#: (004 Fig. 5 is not in the text it holds): the coast-to-coast 70 ms is longer than 004's
+#: own coast-to-coast example implies (about 58 ms, 004 Window management) and the great
+#: circle (about 37 ms, wan-contention-ftp.netspec's NRL->JPL, whose backbone range
+#: spans the two).
 WAN_CONTENTION_SITES = {
     # site: (access link, route km to the hub)
     "lawrence": ("ds3", 100),

@@ -108,8 +108,10 @@ NRL_JPL_RTT = (
     "of it is in the text the project holds): the ftp preset's 37.4 ms is the 3,700 km "
     "great circle at 5 µs/km and the two metro DS-3s, shorter than the coast-to-coast round "
     "trip 004's own example implies (64 KB at about 9 Mb/s: 58 ms; 10^7 bits at OC-3: "
-    "64 ms); the backbone delay is an assumption whose range reaches it (--envelope: 8.98 "
-    "Mb/s at 29 ms one way)"
+    "64 ms), and than the study's other coast-to-coast path, five-pairs' San Diego -> "
+    "Washington through the preset's hub (70 ms, the project's own). The backbone delay is "
+    "an assumption whose range spans the two, 004's example between (--envelope: 7.49 Mb/s "
+    "at 34.8 ms one way, 70 ms round trip; 8.98 at 29 ms, 58.4)"
 )
 
 #: The unmodified FTP: a window-bound transfer, at a window 004 does not give.
@@ -137,8 +139,8 @@ TTCP_WINDOW = (
     "segment's 1.8 ms on the DS-3, 173 cells at 96000 cells/s, and the receiver's wait "
     "for the second of each pair before it ACKs): 31.5 Mb/s, 87% of what the paced DS-3 "
     "carries (200 KB carries 36.0). 23.8 Mb/s is that window over a round trip near 55 ms "
-    "(20.8 at the backbone range's 58.4 ms: --envelope), a window near 120 KB (122880 "
-    "bytes: 23.2), or a host or adapter bound the text does not give"
+    "(20.8 at 58.4 ms, 17.4 at the backbone range's 70 ms: --envelope), a window near 120 "
+    "KB (122880 bytes: 23.2), or a host or adapter bound the text does not give"
 )
 
 #: FTP with extended windows: the same window bound as ttcp; the disk assumed faster.
