@@ -120,6 +120,38 @@ fn sources_held_to_one_share_give_the_same_cells_a_period_at_a_time() {
 }
 
 #[test]
+fn sources_at_different_rates_meet_cell_by_cell_the_same_both_ways() {
+    // Sources held to different peak rates interleave cell by cell at the port
+    // to their receiver, where Train decides the cells in bulk
+    // (`Network::merge_sinks`, train.rs): under the link together (1/2 + 1/3
+    // + 1/7) and over it (0.7 + 0.6, the excess growing the queue), with no
+    // switch rule, with EFCI marking near the queue those rates build, and
+    // with ERICA.
+    let switches = [
+        None,
+        Some(AbrSwitch::Efci { threshold_cells: 4 }),
+        Some(AbrSwitch::Erica {
+            target: 0.9,
+            interval: SimTime::from_us(500),
+        }),
+    ];
+    let shares: [&[f64]; 2] = [&[2.0, 3.0, 7.0], &[1.0 / 0.7, 1.0 / 0.6]];
+    for switch in switches {
+        for divisors in shares {
+            let n = divisors.len();
+            let topo = topology(n, switch, false, &|c| AbrSource {
+                icr: OC3_CELLS / divisors[c] / 2.0,
+                ..AbrSource::new(c, OC3_CELLS / divisors[c])
+            });
+            let sends = greedy(n, 3, 500_000_000, 10_000_000_000);
+            let out = equivalent(&topo, &sends, &ack(n));
+            let k = out.abr_sources[n - 1].expect("an ABR circuit");
+            assert!(k.brm_returned > 10, "{switch:?} {divisors:?}: {k:?}");
+        }
+    }
+}
+
+#[test]
 fn a_starved_source_sends_out_of_rate_rm_cells_the_same_both_ways() {
     // ACR below TCR (rule 11): out-of-rate FRMs at 10 cells/s.
     let topo = topology(

@@ -818,6 +818,18 @@ impl Network {
         }
     }
 
+    /// Train: the occupancy above which port `p` marks EFCI (None: it does
+    /// not), for cells decided in bulk (`train.rs`, `merge_sinks`).
+    pub(super) fn abr_efci_threshold(&self, p: usize) -> Option<u32> {
+        match self.abr.ports.get(p).and_then(Option::as_ref) {
+            Some(PortAbrRt {
+                switch: AbrSwitch::Efci { threshold_cells },
+                ..
+            }) => Some(*threshold_cells),
+            _ => None,
+        }
+    }
+
     /// Train: the end of ERICA's current averaging interval at port `p` (None:
     /// the port does not run ERICA), for a steady period (`train.rs`) that must
     /// not cross it.

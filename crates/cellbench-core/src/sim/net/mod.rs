@@ -822,24 +822,9 @@ impl Network {
         step: SimTime,
         clp: bool,
     ) {
-        let log = self.logs(Place::Receiver(self.circuits[circuit].dst));
-        let rec = &mut self.pdus[pdu as usize];
-        let c = &mut self.circuits[circuit];
-        if c.rx_cur != rec.serial + 1 {
-            // First cell of this PDU: a remainder left open by a predecessor that
-            // lost its last cell is glued to it, and the CRC fails.
-            if c.rx_open {
-                rec.contaminated = true;
-            }
-            c.rx_cur = rec.serial + 1;
-        }
-        c.rx_open = true;
-        let last = first + count - 1;
-        if last + 1 == rec.ncells {
-            c.rx_open = false;
-            rec.eom_at = Some(t0 + step.times(count as u64 - 1));
-        }
-        if log {
+        if self.logs(Place::Receiver(self.circuits[circuit].dst)) {
+            let rec = &self.pdus[pdu as usize];
+            let c = &self.circuits[circuit];
             let s = c.stages.last().expect("a circuit has a stage 0");
             for k in 0..count {
                 self.log.push(CellRecord {
@@ -857,6 +842,34 @@ impl Network {
                     rm: None,
                 });
             }
+        }
+        self.reassembled(
+            circuit,
+            pdu,
+            first,
+            count,
+            t0 + step.times(count as u64 - 1),
+        );
+    }
+
+    /// Cells `first..first+count` of a PDU reach the receiver, the last of them
+    /// at `last`: the reassembler's part of `reassemble`, for cells the
+    /// receiver does not log.
+    fn reassembled(&mut self, circuit: usize, pdu: u32, first: u32, count: u32, last: SimTime) {
+        let rec = &mut self.pdus[pdu as usize];
+        let c = &mut self.circuits[circuit];
+        if c.rx_cur != rec.serial + 1 {
+            // First cell of this PDU: a remainder left open by a predecessor that
+            // lost its last cell is glued to it, and the CRC fails.
+            if c.rx_open {
+                rec.contaminated = true;
+            }
+            c.rx_cur = rec.serial + 1;
+        }
+        c.rx_open = true;
+        if first + count == rec.ncells {
+            c.rx_open = false;
+            rec.eom_at = Some(last);
         }
         self.cells_done(pdu, count, false);
     }

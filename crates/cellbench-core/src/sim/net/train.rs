@@ -225,6 +225,12 @@ impl Network {
                 backoff = (backoff * 2).clamp(1, STEADY_BACKOFF).max(heads.len());
                 merge_steps = backoff;
             }
+            if gather
+                && heads.len() >= 2
+                && self.merge_sinks(p, &mut inputs, &mut heads, horizon, &mut pieces)
+            {
+                continue;
+            }
             merge_steps = merge_steps.saturating_sub(1);
             heads.pop();
             let second = heads
@@ -325,6 +331,15 @@ impl Network {
 
     fn emit_piece(&mut self, piece: &Piece) {
         let s = piece.seg;
+        if !piece.regular {
+            // Cells for the receiver at irregular instants (`Piece::sink`): all
+            // it reads is the last one's arrival and EFCI bit.
+            let c = s.circuit as usize;
+            if self.abr.on {
+                self.abr_data_received(c, s.efci);
+            }
+            return self.reassembled(c, s.pdu, s.first, s.count, piece.last);
+        }
         let step = if s.count == 1 { piece.cell } else { s.step };
         let (c, stage) = (s.circuit as usize, s.stage as usize);
         self.emit(c, stage, s.pdu, s.first, s.count, s.t0, step, s.clp, s.efci);
@@ -732,6 +747,225 @@ impl Network {
     }
 }
 
+impl Network {
+    /// Interleaved inputs bound for their receivers, decided in bulk: the
+    /// lever where circuits at different rates meet (ABR sources at their own
+    /// ACRs, paced circuits), whose cells interleave one by one so that no
+    /// steady period repeats.
+    ///
+    /// Why no cell needs deciding alone. The work a cell arriving at `a` finds
+    /// at the port is at most what the first arrival found plus one cell per
+    /// input plus the inputs' excess over the link since: any interval `[u, a)`
+    /// holds at most `(a − u)/step + 1` arrivals of each input, and the link
+    /// clears `a − u` of work meanwhile. So with `ρ = C·Σ 1/step`, a cell finds
+    /// at most `B0 + k + max(0, D·(ρ − 1)/C)` cells (`B0` at the first
+    /// arrival, `k` inputs, `D` the span), and where that is below the buffer, the CLP = 1 and EPD thresholds and EFCI's marking
+    /// threshold, every cell is accepted unmarked, as `offer` would accept it,
+    /// and all that is left to work out is when each leaves. That is the
+    /// Lindley recursion over the merged arrivals (`end = max(a, end) + C`, in
+    /// (arrival, circuit) order), a few instructions a cell, with no state
+    /// read or written per cell but `end`; ERICA counts each input's cells as
+    /// the regular run they are (`abr_cells_at_port`), and each input's cells
+    /// go on as one piece for the receiver (`Piece::sink`), which reads only
+    /// when the last arrives. The peak occupancy is worked out per cell only
+    /// when the bound could raise it.
+    ///
+    /// It takes every input's cells up to the first instant one of them may
+    /// change: the end of the shortest head segment (an RM cell, a PDU's end or
+    /// a change of rate may be next), the horizon, and ERICA's current
+    /// averaging interval (as `steady`). Not for an RM cell at a head, a
+    /// policer, a VC discarding or refusing, a circuit that goes on to another
+    /// port, or where cells or queue lengths are logged. False (nothing done)
+    /// unless all of this holds.
+    #[inline(never)]
+    fn merge_sinks(
+        &mut self,
+        p: usize,
+        inputs: &mut [VecDeque<Seg>],
+        heads: &mut BinaryHeap<Reverse<(SimTime, u32, usize)>>,
+        horizon: SimTime,
+        pieces: &mut Vec<Piece>,
+    ) -> bool {
+        let k = heads.len();
+        if k > STEADY_INPUTS || self.queue_series.is_some() || self.logs(Place::Port(p)) {
+            return false;
+        }
+        let port = &self.ports[p];
+        let (cell, delay, buffer, policy, end0) =
+            (port.cell, port.delay, port.buffer, port.policy, port.end);
+        // Each input: (arrival of its next cell, circuit, slot, step, cells left).
+        let mut ins = [(SimTime::ZERO, 0u32, 0usize, SimTime::ZERO, 0u32); STEADY_INPUTS];
+        let (mut rho, mut first, mut until) = (0.0, SimTime::MAX, horizon);
+        let mut limit = u32::MAX;
+        for (x, &Reverse((t, c, slot))) in heads.iter().enumerate() {
+            let seg = &inputs[slot][0];
+            if abr::is_rm(seg.pdu) {
+                return false;
+            }
+            let circuit = &self.circuits[c as usize];
+            let stage = &circuit.stages[seg.stage as usize];
+            if stage.policer.is_some()
+                || !matches!(stage.vc, VcState::Idle | VcState::Accepting)
+                || !matches!(stage.next, Next::Receiver)
+                || self.logs(Place::Receiver(circuit.dst))
+            {
+                return false;
+            }
+            if seg.count >= 2 {
+                rho += cell.0 as f64 / seg.step.0 as f64;
+            }
+            first = first.min(t);
+            until = until.min(seg.last());
+            limit = limit.min(buffer.limit(seg.clp));
+            ins[x] = (t, c, slot, seg.step, seg.count);
+        }
+        if let Some(interval_end) = self.abr_interval_end(p) {
+            if first >= interval_end {
+                return false;
+            }
+            until = until.min(SimTime(interval_end.0 - 1));
+        }
+        let epd = match policy {
+            DropPolicy::Epd { threshold_cells } => threshold_cells,
+            _ => u32::MAX,
+        };
+        let marks = self.abr_efci_threshold(p).unwrap_or(u32::MAX);
+        // What a cell may find and stay unaffected: below every threshold.
+        let room = limit.min(epd).min(marks);
+        let mut bound = port::occupancy(end0, first, cell).saturating_add(k as u32);
+        if rho > 1.0 {
+            // Inputs faster together than the link add their excess over the
+            // span: a span short enough for it to fit, and two cells more for
+            // f64's rounding of the k quotients.
+            let Some(headroom) = room.checked_sub(bound + 3) else {
+                return false;
+            };
+            let span = (headroom as f64 * cell.0 as f64 / (rho - 1.0)) as u64;
+            until = until.min(SimTime(first.0.saturating_add(span)));
+            let excess = (until.0.saturating_sub(first.0)) as f64 * (rho - 1.0) / cell.0 as f64;
+            bound += excess as u32 + 2;
+        }
+        if first > until || bound >= room {
+            return false;
+        }
+        for (t, _, slot, _, count) in ins.iter_mut().take(k) {
+            if *t > until {
+                *count = 0;
+            } else {
+                *count = inputs[*slot][0].count_upto(until);
+            }
+        }
+        // The Lindley recursion over the merged arrivals. `last[x]`: when
+        // input x's last cell taken ends its transmission.
+        let track_peak = bound + 1 > self.ports[p].counters.peak_occupancy;
+        let (mut end, mut peak, mut taken) = (end0, 0, 0u32);
+        let mut last = [SimTime::ZERO; STEADY_INPUTS];
+        let mut n = [0u32; STEADY_INPUTS];
+        loop {
+            let mut i = usize::MAX;
+            for x in 0..k {
+                if n[x] < ins[x].4
+                    && (i == usize::MAX || (ins[x].0, ins[x].1) < (ins[i].0, ins[i].1))
+                {
+                    i = x;
+                }
+            }
+            if i == usize::MAX {
+                break;
+            }
+            let a = ins[i].0;
+            if track_peak {
+                peak = peak.max(port::occupancy(end, a, cell) + 1);
+            }
+            end = a.max(end) + cell;
+            last[i] = end;
+            n[i] += 1;
+            ins[i].0 = a + ins[i].3;
+            taken += 1;
+        }
+        if taken == 0 {
+            return false;
+        }
+        self.ports[p].end = end;
+        self.count_accepted(p, taken, peak);
+        for x in 0..k {
+            if n[x] == 0 {
+                continue;
+            }
+            let slot = ins[x].2;
+            let seg = inputs[slot][0];
+            let (c, st) = (seg.circuit as usize, seg.stage as usize);
+            if self.abr.on {
+                // Below EFCI's threshold: counted by ERICA, none marked.
+                self.abr_cells_at_port(p, c, seg.t0, seg.step, n[x], bound);
+            }
+            let ends_pdu = seg.first + n[x] == self.pdus[seg.pdu as usize].ncells;
+            self.circuits[c].stages[st].vc = if ends_pdu {
+                VcState::Idle
+            } else {
+                VcState::Accepting
+            };
+            self.gather_sink(pieces, &seg, n[x], last[x] + delay, cell);
+            let fifo = &mut inputs[slot];
+            if n[x] == seg.count {
+                fifo.pop_front();
+            } else {
+                let front = &mut fifo[0];
+                front.first += n[x];
+                front.t0 = front.time(n[x]);
+                front.count -= n[x];
+            }
+        }
+        heads.clear();
+        for &(_, _, slot, _, _) in &ins[..k] {
+            if let Some(head) = inputs[slot].front() {
+                heads.push(Reverse((head.t0, head.circuit, slot)));
+            }
+        }
+        true
+    }
+
+    /// The first `n` cells of `seg` leave the port for their receiver, the last
+    /// arriving there at `last` (the others at instants nobody reads: see
+    /// `Piece::sink`): onto the circuit's piece if they continue it, else as a
+    /// new piece (the old one pushed on).
+    fn gather_sink(
+        &mut self,
+        pieces: &mut Vec<Piece>,
+        seg: &Seg,
+        n: u32,
+        last: SimTime,
+        cell: SimTime,
+    ) {
+        if let Some(i) = pieces.iter().position(|x| x.seg.circuit == seg.circuit) {
+            let piece = &mut pieces[i];
+            let b = &mut piece.seg;
+            if piece.sink && b.pdu == seg.pdu && b.first + b.count == seg.first && b.clp == seg.clp
+            {
+                piece.regular = false;
+                b.count += n;
+                b.efci = seg.efci;
+                piece.last = last;
+                return;
+            }
+            let done = pieces.swap_remove(i);
+            self.emit_piece(&done);
+        }
+        pieces.push(Piece {
+            seg: Seg {
+                count: n,
+                t0: last,
+                step: cell,
+                ..*seg
+            },
+            cell,
+            last,
+            sink: true,
+            regular: n == 1,
+        });
+    }
+}
+
 /// Cells of one circuit a port decided one by one (interleaved with other
 /// inputs' cells, `Network::resolve`), gathered while their departures stay
 /// regular and pushed on as one segment: when a cell does not fit, when the
@@ -741,10 +975,20 @@ impl Network {
 /// of the port go on to the same FIFO (`PortRt::gather`).
 #[derive(Copy, Clone, Debug)]
 pub(super) struct Piece {
-    /// The cells as they arrive at the next stage (`stage` is still this one's).
+    /// The cells as they arrive at the next stage (`stage` is still this one's):
+    /// `t0` and `step` hold while the piece is `regular`, `efci` is the last cell's.
     seg: Seg,
     /// The port's cell time: a lone cell's step, as when pushed on alone.
     cell: SimTime,
+    /// When its last cell arrives at the next stage.
+    last: SimTime,
+    /// The circuit leaves this port for its receiver, which logs no cell: the
+    /// receiver reads only when the PDU's last cell arrives and the last EFCI
+    /// bit (`Network::reassemble`, `abr_data_received`), so the piece may go
+    /// on gathering cells at any instants, one push for them all.
+    sink: bool,
+    /// Its cells arrive at `t0 + k·step` (a sink's may stop being so).
+    regular: bool,
 }
 
 impl Network {
@@ -780,20 +1024,35 @@ impl Network {
         cell: SimTime,
         efci: bool,
     ) {
+        let last = at + step.times(n as u64 - 1);
         if let Some(i) = pieces.iter().position(|x| x.seg.circuit == seg.circuit) {
-            let b = &mut pieces[i].seg;
+            let piece = &mut pieces[i];
+            let b = &mut piece.seg;
             let fits = b.pdu == seg.pdu && b.first + b.count == seg.first && b.clp == seg.clp;
-            if fits && b.efci == efci && at > b.last() {
-                let gap = SimTime(at.0 - b.last().0);
-                if (b.count == 1 || gap == b.step) && (n == 1 || gap == step) {
-                    b.step = gap;
+            if fits && at > piece.last {
+                if piece.regular && b.efci == efci {
+                    let gap = SimTime(at.0 - piece.last.0);
+                    if (b.count == 1 || gap == b.step) && (n == 1 || gap == step) {
+                        b.step = gap;
+                        b.count += n;
+                        piece.last = last;
+                        return;
+                    }
+                }
+                if piece.sink {
+                    piece.regular = false;
                     b.count += n;
+                    b.efci = efci;
+                    piece.last = last;
                     return;
                 }
             }
             let done = pieces.swap_remove(i);
             self.emit_piece(&done);
         }
+        let (c, stage) = (seg.circuit as usize, seg.stage as usize);
+        let sink = matches!(self.circuits[c].stages[stage].next, Next::Receiver)
+            && !self.logs(Place::Receiver(self.circuits[c].dst));
         pieces.push(Piece {
             seg: Seg {
                 count: n,
@@ -803,6 +1062,9 @@ impl Network {
                 ..*seg
             },
             cell,
+            last,
+            sink,
+            regular: true,
         });
     }
 }
