@@ -235,6 +235,33 @@ def test_a_lossy_transfer_reports_its_timeouts_and_reads_cell_loss(tmp_path):
         assert e["rto_recoveries"] > 0 and e["rto_recovery_s"] > 0, dict(e)
         assert f"{e['rto_recoveries']} RTO recoveries" in e["limit_evidence"]
     assert e["peak_flight_bytes"] > 0 and e["min_rtt_s"] > 0
+    # The sender's namespace counts its timeouts too (TcpExt TCPTimeouts): this one's.
+    assert (e["sender_ns_timeouts"] > 0) == (e["timeouts"] > 0), dict(e)
+
+
+def test_the_namespaces_timeouts_stand_in_where_tcp_info_has_none():
+    """Before Linux 6.7 TCP_INFO counts no timeouts: the sender's namespace's count
+    stands in, but only when the host has no other connection to count."""
+    from cellbench.engines.emu import kernel
+
+    for tcp_info, sharing, want in [(None, 1, 4), (None, 2, None), (2, 1, 2)]:
+        row = {"timeouts": tcp_info, "sender_ns_timeouts": 4}
+        kernel.namespace_timeouts(row, sharing)
+        assert row["timeouts"] == want, (tcp_info, sharing)
+
+
+def test_netstat_counters_are_read_by_name():
+    """/proc/net/netstat: a line of names, then one of values, per group."""
+    text = (
+        "TcpExt: SyncookiesSent TCPTimeouts TCPLossProbes\n"
+        "TcpExt: 0 7 3\n"
+        "IpExt: InNoRoutes TCPTimeouts\n"
+        "IpExt: 1 99\n"
+    )
+    assert netns.netstat_counter(text, "TcpExt", "TCPTimeouts") == 7
+    assert netns.netstat_counter(text, "IpExt", "InNoRoutes") == 1
+    assert netns.netstat_counter(text, "TcpExt", "NoSuchCounter") is None
+    assert netns.netstat_counter("TcpExt: TCPTimeouts\n", "TcpExt", "TCPTimeouts") is None
 
 
 def test_a_burst_into_a_slower_port_loses_cells_and_tcp_retransmits(tmp_path):

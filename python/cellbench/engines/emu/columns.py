@@ -57,9 +57,11 @@ EMU = ColumnGroup(
 #: (SO_SNDBUF's largest) and the receive buffer it reached (SO_RCVBUF at the end, and
 #: tcpi_rcv_space, the per-round-trip estimate it grew from); the RTO recoveries the
 #: timeouts began and the time spent in them (TCP_INFO, Linux 6.7+); how many TCP_INFO
-#: reads the peaks are of. With the simulator's ``timeouts``, ``min_rtt_s`` and
-#: ``peak_flight_bytes``, which the emulator fills from the same reads. First stored
-#: after every other column.
+#: reads the peaks are of; the transmitter's namespace's retransmission timeouts
+#: (TcpExt TCPTimeouts: every connection of that host, as ``sender_tx_dropped``), which
+#: stand in for ``timeouts`` before Linux 6.7. With the simulator's ``timeouts``,
+#: ``min_rtt_s`` and ``peak_flight_bytes``, which the emulator fills from the same
+#: reads. First stored after every other column.
 EMU_KERNEL = ColumnGroup(
     "emu-kernel",
     (
@@ -71,6 +73,7 @@ EMU_KERNEL = ColumnGroup(
         ("rto_recoveries", "int64"),
         ("rto_recovery_s", "float64"),
         ("window_samples", "int64"),
+        ("sender_ns_timeouts", "int64"),
     ),
     after="receiver_read_seconds",
 )

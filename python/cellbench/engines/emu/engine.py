@@ -200,6 +200,7 @@ def run_one(
             # devices while the emulator held their reads back (emu/ifq.rs), read
             # before the devices close with the emulator.
             tx_dropped = [ns.tx_dropped(i) for i in range(len(hosts))]
+            ns_timeouts = [ns.tcp_timeouts(i) for i in range(len(hosts))]
             report = emu.stop()
         finally:
             emu.close()
@@ -245,7 +246,7 @@ def run_one(
             "sender_queue_stopped_s": report["host_queues"][tx]["stopped_seconds"],
         }
         if rc.conn.protocol == "tcp":
-            row |= kernel.columns(sent, got)
+            row |= kernel.columns(sent, got) | {"sender_ns_timeouts": ns_timeouts[tx]}
         if report["policers"]:
             row["met_contract"] = all(p["met_contract"] for p in report["policers"])
         # An ABR data circuit: the simulator's ABR fields, its ACR series with --series.
@@ -262,6 +263,8 @@ def run_one(
             for o in rexp.connections
         )
         queue = task.spec["hosts"][tx].get("tx_queue_pdus")
+        if rc.conn.protocol == "tcp":
+            kernel.namespace_timeouts(row, sharing)
         # The simulator's window rule comes after the bounds the real engine's
         # judgement applies first (a paced source's load, a saturated CPU, the
         # daemon's cap) and before its loss rules (sim/explain/classify.rs).

@@ -9,7 +9,8 @@ keeps the peaks: the data in flight (snd_nxt − snd_una), the congestion window
 window the receiver advertised, the send buffer; the sink reports the receive buffer
 autotuning reached. TCP_INFO's RTO counts (Linux 6.7+: tcpi_total_rto,
 tcpi_total_rto_recoveries, tcpi_total_rto_time) give the connection's own timeouts;
-an older kernel's rows have none (null).
+the sender's namespace's TcpExt TCPTimeouts (/proc/net/netstat, from 0 in a namespace
+made for the run) stands in on an older kernel where the host has no other connection.
 """
 
 from __future__ import annotations
@@ -38,6 +39,14 @@ def columns(sent: dict, got: dict) -> dict:
         "rto_recovery_s": rto_ms / 1e3 if rto_ms is not None else None,
         "window_samples": w.get("samples"),
     }
+
+
+def namespace_timeouts(row: dict, sharing: int) -> None:
+    """``timeouts`` from the sender's namespace's TCPTimeouts (``sender_ns_timeouts``)
+    where TCP_INFO has no count (before Linux 6.7) and the host sends and receives
+    only this connection: the counter is the namespace's, every connection's."""
+    if row.get("timeouts") is None and sharing == 1:
+        row["timeouts"] = row.get("sender_ns_timeouts")
 
 
 def window_bound(row: dict) -> float | None:
