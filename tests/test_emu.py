@@ -124,10 +124,16 @@ def test_a_window_limited_path_runs_at_most_one_window_per_round_trip(tmp_path, 
     w = int(window[:-1]) * 1024
     bound = w * 8 / RTT_S
     # At most the bound (the sender's clock stops when its last write returns, up to a
-    # send buffer early: 5%); at least half of it (a Linux receiver offers its window in
-    # whole segments, __tcp_select_window: 16 KB with a 9128-byte MSS is one per RTT).
-    assert 0.5 * bound <= e["throughput_bps"] <= 1.05 * bound, (
+    # send buffer early: 5%); at least half of what the kernel kept in flight over the
+    # round trip, its window in force (a Linux receiver offers its window in whole
+    # segments, __tcp_select_window: 16 KB with a 9128-byte MSS is one per RTT; on a
+    # loaded machine many round trips run above the shortest, and half the file's
+    # window over the path's RTT failed on main too: 6.9-7.3 Mb/s against 7.45).
+    kept = e["peak_flight_bytes"] * 8 / e["min_rtt_s"]
+    assert e["peak_flight_bytes"] <= w
+    assert 0.5 * kept <= e["throughput_bps"] <= 1.05 * bound, (
         e["throughput_bps"],
+        kept,
         bound,
         e["lateness_p99_us"],
     )
