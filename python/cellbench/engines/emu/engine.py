@@ -6,8 +6,10 @@ tree is kept as on real hosts (``serial { }`` starts a child when the previous o
 has ended, on the real clock). Rows are the real engine's (``controller.rows``) plus
 what the emulated network measured: cells lost, policed and tagged per connection,
 per port cells in/out/lost (by cause) and peak occupancy, and the emulator's lateness;
-with ``--series`` each port's occupancy (the network's samples, as the simulator's) and
-each TCP sender's cwnd (TCP_INFO, as the real engine's).
+of a TCP connection, the window its kernels ran and their retransmission timeouts
+(``kernel``), which the simulator's window and loss rules read; with ``--series``
+each port's occupancy (the network's samples, as the simulator's) and each TCP
+sender's cwnd (TCP_INFO, as the real engine's).
 """
 
 from __future__ import annotations
