@@ -16,7 +16,8 @@ for the lateness against the machine's load (below). Prints, in one run:
   time of the phy), what the late PDUs waited for, and its CPU cost per emulated
   Gb/s of cells (and how much of it the datagrams' own reads and writes are);
 - the wan-window path (8.8 ms round trip) with 64 KB windows: Linux against the
-  window/RTT bound and the simulator's `modern` TCP;
+  window/RTT bound and the simulator's `modern` TCP, and the window its kernel ran
+  (the most in flight over the shortest round trip, TCP_INFO) with its limit;
 - the unconstrained OC-3c path as an ABR circuit (issue 29) through a switch running
   ERICA (target 0.9): RM cells every 32 cells and the source held to its ACR; Linux
   against ERICA's share (0.9 of the cell rate) and the simulator, the emulator's own ABR
@@ -430,6 +431,13 @@ def main() -> int:
             f"window/RTT {bound / 1e6:.2f} Mb/s; simulator (modern) "
             f"{s['throughput_bps'] / 1e6:.2f} Mb/s; emu/sim {ratio:.3f}; "
             f"lateness p99 {e['lateness_p99_us']:.2f} µs"
+        )
+        # The window the kernels ran (TCP_INFO), as the limit's evidence reads it.
+        kept = e["peak_flight_bytes"] * 8 / e["min_rtt_s"]
+        print(
+            f"  the kernel: {e['peak_flight_bytes']} B in flight at most, shortest RTT "
+            f"{e['min_rtt_s'] * 1e3:.2f} ms ({kept / 1e6:.2f} Mb/s), {e['timeouts']} timeouts; "
+            f"limited_by {e['limited_by']}"
         )
         abr(d, mb)
     load = os.getloadavg()

@@ -124,10 +124,16 @@ def test_a_window_limited_path_runs_at_most_one_window_per_round_trip(tmp_path, 
     w = int(window[:-1]) * 1024
     bound = w * 8 / RTT_S
     # At most the bound (the sender's clock stops when its last write returns, up to a
-    # send buffer early: 5%); at least half of it (a Linux receiver offers its window in
-    # whole segments, __tcp_select_window: 16 KB with a 9128-byte MSS is one per RTT).
-    assert 0.5 * bound <= e["throughput_bps"] <= 1.05 * bound, (
+    # send buffer early: 5%); at least half of what the kernel kept in flight over the
+    # round trip, its window in force (a Linux receiver offers its window in whole
+    # segments, __tcp_select_window: 16 KB with a 9128-byte MSS is one per RTT; on a
+    # loaded machine many round trips run above the shortest, and half the file's
+    # window over the path's RTT failed on main too: 6.9-7.3 Mb/s against 7.45).
+    kept = e["peak_flight_bytes"] * 8 / e["min_rtt_s"]
+    assert e["peak_flight_bytes"] <= w
+    assert 0.5 * kept <= e["throughput_bps"] <= 1.05 * bound, (
         e["throughput_bps"],
+        kept,
         bound,
         e["lateness_p99_us"],
     )
@@ -145,6 +151,123 @@ def test_a_window_limited_path_within_10_percent_of_the_simulators_modern_tcp(
     s = rows(tmp_path / "sim.result").iloc[0]
     ratio = e["throughput_bps"] / s["throughput_bps"]
     assert abs(ratio - 1) <= 0.10, (e["throughput_bps"], s["throughput_bps"])
+
+
+def test_a_window_limited_transfer_reports_the_window_and_reads_window(tmp_path):
+    """64 KB windows over the wan-window path's 8.8 ms: the sender's kernel keeps at
+    most the window in flight (TCP_INFO read as it writes), the receiver advertises at
+    most its clamp, the shortest round trip is the path's; the simulator's rule 6 on
+    those facts says ``window``, in its words, and nothing timed out."""
+    _, e = emulate_window(tmp_path, "64K", "4M")
+    w = 64 * 1024
+    assert e["cells_lost"] == 0 and e["timeouts"] == 0 and e["rto_recoveries"] == 0
+    assert 0 < e["peak_flight_bytes"] <= e["peak_adv_window_bytes"] <= w, dict(e)
+    assert e["peak_cwnd_bytes"] >= e["peak_flight_bytes"] and e["window_samples"] > 10
+    # Linux keeps twice what SO_SNDBUF/SO_RCVBUF asked (socket(7)): its overhead.
+    assert e["kernel_sndbuf"] == 2 * w and e["kernel_rcvbuf"] == 2 * w
+    assert RTT_S <= e["min_rtt_s"] < 1.5 * RTT_S, e["min_rtt_s"]
+    bound = e["peak_flight_bytes"] * 8 / e["min_rtt_s"]
+    assert e["limited_by"] == "window", e["limit_evidence"]
+    assert e["limit_evidence"].startswith(
+        f"window {e['peak_flight_bytes']} B in flight (sndbuf {w}, rcvbuf {w}) / RTT "
+        f"{e['min_rtt_s'] * 1e3:.2f} ms = {bound / 1e6:.2f} Mb/s; delivered "
+        f"{e['goodput_bps'] / 1e6:.2f} Mb/s ("
+    ), e["limit_evidence"]
+    assert (
+        f"receiver's advertised window up to {e['peak_adv_window_bytes']} B"
+        in (e["limit_evidence"])
+    )
+
+
+def test_the_window_rule_is_the_simulators_on_the_kernels_facts():
+    """``kernel.window_limit``: delivered at least the simulator's WINDOW_SHARE of
+    the peak flight over the shortest round trip is ``window``; an autotuned buffer is
+    named with what the kernel grew it to; below the share, or without the facts,
+    nothing."""
+    from cellbench import vocab
+    from cellbench.engines.emu import kernel
+
+    row = {"protocol": "tcp", "peak_flight_bytes": 65536, "min_rtt_s": 8.8e-3}
+    row |= {"goodput_bps": 52e6, "sndbuf": 65536, "rcvbuf": 65536}
+    row |= {"peak_adv_window_bytes": 65536, "peak_cwnd_bytes": 120_000}
+    row |= {"kernel_sndbuf": 131072, "kernel_rcvbuf": 131072}
+    got = kernel.window_limit(row)
+    assert got["limited_by"] == "window"
+    assert got["limit_evidence"] == (
+        "window 65536 B in flight (sndbuf 65536, rcvbuf 65536) / RTT 8.80 ms = 59.58 Mb/s; "
+        "delivered 52.00 Mb/s (87%); the kernel's window: receiver's advertised window up "
+        "to 65536 B, congestion window up to 120000 B, send buffer 131072 B, receive buffer "
+        "131072 B (TCP_INFO, SO_SNDBUF/SO_RCVBUF)"
+    )
+    auto = kernel.window_limit(row | {"sndbuf": None, "rcvbuf": None})
+    assert "(sndbuf autotuned to 131072, rcvbuf autotuned to 131072)" in auto["limit_evidence"]
+    share = vocab.LIMIT_SHARES["window"]
+    assert kernel.window_limit(row | {"goodput_bps": 0.99 * share * 59.58e6}) == {}
+    assert kernel.window_limit(row | {"min_rtt_s": None}) == {}
+    assert kernel.window_limit(row | {"protocol": "udp"}) == {}
+
+
+#: An OC-3c host into a TAXI-100 port of {cells} cells: a PDU of a 9180-byte MTU is 192
+#: cells, and back-to-back ones from OC-3c pile up faster than TAXI-100 drains them.
+TINY_BUFFER = """
+testbed {{
+    switch {{ buffer_cells = {cells}; }}
+    host a {{ phy = oc3c; }}
+    host b {{ phy = taxi100; }}
+}}
+cluster {{
+    test t {{ type = full (blocksize=64K, nbytes=2M); protocol = tcp (window=256K);
+             own = a:5001; peer = b:5001; }}
+    test r {{ type = sink (blocksize=64K); protocol = tcp (window=256K);
+             own = b:5001; peer = a:5001; }}
+}}
+"""
+
+
+def test_a_lossy_transfer_reports_its_timeouts_and_reads_cell_loss(tmp_path):
+    """A switch buffer a little over one PDU: the port loses cells of most bursts and
+    the kernel recovers; its row counts the retransmissions and the retransmission
+    timeouts (TCP_INFO), says them in the simulator's words and reads ``cell-loss``."""
+    before = leftovers()
+    r = run(tmp_path, TINY_BUFFER.format(cells=256), "--engine", "emu", "--out", "t.result")
+    assert r.returncode == 0, r.stderr
+    assert leftovers() == before
+    e = rows(tmp_path / "t.result").iloc[0]
+    assert e["completed"] and e["cells_lost"] > 0 and e["data_pdus_lost"] > 0
+    assert e["timeouts"] > 0 or e["retransmits"] > 0, dict(e)
+    assert e["limited_by"] == "cell-loss", e["limit_evidence"]
+    assert f"{e['retransmits']} retransmitted, {e['timeouts']} timeouts" in e["limit_evidence"]
+    if e["timeouts"] > 0:
+        assert e["rto_recoveries"] > 0 and e["rto_recovery_s"] > 0, dict(e)
+        assert f"{e['rto_recoveries']} RTO recoveries" in e["limit_evidence"]
+    assert e["peak_flight_bytes"] > 0 and e["min_rtt_s"] > 0
+    # The sender's namespace counts its timeouts too (TcpExt TCPTimeouts): this one's.
+    assert (e["sender_ns_timeouts"] > 0) == (e["timeouts"] > 0), dict(e)
+
+
+def test_the_namespaces_timeouts_stand_in_where_tcp_info_has_none():
+    """Before Linux 6.7 TCP_INFO counts no timeouts: the sender's namespace's count
+    stands in, but only when the host has no other connection to count."""
+    from cellbench.engines.emu import kernel
+
+    for tcp_info, sharing, want in [(None, 1, 4), (None, 2, None), (2, 1, 2)]:
+        row = {"timeouts": tcp_info, "sender_ns_timeouts": 4}
+        kernel.namespace_timeouts(row, sharing)
+        assert row["timeouts"] == want, (tcp_info, sharing)
+
+
+def test_netstat_counters_are_read_by_name():
+    """/proc/net/netstat: a line of names, then one of values, per group."""
+    text = (
+        "TcpExt: SyncookiesSent TCPTimeouts TCPLossProbes\n"
+        "TcpExt: 0 7 3\n"
+        "IpExt: InNoRoutes TCPTimeouts\n"
+        "IpExt: 1 99\n"
+    )
+    assert netns.netstat_counter(text, "TcpExt", "TCPTimeouts") == 7
+    assert netns.netstat_counter(text, "IpExt", "InNoRoutes") == 1
+    assert netns.netstat_counter(text, "TcpExt", "NoSuchCounter") is None
+    assert netns.netstat_counter("TcpExt: TCPTimeouts\n", "TcpExt", "TCPTimeouts") is None
 
 
 def test_a_burst_into_a_slower_port_loses_cells_and_tcp_retransmits(tmp_path):
@@ -492,9 +615,20 @@ def test_a_tcp_sender_that_dropped_at_its_own_queue_is_interface_queue():
         "39 packets dropped by the sender's kernel at its interface queue (TUN tx_dropped, "
         f"txqueuelen {netns.TXQUEUELEN}) (no cell lost in the emulated network); its "
         "adapter's interface queue holds 50 PDUs and held the host's queue stopped 1.25 s "
-        "of the run; window sndbuf 1048576, rcvbuf 1048576; 115 retransmitted (TCP_INFO); "
-        "received 15.00 Mb/s"
+        "of the run; window sndbuf 1048576, rcvbuf 1048576; 115 retransmitted, timeouts n/a "
+        "(TCP_INFO); received 15.00 Mb/s"
     )
+    # The kernel's window and timeouts (TCP_INFO), where it gave them.
+    kernel = {"peak_flight_bytes": 600_000, "peak_adv_window_bytes": 1_048_576}
+    kernel |= {"peak_cwnd_bytes": 900_000, "kernel_sndbuf": 2_097_152, "kernel_rcvbuf": None}
+    kernel |= {"timeouts": 4, "rto_recoveries": 3, "rto_recovery_s": 0.84}
+    got = _network_limit(row | kernel, data, 1, 50)
+    assert got["limit_evidence"].endswith(
+        "window sndbuf 1048576, rcvbuf 1048576; 600000 B in flight at most, the kernel's "
+        "window: receiver's advertised window up to 1048576 B, congestion window up to "
+        "900000 B, send buffer 2097152 B (TCP_INFO, SO_SNDBUF/SO_RCVBUF); 115 retransmitted, "
+        "4 timeouts (3 RTO recoveries, 0.84 s in them) (TCP_INFO); received 15.00 Mb/s"
+    ), got["limit_evidence"]
     # tx_dropped counts the interface: two connections on the host share it.
     got = _network_limit(row, data | {"pdus_lost": 2, "cells_lost": 40}, 2, None)
     assert got["limited_by"] == "interface-queue"
@@ -507,8 +641,12 @@ def test_a_tcp_sender_that_dropped_at_its_own_queue_is_interface_queue():
     lossy = data | {"pdus_lost": 39, "cells_lost": 400}
     assert _network_limit(row, lossy)["limited_by"] == "cell-loss"
     assert _network_limit(row, lossy | {"cells_policed": 9})["limited_by"] == "policing"
-    # Without a retransmission TCP was not held by the drops; UDP's rule is link's.
+    # Without a retransmission or a timeout TCP was not held by the drops (the
+    # simulator's "retransmitted or timed out"); UDP's rule is link's.
     assert _network_limit(row | {"retransmits": 0}, data) == {}
+    assert _network_limit(row | {"retransmits": 0, "timeouts": 1}, lossy)["limited_by"] == (
+        "cell-loss"
+    )
     assert _network_limit(row | {"protocol": "udp"}, data) == {}
 
 

@@ -87,7 +87,9 @@ def test_the_store_is_below_every_engine_and_holds_the_groups_the_engines_name()
     for f in (PACKAGE / "experiment").rglob("*.py"):
         assert not upward.search(f.read_text()), f
     named = {g.name for kind in engine_table.ENGINES.values() for g in kind.columns}
-    assert named == set(ENGINE_COLUMNS) == {"real-clock", "real", "emu", "real-receiver"}
+    assert (
+        named == set(ENGINE_COLUMNS) == {"real-clock", "real", "emu", "real-receiver", "emu-kernel"}
+    )
     stored = [name for name, _ in ROW_COLUMNS]
     for kind in engine_table.ENGINES.values():
         for group in kind.columns:

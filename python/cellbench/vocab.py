@@ -35,6 +35,10 @@ MTU_RANGE: tuple[int, int] = tuple(_V["limits"]["mtu"])  # type: ignore[assignme
 POLICIES: tuple[str, ...] = tuple(_V["policies"])
 #: Every ``limited_by`` a connection can have (what bound it).
 LIMIT_CATEGORIES: tuple[str, ...] = tuple(_V["limit_categories"])
+#: The shares at which the simulator's rules say a bound binds (sim/explain/limits.rs:
+#: ``application``, ``link``, ``acr_drift``, ``cpu_busy``, ``window``, ``window_closed``,
+#: ``nagle_hold``), for the engines that judge by the same rules.
+LIMIT_SHARES: dict[str, float] = _V["limit_shares"]
 #: What an omitted key of a run spec reads as, per part: ``run``, ``switch``,
 #: ``abr_switch`` (ERICA's target and interval), ``host``, ``trunk``, ``upc``,
 #: ``connection``, ``traffic`` (every type's: blocksize, nbytes, duration_s, blocks,

@@ -50,7 +50,7 @@ def cwnd(result, fig, request: Request) -> None:
     timeouts, fast = loss_reactions(t, kb["cwnd"], kb["ssthresh"])
     rows = result.rows_view()
     row = rows[(rows["run"] == run) & (rows["connection"] == connection)]
-    # The real engine counts retransmissions but not timeouts (TCP_INFO has no total).
+    # The real engine stores no timeouts (null); the emulator TCP_INFO's (Linux 6.7+).
     counts = [
         f"{int(row[k].iloc[0])} {what}"
         for k, what in (

@@ -17,7 +17,9 @@
 //! - Random-rate traffic draws each block's size and interval from the
 //!   simulator's laws and stream for the same connection (`traffic::Schedule`).
 //! - Each agent measures its host over the connection (`measure`: CPU, the
-//!   interface's counters) and, with a series, the source samples TCP_INFO.
+//!   interface's counters) and, with a series, the source samples TCP_INFO;
+//!   a TCP source reads TCP_INFO as it writes and drains, for the window in
+//!   force (`watch`), and a TCP sink reads what its autotuning reached.
 //!   A congestion control or MSS the kernel refuses is a note, not a failure.
 //!
 //! Wall-clock instants (`*_at`) are seconds since the Unix epoch on this host's
@@ -28,11 +30,12 @@
 //! their options, `clock` epoch against monotonic time and the waits, `pacer`
 //! the precise wait for a paced block, `stop` the controller's interrupt,
 //! `limits` a daemon's own bounds, `measure` and `tcp_info` the host's and the
-//! connection's counters.
+//! connection's counters, `watch` the window a TCP connection kept in force.
 
 pub mod limits;
 pub mod measure;
 pub mod tcp_info;
+pub mod watch;
 
 mod clock;
 mod pacer;

@@ -3,6 +3,7 @@
 
 use super::measure::{HostMeasure, TcpSample};
 use super::tcp_info::TcpInfo;
+use super::watch::WindowPeaks;
 use serde::Serialize;
 
 /// Pacing accuracy of a constant-rate source, µs.
@@ -42,6 +43,8 @@ pub struct SourceReport {
     pub congestion: Option<String>,
     /// TCP, read once the sink has closed (every byte acknowledged).
     pub tcp_info: Option<TcpInfo>,
+    /// TCP: the window in force, TCP_INFO's peaks over the writes and the drain.
+    pub window: Option<WindowPeaks>,
     /// This host from the first write until the sink closed (TCP) or the last write (UDP).
     pub host: HostMeasure,
     /// TCP_INFO every `series_interval_us`: (epoch s, cwnd, ssthresh, flight bytes, srtt µs).
@@ -71,6 +74,10 @@ pub struct SinkReport {
     /// before the sink timed from accept).
     pub read_seconds: f64,
     pub rcvbuf_granted: Option<u32>,
+    /// TCP, at the end: the receive buffer autotuning grew (SO_RCVBUF) and its
+    /// estimate of a round trip's data that it grew it from (tcpi_rcv_space).
+    pub rcvbuf_end: Option<u32>,
+    pub rcv_space: Option<u32>,
     /// The deadline passed before the source finished.
     pub timed_out: bool,
     /// This host until the end: the CPU from the accept (TCP) or the first datagram

@@ -11,6 +11,7 @@ use super::report::SinkReport;
 use super::socket::{self, is_timeout, SocketOptions};
 use super::spec::{Protocol, SinkSpec};
 use super::stop::{Stop, SLICE};
+use super::tcp_info::TcpInfo;
 use super::AgentError;
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
@@ -123,6 +124,9 @@ impl Sink {
                         Err(e) => return Err(e.into()),
                     }
                 }
+                // What the receiver's autotuning reached (it only grows the buffer).
+                report.rcvbuf_end = socket::buffer_sizes(s.as_raw_fd()).1;
+                report.rcv_space = TcpInfo::read(s.as_raw_fd()).ok().map(|i| i.rcv_space);
             }
             SinkSocket::Udp(s) => {
                 report.rcvbuf_granted = socket::buffer_sizes(s.as_raw_fd()).1;

@@ -9,6 +9,7 @@ use super::socket::{self, is_timeout};
 use super::spec::{Protocol, SourceSpec};
 use super::stop::{Stop, SLICE};
 use super::tcp_info::TcpInfo;
+use super::watch::{self, Watch};
 use super::{pacer, AgentError};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr};
@@ -22,9 +23,10 @@ const UDP_END_MARKERS: usize = 5;
 /// How far ahead of the daemon's rate cap a full blast may run (as time at the cap).
 const CAP_BURST: Duration = Duration::from_millis(10);
 
-/// The writer half of a source: a TCP stream or a connected UDP socket.
+/// The writer half of a source: a TCP stream (with its window watched) or a
+/// connected UDP socket.
 enum Writer {
-    Tcp(std::net::TcpStream),
+    Tcp(std::net::TcpStream, Watch),
     Udp(std::net::UdpSocket),
 }
 
@@ -44,11 +46,14 @@ impl Writer {
         stalled: &mut bool,
     ) -> Result<Option<usize>, AgentError> {
         match self {
-            Writer::Tcp(s) => {
+            Writer::Tcp(s, watch) => {
                 let mut off = 0;
                 let mut progress = Instant::now();
                 while off < block.len() {
-                    match s.write(&block[off..]) {
+                    let wrote = s.write(&block[off..]);
+                    // Each write's return, and each SLICE a blocked one waits.
+                    watch.tick();
+                    match wrote {
                         Ok(n) => {
                             off += n;
                             progress = Instant::now();
@@ -100,7 +105,8 @@ impl Writer {
                 )?;
                 stop.check()?;
                 s.set_write_timeout(Some(SLICE))?;
-                Writer::Tcp(s)
+                let watch = Watch::new(s.as_raw_fd());
+                Writer::Tcp(s, watch)
             }
             Protocol::Udp => Writer::Udp(socket::udp_socket(local, Some(spec.peer), &opts)?),
         })
@@ -123,9 +129,10 @@ impl Writer {
         report
     }
 
-    /// End the transfer. TCP closes its side and waits for the sink's close:
-    /// then every byte is acknowledged and TCP_INFO's counts (and the series)
-    /// are final. UDP sends its end markers.
+    /// End the transfer. TCP closes its side and waits for the sink's close
+    /// (its window still watched: a send buffer that took every write drains
+    /// here): then every byte is acknowledged and TCP_INFO's counts (and the
+    /// series) are final. UDP sends its end markers.
     fn close(
         self,
         spec: &SourceSpec,
@@ -133,17 +140,23 @@ impl Writer {
         report: &mut SourceReport,
     ) -> Result<(), AgentError> {
         match self {
-            Writer::Tcp(mut s) => {
+            Writer::Tcp(mut s, mut watch) => {
                 s.shutdown(Shutdown::Write)?;
-                s.set_read_timeout(Some(Duration::from_secs_f64(
-                    spec.drain_timeout_s.max(0.001),
-                )))?;
+                let end = Instant::now() + Duration::from_secs_f64(spec.drain_timeout_s.max(0.001));
+                s.set_read_timeout(Some(watch::EVERY))?;
                 let mut buf = [0u8; 512];
-                while let Ok(n) = s.read(&mut buf) {
-                    if n == 0 {
-                        break;
+                loop {
+                    watch.tick();
+                    match s.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(_) => {}
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) if is_timeout(&e) && Instant::now() < end => {}
+                        Err(_) => break,
                     }
                 }
+                watch.read();
+                report.window = Some(watch.peaks);
                 report.tcp_info = Some(TcpInfo::read(s.as_raw_fd())?);
                 // Before the socket closes: the sampler reads its descriptor.
                 report.series = sampler.map(Sampler::finish);
@@ -160,7 +173,7 @@ impl Writer {
 
     fn raw_fd(&self) -> i32 {
         match self {
-            Writer::Tcp(s) => s.as_raw_fd(),
+            Writer::Tcp(s, _) => s.as_raw_fd(),
             Writer::Udp(s) => s.as_raw_fd(),
         }
     }

@@ -156,6 +156,24 @@ fn test_tcp_nbytes_all_delivered() {
         "the sink closed only after reading everything"
     );
     assert!(!rx.timed_out);
+    // The window in force was read while it ran: data in flight, at most the
+    // send buffer the kernel kept (SO_SNDBUF, which counts its overhead too).
+    let w = tx.window.expect("the window's peaks");
+    assert!(w.samples >= 2, "{w:?}");
+    assert!(
+        w.flight_bytes > 0 && w.cwnd_bytes >= info.snd_mss as u64,
+        "{w:?}"
+    );
+    assert!(w.flight_bytes <= w.sndbuf.unwrap() as u64, "{w:?}");
+    assert!(
+        rx.rcvbuf_end.unwrap() >= rx.rcvbuf_granted.unwrap(),
+        "{rx:?}"
+    );
+    assert!(rx.rcv_space.unwrap() > 0, "{rx:?}");
+    // Loopback loses nothing: no retransmission timeout (Linux 6.7+ counts them).
+    if let Some(n) = info.total_rto {
+        assert_eq!(n, 0, "{info:?}");
+    }
 }
 
 #[test]

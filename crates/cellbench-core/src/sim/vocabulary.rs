@@ -5,7 +5,10 @@
 //! and builds its checks and its store from it instead of keeping copies.
 
 use super::era::FIBRE_PS_PER_M;
-use super::explain::LimitedBy;
+use super::explain::{
+    LimitedBy, ACR_DRIFT, APPLICATION_SHARE, CPU_BUSY, LINK_SHARE, NAGLE_HOLD, WINDOW_CLOSED,
+    WINDOW_SHARE,
+};
 use super::kind::Kind;
 use super::spec::{
     ether, ConnSpec, RunSpec, Traffic, BUDGET_CUT, ERICA_INTERVAL_US, ERICA_TARGET, MAX_BLOCK,
@@ -225,6 +228,8 @@ pub const RESULT_FIELDS: &[ResultField] = &[
 ///   use, and Ethernet II's MTU;
 /// - `policies`: the drop policies;
 /// - `limit_categories`: every `limited_by` a connection can have;
+/// - `limit_shares`: the shares at which `classify`'s rules say a bound binds
+///   (`sim::explain::limits`), for the engines that judge by the same rules;
 /// - `defaults`: what a spec's every omitted key reads as, per part of a spec
 ///   (`run`, `switch`, `abr_switch` (ERICA's), `host`, `trunk`, `upc`,
 ///   `connection`, `traffic` of every type; a key the spec requires has none);
@@ -251,6 +256,15 @@ pub fn vocabulary() -> Value {
         },
         "policies": DROP_POLICIES,
         "limit_categories": limits,
+        "limit_shares": {
+            "application": APPLICATION_SHARE,
+            "link": LINK_SHARE,
+            "acr_drift": ACR_DRIFT,
+            "cpu_busy": CPU_BUSY,
+            "window": WINDOW_SHARE,
+            "window_closed": WINDOW_CLOSED,
+            "nagle_hold": NAGLE_HOLD,
+        },
         "defaults": defaults,
         "spec_keys": super::spec_keys::entries(&defaults),
         "encaps": Encap::ALL

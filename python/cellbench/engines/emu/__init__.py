@@ -6,7 +6,8 @@ run at a time on the real clock, each in namespaces of its own.
 
 Modules: ``netns`` (namespaces, TUN addresses, kernel settings; all removed on every
 exit), ``engine`` (one run: the emulator, the real engine's agents in the namespaces,
-the stored rows), ``columns`` (what its rows add). This package's face is the engine
+the stored rows), ``kernel`` (the kernels' window and timeouts, and the simulator's
+window rule on them), ``columns`` (what its rows add). This package's face is the engine
 the run loop drives (``EmuEngine``; ``cellbench run FILE --engine emu``).
 """
 
@@ -16,7 +17,7 @@ import argparse
 import sys
 
 from cellbench.engines.base import OnTheClock, Option, Tables, check_line, engine_meta
-from cellbench.engines.emu.columns import EMU
+from cellbench.engines.emu.columns import EMU, EMU_KERNEL
 from cellbench.engines.real.columns import REAL, REAL_CLOCK, REAL_RECEIVER
 from cellbench.engines.real.plan import NOT_YET
 from cellbench.errors import UsageError
@@ -70,7 +71,7 @@ class EmuEngine(OnTheClock):
     # Its connections are the real engine's agents (engines/real/plan.build).
     traffic_not_yet = NOT_YET
     # The real engine's agents run in its namespaces: their clock and evidence too.
-    columns = (REAL_CLOCK, REAL, EMU, REAL_RECEIVER)
+    columns = (REAL_CLOCK, REAL, EMU, REAL_RECEIVER, EMU_KERNEL)
 
     def __init__(
         self,

@@ -50,3 +50,30 @@ EMU = ColumnGroup(
     ),
     after="pacing_realtime",
 )
+
+#: The window in force and the retransmission timeouts, as the namespaces' kernels ran
+#: them (``kernel``): the largest congestion window and advertised window the sender's
+#: TCP_INFO showed while it wrote and drained, the send buffer autotuning grew
+#: (SO_SNDBUF's largest) and the receive buffer it reached (SO_RCVBUF at the end, and
+#: tcpi_rcv_space, the per-round-trip estimate it grew from); the RTO recoveries the
+#: timeouts began and the time spent in them (TCP_INFO, Linux 6.7+); how many TCP_INFO
+#: reads the peaks are of; the transmitter's namespace's retransmission timeouts
+#: (TcpExt TCPTimeouts: every connection of that host, as ``sender_tx_dropped``), which
+#: stand in for ``timeouts`` before Linux 6.7. With the simulator's ``timeouts``,
+#: ``min_rtt_s`` and ``peak_flight_bytes``, which the emulator fills from the same
+#: reads. First stored after every other column.
+EMU_KERNEL = ColumnGroup(
+    "emu-kernel",
+    (
+        ("peak_cwnd_bytes", "int64"),
+        ("peak_adv_window_bytes", "int64"),
+        ("kernel_sndbuf", "int64"),
+        ("kernel_rcvbuf", "int64"),
+        ("rcv_space_bytes", "int64"),
+        ("rto_recoveries", "int64"),
+        ("rto_recovery_s", "float64"),
+        ("window_samples", "int64"),
+        ("sender_ns_timeouts", "int64"),
+    ),
+    after="receiver_read_seconds",
+)

@@ -6,8 +6,10 @@ tree is kept as on real hosts (``serial { }`` starts a child when the previous o
 has ended, on the real clock). Rows are the real engine's (``controller.rows``) plus
 what the emulated network measured: cells lost, policed and tagged per connection,
 per port cells in/out/lost (by cause) and peak occupancy, and the emulator's lateness;
-with ``--series`` each port's occupancy (the network's samples, as the simulator's) and
-each TCP sender's cwnd (TCP_INFO, as the real engine's).
+of a TCP connection, the window its kernels ran and their retransmission timeouts
+(``kernel``), which the simulator's window and loss rules read; with ``--series``
+each port's occupancy (the network's samples, as the simulator's) and each TCP
+sender's cwnd (TCP_INFO, as the real engine's).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from cellbench import vocab
 from cellbench.engines.base import Tables
-from cellbench.engines.emu import netns
+from cellbench.engines.emu import kernel, netns
 from cellbench.engines.real import agents, controller
 from cellbench.engines.real import plan as rplan
 from cellbench.engines.rows import ident, port_rows
@@ -200,6 +202,7 @@ def run_one(
             # devices while the emulator held their reads back (emu/ifq.rs), read
             # before the devices close with the emulator.
             tx_dropped = [ns.tx_dropped(i) for i in range(len(hosts))]
+            ns_timeouts = [ns.tcp_timeouts(i) for i in range(len(hosts))]
             report = emu.stop()
         finally:
             emu.close()
@@ -214,14 +217,14 @@ def run_one(
     shift = report["clock_start_unix"] - origin
     acr = []
     for row, rc, c in zip(rows, rexp.connections, report["connections"]):
-        sent = run.reports[rc.conn.index][0]
+        sent, got = run.reports[rc.conn.index][:2]
         tx = hosts.index(rc.conn.transmitter)
-        kernel = by_name[rc.conn.transmitter].kernel
+        settings = by_name[rc.conn.transmitter].kernel
         data, ack = c["data"], c["ack"]
         both = {k: data[k] + ack[k] for k in data}
         row |= {
             "engine": "emu",
-            "kernel_cc": sent.get("congestion") or kernel.get("kernel_cc"),
+            "kernel_cc": sent.get("congestion") or settings.get("kernel_cc"),
             "cells_lost": both["cells_lost"],
             "cells_policed": both["cells_policed"],
             "cells_tagged": both["cells_tagged"],
@@ -244,6 +247,8 @@ def run_one(
             "sender_tx_dropped": tx_dropped[tx],
             "sender_queue_stopped_s": report["host_queues"][tx]["stopped_seconds"],
         }
+        if rc.conn.protocol == "tcp":
+            row |= kernel.columns(sent, got) | {"sender_ns_timeouts": ns_timeouts[tx]}
         if report["policers"]:
             row["met_contract"] = all(p["met_contract"] for p in report["policers"])
         # An ABR data circuit: the simulator's ABR fields, its ACR series with --series.
@@ -260,7 +265,13 @@ def run_one(
             for o in rexp.connections
         )
         queue = task.spec["hosts"][tx].get("tx_queue_pdus")
-        row.update(_network_limit(row, data, sharing, queue))
+        if rc.conn.protocol == "tcp":
+            kernel.namespace_timeouts(row, sharing)
+        # The simulator's window rule comes after the bounds the real engine's
+        # judgement applies first (a paced source's load, a saturated CPU, the
+        # daemon's cap) and before its loss rules (sim/explain/classify.rs).
+        window = {} if row.get("limited_by") in _BEFORE_WINDOW else kernel.window_limit(row)
+        row.update(window or _network_limit(row, data, sharing, queue))
         if rc.conn.protocol == "udp" and not data["pdus_lost"]:
             row.update(_host_limit(row))
         notes = [*filter(None, [row.get("notes")]), *_timing_notes(report)]
@@ -294,14 +305,17 @@ def _timing_notes(report: dict) -> list[str]:
     return out
 
 
+#: The real engine's verdicts for bounds the simulator's rules try before the window.
+_BEFORE_WINDOW = (vocab.APPLICATION, vocab.HOST_CPU, "max-rate")
+
+
 def _network_limit(row: dict, data: dict, sharing: int = 1, queue: int | None = None) -> dict:
-    """The simulator's word for a TCP connection whose kernel retransmitted, in the
-    simulator's order (sim/explain/classify.rs): ``policing`` where the UPC discarded
-    cells of its lost data PDUs; ``interface-queue`` where the sender's own queue
-    refused more packets than the emulated network lost of its data; ``cell-loss``
-    where the network lost its data PDUs. The kernel alone (TCP_INFO) cannot tell a
-    window held by losses from one held by the receiver. Otherwise nothing."""
-    if not row.get("retransmits") or row.get("protocol") == "udp":
+    """The simulator's word for a TCP connection whose kernel retransmitted or timed
+    out (TCP_INFO), in the simulator's order (sim/explain/classify.rs): ``policing``
+    where the UPC discarded cells of its lost data PDUs; ``interface-queue`` where the
+    sender's own queue refused more packets than the emulated network lost of its data;
+    ``cell-loss`` where the network lost its data PDUs. Otherwise nothing."""
+    if not (row.get("retransmits") or row.get("timeouts")) or row.get("protocol") == "udp":
         return {}
     if data["pdus_lost"] and data["cells_policed"]:
         return {
@@ -320,7 +334,7 @@ def _network_losses(row: dict, data: dict) -> str:
     return (
         f"{data['pdus_lost']} of {data['pdus_sent']} data PDUs lost in the "
         f"emulated network ({data['cells_lost']} cells lost, {data['cells_policed']} of them "
-        f"discarded by the UPC); {row['retransmits']} retransmission(s) (TCP_INFO)"
+        f"discarded by the UPC); {kernel.timeouts_text(row)}"
     )
 
 
@@ -352,11 +366,13 @@ def _interface_queue(row: dict, data: dict, sharing: int, queue: int | None) -> 
     window = ""
     if row.get("sndbuf") or row.get("rcvbuf"):
         window = f"; window sndbuf {row.get('sndbuf')}, rcvbuf {row.get('rcvbuf')}"
+    if row.get("peak_flight_bytes") is not None:
+        window += f"; {row['peak_flight_bytes']} B in flight at most, {kernel.kernel_window(row)}"
     return {
         "limited_by": vocab.INTERFACE_QUEUE,
         "limit_evidence": f"{where} ({network}); its adapter's interface queue holds {held} "
         f"and held the host's queue stopped {row['sender_queue_stopped_s']:.2f} s of the run"
-        f"{window}; {row['retransmits']} retransmitted (TCP_INFO); received "
+        f"{window}; {kernel.timeouts_text(row)}; received "
         f"{(row.get('goodput_bps') or 0) / 1e6:.2f} Mb/s",
     }
 

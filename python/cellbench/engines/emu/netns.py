@@ -184,6 +184,13 @@ class Namespaces:
         (link,) = json.loads(r.stdout)
         return int(link["stats64"]["tx"]["dropped"])
 
+    def tcp_timeouts(self, i: int) -> int | None:
+        """The retransmission timeouts host i's kernel counted (TcpExt TCPTimeouts of
+        /proc/net/netstat: its namespace's, every connection's, from 0 when the
+        namespace was made), or None where the kernel gives none."""
+        text = in_netns(self.path(i), lambda: Path("/proc/thread-self/net/netstat").read_text())
+        return netstat_counter(text, "TcpExt", "TCPTimeouts")
+
     def steer_input(self, i: int, rps_cpus: str) -> None:
         """Host i's TUN input processed on the CPUs of mask ``rps_cpus`` (receive
         packet steering, see ``cpu_layout``). Only the timing depends on it, and the
@@ -231,6 +238,19 @@ def kernel_sysctls(kernel: dict) -> dict[str, object]:
         else:
             out[sysctl] = v
     return out
+
+
+def netstat_counter(text: str, group: str, name: str) -> int | None:
+    """One counter of /proc/net/netstat's text (each group a line of names and a line
+    of values, both led by ``group:``), or None without it."""
+    rows = [line.split() for line in text.splitlines() if line.startswith(f"{group}:")]
+    for names, values in zip(rows[::2], rows[1::2]):
+        if name in names and len(values) == len(names):
+            try:
+                return int(values[names.index(name)])
+            except ValueError:
+                return None
+    return None
 
 
 def tcp_counts(path: str, peer: str) -> tuple[int, int] | None:
