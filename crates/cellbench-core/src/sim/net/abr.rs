@@ -872,6 +872,28 @@ impl Network {
         }
     }
 
+    /// Train: `n` data cells of circuit `c` accepted at port `p` (arrivals
+    /// `a0 + k·step`), `marked` of them marking EFCI there (`train.rs`,
+    /// `merge_sinks`, which found each one's occupancy): ERICA's count and
+    /// EFCI's, as `abr_data_at_port` would take them one by one.
+    pub(super) fn abr_cells_counted(
+        &mut self,
+        p: usize,
+        c: usize,
+        a0: SimTime,
+        step: SimTime,
+        n: u32,
+        marked: u32,
+    ) {
+        let Some(port) = self.abr.ports.get_mut(p).and_then(Option::as_mut) else {
+            return;
+        };
+        if self.abr.sources[c].is_some() {
+            port.count_run(a0, step, n, c);
+        }
+        port.counters.efci_marked += marked as u64;
+    }
+
     /// Train: a run of data cells of circuit `c` accepted at port `p` (arrivals
     /// `a0 + k·step`, leaving as `run` says), as `abr_data_at_port` would take
     /// them one by one: ERICA's count, and the cells `lo..hi` of the run that

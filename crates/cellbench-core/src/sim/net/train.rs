@@ -748,27 +748,26 @@ impl Network {
 }
 
 impl Network {
-    /// Interleaved inputs bound for their receivers, decided in bulk: the
+    /// Interleaved inputs bound for their receivers, decided in one pass: the
     /// lever where circuits at different rates meet (ABR sources at their own
     /// ACRs, paced circuits), whose cells interleave one by one so that no
-    /// steady period repeats.
+    /// steady period repeats and every merge step of `resolve` is one cell.
     ///
-    /// Why no cell needs deciding alone. The work a cell arriving at `a` finds
-    /// at the port is at most what the first arrival found plus one cell per
-    /// input plus the inputs' excess over the link since: any interval `[u, a)`
-    /// holds at most `(a − u)/step + 1` arrivals of each input, and the link
-    /// clears `a − u` of work meanwhile. So with `ρ = C·Σ 1/step`, a cell finds
-    /// at most `B0 + k + max(0, D·(ρ − 1)/C)` cells (`B0` at the first
-    /// arrival, `k` inputs, `D` the span), and where that is below the buffer, the CLP = 1 and EPD thresholds and EFCI's marking
-    /// threshold, every cell is accepted unmarked, as `offer` would accept it,
-    /// and all that is left to work out is when each leaves. That is the
-    /// Lindley recursion over the merged arrivals (`end = max(a, end) + C`, in
-    /// (arrival, circuit) order), a few instructions a cell, with no state
-    /// read or written per cell but `end`; ERICA counts each input's cells as
-    /// the regular run they are (`abr_cells_at_port`), and each input's cells
-    /// go on as one piece for the receiver (`Piece::sink`), which reads only
-    /// when the last arrives. The peak occupancy is worked out per cell only
-    /// when the bound could raise it.
+    /// Why a cell needs so little here. A cell that goes on to its receiver
+    /// leaves a trace there only through its PDU's last cell (when the PDU is
+    /// complete) and its EFCI bit (the last one before an RM cell turns
+    /// around), so the cells of one input go on as one piece whatever their
+    /// instants (`Piece::sink`). At the port, a cell accepted changes only
+    /// `end`; so the pass runs the Lindley recursion over the merged arrivals
+    /// (`end = max(a, end) + C`, in (arrival, circuit) order), with the
+    /// occupancy each cell finds, and the checks `offer` makes of it: room for
+    /// its CLP bit and, at a PDU's first cell, EPD's threshold. It stops at the
+    /// first cell that would not be accepted, for the general step to decide.
+    /// EFCI marks are counted per input, each piece carrying its last cell's
+    /// bit; ERICA counts each input's cells as the regular run they are
+    /// (`abr_cells_counted`). Where a bound on the queue over the whole pass
+    /// keeps every cell clear of every threshold and of the peak so far, the
+    /// occupancies are not worked out at all.
     ///
     /// It takes every input's cells up to the first instant one of them may
     /// change: the end of the shortest head segment (an RM cell, a PDU's end or
@@ -776,7 +775,7 @@ impl Network {
     /// averaging interval (as `steady`). Not for an RM cell at a head, a
     /// policer, a VC discarding or refusing, a circuit that goes on to another
     /// port, or where cells or queue lengths are logged. False (nothing done)
-    /// unless all of this holds.
+    /// when its first cell is not accepted or any of this does not hold.
     #[inline(never)]
     fn merge_sinks(
         &mut self,
@@ -793,10 +792,14 @@ impl Network {
         let port = &self.ports[p];
         let (cell, delay, buffer, policy, end0) =
             (port.cell, port.delay, port.buffer, port.policy, port.end);
-        // Each input: (arrival of its next cell, circuit, slot, step, cells left).
+        // Each input: (arrival of its next cell, circuit, slot, step, cells to take).
         let mut ins = [(SimTime::ZERO, 0u32, 0usize, SimTime::ZERO, 0u32); STEADY_INPUTS];
-        let (mut rho, mut first, mut until) = (0.0, SimTime::MAX, horizon);
-        let mut limit = u32::MAX;
+        // And what its cells need at the port: the occupancy from which one
+        // finds no room, whether the first starts a PDU, its upstream EFCI bit.
+        let mut room = [0u32; STEADY_INPUTS];
+        let mut idle = [false; STEADY_INPUTS];
+        let mut marked = [false; STEADY_INPUTS];
+        let (mut first, mut until, mut rho) = (SimTime::MAX, horizon, 0.0);
         for (x, &Reverse((t, c, slot))) in heads.iter().enumerate() {
             let seg = &inputs[slot][0];
             if abr::is_rm(seg.pdu) {
@@ -804,8 +807,12 @@ impl Network {
             }
             let circuit = &self.circuits[c as usize];
             let stage = &circuit.stages[seg.stage as usize];
+            idle[x] = match stage.vc {
+                VcState::Idle => true,
+                VcState::Accepting => false,
+                VcState::Discarding | VcState::Refusing => return false,
+            };
             if stage.policer.is_some()
-                || !matches!(stage.vc, VcState::Idle | VcState::Accepting)
                 || !matches!(stage.next, Next::Receiver)
                 || self.logs(Place::Receiver(circuit.dst))
             {
@@ -816,7 +823,8 @@ impl Network {
             }
             first = first.min(t);
             until = until.min(seg.last());
-            limit = limit.min(buffer.limit(seg.clp));
+            room[x] = buffer.limit(seg.clp);
+            marked[x] = seg.efci;
             ins[x] = (t, c, slot, seg.step, seg.count);
         }
         if let Some(interval_end) = self.abr_interval_end(p) {
@@ -825,62 +833,88 @@ impl Network {
             }
             until = until.min(SimTime(interval_end.0 - 1));
         }
+        if first > until {
+            return false;
+        }
+        for (t, _, slot, _, count) in ins.iter_mut().take(k) {
+            *count = if *t > until {
+                0
+            } else {
+                inputs[*slot][0].count_upto(until)
+            };
+        }
         let epd = match policy {
             DropPolicy::Epd { threshold_cells } => threshold_cells,
             _ => u32::MAX,
         };
-        let marks = self.abr_efci_threshold(p).unwrap_or(u32::MAX);
-        // What a cell may find and stay unaffected: below every threshold.
-        let room = limit.min(epd).min(marks);
-        let mut bound = port::occupancy(end0, first, cell).saturating_add(k as u32);
-        if rho > 1.0 {
-            // Inputs faster together than the link add their excess over the
-            // span: a span short enough for it to fit, and two cells more for
-            // f64's rounding of the k quotients.
-            let Some(headroom) = room.checked_sub(bound + 3) else {
-                return false;
-            };
-            let span = (headroom as f64 * cell.0 as f64 / (rho - 1.0)) as u64;
-            until = until.min(SimTime(first.0.saturating_add(span)));
-            let excess = (until.0.saturating_sub(first.0)) as f64 * (rho - 1.0) / cell.0 as f64;
-            bound += excess as u32 + 2;
-        }
-        if first > until || bound >= room {
-            return false;
-        }
-        for (t, _, slot, _, count) in ins.iter_mut().take(k) {
-            if *t > until {
-                *count = 0;
-            } else {
-                *count = inputs[*slot][0].count_upto(until);
-            }
-        }
+        let marks = match self.abr.on {
+            true => self.abr_efci_threshold(p).unwrap_or(u32::MAX),
+            false => u32::MAX,
+        };
+        // Most often no cell can find the port near any threshold, and the
+        // occupancy need not be worked out per cell. A cell arriving at `a`
+        // finds at most the work the first arrival found, plus one cell per
+        // input, plus the inputs' excess over the link since: any `[u, a)`
+        // holds at most `(a − u)/step + 1` arrivals of each input while the
+        // link clears `a − u`. With `ρ = C·Σ 1/step` that is at most
+        // `B0 + k + max(0, D·(ρ − 1)/C)` cells over a span `D` (two more
+        // cover f64's rounding of the k quotients).
+        let excess = (until.0 - first.0) as f64 * (rho - 1.0) / cell.0 as f64;
+        let bound = port::occupancy(end0, first, cell)
+            .saturating_add(k as u32)
+            .saturating_add(if excess > 0.0 { excess as u32 + 2 } else { 0 });
+        let clear = room[..k].iter().all(|&r| bound < r) && bound < epd && bound < marks;
+        let per_cell = !clear || bound + 1 > self.ports[p].counters.peak_occupancy;
         // The Lindley recursion over the merged arrivals. `last[x]`: when
         // input x's last cell taken ends its transmission.
-        let track_peak = bound + 1 > self.ports[p].counters.peak_occupancy;
         let (mut end, mut peak, mut taken) = (end0, 0, 0u32);
         let mut last = [SimTime::ZERO; STEADY_INPUTS];
         let mut n = [0u32; STEADY_INPUTS];
+        let mut n_marked = [0u32; STEADY_INPUTS];
+        let mut last_marked = [false; STEADY_INPUTS];
+        // Each input's next cell as one key in (arrival, circuit) order
+        // (MAX: none left to take), its step likewise.
+        let mut key = [u128::MAX; STEADY_INPUTS];
+        let mut step = [0u128; STEADY_INPUTS];
+        for x in 0..k {
+            let (t, c, _, s, count) = ins[x];
+            if count > 0 {
+                key[x] = (t.0 as u128) << 32 | c as u128;
+            }
+            step[x] = (s.0 as u128) << 32;
+        }
         loop {
-            let mut i = usize::MAX;
-            for x in 0..k {
-                if n[x] < ins[x].4
-                    && (i == usize::MAX || (ins[x].0, ins[x].1) < (ins[i].0, ins[i].1))
-                {
+            let mut i = 0;
+            for x in 1..k {
+                if key[x] < key[i] {
                     i = x;
                 }
             }
-            if i == usize::MAX {
+            if key[i] == u128::MAX {
                 break;
             }
-            let a = ins[i].0;
-            if track_peak {
-                peak = peak.max(port::occupancy(end, a, cell) + 1);
+            let a = SimTime((key[i] >> 32) as u64);
+            if per_cell {
+                let occ = port::occupancy(end, a, cell);
+                if occ >= room[i] || (idle[i] && occ >= epd) {
+                    break;
+                }
+                idle[i] = false;
+                peak = peak.max(occ + 1);
+                // As cell by cell, a cell marked upstream is not offered to EFCI here.
+                if !marked[i] {
+                    last_marked[i] = occ + 1 > marks;
+                    n_marked[i] += last_marked[i] as u32;
+                }
             }
             end = a.max(end) + cell;
             last[i] = end;
             n[i] += 1;
-            ins[i].0 = a + ins[i].3;
+            key[i] = if n[i] < ins[i].4 {
+                key[i] + step[i]
+            } else {
+                u128::MAX
+            };
             taken += 1;
         }
         if taken == 0 {
@@ -896,8 +930,7 @@ impl Network {
             let seg = inputs[slot][0];
             let (c, st) = (seg.circuit as usize, seg.stage as usize);
             if self.abr.on {
-                // Below EFCI's threshold: counted by ERICA, none marked.
-                self.abr_cells_at_port(p, c, seg.t0, seg.step, n[x], bound);
+                self.abr_cells_counted(p, c, seg.t0, seg.step, n[x], n_marked[x]);
             }
             let ends_pdu = seg.first + n[x] == self.pdus[seg.pdu as usize].ncells;
             self.circuits[c].stages[st].vc = if ends_pdu {
@@ -905,7 +938,8 @@ impl Network {
             } else {
                 VcState::Accepting
             };
-            self.gather_sink(pieces, &seg, n[x], last[x] + delay, cell);
+            let efci = seg.efci || last_marked[x];
+            self.gather_sink(pieces, &seg, n[x], last[x] + delay, cell, efci);
             let fifo = &mut inputs[slot];
             if n[x] == seg.count {
                 fifo.pop_front();
@@ -926,9 +960,9 @@ impl Network {
     }
 
     /// The first `n` cells of `seg` leave the port for their receiver, the last
-    /// arriving there at `last` (the others at instants nobody reads: see
-    /// `Piece::sink`): onto the circuit's piece if they continue it, else as a
-    /// new piece (the old one pushed on).
+    /// arriving there at `last` with `efci` (the others at instants nobody
+    /// reads: see `Piece::sink`): onto the circuit's piece if they continue
+    /// it, else as a new piece (the old one pushed on).
     fn gather_sink(
         &mut self,
         pieces: &mut Vec<Piece>,
@@ -936,6 +970,7 @@ impl Network {
         n: u32,
         last: SimTime,
         cell: SimTime,
+        efci: bool,
     ) {
         if let Some(i) = pieces.iter().position(|x| x.seg.circuit == seg.circuit) {
             let piece = &mut pieces[i];
@@ -944,7 +979,7 @@ impl Network {
             {
                 piece.regular = false;
                 b.count += n;
-                b.efci = seg.efci;
+                b.efci = efci;
                 piece.last = last;
                 return;
             }
@@ -956,6 +991,7 @@ impl Network {
                 count: n,
                 t0: last,
                 step: cell,
+                efci,
                 ..*seg
             },
             cell,
