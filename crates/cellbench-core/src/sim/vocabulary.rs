@@ -101,7 +101,12 @@ pub const RESULT_FIELDS: &[ResultField] = &[
     f("connection", "cells_lost_clp", Int, "cells"),
     f("connection", "pdus_dropped_at_adapter", Int, "PDUs"),
     f("connection", "pdus_dropped_at_sender_adapter", Int, "PDUs"),
-    f("connection", "pdus_dropped_at_receiver_adapter", Int, "PDUs"),
+    f(
+        "connection",
+        "pdus_dropped_at_receiver_adapter",
+        Int,
+        "PDUs",
+    ),
     f("connection", "datagrams_sent", Int, "datagrams"),
     f("connection", "datagrams_received", Int, "datagrams"),
     f(

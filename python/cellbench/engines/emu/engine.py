@@ -227,6 +227,9 @@ def run_one(
             "cells_tagged": both["cells_tagged"],
             "cells_lost_clp": both["cells_lost_clp"],
             "pdus_dropped_at_adapter": both["pdus_dropped_at_adapter"],
+            # Each end's adapter: the data circuit's source is the sender's.
+            "pdus_dropped_at_sender_adapter": data["pdus_dropped_at_adapter"],
+            "pdus_dropped_at_receiver_adapter": ack["pdus_dropped_at_adapter"],
             "data_pdus_sent": data["pdus_sent"],
             "data_pdus_lost": data["pdus_lost"],
             "lateness_p50_us": report["lateness_us"]["p50"],
@@ -300,8 +303,12 @@ def _network_limit(row: dict, data: dict, sharing: int = 1, queue: int | None = 
     cells of its lost data PDUs; ``interface-queue`` where the sender's own queue
     refused more packets than the emulated network lost of its data; ``cell-loss``
     where the network lost its data PDUs. The kernel alone (TCP_INFO) cannot tell a
-    window held by losses from one held by the receiver. Otherwise nothing."""
+    window held by losses from one held by the receiver. Otherwise nothing; and nothing
+    where the kernel's evidence named a bound (``host-cpu``, ``window``): as in the
+    simulator, a transfer that reached a bound lost too little to matter."""
     if not row.get("retransmits") or row.get("protocol") == "udp":
+        return {}
+    if row.get("limited_by") in (vocab.HOST_CPU, vocab.WINDOW):
         return {}
     if data["pdus_lost"] and data["cells_policed"]:
         return {

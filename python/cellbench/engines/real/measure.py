@@ -237,6 +237,23 @@ def _explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tup
     if busy:
         rwnd = (info.get("rwnd_limited_us") or 0) / busy
         sndbuf = (info.get("sndbuf_limited_us") or 0) / busy
+    else:
+        rwnd = sndbuf = None
+    if cpu_bound:
+        # A saturated CPU first, as the simulator's rules order it (sim/explain/
+        # classify.rs): busy all along, it paces the segments (a receiver's reads
+        # that fall behind close the window, a sender's copies leave the path idle), so
+        # a window held or a path that lost packets beside it is its consequence or
+        # too little to matter.
+        role, h = cpu_bound[0]
+        beside = [f"{retrans} retransmission(s)"]
+        beside += [
+            f"{what}-limited {share:.0%} of the kernel's busy time"
+            for what, share in (("rwnd", rwnd), ("sndbuf", sndbuf))
+            if share
+        ]
+        return vocab.HOST_CPU, f"{_cpu(role, h)}; TCP_INFO: {', '.join(beside)}{drops}"
+    if busy:
         if rwnd >= LIMITED_SHARE:
             return vocab.WINDOW, (
                 f"the receiver's window held the sender back {rwnd:.0%} of its busy time "
@@ -247,8 +264,6 @@ def _explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tup
                 f"the send buffer held the sender back {sndbuf:.0%} of its busy time "
                 f"(TCP_INFO sndbuf_limited), {retrans} retransmission(s)"
             )
-    else:
-        rwnd = sndbuf = None
     out_drops, in_drops = tx.get("if_tx_drops") or 0, rx.get("if_rx_drops") or 0
     if retrans and out_drops > in_drops and 2 * out_drops >= retrans:
         # As the simulator's rule (sim/explain/classify.rs): where the losses were
@@ -266,9 +281,6 @@ def _explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tup
             f"{retrans} retransmitted segment(s): losses on the path set the congestion "
             f"window, srtt {info.get('rtt_us', 0) / 1000:.2f} ms{drops}"
         )
-    if cpu_bound:
-        role, h = cpu_bound[0]
-        return vocab.HOST_CPU, f"{_cpu(role, h)}, no retransmission, no window limit"
     if busy is None:
         return vocab.UNDETERMINED, (
             "the kernel reports no busy time (TCP_INFO before Linux 4.10), no retransmission"

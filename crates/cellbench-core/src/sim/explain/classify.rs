@@ -48,8 +48,16 @@ fn pct(x: f64) -> String {
 ///    above what that carries was not paced by it, and is judged by the rules after.
 /// 4. `link`: delivered >= [`LINK_SHARE`] of the path's rate; or parallel
 ///    connections through the path's slowest port together carry that share of
-///    it. A full link is the hard ceiling; before the CPU, since a host that
-///    keeps a link full may be busy doing so.
+///    it; and the link was the fullest bound: no CPU busy >= [`CPU_BUSY`] for a
+///    larger share of the transfer, no window (rule 6, either reckoning) with a
+///    larger delivered share of what it lets through. A link binds only while
+///    it is busy: a window-bound sender leaves it idle each round trip, its
+///    window out and waiting for the ACKs; a CPU-bound host leaves it idle
+///    while the CPU, busy all along, works on the next segment; each shows as
+///    a delivered share of the link below the rival's. A full link is the hard
+///    ceiling; tried before the CPU and the window, since a host that keeps a
+///    link full may be busy doing so, and a window larger than the path's
+///    bandwidth-delay product is also "reached" when the link is full.
 /// 5. `host-cpu`: the sender's or receiver's CPU busy >= [`CPU_BUSY`] of the
 ///    transfer. Before the window: a saturated CPU stretches the round trip,
 ///    which would make the window look like the limit.
@@ -60,12 +68,13 @@ fn pct(x: f64) -> String {
 ///    if those closed cycles span >= [`WINDOW_CLOSED`] of the transfer.
 /// 7. `policing`: the UPC discarded cells of this connection and data PDUs were lost.
 /// 8. `interface-queue`: the sender's own interface queue refused more PDUs
-///    than the network lost of its data, and TCP retransmitted or timed out.
+///    than the network lost of its data, and TCP retransmitted or timed out
+///    (the receiver's queue refusing ACKs is said beside, not weighed).
 ///    Where the losses were decides: a PDU refused at the host never became
 ///    cells; the window let out more than the queue holds while the adapter
 ///    sends at its rate, a limit of the host and its window, not of the network.
 /// 9. `cell-loss`: cells lost in switch buffers (and PDUs at the interface
-///    queue, as many or fewer), and TCP retransmitted or timed out.
+///    queues, the sender's as many or fewer), and TCP retransmitted or timed out.
 /// 10. `nagle`: the sender held back data its window allowed for >= [`NAGLE_HOLD`]
 ///     of the transfer (a window that is not whole segments, a receiver that
 ///     ACKs late): measured like the circular wait, but not timer-paced.
@@ -180,9 +189,9 @@ impl Facts {
         (closed >= WINDOW_CLOSED).then_some((w, closed, bound))
     }
 
-    /// The bounds besides the link that hold by their own rule (a CPU busy
-    /// >= [`CPU_BUSY`], the window at >= [`WINDOW_SHARE`] of either of its
-    /// reckonings), each with how full it was: a CPU's busy share, the
+    /// The bounds besides the link that hold by their own rule (a CPU busy at
+    /// least [`CPU_BUSY`], the window at [`WINDOW_SHARE`] or more of either of
+    /// its reckonings), each with how full it was: a CPU's busy share, the
     /// window's delivered share of what it lets through. Set against the
     /// delivered share of the link's rate, the link's own busy share.
     fn rivals_of_link(&self) -> Vec<(String, f64)> {
@@ -191,7 +200,10 @@ impl Facts {
             let side = if busy[1] >= busy[0] { 1 } else { 0 };
             if busy[side] >= CPU_BUSY {
                 let name = ["sender", "receiver"][side];
-                rivals.push((format!("the {name} CPU (busy {})", pct(busy[side])), busy[side]));
+                rivals.push((
+                    format!("the {name} CPU (busy {})", pct(busy[side])),
+                    busy[side],
+                ));
             }
         }
         if self.tcp {
@@ -1033,7 +1045,8 @@ mod test {
         let e = classify(&f);
         assert_eq!(e.limited_by, LimitedBy::Window);
         assert!(
-            e.evidence.contains("closed 300 times (60% of the transfer)"),
+            e.evidence
+                .contains("closed 300 times (60% of the transfer)"),
             "{}",
             e.evidence
         );
@@ -1065,18 +1078,24 @@ mod test {
         );
         // The gap of 341 µs holds it to the adapter, its CPU idle a quarter of the time.
         let p = f.path.as_mut().unwrap();
-        (p.payload_bps, p.bottleneck) = (60.99e6, "the sender's adapter (341 µs between PDUs)".into());
+        (p.payload_bps, p.bottleneck) =
+            (60.99e6, "the sender's adapter (341 µs between PDUs)".into());
         set(&mut f, 60.96e6);
         f.cpu_busy = Some([0.76, 0.25]);
         let e = classify(&f);
         assert_eq!(e.limited_by, LimitedBy::Link);
-        assert!(e.evidence.ends_with("delivered 60.96 Mb/s (100%)"), "{}", e.evidence);
+        assert!(
+            e.evidence.ends_with("delivered 60.96 Mb/s (100%)"),
+            "{}",
+            e.evidence
+        );
         // A CPU saturated but less full than the link: the link, and it says so.
         f.cpu_busy = Some([0.95, 0.25]);
         let e = classify(&f);
         assert_eq!(e.limited_by, LimitedBy::Link);
         assert!(
-            e.evidence.ends_with("(100%); fuller than the sender CPU (busy 95%)"),
+            e.evidence
+                .ends_with("(100%); fuller than the sender CPU (busy 95%)"),
             "{}",
             e.evidence
         );
