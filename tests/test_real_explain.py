@@ -55,6 +55,15 @@ GOT = {
             "host-cpu",
             "TCP_INFO: 3 retransmission(s), rwnd-limited 70% of the kernel's busy time",
         ),
+        # Not where the sender's interface dropped: its queue full, the path backlogged.
+        (
+            {
+                "total_retrans": 12,
+                "host": {"agent_cpu": 0.97, "interface": "vab", "if_tx_drops": 6},
+            },
+            "interface-queue",
+            "interface vab dropped 6 outgoing packet(s)",
+        ),
         ({"busy_us": 200_000}, "application", "had data to send 20% of the writes' span"),
         ({"busy_us": 0}, "undetermined", "clock tick"),
         ({"busy_us": None}, "undetermined", "before Linux 4.10"),

@@ -54,7 +54,10 @@ fn pct(x: f64) -> String {
 ///    it is busy: a window-bound sender leaves it idle each round trip, its
 ///    window out and waiting for the ACKs; a CPU-bound host leaves it idle
 ///    while the CPU, busy all along, works on the next segment; each shows as
-///    a delivered share of the link below the rival's. A full link is the hard
+///    a delivered share of the link below the rival's. Where the sender's
+///    interface queue refused PDUs the link had a backlog, so it was busy
+///    and binds whatever its rivals (a UDP source writing faster than its
+///    adapter sends is busy all along on what is refused). A full link is the hard
 ///    ceiling; tried before the CPU and the window, since a host that keeps a
 ///    link full may be busy doing so, and a window larger than the path's
 ///    bandwidth-delay product is also "reached" when the link is full.
@@ -228,17 +231,24 @@ impl Facts {
     /// window-bound sender leaves it idle every round trip, its window out and
     /// waiting for the ACKs, and a CPU-bound host leaves it idle while its
     /// CPU, busy all along, works on the next segment; either shows as a
-    /// delivered share of the link below the rival's.
+    /// delivered share of the link below the rival's. Unless the sender's
+    /// interface queue refused PDUs: full, it shows the link backlogged, not
+    /// waiting on either (a UDP source writing faster than its adapter sends
+    /// keeps its CPU busy all along on datagrams the queue refuses).
     fn link_fullest(&self, full: f64) -> Option<String> {
         let rivals = self.rivals_of_link();
-        if rivals.iter().any(|&(_, share)| share > full) {
+        let refused = self.pdus_dropped_at_adapter[0];
+        if refused == 0 && rivals.iter().any(|&(_, share)| share > full) {
             return None;
         }
         let names: Vec<String> = rivals.into_iter().map(|(s, _)| s).collect();
-        Some(if names.is_empty() {
-            String::new()
-        } else {
-            format!("; fuller than {}", names.join(" and "))
+        Some(match (names.is_empty(), refused) {
+            (true, _) => String::new(),
+            (false, 0) => format!("; fuller than {}", names.join(" and ")),
+            (false, n) => format!(
+                "; backlogged ({n} PDUs refused by the sender's interface queue), not waiting on {}",
+                names.join(" or ")
+            ),
         })
     }
 
@@ -1086,6 +1096,23 @@ mod test {
         assert_eq!(e.limited_by, LimitedBy::Link);
         assert!(
             e.evidence.ends_with("delivered 60.96 Mb/s (100%)"),
+            "{}",
+            e.evidence
+        );
+        // A source writing faster than its adapter sends (its queue refusing
+        // PDUs) keeps its CPU busy on what is refused: the link, backlogged.
+        let mut flood = f.clone();
+        flood.tcp = false;
+        flood.pdus_dropped_at_adapter = [49_987, 0];
+        flood.cpu_busy = Some([1.0, 0.1]);
+        set(&mut flood, 0.98 * 60.99e6);
+        let e = classify(&flood);
+        assert_eq!(e.limited_by, LimitedBy::Link);
+        assert!(
+            e.evidence.ends_with(
+                "(98%); backlogged (49987 PDUs refused by the sender's interface queue), \
+                 not waiting on the sender CPU (busy 100%)"
+            ),
             "{}",
             e.evidence
         );
