@@ -303,12 +303,14 @@ def _network_limit(row: dict, data: dict, sharing: int = 1, queue: int | None = 
     cells of its lost data PDUs; ``interface-queue`` where the sender's own queue
     refused more packets than the emulated network lost of its data; ``cell-loss``
     where the network lost its data PDUs. The kernel alone (TCP_INFO) cannot tell a
-    window held by losses from one held by the receiver. Otherwise nothing; and nothing
-    where the kernel's evidence named a bound (``host-cpu``, ``window``): as in the
-    simulator, a transfer that reached a bound lost too little to matter."""
+    window held by losses from one held by the receiver (a receiver holding data
+    behind a lost PDU reads as rwnd-limited: the policed europe-vp transfer, 98% of its
+    busy time), so the network's losses come before its ``window``. Otherwise nothing;
+    and nothing where the kernel's evidence named a saturated CPU (``host-cpu``): as in
+    the simulator, a transfer that reached that bound lost too little to matter."""
     if not row.get("retransmits") or row.get("protocol") == "udp":
         return {}
-    if row.get("limited_by") in (vocab.HOST_CPU, vocab.WINDOW):
+    if row.get("limited_by") == vocab.HOST_CPU:
         return {}
     if data["pdus_lost"] and data["cells_policed"]:
         return {
