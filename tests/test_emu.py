@@ -641,6 +641,11 @@ def test_a_tcp_sender_that_dropped_at_its_own_queue_is_interface_queue():
     lossy = data | {"pdus_lost": 39, "cells_lost": 400}
     assert _network_limit(row, lossy)["limited_by"] == "cell-loss"
     assert _network_limit(row, lossy | {"cells_policed": 9})["limited_by"] == "policing"
+    # A saturated CPU the kernel's evidence named comes first, as in the simulator's
+    # order; TCP_INFO's rwnd-limited does not (losses hold the window too).
+    assert _network_limit(row | {"limited_by": "host-cpu"}, lossy) == {}
+    assert _network_limit(row | {"limited_by": "window"}, lossy)["limited_by"] == "cell-loss"
+    assert _network_limit(row | {"limited_by": "link"}, lossy)["limited_by"] == "cell-loss"
     # Without a retransmission or a timeout TCP was not held by the drops (the
     # simulator's "retransmitted or timed out"); UDP's rule is link's.
     assert _network_limit(row | {"retransmits": 0}, data) == {}

@@ -390,3 +390,45 @@ def test_losses_only_at_the_senders_interface_queue_are_not_cell_loss():
     # ports named.
     lost = [x for x in rows if x["together"] and x["limited_by"] == "cell-loss"]
     assert all(x["cells_lost"] > 0 and x["limit_evidence"].startswith("lost ") for x in lost)
+
+
+def test_a_link_idle_beside_a_full_window_or_a_busy_cpu_does_not_bind(tmp_path):
+    """The link binds only where it was the fullest bound. 004's ttcp NRL -> JPL
+    (wan-contention's ftp part) delivers 86% of the paced DS-3 but 94% of its 167 KB
+    window over the round trip: the DS-3 idles while the window waits for its ACKs, so
+    `window`. One SPARC-10 of 003 Exp. 4(a) alone with no PDU gap delivers 89% of its
+    adapter with its CPU busy all along: `host-cpu`; with the 341 µs gap the adapter
+    binds and its CPU idles a quarter of the time: `link`."""
+    from test_wan_mismatch import ONE_SPARC10
+
+    r = cli("reproduce", "wan-contention", "--part", "ftp", "--json")
+    assert r.returncode == 0, r.stderr
+    ttcp = next(x for x in json.loads(r.stdout)["rows"] if x["app"] == "ttcp")
+    assert ttcp["limited_by"] == "window", ttcp["limit_evidence"]
+    assert re.fullmatch(
+        r"window 163840 B in flight \(sndbuf 171008, rcvbuf 171008\) / RTT 39\.\d\d ms = "
+        r"33\.\d\d Mb/s; delivered 31\.\d\d Mb/s \(9\d%\); the adapter paced at 40\.70 Mb/s "
+        r"of cells carries at most 36\.37 Mb/s: delivered 8\d% of it, the link idle the rest",
+        ttcp["limit_evidence"],
+    ), ttcp["limit_evidence"]
+
+    spec = tmp_path / "one.netspec"
+    spec.write_text(ONE_SPARC10)
+    out = tmp_path / "one"
+    r = cli("run", str(spec), "--out", str(out), "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    rows = {
+        int(x["testbed.host.sparc10-ks.pdu_gap_us"]): x
+        for x in results.load(out).to_pandas().to_dict("records")
+    }
+    free, gap = rows[0], rows[341]
+    assert free["sender_cpu_busy"] > 0.99, free
+    assert free["limited_by"] == "host-cpu", free["limit_evidence"]
+    assert free["limit_evidence"].startswith("sender CPU (sparc-10) busy 100% of the transfer")
+    # What the receiver read over the transfer's span, as every rate bound is judged.
+    delivered = free["bytes_received"] * 8 / (free["end_s"] - free["start_s"])
+    share = delivered / free["path_payload_bps"]
+    assert 0.85 <= share < 0.95
+    assert f"delivered {share:.0%} of it, the link idle the rest" in free["limit_evidence"]
+    assert gap["sender_cpu_busy"] < 0.9
+    assert gap["limited_by"] == "link", gap["limit_evidence"]

@@ -48,6 +48,22 @@ GOT = {
             "12 retransmitted segment(s)",
         ),
         ({"host": {"agent_cpu": 0.97, "cpu_busy": 0.6}}, "host-cpu", "0.97 of a core"),
+        # A saturated CPU before the window it closes and the losses beside it, as the
+        # simulator orders them: busy all along, it set the pace.
+        (
+            {"total_retrans": 3, "rwnd_limited_us": 700_000, "host": {"agent_cpu": 0.97}},
+            "host-cpu",
+            "TCP_INFO: 3 retransmission(s), rwnd-limited 70% of the kernel's busy time",
+        ),
+        # Not where the sender's interface dropped: its queue full, the path backlogged.
+        (
+            {
+                "total_retrans": 12,
+                "host": {"agent_cpu": 0.97, "interface": "vab", "if_tx_drops": 6},
+            },
+            "interface-queue",
+            "interface vab dropped 6 outgoing packet(s)",
+        ),
         ({"busy_us": 200_000}, "application", "had data to send 20% of the writes' span"),
         ({"busy_us": 0}, "undetermined", "clock tick"),
         ({"busy_us": None}, "undetermined", "before Linux 4.10"),

@@ -503,6 +503,8 @@ def test_ftp_extended_window_is_the_bound_not_the_ds3_or_the_disk():
     the default neither binds (the causes in reproduce/wan_contention/ftp.py)."""
     rows = _ftp_at("extended_window=200K", "disk=2M")
     assert rows["ttcp"]["throughput_bps"] > 35e6
+    # Now the DS-3, not the window, is the fuller bound (at the default: `window`).
+    assert rows["ttcp"]["limited_by"] == "link", rows["ttcp"]["limit_evidence"]
     assert rows["ftp-extended"]["throughput_bps"] == pytest.approx(2 * 2**20 * 8, rel=0.01)
 
 

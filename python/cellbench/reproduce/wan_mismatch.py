@@ -180,7 +180,7 @@ def _rows(name: str, result: Result) -> list[dict]:
     rows = []
     for r in df.to_dict(orient="records"):
         run = int(r["run"])
-        refused = int(r["pdus_dropped_at_adapter"] or 0)
+        refused = int(r["pdus_dropped_at_sender_adapter"] or 0)
         # The ports that lost cells in the run, named for a connection that lost cells.
         ports = _lost_at(result, run) if r["cells_lost"] else []
         where = ports + (["sender's interface queue"] if refused else [])

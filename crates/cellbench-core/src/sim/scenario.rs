@@ -140,7 +140,9 @@ pub struct TransferResult {
     pub reads: u64,
     pub sender: TcpStats,
     pub receiver: TcpStats,
-    pub pdus_dropped_at_adapter: u64,
+    /// PDUs a full interface queue refused (`IF_DROP`), at the sender's adapter
+    /// (its data) and at the receiver's (its ACKs).
+    pub pdus_dropped_at_adapter: [u64; 2],
     /// Time spent in the Nagle/delayed-ACK circular wait: the sender holding a
     /// short segment for an ACK (or its write waiting for one: NT's unbuffered
     /// send, a send buffer short of room; or its data waiting on a closed

@@ -218,6 +218,15 @@ pub const RESULT_FIELDS: &[ResultField] = &[
     f("port", "idle_s", Float, "s"),
     f("run", "fairness_jain", Float, "index (1/n..1)"),
     f("run", "starved", Strings, ""),
+    // Each end's interface-queue refusals (`pdus_dropped_at_adapter` is both
+    // together): the sender's data, the receiver's ACKs.
+    f("connection", "pdus_dropped_at_sender_adapter", Int, "PDUs"),
+    f(
+        "connection",
+        "pdus_dropped_at_receiver_adapter",
+        Int,
+        "PDUs",
+    ),
 ];
 
 /// The vocabulary as one JSON document (what the Python binding `vocabulary()` returns):

@@ -230,6 +230,9 @@ def run_one(
             "cells_tagged": both["cells_tagged"],
             "cells_lost_clp": both["cells_lost_clp"],
             "pdus_dropped_at_adapter": both["pdus_dropped_at_adapter"],
+            # Each end's adapter: the data circuit's source is the sender's.
+            "pdus_dropped_at_sender_adapter": data["pdus_dropped_at_adapter"],
+            "pdus_dropped_at_receiver_adapter": ack["pdus_dropped_at_adapter"],
             "data_pdus_sent": data["pdus_sent"],
             "data_pdus_lost": data["pdus_lost"],
             "lateness_p50_us": report["lateness_us"]["p50"],
@@ -314,8 +317,16 @@ def _network_limit(row: dict, data: dict, sharing: int = 1, queue: int | None = 
     out (TCP_INFO), in the simulator's order (sim/explain/classify.rs): ``policing``
     where the UPC discarded cells of its lost data PDUs; ``interface-queue`` where the
     sender's own queue refused more packets than the emulated network lost of its data;
-    ``cell-loss`` where the network lost its data PDUs. Otherwise nothing."""
+    ``cell-loss`` where the network lost its data PDUs. The kernel alone (TCP_INFO)
+    cannot tell a window held by losses from one held by the receiver (a receiver
+    holding data behind a lost PDU reads as rwnd-limited: the policed europe-vp
+    transfer, 98% of its busy time), so the network's losses come before its
+    ``window``. Otherwise nothing; and nothing where the kernel's evidence named a
+    saturated CPU (``host-cpu``): as in the simulator, a transfer that reached that
+    bound lost too little to matter."""
     if not (row.get("retransmits") or row.get("timeouts")) or row.get("protocol") == "udp":
+        return {}
+    if row.get("limited_by") == vocab.HOST_CPU:
         return {}
     if data["pdus_lost"] and data["cells_policed"]:
         return {

@@ -177,7 +177,9 @@ class RealEngine(OnTheClock):
             "receiver_cpu_busy": None,
             "datagrams_sent": sent["blocks"],
             "datagrams_received": got["datagrams"],
+            # The sender's kernel refused them (ENOBUFS): the sender's end alone.
             "pdus_dropped_at_adapter": sent["send_errors"],
+            "pdus_dropped_at_sender_adapter": sent["send_errors"],
             # What the kernel granted, as netperf prints it (getsockopt after setting).
             "sndbuf_granted": sent.get("sndbuf_granted"),
             "rcvbuf_granted": got.get("rcvbuf_granted"),

@@ -237,6 +237,29 @@ def _explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tup
     if busy:
         rwnd = (info.get("rwnd_limited_us") or 0) / busy
         sndbuf = (info.get("sndbuf_limited_us") or 0) / busy
+    else:
+        rwnd = sndbuf = None
+    out_drops, in_drops = tx.get("if_tx_drops") or 0, rx.get("if_rx_drops") or 0
+
+    def cpu_limit() -> tuple[str, str]:
+        role, h = cpu_bound[0]
+        beside = [f"{retrans} retransmission(s)"]
+        beside += [
+            f"{what}-limited {share:.0%} of the kernel's busy time"
+            for what, share in (("rwnd", rwnd), ("sndbuf", sndbuf))
+            if share
+        ]
+        return vocab.HOST_CPU, f"{_cpu(role, h)}; TCP_INFO: {', '.join(beside)}{drops}"
+
+    if cpu_bound and not out_drops:
+        # A saturated CPU first, as the simulator's rules order it (sim/explain/
+        # classify.rs): busy all along, it paces the segments (a receiver's reads
+        # that fall behind close the window, a sender's copies leave the path idle), so
+        # a window held or a path that lost packets beside it is its consequence or
+        # too little to matter. Not where the sender's interface dropped: its queue
+        # was full, the path backlogged, not waiting on the CPU.
+        return cpu_limit()
+    if busy:
         if rwnd >= LIMITED_SHARE:
             return vocab.WINDOW, (
                 f"the receiver's window held the sender back {rwnd:.0%} of its busy time "
@@ -247,9 +270,6 @@ def _explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tup
                 f"the send buffer held the sender back {sndbuf:.0%} of its busy time "
                 f"(TCP_INFO sndbuf_limited), {retrans} retransmission(s)"
             )
-    else:
-        rwnd = sndbuf = None
-    out_drops, in_drops = tx.get("if_tx_drops") or 0, rx.get("if_rx_drops") or 0
     if retrans and out_drops > in_drops and 2 * out_drops >= retrans:
         # As the simulator's rule (sim/explain/classify.rs): where the losses were
         # decides. The sender's own interface dropped at least half as many packets as
@@ -267,8 +287,7 @@ def _explain(protocol: str, sent: dict, got: dict, offered: float | None) -> tup
             f"window, srtt {info.get('rtt_us', 0) / 1000:.2f} ms{drops}"
         )
     if cpu_bound:
-        role, h = cpu_bound[0]
-        return vocab.HOST_CPU, f"{_cpu(role, h)}, no retransmission, no window limit"
+        return cpu_limit()
     if busy is None:
         return vocab.UNDETERMINED, (
             "the kernel reports no busy time (TCP_INFO before Linux 4.10), no retransmission"

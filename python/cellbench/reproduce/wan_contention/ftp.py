@@ -64,10 +64,10 @@ def ftp_report(df: pd.DataFrame) -> str:
             "ftp with its default window (4.3BSD's 4 KB), ftp with an extended (RFC 1323) "
             "window, ttcp full blast with it; the disk's 4 MB/s is an assumption",
             show.to_string(index=False),
-            "limited by: window = window / RTT; application = the disk; link = the DS-3 "
-            "(at the default extended window, the propagation's bandwidth-delay product, "
-            "ftp and ttcp carry what that window allows over a full segment's longer round "
-            "trip, below the DS-3 and the disk: docs/wan-contention.md)",
+            "limited by: window = window / RTT (at the default extended window, the "
+            "propagation's bandwidth-delay product, ftp and ttcp carry what that window "
+            "allows over a full segment's longer round trip, below the DS-3 and the disk: "
+            "docs/wan-contention.md); application = the disk; link = the DS-3",
             "published (004's text): ttcp 23.8 Mb/s, ftp 2.88 Mb/s, ftp modified for "
             "extended windows 22.4 Mb/s (likely disk-limited); 004 gives no round trip for "
             "this path, and its window example implies near 60 ms coast to coast, not "

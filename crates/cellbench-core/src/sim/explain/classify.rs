@@ -48,8 +48,19 @@ fn pct(x: f64) -> String {
 ///    above what that carries was not paced by it, and is judged by the rules after.
 /// 4. `link`: delivered >= [`LINK_SHARE`] of the path's rate; or parallel
 ///    connections through the path's slowest port together carry that share of
-///    it. A full link is the hard ceiling; before the CPU, since a host that
-///    keeps a link full may be busy doing so.
+///    it; and the link was the fullest bound: no CPU busy >= [`CPU_BUSY`] for a
+///    larger share of the transfer, no window (rule 6, either reckoning) with a
+///    larger delivered share of what it lets through. A link binds only while
+///    it is busy: a window-bound sender leaves it idle each round trip, its
+///    window out and waiting for the ACKs; a CPU-bound host leaves it idle
+///    while the CPU, busy all along, works on the next segment; each shows as
+///    a delivered share of the link below the rival's. Where the sender's
+///    interface queue refused PDUs the link had a backlog, so it was busy
+///    and binds whatever its rivals (a UDP source writing faster than its
+///    adapter sends is busy all along on what is refused). A full link is the hard
+///    ceiling; tried before the CPU and the window, since a host that keeps a
+///    link full may be busy doing so, and a window larger than the path's
+///    bandwidth-delay product is also "reached" when the link is full.
 /// 5. `host-cpu`: the sender's or receiver's CPU busy >= [`CPU_BUSY`] of the
 ///    transfer. Before the window: a saturated CPU stretches the round trip,
 ///    which would make the window look like the limit.
@@ -60,12 +71,13 @@ fn pct(x: f64) -> String {
 ///    if those closed cycles span >= [`WINDOW_CLOSED`] of the transfer.
 /// 7. `policing`: the UPC discarded cells of this connection and data PDUs were lost.
 /// 8. `interface-queue`: the sender's own interface queue refused more PDUs
-///    than the network lost of its data, and TCP retransmitted or timed out.
+///    than the network lost of its data, and TCP retransmitted or timed out
+///    (the receiver's queue refusing ACKs is said beside, not weighed).
 ///    Where the losses were decides: a PDU refused at the host never became
 ///    cells; the window let out more than the queue holds while the adapter
 ///    sends at its rate, a limit of the host and its window, not of the network.
 /// 9. `cell-loss`: cells lost in switch buffers (and PDUs at the interface
-///    queue, as many or fewer), and TCP retransmitted or timed out.
+///    queues, the sender's as many or fewer), and TCP retransmitted or timed out.
 /// 10. `nagle`: the sender held back data its window allowed for >= [`NAGLE_HOLD`]
 ///     of the transfer (a window that is not whole segments, a receiver that
 ///     ACKs late): measured like the circular wait, but not timer-paced.
@@ -170,6 +182,118 @@ impl Facts {
         })
     }
 
+    /// The closed window's share of the transfer and what it lets through over
+    /// the round trip it really took (rule 6's second reckoning), where it
+    /// closed for at least [`WINDOW_CLOSED`] of a TCP transfer.
+    fn closed_window(&self) -> Option<(&WindowFacts, f64, f64)> {
+        let w = self.window.as_ref().filter(|_| self.tcp)?;
+        let closed = self.of_transfer(w.closed_time.as_secs_f64());
+        let bound = w.closed_bound_bps()?;
+        (closed >= WINDOW_CLOSED).then_some((w, closed, bound))
+    }
+
+    /// The bounds besides the link that hold by their own rule (a CPU busy at
+    /// least [`CPU_BUSY`], the window at [`WINDOW_SHARE`] or more of either of
+    /// its reckonings), each with how full it was: a CPU's busy share, the
+    /// window's delivered share of what it lets through. Set against the
+    /// delivered share of the link's rate, the link's own busy share.
+    fn rivals_of_link(&self) -> Vec<(String, f64)> {
+        let mut rivals = Vec::new();
+        if let Some(busy) = self.cpu_busy {
+            let side = if busy[1] >= busy[0] { 1 } else { 0 };
+            if busy[side] >= CPU_BUSY {
+                let name = ["sender", "receiver"][side];
+                rivals.push((
+                    format!("the {name} CPU (busy {})", pct(busy[side])),
+                    busy[side],
+                ));
+            }
+        }
+        if self.tcp {
+            let over_rtt = self.window_bound().map(|(_, b)| ("window/RTT", b));
+            let closed = self
+                .closed_window()
+                .map(|(_, _, b)| ("window over the round trip it took", b));
+            for (what, bound) in over_rtt.into_iter().chain(closed) {
+                let share = self.share(bound);
+                if share >= WINDOW_SHARE {
+                    let s = format!("the window ({} of {what} {})", pct(share), mbps(bound));
+                    rivals.push((s, share));
+                }
+            }
+        }
+        rivals
+    }
+
+    /// Whether the link, `full` of it carried, was the fullest of the bounds:
+    /// the evidence's words for the rivals it beat ("" for none), or None
+    /// where a rival was fuller. A link binds only while it is busy: a
+    /// window-bound sender leaves it idle every round trip, its window out and
+    /// waiting for the ACKs, and a CPU-bound host leaves it idle while its
+    /// CPU, busy all along, works on the next segment; either shows as a
+    /// delivered share of the link below the rival's. Unless the sender's
+    /// interface queue refused PDUs: full, it shows the link backlogged, not
+    /// waiting on either (a UDP source writing faster than its adapter sends
+    /// keeps its CPU busy all along on datagrams the queue refuses).
+    fn link_fullest(&self, full: f64) -> Option<String> {
+        let rivals = self.rivals_of_link();
+        let refused = self.pdus_dropped_at_adapter[0];
+        if refused == 0 && rivals.iter().any(|&(_, share)| share > full) {
+            return None;
+        }
+        let names: Vec<String> = rivals.into_iter().map(|(s, _)| s).collect();
+        Some(match (names.is_empty(), refused) {
+            (true, _) => String::new(),
+            (false, 0) => format!("; fuller than {}", names.join(" and ")),
+            (false, n) => format!(
+                "; backlogged ({n} PDUs refused by the sender's interface queue), not waiting on {}",
+                names.join(" or ")
+            ),
+        })
+    }
+
+    /// For a CPU's or the window's evidence: how full the link was where it
+    /// was full enough for its own rule (the rule yielded to this bound), or "".
+    fn link_idle(&self) -> String {
+        if let Some(p) = self.path.as_ref() {
+            let share = self.share(p.payload_bps);
+            if share >= LINK_SHARE {
+                return format!(
+                    "; {} carries at most {}: delivered {} of it, the link idle the rest",
+                    p.bottleneck,
+                    mbps(p.payload_bps),
+                    pct(share)
+                );
+            }
+        }
+        if let Some(s) = self.shared.as_ref().filter(|s| s.connections > 1) {
+            let share = s.total_bps / s.capacity_bps;
+            if share >= LINK_SHARE {
+                return format!(
+                    "; {} connections together delivered {} of {} ({} at most), the link idle the rest",
+                    s.connections,
+                    pct(share),
+                    s.port,
+                    mbps(s.capacity_bps)
+                );
+            }
+        }
+        String::new()
+    }
+
+    /// Where the interface queues refused PDUs, for a loss rule's evidence: the
+    /// sender's (its data), and the receiver's (its ACKs) where it refused any.
+    fn refusals(&self) -> String {
+        let [data, acks] = self.pdus_dropped_at_adapter;
+        match (data, acks) {
+            (_, 0) => format!("{data} PDUs refused by the sender's interface queue"),
+            (0, _) => format!("{acks} ACKs refused by the receiver's interface queue"),
+            _ => format!(
+                "{data} PDUs refused by the sender's interface queue and {acks} ACKs by the receiver's"
+            ),
+        }
+    }
+
     /// The losses, for the evidence of a loss rule.
     fn losses(&self) -> String {
         let mut s = format!(
@@ -270,46 +394,49 @@ fn abr_rate(f: &Facts) -> Option<Explanation> {
     None
 }
 
-/// Rule 4, `link`: the path's rate.
+/// Rule 4, `link`: the path's rate, the fullest bound.
 fn link(f: &Facts) -> Option<Explanation> {
-    if let Some(p) = &f.path {
-        if f.share(p.payload_bps) >= LINK_SHARE {
-            return done(
-                LimitedBy::Link,
-                format!(
-                    "{} carries at most {} in {}-byte {} ({} cells); {}",
-                    p.bottleneck,
-                    mbps(p.payload_bps),
-                    p.unit_bytes,
-                    if f.tcp { "segments" } else { "datagrams" },
-                    p.unit_cells,
-                    f.delivered_of(p.payload_bps)
-                ),
-            );
-        }
+    let p = f.path.as_ref()?;
+    let full = f.share(p.payload_bps);
+    if full < LINK_SHARE {
+        return None;
     }
-    None
+    let rivals = f.link_fullest(full)?;
+    done(
+        LimitedBy::Link,
+        format!(
+            "{} carries at most {} in {}-byte {} ({} cells); {}{rivals}",
+            p.bottleneck,
+            mbps(p.payload_bps),
+            p.unit_bytes,
+            if f.tcp { "segments" } else { "datagrams" },
+            p.unit_cells,
+            f.delivered_of(p.payload_bps)
+        ),
+    )
 }
 
-/// Rule 4, `link`, shared: parallel connections fill the path's slowest port.
+/// Rule 4, `link`, shared: parallel connections fill the path's slowest port,
+/// the fullest bound.
 fn shared_link(f: &Facts) -> Option<Explanation> {
-    if let Some(s) = &f.shared {
-        if s.connections > 1 && s.total_bps >= LINK_SHARE * s.capacity_bps {
-            return done(
-                LimitedBy::Link,
-                format!(
-                    "{} connections share {} (at most {}): together delivered {} ({}); this one {}",
-                    s.connections,
-                    s.port,
-                    mbps(s.capacity_bps),
-                    mbps(s.total_bps),
-                    pct(s.total_bps / s.capacity_bps),
-                    mbps(f.delivered_bps)
-                ),
-            );
-        }
+    let s = f.shared.as_ref().filter(|s| s.connections > 1)?;
+    let full = s.total_bps / s.capacity_bps;
+    if full < LINK_SHARE {
+        return None;
     }
-    None
+    let rivals = f.link_fullest(full)?;
+    done(
+        LimitedBy::Link,
+        format!(
+            "{} connections share {} (at most {}): together delivered {} ({}); this one {}{rivals}",
+            s.connections,
+            s.port,
+            mbps(s.capacity_bps),
+            mbps(s.total_bps),
+            pct(full),
+            mbps(f.delivered_bps)
+        ),
+    )
 }
 
 /// Rule 5, `host-cpu`: the sender's or the receiver's CPU saturated.
@@ -322,12 +449,13 @@ fn host_cpu(f: &Facts) -> Option<Explanation> {
             return done(
                 LimitedBy::HostCpu,
                 format!(
-                    "{} CPU ({}) busy {} of the transfer ({} {}); measured {}",
+                    "{} CPU ({}) busy {} of the transfer ({} {}){}; measured {}",
                     names[side],
                     f.cpu_profiles[side],
                     pct(busy[side]),
                     names[1 - side],
                     pct(busy[1 - side]),
+                    f.link_idle(),
                     mbps(measured)
                 ),
             );
@@ -343,13 +471,14 @@ fn window_over_rtt(f: &Facts) -> Option<Explanation> {
             return done(
                 LimitedBy::Window,
                 format!(
-                    "window {} B in flight (sndbuf {}, rcvbuf {}) / RTT {:.2} ms = {}; {}",
+                    "window {} B in flight (sndbuf {}, rcvbuf {}) / RTT {:.2} ms = {}; {}{}",
                     w.peak_flight,
                     w.sndbuf,
                     w.rcvbuf,
                     w.min_rtt.as_secs_f64() * 1e3,
                     mbps(bound),
-                    f.delivered_of(bound)
+                    f.delivered_of(bound),
+                    f.link_idle()
                 ),
             );
         }
@@ -365,16 +494,14 @@ fn window_closed(f: &Facts) -> Option<Explanation> {
     // window, the sender must take the update in and write and copy the next
     // segment), so a segment's round trip to its ACK overstates what the
     // window allows.
-    if let Some(w) = f.window.as_ref().filter(|_| f.tcp) {
-        let closed = f.of_transfer(w.closed_time.as_secs_f64());
-        let bound = w.closed_bound_bps().filter(|&b| f.share(b) >= WINDOW_SHARE);
-        if let Some(bound) = bound.filter(|_| closed >= WINDOW_CLOSED) {
+    if let Some((w, closed, bound)) = f.closed_window() {
+        if f.share(bound) >= WINDOW_SHARE {
             let n = w.closed_cycles as f64;
             return done(
                 LimitedBy::Window,
                 format!(
                     "window {:.0} B in flight (sndbuf {}, rcvbuf {}) closed {} times ({} of the transfer); \
-                     round trip with both hosts' work {:.2} ms (segment out to its ACK in {:.2} ms) = {}; {}",
+                     round trip with both hosts' work {:.2} ms (segment out to its ACK in {:.2} ms) = {}; {}{}",
                     w.closed_bytes as f64 / n,
                     w.sndbuf,
                     w.rcvbuf,
@@ -383,7 +510,8 @@ fn window_closed(f: &Facts) -> Option<Explanation> {
                     w.closed_time.as_secs_f64() * 1e3 / n,
                     w.min_rtt.as_secs_f64() * 1e3,
                     mbps(bound),
-                    f.delivered_of(bound)
+                    f.delivered_of(bound),
+                    f.link_idle()
                 ),
             );
         }
@@ -405,7 +533,9 @@ fn policing(f: &Facts) -> Option<Explanation> {
 /// Rule 8, `interface-queue`: the sender's own interface queue refused more
 /// PDUs than the network lost of its data, and TCP recovered.
 fn interface_queue(f: &Facts) -> Option<Explanation> {
-    let refused = f.pdus_dropped_at_adapter;
+    // The sender's refusals only: they are its data, as the network's losses
+    // weighed against them are; the receiver's are ACKs, said beside them.
+    let refused = f.pdus_dropped_at_adapter[0];
     if !(f.tcp && refused > f.data_pdus_lost && (f.retransmitted_segments > 0 || f.timeouts > 0)) {
         return None;
     }
@@ -417,7 +547,7 @@ fn interface_queue(f: &Facts) -> Option<Explanation> {
     } else {
         "no cell lost in the network".to_string()
     };
-    let mut s = format!("{refused} PDUs refused by the sender's interface queue ({network})");
+    let mut s = format!("{} ({network})", f.refusals());
     // What the queue holds against what the window lets out: the queue fills
     // when the host hands over segments faster than the adapter sends them.
     if let Some(q) = f.ifq_pdus {
@@ -455,16 +585,14 @@ fn interface_queue(f: &Facts) -> Option<Explanation> {
 
 /// Rule 9, `cell-loss`: cells lost at buffers, and TCP recovered.
 fn cell_loss(f: &Facts) -> Option<Explanation> {
-    let buffer_loss = f.cells_lost_in_buffers > 0 || f.pdus_dropped_at_adapter > 0;
+    let refused = f.pdus_dropped_at_adapter.iter().any(|&n| n > 0);
+    let buffer_loss = f.cells_lost_in_buffers > 0 || refused;
     if f.tcp && buffer_loss && (f.retransmitted_segments > 0 || f.timeouts > 0) {
-        // Where the losses were, first: a PDU the sender's own interface queue
-        // refused never became cells, so "cells lost 0" must not read as no loss.
-        let queue = format!(
-            "{} PDUs refused by the sender's interface queue",
-            f.pdus_dropped_at_adapter
-        );
+        // Where the losses were, first: a PDU an interface queue refused
+        // never became cells, so "cells lost 0" must not read as no loss.
+        let queue = f.refusals();
         let buffers = format!("{} cells lost in switch buffers", f.cells_lost_in_buffers);
-        let s = match (f.pdus_dropped_at_adapter > 0, f.cells_lost_in_buffers > 0) {
+        let s = match (refused, f.cells_lost_in_buffers > 0) {
             (true, true) => format!("{queue}, {buffers}"),
             (true, false) => format!("{queue} (no cell lost in the network)"),
             _ => buffers,
@@ -643,7 +771,7 @@ mod test {
             }),
             cells_policed: 0,
             cells_lost_in_buffers: 0,
-            pdus_dropped_at_adapter: 0,
+            pdus_dropped_at_adapter: [0, 0],
             ifq_pdus: Some(50),
             data_pdus_sent: 1000,
             data_pdus_lost: 0,
@@ -799,8 +927,10 @@ mod test {
             "{}",
             e.evidence
         );
-        // An ACR that carries more than the path (at PCR, say): the path binds.
+        // An ACR that carries more than the path (at PCR, say): the path binds
+        // (with a window that lets through more than it).
         set(&mut f, 90e6);
+        f.window.as_mut().unwrap().peak_flight = 200_000;
         f.abr.as_mut().unwrap().payload_bps = 120e6;
         assert_eq!(limit(&f), LimitedBy::Link);
     }
@@ -858,6 +988,163 @@ mod test {
                 .ends_with("delivered 86.00 Mb/s (86%)"),
             "{}",
             classify(&f).evidence
+        );
+    }
+
+    /// 004's ttcp NRL -> JPL (wan-contention's ftp part): 8192-byte segments
+    /// on a DS-3 paced at 40.70 Mb/s of cells, a 167 KB window (20 segments in
+    /// flight) over a 39.31 ms round trip.
+    fn ttcp_nrl_jpl() -> Facts {
+        let mut f = plain();
+        f.throughput_bps = 31.52e6;
+        f.delivered_bps = 31.43e6;
+        f.sender_seconds = 20.0;
+        f.path = Some(PathRate {
+            payload_bps: 36.37e6,
+            unit_bytes: 8192,
+            unit_cells: 173,
+            bottleneck: "the adapter paced at 40.70 Mb/s of cells".into(),
+        });
+        f.cpu_busy = Some([0.020, 0.024]);
+        f.window = Some(WindowFacts {
+            peak_flight: 163_840,
+            min_rtt: SimTime::from_us(39_308),
+            sndbuf: 171_008,
+            rcvbuf: 171_008,
+            closed_cycles: 0,
+            closed_bytes: 0,
+            closed_time: SimTime::ZERO,
+        });
+        f
+    }
+
+    #[test]
+    fn a_window_below_the_link_binds_though_the_link_is_85_percent_full() {
+        // 86% of the DS-3, but 94% of what the window lets through each round
+        // trip: the sender waits for its ACKs with its window out, and the
+        // link idles meanwhile. The window, not the link.
+        let f = ttcp_nrl_jpl();
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Window);
+        assert_eq!(
+            e.evidence,
+            "window 163840 B in flight (sndbuf 171008, rcvbuf 171008) / RTT 39.31 ms = 33.34 Mb/s; \
+             delivered 31.43 Mb/s (94%); the adapter paced at 40.70 Mb/s of cells carries at most \
+             36.37 Mb/s: delivered 86% of it, the link idle the rest"
+        );
+        // A window that lets through more than the DS-3 (25 segments): the link
+        // is the fuller, and its evidence says what it was set against.
+        let mut f = ttcp_nrl_jpl();
+        f.window.as_mut().unwrap().peak_flight = 204_800;
+        f.delivered_bps = 34e6;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Link);
+        assert!(
+            e.evidence.ends_with(
+                "delivered 34.00 Mb/s (93%); fuller than the window (82% of window/RTT 41.68 Mb/s)"
+            ),
+            "{}",
+            e.evidence
+        );
+        // A window held to the round trip its closed cycles really took counts
+        // as the window does: a stop-and-wait whose hosts' work fills the loop.
+        let mut f = ttcp_nrl_jpl();
+        let w = f.window.as_mut().unwrap();
+        (w.peak_flight, w.closed_cycles, w.closed_bytes) = (204_800, 300, 300 * 163_840);
+        w.closed_time = SimTime::from_ms(12_000);
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Window);
+        assert!(
+            e.evidence
+                .contains("closed 300 times (60% of the transfer)"),
+            "{}",
+            e.evidence
+        );
+    }
+
+    #[test]
+    fn a_saturated_cpu_binds_below_a_full_link() {
+        // 003 Exp. 4(a)'s single SPARC-10 at gap 0: its CPU busy all along, its
+        // adapter idle 11% of the time between the segments the CPU prepares.
+        let mut f = plain();
+        f.throughput_bps = 79.87e6;
+        f.delivered_bps = 79.85e6;
+        f.path = Some(PathRate {
+            payload_bps: 89.34e6,
+            unit_bytes: 8192,
+            unit_cells: 173,
+            bottleneck: "the sender's adapter (100.00 Mb/s of cells)".into(),
+        });
+        f.cpu_busy = Some([1.0, 0.32]);
+        f.window.as_mut().unwrap().peak_flight = 131_072;
+        f.window.as_mut().unwrap().min_rtt = SimTime::from_us(2_000);
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::HostCpu);
+        assert_eq!(
+            e.evidence,
+            "sender CPU (sparc-10) busy 100% of the transfer (receiver 32%); the sender's adapter \
+             (100.00 Mb/s of cells) carries at most 89.34 Mb/s: delivered 89% of it, the link idle \
+             the rest; measured 79.87 Mb/s"
+        );
+        // The gap of 341 µs holds it to the adapter, its CPU idle a quarter of the time.
+        let p = f.path.as_mut().unwrap();
+        (p.payload_bps, p.bottleneck) =
+            (60.99e6, "the sender's adapter (341 µs between PDUs)".into());
+        set(&mut f, 60.96e6);
+        f.cpu_busy = Some([0.76, 0.25]);
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Link);
+        assert!(
+            e.evidence.ends_with("delivered 60.96 Mb/s (100%)"),
+            "{}",
+            e.evidence
+        );
+        // A source writing faster than its adapter sends (its queue refusing
+        // PDUs) keeps its CPU busy on what is refused: the link, backlogged.
+        let mut flood = f.clone();
+        flood.tcp = false;
+        flood.pdus_dropped_at_adapter = [49_987, 0];
+        flood.cpu_busy = Some([1.0, 0.1]);
+        set(&mut flood, 0.98 * 60.99e6);
+        let e = classify(&flood);
+        assert_eq!(e.limited_by, LimitedBy::Link);
+        assert!(
+            e.evidence.ends_with(
+                "(98%); backlogged (49987 PDUs refused by the sender's interface queue), \
+                 not waiting on the sender CPU (busy 100%)"
+            ),
+            "{}",
+            e.evidence
+        );
+        // A CPU saturated but less full than the link: the link, and it says so.
+        f.cpu_busy = Some([0.95, 0.25]);
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Link);
+        assert!(
+            e.evidence
+                .ends_with("(100%); fuller than the sender CPU (busy 95%)"),
+            "{}",
+            e.evidence
+        );
+        // Parallel connections filling a port yield to a busier CPU alike.
+        f.path = None;
+        f.shared = Some(SharedLink {
+            port: "the trunk a->b".into(),
+            connections: 2,
+            total_bps: 88e6,
+            capacity_bps: 100e6,
+        });
+        f.cpu_busy = Some([0.25, 0.25]);
+        assert_eq!(limit(&f), LimitedBy::Link);
+        f.cpu_busy = Some([0.25, 0.97]);
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::HostCpu);
+        assert!(
+            e.evidence.contains(
+                "; 2 connections together delivered 88% of the trunk a->b (100.00 Mb/s at most), the link idle the rest"
+            ),
+            "{}",
+            e.evidence
         );
     }
 
@@ -970,8 +1257,10 @@ mod test {
         // Short of the joint share: undetermined, as `plain` (30% + 40%) is.
         f.cpu_busy = Some([0.4, 0.45]);
         assert_eq!(limit(&f), LimitedBy::Undetermined);
-        // A bound reached first is the better explanation.
+        // A bound reached first is the better explanation (with a window that
+        // lets through more than the link).
         f.cpu_busy = Some([0.55, 0.65]);
+        f.window.as_mut().unwrap().peak_flight = 200_000;
         set(&mut f, 90e6);
         assert_eq!(limit(&f), LimitedBy::Link);
     }
@@ -1052,7 +1341,7 @@ mod test {
         // interface queue refuses some; no cell is lost in the network.
         let mut f = plain();
         set(&mut f, 15e6);
-        f.pdus_dropped_at_adapter = 39;
+        f.pdus_dropped_at_adapter = [39, 0];
         f.data_pdus_sent = 2478;
         f.retransmitted_segments = 115;
         f.timeouts = 4;
@@ -1092,6 +1381,37 @@ mod test {
             "{}",
             e.evidence
         );
+        // The receiver's queue refusing ACKs too: said as the receiver's, and
+        // not weighed against the network's losses of data.
+        f.pdus_dropped_at_adapter = [39, 5];
+        assert!(
+            classify(&f).evidence.starts_with(
+                "39 PDUs refused by the sender's interface queue and 5 ACKs by the receiver's, "
+            ),
+            "{}",
+            classify(&f).evidence
+        );
+        f.data_pdus_lost = 2;
+        f.pdus_dropped_at_adapter = [1, 40];
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::CellLoss);
+        assert!(
+            e.evidence.starts_with(
+                "1 PDUs refused by the sender's interface queue and 40 ACKs by the receiver's, 40 cells lost"
+            ),
+            "{}",
+            e.evidence
+        );
+        (f.cells_lost_in_buffers, f.data_pdus_lost) = (0, 0);
+        f.pdus_dropped_at_adapter = [0, 40];
+        assert!(
+            classify(&f).evidence.starts_with(
+                "40 ACKs refused by the receiver's interface queue (no cell lost in the network); "
+            ),
+            "{}",
+            classify(&f).evidence
+        );
+        f.pdus_dropped_at_adapter = [39, 0];
         // Refusals TCP never had to recover from explain nothing.
         (f.cells_lost_in_buffers, f.data_pdus_lost) = (0, 0);
         (f.retransmitted_segments, f.timeouts) = (0, 0);

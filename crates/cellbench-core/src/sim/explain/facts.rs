@@ -113,9 +113,9 @@ pub struct Facts {
     pub cells_policed: u64,
     /// Cells dropped at switch buffers (tail drop, PPD, EPD, CLP-1 threshold), both directions.
     pub cells_lost_in_buffers: u64,
-    /// PDUs refused by a full interface queue (the sender's data, the
-    /// receiver's ACKs), and the PDUs the sender's queue holds (`ifq_maxlen`).
-    pub pdus_dropped_at_adapter: u64,
+    /// PDUs refused by a full interface queue, the sender's (its data) and the
+    /// receiver's (its ACKs), and the PDUs the sender's queue holds (`ifq_maxlen`).
+    pub pdus_dropped_at_adapter: [u64; 2],
     pub ifq_pdus: Option<usize>,
     pub data_pdus_sent: u64,
     pub data_pdus_lost: u64,

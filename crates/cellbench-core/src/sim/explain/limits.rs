@@ -15,7 +15,8 @@ pub enum LimitedBy {
     /// feedback (an explicit rate, EFCI or relative-rate marking).
     AbrRate,
     /// The cell rate of the path: the slowest link, or the adapter's pacing,
-    /// cell spacing and PDU gap; alone or shared with other connections.
+    /// cell spacing and PDU gap; alone or shared with other connections; where
+    /// the link was fuller than a saturated CPU and the window.
     Link,
     /// The sender's or the receiver's CPU.
     HostCpu,

@@ -53,7 +53,11 @@ pub struct ConnResult {
     pub receiver_acks: u64,
     pub delayed_acks: u64,
     pub window_updates: u64,
+    /// PDUs refused by a full interface queue at both ends together (the
+    /// sender's data, the receiver's ACKs), and at each end.
     pub pdus_dropped_at_adapter: u64,
+    pub pdus_dropped_at_sender_adapter: u64,
+    pub pdus_dropped_at_receiver_adapter: u64,
     pub cells_lost: u64,
     /// PDUs of the data direction: sent by the adapter, and lost in the
     /// network (a cell dropped or policed); their ratio is the segment loss rate.
@@ -447,7 +451,9 @@ impl RunSpec {
             receiver_acks: t.receiver.acks_sent,
             delayed_acks: t.receiver.delayed_acks,
             window_updates: t.receiver.window_updates,
-            pdus_dropped_at_adapter: t.pdus_dropped_at_adapter,
+            pdus_dropped_at_adapter: t.pdus_dropped_at_adapter.iter().sum(),
+            pdus_dropped_at_sender_adapter: t.pdus_dropped_at_adapter[0],
+            pdus_dropped_at_receiver_adapter: t.pdus_dropped_at_adapter[1],
             cells_lost: r.circuits[scenario.transfers[i].circuit].cells_lost
                 + r.circuits[scenario.transfers[i].return_circuit].cells_lost,
             data_pdus_sent: r.circuits[scenario.transfers[i].circuit].pdus_sent,
@@ -588,7 +594,7 @@ fn udp_losses(t: &TransferResult, udp: &UdpStats, facts: &Facts) -> String {
     s += &format!(" ({:.0}% lost", 100.0 * (sent - got) as f64 / sent as f64);
     let places = [
         (
-            t.pdus_dropped_at_adapter,
+            t.pdus_dropped_at_adapter[0],
             "PDUs refused by the sender's adapter queue",
         ),
         (facts.cells_lost_in_buffers, "cells dropped at switch ports"),

@@ -44,7 +44,7 @@ impl World {
             scratch: Vec::new(),
             job_scale: 1000,
             deliveries: Vec::new(),
-            adapter_drops: vec![0; scenario.transfers.len()],
+            adapter_drops: vec![[0; 2]; scenario.transfers.len()],
             wait_since: vec![None; scenario.transfers.len()],
             wait_total: vec![SimTime::ZERO; scenario.transfers.len()],
             probes: scenario

@@ -138,7 +138,8 @@ struct World {
     /// The jitter factor of the piece of work being executed, per mille.
     job_scale: u64,
     deliveries: Vec<Delivery>,
-    adapter_drops: Vec<u64>,
+    /// Per transfer: PDUs refused by the sender's and the receiver's interface queue.
+    adapter_drops: Vec<[u64; 2]>,
     /// Per transfer: when the circular wait began (if it holds now), and its total.
     wait_since: Vec<Option<SimTime>>,
     wait_total: Vec<SimTime>,

@@ -106,7 +106,8 @@ impl World {
             .net
             .send_gathered(self.now, circuit, payload, buffers, token as u64)
         {
-            self.adapter_drops[self.eps[ep].transfer] += 1;
+            let end = if self.eps[ep].is_sender { 0 } else { 1 };
+            self.adapter_drops[self.eps[ep].transfer][end] += 1;
             if let Some(u) = &mut self.eps[ep].udp {
                 u.stats.dropped_interface_queue += 1;
             }
