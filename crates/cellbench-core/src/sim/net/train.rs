@@ -764,18 +764,25 @@ impl Network {
     /// its CLP bit and, at a PDU's first cell, EPD's threshold. It stops at the
     /// first cell that would not be accepted, for the general step to decide.
     /// EFCI marks are counted per input, each piece carrying its last cell's
-    /// bit; ERICA counts each input's cells as the regular run they are
-    /// (`abr_cells_counted`). Where a bound on the queue over the whole pass
-    /// keeps every cell clear of every threshold and of the peak so far, the
-    /// occupancies are not worked out at all.
+    /// bit; ERICA counts each segment's cells as the regular run they are
+    /// (`abr_cells_counted`). An RM cell is taken where it comes, as the
+    /// general step takes it (`rm_arrives`, its circuit's piece pushed on
+    /// first), and the input goes on with its next segment.
     ///
-    /// It takes every input's cells up to the first instant one of them may
-    /// change: the end of the shortest head segment (an RM cell, a PDU's end or
-    /// a change of rate may be next), the horizon, and ERICA's current
-    /// averaging interval (as `steady`). Not for an RM cell at a head, a
-    /// policer, a VC discarding or refusing, a circuit that goes on to another
-    /// port, or where cells or queue lengths are logged. False (nothing done)
-    /// when its first cell is not accepted or any of this does not hold.
+    /// The occupancy need not be worked out per cell where no cell can near a
+    /// threshold or the peak so far: a cell arriving at `a` finds at most the
+    /// work the first arrival found, plus one cell per input, plus the
+    /// inputs' excess over the link since (any `[u, a)` holds at most
+    /// `(a − u)/step + 1` arrivals of each input while the link clears
+    /// `a − u`). With `ρ = C·Σ 1/step` that is at most
+    /// `B0 + k + max(0, D·(ρ − 1)/C)` cells over a span `D`, which holds while
+    /// every input is in its first segment.
+    ///
+    /// It takes cells up to the horizon and the end of ERICA's current
+    /// averaging interval (as `steady`), and stops before the first cell of a
+    /// segment it may not take: a policer, a VC discarding or refusing, a
+    /// circuit that goes on to another port. Not where cells or queue lengths
+    /// are logged. False when it decided nothing.
     #[inline(never)]
     fn merge_sinks(
         &mut self,
@@ -789,59 +796,25 @@ impl Network {
         if k > STEADY_INPUTS || self.queue_series.is_some() || self.logs(Place::Port(p)) {
             return false;
         }
-        let port = &self.ports[p];
-        let (cell, delay, buffer, policy, end0) =
-            (port.cell, port.delay, port.buffer, port.policy, port.end);
-        // Each input: (arrival of its next cell, circuit, slot, step, cells to take).
-        let mut ins = [(SimTime::ZERO, 0u32, 0usize, SimTime::ZERO, 0u32); STEADY_INPUTS];
-        // And what its cells need at the port: the occupancy from which one
-        // finds no room, whether the first starts a PDU, its upstream EFCI bit.
-        let mut room = [0u32; STEADY_INPUTS];
-        let mut idle = [false; STEADY_INPUTS];
-        let mut marked = [false; STEADY_INPUTS];
-        let (mut first, mut until, mut rho) = (SimTime::MAX, horizon, 0.0);
-        for (x, &Reverse((t, c, slot))) in heads.iter().enumerate() {
-            let seg = &inputs[slot][0];
-            if abr::is_rm(seg.pdu) {
-                return false;
-            }
-            let circuit = &self.circuits[c as usize];
-            let stage = &circuit.stages[seg.stage as usize];
-            idle[x] = match stage.vc {
-                VcState::Idle => true,
-                VcState::Accepting => false,
-                VcState::Discarding | VcState::Refusing => return false,
-            };
-            if stage.policer.is_some()
-                || !matches!(stage.next, Next::Receiver)
-                || self.logs(Place::Receiver(circuit.dst))
-            {
-                return false;
-            }
-            if seg.count >= 2 {
-                rho += cell.0 as f64 / seg.step.0 as f64;
-            }
-            first = first.min(t);
-            until = until.min(seg.last());
-            room[x] = buffer.limit(seg.clp);
-            marked[x] = seg.efci;
-            ins[x] = (t, c, slot, seg.step, seg.count);
-        }
+        let Reverse((first, _, _)) = *heads.peek().expect("k >= 2");
+        let mut until = horizon;
         if let Some(interval_end) = self.abr_interval_end(p) {
             if first >= interval_end {
                 return false;
             }
             until = until.min(SimTime(interval_end.0 - 1));
         }
-        if first > until {
-            return false;
-        }
-        for (t, _, slot, _, count) in ins.iter_mut().take(k) {
-            *count = if *t > until {
-                0
-            } else {
-                inputs[*slot][0].count_upto(until)
-            };
+        let port = &self.ports[p];
+        let (cell, delay, buffer, policy, end0) =
+            (port.cell, port.delay, port.buffer, port.policy, port.end);
+        let mut lanes = [Lane::default(); STEADY_INPUTS];
+        // No cell at or after this key (arrival, circuit) may be taken.
+        let mut stop = u128::MAX;
+        for (lane, &Reverse((_, _, slot))) in lanes.iter_mut().zip(heads.iter()) {
+            lane.slot = slot;
+            if let Some(key) = self.load_lane(lane, &inputs[slot][0], until, buffer) {
+                stop = stop.min(key);
+            }
         }
         let epd = match policy {
             DropPolicy::Epd { threshold_cells } => threshold_cells,
@@ -851,112 +824,211 @@ impl Network {
             true => self.abr_efci_threshold(p).unwrap_or(u32::MAX),
             false => u32::MAX,
         };
-        // Most often no cell can find the port near any threshold, and the
-        // occupancy need not be worked out per cell. A cell arriving at `a`
-        // finds at most the work the first arrival found, plus one cell per
-        // input, plus the inputs' excess over the link since: any `[u, a)`
-        // holds at most `(a − u)/step + 1` arrivals of each input while the
-        // link clears `a − u`. With `ρ = C·Σ 1/step` that is at most
-        // `B0 + k + max(0, D·(ρ − 1)/C)` cells over a span `D` (two more
-        // cover f64's rounding of the k quotients).
-        let excess = (until.0 - first.0) as f64 * (rho - 1.0) / cell.0 as f64;
-        let bound = port::occupancy(end0, first, cell)
-            .saturating_add(k as u32)
-            .saturating_add(if excess > 0.0 { excess as u32 + 2 } else { 0 });
-        let clear = room[..k].iter().all(|&r| bound < r) && bound < epd && bound < marks;
-        let per_cell = !clear || bound + 1 > self.ports[p].counters.peak_occupancy;
-        // The Lindley recursion over the merged arrivals. `last[x]`: when
-        // input x's last cell taken ends its transmission.
-        let (mut end, mut peak, mut taken) = (end0, 0, 0u32);
-        let mut last = [SimTime::ZERO; STEADY_INPUTS];
-        let mut n = [0u32; STEADY_INPUTS];
-        let mut n_marked = [0u32; STEADY_INPUTS];
-        let mut last_marked = [false; STEADY_INPUTS];
-        // Each input's next cell as one key in (arrival, circuit) order
-        // (MAX: none left to take), its step likewise.
-        let mut key = [u128::MAX; STEADY_INPUTS];
-        let mut step = [0u128; STEADY_INPUTS];
-        for x in 0..k {
-            let (t, c, _, s, count) = ins[x];
-            if count > 0 {
-                key[x] = (t.0 as u128) << 32 | c as u128;
+        // The bound, over the inputs' first segments.
+        let (mut rho, mut bound_until) = (0.0, until);
+        for lane in &lanes[..k] {
+            let seg = &inputs[lane.slot][0];
+            if lane.key == u128::MAX {
+                continue;
             }
-            step[x] = (s.0 as u128) << 32;
+            if lane.rm || lane.left == 0 {
+                bound_until = SimTime::ZERO;
+            } else {
+                if seg.count >= 2 {
+                    rho += cell.0 as f64 / seg.step.0 as f64;
+                }
+                bound_until = bound_until.min(seg.last());
+            }
         }
+        let mut per_cell = true;
+        if bound_until >= first {
+            let excess = (bound_until.0 - first.0) as f64 * (rho - 1.0) / cell.0 as f64;
+            let bound = port::occupancy(end0, first, cell)
+                .saturating_add(k as u32)
+                .saturating_add(if excess > 0.0 { excess as u32 + 2 } else { 0 });
+            let room = buffer.limit(false).min(buffer.limit(true));
+            per_cell = bound >= room
+                || bound >= epd
+                || bound >= marks
+                || bound + 1 > self.ports[p].counters.peak_occupancy;
+        }
+        // The Lindley recursion over the merged arrivals.
+        let (mut end, mut peak, mut taken, mut done) = (end0, 0, 0u32, false);
         loop {
             let mut i = 0;
             for x in 1..k {
-                if key[x] < key[i] {
+                if lanes[x].key < lanes[i].key {
                     i = x;
                 }
             }
-            if key[i] == u128::MAX {
+            let key = lanes[i].key;
+            if key >= stop {
                 break;
             }
-            let a = SimTime((key[i] >> 32) as u64);
-            if per_cell {
+            let a = SimTime((key >> 32) as u64);
+            if lanes[i].rm {
+                // As the general step: the circuit's data cells on first.
+                let seg = inputs[lanes[i].slot][0];
+                self.flush_piece(pieces, seg.circuit);
+                self.ports[p].end = end;
+                self.rm_arrives(a, seg.first, seg.stage as usize, seg.clp);
+                end = self.ports[p].end;
+                done = true;
+                inputs[lanes[i].slot].pop_front();
+                self.next_lane(&mut lanes[i], inputs, until, buffer, &mut stop);
+                continue;
+            }
+            if per_cell || a > bound_until {
+                per_cell = true;
+                let lane = &mut lanes[i];
                 let occ = port::occupancy(end, a, cell);
-                if occ >= room[i] || (idle[i] && occ >= epd) {
+                if occ >= lane.room || (lane.idle && occ >= epd) {
                     break;
                 }
-                idle[i] = false;
+                lane.idle = false;
                 peak = peak.max(occ + 1);
                 // As cell by cell, a cell marked upstream is not offered to EFCI here.
-                if !marked[i] {
-                    last_marked[i] = occ + 1 > marks;
-                    n_marked[i] += last_marked[i] as u32;
+                if !lane.efci {
+                    lane.last_marked = occ + 1 > marks;
+                    lane.marked += lane.last_marked as u32;
                 }
             }
             end = a.max(end) + cell;
-            last[i] = end;
-            n[i] += 1;
-            key[i] = if n[i] < ins[i].4 {
-                key[i] + step[i]
-            } else {
-                u128::MAX
-            };
             taken += 1;
+            let lane = &mut lanes[i];
+            lane.end = end;
+            lane.n += 1;
+            if lane.n < lane.left {
+                lane.key += lane.step;
+            } else {
+                self.commit_lane(p, &mut lanes[i], inputs, pieces, delay, cell);
+                self.next_lane(&mut lanes[i], inputs, until, buffer, &mut stop);
+            }
         }
-        if taken == 0 {
+        for lane in lanes[..k].iter_mut() {
+            if lane.n > 0 {
+                self.commit_lane(p, lane, inputs, pieces, delay, cell);
+            }
+        }
+        if taken == 0 && !done {
             return false;
         }
         self.ports[p].end = end;
         self.count_accepted(p, taken, peak);
-        for x in 0..k {
-            if n[x] == 0 {
-                continue;
-            }
-            let slot = ins[x].2;
-            let seg = inputs[slot][0];
-            let (c, st) = (seg.circuit as usize, seg.stage as usize);
-            if self.abr.on {
-                self.abr_cells_counted(p, c, seg.t0, seg.step, n[x], n_marked[x]);
-            }
-            let ends_pdu = seg.first + n[x] == self.pdus[seg.pdu as usize].ncells;
-            self.circuits[c].stages[st].vc = if ends_pdu {
-                VcState::Idle
-            } else {
-                VcState::Accepting
-            };
-            let efci = seg.efci || last_marked[x];
-            self.gather_sink(pieces, &seg, n[x], last[x] + delay, cell, efci);
-            let fifo = &mut inputs[slot];
-            if n[x] == seg.count {
-                fifo.pop_front();
-            } else {
-                let front = &mut fifo[0];
-                front.first += n[x];
-                front.t0 = front.time(n[x]);
-                front.count -= n[x];
-            }
-        }
         heads.clear();
-        for &(_, _, slot, _, _) in &ins[..k] {
-            if let Some(head) = inputs[slot].front() {
-                heads.push(Reverse((head.t0, head.circuit, slot)));
+        for lane in &lanes[..k] {
+            if let Some(head) = inputs[lane.slot].front() {
+                heads.push(Reverse((head.t0, head.circuit, lane.slot)));
             }
         }
         true
+    }
+
+    /// Takes `seg`, the head of its input, as `lane`'s segment; the key of
+    /// its first cell when `merge_sinks` may not take it (nothing taken from
+    /// the lane then, nor anything after it).
+    fn load_lane(
+        &self,
+        lane: &mut Lane,
+        seg: &Seg,
+        until: SimTime,
+        buffer: port::Buffer,
+    ) -> Option<u128> {
+        let key = (seg.t0.0 as u128) << 32 | seg.circuit as u128;
+        *lane = Lane {
+            slot: lane.slot,
+            key,
+            ..Lane::default()
+        };
+        if seg.t0 > until {
+            lane.key = u128::MAX;
+            return None;
+        }
+        if abr::is_rm(seg.pdu) {
+            lane.rm = true;
+            return None;
+        }
+        let circuit = &self.circuits[seg.circuit as usize];
+        let stage = &circuit.stages[seg.stage as usize];
+        lane.idle = match stage.vc {
+            VcState::Idle => true,
+            VcState::Accepting => false,
+            VcState::Discarding | VcState::Refusing => return Some(key),
+        };
+        if stage.policer.is_some()
+            || !matches!(stage.next, Next::Receiver)
+            || self.logs(Place::Receiver(circuit.dst))
+        {
+            return Some(key);
+        }
+        lane.left = seg.count_upto(until);
+        lane.step = (seg.step.0 as u128) << 32;
+        lane.room = buffer.limit(seg.clp);
+        lane.efci = seg.efci;
+        None
+    }
+
+    /// `lane`'s input goes on with its next segment, if any.
+    fn next_lane(
+        &self,
+        lane: &mut Lane,
+        inputs: &[VecDeque<Seg>],
+        until: SimTime,
+        buffer: port::Buffer,
+        stop: &mut u128,
+    ) {
+        match inputs[lane.slot].front() {
+            Some(seg) => {
+                if let Some(key) = self.load_lane(lane, seg, until, buffer) {
+                    *stop = (*stop).min(key);
+                    lane.key = u128::MAX;
+                }
+            }
+            None => {
+                *lane = Lane {
+                    slot: lane.slot,
+                    ..Lane::default()
+                }
+            }
+        }
+    }
+
+    /// The cells `merge_sinks` took from `lane`'s segment go on: ERICA's and
+    /// EFCI's counts, the VC's state, the circuit's piece, the input's FIFO.
+    fn commit_lane(
+        &mut self,
+        p: usize,
+        lane: &mut Lane,
+        inputs: &mut [VecDeque<Seg>],
+        pieces: &mut Vec<Piece>,
+        delay: SimTime,
+        cell: SimTime,
+    ) {
+        let n = lane.n;
+        let seg = inputs[lane.slot][0];
+        let (c, st) = (seg.circuit as usize, seg.stage as usize);
+        if self.abr.on {
+            self.abr_cells_counted(p, c, seg.t0, seg.step, n, lane.marked);
+        }
+        let ends_pdu = seg.first + n == self.pdus[seg.pdu as usize].ncells;
+        self.circuits[c].stages[st].vc = if ends_pdu {
+            VcState::Idle
+        } else {
+            VcState::Accepting
+        };
+        let efci = seg.efci || lane.last_marked;
+        self.gather_sink(pieces, &seg, n, lane.end + delay, cell, efci);
+        let fifo = &mut inputs[lane.slot];
+        if n == seg.count {
+            fifo.pop_front();
+        } else {
+            let front = &mut fifo[0];
+            front.first += n;
+            front.t0 = front.time(n);
+            front.count -= n;
+        }
+        lane.n = 0;
+        lane.marked = 0;
     }
 
     /// The first `n` cells of `seg` leave the port for their receiver, the last
@@ -999,6 +1071,52 @@ impl Network {
             sink: true,
             regular: n == 1,
         });
+    }
+}
+
+/// One input of `Network::merge_sinks`: its head segment and what the pass
+/// has taken of it.
+#[derive(Copy, Clone, Debug)]
+struct Lane {
+    slot: usize,
+    /// Its next cell as (arrival, circuit) in one key; MAX: none to take.
+    key: u128,
+    /// The step between its cells, as a key.
+    step: u128,
+    /// The head is an RM cell.
+    rm: bool,
+    /// Cells of the head segment the pass may take, and taken.
+    left: u32,
+    n: u32,
+    /// The occupancy from which a cell finds no room (its CLP bit's).
+    room: u32,
+    /// The next cell starts a PDU (EPD's threshold applies).
+    idle: bool,
+    /// Marked EFCI upstream.
+    efci: bool,
+    /// Cells marked here, and whether the last taken was.
+    marked: u32,
+    last_marked: bool,
+    /// When the last cell taken ends its transmission.
+    end: SimTime,
+}
+
+impl Default for Lane {
+    fn default() -> Lane {
+        Lane {
+            slot: 0,
+            key: u128::MAX,
+            step: 0,
+            rm: false,
+            left: 0,
+            n: 0,
+            room: 0,
+            idle: false,
+            efci: false,
+            marked: 0,
+            last_marked: false,
+            end: SimTime::ZERO,
+        }
     }
 }
 
