@@ -600,6 +600,16 @@ impl PortAbrRt {
         let AbrSwitch::Erica { interval, .. } = self.switch else {
             return;
         };
+        // Most runs fall inside the current interval whole: counted at once.
+        let end = self.start + interval;
+        if a0 + step.times(n.saturating_sub(1) as u64) < end {
+            self.cells += n as u64;
+            if self.seen[c] != self.epoch {
+                self.seen[c] = self.epoch;
+                self.active += 1;
+            }
+            return;
+        }
         let mut k = 0;
         while k < n {
             let t = a0 + step.times(k as u64);
@@ -1029,7 +1039,7 @@ impl Network {
         cell.ci |= efci;
         let last = self.circuits[c].stages.len() - 1;
         if self.abr.train() {
-            let home = (0..=last).fold(a, |t, s| t + self.hop_back(c, s));
+            let home = a + self.abr_train_back(c);
             self.abr_train_turned(c, rm, home);
             if self.erica_ahead(c, rm, last, a) {
                 return;
@@ -1060,7 +1070,8 @@ impl Network {
         }
         // The circuit's next FRM reaches this port no sooner than its earliest
         // departure plus the links before the port.
-        let next_frm = (0..last).fold(self.abr.rm[rm as usize].2, |t, s| t + self.hop_back(c, s));
+        let next_frm =
+            self.abr.rm[rm as usize].2 + (self.abr_train_back(c) - self.hop_back(c, last));
         let Some(pa) = self.abr.ports[p].as_mut() else {
             return false;
         };
@@ -1208,8 +1219,10 @@ impl Network {
         }
     }
 
-    /// Log an RM cell at a place (when the log keeps it).
+    /// Log an RM cell at a place (when the log keeps it: most runs keep no
+    /// log, so the test is inlined at every RM cell and the rest is not).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub(super) fn log_rm(
         &mut self,
         place: Place,
@@ -1220,9 +1233,23 @@ impl Network {
         clp: bool,
         fate: CellFate,
     ) {
-        if !self.logs(place) {
-            return;
+        if self.logs(place) {
+            self.log_rm_record(place, at, c, stage, rm, clp, fate);
         }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    fn log_rm_record(
+        &mut self,
+        place: Place,
+        at: SimTime,
+        c: usize,
+        stage: usize,
+        rm: u32,
+        clp: bool,
+        fate: CellFate,
+    ) {
         let st = &self.circuits[c].stages[stage];
         self.log.push(CellRecord {
             place,

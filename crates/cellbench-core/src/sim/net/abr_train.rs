@@ -235,6 +235,14 @@ impl Network {
         self.abr_advance(c, now);
     }
 
+    /// Train: the time a BRM of ABR circuit `c` takes from its destination
+    /// back to its source (each stage's `Network::hop_back`, summed once).
+    pub(super) fn abr_train_back(&self, c: usize) -> SimTime {
+        self.emitters[c]
+            .as_ref()
+            .map_or(SimTime::ZERO, |em| em.back)
+    }
+
     /// Train: PDUs of ABR circuit `c` held at its adapter at `now`.
     pub(super) fn abr_train_held(&mut self, c: usize, now: SimTime) -> usize {
         self.emitter(c).held(now)
@@ -280,8 +288,11 @@ impl Network {
     }
 
     /// The per-cell FIFO's `serve` at instant `x`, for an adapter holding
-    /// ABR circuit `c` alone (`credit.rs`).
-    pub(super) fn abr_serve(&mut self, c: usize, x: SimTime) {
+    /// ABR circuit `c` alone (`credit.rs`), and its calls after that while
+    /// the replay may make them at once (`Network::abr_call_now`).
+    pub(super) fn abr_serve(&mut self, c: usize, mut x: SimTime) {
+        let adapter = self.emitter(c).adapter;
+        let (cell, delay) = (self.adapters[adapter].cell, self.adapters[adapter].delay);
         loop {
             let em = self.emitter(c);
             let Some(head) = em.queue.front().copied() else {
@@ -290,13 +301,16 @@ impl Network {
             if head.ready > x {
                 return;
             }
-            if em.free > x {
-                let t = em.free.max(self.abr.next_at(c));
+            // Nothing leaves before the link is free and ACR allows.
+            let t = em.free.max(self.abr.next_at(c));
+            if t > x {
+                if self.abr_call_now(c, t) {
+                    x = t;
+                    continue;
+                }
                 self.emitter(c).wake(t);
                 return;
             }
-            let adapter = em.adapter;
-            let (cell, delay) = (self.adapters[adapter].cell, self.adapters[adapter].delay);
             match self.abr_turn(c, x) {
                 abr::Turn::Data => {
                     // This cell, and the ones after it in its PDU that leave
@@ -336,17 +350,30 @@ impl Network {
                     // Forward and back, each link's cell time and delay once each way.
                     let soonest = x + em.back + em.back;
                     em.frms.push_back((rm, soonest, Back::Bound));
-                    let free = em.free;
-                    em.wake(free);
                     self.abr_flush(c);
                     let src = self.circuits[c].src;
                     self.log_rm(Place::Adapter(src), x, c, 0, rm, clp, CellFate::Sent);
                     let a = x + cell + delay;
                     self.emit(c, 0, RM_PDU, rm, 1, a, cell, clp, false);
-                    return;
                 }
             }
         }
+    }
+
+    /// Whether the replay of source `c` may make the FIFO's call at `t` at
+    /// once, rather than by a wake-up: `t` is when the link is free and ACR
+    /// allows the next in-rate cell, so every call before it would find
+    /// nothing to do, and nothing moves either before the horizon but a BRM,
+    /// which comes after every other call at its instant. Not below TCR
+    /// (rule 11 times the cells then, `Network::abr_turn`), nor past a
+    /// pending call (a PDU's, or a wake-up) that comes first.
+    fn abr_call_now(&self, c: usize, t: SimTime) -> bool {
+        let Some(em) = self.emitters[c].as_ref() else {
+            return false;
+        };
+        self.abr.next_at(c) != SimTime::ZERO
+            && t <= em.horizon(self.now)
+            && em.wakes.peek().is_none_or(|&Reverse((u, _))| u >= t)
     }
 
     /// Data cells `j..j+n` of `pdu` arrive at the first port at `a + k·step`:
