@@ -575,6 +575,18 @@ mod test {
         }
 
         #[test]
+        fn rate_is_the_largest_not_above(r in 1.0f64..4.0e9) {
+            // The next code up (a carry out of the mantissa steps the exponent)
+            // is above r: no representable rate lies between.
+            let q = Rate::from_cells_per_sec(r);
+            prop_assert!(q.cells_per_sec() <= r, "{} -> {:?}", r, q);
+            if q != Rate::MAX {
+                let up = Rate::from_bits(q.bits() + 1).unwrap();
+                prop_assert!(up.cells_per_sec() > r, "{} -> {:?}", r, q);
+            }
+        }
+
+        #[test]
         fn rate_bits_round_trip(b in 0x4000u16..0x8000) {
             let r = Rate::from_bits(b).unwrap();
             prop_assert_eq!(Rate::from_cells_per_sec(r.cells_per_sec()), r);

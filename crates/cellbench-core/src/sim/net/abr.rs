@@ -335,8 +335,10 @@ pub(super) struct Abr {
     pub(super) train_mode: bool,
     /// Train mode: the sources holding an open run (`Network::abr_hold`).
     pub(super) open: Vec<u32>,
-    /// Train mode: some port holds ERs decided ahead (`Network::erica_ahead`).
-    ahead: bool,
+    /// Train mode: no port holds an ER decided ahead (`Network::erica_ahead`)
+    /// for an instant before this one (MAX: none at all), so the clock's
+    /// moves before it need not look (`Network::abr_ahead_due`).
+    ahead_from: SimTime,
 }
 
 /// A source's decision on its head cell (`Network::abr_turn`).
@@ -362,6 +364,7 @@ impl Abr {
             sources: (0..circuits).map(|_| None).collect(),
             efci: vec![false; circuits],
             ports: (0..port_rates.len()).map(|_| None).collect(),
+            ahead_from: SimTime::MAX,
             ..Default::default()
         };
         for s in sources {
@@ -1084,7 +1087,7 @@ impl Network {
         let cell = &mut self.abr.rm[rm as usize].1;
         let (er, lowered) = pa.erica(target, c, cell);
         pa.ahead.push_back((at, er, lowered));
-        self.abr.ahead = true;
+        self.abr.ahead_from = self.abr.ahead_from.min(at);
         self.brm_onward(c, rm, last - 1, at);
         true
     }
@@ -1092,16 +1095,18 @@ impl Network {
     /// Train: the ERs decided ahead (`erica_ahead`) whose instant the clock has
     /// reached go into their ports' counters and series, in their order.
     pub(super) fn abr_ahead_due(&mut self, now: SimTime) {
-        if !self.abr.ahead {
+        if now < self.abr.ahead_from {
             return;
         }
         let series = self.abr.series;
-        let mut left = false;
+        let mut next = SimTime::MAX;
         for pa in self.abr.ports.iter_mut().flatten() {
             pa.record_due(now, series);
-            left |= !pa.ahead.is_empty();
+            if let Some(&(at, ..)) = pa.ahead.front() {
+                next = next.min(at);
+            }
         }
-        self.abr.ahead = left;
+        self.abr.ahead_from = next;
     }
 
     /// A BRM of circuit `c` leaves the element after stage `s` at `t`: it is
@@ -1125,6 +1130,9 @@ impl Network {
     /// Time a BRM takes from the element after stage `s` back to stage `s`: the
     /// forward link's cell time and delay (the reverse link's, assumed equal).
     fn hop_back(&self, c: usize, s: usize) -> SimTime {
+        if let Some(link) = self.abr_train_link(c, s) {
+            return link;
+        }
         let (cell, delay) = if s == 0 {
             let ad = &self.adapters[self.circuits[c].src];
             (ad.cell, ad.delay)

@@ -243,6 +243,13 @@ impl Network {
             .map_or(SimTime::ZERO, |em| em.back)
     }
 
+    /// Train: stage `s`'s link of ABR circuit `c` (`Network::hop_back`, kept
+    /// by its source; None when it has none).
+    #[inline]
+    pub(super) fn abr_train_link(&self, c: usize, s: usize) -> Option<SimTime> {
+        self.emitters.get(c)?.as_ref().map(|em| em.links[s])
+    }
+
     /// Train: PDUs of ABR circuit `c` held at its adapter at `now`.
     pub(super) fn abr_train_held(&mut self, c: usize, now: SimTime) -> usize {
         self.emitter(c).held(now)
@@ -331,10 +338,7 @@ impl Network {
                         em.queue.pop_front();
                         em.left.push_back(last);
                     }
-                    self.abr_gather(c, head.pdu, j, 1, x + cell + delay, step);
-                    if k > 0 {
-                        self.abr_gather(c, head.pdu, j + 1, k, x + step + cell + delay, step);
-                    }
+                    self.abr_gather(c, head.pdu, j, 1 + k, x + cell + delay, step);
                     if self.logs(Place::Adapter(self.circuits[c].src)) {
                         let starts = (0..=k).map(|i| x + step.times(i as u64));
                         self.log_sent(0, c, 0, head.pdu, j, starts, false);
@@ -377,9 +381,12 @@ impl Network {
     }
 
     /// Data cells `j..j+n` of `pdu` arrive at the first port at `a + k·step`:
-    /// gather them into the open run, or push that run and open another.
+    /// gather them into the open run, or push that run and open another. The
+    /// first cell may join the open run on its own (its gap from the run's
+    /// last cell is the run's step, the step after it another one).
     fn abr_gather(&mut self, c: usize, pdu: u32, j: u32, n: u32, a: SimTime, step: SimTime) {
         let em = self.emitter(c);
+        let mut rest = (j, n, a);
         if let Some(r) = &mut em.run {
             let last = r.t0 + r.step.times(r.count as u64 - 1);
             if r.pdu == pdu && r.first + r.count == j && a > last {
@@ -387,18 +394,23 @@ impl Network {
                 if r.count == 1 {
                     r.step = gap;
                 }
-                if gap == r.step && (n == 1 || step == gap) {
-                    r.count += n;
-                    return;
+                if gap == r.step {
+                    if n == 1 || step == gap {
+                        r.count += n;
+                        return;
+                    }
+                    r.count += 1;
+                    rest = (j + 1, n - 1, a + step);
                 }
             }
         }
         self.abr_flush(c);
+        let (first, count, t0) = rest;
         self.emitter(c).run = Some(OpenRun {
             pdu,
-            first: j,
-            count: n,
-            t0: a,
+            first,
+            count,
+            t0,
             step,
         });
     }
