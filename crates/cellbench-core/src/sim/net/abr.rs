@@ -800,9 +800,17 @@ impl Network {
         // Cell k is in rate while since_frm + k < Nrm, and before Trm has passed
         // since the last FRM (taken whatever Mrm says: the rest goes one by one).
         let by_count = (s.p.nrm - 1).saturating_sub(s.since_frm) as u64;
-        let by_time = (last_frm + s.p.trm).0.saturating_sub(x.0 + 1) / step.0;
-        let by_horizon = (until.0 - x.0) / step.0;
-        let k = (max as u64).min(by_count).min(by_time).min(by_horizon) as u32;
+        let mut k = (max as u64).min(by_count);
+        // The time rule and the horizon cut it only when they come before the
+        // k-th cell (most runs end at the FRM): no division otherwise.
+        let trm_end = (last_frm + s.p.trm).0;
+        if x.0 + step.0 * k >= trm_end {
+            k = k.min(trm_end.saturating_sub(x.0 + 1) / step.0);
+        }
+        if x.0 + step.0 * k > until.0 {
+            k = k.min((until.0 - x.0) / step.0);
+        }
+        let k = k as u32;
         if k > 0 {
             let last = x + step.times(k as u64);
             s.since_frm += k;
