@@ -143,18 +143,13 @@ impl Rate {
         if r >= Rate::MAX.cells_per_sec() {
             return Rate::MAX;
         }
-        // e = floor(log2 r), exactly, from the float's own exponent.
-        let e = (r.log2().floor() as i32).clamp(0, 31);
-        let mut e = e as u32;
-        // Guard against log2 rounding at powers of two.
-        while e > 0 && ((1u64 << e) as f64) > r {
-            e -= 1;
-        }
-        while e < 31 && ((1u64 << (e + 1)) as f64) <= r {
-            e += 1;
-        }
-        let m = ((r / (1u64 << e) as f64 - 1.0) * 512.0).floor() as u16;
-        Rate(Self::NZ | ((e as u16) << 9) | m.min(511))
+        // r = 2^e · (1 + f/2^52) as an IEEE 754 double (normal, 1 <= r <
+        // 2^32): e is its unbiased exponent, and m = floor((r/2^e - 1)·512)
+        // the top 9 bits of its fraction f, both exact.
+        let bits = r.to_bits();
+        let e = ((bits >> 52) & 0x7ff) as u16 - 1023;
+        let m = ((bits >> 43) & 0x1ff) as u16;
+        Rate(Self::NZ | (e << 9) | m)
     }
 }
 
@@ -577,6 +572,18 @@ mod test {
             let q = Rate::from_cells_per_sec(r).cells_per_sec();
             prop_assert!(q <= r, "{} -> {}", r, q);
             prop_assert!(q > r * (1.0 - 1.0 / 512.0) - 1e-9, "{} -> {}", r, q);
+        }
+
+        #[test]
+        fn rate_is_the_largest_not_above(r in 1.0f64..4.0e9) {
+            // The next code up (a carry out of the mantissa steps the exponent)
+            // is above r: no representable rate lies between.
+            let q = Rate::from_cells_per_sec(r);
+            prop_assert!(q.cells_per_sec() <= r, "{} -> {:?}", r, q);
+            if q != Rate::MAX {
+                let up = Rate::from_bits(q.bits() + 1).unwrap();
+                prop_assert!(up.cells_per_sec() > r, "{} -> {:?}", r, q);
+            }
         }
 
         #[test]

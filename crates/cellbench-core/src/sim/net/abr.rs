@@ -335,8 +335,10 @@ pub(super) struct Abr {
     pub(super) train_mode: bool,
     /// Train mode: the sources holding an open run (`Network::abr_hold`).
     pub(super) open: Vec<u32>,
-    /// Train mode: some port holds ERs decided ahead (`Network::erica_ahead`).
-    ahead: bool,
+    /// Train mode: no port holds an ER decided ahead (`Network::erica_ahead`)
+    /// for an instant before this one (MAX: none at all), so the clock's
+    /// moves before it need not look (`Network::abr_ahead_due`).
+    ahead_from: SimTime,
 }
 
 /// A source's decision on its head cell (`Network::abr_turn`).
@@ -362,6 +364,7 @@ impl Abr {
             sources: (0..circuits).map(|_| None).collect(),
             efci: vec![false; circuits],
             ports: (0..port_rates.len()).map(|_| None).collect(),
+            ahead_from: SimTime::MAX,
             ..Default::default()
         };
         for s in sources {
@@ -600,6 +603,16 @@ impl PortAbrRt {
         let AbrSwitch::Erica { interval, .. } = self.switch else {
             return;
         };
+        // Most runs fall inside the current interval whole: counted at once.
+        let end = self.start + interval;
+        if a0 + step.times(n.saturating_sub(1) as u64) < end {
+            self.cells += n as u64;
+            if self.seen[c] != self.epoch {
+                self.seen[c] = self.epoch;
+                self.active += 1;
+            }
+            return;
+        }
         let mut k = 0;
         while k < n {
             let t = a0 + step.times(k as u64);
@@ -787,9 +800,17 @@ impl Network {
         // Cell k is in rate while since_frm + k < Nrm, and before Trm has passed
         // since the last FRM (taken whatever Mrm says: the rest goes one by one).
         let by_count = (s.p.nrm - 1).saturating_sub(s.since_frm) as u64;
-        let by_time = (last_frm + s.p.trm).0.saturating_sub(x.0 + 1) / step.0;
-        let by_horizon = (until.0 - x.0) / step.0;
-        let k = (max as u64).min(by_count).min(by_time).min(by_horizon) as u32;
+        let mut k = (max as u64).min(by_count);
+        // The time rule and the horizon cut it only when they come before the
+        // k-th cell (most runs end at the FRM): no division otherwise.
+        let trm_end = (last_frm + s.p.trm).0;
+        if x.0 + step.0 * k >= trm_end {
+            k = k.min(trm_end.saturating_sub(x.0 + 1) / step.0);
+        }
+        if x.0 + step.0 * k > until.0 {
+            k = k.min((until.0 - x.0) / step.0);
+        }
+        let k = k as u32;
         if k > 0 {
             let last = x + step.times(k as u64);
             s.since_frm += k;
@@ -1063,7 +1084,7 @@ impl Network {
         cell.ci |= efci;
         let last = self.circuits[c].stages.len() - 1;
         if self.abr.train() {
-            let home = (0..=last).fold(a, |t, s| t + self.hop_back(c, s));
+            let home = a + self.abr_train_back(c);
             self.abr_train_turned(c, rm, home);
             if self.erica_ahead(c, rm, last, a) {
                 return;
@@ -1094,7 +1115,8 @@ impl Network {
         }
         // The circuit's next FRM reaches this port no sooner than its earliest
         // departure plus the links before the port.
-        let next_frm = (0..last).fold(self.abr.rm[rm as usize].2, |t, s| t + self.hop_back(c, s));
+        let next_frm =
+            self.abr.rm[rm as usize].2 + (self.abr_train_back(c) - self.hop_back(c, last));
         let Some(pa) = self.abr.ports[p].as_mut() else {
             return false;
         };
@@ -1107,7 +1129,7 @@ impl Network {
         let cell = &mut self.abr.rm[rm as usize].1;
         let (er, lowered) = pa.erica(target, c, cell);
         pa.ahead.push_back((at, er, lowered));
-        self.abr.ahead = true;
+        self.abr.ahead_from = self.abr.ahead_from.min(at);
         self.brm_onward(c, rm, last - 1, at);
         true
     }
@@ -1115,16 +1137,18 @@ impl Network {
     /// Train: the ERs decided ahead (`erica_ahead`) whose instant the clock has
     /// reached go into their ports' counters and series, in their order.
     pub(super) fn abr_ahead_due(&mut self, now: SimTime) {
-        if !self.abr.ahead {
+        if now < self.abr.ahead_from {
             return;
         }
         let series = self.abr.series;
-        let mut left = false;
+        let mut next = SimTime::MAX;
         for pa in self.abr.ports.iter_mut().flatten() {
             pa.record_due(now, series);
-            left |= !pa.ahead.is_empty();
+            if let Some(&(at, ..)) = pa.ahead.front() {
+                next = next.min(at);
+            }
         }
-        self.abr.ahead = left;
+        self.abr.ahead_from = next;
     }
 
     /// A BRM of circuit `c` leaves the element after stage `s` at `t`: it is
@@ -1148,6 +1172,9 @@ impl Network {
     /// Time a BRM takes from the element after stage `s` back to stage `s`: the
     /// forward link's cell time and delay (the reverse link's, assumed equal).
     fn hop_back(&self, c: usize, s: usize) -> SimTime {
+        if let Some(link) = self.abr_train_link(c, s) {
+            return link;
+        }
         let (cell, delay) = if s == 0 {
             let ad = &self.adapters[self.circuits[c].src];
             (ad.cell, ad.delay)
@@ -1242,8 +1269,10 @@ impl Network {
         }
     }
 
-    /// Log an RM cell at a place (when the log keeps it).
+    /// Log an RM cell at a place (when the log keeps it: most runs keep no
+    /// log, so the test is inlined at every RM cell and the rest is not).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub(super) fn log_rm(
         &mut self,
         place: Place,
@@ -1254,9 +1283,23 @@ impl Network {
         clp: bool,
         fate: CellFate,
     ) {
-        if !self.logs(place) {
-            return;
+        if self.logs(place) {
+            self.log_rm_record(place, at, c, stage, rm, clp, fate);
         }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    fn log_rm_record(
+        &mut self,
+        place: Place,
+        at: SimTime,
+        c: usize,
+        stage: usize,
+        rm: u32,
+        clp: bool,
+        fate: CellFate,
+    ) {
         let st = &self.circuits[c].stages[stage];
         self.log.push(CellRecord {
             place,

@@ -235,6 +235,21 @@ impl Network {
         self.abr_advance(c, now);
     }
 
+    /// Train: the time a BRM of ABR circuit `c` takes from its destination
+    /// back to its source (each stage's `Network::hop_back`, summed once).
+    pub(super) fn abr_train_back(&self, c: usize) -> SimTime {
+        self.emitters[c]
+            .as_ref()
+            .map_or(SimTime::ZERO, |em| em.back)
+    }
+
+    /// Train: stage `s`'s link of ABR circuit `c` (`Network::hop_back`, kept
+    /// by its source; None when it has none).
+    #[inline]
+    pub(super) fn abr_train_link(&self, c: usize, s: usize) -> Option<SimTime> {
+        self.emitters.get(c)?.as_ref().map(|em| em.links[s])
+    }
+
     /// Train: PDUs of ABR circuit `c` held at its adapter at `now`.
     pub(super) fn abr_train_held(&mut self, c: usize, now: SimTime) -> usize {
         self.emitter(c).held(now)
@@ -280,8 +295,11 @@ impl Network {
     }
 
     /// The per-cell FIFO's `serve` at instant `x`, for an adapter holding
-    /// ABR circuit `c` alone (`credit.rs`).
-    pub(super) fn abr_serve(&mut self, c: usize, x: SimTime) {
+    /// ABR circuit `c` alone (`credit.rs`), and its calls after that while
+    /// the replay may make them at once (`Network::abr_call_now`).
+    pub(super) fn abr_serve(&mut self, c: usize, mut x: SimTime) {
+        let adapter = self.emitter(c).adapter;
+        let (cell, delay) = (self.adapters[adapter].cell, self.adapters[adapter].delay);
         loop {
             let em = self.emitter(c);
             let Some(head) = em.queue.front().copied() else {
@@ -290,13 +308,16 @@ impl Network {
             if head.ready > x {
                 return;
             }
-            if em.free > x {
-                let t = em.free.max(self.abr.next_at(c));
+            // Nothing leaves before the link is free and ACR allows.
+            let t = em.free.max(self.abr.next_at(c));
+            if t > x {
+                if self.abr_call_now(c, t) {
+                    x = t;
+                    continue;
+                }
                 self.emitter(c).wake(t);
                 return;
             }
-            let adapter = em.adapter;
-            let (cell, delay) = (self.adapters[adapter].cell, self.adapters[adapter].delay);
             match self.abr_turn(c, x) {
                 abr::Turn::Data => {
                     // This cell, and the ones after it in its PDU that leave
@@ -317,10 +338,7 @@ impl Network {
                         em.queue.pop_front();
                         em.left.push_back(last);
                     }
-                    self.abr_gather(c, head.pdu, j, 1, x + cell + delay, step);
-                    if k > 0 {
-                        self.abr_gather(c, head.pdu, j + 1, k, x + step + cell + delay, step);
-                    }
+                    self.abr_gather(c, head.pdu, j, 1 + k, x + cell + delay, step);
                     if self.logs(Place::Adapter(self.circuits[c].src)) {
                         let starts = (0..=k).map(|i| x + step.times(i as u64));
                         self.log_sent(0, c, 0, head.pdu, j, starts, false);
@@ -336,23 +354,39 @@ impl Network {
                     // Forward and back, each link's cell time and delay once each way.
                     let soonest = x + em.back + em.back;
                     em.frms.push_back((rm, soonest, Back::Bound));
-                    let free = em.free;
-                    em.wake(free);
                     self.abr_flush(c);
                     let src = self.circuits[c].src;
                     self.log_rm(Place::Adapter(src), x, c, 0, rm, clp, CellFate::Sent);
                     let a = x + cell + delay;
                     self.emit(c, 0, RM_PDU, rm, 1, a, cell, clp, false);
-                    return;
                 }
             }
         }
     }
 
+    /// Whether the replay of source `c` may make the FIFO's call at `t` at
+    /// once, rather than by a wake-up: `t` is when the link is free and ACR
+    /// allows the next in-rate cell, so every call before it would find
+    /// nothing to do, and nothing moves either before the horizon but a BRM,
+    /// which comes after every other call at its instant. Not below TCR
+    /// (rule 11 times the cells then, `Network::abr_turn`), nor past a
+    /// pending call (a PDU's, or a wake-up) that comes first.
+    fn abr_call_now(&self, c: usize, t: SimTime) -> bool {
+        let Some(em) = self.emitters[c].as_ref() else {
+            return false;
+        };
+        self.abr.next_at(c) != SimTime::ZERO
+            && t <= em.horizon(self.now)
+            && em.wakes.peek().is_none_or(|&Reverse((u, _))| u >= t)
+    }
+
     /// Data cells `j..j+n` of `pdu` arrive at the first port at `a + k·step`:
-    /// gather them into the open run, or push that run and open another.
+    /// gather them into the open run, or push that run and open another. The
+    /// first cell may join the open run on its own (its gap from the run's
+    /// last cell is the run's step, the step after it another one).
     fn abr_gather(&mut self, c: usize, pdu: u32, j: u32, n: u32, a: SimTime, step: SimTime) {
         let em = self.emitter(c);
+        let mut rest = (j, n, a);
         if let Some(r) = &mut em.run {
             let last = r.t0 + r.step.times(r.count as u64 - 1);
             if r.pdu == pdu && r.first + r.count == j && a > last {
@@ -360,18 +394,23 @@ impl Network {
                 if r.count == 1 {
                     r.step = gap;
                 }
-                if gap == r.step && (n == 1 || step == gap) {
-                    r.count += n;
-                    return;
+                if gap == r.step {
+                    if n == 1 || step == gap {
+                        r.count += n;
+                        return;
+                    }
+                    r.count += 1;
+                    rest = (j + 1, n - 1, a + step);
                 }
             }
         }
         self.abr_flush(c);
+        let (first, count, t0) = rest;
         self.emitter(c).run = Some(OpenRun {
             pdu,
-            first: j,
-            count: n,
-            t0: a,
+            first,
+            count,
+            t0,
             step,
         });
     }
