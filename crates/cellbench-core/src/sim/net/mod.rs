@@ -215,6 +215,10 @@ struct PortRt {
     /// leaves for its receiver or a port of its own), so a cell decided alone
     /// may leave in a piece gathered per circuit (`train.rs`, `Piece`).
     gather: bool,
+    /// Train: merge steps before `merge_sinks` is tried again, and the
+    /// backoff that set them (kept across resolves, `train.rs`).
+    sink_steps: u32,
+    sink_backoff: u32,
 }
 
 #[derive(Copy, Clone)]

@@ -265,6 +265,8 @@ fn build_ports(t: &Topology) -> Result<Vec<PortRt>, TopologyError> {
             dirty: false,
             in_sweep: false,
             gather: false,
+            sink_steps: 0,
+            sink_backoff: 0,
         });
     }
 

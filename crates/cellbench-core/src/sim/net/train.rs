@@ -211,6 +211,8 @@ impl Network {
         // twice as many after each further miss (up to `STEADY_BACKOFF`), so
         // inputs that do not repeat pay for few tries.
         let (mut merge_steps, mut backoff) = (0, 0);
+        let (mut sink_steps, mut sink_backoff) =
+            (self.ports[p].sink_steps, self.ports[p].sink_backoff);
         // The heap holds each non-empty FIFO's head: keys are distinct, since
         // a circuit enters a port by one input link.
         while let Some(&Reverse((t0, _, best))) = heads.peek() {
@@ -225,13 +227,24 @@ impl Network {
                 backoff = (backoff * 2).clamp(1, STEADY_BACKOFF).max(heads.len());
                 merge_steps = backoff;
             }
-            if gather
-                && heads.len() >= 2
-                && self.merge_sinks(p, &mut inputs, &mut heads, horizon, &mut pieces)
-            {
-                continue;
+            if gather && heads.len() >= 2 && sink_steps == 0 {
+                // A pass that takes few cells (a port dropping cells, inputs a
+                // steady period takes) is tried again only after merge steps,
+                // twice as many after each such pass, as `steady` is (counted
+                // across resolves: a resolve often decides a few cells only).
+                let decided = self.merge_sinks(p, &mut inputs, &mut heads, horizon, &mut pieces);
+                if decided >= SINK_PASS_MIN as usize {
+                    sink_backoff = 0;
+                    continue;
+                }
+                sink_backoff = (sink_backoff * 2).clamp(1, SINK_BACKOFF);
+                sink_steps = sink_backoff;
+                if decided > 0 {
+                    continue;
+                }
             }
             merge_steps = merge_steps.saturating_sub(1);
+            sink_steps = sink_steps.saturating_sub(1);
             heads.pop();
             let second = heads
                 .peek()
@@ -309,6 +322,8 @@ impl Network {
         }
         self.ports[p].inputs = inputs;
         self.ports[p].heads = heads;
+        self.ports[p].sink_steps = sink_steps;
+        self.ports[p].sink_backoff = sink_backoff;
         if gather {
             for piece in pieces.drain(..) {
                 self.emit_piece(&piece);
@@ -574,6 +589,12 @@ impl Network {
 
 /// The most inputs a steady period takes (a port with more decides cell by cell).
 const STEADY_INPUTS: usize = 8;
+/// The fewest cells a pass of `Network::merge_sinks` must decide for the next
+/// to be tried at once: below it, a pass costs more than the merge steps it saves.
+const SINK_PASS_MIN: u32 = 8;
+/// The most merge steps between two tries of `Network::merge_sinks` after
+/// passes that took few cells: where it pays it takes thousands at a time.
+const SINK_BACKOFF: u32 = 1024;
 /// The most merge steps between two tries of a steady period: a few periods of
 /// the largest one, so a pattern that settles is found again soon.
 const STEADY_BACKOFF: usize = 64;
@@ -781,8 +802,9 @@ impl Network {
     /// It takes cells up to the horizon and the end of ERICA's current
     /// averaging interval (as `steady`), and stops before the first cell of a
     /// segment it may not take: a policer, a VC discarding or refusing, a
-    /// circuit that goes on to another port. Not where cells or queue lengths
-    /// are logged. False when it decided nothing.
+    /// circuit that goes on to another port; and where every input is again a
+    /// run at one step, for a steady period to take. Not where cells or queue
+    /// lengths are logged. Returns how many cells (RM cells included) it decided.
     #[inline(never)]
     fn merge_sinks(
         &mut self,
@@ -791,22 +813,41 @@ impl Network {
         heads: &mut BinaryHeap<Reverse<(SimTime, u32, usize)>>,
         horizon: SimTime,
         pieces: &mut Vec<Piece>,
-    ) -> bool {
+    ) -> usize {
         let k = heads.len();
         if k > STEADY_INPUTS || self.queue_series.is_some() || self.logs(Place::Port(p)) {
-            return false;
+            return 0;
         }
         let Reverse((first, _, _)) = *heads.peek().expect("k >= 2");
         let mut until = horizon;
         if let Some(interval_end) = self.abr_interval_end(p) {
             if first >= interval_end {
-                return false;
+                return 0;
             }
             until = until.min(SimTime(interval_end.0 - 1));
         }
         let port = &self.ports[p];
         let (cell, delay, buffer, policy, end0) =
             (port.cell, port.delay, port.buffer, port.policy, port.end);
+        // A first cell that finds no room: the general step's (a port
+        // dropping cells).
+        if port::occupancy(end0, first, cell) >= buffer.limit(true).min(buffer.limit(false)) {
+            return 0;
+        }
+        // Inputs all at one step are a steady period's, or the general step's
+        // where it does not repeat (`steady`): this pass is for unequal ones.
+        let (mut runs, mut one_step, mut step) = (0, true, None);
+        for &Reverse((_, _, slot)) in heads.iter() {
+            let seg = &inputs[slot][0];
+            if !abr::is_rm(seg.pdu) && seg.count >= 2 {
+                one_step &= step.is_none_or(|s| s == seg.step);
+                step = Some(seg.step);
+                runs += 1;
+            }
+        }
+        if one_step && runs >= 2 {
+            return 0;
+        }
         let mut lanes = [Lane::default(); STEADY_INPUTS];
         // No cell at or after this key (arrival, circuit) may be taken.
         let mut stop = u128::MAX;
@@ -853,7 +894,7 @@ impl Network {
                 || bound + 1 > self.ports[p].counters.peak_occupancy;
         }
         // The Lindley recursion over the merged arrivals.
-        let (mut end, mut peak, mut taken, mut done) = (end0, 0, 0u32, false);
+        let (mut end, mut peak, mut taken, mut rms) = (end0, 0, 0u32, 0usize);
         loop {
             let mut i = 0;
             for x in 1..k {
@@ -873,9 +914,12 @@ impl Network {
                 self.ports[p].end = end;
                 self.rm_arrives(a, seg.first, seg.stage as usize, seg.clp);
                 end = self.ports[p].end;
-                done = true;
+                rms += 1;
                 inputs[lanes[i].slot].pop_front();
                 self.next_lane(&mut lanes[i], inputs, until, buffer, &mut stop);
+                if steady_again(&lanes[..k]) {
+                    break;
+                }
                 continue;
             }
             if per_cell || a > bound_until {
@@ -903,6 +947,9 @@ impl Network {
             } else {
                 self.commit_lane(p, &mut lanes[i], inputs, pieces, delay, cell);
                 self.next_lane(&mut lanes[i], inputs, until, buffer, &mut stop);
+                if steady_again(&lanes[..k]) {
+                    break;
+                }
             }
         }
         for lane in lanes[..k].iter_mut() {
@@ -910,8 +957,8 @@ impl Network {
                 self.commit_lane(p, lane, inputs, pieces, delay, cell);
             }
         }
-        if taken == 0 && !done {
-            return false;
+        if taken == 0 && rms == 0 {
+            return 0;
         }
         self.ports[p].end = end;
         self.count_accepted(p, taken, peak);
@@ -921,7 +968,7 @@ impl Network {
                 heads.push(Reverse((head.t0, head.circuit, lane.slot)));
             }
         }
-        true
+        taken as usize + rms
     }
 
     /// Takes `seg`, the head of its input, as `lane`'s segment; the key of
@@ -1072,6 +1119,16 @@ impl Network {
             regular: n == 1,
         });
     }
+}
+
+/// Every input of a pass of `Network::merge_sinks` is a run of data cells at
+/// one step: a steady period may take them whole (`Network::steady`), so the
+/// pass ends there.
+fn steady_again(lanes: &[Lane]) -> bool {
+    let step = lanes[0].step;
+    lanes
+        .iter()
+        .all(|l| !l.rm && l.key != u128::MAX && l.left >= 2 && l.step == step)
 }
 
 /// One input of `Network::merge_sinks`: its head segment and what the pass
