@@ -158,12 +158,12 @@ fn test_tcp_nbytes_all_delivered() {
     assert!(!rx.timed_out);
     // The window in force was read while it ran: data in flight, at most the
     // send buffer the kernel kept (SO_SNDBUF, which counts its overhead too).
+    // Whether a sample catches data in flight on loopback, where a megabyte
+    // takes a few milliseconds, is chance (a clean-clone CI run under load
+    // sampled three times with nothing in flight): not asserted.
     let w = tx.window.expect("the window's peaks");
     assert!(w.samples >= 2, "{w:?}");
-    assert!(
-        w.flight_bytes > 0 && w.cwnd_bytes >= info.snd_mss as u64,
-        "{w:?}"
-    );
+    assert!(w.cwnd_bytes >= info.snd_mss as u64, "{w:?}");
     assert!(w.flight_bytes <= w.sndbuf.unwrap() as u64, "{w:?}");
     assert!(
         rx.rcvbuf_end.unwrap() >= rx.rcvbuf_granted.unwrap(),
