@@ -121,16 +121,10 @@ def assumption_table(study_name: str) -> str:
 
 def _holds(rid: str, sim: Simulated) -> bool | None:
     r = {x.id: x for x in published.published_results()}[rid]
-    v = fidelity.verdict(fidelity.TOLERANCES[r.tolerance], r.value, _with_cells(r, sim))
+    v = fidelity.verdict(
+        fidelity.TOLERANCES[r.tolerance], r.value, fidelity.with_published_cells(r, sim)
+    )
     return None if v == "not scored" else v in ("within tolerance", "qualitative")
-
-
-def _with_cells(r: published.PublishedResult, sim: Simulated) -> Simulated:
-    if not (r.cells and sim.cells):
-        return sim
-    pub = dict(r.cells)
-    cells = tuple((label, pub[label], s) for label, _, s in sim.cells)
-    return Simulated(sim.value, sim.text, sim.holds, sim.detail, cells, sim.missing)
 
 
 def run(

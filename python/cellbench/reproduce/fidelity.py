@@ -304,7 +304,7 @@ def verdict(tol: Tolerance, pub: float | None, sim: Simulated) -> str:
     return "within tolerance" if ok and sim.holds is not False else "miss"
 
 
-def _with_published_cells(r: published.PublishedResult, sim: Simulated) -> Simulated:
+def with_published_cells(r: published.PublishedResult, sim: Simulated) -> Simulated:
     """A summary line's figure with its published cells (the table read now: a doctored
     table counts)."""
     if not (r.cells and sim.cells):
@@ -325,7 +325,7 @@ def score(
     for r in published.published_results():
         tol = TOLERANCES[r.tolerance]
         study_name, sim = runs.get(r.id, ("", Simulated(missing=NOT_PRODUCED)))
-        sim = _with_published_cells(r, sim)
+        sim = with_published_cells(r, sim)
         cells = sim.cells
         v = verdict(tol, r.value, sim)
         detail = sim.detail
@@ -380,7 +380,7 @@ def score(
             line.cause = known.get(r.id, UNEXPLAINED)
         if spreads and r.id in spreads:
             line.spread = seed_spread.summarise(
-                [(s, _with_published_cells(r, d)) for s, d in spreads[r.id]],
+                [(s, with_published_cells(r, d)) for s, d in spreads[r.id]],
                 r.value,
                 lambda d, tol=tol, pub=r.value: verdict(tol, pub, d),
             )
