@@ -878,19 +878,9 @@ impl Network {
         n: u32,
         occ: u32,
     ) -> bool {
-        let Some(port) = self.abr.ports.get_mut(p).and_then(Option::as_mut) else {
-            return false;
-        };
-        if self.abr.sources[c].is_some() {
-            port.count_run(a0, step, n, c);
-        }
-        match port.switch {
-            AbrSwitch::Efci { threshold_cells } if occ > threshold_cells => {
-                port.counters.efci_marked += n as u64;
-                true
-            }
-            _ => false,
-        }
+        let marked = self.abr_efci_threshold(p).is_some_and(|t| occ > t);
+        self.abr_cells_counted(p, c, a0, step, n, if marked { n } else { 0 });
+        marked
     }
 
     /// Train: `n` data cells of circuit `c` accepted at port `p` (arrivals

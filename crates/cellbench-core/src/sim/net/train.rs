@@ -831,7 +831,8 @@ impl Network {
             (port.cell, port.delay, port.buffer, port.policy, port.end);
         // A first cell that finds no room: the general step's (a port
         // dropping cells).
-        if port::occupancy(end0, first, cell) >= buffer.limit(true).min(buffer.limit(false)) {
+        let room = buffer.limit(false).min(buffer.limit(true));
+        if port::occupancy(end0, first, cell) >= room {
             return 0;
         }
         // Inputs all at one step are a steady period's, or the general step's
@@ -887,7 +888,6 @@ impl Network {
             let bound = port::occupancy(end0, first, cell)
                 .saturating_add(k as u32)
                 .saturating_add(if excess > 0.0 { excess as u32 + 2 } else { 0 });
-            let room = buffer.limit(false).min(buffer.limit(true));
             per_cell = bound >= room
                 || bound >= epd
                 || bound >= marks
@@ -1093,13 +1093,8 @@ impl Network {
     ) {
         if let Some(i) = pieces.iter().position(|x| x.seg.circuit == seg.circuit) {
             let piece = &mut pieces[i];
-            let b = &mut piece.seg;
-            if piece.sink && b.pdu == seg.pdu && b.first + b.count == seg.first && b.clp == seg.clp
-            {
-                piece.regular = false;
-                b.count += n;
-                b.efci = efci;
-                piece.last = last;
+            if piece.sink && piece.continues(seg) {
+                piece.extend_irregular(n, last, efci);
                 return;
             }
             let done = pieces.swap_remove(i);
@@ -1202,6 +1197,23 @@ pub(super) struct Piece {
     regular: bool,
 }
 
+impl Piece {
+    /// `seg`'s cells come next in the piece's PDU, with its CLP bit.
+    fn continues(&self, seg: &Seg) -> bool {
+        let b = &self.seg;
+        b.pdu == seg.pdu && b.first + b.count == seg.first && b.clp == seg.clp
+    }
+
+    /// A sink's next `n` cells, the last arriving at `last` with `efci`, at
+    /// instants that need not continue its regular ones.
+    fn extend_irregular(&mut self, n: u32, last: SimTime, efci: bool) {
+        self.regular = false;
+        self.seg.count += n;
+        self.seg.efci = efci;
+        self.last = last;
+    }
+}
+
 impl Network {
     /// Cell `idx` of `seg`'s PDU leaves the port, arriving next at `at` with `efci`:
     /// a run of one (`gather_run`).
@@ -1238,9 +1250,8 @@ impl Network {
         let last = at + step.times(n as u64 - 1);
         if let Some(i) = pieces.iter().position(|x| x.seg.circuit == seg.circuit) {
             let piece = &mut pieces[i];
-            let b = &mut piece.seg;
-            let fits = b.pdu == seg.pdu && b.first + b.count == seg.first && b.clp == seg.clp;
-            if fits && at > piece.last {
+            if piece.continues(seg) && at > piece.last {
+                let b = &mut piece.seg;
                 if piece.regular && b.efci == efci {
                     let gap = SimTime(at.0 - piece.last.0);
                     if (b.count == 1 || gap == b.step) && (n == 1 || gap == step) {
@@ -1251,10 +1262,7 @@ impl Network {
                     }
                 }
                 if piece.sink {
-                    piece.regular = false;
-                    b.count += n;
-                    b.efci = efci;
-                    piece.last = last;
+                    piece.extend_irregular(n, last, efci);
                     return;
                 }
             }
