@@ -797,7 +797,10 @@ impl Network {
     /// `(a − u)/step + 1` arrivals of each input while the link clears
     /// `a − u`). With `ρ = C·Σ 1/step` that is at most
     /// `B0 + k + max(0, D·(ρ − 1)/C)` cells over a span `D`, which holds while
-    /// every input is in its first segment.
+    /// every input stays in its segment; the pass works it out again, from
+    /// the occupancy at its next cell, whenever an input moves to its next
+    /// (`sink_bound`). Two inputs' cells that need no check go through a
+    /// branch-free loop (`two_lanes`).
     ///
     /// It takes cells up to the horizon and the end of ERICA's current
     /// averaging interval (as `steady`), and stops before the first cell of a
@@ -866,36 +869,17 @@ impl Network {
             true => self.abr_efci_threshold(p).unwrap_or(u32::MAX),
             false => u32::MAX,
         };
-        // The bound, over the inputs' first segments.
-        let (mut rho, mut bound_until) = (0.0, until);
-        for lane in &lanes[..k] {
-            let seg = &inputs[lane.slot][0];
-            if lane.key == u128::MAX {
-                continue;
-            }
-            if lane.rm || lane.left == 0 {
-                bound_until = SimTime::ZERO;
-            } else {
-                if seg.count >= 2 {
-                    rho += cell.0 as f64 / seg.step.0 as f64;
-                }
-                bound_until = bound_until.min(seg.last());
-            }
-        }
-        let mut per_cell = true;
-        if bound_until >= first {
-            let excess = (bound_until.0 - first.0) as f64 * (rho - 1.0) / cell.0 as f64;
-            let bound = port::occupancy(end0, first, cell)
-                .saturating_add(k as u32)
-                .saturating_add(if excess > 0.0 { excess as u32 + 2 } else { 0 });
-            per_cell = bound >= room
-                || bound >= epd
-                || bound >= marks
-                || bound + 1 > self.ports[p].counters.peak_occupancy;
-        }
+        let limits = Thresholds { room, epd, marks };
+        let mut bound_until = self.sink_bound(p, &lanes[..k], end0, limits, 0, until);
         // The Lindley recursion over the merged arrivals.
         let (mut end, mut peak, mut taken, mut rms) = (end0, 0, 0u32, 0usize);
         loop {
+            if let (2, Some(b)) = (k, bound_until) {
+                // Cells no threshold can reach, from two inputs: in the
+                // branch-free loop, up to the last cell of a segment.
+                let last = stop.min(((b.0 as u128) + 1) << 32);
+                taken += two_lanes(&mut lanes[..2], &mut end, cell, last);
+            }
             let mut i = 0;
             for x in 1..k {
                 if lanes[x].key < lanes[i].key {
@@ -920,26 +904,29 @@ impl Network {
                 if steady_again(&lanes[..k]) {
                     break;
                 }
+                bound_until = self.sink_bound(p, &lanes[..k], end, limits, peak, until);
                 continue;
             }
-            if per_cell || a > bound_until {
-                per_cell = true;
-                let lane = &mut lanes[i];
+            let lane = &mut lanes[i];
+            if bound_until.is_none_or(|b| a > b) {
+                bound_until = None;
                 let occ = port::occupancy(end, a, cell);
                 if occ >= lane.room || (lane.idle && occ >= epd) {
                     break;
                 }
-                lane.idle = false;
                 peak = peak.max(occ + 1);
                 // As cell by cell, a cell marked upstream is not offered to EFCI here.
                 if !lane.efci {
                     lane.last_marked = occ + 1 > marks;
                     lane.marked += lane.last_marked as u32;
                 }
+            } else {
+                // Below EFCI's threshold: not marked.
+                lane.last_marked = false;
             }
+            lane.idle = false;
             end = a.max(end) + cell;
             taken += 1;
-            let lane = &mut lanes[i];
             lane.end = end;
             lane.n += 1;
             if lane.n < lane.left {
@@ -950,6 +937,7 @@ impl Network {
                 if steady_again(&lanes[..k]) {
                     break;
                 }
+                bound_until = self.sink_bound(p, &lanes[..k], end, limits, peak, until);
             }
         }
         for lane in lanes[..k].iter_mut() {
@@ -971,6 +959,60 @@ impl Network {
         taken as usize + rms
     }
 
+    /// The bound of `merge_sinks` from its next cell on, with the port's last
+    /// departure at `end`: the last arrival up to which no cell can reach a
+    /// threshold or the port's peak (so none needs its occupancy worked
+    /// out), or None. It holds while every input stays in its current
+    /// segment: the pass asks again whenever one moves on.
+    #[allow(clippy::too_many_arguments)]
+    fn sink_bound(
+        &self,
+        p: usize,
+        lanes: &[Lane],
+        end: SimTime,
+        limits: Thresholds,
+        peak: u32,
+        until: SimTime,
+    ) -> Option<SimTime> {
+        let (mut rate, mut bound_until, mut next) = (0.0, until, u128::MAX);
+        for lane in lanes {
+            if lane.key == u128::MAX {
+                continue;
+            }
+            if lane.rm || lane.left == 0 {
+                return None;
+            }
+            rate += lane.rate;
+            bound_until = bound_until.min(lane.last);
+            next = next.min(lane.key);
+        }
+        let first = SimTime((next >> 32) as u64);
+        if next == u128::MAX || bound_until < first {
+            return None;
+        }
+        // Cells the inputs bring over the span beyond what the link clears,
+        // rounded up with a cell to spare.
+        let cell = self.ports[p].cell;
+        let span = (bound_until.0 - first.0) as f64;
+        let excess = span * rate - span / cell.0 as f64;
+        let excess = if excess > 0.0 {
+            (excess as u32).saturating_add(2)
+        } else {
+            0
+        };
+        // The occupancy at `first` must stay below `most` less the rest,
+        // that is at most `room` cells' work: multiplied rather than the
+        // occupancy divided out.
+        let peak = peak.max(self.ports[p].counters.peak_occupancy);
+        let most = limits.room.min(limits.epd).min(limits.marks).min(peak);
+        let rest = (lanes.len() as u32)
+            .saturating_add(excess)
+            .saturating_add(1);
+        let room = most.checked_sub(rest)?;
+        let work = end.0.saturating_sub(first.0);
+        (work <= room as u64 * cell.0).then_some(bound_until)
+    }
+
     /// Takes `seg`, the head of its input, as `lane`'s segment; the key of
     /// its first cell when `merge_sinks` may not take it (nothing taken from
     /// the lane then, nor anything after it).
@@ -982,6 +1024,7 @@ impl Network {
         buffer: port::Buffer,
     ) -> Option<u128> {
         let key = (seg.t0.0 as u128) << 32 | seg.circuit as u128;
+        let (step, rate) = (lane.step, lane.rate);
         *lane = Lane {
             slot: lane.slot,
             key,
@@ -1010,6 +1053,14 @@ impl Network {
         }
         lane.left = seg.count_upto(until);
         lane.step = (seg.step.0 as u128) << 32;
+        lane.last = seg.last();
+        // The next segment of an input is mostly at the step of the one
+        // before (an ABR source's cells either side of an RM cell).
+        lane.rate = match seg.count {
+            1 => 0.0,
+            _ if lane.step == step && rate > 0.0 => rate,
+            _ => 1.0 / seg.step.0 as f64,
+        };
         lane.room = buffer.limit(seg.clp);
         lane.efci = seg.efci;
         None
@@ -1126,6 +1177,65 @@ fn steady_again(lanes: &[Lane]) -> bool {
         .all(|l| !l.rm && l.key != u128::MAX && l.left >= 2 && l.step == step)
 }
 
+/// The occupancies from which `Network::merge_sinks` must look at a cell:
+/// the buffer's room (the lower of the CLP limits), EPD's threshold, EFCI's.
+#[derive(Copy, Clone, Debug)]
+struct Thresholds {
+    room: u32,
+    epd: u32,
+    marks: u32,
+}
+
+/// The Lindley recursion of `Network::merge_sinks` over two inputs whose
+/// cells need no check (the bound holds up to key `last`), without a branch
+/// on which input comes next: where the inputs run at different rates their
+/// cells alternate irregularly, and a branch would guess wrong at every
+/// other cell. It stops before the key `last` and before either input's last
+/// cell of its segment (which the pass commits). Returns the cells taken.
+fn two_lanes(lanes: &mut [Lane], end: &mut SimTime, cell: SimTime, last: u128) -> u32 {
+    use std::hint::select_unpredictable as pick;
+    let [a, b] = lanes else {
+        unreachable!("two lanes");
+    };
+    // Cells each may yet give before its segment's last (none left: MAX).
+    let left = |l: &Lane| match l.key {
+        u128::MAX => u32::MAX,
+        _ => l.left - l.n,
+    };
+    let (mut ka, mut kb) = (a.key, b.key);
+    let (mut ra, mut rb) = (left(a), left(b));
+    let (mut ea, mut eb) = (a.end.0, b.end.0);
+    let mut t = end.0;
+    let mut taken = 0;
+    loop {
+        let is_b = kb < ka;
+        let key = pick(is_b, kb, ka);
+        if key >= last || pick(is_b, rb, ra) <= 1 {
+            break;
+        }
+        t = ((key >> 32) as u64).max(t) + cell.0;
+        ea = pick(is_b, ea, t);
+        eb = pick(is_b, t, eb);
+        ka += pick(is_b, 0, a.step);
+        kb += pick(is_b, b.step, 0);
+        ra -= !is_b as u32;
+        rb -= is_b as u32;
+        taken += 1;
+    }
+    for (l, k, r, e) in [(&mut *a, ka, ra, ea), (&mut *b, kb, rb, eb)] {
+        if r != left(l) {
+            // Below EFCI's threshold: not marked (as `merge_sinks`).
+            l.n = l.left - r;
+            l.key = k;
+            l.end = SimTime(e);
+            l.idle = false;
+            l.last_marked = false;
+        }
+    }
+    *end = SimTime(t);
+    taken
+}
+
 /// One input of `Network::merge_sinks`: its head segment and what the pass
 /// has taken of it.
 #[derive(Copy, Clone, Debug)]
@@ -1135,6 +1245,10 @@ struct Lane {
     key: u128,
     /// The step between its cells, as a key.
     step: u128,
+    /// Its cells per unit of time (zero for a lone cell), and its last
+    /// arrival: `sink_bound`'s terms.
+    rate: f64,
+    last: SimTime,
     /// The head is an RM cell.
     rm: bool,
     /// Cells of the head segment the pass may take, and taken.
@@ -1159,6 +1273,8 @@ impl Default for Lane {
             slot: 0,
             key: u128::MAX,
             step: 0,
+            rate: 0.0,
+            last: SimTime::ZERO,
             rm: false,
             left: 0,
             n: 0,
