@@ -1197,36 +1197,50 @@ fn two_lanes(lanes: &mut [Lane], end: &mut SimTime, cell: SimTime, last: u128) -
     let [a, b] = lanes else {
         unreachable!("two lanes");
     };
-    // Cells each may yet give before its segment's last (none left: MAX).
-    let left = |l: &Lane| match l.key {
-        u128::MAX => u32::MAX,
-        _ => l.left - l.n,
+    // In arrival times rather than keys: the circuits' order, which breaks
+    // ties, is fixed for the loop; so is each input's first arrival it may
+    // not take (at `last`, or its segment's last cell).
+    let circuit = |l: &Lane| l.key as u32;
+    let time = |l: &Lane| match l.key {
+        u128::MAX => u64::MAX,
+        key => (key >> 32) as u64,
     };
-    let (mut ka, mut kb) = (a.key, b.key);
-    let (mut ra, mut rb) = (left(a), left(b));
+    let limit = |l: &Lane| {
+        if l.key == u128::MAX {
+            return 0;
+        }
+        let own = time(l) + (l.step >> 32) as u64 * (l.left - 1 - l.n) as u64;
+        let at_last = match last {
+            u128::MAX => u64::MAX,
+            _ => ((last >> 32) as u64).saturating_add((circuit(l) < last as u32) as u64),
+        };
+        own.min(at_last)
+    };
+    let b_first = circuit(b) < circuit(a);
+    let (mut ta, mut tb) = (time(a), time(b));
+    let (sa, sb) = ((a.step >> 32) as u64, (b.step >> 32) as u64);
+    let (la, lb) = (limit(a), limit(b));
     let (mut ea, mut eb) = (a.end.0, b.end.0);
-    let mut t = end.0;
-    let mut taken = 0;
+    let (mut t, mut taken, mut from_b) = (end.0, 0, 0);
     loop {
-        let is_b = kb < ka;
-        let key = pick(is_b, kb, ka);
-        if key >= last || pick(is_b, rb, ra) <= 1 {
+        let is_b = (tb < ta) | ((tb == ta) & b_first);
+        let next = pick(is_b, tb, ta);
+        if next >= pick(is_b, lb, la) {
             break;
         }
-        t = ((key >> 32) as u64).max(t) + cell.0;
+        t = next.max(t) + cell.0;
         ea = pick(is_b, ea, t);
         eb = pick(is_b, t, eb);
-        ka += pick(is_b, 0, a.step);
-        kb += pick(is_b, b.step, 0);
-        ra -= !is_b as u32;
-        rb -= is_b as u32;
+        ta += pick(is_b, 0, sa);
+        tb += pick(is_b, sb, 0);
+        from_b += is_b as u32;
         taken += 1;
     }
-    for (l, k, r, e) in [(&mut *a, ka, ra, ea), (&mut *b, kb, rb, eb)] {
-        if r != left(l) {
+    for (l, n, tl, e) in [(&mut *a, taken - from_b, ta, ea), (&mut *b, from_b, tb, eb)] {
+        if n > 0 {
             // Below EFCI's threshold: not marked (as `merge_sinks`).
-            l.n = l.left - r;
-            l.key = k;
+            l.n += n;
+            l.key = (tl as u128) << 32 | circuit(l) as u128;
             l.end = SimTime(e);
             l.idle = false;
             l.last_marked = false;
