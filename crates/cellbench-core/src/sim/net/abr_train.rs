@@ -180,6 +180,19 @@ impl Emitter {
         self.queue.front().is_some_and(|p| p.ready <= t)
     }
 
+    /// Whether the replay may make the FIFO's call at `t` at once, rather
+    /// than by a wake-up: `t` is when the link is free and ACR allows the next
+    /// in-rate cell (`next_at`), so every call before it would find nothing to
+    /// do, and nothing moves either before the horizon (`until`) but a BRM,
+    /// which comes after every other call at its instant. Not below TCR
+    /// (`next_at` ZERO: rule 11 times the cells then, `Network::abr_turn`),
+    /// nor past a pending call (a PDU's, or a wake-up) that comes first.
+    fn call_now(&self, t: SimTime, next_at: SimTime, until: SimTime) -> bool {
+        next_at != SimTime::ZERO
+            && t <= until
+            && self.wakes.peek().is_none_or(|&Reverse((u, _))| u >= t)
+    }
+
     fn wake(&mut self, t: SimTime) {
         if self.serve_at.is_none_or(|u| u > t) {
             self.serve_at = Some(t);
@@ -296,11 +309,18 @@ impl Network {
 
     /// The per-cell FIFO's `serve` at instant `x`, for an adapter holding
     /// ABR circuit `c` alone (`credit.rs`), and its calls after that while
-    /// the replay may make them at once (`Network::abr_call_now`).
+    /// the replay may make them at once (`Emitter::call_now`).
     pub(super) fn abr_serve(&mut self, c: usize, mut x: SimTime) {
-        let adapter = self.emitter(c).adapter;
+        let now = self.now;
+        let em = self.emitter(c);
+        let adapter = em.adapter;
+        // Within a call the horizon moves only when an FRM goes with none
+        // out before it (`Emitter::horizon`).
+        let mut until = em.horizon(now);
         let (cell, delay) = (self.adapters[adapter].cell, self.adapters[adapter].delay);
+        let logs = self.logs(Place::Adapter(self.circuits[c].src));
         loop {
+            let next_at = self.abr.next_at(c);
             let em = self.emitter(c);
             let Some(head) = em.queue.front().copied() else {
                 return;
@@ -309,22 +329,18 @@ impl Network {
                 return;
             }
             // Nothing leaves before the link is free and ACR allows.
-            let t = em.free.max(self.abr.next_at(c));
+            let t = em.free.max(next_at);
             if t > x {
-                if self.abr_call_now(c, t) {
-                    x = t;
-                    continue;
+                if !em.call_now(t, next_at, until) {
+                    em.wake(t);
+                    return;
                 }
-                self.emitter(c).wake(t);
-                return;
+                x = t;
             }
             match self.abr_turn(c, x) {
                 abr::Turn::Data => {
                     // This cell, and the ones after it in its PDU that leave
                     // in step before anything can change (`Network::abr_steady`).
-                    let now = self.now;
-                    let em = self.emitter(c);
-                    let until = em.horizon(now);
                     let rest = head.ncells - head.next - 1;
                     let (k, step) = self.abr_steady(c, x, cell, rest, until);
                     let last = x + step.times(k as u64);
@@ -339,7 +355,7 @@ impl Network {
                         em.left.push_back(last);
                     }
                     self.abr_gather(c, head.pdu, j, 1 + k, x + cell + delay, step);
-                    if self.logs(Place::Adapter(self.circuits[c].src)) {
+                    if logs {
                         let starts = (0..=k).map(|i| x + step.times(i as u64));
                         self.log_sent(0, c, 0, head.pdu, j, starts, false);
                     }
@@ -354,6 +370,7 @@ impl Network {
                     // Forward and back, each link's cell time and delay once each way.
                     let soonest = x + em.back + em.back;
                     em.frms.push_back((rm, soonest, Back::Bound));
+                    until = em.horizon(now);
                     self.abr_flush(c);
                     let src = self.circuits[c].src;
                     self.log_rm(Place::Adapter(src), x, c, 0, rm, clp, CellFate::Sent);
@@ -362,22 +379,6 @@ impl Network {
                 }
             }
         }
-    }
-
-    /// Whether the replay of source `c` may make the FIFO's call at `t` at
-    /// once, rather than by a wake-up: `t` is when the link is free and ACR
-    /// allows the next in-rate cell, so every call before it would find
-    /// nothing to do, and nothing moves either before the horizon but a BRM,
-    /// which comes after every other call at its instant. Not below TCR
-    /// (rule 11 times the cells then, `Network::abr_turn`), nor past a
-    /// pending call (a PDU's, or a wake-up) that comes first.
-    fn abr_call_now(&self, c: usize, t: SimTime) -> bool {
-        let Some(em) = self.emitters[c].as_ref() else {
-            return false;
-        };
-        self.abr.next_at(c) != SimTime::ZERO
-            && t <= em.horizon(self.now)
-            && em.wakes.peek().is_none_or(|&Reverse((u, _))| u >= t)
     }
 
     /// Data cells `j..j+n` of `pdu` arrive at the first port at `a + k·step`:
