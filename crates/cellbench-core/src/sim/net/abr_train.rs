@@ -185,12 +185,24 @@ impl Emitter {
     /// in-rate cell (`next_at`), so every call before it would find nothing to
     /// do, and nothing moves either before the horizon (`until`) but a BRM,
     /// which comes after every other call at its instant. Not below TCR
-    /// (`next_at` ZERO: rule 11 times the cells then, `Network::abr_turn`),
-    /// nor past a pending call (a PDU's, or a wake-up) that comes first.
-    fn call_now(&self, t: SimTime, next_at: SimTime, until: SimTime) -> bool {
-        next_at != SimTime::ZERO
-            && t <= until
-            && self.wakes.peek().is_none_or(|&Reverse((u, _))| u >= t)
+    /// (`next_at` ZERO: rule 11 times the cells then, `Network::abr_turn`).
+    /// The calls pending before `t` (a PDU's, a wake-up set before ACR moved)
+    /// are made on the way: each finds this head waiting for `t` (a PDU
+    /// joins behind it), so it does nothing, and leaves the heap.
+    fn call_now(&mut self, t: SimTime, next_at: SimTime, until: SimTime) -> bool {
+        if next_at == SimTime::ZERO || t > until {
+            return false;
+        }
+        while let Some(&Reverse((u, is_serve))) = self.wakes.peek() {
+            if u >= t {
+                break;
+            }
+            self.wakes.pop();
+            if is_serve && self.serve_at == Some(u) {
+                self.serve_at = None;
+            }
+        }
+        true
     }
 
     fn wake(&mut self, t: SimTime) {
