@@ -24,10 +24,11 @@
 //! decides it). The source replays every instant up
 //! to that bound, inclusive: a BRM is handled after everything else
 //! at its instant (`Ev::Brm` sorts last), in both fidelities. It needs no
-//! wake-up at its horizon: the horizon moves only when a port decides one of
-//! its FRMs (on, turned around or lost), which happens before the clock reaches
-//! the bound that FRM sets, and the source is replayed right after
-//! (`Network::abr_moved`); a BRM due at the horizon replays it itself.
+//! wake-up at its horizon: the horizon moves only when a port decides the
+//! oldest of its FRMs (on, turned around or lost; a younger one's move leaves
+//! it where it was), which happens before the clock reaches the bound that FRM
+//! sets, and the source is replayed right after (`Network::abr_moved`); a BRM
+//! due at the horizon replays it itself.
 //!
 //! BRMs in the replay. Once an FRM is turned around, its BRM's return is
 //! known exactly; when no port on the way back has a backward rule to apply
@@ -203,6 +204,11 @@ impl Emitter {
             }
         }
         true
+    }
+
+    /// FRM `rm` among those out: its place (0: the oldest) and its entry.
+    fn frm(&mut self, rm: u32) -> Option<(usize, &mut (u32, SimTime, Back))> {
+        self.frms.iter_mut().enumerate().find(|(_, f)| f.0 == rm)
     }
 
     fn wake(&mut self, t: SimTime) {
@@ -519,16 +525,19 @@ impl Network {
     }
 
     /// An FRM of circuit `c` was decided at a port (it went on, was turned
-    /// around or lost): the source's horizon moved, so it is replayed after the
-    /// event at hand (`abr_catch_up`). This stands in for a wake-up at the
-    /// horizon: an FRM not yet turned around is decided at its next port no later
-    /// than its arrival there, which is before the earliest instant it could be
-    /// back (the horizon's bound for it), so the source always replays past an
-    /// instant before the clock reaches it.
-    fn abr_moved(&mut self, c: usize) {
+    /// around or lost): when it is the oldest out (`oldest`), the source's
+    /// horizon moved, so it is replayed after the event at hand
+    /// (`abr_catch_up`). This stands in for a wake-up at the horizon: an FRM
+    /// not yet turned around is decided at its next port no later than its
+    /// arrival there, which is before the earliest instant it could be back
+    /// (the horizon's bound for it), so the source always replays past an
+    /// instant before the clock reaches it. A younger FRM's move leaves the
+    /// horizon where it was (BRMs come back in order: `Emitter::horizon`): the
+    /// replay reads it when it is the oldest.
+    fn abr_moved(&mut self, c: usize, oldest: bool) {
         let push = match self.emitter_mut(c) {
-            Some(em) => !std::mem::replace(&mut em.stale, true),
-            None => false,
+            Some(em) if oldest => !std::mem::replace(&mut em.stale, true),
+            _ => false,
         };
         if push {
             self.abr_stale.push(c as u32);
@@ -537,12 +546,14 @@ impl Network {
 
     /// Train: an FRM of circuit `c` was turned around; its BRM is back at `at`.
     pub(super) fn abr_train_turned(&mut self, c: usize, rm: u32, at: SimTime) {
-        self.abr_moved(c);
-        if let Some(em) = self.emitter_mut(c) {
-            if let Some(f) = em.frms.iter_mut().find(|f| f.0 == rm) {
-                *f = (rm, at, Back::Exact);
-            }
-        }
+        let Some(em) = self.emitter_mut(c) else {
+            return;
+        };
+        let Some((i, f)) = em.frm(rm) else {
+            return;
+        };
+        *f = (rm, at, Back::Exact);
+        self.abr_moved(c, i == 0);
     }
 
     /// Train: the BRM of circuit `c`'s FRM `rm` is back at its source at `at`
@@ -553,11 +564,11 @@ impl Network {
         let Some(em) = self.emitter_mut(c) else {
             return false;
         };
-        let Some(f) = em.frms.iter_mut().find(|f| f.0 == rm) else {
+        let Some((i, f)) = em.frm(rm) else {
             return false;
         };
         *f = (rm, at, Back::Due);
-        self.abr_moved(c);
+        self.abr_moved(c, i == 0);
         true
     }
 
@@ -575,22 +586,26 @@ impl Network {
     /// Train: an FRM of circuit `c` left a port, arriving at `stage` at `a`: it
     /// cannot be back before the rest of the way out and the way back.
     pub(super) fn abr_train_progress(&mut self, c: usize, rm: u32, stage: usize, a: SimTime) {
-        self.abr_moved(c);
-        if let Some(em) = self.emitter_mut(c) {
-            let rest = em.links[stage..].iter().fold(a + em.back, |t, &l| t + l);
-            if let Some(f) = em.frms.iter_mut().find(|f| f.0 == rm) {
-                f.1 = f.1.max(rest);
-            }
-        }
+        let Some(em) = self.emitter_mut(c) else {
+            return;
+        };
+        let rest = em.links[stage..].iter().fold(a + em.back, |t, &l| t + l);
+        let Some((i, f)) = em.frm(rm) else {
+            return;
+        };
+        f.1 = f.1.max(rest);
+        self.abr_moved(c, i == 0);
     }
 
     /// Train: an FRM of circuit `c` is gone (lost, or back at the source).
     pub(super) fn abr_train_frm_gone(&mut self, c: usize, rm: u32) {
-        self.abr_moved(c);
-        if let Some(em) = self.emitter_mut(c) {
-            if let Some(i) = em.frms.iter().position(|f| f.0 == rm) {
-                em.frms.remove(i);
-            }
-        }
+        let Some(em) = self.emitter_mut(c) else {
+            return;
+        };
+        let Some(i) = em.frms.iter().position(|f| f.0 == rm) else {
+            return;
+        };
+        em.frms.remove(i);
+        self.abr_moved(c, i == 0);
     }
 }
