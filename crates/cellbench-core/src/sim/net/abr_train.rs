@@ -24,10 +24,11 @@
 //! decides it). The source replays every instant up
 //! to that bound, inclusive: a BRM is handled after everything else
 //! at its instant (`Ev::Brm` sorts last), in both fidelities. It needs no
-//! wake-up at its horizon: the horizon moves only when a port decides one of
-//! its FRMs (on, turned around or lost), which happens before the clock reaches
-//! the bound that FRM sets, and the source is replayed right after
-//! (`Network::abr_moved`); a BRM due at the horizon replays it itself.
+//! wake-up at its horizon: the horizon moves only when a port decides the
+//! oldest of its FRMs (on, turned around or lost; a younger one's move leaves
+//! it where it was), which happens before the clock reaches the bound that FRM
+//! sets, and the source is replayed right after (`Network::abr_moved`); a BRM
+//! due at the horizon replays it itself.
 //!
 //! BRMs in the replay. Once an FRM is turned around, its BRM's return is
 //! known exactly; when no port on the way back has a backward rule to apply
@@ -180,6 +181,36 @@ impl Emitter {
         self.queue.front().is_some_and(|p| p.ready <= t)
     }
 
+    /// Whether the replay may make the FIFO's call at `t` at once, rather
+    /// than by a wake-up: `t` is when the link is free and ACR allows the next
+    /// in-rate cell (`next_at`), so every call before it would find nothing to
+    /// do, and nothing moves either before the horizon (`until`) but a BRM,
+    /// which comes after every other call at its instant. Not below TCR
+    /// (`next_at` ZERO: rule 11 times the cells then, `Network::abr_turn`).
+    /// The calls pending before `t` (a PDU's, a wake-up set before ACR moved)
+    /// are made on the way: each finds this head waiting for `t` (a PDU
+    /// joins behind it), so it does nothing, and leaves the heap.
+    fn call_now(&mut self, t: SimTime, next_at: SimTime, until: SimTime) -> bool {
+        if next_at == SimTime::ZERO || t > until {
+            return false;
+        }
+        while let Some(&Reverse((u, is_serve))) = self.wakes.peek() {
+            if u >= t {
+                break;
+            }
+            self.wakes.pop();
+            if is_serve && self.serve_at == Some(u) {
+                self.serve_at = None;
+            }
+        }
+        true
+    }
+
+    /// FRM `rm` among those out: its place (0: the oldest) and its entry.
+    fn frm(&mut self, rm: u32) -> Option<(usize, &mut (u32, SimTime, Back))> {
+        self.frms.iter_mut().enumerate().find(|(_, f)| f.0 == rm)
+    }
+
     fn wake(&mut self, t: SimTime) {
         if self.serve_at.is_none_or(|u| u > t) {
             self.serve_at = Some(t);
@@ -296,11 +327,18 @@ impl Network {
 
     /// The per-cell FIFO's `serve` at instant `x`, for an adapter holding
     /// ABR circuit `c` alone (`credit.rs`), and its calls after that while
-    /// the replay may make them at once (`Network::abr_call_now`).
+    /// the replay may make them at once (`Emitter::call_now`).
     pub(super) fn abr_serve(&mut self, c: usize, mut x: SimTime) {
-        let adapter = self.emitter(c).adapter;
+        let now = self.now;
+        let em = self.emitter(c);
+        let adapter = em.adapter;
+        // Within a call the horizon moves only when an FRM goes with none
+        // out before it (`Emitter::horizon`).
+        let mut until = em.horizon(now);
         let (cell, delay) = (self.adapters[adapter].cell, self.adapters[adapter].delay);
+        let logs = self.logs(Place::Adapter(self.circuits[c].src));
         loop {
+            let next_at = self.abr.next_at(c);
             let em = self.emitter(c);
             let Some(head) = em.queue.front().copied() else {
                 return;
@@ -309,22 +347,18 @@ impl Network {
                 return;
             }
             // Nothing leaves before the link is free and ACR allows.
-            let t = em.free.max(self.abr.next_at(c));
+            let t = em.free.max(next_at);
             if t > x {
-                if self.abr_call_now(c, t) {
-                    x = t;
-                    continue;
+                if !em.call_now(t, next_at, until) {
+                    em.wake(t);
+                    return;
                 }
-                self.emitter(c).wake(t);
-                return;
+                x = t;
             }
             match self.abr_turn(c, x) {
                 abr::Turn::Data => {
                     // This cell, and the ones after it in its PDU that leave
                     // in step before anything can change (`Network::abr_steady`).
-                    let now = self.now;
-                    let em = self.emitter(c);
-                    let until = em.horizon(now);
                     let rest = head.ncells - head.next - 1;
                     let (k, step) = self.abr_steady(c, x, cell, rest, until);
                     let last = x + step.times(k as u64);
@@ -339,7 +373,7 @@ impl Network {
                         em.left.push_back(last);
                     }
                     self.abr_gather(c, head.pdu, j, 1 + k, x + cell + delay, step);
-                    if self.logs(Place::Adapter(self.circuits[c].src)) {
+                    if logs {
                         let starts = (0..=k).map(|i| x + step.times(i as u64));
                         self.log_sent(0, c, 0, head.pdu, j, starts, false);
                     }
@@ -354,6 +388,7 @@ impl Network {
                     // Forward and back, each link's cell time and delay once each way.
                     let soonest = x + em.back + em.back;
                     em.frms.push_back((rm, soonest, Back::Bound));
+                    until = em.horizon(now);
                     self.abr_flush(c);
                     let src = self.circuits[c].src;
                     self.log_rm(Place::Adapter(src), x, c, 0, rm, clp, CellFate::Sent);
@@ -362,22 +397,6 @@ impl Network {
                 }
             }
         }
-    }
-
-    /// Whether the replay of source `c` may make the FIFO's call at `t` at
-    /// once, rather than by a wake-up: `t` is when the link is free and ACR
-    /// allows the next in-rate cell, so every call before it would find
-    /// nothing to do, and nothing moves either before the horizon but a BRM,
-    /// which comes after every other call at its instant. Not below TCR
-    /// (rule 11 times the cells then, `Network::abr_turn`), nor past a
-    /// pending call (a PDU's, or a wake-up) that comes first.
-    fn abr_call_now(&self, c: usize, t: SimTime) -> bool {
-        let Some(em) = self.emitters[c].as_ref() else {
-            return false;
-        };
-        self.abr.next_at(c) != SimTime::ZERO
-            && t <= em.horizon(self.now)
-            && em.wakes.peek().is_none_or(|&Reverse((u, _))| u >= t)
     }
 
     /// Data cells `j..j+n` of `pdu` arrive at the first port at `a + k·step`:
@@ -506,16 +525,19 @@ impl Network {
     }
 
     /// An FRM of circuit `c` was decided at a port (it went on, was turned
-    /// around or lost): the source's horizon moved, so it is replayed after the
-    /// event at hand (`abr_catch_up`). This stands in for a wake-up at the
-    /// horizon: an FRM not yet turned around is decided at its next port no later
-    /// than its arrival there, which is before the earliest instant it could be
-    /// back (the horizon's bound for it), so the source always replays past an
-    /// instant before the clock reaches it.
-    fn abr_moved(&mut self, c: usize) {
+    /// around or lost): when it is the oldest out (`oldest`), the source's
+    /// horizon moved, so it is replayed after the event at hand
+    /// (`abr_catch_up`). This stands in for a wake-up at the horizon: an FRM
+    /// not yet turned around is decided at its next port no later than its
+    /// arrival there, which is before the earliest instant it could be back
+    /// (the horizon's bound for it), so the source always replays past an
+    /// instant before the clock reaches it. A younger FRM's move leaves the
+    /// horizon where it was (BRMs come back in order: `Emitter::horizon`): the
+    /// replay reads it when it is the oldest.
+    fn abr_moved(&mut self, c: usize, oldest: bool) {
         let push = match self.emitter_mut(c) {
-            Some(em) => !std::mem::replace(&mut em.stale, true),
-            None => false,
+            Some(em) if oldest => !std::mem::replace(&mut em.stale, true),
+            _ => false,
         };
         if push {
             self.abr_stale.push(c as u32);
@@ -524,12 +546,14 @@ impl Network {
 
     /// Train: an FRM of circuit `c` was turned around; its BRM is back at `at`.
     pub(super) fn abr_train_turned(&mut self, c: usize, rm: u32, at: SimTime) {
-        self.abr_moved(c);
-        if let Some(em) = self.emitter_mut(c) {
-            if let Some(f) = em.frms.iter_mut().find(|f| f.0 == rm) {
-                *f = (rm, at, Back::Exact);
-            }
-        }
+        let Some(em) = self.emitter_mut(c) else {
+            return;
+        };
+        let Some((i, f)) = em.frm(rm) else {
+            return;
+        };
+        *f = (rm, at, Back::Exact);
+        self.abr_moved(c, i == 0);
     }
 
     /// Train: the BRM of circuit `c`'s FRM `rm` is back at its source at `at`
@@ -540,11 +564,11 @@ impl Network {
         let Some(em) = self.emitter_mut(c) else {
             return false;
         };
-        let Some(f) = em.frms.iter_mut().find(|f| f.0 == rm) else {
+        let Some((i, f)) = em.frm(rm) else {
             return false;
         };
         *f = (rm, at, Back::Due);
-        self.abr_moved(c);
+        self.abr_moved(c, i == 0);
         true
     }
 
@@ -562,22 +586,26 @@ impl Network {
     /// Train: an FRM of circuit `c` left a port, arriving at `stage` at `a`: it
     /// cannot be back before the rest of the way out and the way back.
     pub(super) fn abr_train_progress(&mut self, c: usize, rm: u32, stage: usize, a: SimTime) {
-        self.abr_moved(c);
-        if let Some(em) = self.emitter_mut(c) {
-            let rest = em.links[stage..].iter().fold(a + em.back, |t, &l| t + l);
-            if let Some(f) = em.frms.iter_mut().find(|f| f.0 == rm) {
-                f.1 = f.1.max(rest);
-            }
-        }
+        let Some(em) = self.emitter_mut(c) else {
+            return;
+        };
+        let rest = em.links[stage..].iter().fold(a + em.back, |t, &l| t + l);
+        let Some((i, f)) = em.frm(rm) else {
+            return;
+        };
+        f.1 = f.1.max(rest);
+        self.abr_moved(c, i == 0);
     }
 
     /// Train: an FRM of circuit `c` is gone (lost, or back at the source).
     pub(super) fn abr_train_frm_gone(&mut self, c: usize, rm: u32) {
-        self.abr_moved(c);
-        if let Some(em) = self.emitter_mut(c) {
-            if let Some(i) = em.frms.iter().position(|f| f.0 == rm) {
-                em.frms.remove(i);
-            }
-        }
+        let Some(em) = self.emitter_mut(c) else {
+            return;
+        };
+        let Some(i) = em.frms.iter().position(|f| f.0 == rm) else {
+            return;
+        };
+        em.frms.remove(i);
+        self.abr_moved(c, i == 0);
     }
 }
