@@ -605,9 +605,21 @@ def test_credits_window_is_an_assumption_the_envelope_moves():
     """004 gives no window for Table 3: 64 KB (no window scaling) to OSF/1's 1 MB sb_max;
     at 1 MB every TCP stream runs with that window."""
     assert _axis("credits", "window").values == ["64K", "1M"]
-    _, df, _ = _at_corner("credits", "window", "1M")
+    doc, df, _ = _at_corner("credits", "window", "1M")
     tcp = df[df["protocol"] == "tcp"]
     assert len(tcp) == 8 and set(tcp["sndbuf"]) == {1 << 20}
+    # The part's rows carry the window each TCP stream ran with (UDP has none).
+    windows = {(r["protocol"], r["window"]) for r in doc["rows"]}
+    assert windows == {("tcp", 1 << 20), ("udp", None)}
+
+
+def test_credits_report_names_the_window_the_run_used(capsys):
+    """The report's header says the TCP window the streams ran with, not the file's
+    default: `--set window=1M` reads 1 MB."""
+    assert main(["reproduce", "wan-contention", "--part", "credits", "--set", "window=1M"]) == 0
+    [header] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("(c)")]
+    assert "; TCP 1 MB window, UDP 8 KB datagrams;" in header, header
+    assert "64 KB" not in header
 
 
 def test_credits_test_length_is_an_assumption_the_envelope_moves():

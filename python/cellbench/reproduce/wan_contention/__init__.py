@@ -50,7 +50,7 @@ from cellbench.reproduce.wan_contention import (
 from cellbench.reproduce.wan_contention import offered_load as load
 from cellbench.reproduce.wan_contention.burst import burst_report
 from cellbench.reproduce.wan_contention.common import size
-from cellbench.reproduce.wan_contention.credits import credits_table
+from cellbench.reproduce.wan_contention.credits import credits_header, credits_table
 from cellbench.reproduce.wan_contention.five_pairs import five_pairs_report
 from cellbench.reproduce.wan_contention.flow_control import flow_control_table
 from cellbench.reproduce.wan_contention.flow_control_five_pairs import scheme_report
@@ -69,14 +69,9 @@ def report(res: dict) -> str:
             out += ["", offered_load_report(rows[rows.part == part], res[key], part)]
     if (rows.part == "credits").any() if len(rows) else False:
         df = rows[rows.part == "credits"]
-        n = df.credits.dropna()
         out += [
             "",
-            "(c) credit-based flow control: local law4 and remote kclab2 (via the hub and "
-            "the DS-3) full blast into law1 on lawrence's switch; TCP 64 KB window, UDP 8 KB "
-            f"datagrams; with credits: every switch port, {int(n.iloc[0]) if len(n) else '-'} "
-            "credits per VC per hop (the longest hop's round trip); UDP Mb/s = datagrams "
-            "that arrived",
+            credits_header(df),
             credits_table(df),
             "limited by: cell-loss where a port overflowed; link: the stream's path or "
             "(with credits) the credits its next hop returned held it",

@@ -16,6 +16,7 @@ from cellbench.reproduce.wan_contention.common import (
     experiment,
     mbps,
     part,
+    size,
     streams,
 )
 
@@ -87,6 +88,9 @@ def credits_rows(results: list[Result]) -> list[dict]:
                     "mix": mix,
                     "stream": r["test"],
                     "protocol": r["protocol"],
+                    # The TCP window the run gave the stream (the file's $window, or
+                    # whatever --set put there); UDP has none.
+                    "window": int(r["sndbuf"]) if r["protocol"] == "tcp" else None,
                     "local": local,
                     "remote": remote,
                     "transmitter": r["transmitter"],
@@ -104,6 +108,21 @@ def credits_rows(results: list[Result]) -> list[dict]:
                 }
             )
     return rows
+
+
+def credits_header(df: pd.DataFrame) -> str:
+    """The part's setup as its rows ran it: the TCP streams' windows (the file's default
+    or a --set's), the credits per VC per hop."""
+    windows = sorted({int(w) for w in df.window.dropna()}) if "window" in df else []
+    names = " and ".join(size(w) for w in windows)
+    tcp = f"TCP {names} window{'s' * (len(windows) > 1)}" if windows else "no TCP stream"
+    n = df.credits.dropna()
+    return (
+        "(c) credit-based flow control: local law4 and remote kclab2 (via the hub and the "
+        f"DS-3) full blast into law1 on lawrence's switch; {tcp}, UDP 8 KB datagrams; with "
+        f"credits: every switch port, {int(n.iloc[0]) if len(n) else '-'} credits per VC per "
+        "hop (the longest hop's round trip); UDP Mb/s = datagrams that arrived"
+    )
 
 
 def credits_table(df: pd.DataFrame) -> str:
@@ -128,7 +147,7 @@ def credits_table(df: pd.DataFrame) -> str:
     lines = [show.to_string(index=False), "aggregate per case:"]
     for (flow, lo, re_), a in agg.iterrows():
         lines.append(
-            f"  {flow:6s} local {lo} / remote {re_}: {mbps(a.total)} Mb/s, {a.lost} cells lost"
+            f"  {flow:6s} local {lo} / remote {re_}: {mbps(a.total)} Mb/s, {int(a.lost)} cells lost"
         )
     return "\n".join(lines)
 
