@@ -152,6 +152,44 @@ fn sources_at_different_rates_meet_cell_by_cell_the_same_both_ways() {
 }
 
 #[test]
+fn sources_over_the_link_meet_every_threshold_the_same_both_ways() {
+    // Two sources over the link (0.7 + 0.6 of it) into a small EPD buffer
+    // that marks EFCI: the queue those rates build reaches EFCI's threshold,
+    // then EPD's, then the buffer's, inside the passes `Network::merge_sinks`
+    // makes (its checked two-input loop), where each check must fall on the
+    // same cell as cell by cell.
+    for (buffer, epd, marks) in [(96, 24, 12), (36, 30, 20), (64, 16, 30)] {
+        let mut topo = topology(
+            2,
+            Some(AbrSwitch::Efci {
+                threshold_cells: marks,
+            }),
+            false,
+            &|c| AbrSource {
+                icr: OC3_CELLS * [0.7, 0.6][c] / 2.0,
+                ..AbrSource::new(c, OC3_CELLS * [0.7, 0.6][c])
+            },
+        );
+        topo.ports[0] = port(
+            OC3,
+            buffer,
+            DropPolicy::Epd {
+                threshold_cells: epd,
+            },
+        );
+        let sends = greedy(2, 3, 500_000_000, 10_000_000_000);
+        let out = equivalent(&topo, &sends, &ack(2));
+        let (port, abr) = (out.ports[0], out.abr_ports[0].expect("EFCI port"));
+        assert!(abr.efci_marked > 0, "{buffer}/{epd}/{marks}: {abr:?}");
+        assert!(port.cells_lost.epd > 0, "{buffer}/{epd}/{marks}: {port:?}");
+        assert!(
+            buffer > 64 || port.cells_lost.overflow > 0,
+            "{buffer}/{epd}/{marks}: {port:?}"
+        );
+    }
+}
+
+#[test]
 fn a_starved_source_sends_out_of_rate_rm_cells_the_same_both_ways() {
     // ACR below TCR (rule 11): out-of-rate FRMs at 10 cells/s.
     let topo = topology(
