@@ -207,6 +207,23 @@ def test_the_window_rule_is_the_simulators_on_the_kernels_facts():
     assert kernel.window_limit(row | {"protocol": "udp"}) == {}
 
 
+def test_a_window_below_a_paced_sources_offer_is_the_window():
+    """``kernel.window_below_offer``: the real engine's ``application`` (a paced source
+    that got its offer) yields to the window's rule where the window let through less
+    than the source offered, as the simulator's rule 1 does; not where it let through
+    more, nor for an unpaced source or without the window's facts."""
+    from cellbench.engines.emu import kernel
+
+    # 004's extended FTP: 163840 B over 39.31 ms (33.34 Mb/s) under a 33.55 Mb/s disk.
+    row = {"protocol": "tcp", "peak_flight_bytes": 163840, "min_rtt_s": 39.31e-3}
+    row |= {"goodput_bps": 31.49e6, "offered_bps": 33.55e6}
+    assert kernel.window_below_offer(row)
+    assert kernel.window_limit(row)["limited_by"] == "window"
+    assert not kernel.window_below_offer(row | {"offered_bps": 32.5e6})
+    assert not kernel.window_below_offer(row | {"offered_bps": None})
+    assert not kernel.window_below_offer(row | {"min_rtt_s": None})
+
+
 #: An OC-3c host into a TAXI-100 port of {cells} cells: a PDU of a 9180-byte MTU is 192
 #: cells, and back-to-back ones from OC-3c pile up faster than TAXI-100 drains them.
 TINY_BUFFER = """

@@ -506,17 +506,19 @@ def test_ftp_extended_window_is_the_bound_not_the_ds3_or_the_disk():
     # Now the DS-3, not the window, is the fuller bound (at the default: `window`).
     assert rows["ttcp"]["limited_by"] == "link", rows["ttcp"]["limit_evidence"]
     assert rows["ftp-extended"]["throughput_bps"] == pytest.approx(2 * 2**20 * 8, rel=0.01)
-    # At the default window the disk does not hold the extended FTP, though its row reads
-    # `application` (the first rule: 94% of the disk's offer arrived): a disk of 10 MB/s
-    # leaves it where it was, now `window`, and a 200 KB window lets it reach the disk.
+    # At the default window the disk does not hold the extended FTP, and its row says so:
+    # 94% of the disk's offer arrived, but the window lets through less than the disk
+    # offers, so `window`; a disk of 10 MB/s leaves it where it was, and a 200 KB window
+    # lets it reach the disk, then `application`.
     default = _ftp_at()["ftp-extended"]
-    assert default["limited_by"] == "application", default["limit_evidence"]
+    assert default["limited_by"] == "window", default["limit_evidence"]
     fast = _ftp_at("disk=10M")["ftp-extended"]
     assert fast["throughput_bps"] == pytest.approx(default["throughput_bps"], rel=0.005)
     assert fast["limited_by"] == "window", fast["limit_evidence"]
     wide = _ftp_at("extended_window=200K")["ftp-extended"]
     assert wide["throughput_bps"] == pytest.approx(4 * 2**20 * 8, rel=0.01)
     assert wide["throughput_bps"] > 1.05 * default["throughput_bps"]
+    assert wide["limited_by"] == "application", wide["limit_evidence"]
 
 
 def test_ftp_with_sunos_window_sends_two_segments_per_round_trip():
@@ -579,9 +581,9 @@ def test_ftp_misses_name_their_mechanism_and_what_004_leaves_out():
     assert "window-bound" in causes["004-s3-ttcp"] and "round trip" in causes["004-s3-ttcp"]
     assert "names neither host's OS" in causes["004-s3-ftp"]
     assert "names no disk" in causes["004-s3-ftp-extended"]
-    # The row reads `application`; the cause says what binds it and why the row differs.
+    # The cause says what binds it, as the row's verdict does.
     extended = causes["004-s3-ftp-extended"]
-    assert extended.startswith("window-bound as ttcp is") and "reads `application`" in extended
+    assert extended.startswith("window-bound as ttcp is") and "reads `window`" in extended
 
 
 # --- the open values 004 leaves for Table 3, Fig. 7 and NRL -> JPL, as --envelope moves them

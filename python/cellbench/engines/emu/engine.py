@@ -272,8 +272,13 @@ def run_one(
             kernel.namespace_timeouts(row, sharing)
         # The simulator's window rule comes after the bounds the real engine's
         # judgement applies first (a paced source's load, a saturated CPU, the
-        # daemon's cap) and before its loss rules (sim/explain/classify.rs).
-        window = {} if row.get("limited_by") in _BEFORE_WINDOW else kernel.window_limit(row)
+        # daemon's cap) and before its loss rules (sim/explain/classify.rs); a
+        # paced source's load only where the window let through no less than it.
+        held = row.get("limited_by")
+        first = held in _BEFORE_WINDOW
+        if held == vocab.APPLICATION and kernel.window_below_offer(row):
+            first = False
+        window = {} if first else kernel.window_limit(row)
         row.update(window or _network_limit(row, data, sharing, queue))
         if rc.conn.protocol == "udp" and not data["pdus_lost"]:
             row.update(_host_limit(row))

@@ -58,6 +58,15 @@ def window_bound(row: dict) -> float | None:
     return flight * 8 / rtt
 
 
+def window_below_offer(row: dict) -> bool:
+    """Whether the window lets through less than a paced source offered (its peak
+    flight over the shortest round trip below ``offered_bps``): the simulator's rule 1
+    names the source ``application`` only where its offer was the fullest bound, so
+    here the window's rule decides, the source's writes waiting on the window."""
+    bound, offered = window_bound(row), row.get("offered_bps")
+    return bound is not None and offered is not None and bound < offered
+
+
 def window_limit(row: dict) -> dict:
     """The simulator's rule 6, ``window``: what was delivered (the receiver's bytes
     over its interval, ``goodput_bps``) is at least ``WINDOW_SHARE`` of the peak data

@@ -138,8 +138,9 @@ def burst_report(df: pd.DataFrame, buffers: list[dict]) -> str:
             f"configured {size(b['buffer_bytes'])} ({b['buffer_cells']} cells)"
         )
     lines.append(
-        "limited by: application = the 35 Mb/s source (1 KB bursts: small datagrams need "
-        "more cells than the DS-3 carries); cell-loss where a burst overran the edge buffer"
+        "limited by: application = the 35 Mb/s source; link = the DS-3 (1 KB bursts: small "
+        "datagrams need more cells than the DS-3 carries, 34.2 Mb/s of them); cell-loss "
+        "where a burst overran the edge buffer"
     )
     return "\n".join(lines)
 

@@ -67,10 +67,8 @@ def ftp_report(df: pd.DataFrame) -> str:
             "limited by: window = window / RTT (at the default extended window, the "
             "propagation's bandwidth-delay product, ftp and ttcp carry what that window "
             "allows over a full segment's longer round trip, below the DS-3 and the disk: "
-            "docs/wan-contention.md); application = 90% or more of the disk's rate arrived "
-            "(the simulator's first rule; at the default the disk offers just more than the "
-            "window lets through, so ftp-extended reads application while its window binds "
-            "it as ttcp's does: a 10 MB/s disk leaves it at the same rate); link = the DS-3",
+            "docs/wan-contention.md); application = the disk, where it offers less than "
+            "the window and the DS-3 let through and 90% of its rate arrived; link = the DS-3",
             "published (004's text): ttcp 23.8 Mb/s, ftp 2.88 Mb/s, ftp modified for "
             "extended windows 22.4 Mb/s (likely disk-limited); 004 gives no round trip for "
             "this path, and its window example implies near 60 ms coast to coast, not "
@@ -146,21 +144,19 @@ TTCP_WINDOW = (
     "KB (122880 bytes: 23.2), or a host or adapter bound the text does not give"
 )
 
-#: FTP with extended windows: the same window bound as ttcp; the disk assumed faster. Its
-#: row reads `application` all the same: the simulator's first rule (a paced source that
-#: got 90% of its offer, sim/explain/classify.rs) holds before the window's, which holds
-#: too, the disk's offer lying within 1% above what the window lets through.
+#: FTP with extended windows: the same window bound as ttcp; the disk assumed faster, so
+#: the window, letting through less than the disk offers, is the row's verdict too (a
+#: paced source is `application` only where its offer is the fullest bound,
+#: sim/explain/classify.rs).
 FTP_EXTENDED_WINDOW = (
-    "window-bound as ttcp is, not disk-bound, though its row reads `application`: the "
-    "167 KB window holds 20 segments of 8 KB and over a full segment's 41.6 ms round trip "
-    "carries 31.5 Mb/s, what ttcp carries with the same window and no disk, while the "
-    "assumed 4 MB/s disk offers 33.6. A faster disk leaves it there (10 MB/s: 31.5, its "
-    "row then `window`); a larger window lets it reach the disk (200 KB: 33.6, all of the "
-    "disk's rate, `application`). The default's verdict is the simulator's first rule, "
-    "which names a paced source `application` once 90% of its offered load arrives (here "
-    "94%) and is tried before the window's, which holds as well (94% of the 33.3 Mb/s the "
-    "window lets through over the shortest round trip): the two bounds lie within 1% of "
-    "each other, the window the lower. 004 names no disk: its FTP section puts 22.4 down "
+    "window-bound as ttcp is, not disk-bound: the 167 KB window holds 20 segments of "
+    "8 KB and over a full segment's 41.6 ms round trip carries 31.5 Mb/s, what ttcp "
+    "carries with the same window and no disk, while the assumed 4 MB/s disk offers 33.6. "
+    "Its row reads `window`: 94% of the disk's offer arrived, but the window lets through "
+    "less than the disk offers (33.3 Mb/s over the shortest round trip, 94% of it "
+    "delivered), so its writes wait on the window, as with a 10 MB/s disk (31.5). "
+    "A larger window lets it reach the disk (200 KB: 33.6, all of the disk's rate, "
+    "`application`). 004 names no disk: its FTP section puts 22.4 down "
     "to disk I/O ('likely') and sets it beside ttcp's 23.8 (94% of it), and its host "
     "considerations list the disk's speed among what limits file transfers. A disk of "
     "about 2.7 MB/s, inside the disk's range, would give 22.4 (16.8 Mb/s at 2 MB/s: "

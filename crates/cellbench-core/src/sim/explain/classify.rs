@@ -3,7 +3,7 @@
 //! judgement, and its order, is the one place that decides what bound a
 //! transfer.
 
-use super::facts::{Facts, WindowFacts};
+use super::facts::{AbrRate, Facts, WindowFacts};
 use super::limits::{
     LimitedBy, ACR_DRIFT, APPLICATION_SHARE, CPU_BUSY, CPU_BUSY_JOINT, LINK_SHARE, NAGLE_HOLD,
     WINDOW_CLOSED, WINDOW_SHARE,
@@ -34,8 +34,15 @@ fn pct(x: f64) -> String {
 ///
 /// The rules, tried in this order (the first that holds wins):
 /// 1. `application`: a paced source got >= [`APPLICATION_SHARE`] of its offered
-///    load delivered. First, because a source that gets what it asks for was bound by
-///    nothing else (its writes may well wait in the circular wait, harmlessly).
+///    load delivered, and its offer was the fullest bound: no bound that holds
+///    by its own rule below (the path's rate or a port parallel connections
+///    fill, the ACR, a CPU busy >= [`CPU_BUSY`], the window by either
+///    reckoning) has a larger share, for a rate bound a lower rate than the
+///    offer. First, because a source that gets what it asks for, where nothing
+///    lets through less, was bound by nothing else (its writes may well wait
+///    in the circular wait, harmlessly). Where a bound lets through less than
+///    the offer, the writes wait on it and what arrives is its rate: its own
+///    rule decides (a window of 33.3 Mb/s under a 33.6 Mb/s disk: `window`).
 /// 2. `lockstep`: the circular wait took most of the transfer. It paces the
 ///    transfer at one release per timer tick, far below every other bound.
 /// 3. `abr-rate`: an ABR circuit whose allowed cell rate carries less than
@@ -125,6 +132,21 @@ const RULES: [Rule; 13] = [
     host_cpus_jointly,
 ];
 
+/// Whether a bound `full` of it delivered was the fullest against `rivals`
+/// (each with how full it was): the evidence's words for the rivals it beat
+/// ("" for none), or None where one was fuller and its own rule decides.
+fn fuller_than(full: f64, rivals: Vec<(String, f64)>) -> Option<String> {
+    if rivals.iter().any(|&(_, share)| share > full) {
+        return None;
+    }
+    let names: Vec<String> = rivals.into_iter().map(|(s, _)| s).collect();
+    Some(if names.is_empty() {
+        String::new()
+    } else {
+        format!("; fuller than {}", names.join(" and "))
+    })
+}
+
 /// A rule that holds: its limit and evidence.
 fn done(limited_by: LimitedBy, evidence: String) -> Option<Explanation> {
     Some(Explanation {
@@ -180,6 +202,16 @@ impl Facts {
             let secs = w.min_rtt.as_secs_f64();
             (secs > 0.0 && w.peak_flight > 0).then(|| (w, w.peak_flight as f64 * 8.0 / secs))
         })
+    }
+
+    /// The ABR circuit's ACR where it held the transfer (rule 3): below the
+    /// path's rate, and [`LINK_SHARE`] to 1 + [`ACR_DRIFT`] of what its mean
+    /// carries delivered; with that share.
+    fn acr_bound(&self) -> Option<(&AbrRate, f64)> {
+        let a = self.abr.as_ref()?;
+        let below_path = !matches!(&self.path, Some(p) if p.payload_bps <= a.payload_bps);
+        let share = self.share(a.payload_bps);
+        (below_path && (LINK_SHARE..=1.0 + ACR_DRIFT).contains(&share)).then_some((a, share))
     }
 
     /// The closed window's share of the transfer and what it lets through over
@@ -238,18 +270,66 @@ impl Facts {
     fn link_fullest(&self, full: f64) -> Option<String> {
         let rivals = self.rivals_of_link();
         let refused = self.pdus_dropped_at_adapter[0];
-        if refused == 0 && rivals.iter().any(|&(_, share)| share > full) {
-            return None;
+        if refused == 0 {
+            return fuller_than(full, rivals);
         }
         let names: Vec<String> = rivals.into_iter().map(|(s, _)| s).collect();
-        Some(match (names.is_empty(), refused) {
-            (true, _) => String::new(),
-            (false, 0) => format!("; fuller than {}", names.join(" and ")),
-            (false, n) => format!(
-                "; backlogged ({n} PDUs refused by the sender's interface queue), not waiting on {}",
+        Some(if names.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; backlogged ({refused} PDUs refused by the sender's interface queue), not waiting on {}",
                 names.join(" or ")
-            ),
+            )
         })
+    }
+
+    /// The bounds that hold by their own rule and could hold a paced source
+    /// below its offer: the link's (the path's rate at [`LINK_SHARE`] or more
+    /// of it delivered; a port parallel connections fill together), the ACR's
+    /// (as rule 3 takes it), a CPU's and the window's (as the link's rivals),
+    /// each with how full it was. A bound that lets through less than the
+    /// source offers is the fuller: the source's writes wait on it, and what
+    /// arrives is the bound's rate, not the offer's (a rate bound's share of
+    /// what was delivered is above the offer's exactly where it is the lower).
+    fn rivals_of_application(&self) -> Vec<(String, f64)> {
+        let mut rivals = Vec::new();
+        if let Some(p) = self.path.as_ref() {
+            let share = self.share(p.payload_bps);
+            if share >= LINK_SHARE {
+                let s = format!(
+                    "the link ({} carries at most {}: delivered {} of it)",
+                    p.bottleneck,
+                    mbps(p.payload_bps),
+                    pct(share)
+                );
+                rivals.push((s, share));
+            }
+        }
+        if let Some(s) = self.shared.as_ref().filter(|s| s.connections > 1) {
+            let share = s.total_bps / s.capacity_bps;
+            if share >= LINK_SHARE {
+                let w = format!(
+                    "the link ({} connections together delivered {} of {} ({} at most))",
+                    s.connections,
+                    pct(share),
+                    s.port,
+                    mbps(s.capacity_bps)
+                );
+                rivals.push((w, share));
+            }
+        }
+        if let Some((a, share)) = self.acr_bound() {
+            let s = format!(
+                "the ACR (its mean {} of cells carries at most {}: delivered {} of it)",
+                mbps(a.acr_mean_bps),
+                mbps(a.payload_bps),
+                pct(share)
+            );
+            rivals.push((s, share));
+        }
+        rivals.extend(self.rivals_of_link());
+        rivals
     }
 
     /// For a CPU's or the window's evidence: how full the link was where it
@@ -316,22 +396,24 @@ impl Facts {
     }
 }
 
-/// Rule 1, `application`: a paced source got its offered load.
+/// Rule 1, `application`: a paced source got its offered load, the fullest
+/// bound.
 fn application(f: &Facts) -> Option<Explanation> {
-    if let Some(offered) = f.offered_bps {
-        if f.share(offered) >= APPLICATION_SHARE {
-            return done(
-                LimitedBy::Application,
-                format!(
-                    "paced source offers {}; delivered {} ({})",
-                    mbps(offered),
-                    mbps(f.delivered_bps),
-                    pct(f.share(offered))
-                ),
-            );
-        }
+    let offered = f.offered_bps?;
+    let full = f.share(offered);
+    if full < APPLICATION_SHARE {
+        return None;
     }
-    None
+    let rivals = fuller_than(full, f.rivals_of_application())?;
+    done(
+        LimitedBy::Application,
+        format!(
+            "paced source offers {}; delivered {} ({}){rivals}",
+            mbps(offered),
+            mbps(f.delivered_bps),
+            pct(full)
+        ),
+    )
 }
 
 /// Rule 2, `lockstep`: the circular wait took most of the transfer.
@@ -371,27 +453,22 @@ fn lockstep(f: &Facts) -> Option<Explanation> {
 
 /// Rule 3, `abr-rate`: the ABR circuit's allowed cell rate.
 fn abr_rate(f: &Facts) -> Option<Explanation> {
-    let a = f.abr.as_ref()?;
-    let below_path = !matches!(&f.path, Some(p) if p.payload_bps <= a.payload_bps);
-    let share = f.share(a.payload_bps);
-    if below_path && (LINK_SHARE..=1.0 + ACR_DRIFT).contains(&share) {
-        return done(
-            LimitedBy::AbrRate,
-            format!(
-                "ACR {} of cells on average ({}; {} to {}, {} at the end) carries at most {} in {}-byte {}; {}",
-                mbps(a.acr_mean_bps),
-                a.feedback,
-                mbps(a.acr_range_bps.0),
-                mbps(a.acr_range_bps.1),
-                mbps(a.acr_bps),
-                mbps(a.payload_bps),
-                a.unit_bytes,
-                if f.tcp { "segments" } else { "datagrams" },
-                f.delivered_of(a.payload_bps)
-            ),
-        );
-    }
-    None
+    let (a, _) = f.acr_bound()?;
+    done(
+        LimitedBy::AbrRate,
+        format!(
+            "ACR {} of cells on average ({}; {} to {}, {} at the end) carries at most {} in {}-byte {}; {}",
+            mbps(a.acr_mean_bps),
+            a.feedback,
+            mbps(a.acr_range_bps.0),
+            mbps(a.acr_range_bps.1),
+            mbps(a.acr_bps),
+            mbps(a.payload_bps),
+            a.unit_bytes,
+            if f.tcp { "segments" } else { "datagrams" },
+            f.delivered_of(a.payload_bps)
+        ),
+    )
 }
 
 /// Rule 4, `link`: the path's rate, the fullest bound.
@@ -1208,9 +1285,14 @@ mod test {
             "{}",
             e.evidence
         );
-        // A paced source that gets what it offers was not held back by it.
-        f.offered_bps = Some(0.35e6);
+        // A paced source that gets what it offers was not held back by it
+        // (97% of its offer, fuller than the CPUs' 95%)...
+        f.offered_bps = Some(0.34e6);
         assert_eq!(limit(&f), LimitedBy::Application);
+        // ...but 94% of it, below the CPUs' share, is not the offer's doing:
+        // the rules after decide, and the circular wait is the first.
+        f.offered_bps = Some(0.35e6);
+        assert_eq!(limit(&f), LimitedBy::Lockstep);
         f.offered_bps = Some(1e6);
         assert_eq!(limit(&f), LimitedBy::Lockstep);
     }
@@ -1277,6 +1359,68 @@ mod test {
         );
         f.offered_bps = Some(12e6);
         assert_eq!(limit(&f), LimitedBy::Undetermined);
+    }
+
+    /// wan-contention's ftp-extended (004 §3): ttcp NRL -> JPL's window and
+    /// path, the data read from a disk at 33.55 Mb/s.
+    fn ftp_extended() -> Facts {
+        let mut f = ttcp_nrl_jpl();
+        f.delivered_bps = 31.49e6;
+        f.offered_bps = Some(33.55e6);
+        f
+    }
+
+    #[test]
+    fn a_window_below_a_paced_sources_offer_binds() {
+        // 94% of the disk's offer and 94.4% of what the window lets through
+        // each round trip: the window lets through less, so the writes wait on
+        // it; the window, as with ttcp's unpaced source on the same window.
+        let e = classify(&ftp_extended());
+        assert_eq!(e.limited_by, LimitedBy::Window);
+        assert_eq!(
+            e.evidence,
+            "window 163840 B in flight (sndbuf 171008, rcvbuf 171008) / RTT 39.31 ms = 33.34 Mb/s; \
+             delivered 31.49 Mb/s (94%); the adapter paced at 40.70 Mb/s of cells carries at most \
+             36.37 Mb/s: delivered 87% of it, the link idle the rest"
+        );
+        // The path's rate below the offer: the link, fuller than the window.
+        let mut f = ftp_extended();
+        f.window.as_mut().unwrap().peak_flight = 204_800;
+        f.offered_bps = Some(38e6);
+        f.delivered_bps = 35e6;
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Link);
+        // A CPU busier than the offer's share: the CPU.
+        let mut f = ftp_extended();
+        f.window.as_mut().unwrap().peak_flight = 204_800;
+        f.cpu_busy = Some([0.97, 0.2]);
+        assert_eq!(limit(&f), LimitedBy::HostCpu);
+    }
+
+    #[test]
+    fn an_offer_below_every_other_bound_is_the_application() {
+        // A disk at 32.5 Mb/s under the same window's 33.34: the offer is the
+        // lowest rate, its share of what arrived the largest.
+        let mut f = ftp_extended();
+        f.offered_bps = Some(32.5e6);
+        let e = classify(&f);
+        assert_eq!(e.limited_by, LimitedBy::Application);
+        assert_eq!(
+            e.evidence,
+            "paced source offers 32.50 Mb/s; delivered 31.49 Mb/s (97%); fuller than the link \
+             (the adapter paced at 40.70 Mb/s of cells carries at most 36.37 Mb/s: delivered 87% \
+             of it) and the window (94% of window/RTT 33.34 Mb/s)"
+        );
+        // An ACR that carries less than the offer: the ACR's rule decides.
+        f.abr = Some(AbrRate {
+            acr_bps: 32e6,
+            acr_mean_bps: 32e6,
+            acr_range_bps: (30e6, 34e6),
+            payload_bps: 31.6e6,
+            unit_bytes: 8192,
+            feedback: "ERICA at the port to b".into(),
+        });
+        assert_eq!(limit(&f), LimitedBy::AbrRate);
     }
 
     #[test]

@@ -7,7 +7,8 @@ use std::fmt;
 /// What bound a connection, in the order [`classify`](fn@super::classify) tries them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum LimitedBy {
-    /// A paced source (constant- or random-rate traffic) got the load it offered.
+    /// A paced source (constant- or random-rate traffic) got the load it offered,
+    /// where nothing else let through less (the offer was the fullest bound).
     Application,
     /// The Nagle/delayed-ACK circular wait: data released by the receiver's timer.
     Lockstep,
