@@ -41,6 +41,7 @@ use super::port::{self, VcState, Verdict};
 use super::{abr, upc, DropPolicy, Ev, LossCause, Network, Next, Place};
 use crate::time::SimTime;
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// Cells `first..first+count` of one PDU arriving at a stage, the k-th at `t0 + k·step`.
@@ -67,6 +68,10 @@ impl Seg {
     }
     fn last(&self) -> SimTime {
         self.time(self.count - 1)
+    }
+    /// Data cells, two or more: a run a steady period may take (`Network::steady`).
+    fn is_run(&self) -> bool {
+        !abr::is_rm(self.pdu) && self.count >= 2
     }
     /// How many head cells arrive at or before `limit` (>= 1 when t0 <= limit).
     fn count_upto(&self, limit: SimTime) -> u32 {
@@ -220,7 +225,13 @@ impl Network {
                 break;
             }
             if gather && heads.len() >= 2 && merge_steps == 0 {
-                if self.steady(p, &mut inputs, &mut heads, horizon, &mut pieces) {
+                // A steady period needs every head to be a run of data cells.
+                // The first one's is at hand: where it is not (an RM cell or a
+                // lone cell: the head of most resolves at an ABR port, which
+                // resolves at each FRM's arrival), the try fails without a call.
+                if inputs[best].front().is_some_and(Seg::is_run)
+                    && self.steady(p, &mut inputs, &mut heads, horizon, &mut pieces)
+                {
                     backoff = 0;
                     continue;
                 }
@@ -245,10 +256,20 @@ impl Network {
             }
             merge_steps = merge_steps.saturating_sub(1);
             sink_steps = sink_steps.saturating_sub(1);
-            heads.pop();
-            let second = heads
-                .peek()
-                .map_or((SimTime::MAX, u32::MAX), |&Reverse((t, c, _))| (t, c));
+            // The input after `best` in the merge, while `best` keeps its
+            // entry, the root, through the step (`next_head`: one sift where
+            // a pop and a push took two). In a binary heap the next entry
+            // after the root is one of its children, entries 1 and 2 of the
+            // implicit tree std keeps; `as_slice` leaves that order unspecified,
+            // so debug builds check it against every entry.
+            let second = heads.as_slice()[1..].iter().take(2).max();
+            debug_assert_eq!(
+                second,
+                heads.iter().filter(|h| h.0 .2 != best).max(),
+                "the heap's root has its next greatest entry as a child"
+            );
+            let second = second.map_or((SimTime::MAX, u32::MAX), |&Reverse((t, c, _))| (t, c));
+            let root = heads.peek_mut().expect("the loop peeked a head");
             let Some(&seg) = inputs[best].front() else {
                 break;
             };
@@ -258,9 +279,7 @@ impl Network {
                 self.flush_piece(&mut pieces, seg.circuit);
                 self.rm_arrives(seg.t0, seg.first, seg.stage as usize, seg.clp);
                 inputs[best].pop_front();
-                if let Some(head) = inputs[best].front() {
-                    heads.push(Reverse((head.t0, head.circuit, best)));
-                }
+                next_head(root, &inputs[best], best);
                 continue;
             }
             // Take the cells that come before the other inputs' next cell.
@@ -316,9 +335,7 @@ impl Network {
                 front.t0 = front.time(m);
                 front.count -= m;
             }
-            if let Some(head) = fifo.front() {
-                heads.push(Reverse((head.t0, head.circuit, best)));
-            }
+            next_head(root, fifo, best);
         }
         self.ports[p].inputs = inputs;
         self.ports[p].heads = heads;
@@ -643,7 +660,7 @@ impl Network {
         let mut h_last = h_first;
         for (i, &Reverse((t, c, slot))) in heads.iter().enumerate() {
             let seg = &inputs[slot][0];
-            if abr::is_rm(seg.pdu) || seg.count < 2 || seg.step != s {
+            if !seg.is_run() || seg.step != s {
                 return false;
             }
             h_last = h_last.max(t);
@@ -1285,6 +1302,22 @@ impl Network {
             sink,
             regular: true,
         });
+    }
+}
+
+/// The heap's root, input `slot`'s head until a merge step took it, becomes
+/// the input's next head, or goes when the input is empty: one sift, where a
+/// pop and a push would take two.
+fn next_head(
+    mut root: PeekMut<'_, Reverse<(SimTime, u32, usize)>>,
+    fifo: &VecDeque<Seg>,
+    slot: usize,
+) {
+    match fifo.front() {
+        Some(head) => *root = Reverse((head.t0, head.circuit, slot)),
+        None => {
+            PeekMut::pop(root);
+        }
     }
 }
 
