@@ -630,9 +630,13 @@ impl Network {
     /// regular piece (the circuit's `Piece`). `n` stops at the end of the
     /// shortest head segment (an RM cell, a PDU's end or a change of step next),
     /// earlier if the next segment of an input would come within the last
-    /// period, before the first period not wholly at or before `horizon`, and within
-    /// ERICA's current averaging interval (so each cell is counted in the
-    /// interval it falls in: `PortAbrRt::count_run`). Every cell must find
+    /// period, before the first period not wholly at or before `horizon`, and
+    /// before the end of the averaging interval after ERICA's current one: each
+    /// cell is counted in the interval it falls in (`PortAbrRt::count_run`),
+    /// every input's cells before the current interval's end first, as the
+    /// merge meets them, so the interval closes on all of them (ERICA's
+    /// `roll` reads only the count, and the clock is past the end when a cell
+    /// after it is decided). Every cell must find
     /// room (the buffer, the CLP = 1 threshold, EPD's threshold) and its VC
     /// forwarding or between PDUs, with no policer; then each is accepted as
     /// `offer` would. Cell logs and queue samples are written cell by cell in
@@ -683,11 +687,14 @@ impl Network {
         // Whole periods at or before the horizon (and ERICA's interval end).
         let periods = |until: SimTime| ((until.0 - h_last.0) / s.0 + 1).min(u32::MAX as u64) as u32;
         let mut n = periods(horizon);
-        if let Some(interval_end) = self.abr_interval_end(p) {
-            if h_last >= interval_end {
+        let mut interval_end = SimTime::MAX;
+        if let Some((end, length)) = self.abr_interval(p) {
+            let next_end = end + length;
+            if h_last >= next_end {
                 return false;
             }
-            n = n.min(periods(SimTime(interval_end.0 - 1)));
+            n = n.min(periods(SimTime(next_end.0 - 1)));
+            interval_end = end;
         }
         let epd = match policy {
             DropPolicy::Epd { threshold_cells } => threshold_cells,
@@ -750,13 +757,14 @@ impl Network {
                 }
             }
         }
+        let marked = match self.abr.on {
+            true => self.steady_abr(p, inputs, order, &found, n, interval_end),
+            false => [false; STEADY_INPUTS],
+        };
         for (i, &(slot, _, _)) in order.iter().enumerate() {
             let seg = inputs[slot][0];
             let (c, st) = (seg.circuit as usize, seg.stage as usize);
-            let (occ, start) = found[i];
-            // As cell by cell, a cell marked upstream is not offered to ABR here.
-            let marked =
-                !seg.efci && self.abr.on && self.abr_cells_at_port(p, c, seg.t0, s, n, occ + 1);
+            let (start, marked) = (found[i].1, marked[i]);
             let ends_pdu = seg.first + n == self.pdus[seg.pdu as usize].ncells;
             self.circuits[c].stages[st].vc = if ends_pdu {
                 VcState::Idle
@@ -782,6 +790,45 @@ impl Network {
             }
         }
         true
+    }
+}
+
+impl Network {
+    /// ABR's counts of a steady run (`steady`): `n` cells of each input, in
+    /// the merge's `order`, each input's finding the occupancy `found` says;
+    /// whether each input's cells leave marked EFCI. ERICA counts every
+    /// input's cells before `interval_end` (its current interval's) first.
+    /// As cell by cell, a cell marked upstream is not offered to ABR here.
+    #[inline(never)]
+    fn steady_abr(
+        &mut self,
+        p: usize,
+        inputs: &[VecDeque<Seg>],
+        order: &[(usize, SimTime, u32)],
+        found: &[(u32, SimTime)],
+        n: u32,
+        interval_end: SimTime,
+    ) -> [bool; STEADY_INPUTS] {
+        let mut marked = [false; STEADY_INPUTS];
+        for after in [false, true] {
+            for (i, &(slot, _, _)) in order.iter().enumerate() {
+                let seg = &inputs[slot][0];
+                // The input's cells before the interval's end.
+                let m = match interval_end.0.checked_sub(seg.t0.0) {
+                    Some(d) if d > 0 => d.div_ceil(seg.step.0).min(n as u64) as u32,
+                    _ => 0,
+                };
+                let (t0, count) = match after {
+                    false => (seg.t0, m),
+                    true => (seg.time(m), n - m),
+                };
+                if count > 0 && !seg.efci {
+                    let (c, occ) = (seg.circuit as usize, found[i].0 + 1);
+                    marked[i] = self.abr_cells_at_port(p, c, t0, seg.step, count, occ);
+                }
+            }
+        }
+        marked
     }
 }
 
