@@ -810,21 +810,29 @@ impl Network {
         interval_end: SimTime,
     ) -> [bool; STEADY_INPUTS] {
         let mut marked = [false; STEADY_INPUTS];
-        for after in [false, true] {
+        // The cells of each input before the interval's end, and whether any
+        // input has cells after it (most runs lie inside the interval).
+        let mut before = [n; STEADY_INPUTS];
+        let mut crosses = false;
+        for (i, &(slot, _, _)) in order.iter().enumerate() {
+            let seg = &inputs[slot][0];
+            if seg.time(n - 1) >= interval_end {
+                let d = interval_end.0.saturating_sub(seg.t0.0);
+                before[i] = d.div_ceil(seg.step.0) as u32;
+                crosses = true;
+            }
+            if before[i] > 0 && !seg.efci {
+                let (c, occ) = (seg.circuit as usize, found[i].0 + 1);
+                marked[i] = self.abr_cells_at_port(p, c, seg.t0, seg.step, before[i], occ);
+            }
+        }
+        if crosses {
             for (i, &(slot, _, _)) in order.iter().enumerate() {
                 let seg = &inputs[slot][0];
-                // The input's cells before the interval's end.
-                let m = match interval_end.0.checked_sub(seg.t0.0) {
-                    Some(d) if d > 0 => d.div_ceil(seg.step.0).min(n as u64) as u32,
-                    _ => 0,
-                };
-                let (t0, count) = match after {
-                    false => (seg.t0, m),
-                    true => (seg.time(m), n - m),
-                };
-                if count > 0 && !seg.efci {
+                if before[i] < n && !seg.efci {
                     let (c, occ) = (seg.circuit as usize, found[i].0 + 1);
-                    marked[i] = self.abr_cells_at_port(p, c, t0, seg.step, count, occ);
+                    let t0 = seg.time(before[i]);
+                    marked[i] = self.abr_cells_at_port(p, c, t0, seg.step, n - before[i], occ);
                 }
             }
         }
