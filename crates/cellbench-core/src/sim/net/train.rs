@@ -41,7 +41,6 @@ use super::port::{self, VcState, Verdict};
 use super::{abr, upc, DropPolicy, Ev, LossCause, Network, Next, Place};
 use crate::time::SimTime;
 use std::cmp::Reverse;
-use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// Cells `first..first+count` of one PDU arriving at a stage, the k-th at `t0 + k·step`.
@@ -256,20 +255,10 @@ impl Network {
             }
             merge_steps = merge_steps.saturating_sub(1);
             sink_steps = sink_steps.saturating_sub(1);
-            // The input after `best` in the merge, while `best` keeps its
-            // entry, the root, through the step (`next_head`: one sift where
-            // a pop and a push took two). In a binary heap the next entry
-            // after the root is one of its children, entries 1 and 2 of the
-            // implicit tree std keeps; `as_slice` leaves that order unspecified,
-            // so debug builds check it against every entry.
-            let second = heads.as_slice()[1..].iter().take(2).max();
-            debug_assert_eq!(
-                second,
-                heads.iter().filter(|h| h.0 .2 != best).max(),
-                "the heap's root has its next greatest entry as a child"
-            );
-            let second = second.map_or((SimTime::MAX, u32::MAX), |&Reverse((t, c, _))| (t, c));
-            let root = heads.peek_mut().expect("the loop peeked a head");
+            heads.pop();
+            let second = heads
+                .peek()
+                .map_or((SimTime::MAX, u32::MAX), |&Reverse((t, c, _))| (t, c));
             let Some(&seg) = inputs[best].front() else {
                 break;
             };
@@ -279,7 +268,9 @@ impl Network {
                 self.flush_piece(&mut pieces, seg.circuit);
                 self.rm_arrives(seg.t0, seg.first, seg.stage as usize, seg.clp);
                 inputs[best].pop_front();
-                next_head(root, &inputs[best], best);
+                if let Some(head) = inputs[best].front() {
+                    heads.push(Reverse((head.t0, head.circuit, best)));
+                }
                 continue;
             }
             // Take the cells that come before the other inputs' next cell.
@@ -335,7 +326,9 @@ impl Network {
                 front.t0 = front.time(m);
                 front.count -= m;
             }
-            next_head(root, fifo, best);
+            if let Some(head) = fifo.front() {
+                heads.push(Reverse((head.t0, head.circuit, best)));
+            }
         }
         self.ports[p].inputs = inputs;
         self.ports[p].heads = heads;
@@ -1357,22 +1350,6 @@ impl Network {
             sink,
             regular: true,
         });
-    }
-}
-
-/// The heap's root, input `slot`'s head until a merge step took it, becomes
-/// the input's next head, or goes when the input is empty: one sift, where a
-/// pop and a push would take two.
-fn next_head(
-    mut root: PeekMut<'_, Reverse<(SimTime, u32, usize)>>,
-    fifo: &VecDeque<Seg>,
-    slot: usize,
-) {
-    match fifo.front() {
-        Some(head) => *root = Reverse((head.t0, head.circuit, slot)),
-        None => {
-            PeekMut::pop(root);
-        }
     }
 }
 
