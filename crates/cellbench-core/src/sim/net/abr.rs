@@ -865,6 +865,20 @@ impl Network {
         }
     }
 
+    /// Train: the end of ERICA's current averaging interval at port `p` and
+    /// the interval's length (None: the port does not run ERICA), for a steady
+    /// period (`train.rs`) that may run into the next interval, not past it.
+    pub(super) fn abr_interval(&self, p: usize) -> Option<(SimTime, SimTime)> {
+        match self.abr.ports.get(p).and_then(Option::as_ref) {
+            Some(PortAbrRt {
+                switch: AbrSwitch::Erica { interval, .. },
+                start,
+                ..
+            }) => Some((*start + *interval, *interval)),
+            _ => None,
+        }
+    }
+
     /// Train: `n` data cells of circuit `c` accepted at port `p` (arrivals
     /// `a0 + k·step`), each finding `occ` cells (itself included), as
     /// `abr_data_at_port` would take them one by one: ERICA's count, and

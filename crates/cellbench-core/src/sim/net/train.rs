@@ -68,6 +68,10 @@ impl Seg {
     fn last(&self) -> SimTime {
         self.time(self.count - 1)
     }
+    /// Data cells, two or more: a run a steady period may take (`Network::steady`).
+    fn is_run(&self) -> bool {
+        !abr::is_rm(self.pdu) && self.count >= 2
+    }
     /// How many head cells arrive at or before `limit` (>= 1 when t0 <= limit).
     fn count_upto(&self, limit: SimTime) -> u32 {
         if self.count == 1 || limit >= self.last() {
@@ -220,7 +224,13 @@ impl Network {
                 break;
             }
             if gather && heads.len() >= 2 && merge_steps == 0 {
-                if self.steady(p, &mut inputs, &mut heads, horizon, &mut pieces) {
+                // A steady period needs every head to be a run of data cells.
+                // The first one's is at hand: where it is not (an RM cell or a
+                // lone cell: the head of most resolves at an ABR port, which
+                // resolves at each FRM's arrival), the try fails without a call.
+                if inputs[best].front().is_some_and(Seg::is_run)
+                    && self.steady(p, &mut inputs, &mut heads, horizon, &mut pieces)
+                {
                     backoff = 0;
                     continue;
                 }
@@ -613,9 +623,13 @@ impl Network {
     /// regular piece (the circuit's `Piece`). `n` stops at the end of the
     /// shortest head segment (an RM cell, a PDU's end or a change of step next),
     /// earlier if the next segment of an input would come within the last
-    /// period, before the first period not wholly at or before `horizon`, and within
-    /// ERICA's current averaging interval (so each cell is counted in the
-    /// interval it falls in: `PortAbrRt::count_run`). Every cell must find
+    /// period, before the first period not wholly at or before `horizon`, and
+    /// before the end of the averaging interval after ERICA's current one: each
+    /// cell is counted in the interval it falls in (`PortAbrRt::count_run`),
+    /// every input's cells before the current interval's end first, as the
+    /// merge meets them, so the interval closes on all of them (ERICA's
+    /// `roll` reads only the count, and the clock is past the end when a cell
+    /// after it is decided). Every cell must find
     /// room (the buffer, the CLP = 1 threshold, EPD's threshold) and its VC
     /// forwarding or between PDUs, with no policer; then each is accepted as
     /// `offer` would. Cell logs and queue samples are written cell by cell in
@@ -643,7 +657,7 @@ impl Network {
         let mut h_last = h_first;
         for (i, &Reverse((t, c, slot))) in heads.iter().enumerate() {
             let seg = &inputs[slot][0];
-            if abr::is_rm(seg.pdu) || seg.count < 2 || seg.step != s {
+            if !seg.is_run() || seg.step != s {
                 return false;
             }
             h_last = h_last.max(t);
@@ -666,11 +680,14 @@ impl Network {
         // Whole periods at or before the horizon (and ERICA's interval end).
         let periods = |until: SimTime| ((until.0 - h_last.0) / s.0 + 1).min(u32::MAX as u64) as u32;
         let mut n = periods(horizon);
-        if let Some(interval_end) = self.abr_interval_end(p) {
-            if h_last >= interval_end {
+        let mut interval_end = SimTime::MAX;
+        if let Some((end, length)) = self.abr_interval(p) {
+            let next_end = end + length;
+            if h_last >= next_end {
                 return false;
             }
-            n = n.min(periods(SimTime(interval_end.0 - 1)));
+            n = n.min(periods(SimTime(next_end.0 - 1)));
+            interval_end = end;
         }
         let epd = match policy {
             DropPolicy::Epd { threshold_cells } => threshold_cells,
@@ -733,13 +750,14 @@ impl Network {
                 }
             }
         }
+        let marked = match self.abr.on {
+            true => self.steady_abr(p, inputs, order, &found, n, interval_end),
+            false => [false; STEADY_INPUTS],
+        };
         for (i, &(slot, _, _)) in order.iter().enumerate() {
             let seg = inputs[slot][0];
             let (c, st) = (seg.circuit as usize, seg.stage as usize);
-            let (occ, start) = found[i];
-            // As cell by cell, a cell marked upstream is not offered to ABR here.
-            let marked =
-                !seg.efci && self.abr.on && self.abr_cells_at_port(p, c, seg.t0, s, n, occ + 1);
+            let (start, marked) = (found[i].1, marked[i]);
             let ends_pdu = seg.first + n == self.pdus[seg.pdu as usize].ncells;
             self.circuits[c].stages[st].vc = if ends_pdu {
                 VcState::Idle
@@ -765,6 +783,53 @@ impl Network {
             }
         }
         true
+    }
+}
+
+impl Network {
+    /// ABR's counts of a steady run (`steady`): `n` cells of each input, in
+    /// the merge's `order`, each input's finding the occupancy `found` says;
+    /// whether each input's cells leave marked EFCI. ERICA counts every
+    /// input's cells before `interval_end` (its current interval's) first.
+    /// As cell by cell, a cell marked upstream is not offered to ABR here.
+    #[inline(never)]
+    fn steady_abr(
+        &mut self,
+        p: usize,
+        inputs: &[VecDeque<Seg>],
+        order: &[(usize, SimTime, u32)],
+        found: &[(u32, SimTime)],
+        n: u32,
+        interval_end: SimTime,
+    ) -> [bool; STEADY_INPUTS] {
+        let mut marked = [false; STEADY_INPUTS];
+        // The cells of each input before the interval's end, and whether any
+        // input has cells after it (most runs lie inside the interval).
+        let mut before = [n; STEADY_INPUTS];
+        let mut crosses = false;
+        for (i, &(slot, _, _)) in order.iter().enumerate() {
+            let seg = &inputs[slot][0];
+            if seg.time(n - 1) >= interval_end {
+                let d = interval_end.0.saturating_sub(seg.t0.0);
+                before[i] = d.div_ceil(seg.step.0) as u32;
+                crosses = true;
+            }
+            if before[i] > 0 && !seg.efci {
+                let (c, occ) = (seg.circuit as usize, found[i].0 + 1);
+                marked[i] = self.abr_cells_at_port(p, c, seg.t0, seg.step, before[i], occ);
+            }
+        }
+        if crosses {
+            for (i, &(slot, _, _)) in order.iter().enumerate() {
+                let seg = &inputs[slot][0];
+                if before[i] < n && !seg.efci {
+                    let (c, occ) = (seg.circuit as usize, found[i].0 + 1);
+                    let t0 = seg.time(before[i]);
+                    marked[i] = self.abr_cells_at_port(p, c, t0, seg.step, n - before[i], occ);
+                }
+            }
+        }
+        marked
     }
 }
 
