@@ -22,6 +22,18 @@ pub(super) enum VcState {
     Refusing,
 }
 
+impl VcState {
+    /// The state after a VC's cells were accepted, the last of them ending
+    /// its PDU or not.
+    pub(super) fn forwarded(ends_pdu: bool) -> VcState {
+        if ends_pdu {
+            VcState::Idle
+        } else {
+            VcState::Accepting
+        }
+    }
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(super) enum Verdict {
     Accept,

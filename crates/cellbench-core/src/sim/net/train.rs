@@ -316,16 +316,10 @@ impl Network {
                 self.police_then_process(p, &seg, m);
             }
             let fifo = &mut inputs[best];
-            let Some(front) = fifo.front_mut() else {
+            if fifo.is_empty() {
                 break;
-            };
-            if m == front.count {
-                fifo.pop_front();
-            } else {
-                front.first += m;
-                front.t0 = front.time(m);
-                front.count -= m;
             }
+            take_head(fifo, m);
             if let Some(head) = fifo.front() {
                 heads.push(Reverse((head.t0, head.circuit, best)));
             }
@@ -515,11 +509,7 @@ impl Network {
                 self.sample_queue(p, seg.time(j + run.n - 1), run.occ_last, run.end);
             }
         }
-        self.circuits[c].stages[s].vc = if has_eom {
-            VcState::Idle
-        } else {
-            VcState::Accepting
-        };
+        self.circuits[c].stages[s].vc = VcState::forwarded(has_eom);
         if self.logs(Place::Port(p)) {
             let starts = (0..run.n).map(|k| run.start(k, a0, seg.step, cell));
             self.log_sent(p, c, s, seg.pdu, seg.first + j, starts, seg.clp);
@@ -759,22 +749,10 @@ impl Network {
             let (c, st) = (seg.circuit as usize, seg.stage as usize);
             let (start, marked) = (found[i].1, marked[i]);
             let ends_pdu = seg.first + n == self.pdus[seg.pdu as usize].ncells;
-            self.circuits[c].stages[st].vc = if ends_pdu {
-                VcState::Idle
-            } else {
-                VcState::Accepting
-            };
+            self.circuits[c].stages[st].vc = VcState::forwarded(ends_pdu);
             let at = start + cell + delay;
             self.gather_run(pieces, &seg, n, at, s, cell, seg.efci || marked);
-            let fifo = &mut inputs[slot];
-            if n == seg.count {
-                fifo.pop_front();
-            } else {
-                let front = &mut fifo[0];
-                front.first += n;
-                front.t0 = front.time(n);
-                front.count -= n;
-            }
+            take_head(&mut inputs[slot], n);
         }
         heads.clear();
         for &(slot, _, _) in order.iter() {
@@ -1174,22 +1152,10 @@ impl Network {
             self.abr_cells_counted(p, c, seg.t0, seg.step, n, lane.marked);
         }
         let ends_pdu = seg.first + n == self.pdus[seg.pdu as usize].ncells;
-        self.circuits[c].stages[st].vc = if ends_pdu {
-            VcState::Idle
-        } else {
-            VcState::Accepting
-        };
+        self.circuits[c].stages[st].vc = VcState::forwarded(ends_pdu);
         let efci = seg.efci || lane.last_marked;
         self.gather_sink(pieces, &seg, n, lane.end + delay, cell, efci);
-        let fifo = &mut inputs[lane.slot];
-        if n == seg.count {
-            fifo.pop_front();
-        } else {
-            let front = &mut fifo[0];
-            front.first += n;
-            front.t0 = front.time(n);
-            front.count -= n;
-        }
+        take_head(&mut inputs[lane.slot], n);
         lane.n = 0;
         lane.marked = 0;
     }
@@ -1480,6 +1446,18 @@ impl Network {
             sink,
             regular: true,
         });
+    }
+}
+
+/// The first `n` cells of a FIFO's head segment were decided: off the FIFO.
+fn take_head(fifo: &mut VecDeque<Seg>, n: u32) {
+    let head = &mut fifo[0];
+    if n == head.count {
+        fifo.pop_front();
+    } else {
+        head.first += n;
+        head.t0 = head.time(n);
+        head.count -= n;
     }
 }
 
