@@ -16,7 +16,10 @@ before ``sim/net/abr_train.rs``):
 
 The figure is the CPU time of the simulator calls (best of REPEATS, default 5, per
 run) over the cells arriving at switch ports; the machine and its load are printed
-with it. A benchmark, not a test.
+with it. ``ns/FRM`` is what each forward RM cell adds: the ABR runs' CPU beyond their
+cells at the UBR runs' cost per cell, over the FRMs their sources sent. A second table
+gives flow-control run by run, since the sum hides how far apart its runs are.
+A benchmark, not a test.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOW = ROOT / "python/cellbench/reproduce/wan-contention-flow-control.netspec"
@@ -35,24 +39,53 @@ EFCI = "testbed.switch.abr=efci (threshold = 128)"
 ERICA = "testbed.switch.abr=erica (target = 0.9, interval_us = 1000)"
 
 
-def cost(source, sets: list[str], repeats: int, per_cell: bool = False) -> tuple[float, int]:
-    """(CPU seconds, cells arriving at ports) over every run of the plan."""
+class Run(NamedTuple):
+    """One simulator call: its mix (the protocols of its connections), its CPU
+    time (best of the repeats), the cells arriving at ports and the FRMs its
+    ABR sources sent."""
+
+    mix: str
+    cpu: float
+    cells: int
+    frms: int
+
+
+def cost(source, sets: list[str], repeats: int, per_cell: bool = False) -> list[Run]:
+    """Every run of the plan, each timed on its own."""
     from cellbench import _native
     from cellbench.experiment.plan import make_plan
 
     plan = make_plan(source, sets=sets)
-    cpu, cells = 0.0, 0
+    runs = []
     for r in range(plan.runs_total):
-        spec = dict(plan.task(r).spec, per_cell=per_cell)
+        task = plan.task(r)
+        spec = dict(task.spec, per_cell=per_cell)
         best = None
         for _ in range(repeats):
             t = time.process_time()
             out = _native.simulate(spec)
             dt = time.process_time() - t
             best = dt if best is None else min(best, dt)
-        cpu += best
-        cells += sum(p.get("cells_in", 0) for p in out["ports"])
-    return cpu, cells
+        mix = "/".join(c["protocol"] for c in task.spec["connections"])
+        cells = sum(p.get("cells_in", 0) for p in out["ports"])
+        frms = sum(c.get("abr_frm_sent") or 0 for c in out["connections"])
+        runs.append(Run(mix, best, cells, frms))
+    return runs
+
+
+def ns_per_cell(runs: list[Run]) -> float:
+    return sum(r.cpu for r in runs) * 1e9 / sum(r.cells for r in runs)
+
+
+def per_frm(abr: list[Run], ubr_ns: float) -> str:
+    """What each FRM adds: the ABR runs' CPU beyond their cells at the UBR
+    runs' cost per cell, over the FRMs sent (the RM machinery's price, if
+    data cells cost what they do under UBR)."""
+    frms = sum(r.frms for r in abr)
+    if not frms:
+        return "-"
+    extra = sum(r.cpu for r in abr) * 1e9 - ubr_ns * sum(r.cells for r in abr)
+    return f"{extra / frms:.0f}"
 
 
 def main() -> int:
@@ -79,15 +112,37 @@ def main() -> int:
         ]
         print(
             f"{'case':<13} {'service':<19} {'cpu ms':>9} {'cells':>9} {'ns/cell':>8} {'x UBR':>6}"
+            f" {'ns/FRM':>7}"
         )
-        ubr_ns = {}
+        ubr_ns: dict[str, float] = {}
+        measured: dict[tuple[str, str], list[Run]] = {}
         for case, service, source, sets, per_cell in cases:
-            cpu, cells = cost(source, sets, repeats, per_cell)
-            ns = cpu * 1e9 / cells
+            runs = cost(source, sets, repeats, per_cell)
+            measured[case, service] = runs
+            ns = ns_per_cell(runs)
             ubr_ns.setdefault(case, ns)
+            cpu = sum(r.cpu for r in runs)
+            cells = sum(r.cells for r in runs)
             print(
                 f"{case:<13} {service:<19} {cpu * 1e3:9.1f} {cells:9d} {ns:8.1f} "
-                f"{ns / ubr_ns[case]:6.2f}"
+                f"{ns / ubr_ns[case]:6.2f} {per_frm(runs, ubr_ns[case]):>7}"
+            )
+        # The sum hides how far apart the runs are: UBR's TCP trains at the link
+        # rate cost a few ns a cell, its UDP runs many more (cells dropped in
+        # bulk at the congested port count as arrivals).
+        print("\nflow-control, run by run (ns/cell, x its UBR run; ns/FRM as above)")
+        print(
+            f"{'run':>3} {'mix':<8} {'UBR':>6} {'EFCI':>6} {'x':>5} {'ns/FRM':>7}"
+            f" {'ERICA':>6} {'x':>5} {'ns/FRM':>7}"
+        )
+        ubr_runs = measured["flow-control", "UBR tail"]
+        efci = measured["flow-control", "ABR EFCI"]
+        erica = measured["flow-control", "ABR ERICA"]
+        for i, (u, e, r) in enumerate(zip(ubr_runs, efci, erica)):
+            un, en, rn = (ns_per_cell([x]) for x in (u, e, r))
+            print(
+                f"{i:>3} {u.mix:<8} {un:6.1f} {en:6.1f} {en / un:5.2f} {per_frm([e], un):>7}"
+                f" {rn:6.1f} {rn / un:5.2f} {per_frm([r], un):>7}"
             )
     return 0
 
