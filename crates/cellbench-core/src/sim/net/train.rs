@@ -163,7 +163,17 @@ impl Network {
 
     /// Resolves the eager ports that were pushed to, then makes sure every cell
     /// pushed to a multi-input port is covered by a resolve event.
+    // The check inline, the work not: most calls (each pull, each replay of an
+    // ABR source) find both lists empty.
+    #[inline]
     pub(super) fn drain(&mut self) {
+        if !self.dirty.is_empty() || !self.sweep.is_empty() {
+            self.drain_lists();
+        }
+    }
+
+    #[inline(never)]
+    fn drain_lists(&mut self) {
         while let Some(p) = self.dirty.pop() {
             self.ports[p].dirty = false;
             self.resolve(p, SimTime::MAX);
@@ -200,6 +210,12 @@ impl Network {
     /// Decides every pending cell of port `p` arriving at or before `horizon`.
     fn resolve(&mut self, p: usize, horizon: SimTime) {
         self.abr_release(p, horizon);
+        // Nothing to decide (a port pulled by a downstream one, most often):
+        // leave before taking the FIFOs out and putting them back.
+        match self.ports[p].heads.peek() {
+            Some(&Reverse((t0, _, _))) if t0 <= horizon => {}
+            _ => return,
+        }
         // The input FIFOs are taken out while cells flow on: nothing pushes back
         // into p (the port graph is loop-free).
         let mut inputs = std::mem::take(&mut self.ports[p].inputs);
