@@ -699,11 +699,16 @@ impl Network {
             DropPolicy::Epd { threshold_cells } => threshold_cells,
             _ => u32::MAX,
         };
+        // The head segments in the merge's order, read off their FIFOs once.
+        let mut segs = [inputs[first][0]; STEADY_INPUTS];
+        for (seg, &(slot, _, _)) in segs.iter_mut().zip(order.iter()) {
+            *seg = inputs[slot][0];
+        }
+        let segs = &segs[..k];
         // Period 0, cell by cell: each input's occupancy found and start.
         let mut found = [(0u32, SimTime::ZERO); STEADY_INPUTS];
         let mut end = end0;
-        for (i, &(slot, _, _)) in order.iter().enumerate() {
-            let seg = &inputs[slot][0];
+        for (i, seg) in segs.iter().enumerate() {
             let stage = &self.circuits[seg.circuit as usize].stages[seg.stage as usize];
             if stage.policer.is_some() || !matches!(stage.vc, VcState::Idle | VcState::Accepting) {
                 return false;
@@ -722,9 +727,8 @@ impl Network {
         // circuit on the same link, say) start within the last period.
         while n >= 2 {
             let last = h_last + s.times(n as u64 - 1);
-            let overtaken = order.iter().any(|&(slot, _, _)| {
-                let fifo = &inputs[slot];
-                fifo[0].count == n && fifo.get(1).is_some_and(|next| next.t0 <= last)
+            let overtaken = order.iter().zip(segs).any(|(&(slot, _, _), seg)| {
+                seg.count == n && inputs[slot].get(1).is_some_and(|next| next.t0 <= last)
             });
             if !overtaken {
                 break;
@@ -743,8 +747,7 @@ impl Network {
             // In the order the merge takes them, period by period.
             for j in 0..n {
                 let dt = s.times(j as u64);
-                for (i, &(slot, _, _)) in order.iter().enumerate() {
-                    let seg = inputs[slot][0];
+                for (i, seg) in segs.iter().enumerate() {
                     let (occ, start) = found[i];
                     self.sample_queue(p, seg.t0 + dt, occ + 1, start + dt + cell);
                     if logs {
@@ -757,17 +760,16 @@ impl Network {
             }
         }
         let marked = match self.abr.on {
-            true => self.steady_abr(p, inputs, order, &found, n, interval_end),
+            true => self.steady_abr(p, segs, &found, n, interval_end),
             false => [false; STEADY_INPUTS],
         };
-        for (i, &(slot, _, _)) in order.iter().enumerate() {
-            let seg = inputs[slot][0];
+        for (i, (&(slot, _, _), seg)) in order.iter().zip(segs).enumerate() {
             let (c, st) = (seg.circuit as usize, seg.stage as usize);
             let (start, marked) = (found[i].1, marked[i]);
             let ends_pdu = seg.first + n == self.pdus[seg.pdu as usize].ncells;
             self.circuits[c].stages[st].vc = VcState::forwarded(ends_pdu);
             let at = start + cell + delay;
-            self.gather_run(pieces, &seg, n, at, s, cell, seg.efci || marked);
+            self.gather_run(pieces, seg, n, at, s, cell, seg.efci || marked);
             take_head(&mut inputs[slot], n);
         }
         heads.clear();
@@ -781,8 +783,9 @@ impl Network {
 }
 
 impl Network {
-    /// ABR's counts of a steady run (`steady`): `n` cells of each input, in
-    /// the merge's `order`, each input's finding the occupancy `found` says;
+    /// ABR's counts of a steady run (`steady`): `n` cells of each input (its
+    /// head segment `segs`, in the merge's order), each input's finding the
+    /// occupancy `found` says;
     /// whether each input's cells leave marked EFCI. ERICA counts every
     /// input's cells before `interval_end` (its current interval's) first.
     /// As cell by cell, a cell marked upstream is not offered to ABR here.
@@ -790,8 +793,7 @@ impl Network {
     fn steady_abr(
         &mut self,
         p: usize,
-        inputs: &[VecDeque<Seg>],
-        order: &[(usize, SimTime, u32)],
+        segs: &[Seg],
         found: &[(u32, SimTime)],
         n: u32,
         interval_end: SimTime,
@@ -801,8 +803,7 @@ impl Network {
         // input has cells after it (most runs lie inside the interval).
         let mut before = [n; STEADY_INPUTS];
         let mut crosses = false;
-        for (i, &(slot, _, _)) in order.iter().enumerate() {
-            let seg = &inputs[slot][0];
+        for (i, seg) in segs.iter().enumerate() {
             if seg.time(n - 1) >= interval_end {
                 let d = interval_end.0.saturating_sub(seg.t0.0);
                 before[i] = d.div_ceil(seg.step.0) as u32;
@@ -814,8 +815,7 @@ impl Network {
             }
         }
         if crosses {
-            for (i, &(slot, _, _)) in order.iter().enumerate() {
-                let seg = &inputs[slot][0];
+            for (i, seg) in segs.iter().enumerate() {
                 if before[i] < n && !seg.efci {
                     let (c, occ) = (seg.circuit as usize, found[i].0 + 1);
                     let t0 = seg.time(before[i]);
