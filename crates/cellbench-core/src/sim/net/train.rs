@@ -240,11 +240,12 @@ impl Network {
                 break;
             }
             if gather && heads.len() >= 2 && merge_steps == 0 {
-                // A steady period needs every head to be a run of data cells.
-                // The first one's is at hand: where it is not (an RM cell or a
-                // lone cell: the head of most resolves at an ABR port, which
-                // resolves at each FRM's arrival), the try fails without a call.
-                if inputs[best].front().is_some_and(Seg::is_run)
+                // A steady period needs every head to be a run of data cells at
+                // one step: where they are not (an RM cell or a lone cell at the
+                // head of most resolves at an ABR port, which resolves at each
+                // FRM's arrival; sources at different ACRs), the try fails
+                // without a call.
+                if one_step(&inputs, &heads)
                     && self.steady(p, &mut inputs, &mut heads, horizon, &mut pieces)
                 {
                     backoff = 0;
@@ -650,22 +651,16 @@ impl Network {
         pieces: &mut Vec<Piece>,
     ) -> bool {
         let k = heads.len();
-        if k > STEADY_INPUTS {
-            return false;
-        }
-        // The heads, each a run of data cells at one step `s`, all within `s`
-        // of the first, with the link free for part of each period. Checked
-        // before the merge order is sorted out: most tries fail here (trains
-        // at the link rate; ABR sources at different ACRs).
+        // The heads, each a run of data cells at one step `s` (checked by the
+        // caller, `one_step`), all within `s` of the first, with the link free
+        // for part of each period. Checked before the merge order is sorted
+        // out: most tries that get here fail here (trains at the link rate).
+        debug_assert!(one_step(inputs, heads));
         let Reverse((h_first, _, first)) = *heads.peek().expect("k >= 2");
         let s = inputs[first][0].step;
         let mut order = [(0usize, SimTime::ZERO, 0u32); STEADY_INPUTS];
         let mut h_last = h_first;
         for (i, &Reverse((t, c, slot))) in heads.iter().enumerate() {
-            let seg = &inputs[slot][0];
-            if !seg.is_run() || seg.step != s {
-                return false;
-            }
             h_last = h_last.max(t);
             order[i] = (slot, t, c);
         }
@@ -1463,6 +1458,20 @@ impl Network {
             regular: true,
         });
     }
+}
+
+/// Every input's head is a run of data cells, all at one step, and no more
+/// inputs than a steady period takes: `Network::steady`'s first condition,
+/// checked before the call (most tries fail on it).
+#[inline]
+fn one_step(inputs: &[VecDeque<Seg>], heads: &BinaryHeap<Reverse<(SimTime, u32, usize)>>) -> bool {
+    let mut step = None;
+    heads.len() <= STEADY_INPUTS
+        && heads.iter().all(|&Reverse((_, _, slot))| {
+            inputs[slot]
+                .front()
+                .is_some_and(|seg| seg.is_run() && *step.get_or_insert(seg.step) == seg.step)
+        })
 }
 
 /// The first `n` cells of a FIFO's head segment were decided: off the FIFO.
