@@ -341,10 +341,14 @@ impl Network {
                 heads.push(Reverse((head.t0, head.circuit, best)));
             }
         }
-        self.ports[p].inputs = inputs;
-        self.ports[p].heads = heads;
-        self.ports[p].sink_steps = sink_steps;
-        self.ports[p].sink_backoff = sink_backoff;
+        // Back in place of the empty ones `mem::take` left (nothing pushed
+        // into p since), which hold no allocation: forgotten, not dropped.
+        let port = &mut self.ports[p];
+        debug_assert!(port.inputs.capacity() == 0 && port.heads.capacity() == 0);
+        std::mem::forget(std::mem::replace(&mut port.inputs, inputs));
+        std::mem::forget(std::mem::replace(&mut port.heads, heads));
+        port.sink_steps = sink_steps;
+        port.sink_backoff = sink_backoff;
         if gather {
             for piece in pieces.drain(..) {
                 self.emit_piece(&piece);
