@@ -216,6 +216,9 @@ impl Network {
             Some(&Reverse((t0, _, _))) if t0 <= horizon => {}
             _ => return,
         }
+        if self.ports[p].inputs.len() == 1 {
+            return self.resolve_lone(p, horizon);
+        }
         // The input FIFOs are taken out while cells flow on: nothing pushes back
         // into p (the port graph is loop-free).
         let mut inputs = std::mem::take(&mut self.ports[p].inputs);
@@ -355,6 +358,35 @@ impl Network {
             }
             self.pieces = pieces;
         }
+    }
+
+    /// `resolve` at a port fed by one link (ABR makes every port resolve by
+    /// events, `topology.rs`, so most of an ABR run's resolves are at such
+    /// ports): its FIFO is in arrival order and nothing interleaves, so each
+    /// head segment's cells up to the horizon are decided at once, as the
+    /// general step decides them when no other input's cell comes first,
+    /// without the merge's heap.
+    fn resolve_lone(&mut self, p: usize, horizon: SimTime) {
+        let mut fifo = std::mem::take(&mut self.ports[p].inputs[0]);
+        while let Some(&seg) = fifo.front() {
+            if seg.t0 > horizon {
+                break;
+            }
+            if abr::is_rm(seg.pdu) {
+                self.rm_arrives(seg.t0, seg.first, seg.stage as usize, seg.clp);
+                fifo.pop_front();
+                continue;
+            }
+            let m = seg.count_upto(horizon);
+            self.police_then_process(p, &seg, m);
+            take_head(&mut fifo, m);
+        }
+        let port = &mut self.ports[p];
+        port.heads.clear();
+        if let Some(head) = fifo.front() {
+            port.heads.push(Reverse((head.t0, head.circuit, 0)));
+        }
+        port.inputs[0] = fifo;
     }
 
     /// Push on the piece circuit `c` is gathering, if any.
