@@ -333,8 +333,9 @@ pub(super) struct Abr {
     /// Train mode: the sources run ahead of the clock (`abr_train.rs`, which
     /// keeps them in `Network::emitters`).
     pub(super) train_mode: bool,
-    /// Train mode: the sources holding an open run (`Network::abr_hold`).
-    pub(super) open: Vec<u32>,
+    /// Train mode: per port, the sources holding an open run into it
+    /// (`Network::abr_hold`).
+    pub(super) open: Vec<Vec<u32>>,
     /// Train mode: no port holds an ER decided ahead (`Network::erica_ahead`)
     /// for an instant before this one (MAX: none at all), so the clock's
     /// moves before it need not look (`Network::abr_ahead_due`).

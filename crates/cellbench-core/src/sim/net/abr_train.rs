@@ -455,10 +455,13 @@ impl Network {
         if !to_port || r.first + r.count == self.pdus[r.pdu as usize].ncells {
             return self.abr_flush(c);
         }
+        let super::Next::Port { port, .. } = self.circuits[c].stages[0].next else {
+            unreachable!("checked above");
+        };
         let em = self.emitter(c);
         if !em.held_open {
             em.held_open = true;
-            self.abr.open.push(c as u32);
+            self.abr.open[port].push(c as u32);
         }
     }
 
@@ -467,26 +470,29 @@ impl Network {
     /// `train.rs` calls before each resolve.
     #[inline]
     pub(super) fn abr_release(&mut self, p: usize, horizon: SimTime) {
-        if !self.abr.open.is_empty() {
+        if self.abr.open.get(p).is_some_and(|l| !l.is_empty()) {
             self.abr_release_held(p, horizon);
         }
     }
 
+    /// The walk of `abr_release`: only port `p`'s list (`Abr::open` is kept
+    /// per port, so a resolve does not pass every other port's held runs).
+    /// The order the runs are pushed in does not matter: each source's cells
+    /// come by an input link of their own (its adapter carries its circuit
+    /// alone), and a port's heads are keyed by (arrival, circuit).
     fn abr_release_held(&mut self, p: usize, horizon: SimTime) {
+        let mut open = std::mem::take(&mut self.abr.open[p]);
         let mut i = 0;
-        while i < self.abr.open.len() {
-            let c = self.abr.open[i] as usize;
-            let super::Next::Port { port, .. } = self.circuits[c].stages[0].next else {
-                unreachable!("a held run goes to a port (`abr_hold`)");
-            };
+        while i < open.len() {
+            let c = open[i] as usize;
             let em = self.emitter(c);
             let Some(r) = em.run else {
                 // Pushed since (a replay grew it to an FRM or its PDU's end).
                 em.held_open = false;
-                self.abr.open.swap_remove(i);
+                open.swap_remove(i);
                 continue;
             };
-            if port != p || r.t0 > horizon {
+            if r.t0 > horizon {
                 i += 1;
                 continue;
             }
@@ -498,7 +504,7 @@ impl Network {
             if m == r.count {
                 em.run = None;
                 em.held_open = false;
-                self.abr.open.swap_remove(i);
+                open.swap_remove(i);
             } else {
                 em.run = Some(OpenRun {
                     first: r.first + m,
@@ -511,6 +517,7 @@ impl Network {
             let (pdu, first, t0, step) = (r.pdu, r.first, r.t0, r.step);
             self.emit(c, 0, pdu, first, m, t0, step, false, false);
         }
+        self.abr.open[p] = open;
     }
 
     /// Train: replay, at `now`, the sources whose FRMs moved since (called after

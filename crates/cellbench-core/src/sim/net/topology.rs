@@ -133,6 +133,7 @@ fn attach_abr_trains(
         return Vec::new();
     }
     abr.train_mode = true;
+    abr.open = vec![Vec::new(); ports.len()];
     abr.allow_ahead(circuits);
     let emitters = (0..circuits.len())
         .map(|c| {

@@ -163,7 +163,17 @@ impl Network {
 
     /// Resolves the eager ports that were pushed to, then makes sure every cell
     /// pushed to a multi-input port is covered by a resolve event.
+    // The check inline, the work not: most calls (each pull, each replay of an
+    // ABR source) find both lists empty.
+    #[inline]
     pub(super) fn drain(&mut self) {
+        if !self.dirty.is_empty() || !self.sweep.is_empty() {
+            self.drain_lists();
+        }
+    }
+
+    #[inline(never)]
+    fn drain_lists(&mut self) {
         while let Some(p) = self.dirty.pop() {
             self.ports[p].dirty = false;
             self.resolve(p, SimTime::MAX);
@@ -200,6 +210,15 @@ impl Network {
     /// Decides every pending cell of port `p` arriving at or before `horizon`.
     fn resolve(&mut self, p: usize, horizon: SimTime) {
         self.abr_release(p, horizon);
+        // Nothing to decide (a port pulled by a downstream one, most often):
+        // leave before taking the FIFOs out and putting them back.
+        match self.ports[p].heads.peek() {
+            Some(&Reverse((t0, _, _))) if t0 <= horizon => {}
+            _ => return,
+        }
+        if self.ports[p].inputs.len() == 1 {
+            return self.resolve_lone(p, horizon);
+        }
         // The input FIFOs are taken out while cells flow on: nothing pushes back
         // into p (the port graph is loop-free).
         let mut inputs = std::mem::take(&mut self.ports[p].inputs);
@@ -224,11 +243,12 @@ impl Network {
                 break;
             }
             if gather && heads.len() >= 2 && merge_steps == 0 {
-                // A steady period needs every head to be a run of data cells.
-                // The first one's is at hand: where it is not (an RM cell or a
-                // lone cell: the head of most resolves at an ABR port, which
-                // resolves at each FRM's arrival), the try fails without a call.
-                if inputs[best].front().is_some_and(Seg::is_run)
+                // A steady period needs every head to be a run of data cells at
+                // one step: where they are not (an RM cell or a lone cell at the
+                // head of most resolves at an ABR port, which resolves at each
+                // FRM's arrival; sources at different ACRs), the try fails
+                // without a call.
+                if one_step(&inputs, &heads)
                     && self.steady(p, &mut inputs, &mut heads, horizon, &mut pieces)
                 {
                     backoff = 0;
@@ -324,16 +344,49 @@ impl Network {
                 heads.push(Reverse((head.t0, head.circuit, best)));
             }
         }
-        self.ports[p].inputs = inputs;
-        self.ports[p].heads = heads;
-        self.ports[p].sink_steps = sink_steps;
-        self.ports[p].sink_backoff = sink_backoff;
+        // Back in place of the empty ones `mem::take` left (nothing pushed
+        // into p since), which hold no allocation: forgotten, not dropped.
+        let port = &mut self.ports[p];
+        debug_assert!(port.inputs.capacity() == 0 && port.heads.capacity() == 0);
+        std::mem::forget(std::mem::replace(&mut port.inputs, inputs));
+        std::mem::forget(std::mem::replace(&mut port.heads, heads));
+        port.sink_steps = sink_steps;
+        port.sink_backoff = sink_backoff;
         if gather {
             for piece in pieces.drain(..) {
                 self.emit_piece(&piece);
             }
             self.pieces = pieces;
         }
+    }
+
+    /// `resolve` at a port fed by one link (ABR makes every port resolve by
+    /// events, `topology.rs`, so most of an ABR run's resolves are at such
+    /// ports): its FIFO is in arrival order and nothing interleaves, so each
+    /// head segment's cells up to the horizon are decided at once, as the
+    /// general step decides them when no other input's cell comes first,
+    /// without the merge's heap.
+    fn resolve_lone(&mut self, p: usize, horizon: SimTime) {
+        let mut fifo = std::mem::take(&mut self.ports[p].inputs[0]);
+        while let Some(&seg) = fifo.front() {
+            if seg.t0 > horizon {
+                break;
+            }
+            if abr::is_rm(seg.pdu) {
+                self.rm_arrives(seg.t0, seg.first, seg.stage as usize, seg.clp);
+                fifo.pop_front();
+                continue;
+            }
+            let m = seg.count_upto(horizon);
+            self.police_then_process(p, &seg, m);
+            take_head(&mut fifo, m);
+        }
+        let port = &mut self.ports[p];
+        port.heads.clear();
+        if let Some(head) = fifo.front() {
+            port.heads.push(Reverse((head.t0, head.circuit, 0)));
+        }
+        port.inputs[0] = fifo;
     }
 
     /// Push on the piece circuit `c` is gathering, if any.
@@ -634,22 +687,16 @@ impl Network {
         pieces: &mut Vec<Piece>,
     ) -> bool {
         let k = heads.len();
-        if k > STEADY_INPUTS {
-            return false;
-        }
-        // The heads, each a run of data cells at one step `s`, all within `s`
-        // of the first, with the link free for part of each period. Checked
-        // before the merge order is sorted out: most tries fail here (trains
-        // at the link rate; ABR sources at different ACRs).
+        // The heads, each a run of data cells at one step `s` (checked by the
+        // caller, `one_step`), all within `s` of the first, with the link free
+        // for part of each period. Checked before the merge order is sorted
+        // out: most tries that get here fail here (trains at the link rate).
+        debug_assert!(one_step(inputs, heads));
         let Reverse((h_first, _, first)) = *heads.peek().expect("k >= 2");
         let s = inputs[first][0].step;
         let mut order = [(0usize, SimTime::ZERO, 0u32); STEADY_INPUTS];
         let mut h_last = h_first;
         for (i, &Reverse((t, c, slot))) in heads.iter().enumerate() {
-            let seg = &inputs[slot][0];
-            if !seg.is_run() || seg.step != s {
-                return false;
-            }
             h_last = h_last.max(t);
             order[i] = (slot, t, c);
         }
@@ -683,11 +730,16 @@ impl Network {
             DropPolicy::Epd { threshold_cells } => threshold_cells,
             _ => u32::MAX,
         };
+        // The head segments in the merge's order, read off their FIFOs once.
+        let mut segs = [inputs[first][0]; STEADY_INPUTS];
+        for (seg, &(slot, _, _)) in segs.iter_mut().zip(order.iter()) {
+            *seg = inputs[slot][0];
+        }
+        let segs = &segs[..k];
         // Period 0, cell by cell: each input's occupancy found and start.
         let mut found = [(0u32, SimTime::ZERO); STEADY_INPUTS];
         let mut end = end0;
-        for (i, &(slot, _, _)) in order.iter().enumerate() {
-            let seg = &inputs[slot][0];
+        for (i, seg) in segs.iter().enumerate() {
             let stage = &self.circuits[seg.circuit as usize].stages[seg.stage as usize];
             if stage.policer.is_some() || !matches!(stage.vc, VcState::Idle | VcState::Accepting) {
                 return false;
@@ -706,9 +758,8 @@ impl Network {
         // circuit on the same link, say) start within the last period.
         while n >= 2 {
             let last = h_last + s.times(n as u64 - 1);
-            let overtaken = order.iter().any(|&(slot, _, _)| {
-                let fifo = &inputs[slot];
-                fifo[0].count == n && fifo.get(1).is_some_and(|next| next.t0 <= last)
+            let overtaken = order.iter().zip(segs).any(|(&(slot, _, _), seg)| {
+                seg.count == n && inputs[slot].get(1).is_some_and(|next| next.t0 <= last)
             });
             if !overtaken {
                 break;
@@ -727,8 +778,7 @@ impl Network {
             // In the order the merge takes them, period by period.
             for j in 0..n {
                 let dt = s.times(j as u64);
-                for (i, &(slot, _, _)) in order.iter().enumerate() {
-                    let seg = inputs[slot][0];
+                for (i, seg) in segs.iter().enumerate() {
                     let (occ, start) = found[i];
                     self.sample_queue(p, seg.t0 + dt, occ + 1, start + dt + cell);
                     if logs {
@@ -741,17 +791,16 @@ impl Network {
             }
         }
         let marked = match self.abr.on {
-            true => self.steady_abr(p, inputs, order, &found, n, interval_end),
+            true => self.steady_abr(p, segs, &found, n, interval_end),
             false => [false; STEADY_INPUTS],
         };
-        for (i, &(slot, _, _)) in order.iter().enumerate() {
-            let seg = inputs[slot][0];
+        for (i, (&(slot, _, _), seg)) in order.iter().zip(segs).enumerate() {
             let (c, st) = (seg.circuit as usize, seg.stage as usize);
             let (start, marked) = (found[i].1, marked[i]);
             let ends_pdu = seg.first + n == self.pdus[seg.pdu as usize].ncells;
             self.circuits[c].stages[st].vc = VcState::forwarded(ends_pdu);
             let at = start + cell + delay;
-            self.gather_run(pieces, &seg, n, at, s, cell, seg.efci || marked);
+            self.gather_run(pieces, seg, n, at, s, cell, seg.efci || marked);
             take_head(&mut inputs[slot], n);
         }
         heads.clear();
@@ -765,8 +814,9 @@ impl Network {
 }
 
 impl Network {
-    /// ABR's counts of a steady run (`steady`): `n` cells of each input, in
-    /// the merge's `order`, each input's finding the occupancy `found` says;
+    /// ABR's counts of a steady run (`steady`): `n` cells of each input (its
+    /// head segment `segs`, in the merge's order), each input's finding the
+    /// occupancy `found` says;
     /// whether each input's cells leave marked EFCI. ERICA counts every
     /// input's cells before `interval_end` (its current interval's) first.
     /// As cell by cell, a cell marked upstream is not offered to ABR here.
@@ -774,8 +824,7 @@ impl Network {
     fn steady_abr(
         &mut self,
         p: usize,
-        inputs: &[VecDeque<Seg>],
-        order: &[(usize, SimTime, u32)],
+        segs: &[Seg],
         found: &[(u32, SimTime)],
         n: u32,
         interval_end: SimTime,
@@ -785,8 +834,7 @@ impl Network {
         // input has cells after it (most runs lie inside the interval).
         let mut before = [n; STEADY_INPUTS];
         let mut crosses = false;
-        for (i, &(slot, _, _)) in order.iter().enumerate() {
-            let seg = &inputs[slot][0];
+        for (i, seg) in segs.iter().enumerate() {
             if seg.time(n - 1) >= interval_end {
                 let d = interval_end.0.saturating_sub(seg.t0.0);
                 before[i] = d.div_ceil(seg.step.0) as u32;
@@ -798,8 +846,7 @@ impl Network {
             }
         }
         if crosses {
-            for (i, &(slot, _, _)) in order.iter().enumerate() {
-                let seg = &inputs[slot][0];
+            for (i, seg) in segs.iter().enumerate() {
                 if before[i] < n && !seg.efci {
                     let (c, occ) = (seg.circuit as usize, found[i].0 + 1);
                     let t0 = seg.time(before[i]);
@@ -1447,6 +1494,20 @@ impl Network {
             regular: true,
         });
     }
+}
+
+/// Every input's head is a run of data cells, all at one step, and no more
+/// inputs than a steady period takes: `Network::steady`'s first condition,
+/// checked before the call (most tries fail on it).
+#[inline]
+fn one_step(inputs: &[VecDeque<Seg>], heads: &BinaryHeap<Reverse<(SimTime, u32, usize)>>) -> bool {
+    let mut step = None;
+    heads.len() <= STEADY_INPUTS
+        && heads.iter().all(|&Reverse((_, _, slot))| {
+            inputs[slot]
+                .front()
+                .is_some_and(|seg| seg.is_run() && *step.get_or_insert(seg.step) == seg.step)
+        })
 }
 
 /// The first `n` cells of a FIFO's head segment were decided: off the FIFO.
