@@ -1089,56 +1089,38 @@ impl Network {
         }
         let p = self.circuits[c].stages[stage].port;
         let occ = self.port_occupancy(p, a);
-        let port = &self.ports[p];
-        let (cell_time, limit) = (port.cell, port.buffer.limit(clp));
         if let Some(pa) = self.abr.ports[p].as_mut() {
             pa.frm_arrives(a, c, &self.abr.rm[rm as usize].1);
         }
-        if occ >= limit {
-            let pc = &mut self.ports[p].counters;
-            pc.cells_in += 1;
-            pc.cells_lost.add(super::LossCause::Overflow, 1);
-            if let Some(s) = self.abr.sources[c].as_mut() {
-                s.counters.rm_lost += 1;
-            }
-            self.abr_train_frm_gone(c, rm);
-            self.log_rm(
-                Place::Port(p),
-                a,
-                c,
-                stage,
-                rm,
-                clp,
-                CellFate::Lost(super::LossCause::Overflow),
-            );
-            self.abr.free.push(rm);
-            return;
+        if occ >= self.ports[p].buffer.limit(clp) {
+            return self.rm_lost(p, a, c, stage, rm, clp);
         }
         self.count_accepted(p, 1, occ + 1);
         if self.port_fifos {
             return self.rm_joins_fifo(p, a, occ, rm, stage, clp);
         }
+        let port = &mut self.ports[p];
+        let (cell_time, delay) = (port.cell, port.delay);
         if self.abr.train() {
             // A train port (`train.rs`): its last departure decides the start.
-            let port = &mut self.ports[p];
             let start = a.max(port.end);
-            let delay = port.delay;
             port.end = start + cell_time;
             self.sample_queue(p, a, occ + 1, start + cell_time);
             self.log_rm(Place::Port(p), start, c, stage, rm, clp, CellFate::Sent);
             let arrive = start + cell_time + delay;
-            // Past the last port it turns around at once (`emit`), which
-            // bounds its return exactly.
-            if let Some(leg) = self.abr.way_back[c].legs.get(stage + 1) {
-                self.abr_train_progress(c, rm, arrive + leg.round);
+            match self.abr.way_back[c].legs.get(stage + 1) {
+                Some(leg) => {
+                    self.abr_train_progress(c, rm, arrive + leg.round);
+                    self.emit(c, stage, RM_PDU, rm, 1, arrive, cell_time, clp, false);
+                }
+                // Past the last port, the destination turns it around at once
+                // (as `emit` would).
+                None => self.turn_around(arrive, rm, c),
             }
-            self.emit(c, stage, RM_PDU, rm, 1, arrive, cell_time, clp, false);
             return;
         }
         // The per-cell port (`percell.rs`): its FIFO of end times decides the start.
-        let port = &mut self.ports[p];
         let start = a.max(port.ends.back().copied().unwrap_or(a));
-        let delay = port.delay;
         port.ends.push_back(start + cell_time);
         self.sample_queue(p, a, occ + 1, start + cell_time);
         self.log_rm(Place::Port(p), start, c, stage, rm, clp, CellFate::Sent);
@@ -1153,8 +1135,23 @@ impl Network {
             .schedule(start + cell_time + delay, c as u32, next);
     }
 
+    /// An RM cell of circuit `c` arriving at `a` finds port `p`'s buffer full.
+    #[cold]
+    fn rm_lost(&mut self, p: usize, a: SimTime, c: usize, stage: usize, rm: u32, clp: bool) {
+        let pc = &mut self.ports[p].counters;
+        pc.cells_in += 1;
+        pc.cells_lost.add(super::LossCause::Overflow, 1);
+        if let Some(s) = self.abr.sources[c].as_mut() {
+            s.counters.rm_lost += 1;
+        }
+        self.abr_train_frm_gone(c, rm);
+        let fate = CellFate::Lost(super::LossCause::Overflow);
+        self.log_rm(Place::Port(p), a, c, stage, rm, clp, fate);
+        self.abr.free.push(rm);
+    }
+
     /// Cells a port holds at `at`, the one on its link included.
-    #[inline]
+    #[inline(always)]
     fn port_occupancy(&mut self, p: usize, at: SimTime) -> u32 {
         if self.port_fifos {
             return self.txq[self.adapters.len() + p].occupancy(at);
