@@ -544,6 +544,7 @@ impl Network {
     }
 
     /// Train: the BRM of circuit `c`'s FRM `rm` is back at `at`, as `back` says.
+    #[inline]
     fn abr_train_back_at(&mut self, c: usize, rm: u32, at: SimTime, back: Back) -> bool {
         let Some(em) = self.emitter_mut(c) else {
             return false;
