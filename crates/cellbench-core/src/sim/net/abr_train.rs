@@ -13,9 +13,10 @@
 //!
 //! The horizon. BRMs come back in the order their FRMs went (the forward path
 //! is FIFO, the way back is not queued, `abr.rs`). An FRM turned around at its
-//! destination at `a` is back at exactly `a + Σ hop_back`; one not yet turned
-//! around is back no earlier than `sent + RTT_min` (every forward hop's cell
-//! time and delay, and the way back), nor than `now + (last link) + Σ hop_back`
+//! destination at `a` is back at exactly `a + Σ links` (each stage's cell time
+//! and delay once, `abr.rs`'s `WayBack`); one not yet turned around is back no
+//! earlier than `sent + RTT_min` (every forward hop's cell time and delay, and
+//! the way back), nor than `now + (last link) + Σ links`
 //! (an RM cell is decided at each port no later than its arrival there, so one
 //! not yet at its destination arrives there after the last link's cell time
 //! and delay from now); a lost one never. Since no BRM can pass an older one,
