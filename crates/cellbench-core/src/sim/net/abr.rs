@@ -314,6 +314,31 @@ struct PortAbrRt {
     series: Vec<(SimTime, f64)>,
 }
 
+/// The way back of an ABR circuit's BRMs, worked out once (`Abr::plan_way_back`:
+/// the circuit's path and its ports' behaviours are fixed when the network is
+/// built), so that an RM cell's hops look up what `brm_onward` and the
+/// source's horizon (`abr_train.rs`) would otherwise sum link by link.
+#[derive(Default)]
+struct WayBack {
+    /// From the destination to the source: every stage's link once.
+    home: SimTime,
+    /// Per stage.
+    legs: Box<[BackLeg]>,
+}
+
+/// What a circuit's stage `s` means to its RM cells (`WayBack`).
+#[derive(Copy, Clone, Debug, Default)]
+struct BackLeg {
+    /// A BRM leaving the element after stage `s` is next handled at this
+    /// stage (a port with a backward rule, or the source: 0), ...
+    handler: u32,
+    /// ... this long after: the links of stages `s` down to `handler`.
+    to_handler: SimTime,
+    /// An FRM arriving at stage `s` is back at the source no sooner than
+    /// this long after: the links of stages `s` on, then `home`.
+    round: SimTime,
+}
+
 /// A network's ABR state (empty: no ABR).
 #[derive(Default)]
 pub(super) struct Abr {
@@ -323,6 +348,8 @@ pub(super) struct Abr {
     efci: Vec<bool>,
     /// Per port, its behaviour (None: none).
     ports: Vec<Option<PortAbrRt>>,
+    /// Per circuit, the way back of its BRMs (empty: not ABR).
+    way_back: Vec<WayBack>,
     /// RM cells in flight, by slot (circuit, cell, the earliest instant the
     /// source's next FRM may go: `Network::abr_turn`), and the free slots.
     rm: Vec<(u32, RmCell, SimTime)>,
@@ -428,6 +455,53 @@ impl Abr {
         }
         abr.on = !sources.is_empty() || !ports.is_empty();
         Ok(abr)
+    }
+
+    /// Works out each ABR circuit's way back (`WayBack`), `link(c, s)` being
+    /// stage `s`'s link (cell time and delay): the time a BRM takes from the
+    /// element after stage `s` back to it (the forward link's; the reverse
+    /// link's, assumed equal: the module's notes).
+    pub(super) fn plan_way_back(
+        &mut self,
+        circuits: &[super::CircuitRt],
+        link: impl Fn(usize, usize) -> SimTime,
+    ) {
+        let mut way_back = Vec::with_capacity(circuits.len());
+        for (c, circuit) in circuits.iter().enumerate() {
+            if !self.is_source(c) {
+                way_back.push(WayBack::default());
+                continue;
+            }
+            let links: Vec<SimTime> = (0..circuit.stages.len()).map(|s| link(c, s)).collect();
+            let sum = |ls: &[SimTime]| ls.iter().fold(SimTime::ZERO, |t, &l| t + l);
+            let home = sum(&links);
+            // The ports between a stage and its handler, EFCI-marking ones
+            // included (their rule is on data cells going forward), only pass
+            // a BRM on, and take its time.
+            let rule = |s: usize| s > 0 && self.backward_rule(circuit.stages[s].port);
+            let legs = (0..links.len())
+                .map(|s| {
+                    let mut handler = s;
+                    while !rule(handler) && handler > 0 {
+                        handler -= 1;
+                    }
+                    BackLeg {
+                        handler: handler as u32,
+                        to_handler: sum(&links[handler..=s]),
+                        round: sum(&links[s..]) + home,
+                    }
+                })
+                .collect();
+            way_back.push(WayBack { home, legs });
+        }
+        self.way_back = way_back;
+    }
+
+    /// A BRM of circuit `c` leaves the element after stage `s` at `t`: the
+    /// stage that next handles it, and when it gets there (`WayBack`).
+    fn brm_next(&self, c: usize, s: usize, t: SimTime) -> (usize, SimTime) {
+        let leg = self.way_back[c].legs[s];
+        (leg.handler as usize, t + leg.to_handler)
     }
 
     /// Train: ERICA may decide a BRM's ER as its FRM turns around
@@ -564,13 +638,23 @@ impl PortAbrRt {
     }
 
     /// ERICA: close the intervals that ended by `now`.
+    #[inline]
     fn roll(&mut self, now: SimTime) {
+        let AbrSwitch::Erica { interval, .. } = self.switch else {
+            return;
+        };
+        if now >= self.start + interval {
+            self.close(now);
+        }
+    }
+
+    /// ERICA: close the intervals that ended by `now`, one at least (once an
+    /// interval, out of the cells' way).
+    #[inline(never)]
+    fn close(&mut self, now: SimTime) {
         let AbrSwitch::Erica { target, interval } = self.switch else {
             return;
         };
-        if now < self.start + interval {
-            return;
-        }
         let capacity = target * self.link_rate;
         let input = self.cells as f64 / interval.as_secs_f64();
         self.z = input / capacity;
@@ -583,13 +667,30 @@ impl PortAbrRt {
         self.epoch += 1;
     }
 
+    /// An FRM of circuit `c` arrives: ERICA counts it, and reads the source's
+    /// CCR from it (Jain et al. §"VC table").
+    #[inline]
+    fn frm_arrives(&mut self, a: SimTime, c: usize, cell: &RmCell) {
+        if matches!(self.switch, AbrSwitch::Erica { .. }) {
+            self.count(a, c);
+            self.ccr[c] = cell.ccr.cells_per_sec();
+        }
+    }
+
     /// A cell of circuit `c` arrives (ERICA counts the ABR input rate).
+    #[inline]
     fn count(&mut self, now: SimTime, c: usize) {
         if !matches!(self.switch, AbrSwitch::Erica { .. }) {
             return;
         }
         self.roll(now);
         self.cells += 1;
+        self.seen_in_interval(c);
+    }
+
+    /// ERICA: circuit `c` is active in the current interval.
+    #[inline]
+    fn seen_in_interval(&mut self, c: usize) {
         if self.seen[c] != self.epoch {
             self.seen[c] = self.epoch;
             self.active += 1;
@@ -599,21 +700,33 @@ impl PortAbrRt {
 
 impl PortAbrRt {
     /// ERICA counts `n` cells of circuit `c` arriving at `a0 + k·step`, as
-    /// `count` would one by one: one interval at a time.
+    /// `count` would one by one.
+    #[inline]
     fn count_run(&mut self, a0: SimTime, step: SimTime, n: u32, c: usize) {
         let AbrSwitch::Erica { interval, .. } = self.switch else {
             return;
         };
-        // Most runs fall inside the current interval whole: counted at once.
-        let end = self.start + interval;
-        if a0 + step.times(n.saturating_sub(1) as u64) < end {
+        // Most runs fall inside the current interval whole: counted at once,
+        // inlined where runs are taken; the rest out of their way.
+        if a0 + step.times(n.saturating_sub(1) as u64) < self.start + interval {
             self.cells += n as u64;
-            if self.seen[c] != self.epoch {
-                self.seen[c] = self.epoch;
-                self.active += 1;
-            }
+            self.seen_in_interval(c);
             return;
         }
+        self.count_run_across(a0, step, n, c, interval);
+    }
+
+    /// `count_run` for a run that reaches an interval's end: one interval at
+    /// a time.
+    #[inline(never)]
+    fn count_run_across(
+        &mut self,
+        a0: SimTime,
+        step: SimTime,
+        n: u32,
+        c: usize,
+        interval: SimTime,
+    ) {
         let mut k = 0;
         while k < n {
             let t = a0 + step.times(k as u64);
@@ -626,10 +739,7 @@ impl PortAbrRt {
                 ((end.0 - a0.0).div_ceil(step.0)).min(n as u64) as u32
             };
             self.cells += (upto - k) as u64;
-            if self.seen[c] != self.epoch {
-                self.seen[c] = self.epoch;
-                self.active += 1;
-            }
+            self.seen_in_interval(c);
             k = upto;
         }
     }
@@ -980,54 +1090,38 @@ impl Network {
         }
         let p = self.circuits[c].stages[stage].port;
         let occ = self.port_occupancy(p, a);
-        let port = &self.ports[p];
-        let (cell_time, limit) = (port.cell, port.buffer.limit(clp));
         if let Some(pa) = self.abr.ports[p].as_mut() {
-            pa.count(a, c);
-            // ERICA reads the source's CCR from the FRM (Jain et al. §"VC table").
-            pa.ccr[c] = self.abr.rm[rm as usize].1.ccr.cells_per_sec();
+            pa.frm_arrives(a, c, &self.abr.rm[rm as usize].1);
         }
-        if occ >= limit {
-            let pc = &mut self.ports[p].counters;
-            pc.cells_in += 1;
-            pc.cells_lost.add(super::LossCause::Overflow, 1);
-            if let Some(s) = self.abr.sources[c].as_mut() {
-                s.counters.rm_lost += 1;
-            }
-            self.abr_train_frm_gone(c, rm);
-            self.log_rm(
-                Place::Port(p),
-                a,
-                c,
-                stage,
-                rm,
-                clp,
-                CellFate::Lost(super::LossCause::Overflow),
-            );
-            self.abr.free.push(rm);
-            return;
+        if occ >= self.ports[p].buffer.limit(clp) {
+            return self.rm_lost(p, a, c, stage, rm, clp);
         }
         self.count_accepted(p, 1, occ + 1);
         if self.port_fifos {
             return self.rm_joins_fifo(p, a, occ, rm, stage, clp);
         }
+        let port = &mut self.ports[p];
+        let (cell_time, delay) = (port.cell, port.delay);
         if self.abr.train() {
             // A train port (`train.rs`): its last departure decides the start.
-            let port = &mut self.ports[p];
             let start = a.max(port.end);
-            let delay = port.delay;
             port.end = start + cell_time;
             self.sample_queue(p, a, occ + 1, start + cell_time);
             self.log_rm(Place::Port(p), start, c, stage, rm, clp, CellFate::Sent);
             let arrive = start + cell_time + delay;
-            self.abr_train_progress(c, rm, stage + 1, arrive);
-            self.emit(c, stage, RM_PDU, rm, 1, arrive, cell_time, clp, false);
+            match self.abr.way_back[c].legs.get(stage + 1) {
+                Some(leg) => {
+                    self.abr_train_progress(c, rm, arrive + leg.round);
+                    self.emit(c, stage, RM_PDU, rm, 1, arrive, cell_time, clp, false);
+                }
+                // Past the last port, the destination turns it around at once
+                // (as `emit` would).
+                None => self.turn_around(arrive, rm, c),
+            }
             return;
         }
         // The per-cell port (`percell.rs`): its FIFO of end times decides the start.
-        let port = &mut self.ports[p];
         let start = a.max(port.ends.back().copied().unwrap_or(a));
-        let delay = port.delay;
         port.ends.push_back(start + cell_time);
         self.sample_queue(p, a, occ + 1, start + cell_time);
         self.log_rm(Place::Port(p), start, c, stage, rm, clp, CellFate::Sent);
@@ -1042,7 +1136,23 @@ impl Network {
             .schedule(start + cell_time + delay, c as u32, next);
     }
 
+    /// An RM cell of circuit `c` arriving at `a` finds port `p`'s buffer full.
+    #[cold]
+    fn rm_lost(&mut self, p: usize, a: SimTime, c: usize, stage: usize, rm: u32, clp: bool) {
+        let pc = &mut self.ports[p].counters;
+        pc.cells_in += 1;
+        pc.cells_lost.add(super::LossCause::Overflow, 1);
+        if let Some(s) = self.abr.sources[c].as_mut() {
+            s.counters.rm_lost += 1;
+        }
+        self.abr_train_frm_gone(c, rm);
+        let fate = CellFate::Lost(super::LossCause::Overflow);
+        self.log_rm(Place::Port(p), a, c, stage, rm, clp, fate);
+        self.abr.free.push(rm);
+    }
+
     /// Cells a port holds at `at`, the one on its link included.
+    #[inline(always)]
     fn port_occupancy(&mut self, p: usize, at: SimTime) -> u32 {
         if self.port_fifos {
             return self.txq[self.adapters.len() + p].occupancy(at);
@@ -1088,46 +1198,54 @@ impl Network {
         cell.backward = true;
         cell.ci |= efci;
         let last = self.circuits[c].stages.len() - 1;
+        let (mut s, mut t) = self.abr.brm_next(c, last, a);
         if self.abr.train() {
-            let home = a + self.abr_train_back(c);
-            self.abr_train_turned(c, rm, home);
-            if self.erica_ahead(c, rm, last, a) {
+            if s == last && last > 0 && self.erica_ahead(c, rm, last, a, t) {
+                (s, t) = self.abr.brm_next(c, last - 1, t);
+            }
+            // Its source learns when it is back, and whether its replay
+            // applies it there (nothing to do on the way) or an event brings it.
+            let home = a + self.abr.way_back[c].home;
+            if self.abr_train_turned(c, rm, home, s == 0) && s == 0 {
                 return;
             }
         }
-        self.brm_onward(c, rm, last, a);
+        self.agenda.schedule(
+            t,
+            BRM_TIE,
+            Ev::Brm {
+                rm,
+                stage: s as u16,
+            },
+        );
     }
 
     /// Train: the BRM of circuit `c` just turned around at `a` meets ERICA at
-    /// its last port first. That port's rule reads, at the BRM's instant, the
-    /// interval's load factor and fair share, fixed until the interval ends,
-    /// and the CCR of the circuit's last FRM there. When neither can change by
-    /// then (the interval goes on past it; the circuit's next FRM cannot be
-    /// there yet: `Network::abr_turn` bounds when it may go), the rule is
-    /// applied now, without an event: the ER goes into the cell now, and into
-    /// the port's counters and series when the clock reaches the instant
-    /// (`abr_ahead_due`). Only at a port where every ABR circuit ends
-    /// (`Abr::allow_ahead`): their order is then their turn-arounds', the
-    /// port's own. True when it did.
-    fn erica_ahead(&mut self, c: usize, rm: u32, last: usize, a: SimTime) -> bool {
-        if last == 0 {
-            return false;
-        }
+    /// its last port first, at `at`. That port's rule reads, at the BRM's
+    /// instant, the interval's load factor and fair share, fixed until the
+    /// interval ends, and the CCR of the circuit's last FRM there. When
+    /// neither can change by then (the interval goes on past it; the
+    /// circuit's next FRM cannot be there yet: `Network::abr_turn` bounds
+    /// when it may go), the rule is applied now, without an event: the ER
+    /// goes into the cell now, and into the port's counters and series when
+    /// the clock reaches the instant (`abr_ahead_due`). Only at a port where
+    /// every ABR circuit ends (`Abr::allow_ahead`): their order is then their
+    /// turn-arounds', the port's own. True when it did.
+    fn erica_ahead(&mut self, c: usize, rm: u32, last: usize, a: SimTime, at: SimTime) -> bool {
         let p = self.circuits[c].stages[last].port;
-        let at = a + self.hop_back(c, last);
-        if !self.abr.ports[p].as_ref().is_some_and(|pa| pa.ahead_ok) {
-            return false;
-        }
-        // The circuit's next FRM reaches this port no sooner than its earliest
-        // departure plus the links before the port.
-        let next_frm =
-            self.abr.rm[rm as usize].2 + (self.abr_train_back(c) - self.hop_back(c, last));
         let Some(pa) = self.abr.ports[p].as_mut() else {
             return false;
         };
         let AbrSwitch::Erica { target, interval } = pa.switch else {
             return false;
         };
+        if !pa.ahead_ok {
+            return false;
+        }
+        // The circuit's next FRM reaches this port no sooner than its earliest
+        // departure plus the links before the port (the way home but the
+        // last link).
+        let next_frm = self.abr.rm[rm as usize].2 + (self.abr.way_back[c].home - (at - a));
         if at >= pa.start + interval || at >= next_frm {
             return false;
         }
@@ -1135,7 +1253,6 @@ impl Network {
         let (er, lowered) = pa.erica(target, c, cell);
         pa.ahead.push_back((at, er, lowered));
         self.abr.ahead_from = self.abr.ahead_from.min(at);
-        self.brm_onward(c, rm, last - 1, at);
         true
     }
 
@@ -1159,35 +1276,22 @@ impl Network {
     /// A BRM of circuit `c` leaves the element after stage `s` at `t`: it is
     /// next handled at the first stage on its way back with something to do
     /// (a port with a backward rule, relative marking or ERICA, or the
-    /// source); the ports between, EFCI-marking ones included (their rule is
-    /// on data cells going forward), only pass it on, and take its time.
-    fn brm_onward(&mut self, c: usize, rm: u32, mut s: usize, mut t: SimTime) {
-        t += self.hop_back(c, s);
-        while s > 0 && !self.abr.backward_rule(self.circuits[c].stages[s].port) {
-            s -= 1;
-            t += self.hop_back(c, s);
-        }
+    /// source); the ports between only pass it on, and take its time
+    /// (`WayBack`; each hop the forward link's cell time and delay, the
+    /// reverse link's assumed equal).
+    fn brm_onward(&mut self, c: usize, rm: u32, s: usize, t: SimTime) {
+        let (s, t) = self.abr.brm_next(c, s, t);
         if s == 0 && self.abr.train() && self.abr_train_brm_due(c, rm, t) {
             return;
         }
-        let stage = s as u16;
-        self.agenda.schedule(t, BRM_TIE, Ev::Brm { rm, stage });
-    }
-
-    /// Time a BRM takes from the element after stage `s` back to stage `s`: the
-    /// forward link's cell time and delay (the reverse link's, assumed equal).
-    fn hop_back(&self, c: usize, s: usize) -> SimTime {
-        if let Some(link) = self.abr_train_link(c, s) {
-            return link;
-        }
-        let (cell, delay) = if s == 0 {
-            let ad = &self.adapters[self.circuits[c].src];
-            (ad.cell, ad.delay)
-        } else {
-            let p = &self.ports[self.circuits[c].stages[s].port];
-            (p.cell, p.delay)
-        };
-        cell + delay
+        self.agenda.schedule(
+            t,
+            BRM_TIE,
+            Ev::Brm {
+                rm,
+                stage: s as u16,
+            },
+        );
     }
 
     /// A BRM reaches stage `stage` on its way back: a port applies its rule; the

@@ -13,9 +13,10 @@
 //!
 //! The horizon. BRMs come back in the order their FRMs went (the forward path
 //! is FIFO, the way back is not queued, `abr.rs`). An FRM turned around at its
-//! destination at `a` is back at exactly `a + Σ hop_back`; one not yet turned
-//! around is back no earlier than `sent + RTT_min` (every forward hop's cell
-//! time and delay, and the way back), nor than `now + (last link) + Σ hop_back`
+//! destination at `a` is back at exactly `a + Σ links` (each stage's cell time
+//! and delay once, `abr.rs`'s `WayBack`); one not yet turned around is back no
+//! earlier than `sent + RTT_min` (every forward hop's cell time and delay, and
+//! the way back), nor than `now + (last link) + Σ links`
 //! (an RM cell is decided at each port no later than its arrival there, so one
 //! not yet at its destination arrives there after the last link's cell time
 //! and delay from now); a lost one never. Since no BRM can pass an older one,
@@ -116,9 +117,7 @@ pub(super) struct Emitter {
     /// Its open run is held past a replay (`Network::abr_hold`), listed in
     /// `Abr::open`.
     held_open: bool,
-    /// Each stage's link (cell time + delay), the way out and the way back.
-    links: Vec<SimTime>,
-    /// Σ links, and the last link.
+    /// Σ each stage's link (cell time + delay), and the last link.
     back: SimTime,
     last_link: SimTime,
     /// The latest instant at which the replay applied a BRM itself
@@ -140,7 +139,7 @@ enum Back {
 }
 
 impl Emitter {
-    pub(super) fn new(adapter: usize, links: Vec<SimTime>) -> Emitter {
+    pub(super) fn new(adapter: usize, links: &[SimTime]) -> Emitter {
         let back = links.iter().fold(SimTime::ZERO, |t, &l| t + l);
         let last_link = *links.last().expect("a circuit has a stage 0");
         Emitter {
@@ -155,7 +154,6 @@ impl Emitter {
             run: None,
             stale: false,
             held_open: false,
-            links,
             back,
             last_link,
             brm_applied: SimTime::ZERO,
@@ -264,21 +262,6 @@ impl Network {
             em.wakes.push(Reverse((at, false)));
         }
         self.abr_advance(c, now);
-    }
-
-    /// Train: the time a BRM of ABR circuit `c` takes from its destination
-    /// back to its source (each stage's `Network::hop_back`, summed once).
-    pub(super) fn abr_train_back(&self, c: usize) -> SimTime {
-        self.emitters[c]
-            .as_ref()
-            .map_or(SimTime::ZERO, |em| em.back)
-    }
-
-    /// Train: stage `s`'s link of ABR circuit `c` (`Network::hop_back`, kept
-    /// by its source; None when it has none).
-    #[inline]
-    pub(super) fn abr_train_link(&self, c: usize, s: usize) -> Option<SimTime> {
-        self.emitters.get(c)?.as_ref().map(|em| em.links[s])
     }
 
     /// Train: PDUs of ABR circuit `c` held at its adapter at `now`.
@@ -551,16 +534,13 @@ impl Network {
         }
     }
 
-    /// Train: an FRM of circuit `c` was turned around; its BRM is back at `at`.
-    pub(super) fn abr_train_turned(&mut self, c: usize, rm: u32, at: SimTime) {
-        let Some(em) = self.emitter_mut(c) else {
-            return;
-        };
-        let Some((i, f)) = em.frm(rm) else {
-            return;
-        };
-        *f = (rm, at, Back::Exact);
-        self.abr_moved(c, i == 0);
+    /// Train: an FRM of circuit `c` was turned around; its BRM is back at
+    /// `at`, applied by the source's replay when `due` (nothing to do on the
+    /// way: `abr_brm_in_replay`), else brought by an event. False when the
+    /// circuit has no source in trains.
+    pub(super) fn abr_train_turned(&mut self, c: usize, rm: u32, at: SimTime, due: bool) -> bool {
+        let back = if due { Back::Due } else { Back::Exact };
+        self.abr_train_back_at(c, rm, at, back)
     }
 
     /// Train: the BRM of circuit `c`'s FRM `rm` is back at its source at `at`
@@ -568,13 +548,19 @@ impl Network {
     /// (`abr_brm_in_replay`) rather than an event, when it may (`brm_safe`).
     /// False when the circuit has no source in trains.
     pub(super) fn abr_train_brm_due(&mut self, c: usize, rm: u32, at: SimTime) -> bool {
+        self.abr_train_back_at(c, rm, at, Back::Due)
+    }
+
+    /// Train: the BRM of circuit `c`'s FRM `rm` is back at `at`, as `back` says.
+    #[inline]
+    fn abr_train_back_at(&mut self, c: usize, rm: u32, at: SimTime, back: Back) -> bool {
         let Some(em) = self.emitter_mut(c) else {
             return false;
         };
         let Some((i, f)) = em.frm(rm) else {
             return false;
         };
-        *f = (rm, at, Back::Due);
+        *f = (rm, at, back);
         self.abr_moved(c, i == 0);
         true
     }
@@ -590,17 +576,17 @@ impl Network {
         self.abr_serve(c, t);
     }
 
-    /// Train: an FRM of circuit `c` left a port, arriving at `stage` at `a`: it
-    /// cannot be back before the rest of the way out and the way back.
-    pub(super) fn abr_train_progress(&mut self, c: usize, rm: u32, stage: usize, a: SimTime) {
+    /// Train: an FRM of circuit `c` left a port: it cannot be back before
+    /// `bound` (its arrival at the next stage, the rest of the way out and
+    /// the way back: `abr.rs`, `WayBack`).
+    pub(super) fn abr_train_progress(&mut self, c: usize, rm: u32, bound: SimTime) {
         let Some(em) = self.emitter_mut(c) else {
             return;
         };
-        let rest = em.links[stage..].iter().fold(a + em.back, |t, &l| t + l);
         let Some((i, f)) = em.frm(rm) else {
             return;
         };
-        f.1 = f.1.max(rest);
+        f.1 = f.1.max(bound);
         self.abr_moved(c, i == 0);
     }
 

@@ -66,6 +66,9 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         &circuits,
         &mut abr,
     );
+    abr.plan_way_back(&circuits, |c, s| {
+        stage_link(&adapters, &ports, &circuits[c], s)
+    });
     let abr_train = abr.train();
     let credit_mode = credit_mode || (abr.on && !abr_train);
     let txq = if credit_mode {
@@ -139,15 +142,9 @@ fn attach_abr_trains(
         .map(|c| {
             abr.is_source(c).then(|| {
                 let stages = &circuits[c].stages;
-                let link = |s: usize| {
-                    if s == 0 {
-                        adapters[circuits[c].src].cell + adapters[circuits[c].src].delay
-                    } else {
-                        ports[stages[s].port].cell + ports[stages[s].port].delay
-                    }
-                };
-                let links = (0..stages.len()).map(link).collect();
-                super::abr_train::Emitter::new(circuits[c].src, links)
+                let link = |s: usize| stage_link(adapters, ports, &circuits[c], s);
+                let links: Vec<SimTime> = (0..stages.len()).map(link).collect();
+                super::abr_train::Emitter::new(circuits[c].src, &links)
             })
         })
         .collect();
@@ -159,6 +156,18 @@ fn attach_abr_trains(
         p.eager = false;
     }
     emitters
+}
+
+/// Stage `s`'s link of a circuit: its cell time and propagation delay (the
+/// adapter's at stage 0, the port's after).
+fn stage_link(adapters: &[AdapterRt], ports: &[PortRt], circuit: &CircuitRt, s: usize) -> SimTime {
+    if s == 0 {
+        let ad = &adapters[circuit.src];
+        ad.cell + ad.delay
+    } else {
+        let port = &ports[circuit.stages[s].port];
+        port.cell + port.delay
+    }
 }
 
 /// The counts the runtime tables index with u32.
