@@ -194,6 +194,13 @@ impl Emitter {
         if next_at == SimTime::ZERO || t > until {
             return false;
         }
+        self.drop_calls_before(t);
+        true
+    }
+
+    /// The FIFO's pending calls before `t` leave the heap (each found nothing
+    /// to do: `call_now`, `brm_next`).
+    fn drop_calls_before(&mut self, t: SimTime) {
         while let Some(&Reverse((u, is_serve))) = self.wakes.peek() {
             if u >= t {
                 break;
@@ -203,7 +210,23 @@ impl Emitter {
                 self.serve_at = None;
             }
         }
-        true
+    }
+
+    /// When the replay stops at the horizon `until` because the head's next
+    /// call (`t`) lies beyond it, whether the BRM of the oldest FRM is due
+    /// there for the replay to apply (`Back::Due`), and its instant. The
+    /// head is ready by then (the call that left it waiting was made no later
+    /// than `until`), so `brm_safe` holds; the calls pending up to `until`
+    /// (wake-ups, PDUs' ready instants) would find this head waiting for
+    /// `t`, so they leave the heap, as `abr_advance` would make them before
+    /// the BRM.
+    fn brm_next(&mut self, t: SimTime, until: SimTime) -> Option<SimTime> {
+        match self.frms.front() {
+            Some(&(_, b, Back::Due)) if b == until && t > until => {}
+            _ => return None,
+        }
+        self.drop_calls_before(until + SimTime::from_ps(1));
+        Some(until)
     }
 
     /// FRM `rm` among those out: its place (0: the oldest) and its entry.
@@ -350,6 +373,15 @@ impl Network {
             let t = em.free.max(next_at);
             if t > x {
                 if !em.call_now(t, next_at, until) {
+                    if let Some(b) = em.brm_next(t, until) {
+                        // The BRM due at the horizon comes next, as
+                        // `abr_advance` would apply it, then the FIFO's call there.
+                        let rm = em.frms[0].0;
+                        self.abr_brm_apply(c, rm, b);
+                        until = self.emitter(c).horizon(now);
+                        x = b;
+                        continue;
+                    }
                     em.wake(t);
                     return;
                 }
@@ -576,11 +608,18 @@ impl Network {
     /// every other call at `t` made: rules 8 and 9 as the event would
     /// (`brm_at_source`), then the FIFO's call at `t`.
     fn abr_brm_in_replay(&mut self, c: usize, rm: u32, t: SimTime) {
+        self.abr_brm_apply(c, rm, t);
+        self.abr_serve(c, t);
+    }
+
+    /// Rules 8 and 9 for the BRM of source `c`'s oldest FRM `rm`, applied by
+    /// the replay at its instant `t` (`abr_brm_in_replay`, and `abr_serve` when
+    /// its replay reaches it).
+    fn abr_brm_apply(&mut self, c: usize, rm: u32, t: SimTime) {
         let em = self.emitter(c);
         em.frms.pop_front();
         em.brm_applied = t;
         self.brm_rules(t, rm, c);
-        self.abr_serve(c, t);
     }
 
     /// Train: an FRM of circuit `c` left a port, arriving at `stage` at `a`: it
