@@ -240,6 +240,21 @@ impl SourceRt {
         SimTime::from_ps((PS_PER_SEC as f64 / rate).ceil() as u64)
     }
 
+    /// Rule 3a: an in-rate FRM goes first after setup, then after Nrm-1
+    /// in-rate cells, or after Mrm cells once Trm has passed since the last FRM.
+    fn frm_due(&self, now: SimTime) -> bool {
+        self.last_frm.is_none()
+            || self.since_frm + 1 >= self.p.nrm
+            || (self.since_frm >= MRM && self.last_frm.is_some_and(|t| now >= t + self.p.trm))
+    }
+
+    /// An in-rate data cell leaves at `now`.
+    fn data_cell(&mut self, now: SimTime) {
+        self.since_frm += 1;
+        self.last_cell = Some(now);
+        self.next_at = now + self.acr_interval;
+    }
+
     fn at_mcr(&self) -> bool {
         self.acr <= self.p.mcr + 1.0
     }
@@ -500,8 +515,22 @@ impl Abr {
     /// The source of ABR circuit `c`, whose adapter's cell time is `cell`,
     /// decides what its head cell may do at `now` (TM 4.0 §5.10.4 rules 3, 5,
     /// 6, 7, 11). On `Abr` rather than `Network`, so that the train replay
-    /// (`abr_train.rs`) holds its source's state beside it.
+    /// (`abr_train.rs`) holds its source's state beside it. Most turns are an
+    /// in-rate data cell: that case is inlined into its callers, the rules
+    /// around an FRM are not (`Abr::turn_rules`).
+    #[inline]
     pub(super) fn turn(&mut self, c: usize, now: SimTime, cell: SimTime) -> Turn {
+        if let Some(s) = self.sources[c].as_mut() {
+            if now >= s.next_at && !s.frm_due(now) && !(self.series && s.series.is_empty()) {
+                s.data_cell(now);
+                return Turn::Data;
+            }
+        }
+        self.turn_rules(c, now, cell)
+    }
+
+    #[inline(never)]
+    fn turn_rules(&mut self, c: usize, now: SimTime, cell: SimTime) -> Turn {
         let series = self.series;
         let Some(s) = self.sources[c].as_mut() else {
             return Turn::Data;
@@ -525,16 +554,8 @@ impl Abr {
                 return Turn::Wait(s.next_at.min(tcr_slot));
             }
         }
-        // Rule 3a: an FRM first after setup, then after Nrm-1 in-rate cells, or
-        // after Mrm cells once Trm has passed since the last FRM.
-        let frm_due = out_of_rate
-            || s.last_frm.is_none()
-            || s.since_frm + 1 >= s.p.nrm
-            || (s.since_frm >= MRM && s.last_frm.is_some_and(|t| now >= t + s.p.trm));
-        if !frm_due {
-            s.since_frm += 1;
-            s.last_cell = Some(now);
-            s.next_at = now + s.acr_interval;
+        if !out_of_rate && !s.frm_due(now) {
+            s.data_cell(now);
             return Turn::Data;
         }
         // Rule 5 (use it or lose it): ACR above ICR falls back to ICR when no
