@@ -521,6 +521,7 @@ impl Abr {
     #[inline]
     pub(super) fn turn(&mut self, c: usize, now: SimTime, cell: SimTime) -> Turn {
         if let Some(s) = self.sources[c].as_mut() {
+            // In rate, no FRM due, and not the ACR series' first point.
             if now >= s.next_at && !s.frm_due(now) && !(self.series && s.series.is_empty()) {
                 s.data_cell(now);
                 return Turn::Data;
@@ -529,6 +530,8 @@ impl Abr {
         self.turn_rules(c, now, cell)
     }
 
+    /// `Abr::turn` in full: a cell out of rate or early (rule 11), an FRM
+    /// due (rules 3a, 5, 6, 7, 10), the series' first point.
     #[inline(never)]
     fn turn_rules(&mut self, c: usize, now: SimTime, cell: SimTime) -> Turn {
         let series = self.series;

@@ -8,7 +8,7 @@
 //! its ACR, and only new PDUs add cells (behind the ones already there, so they
 //! move no earlier departure). So the source replays, without the agenda, the
 //! exact sequence of calls the per-cell FIFO (`credit.rs`, `serve`) makes —
-//! the PDUs' ready instants and its own wake-ups, each a `Abr::turn` at
+//! the PDUs' ready instants and its own wake-ups, each an `Abr::turn` at
 //! that instant — up to a *horizon*: the earliest instant a BRM could be back.
 //!
 //! The horizon. BRMs come back in the order their FRMs went (the forward path
@@ -40,7 +40,9 @@
 //! later joins behind that cell, so its call at its ready instant, before
 //! the BRM per cell, finds another head and changes nothing; the replay
 //! makes that call no earlier than the BRM. Otherwise the BRM comes back as an
-//! event (`Ev::Brm`), as it does to a port with a backward rule.
+//! event (`Ev::Brm`), as it does to a port with a backward rule. A replay that
+//! stops at such a BRM because its head's next call lies past it applies it
+//! there and goes on (`Emitter::brm_next`), without returning first.
 //!
 //! Runs held open. A source gathers the data cells it replays into one run
 //! (`OpenRun`) until an FRM or a change of step ends it; a replay that stops
