@@ -240,6 +240,21 @@ impl SourceRt {
         SimTime::from_ps((PS_PER_SEC as f64 / rate).ceil() as u64)
     }
 
+    /// Rule 3a: an in-rate FRM goes first after setup, then after Nrm-1
+    /// in-rate cells, or after Mrm cells once Trm has passed since the last FRM.
+    fn frm_due(&self, now: SimTime) -> bool {
+        self.last_frm.is_none()
+            || self.since_frm + 1 >= self.p.nrm
+            || (self.since_frm >= MRM && self.last_frm.is_some_and(|t| now >= t + self.p.trm))
+    }
+
+    /// An in-rate data cell leaves at `now`.
+    fn data_cell(&mut self, now: SimTime) {
+        self.since_frm += 1;
+        self.last_cell = Some(now);
+        self.next_at = now + self.acr_interval;
+    }
+
     fn at_mcr(&self) -> bool {
         self.acr <= self.p.mcr + 1.0
     }
@@ -351,7 +366,7 @@ pub(super) struct Abr {
     /// Per circuit, the way back of its BRMs (empty: not ABR).
     way_back: Vec<WayBack>,
     /// RM cells in flight, by slot (circuit, cell, the earliest instant the
-    /// source's next FRM may go: `Network::abr_turn`), and the free slots.
+    /// source's next FRM may go: `Abr::turn`), and the free slots.
     rm: Vec<(u32, RmCell, SimTime)>,
     free: Vec<u32>,
     series: bool,
@@ -369,7 +384,7 @@ pub(super) struct Abr {
     ahead_from: SimTime,
 }
 
-/// A source's decision on its head cell (`Network::abr_turn`).
+/// A source's decision on its head cell (`Abr::turn`).
 pub(super) enum Turn {
     /// Send the data cell now.
     Data,
@@ -570,6 +585,155 @@ impl Abr {
     /// The circuit an RM slot belongs to.
     pub(super) fn rm_circuit(&self, rm: u32) -> usize {
         self.rm[rm as usize].0 as usize
+    }
+
+    /// The source of ABR circuit `c`, whose adapter's cell time is `cell`,
+    /// decides what its head cell may do at `now` (TM 4.0 §5.10.4 rules 3, 5,
+    /// 6, 7, 11). On `Abr` rather than `Network`, so that the train replay
+    /// (`abr_train.rs`) holds its source's state beside it. Most turns are an
+    /// in-rate data cell: that case is inlined into its callers, the rules
+    /// around an FRM are not (`Abr::turn_rules`).
+    #[inline]
+    pub(super) fn turn(&mut self, c: usize, now: SimTime, cell: SimTime) -> Turn {
+        if let Some(s) = self.sources[c].as_mut() {
+            // In rate, no FRM due, and not the ACR series' first point.
+            if now >= s.next_at && !s.frm_due(now) && !(self.series && s.series.is_empty()) {
+                s.data_cell(now);
+                return Turn::Data;
+            }
+        }
+        self.turn_rules(c, now, cell)
+    }
+
+    /// `Abr::turn` in full: a cell out of rate or early (rule 11), an FRM
+    /// due (rules 3a, 5, 6, 7, 10), the series' first point.
+    #[inline(never)]
+    fn turn_rules(&mut self, c: usize, now: SimTime, cell: SimTime) -> Turn {
+        let series = self.series;
+        let Some(s) = self.sources[c].as_mut() else {
+            return Turn::Data;
+        };
+        if s.series.is_empty() && series {
+            s.series.push((now, s.acr));
+        }
+        let mut out_of_rate = false;
+        if now < s.next_at {
+            if s.acr >= TCR_CELLS_PER_SEC {
+                return Turn::Wait(s.next_at);
+            }
+            // Rule 11: with ACR below TCR an out-of-rate FRM (CLP = 1) may go at
+            // TCR, so a starved source still learns when to speed up.
+            let tcr_slot = s
+                .last_cell
+                .map_or(now, |t| t + SourceRt::interval(TCR_CELLS_PER_SEC));
+            if now >= tcr_slot {
+                out_of_rate = true;
+            } else {
+                return Turn::Wait(s.next_at.min(tcr_slot));
+            }
+        }
+        if !out_of_rate && !s.frm_due(now) {
+            s.data_cell(now);
+            return Turn::Data;
+        }
+        // Rule 5 (use it or lose it): ACR above ICR falls back to ICR when no
+        // FRM went for ADTF.
+        if let Some(t) = s.last_frm {
+            if s.acr > s.p.icr && now.saturating_sub(t) > s.p.adtf {
+                let icr = s.p.icr;
+                s.set_acr(now, icr, series);
+            }
+        }
+        // Rule 6: Crm FRMs without a BRM back cut ACR by ACR·CDF, not below MCR.
+        if s.unanswered >= s.p.crm {
+            let acr = s.acr - s.acr * s.p.cdf;
+            s.set_acr(now, acr.max(s.p.mcr), series);
+        }
+        // Rules 7 and 10: the FRM carries CCR = ACR, ER = PCR, MCR; DIR = 0.
+        let frm = RmCell {
+            er: s.pcr_rate,
+            ccr: s.ccr,
+            mcr: s.mcr_rate,
+            sn: s.sn,
+            ..Default::default()
+        };
+        s.sn = s.sn.wrapping_add(1);
+        s.unanswered += 1;
+        s.counters.frm_sent += 1;
+        s.last_frm = Some(now);
+        s.active_from.get_or_insert(now);
+        if !out_of_rate {
+            s.since_frm = 0;
+            s.last_cell = Some(now);
+            s.next_at = now + s.acr_interval;
+        } else {
+            s.last_cell = Some(now);
+        }
+        // The next FRM goes no sooner than Nrm cells on (rule 3a's count: this
+        // one in rate restarts it, and the link carries one cell per cell
+        // time), Trm on (its time rule), or TCR's interval on (rule 11); after
+        // an out-of-rate one, whose count goes on, at once.
+        let next_frm = if out_of_rate {
+            now
+        } else {
+            let by_count = cell.times(s.p.nrm as u64);
+            now + by_count
+                .min(s.p.trm)
+                .min(SourceRt::interval(TCR_CELLS_PER_SEC))
+        };
+        let rm = self.alloc(c, frm, next_frm);
+        Turn::Frm {
+            rm,
+            clp: out_of_rate,
+        }
+    }
+
+    /// Train (`abr_train.rs`): a data cell of circuit `c` left at `x` (its
+    /// `Turn::Data`). How many of the next `max` data cells leave at `x + k·step`
+    /// (k = 1, 2, ...), each as soon as the link (`cell`) and the rate allow,
+    /// before an FRM is due (rule 3a, by count or by time) and no later than
+    /// `until`: the turns `Abr::turn` would give them one by one, committed at
+    /// once. (0 below TCR, where rule 11 times the cells.) Returns (count, step).
+    pub(super) fn steady(
+        &mut self,
+        c: usize,
+        x: SimTime,
+        cell: SimTime,
+        max: u32,
+        until: SimTime,
+    ) -> (u32, SimTime) {
+        let Some(s) = self.sources[c].as_mut() else {
+            return (0, cell);
+        };
+        let Some(last_frm) = s.last_frm else {
+            return (0, cell);
+        };
+        if s.acr < TCR_CELLS_PER_SEC || until <= x {
+            return (0, cell);
+        }
+        let interval = s.acr_interval;
+        let step = interval.max(cell);
+        // Cell k is in rate while since_frm + k < Nrm, and before Trm has passed
+        // since the last FRM (taken whatever Mrm says: the rest goes one by one).
+        let by_count = (s.p.nrm - 1).saturating_sub(s.since_frm) as u64;
+        let mut k = (max as u64).min(by_count);
+        // The time rule and the horizon cut it only when they come before the
+        // k-th cell (most runs end at the FRM): no division otherwise.
+        let trm_end = (last_frm + s.p.trm).0;
+        if x.0 + step.0 * k >= trm_end {
+            k = k.min(trm_end.saturating_sub(x.0 + 1) / step.0);
+        }
+        if x.0 + step.0 * k > until.0 {
+            k = k.min((until.0 - x.0) / step.0);
+        }
+        let k = k as u32;
+        if k > 0 {
+            let last = x + step.times(k as u64);
+            s.since_frm += k;
+            s.last_cell = Some(last);
+            s.next_at = last + interval;
+        }
+        (k, step)
     }
 
     fn alloc(&mut self, circuit: usize, cell: RmCell, next_frm: SimTime) -> u32 {
@@ -793,142 +957,10 @@ impl Network {
     }
 
     /// The source of ABR circuit `c` decides what its head cell may do at `now`
-    /// (TM 4.0 §5.10.4 rules 3, 5, 6, 7, 11).
+    /// (`Abr::turn`).
     pub(super) fn abr_turn(&mut self, c: usize, now: SimTime) -> Turn {
-        let series = self.abr.series;
-        let Some(s) = self.abr.sources[c].as_mut() else {
-            return Turn::Data;
-        };
-        if s.series.is_empty() && series {
-            s.series.push((now, s.acr));
-        }
-        let mut out_of_rate = false;
-        if now < s.next_at {
-            if s.acr >= TCR_CELLS_PER_SEC {
-                return Turn::Wait(s.next_at);
-            }
-            // Rule 11: with ACR below TCR an out-of-rate FRM (CLP = 1) may go at
-            // TCR, so a starved source still learns when to speed up.
-            let tcr_slot = s
-                .last_cell
-                .map_or(now, |t| t + SourceRt::interval(TCR_CELLS_PER_SEC));
-            if now >= tcr_slot {
-                out_of_rate = true;
-            } else {
-                return Turn::Wait(s.next_at.min(tcr_slot));
-            }
-        }
-        // Rule 3a: an FRM first after setup, then after Nrm-1 in-rate cells, or
-        // after Mrm cells once Trm has passed since the last FRM.
-        let frm_due = out_of_rate
-            || s.last_frm.is_none()
-            || s.since_frm + 1 >= s.p.nrm
-            || (s.since_frm >= MRM && s.last_frm.is_some_and(|t| now >= t + s.p.trm));
-        if !frm_due {
-            s.since_frm += 1;
-            s.last_cell = Some(now);
-            s.next_at = now + s.acr_interval;
-            return Turn::Data;
-        }
-        // Rule 5 (use it or lose it): ACR above ICR falls back to ICR when no
-        // FRM went for ADTF.
-        if let Some(t) = s.last_frm {
-            if s.acr > s.p.icr && now.saturating_sub(t) > s.p.adtf {
-                let icr = s.p.icr;
-                s.set_acr(now, icr, series);
-            }
-        }
-        // Rule 6: Crm FRMs without a BRM back cut ACR by ACR·CDF, not below MCR.
-        if s.unanswered >= s.p.crm {
-            let acr = s.acr - s.acr * s.p.cdf;
-            s.set_acr(now, acr.max(s.p.mcr), series);
-        }
-        // Rules 7 and 10: the FRM carries CCR = ACR, ER = PCR, MCR; DIR = 0.
-        let cell = RmCell {
-            er: s.pcr_rate,
-            ccr: s.ccr,
-            mcr: s.mcr_rate,
-            sn: s.sn,
-            ..Default::default()
-        };
-        s.sn = s.sn.wrapping_add(1);
-        s.unanswered += 1;
-        s.counters.frm_sent += 1;
-        s.last_frm = Some(now);
-        s.active_from.get_or_insert(now);
-        if !out_of_rate {
-            s.since_frm = 0;
-            s.last_cell = Some(now);
-            s.next_at = now + s.acr_interval;
-        } else {
-            s.last_cell = Some(now);
-        }
-        // The next FRM goes no sooner than Nrm cells on (rule 3a's count: this
-        // one in rate restarts it, and the link carries one cell per cell
-        // time), Trm on (its time rule), or TCR's interval on (rule 11); after
-        // an out-of-rate one, whose count goes on, at once.
-        let next_frm = if out_of_rate {
-            now
-        } else {
-            let cell = self.adapters[self.circuits[c].src].cell;
-            let by_count = cell.times(s.p.nrm as u64);
-            now + by_count
-                .min(s.p.trm)
-                .min(SourceRt::interval(TCR_CELLS_PER_SEC))
-        };
-        let rm = self.abr.alloc(c, cell, next_frm);
-        Turn::Frm {
-            rm,
-            clp: out_of_rate,
-        }
-    }
-
-    /// Train (`abr_train.rs`): a data cell of circuit `c` left at `x` (its
-    /// `Turn::Data`). How many of the next `max` data cells leave at `x + k·step`
-    /// (k = 1, 2, ...), each as soon as the link (`cell`) and the rate allow,
-    /// before an FRM is due (rule 3a, by count or by time) and no later than
-    /// `until`: the turns `abr_turn` would give them one by one, committed at
-    /// once. (0 below TCR, where rule 11 times the cells.) Returns (count, step).
-    pub(super) fn abr_steady(
-        &mut self,
-        c: usize,
-        x: SimTime,
-        cell: SimTime,
-        max: u32,
-        until: SimTime,
-    ) -> (u32, SimTime) {
-        let Some(s) = self.abr.sources[c].as_mut() else {
-            return (0, cell);
-        };
-        let Some(last_frm) = s.last_frm else {
-            return (0, cell);
-        };
-        if s.acr < TCR_CELLS_PER_SEC || until <= x {
-            return (0, cell);
-        }
-        let interval = s.acr_interval;
-        let step = interval.max(cell);
-        // Cell k is in rate while since_frm + k < Nrm, and before Trm has passed
-        // since the last FRM (taken whatever Mrm says: the rest goes one by one).
-        let by_count = (s.p.nrm - 1).saturating_sub(s.since_frm) as u64;
-        let mut k = (max as u64).min(by_count);
-        // The time rule and the horizon cut it only when they come before the
-        // k-th cell (most runs end at the FRM): no division otherwise.
-        let trm_end = (last_frm + s.p.trm).0;
-        if x.0 + step.0 * k >= trm_end {
-            k = k.min(trm_end.saturating_sub(x.0 + 1) / step.0);
-        }
-        if x.0 + step.0 * k > until.0 {
-            k = k.min((until.0 - x.0) / step.0);
-        }
-        let k = k as u32;
-        if k > 0 {
-            let last = x + step.times(k as u64);
-            s.since_frm += k;
-            s.last_cell = Some(last);
-            s.next_at = last + interval;
-        }
-        (k, step)
+        let cell = self.adapters[self.circuits[c].src].cell;
+        self.abr.turn(c, now, cell)
     }
 
     /// A data cell of circuit `c` was accepted at port `p` finding `occ` cells
@@ -1225,7 +1257,7 @@ impl Network {
     /// instant, the interval's load factor and fair share, fixed until the
     /// interval ends, and the CCR of the circuit's last FRM there. When
     /// neither can change by then (the interval goes on past it; the
-    /// circuit's next FRM cannot be there yet: `Network::abr_turn` bounds
+    /// circuit's next FRM cannot be there yet: `Abr::turn` bounds
     /// when it may go), the rule is applied now, without an event: the ER
     /// goes into the cell now, and into the port's counters and series when
     /// the clock reaches the instant (`abr_ahead_due`). Only at a port where

@@ -3,12 +3,12 @@
 //!
 //! Why a source can run ahead. Between two backward RM cells (BRMs) the source
 //! is a closed system: its head cell leaves at the earliest instant its link is
-//! free and its rate allows (`Network::abr_turn`), the FRM every Nrm cells
+//! free and its rate allows (`Abr::turn`), the FRM every Nrm cells
 //! included, whatever the network does meanwhile. Only a BRM reaching it moves
 //! its ACR, and only new PDUs add cells (behind the ones already there, so they
 //! move no earlier departure). So the source replays, without the agenda, the
 //! exact sequence of calls the per-cell FIFO (`credit.rs`, `serve`) makes —
-//! the PDUs' ready instants and its own wake-ups, each a `Network::abr_turn` at
+//! the PDUs' ready instants and its own wake-ups, each an `Abr::turn` at
 //! that instant — up to a *horizon*: the earliest instant a BRM could be back.
 //!
 //! The horizon. BRMs come back in the order their FRMs went (the forward path
@@ -41,7 +41,9 @@
 //! later joins behind that cell, so its call at its ready instant, before
 //! the BRM per cell, finds another head and changes nothing; the replay
 //! makes that call no earlier than the BRM. Otherwise the BRM comes back as an
-//! event (`Ev::Brm`), as it does to a port with a backward rule.
+//! event (`Ev::Brm`), as it does to a port with a backward rule. A replay that
+//! stops at such a BRM because its head's next call lies past it applies it
+//! there and goes on (`Emitter::brm_next`), without returning first.
 //!
 //! Runs held open. A source gathers the data cells it replays into one run
 //! (`OpenRun`) until an FRM or a change of step ends it; a replay that stops
@@ -184,7 +186,7 @@ impl Emitter {
     /// in-rate cell (`next_at`), so every call before it would find nothing to
     /// do, and nothing moves either before the horizon (`until`) but a BRM,
     /// which comes after every other call at its instant. Not below TCR
-    /// (`next_at` ZERO: rule 11 times the cells then, `Network::abr_turn`).
+    /// (`next_at` ZERO: rule 11 times the cells then, `Abr::turn`).
     /// The calls pending before `t` (a PDU's, a wake-up set before ACR moved)
     /// are made on the way: each finds this head waiting for `t` (a PDU
     /// joins behind it), so it does nothing, and leaves the heap.
@@ -192,6 +194,13 @@ impl Emitter {
         if next_at == SimTime::ZERO || t > until {
             return false;
         }
+        self.drop_calls_before(t);
+        true
+    }
+
+    /// The FIFO's pending calls before `t` leave the heap (each found nothing
+    /// to do: `call_now`, `brm_next`).
+    fn drop_calls_before(&mut self, t: SimTime) {
         while let Some(&Reverse((u, is_serve))) = self.wakes.peek() {
             if u >= t {
                 break;
@@ -201,7 +210,57 @@ impl Emitter {
                 self.serve_at = None;
             }
         }
-        true
+    }
+
+    /// When the replay stops at the horizon `until` because the head's next
+    /// call (`t`) lies beyond it, whether the BRM of the oldest FRM is due
+    /// there for the replay to apply (`Back::Due`), and its instant. The
+    /// head is ready by then (the call that left it waiting was made no later
+    /// than `until`), so `brm_safe` holds; the calls pending up to `until`
+    /// (wake-ups, PDUs' ready instants) would find this head waiting for
+    /// `t`, so they leave the heap, as `abr_advance` would make them before
+    /// the BRM.
+    fn brm_next(&mut self, t: SimTime, until: SimTime) -> Option<SimTime> {
+        match self.frms.front() {
+            Some(&(_, b, Back::Due)) if b == until && t > until => {}
+            _ => return None,
+        }
+        self.drop_calls_before(until + SimTime::from_ps(1));
+        Some(until)
+    }
+
+    /// Data cells `j..j+n` of `pdu` arrive at the first port at `a + k·step`:
+    /// gather them into the open run, or return the run they open once that
+    /// one is pushed (`Network::abr_open`). The first cell may join the open
+    /// run on its own (its gap from the run's last cell is the run's step,
+    /// the step after it another one).
+    fn gather(&mut self, pdu: u32, j: u32, n: u32, a: SimTime, step: SimTime) -> Option<OpenRun> {
+        let mut rest = (j, n, a);
+        if let Some(r) = &mut self.run {
+            let last = r.t0 + r.step.times(r.count as u64 - 1);
+            if r.pdu == pdu && r.first + r.count == j && a > last {
+                let gap = SimTime(a.0 - last.0);
+                if r.count == 1 {
+                    r.step = gap;
+                }
+                if gap == r.step {
+                    if n == 1 || step == gap {
+                        r.count += n;
+                        return None;
+                    }
+                    r.count += 1;
+                    rest = (j + 1, n - 1, a + step);
+                }
+            }
+        }
+        let (first, count, t0) = rest;
+        Some(OpenRun {
+            pdu,
+            first,
+            count,
+            t0,
+            step,
+        })
     }
 
     /// FRM `rm` among those out: its place (0: the oldest) and its entry.
@@ -310,7 +369,9 @@ impl Network {
 
     /// The per-cell FIFO's `serve` at instant `x`, for an adapter holding
     /// ABR circuit `c` alone (`credit.rs`), and its calls after that while
-    /// the replay may make them at once (`Emitter::call_now`).
+    /// the replay may make them at once (`Emitter::call_now`). The loop holds
+    /// the source's `Emitter` beside its `Abr` state (`Abr::turn`,
+    /// `Abr::steady`), letting go of it only to push cells.
     pub(super) fn abr_serve(&mut self, c: usize, mut x: SimTime) {
         let now = self.now;
         let em = self.emitter(c);
@@ -319,10 +380,12 @@ impl Network {
         // out before it (`Emitter::horizon`).
         let mut until = em.horizon(now);
         let (cell, delay) = (self.adapters[adapter].cell, self.adapters[adapter].delay);
-        let logs = self.logs(Place::Adapter(self.circuits[c].src));
+        let src = self.circuits[c].src;
+        let logs = self.logs(Place::Adapter(src));
         loop {
-            let next_at = self.abr.next_at(c);
-            let em = self.emitter(c);
+            let em = self.emitters[c]
+                .as_mut()
+                .expect("an ABR circuit in Train mode");
             let Some(head) = em.queue.front().copied() else {
                 return;
             };
@@ -330,22 +393,31 @@ impl Network {
                 return;
             }
             // Nothing leaves before the link is free and ACR allows.
+            let next_at = self.abr.next_at(c);
             let t = em.free.max(next_at);
             if t > x {
                 if !em.call_now(t, next_at, until) {
+                    if let Some(b) = em.brm_next(t, until) {
+                        // The BRM due at the horizon comes next, as
+                        // `abr_advance` would apply it, then the FIFO's call there.
+                        let rm = em.frms[0].0;
+                        self.abr_brm_apply(c, rm, b);
+                        until = self.emitter(c).horizon(now);
+                        x = b;
+                        continue;
+                    }
                     em.wake(t);
                     return;
                 }
                 x = t;
             }
-            match self.abr_turn(c, x) {
+            match self.abr.turn(c, x, cell) {
                 abr::Turn::Data => {
                     // This cell, and the ones after it in its PDU that leave
-                    // in step before anything can change (`Network::abr_steady`).
+                    // in step before anything can change (`Abr::steady`).
                     let rest = head.ncells - head.next - 1;
-                    let (k, step) = self.abr_steady(c, x, cell, rest, until);
+                    let (k, step) = self.abr.steady(c, x, cell, rest, until);
                     let last = x + step.times(k as u64);
-                    let em = self.emitter(c);
                     em.free = last + cell;
                     em.last_left = last;
                     let front = em.queue.front_mut().expect("the head is there");
@@ -355,25 +427,25 @@ impl Network {
                         em.queue.pop_front();
                         em.left.push_back(last);
                     }
-                    self.abr_gather(c, head.pdu, j, 1 + k, x + cell + delay, step);
+                    if let Some(rest) = em.gather(head.pdu, j, 1 + k, x + cell + delay, step) {
+                        self.abr_open(c, rest);
+                    }
                     if logs {
                         let starts = (0..=k).map(|i| x + step.times(i as u64));
                         self.log_sent(0, c, 0, head.pdu, j, starts, false);
                     }
                 }
                 abr::Turn::Wait(t) => {
-                    self.emitter(c).wake(t);
+                    em.wake(t);
                     return;
                 }
                 abr::Turn::Frm { rm, clp } => {
-                    let em = self.emitter(c);
                     em.free = x + cell;
                     // Forward and back, each link's cell time and delay once each way.
                     let soonest = x + em.back + em.back;
                     em.frms.push_back((rm, soonest, Back::Bound));
                     until = em.horizon(now);
                     self.abr_flush(c);
-                    let src = self.circuits[c].src;
                     self.log_rm(Place::Adapter(src), x, c, 0, rm, clp, CellFate::Sent);
                     let a = x + cell + delay;
                     self.emit(c, 0, RM_PDU, rm, 1, a, cell, clp, false);
@@ -382,39 +454,11 @@ impl Network {
         }
     }
 
-    /// Data cells `j..j+n` of `pdu` arrive at the first port at `a + k·step`:
-    /// gather them into the open run, or push that run and open another. The
-    /// first cell may join the open run on its own (its gap from the run's
-    /// last cell is the run's step, the step after it another one).
-    fn abr_gather(&mut self, c: usize, pdu: u32, j: u32, n: u32, a: SimTime, step: SimTime) {
-        let em = self.emitter(c);
-        let mut rest = (j, n, a);
-        if let Some(r) = &mut em.run {
-            let last = r.t0 + r.step.times(r.count as u64 - 1);
-            if r.pdu == pdu && r.first + r.count == j && a > last {
-                let gap = SimTime(a.0 - last.0);
-                if r.count == 1 {
-                    r.step = gap;
-                }
-                if gap == r.step {
-                    if n == 1 || step == gap {
-                        r.count += n;
-                        return;
-                    }
-                    r.count += 1;
-                    rest = (j + 1, n - 1, a + step);
-                }
-            }
-        }
+    /// Source `c`'s data cells that `Emitter::gather` could not add to its
+    /// open run: push that run, and open one with them.
+    fn abr_open(&mut self, c: usize, run: OpenRun) {
         self.abr_flush(c);
-        let (first, count, t0) = rest;
-        self.emitter(c).run = Some(OpenRun {
-            pdu,
-            first,
-            count,
-            t0,
-            step,
-        });
+        self.emitter(c).run = Some(run);
     }
 
     /// Push the open run of source `c` into its first port.
@@ -569,11 +613,18 @@ impl Network {
     /// every other call at `t` made: rules 8 and 9 as the event would
     /// (`brm_at_source`), then the FIFO's call at `t`.
     fn abr_brm_in_replay(&mut self, c: usize, rm: u32, t: SimTime) {
+        self.abr_brm_apply(c, rm, t);
+        self.abr_serve(c, t);
+    }
+
+    /// Rules 8 and 9 for the BRM of source `c`'s oldest FRM `rm`, applied by
+    /// the replay at its instant `t` (`abr_brm_in_replay`, and `abr_serve` when
+    /// its replay reaches it).
+    fn abr_brm_apply(&mut self, c: usize, rm: u32, t: SimTime) {
         let em = self.emitter(c);
         em.frms.pop_front();
         em.brm_applied = t;
         self.brm_rules(t, rm, c);
-        self.abr_serve(c, t);
     }
 
     /// Train: an FRM of circuit `c` left a port: it cannot be back before
