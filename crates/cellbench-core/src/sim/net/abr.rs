@@ -909,6 +909,30 @@ impl PortAbrRt {
     }
 }
 
+/// Train: one port's ABR counting for runs of data cells decided in bulk
+/// (`Network::abr_cells_at_port`).
+pub(super) struct PortCells<'a> {
+    port: &'a mut PortAbrRt,
+    sources: &'a [Option<SourceRt>],
+}
+
+impl PortCells<'_> {
+    /// `n` data cells of circuit `c` accepted (arrivals `a0 + k·step`), each
+    /// finding `occ` cells (itself included), as `abr_data_at_port` would take
+    /// them one by one: ERICA's count, and whether they leave with EFCI set.
+    #[inline]
+    pub(super) fn cells(&mut self, c: usize, a0: SimTime, step: SimTime, n: u32, occ: u32) -> bool {
+        let port = &mut *self.port;
+        let marked =
+            matches!(port.switch, AbrSwitch::Efci { threshold_cells } if occ > threshold_cells);
+        if self.sources[c].is_some() {
+            port.count_run(a0, step, n, c);
+        }
+        port.counters.efci_marked += if marked { n as u64 } else { 0 };
+        marked
+    }
+}
+
 impl Network {
     /// Turn on the ACR series of every ABR source and the ER series of every
     /// ERICA port (see [`Network::acr_series`]).
@@ -1022,22 +1046,15 @@ impl Network {
         }
     }
 
-    /// Train: `n` data cells of circuit `c` accepted at port `p` (arrivals
-    /// `a0 + k·step`), each finding `occ` cells (itself included), as
-    /// `abr_data_at_port` would take them one by one: ERICA's count, and
-    /// whether they leave with EFCI set.
-    pub(super) fn abr_cells_at_port(
-        &mut self,
-        p: usize,
-        c: usize,
-        a0: SimTime,
-        step: SimTime,
-        n: u32,
-        occ: u32,
-    ) -> bool {
-        let marked = self.abr_efci_threshold(p).is_some_and(|t| occ > t);
-        self.abr_cells_counted(p, c, a0, step, n, if marked { n } else { 0 });
-        marked
+    /// Train: port `p`'s ABR counting, looked up once for the runs of a
+    /// steady period (`train.rs`, `steady_abr`; None: no ABR behaviour there).
+    #[inline]
+    pub(super) fn abr_cells_at_port(&mut self, p: usize) -> Option<PortCells<'_>> {
+        let port = self.abr.ports.get_mut(p).and_then(Option::as_mut)?;
+        Some(PortCells {
+            port,
+            sources: &self.abr.sources,
+        })
     }
 
     /// Train: `n` data cells of circuit `c` accepted at port `p` (arrivals

@@ -830,6 +830,10 @@ impl Network {
         interval_end: SimTime,
     ) -> [bool; STEADY_INPUTS] {
         let mut marked = [false; STEADY_INPUTS];
+        // The port looked up once for every input's runs.
+        let Some(mut port) = self.abr_cells_at_port(p) else {
+            return marked;
+        };
         // The cells of each input before the interval's end, and whether any
         // input has cells after it (most runs lie inside the interval).
         let mut before = [n; STEADY_INPUTS];
@@ -842,7 +846,7 @@ impl Network {
             }
             if before[i] > 0 && !seg.efci {
                 let (c, occ) = (seg.circuit as usize, found[i].0 + 1);
-                marked[i] = self.abr_cells_at_port(p, c, seg.t0, seg.step, before[i], occ);
+                marked[i] = port.cells(c, seg.t0, seg.step, before[i], occ);
             }
         }
         if crosses {
@@ -850,7 +854,7 @@ impl Network {
                 if before[i] < n && !seg.efci {
                     let (c, occ) = (seg.circuit as usize, found[i].0 + 1);
                     let t0 = seg.time(before[i]);
-                    marked[i] = self.abr_cells_at_port(p, c, t0, seg.step, n - before[i], occ);
+                    marked[i] = port.cells(c, t0, seg.step, n - before[i], occ);
                 }
             }
         }
