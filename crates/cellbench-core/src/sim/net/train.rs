@@ -62,6 +62,19 @@ pub(super) struct Seg {
 }
 
 impl Seg {
+    /// A placeholder where an array needs one.
+    const NONE: Seg = Seg {
+        pdu: 0,
+        circuit: 0,
+        stage: 0,
+        first: 0,
+        count: 0,
+        t0: SimTime::ZERO,
+        step: SimTime::ZERO,
+        clp: false,
+        efci: false,
+    };
+
     fn time(&self, j: u32) -> SimTime {
         self.t0 + self.step.times(j as u64)
     }
@@ -713,7 +726,15 @@ impl Network {
         }
         // The merge order: (input, its head's arrival, circuit).
         let order = &mut order[..k];
-        order.sort_unstable_by_key(|&(slot, t, c)| (t, c, slot));
+        // By insertion, inline: k is a few, and the keys (arrival, circuit)
+        // are distinct (a circuit enters a port by one input link).
+        for i in 1..k {
+            let mut j = i;
+            while j > 0 && (order[j - 1].1, order[j - 1].2) > (order[j].1, order[j].2) {
+                order.swap(j - 1, j);
+                j -= 1;
+            }
+        }
         // Whole periods at or before the horizon (and ERICA's interval end).
         let periods = |until: SimTime| ((until.0 - h_last.0) / s.0 + 1).min(u32::MAX as u64) as u32;
         let mut n = periods(horizon);
@@ -731,7 +752,7 @@ impl Network {
             _ => u32::MAX,
         };
         // The head segments in the merge's order, read off their FIFOs once.
-        let mut segs = [inputs[first][0]; STEADY_INPUTS];
+        let mut segs = [Seg::NONE; STEADY_INPUTS];
         for (seg, &(slot, _, _)) in segs.iter_mut().zip(order.iter()) {
             *seg = inputs[slot][0];
         }
@@ -739,6 +760,7 @@ impl Network {
         // Period 0, cell by cell: each input's occupancy found and start.
         let mut found = [(0u32, SimTime::ZERO); STEADY_INPUTS];
         let mut end = end0;
+        let mut peak = 1;
         for (i, seg) in segs.iter().enumerate() {
             let stage = &self.circuits[seg.circuit as usize].stages[seg.stage as usize];
             if stage.policer.is_some() || !matches!(stage.vc, VcState::Idle | VcState::Accepting) {
@@ -752,6 +774,7 @@ impl Network {
             let start = seg.t0.max(end);
             end = start + cell;
             found[i] = (occ, start);
+            peak = peak.max(occ + 1);
         }
         // No cell left behind may come before one taken: an input whose head
         // segment the periods use up may have its next segment (another
@@ -771,7 +794,6 @@ impl Network {
         }
         let steps = s.times(n as u64 - 1);
         self.ports[p].end = end + steps;
-        let peak = found[..k].iter().map(|f| f.0 + 1).max().unwrap_or(1);
         self.count_accepted(p, n * k as u32, peak);
         let logs = self.logs(Place::Port(p));
         if logs || self.queue_series.is_some() {
@@ -794,13 +816,25 @@ impl Network {
             true => self.steady_abr(p, segs, &found, n, interval_end),
             false => [false; STEADY_INPUTS],
         };
+        // Most periods find no piece gathering (each input's circuit is its
+        // own): each input's cells start one, without looking for it.
+        let fresh = pieces.is_empty();
         for (i, (&(slot, _, _), seg)) in order.iter().zip(segs).enumerate() {
             let (c, st) = (seg.circuit as usize, seg.stage as usize);
             let (start, marked) = (found[i].1, marked[i]);
             let ends_pdu = seg.first + n == self.pdus[seg.pdu as usize].ncells;
-            self.circuits[c].stages[st].vc = VcState::forwarded(ends_pdu);
+            let circuit = &mut self.circuits[c];
+            let stage = &mut circuit.stages[st];
+            stage.vc = VcState::forwarded(ends_pdu);
             let at = start + cell + delay;
-            self.gather_run(pieces, seg, n, at, s, cell, seg.efci || marked);
+            let efci = seg.efci || marked;
+            if fresh {
+                let (to_receiver, dst) = (matches!(stage.next, Next::Receiver), circuit.dst);
+                let sink = to_receiver && !self.logs(Place::Receiver(dst));
+                new_piece(pieces, seg, n, at, s, cell, efci, sink);
+            } else {
+                self.gather_run(pieces, seg, n, at, s, cell, efci);
+            }
             take_head(&mut inputs[slot], n);
         }
         heads.clear();
@@ -1484,20 +1518,37 @@ impl Network {
         let (c, stage) = (seg.circuit as usize, seg.stage as usize);
         let sink = matches!(self.circuits[c].stages[stage].next, Next::Receiver)
             && !self.logs(Place::Receiver(self.circuits[c].dst));
-        pieces.push(Piece {
-            seg: Seg {
-                count: n,
-                t0: at,
-                step: if n == 1 { cell } else { step },
-                efci,
-                ..*seg
-            },
-            cell,
-            last,
-            sink,
-            regular: true,
-        });
+        new_piece(pieces, seg, n, at, step, cell, efci, sink);
     }
+}
+
+/// The first `n` cells of `seg` start a piece of their own (`Network::gather_run`),
+/// `sink` when their circuit goes on to its receiver, which logs no cell.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn new_piece(
+    pieces: &mut Vec<Piece>,
+    seg: &Seg,
+    n: u32,
+    at: SimTime,
+    step: SimTime,
+    cell: SimTime,
+    efci: bool,
+    sink: bool,
+) {
+    pieces.push(Piece {
+        seg: Seg {
+            count: n,
+            t0: at,
+            step: if n == 1 { cell } else { step },
+            efci,
+            ..*seg
+        },
+        cell,
+        last: at + step.times(n as u64 - 1),
+        sink,
+        regular: true,
+    });
 }
 
 /// Every input's head is a run of data cells, all at one step, and no more
