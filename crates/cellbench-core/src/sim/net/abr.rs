@@ -931,6 +931,34 @@ impl PortCells<'_> {
         port.counters.efci_marked += if marked { n as u64 } else { 0 };
         marked
     }
+
+    /// `cells` for a run the caller found wholly before the end of ERICA's
+    /// current interval (`Network::abr_interval`): counted without the check.
+    #[inline]
+    pub(super) fn cells_inside(
+        &mut self,
+        c: usize,
+        a0: SimTime,
+        step: SimTime,
+        n: u32,
+        occ: u32,
+    ) -> bool {
+        let port = &mut *self.port;
+        let marked = match port.switch {
+            AbrSwitch::Efci { threshold_cells } => occ > threshold_cells,
+            AbrSwitch::Erica { interval, .. } => {
+                debug_assert!(a0 + step.times(n as u64 - 1) < port.start + interval);
+                if self.sources[c].is_some() {
+                    port.cells += n as u64;
+                    port.seen_in_interval(c);
+                }
+                false
+            }
+            _ => false,
+        };
+        port.counters.efci_marked += if marked { n as u64 } else { 0 };
+        marked
+    }
 }
 
 impl Network {

@@ -880,7 +880,7 @@ impl Network {
             }
             if before[i] > 0 && !seg.efci {
                 let (c, occ) = (seg.circuit as usize, found[i].0 + 1);
-                marked[i] = port.cells(c, seg.t0, seg.step, before[i], occ);
+                marked[i] = port.cells_inside(c, seg.t0, seg.step, before[i], occ);
             }
         }
         if crosses {
