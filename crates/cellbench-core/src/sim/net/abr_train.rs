@@ -66,6 +66,7 @@
 //! another circuit's cells in the same FIFO would wait behind the ABR ones.
 
 use super::abr::{self, RM_PDU};
+use super::train::Seg;
 use super::{CellFate, Ev, Network, Place};
 use crate::time::SimTime;
 use std::cmp::Reverse;
@@ -445,10 +446,9 @@ impl Network {
                     let soonest = x + em.back + em.back;
                     em.frms.push_back((rm, soonest, Back::Bound));
                     until = em.horizon(now);
-                    self.abr_flush(c);
-                    self.log_rm(Place::Adapter(src), x, c, 0, rm, clp, CellFate::Sent);
+                    let run = em.run.take();
                     let a = x + cell + delay;
-                    self.emit(c, 0, RM_PDU, rm, 1, a, cell, clp, false);
+                    self.abr_push_frm(c, run, (x, a), rm, clp, cell);
                 }
             }
         }
@@ -459,6 +459,44 @@ impl Network {
     fn abr_open(&mut self, c: usize, run: OpenRun) {
         self.abr_flush(c);
         self.emitter(c).run = Some(run);
+    }
+
+    /// Source `c`'s FRM `rm`, sent at `x` and arriving at `a`, and its open
+    /// run `run` before it, pushed: into its first port in one push
+    /// (`Network::emit_frm`), or to the receiver one after the other.
+    fn abr_push_frm(
+        &mut self,
+        c: usize,
+        run: Option<OpenRun>,
+        (x, a): (SimTime, SimTime),
+        rm: u32,
+        clp: bool,
+        cell: SimTime,
+    ) {
+        let src = Place::Adapter(self.circuits[c].src);
+        let super::Next::Port { port, slot } = self.circuits[c].stages[0].next else {
+            if let Some(r) = run {
+                self.emit(c, 0, r.pdu, r.first, r.count, r.t0, r.step, false, false);
+            }
+            self.log_rm(src, x, c, 0, rm, clp, CellFate::Sent);
+            return self.emit(c, 0, RM_PDU, rm, 1, a, cell, clp, false);
+        };
+        self.log_rm(src, x, c, 0, rm, clp, CellFate::Sent);
+        let run = run.map(|r| {
+            let seg = Seg {
+                pdu: r.pdu,
+                circuit: c as u32,
+                stage: 1,
+                first: r.first,
+                count: r.count,
+                t0: r.t0,
+                step: r.step,
+                clp: false,
+                efci: false,
+            };
+            (seg, r.first + r.count == self.pdus[r.pdu as usize].ncells)
+        });
+        self.emit_frm(port, slot, c, run, rm, a, cell, clp);
     }
 
     /// Push the open run of source `c` into its first port.
