@@ -108,6 +108,11 @@ impl Network {
                     // The last of these cells is the destination's EFCI state.
                     self.abr_data_received(circuit, efci);
                 }
+                if matches!(self.log_scope, super::LogScope::Off) {
+                    // No cell log: all the reassembler reads is the last arrival.
+                    let last = t0 + step.times(count as u64 - 1);
+                    return self.reassembled(circuit, pdu, first, count, last);
+                }
                 return self.reassemble(circuit, pdu, first, count, t0, step, clp);
             }
             Next::Port { port, slot } => (port, slot),
@@ -123,9 +128,6 @@ impl Network {
             clp,
             efci,
         };
-        // An RM cell is decided no later than its arrival, as a PDU's last cell
-        // (`abr_train.rs` counts on it).
-        let eom = rm || first + count == self.pdus[pdu as usize].ncells;
         let now = self.now;
         let p = &mut self.ports[port];
         let fifo = &mut p.inputs[slot];
@@ -145,7 +147,13 @@ impl Network {
                 p.dirty = true;
                 self.dirty.push(port);
             }
-        } else if eom {
+            return;
+        }
+        // An RM cell is decided no later than its arrival, as a PDU's last cell
+        // (`abr_train.rs` counts on it). (Read here, not above: an eager
+        // port, most of UBR's, needs no PDU look-up.)
+        let eom = rm || first + count == self.pdus[pdu as usize].ncells;
+        if eom {
             let at = last.max(now);
             if p.max_scheduled != at {
                 p.max_scheduled = p.max_scheduled.max(at);
