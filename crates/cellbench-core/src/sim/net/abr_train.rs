@@ -516,18 +516,18 @@ impl Network {
         let Some(r) = self.emitter(c).run else {
             return;
         };
-        let to_port = matches!(self.circuits[c].stages[0].next, super::Next::Port { .. });
-        if !to_port || r.first + r.count == self.pdus[r.pdu as usize].ncells {
+        if r.first + r.count == self.pdus[r.pdu as usize].ncells {
             return self.abr_flush(c);
         }
-        let super::Next::Port { port, .. } = self.circuits[c].stages[0].next else {
-            unreachable!("checked above");
-        };
-        let em = self.emitter(c);
-        if !em.held_open {
-            em.held_open = true;
-            self.abr.open[port].push(c as u32);
+        // Held already (it goes to a port): listed there.
+        if self.emitter(c).held_open {
+            return;
         }
+        let super::Next::Port { port, .. } = self.circuits[c].stages[0].next else {
+            return self.abr_flush(c);
+        };
+        self.emitter(c).held_open = true;
+        self.abr.open[port].push(c as u32);
     }
 
     /// Port `p` is about to decide its cells arriving up to `horizon`: the held
