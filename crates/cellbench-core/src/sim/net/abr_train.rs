@@ -546,15 +546,16 @@ impl Network {
     /// come by an input link of their own (its adapter carries its circuit
     /// alone), and a port's heads are keyed by (arrival, circuit).
     fn abr_release_held(&mut self, p: usize, horizon: SimTime) {
-        let mut open = std::mem::take(&mut self.abr.open[p]);
+        // The list stays in place (no take and put back): pushing cells
+        // changes no port's list.
         let mut i = 0;
-        while i < open.len() {
-            let c = open[i] as usize;
+        while let Some(&c) = self.abr.open[p].get(i) {
+            let c = c as usize;
             let em = self.emitter(c);
             let Some(r) = em.run else {
                 // Pushed since (a replay grew it to an FRM or its PDU's end).
                 em.held_open = false;
-                open.swap_remove(i);
+                self.abr.open[p].swap_remove(i);
                 continue;
             };
             if r.t0 > horizon {
@@ -569,7 +570,7 @@ impl Network {
             if m == r.count {
                 em.run = None;
                 em.held_open = false;
-                open.swap_remove(i);
+                self.abr.open[p].swap_remove(i);
             } else {
                 em.run = Some(OpenRun {
                     first: r.first + m,
@@ -582,7 +583,6 @@ impl Network {
             let (pdu, first, t0, step) = (r.pdu, r.first, r.t0, r.step);
             self.emit(c, 0, pdu, first, m, t0, step, false, false);
         }
-        self.abr.open[p] = open;
     }
 
     /// Train: replay, at `now`, the sources whose FRMs moved since (called after
