@@ -66,6 +66,7 @@
 //! another circuit's cells in the same FIFO would wait behind the ABR ones.
 
 use super::abr::{self, RM_PDU};
+use super::train::Seg;
 use super::{CellFate, Ev, Network, Place};
 use crate::time::SimTime;
 use std::cmp::Reverse;
@@ -445,10 +446,9 @@ impl Network {
                     let soonest = x + em.back + em.back;
                     em.frms.push_back((rm, soonest, Back::Bound));
                     until = em.horizon(now);
-                    self.abr_flush(c);
-                    self.log_rm(Place::Adapter(src), x, c, 0, rm, clp, CellFate::Sent);
+                    let run = em.run.take();
                     let a = x + cell + delay;
-                    self.emit(c, 0, RM_PDU, rm, 1, a, cell, clp, false);
+                    self.abr_push_frm(c, run, (x, a), rm, clp, cell);
                 }
             }
         }
@@ -459,6 +459,44 @@ impl Network {
     fn abr_open(&mut self, c: usize, run: OpenRun) {
         self.abr_flush(c);
         self.emitter(c).run = Some(run);
+    }
+
+    /// Source `c`'s FRM `rm`, sent at `x` and arriving at `a`, and its open
+    /// run `run` before it, pushed: into its first port in one push
+    /// (`Network::emit_frm`), or to the receiver one after the other.
+    fn abr_push_frm(
+        &mut self,
+        c: usize,
+        run: Option<OpenRun>,
+        (x, a): (SimTime, SimTime),
+        rm: u32,
+        clp: bool,
+        cell: SimTime,
+    ) {
+        let src = Place::Adapter(self.circuits[c].src);
+        let super::Next::Port { port, slot } = self.circuits[c].stages[0].next else {
+            if let Some(r) = run {
+                self.emit(c, 0, r.pdu, r.first, r.count, r.t0, r.step, false, false);
+            }
+            self.log_rm(src, x, c, 0, rm, clp, CellFate::Sent);
+            return self.emit(c, 0, RM_PDU, rm, 1, a, cell, clp, false);
+        };
+        self.log_rm(src, x, c, 0, rm, clp, CellFate::Sent);
+        let run = run.map(|r| {
+            let seg = Seg {
+                pdu: r.pdu,
+                circuit: c as u32,
+                stage: 1,
+                first: r.first,
+                count: r.count,
+                t0: r.t0,
+                step: r.step,
+                clp: false,
+                efci: false,
+            };
+            (seg, r.first + r.count == self.pdus[r.pdu as usize].ncells)
+        });
+        self.emit_frm(port, slot, c, run, rm, a, cell, clp);
     }
 
     /// Push the open run of source `c` into its first port.
@@ -478,18 +516,18 @@ impl Network {
         let Some(r) = self.emitter(c).run else {
             return;
         };
-        let to_port = matches!(self.circuits[c].stages[0].next, super::Next::Port { .. });
-        if !to_port || r.first + r.count == self.pdus[r.pdu as usize].ncells {
+        if r.first + r.count == self.pdus[r.pdu as usize].ncells {
             return self.abr_flush(c);
         }
-        let super::Next::Port { port, .. } = self.circuits[c].stages[0].next else {
-            unreachable!("checked above");
-        };
-        let em = self.emitter(c);
-        if !em.held_open {
-            em.held_open = true;
-            self.abr.open[port].push(c as u32);
+        // Held already (it goes to a port): listed there.
+        if self.emitter(c).held_open {
+            return;
         }
+        let super::Next::Port { port, .. } = self.circuits[c].stages[0].next else {
+            return self.abr_flush(c);
+        };
+        self.emitter(c).held_open = true;
+        self.abr.open[port].push(c as u32);
     }
 
     /// Port `p` is about to decide its cells arriving up to `horizon`: the held
@@ -508,15 +546,16 @@ impl Network {
     /// come by an input link of their own (its adapter carries its circuit
     /// alone), and a port's heads are keyed by (arrival, circuit).
     fn abr_release_held(&mut self, p: usize, horizon: SimTime) {
-        let mut open = std::mem::take(&mut self.abr.open[p]);
+        // The list stays in place (no take and put back): pushing cells
+        // changes no port's list.
         let mut i = 0;
-        while i < open.len() {
-            let c = open[i] as usize;
+        while let Some(&c) = self.abr.open[p].get(i) {
+            let c = c as usize;
             let em = self.emitter(c);
             let Some(r) = em.run else {
                 // Pushed since (a replay grew it to an FRM or its PDU's end).
                 em.held_open = false;
-                open.swap_remove(i);
+                self.abr.open[p].swap_remove(i);
                 continue;
             };
             if r.t0 > horizon {
@@ -531,7 +570,7 @@ impl Network {
             if m == r.count {
                 em.run = None;
                 em.held_open = false;
-                open.swap_remove(i);
+                self.abr.open[p].swap_remove(i);
             } else {
                 em.run = Some(OpenRun {
                     first: r.first + m,
@@ -544,7 +583,6 @@ impl Network {
             let (pdu, first, t0, step) = (r.pdu, r.first, r.t0, r.step);
             self.emit(c, 0, pdu, first, m, t0, step, false, false);
         }
-        self.abr.open[p] = open;
     }
 
     /// Train: replay, at `now`, the sources whose FRMs moved since (called after

@@ -121,6 +121,11 @@ impl Network {
                     // The last of these cells is the destination's EFCI state.
                     self.abr_data_received(circuit, efci);
                 }
+                if matches!(self.log_scope, super::LogScope::Off) {
+                    // No cell log: all the reassembler reads is the last arrival.
+                    let last = t0 + step.times(count as u64 - 1);
+                    return self.reassembled(circuit, pdu, first, count, last);
+                }
                 return self.reassemble(circuit, pdu, first, count, t0, step, clp);
             }
             Next::Port { port, slot } => (port, slot),
@@ -136,9 +141,6 @@ impl Network {
             clp,
             efci,
         };
-        // An RM cell is decided no later than its arrival, as a PDU's last cell
-        // (`abr_train.rs` counts on it).
-        let eom = rm || first + count == self.pdus[pdu as usize].ncells;
         let now = self.now;
         let p = &mut self.ports[port];
         let fifo = &mut p.inputs[slot];
@@ -158,7 +160,13 @@ impl Network {
                 p.dirty = true;
                 self.dirty.push(port);
             }
-        } else if eom {
+            return;
+        }
+        // An RM cell is decided no later than its arrival, as a PDU's last cell
+        // (`abr_train.rs` counts on it). (Read here, not above: an eager
+        // port, most of UBR's, needs no PDU look-up.)
+        let eom = rm || first + count == self.pdus[pdu as usize].ncells;
+        if eom {
             let at = last.max(now);
             if p.max_scheduled != at {
                 p.max_scheduled = p.max_scheduled.max(at);
@@ -170,6 +178,75 @@ impl Network {
             if !p.in_sweep {
                 p.in_sweep = true;
                 self.sweep.push(port);
+            }
+        }
+    }
+
+    /// An ABR source's data cells `run` (if any: a segment arriving at stage 1,
+    /// and whether it ends its PDU) and the FRM `rm` behind them leave the
+    /// adapter of `circuit` for input `slot` of `port`, the FRM arriving at
+    /// `a`: `emit` for each, the run first, with the FIFO, the heads and the
+    /// resolve events touched once. A run not ending its PDU needs no sweep:
+    /// the FRM, which arrives after it, is decided by an event at its arrival
+    /// (as a PDU's last cell), which covers the run's cells; and a port not in
+    /// the sweep list has no `sweep_at` beyond its `max_scheduled` (the sweep
+    /// only raises the latter), so the sweep would have scheduled nothing.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn emit_frm(
+        &mut self,
+        port: usize,
+        slot: usize,
+        circuit: usize,
+        run: Option<(Seg, bool)>,
+        rm: u32,
+        a: SimTime,
+        cell: SimTime,
+        clp: bool,
+    ) {
+        let now = self.now;
+        let p = &mut self.ports[port];
+        let fifo = &mut p.inputs[slot];
+        if fifo.is_empty() {
+            let t0 = run.map_or(a, |(r, _)| r.t0);
+            p.heads.push(Reverse((t0, circuit as u32, slot)));
+        }
+        let mut run_end = None;
+        if let Some((seg, eom)) = run {
+            let merged = match fifo.back_mut() {
+                Some(b) if b.pdu == seg.pdu && b.first + b.count == seg.first => coalesce(b, &seg),
+                _ => false,
+            };
+            if !merged {
+                fifo.push_back(seg);
+            }
+            if eom {
+                run_end = Some(seg.last());
+            }
+        }
+        fifo.push_back(Seg {
+            pdu: abr::RM_PDU,
+            circuit: circuit as u32,
+            stage: 1,
+            first: rm,
+            count: 1,
+            t0: a,
+            step: cell,
+            clp,
+            efci: false,
+        });
+        if p.eager {
+            if !p.dirty {
+                p.dirty = true;
+                self.dirty.push(port);
+            }
+            return;
+        }
+        for last in run_end.into_iter().chain([a]) {
+            let at = last.max(now);
+            if p.max_scheduled != at {
+                p.max_scheduled = p.max_scheduled.max(at);
+                self.agenda
+                    .schedule(at, port as u32, Ev::Resolve(port as u32));
             }
         }
     }
