@@ -156,24 +156,16 @@ impl Network {
         }
         let last = seg.last();
         if p.eager {
-            if !p.dirty {
-                p.dirty = true;
-                self.dirty.push(port);
-            }
-            return;
+            return self.mark_dirty(port);
         }
         // An RM cell is decided no later than its arrival, as a PDU's last cell
         // (`abr_train.rs` counts on it). (Read here, not above: an eager
         // port, most of UBR's, needs no PDU look-up.)
         let eom = rm || first + count == self.pdus[pdu as usize].ncells;
         if eom {
-            let at = last.max(now);
-            if p.max_scheduled != at {
-                p.max_scheduled = p.max_scheduled.max(at);
-                self.agenda
-                    .schedule(at, port as u32, Ev::Resolve(port as u32));
-            }
+            self.resolve_at(port, last.max(now));
         } else {
+            let p = &mut self.ports[port];
             p.sweep_at = p.sweep_at.max(last);
             if !p.in_sweep {
                 p.in_sweep = true;
@@ -235,19 +227,33 @@ impl Network {
             efci: false,
         });
         if p.eager {
-            if !p.dirty {
-                p.dirty = true;
-                self.dirty.push(port);
-            }
-            return;
+            return self.mark_dirty(port);
         }
         for last in run_end.into_iter().chain([a]) {
-            let at = last.max(now);
-            if p.max_scheduled != at {
-                p.max_scheduled = p.max_scheduled.max(at);
-                self.agenda
-                    .schedule(at, port as u32, Ev::Resolve(port as u32));
-            }
+            self.resolve_at(port, last.max(now));
+        }
+    }
+
+    /// An eager port was pushed to: `drain` resolves it.
+    #[inline]
+    fn mark_dirty(&mut self, port: usize) {
+        let p = &mut self.ports[port];
+        if !p.dirty {
+            p.dirty = true;
+            self.dirty.push(port);
+        }
+    }
+
+    /// A port resolving by events decides its cells arriving up to `at` by an
+    /// event then (one per instant: a push for an instant already scheduled
+    /// rides on its event).
+    #[inline]
+    fn resolve_at(&mut self, port: usize, at: SimTime) {
+        let p = &mut self.ports[port];
+        if p.max_scheduled != at {
+            p.max_scheduled = p.max_scheduled.max(at);
+            self.agenda
+                .schedule(at, port as u32, Ev::Resolve(port as u32));
         }
     }
 
