@@ -512,6 +512,12 @@ impl Abr {
         self.way_back = way_back;
     }
 
+    /// The time a BRM of circuit `c` takes from its destination back to its
+    /// source (`WayBack::home`).
+    pub(super) fn way_home(&self, c: usize) -> SimTime {
+        self.way_back[c].home
+    }
+
     /// A BRM of circuit `c` leaves the element after stage `s` at `t`: the
     /// stage that next handles it, and when it gets there (`WayBack`).
     fn brm_next(&self, c: usize, s: usize, t: SimTime) -> (usize, SimTime) {
@@ -1287,14 +1293,7 @@ impl Network {
                 return;
             }
         }
-        self.agenda.schedule(
-            t,
-            BRM_TIE,
-            Ev::Brm {
-                rm,
-                stage: s as u16,
-            },
-        );
+        self.brm_event(rm, s, t);
     }
 
     /// Train: the BRM of circuit `c` just turned around at `a` meets ERICA at
@@ -1361,14 +1360,14 @@ impl Network {
         if s == 0 && self.abr.train() && self.abr_train_brm_due(c, rm, t) {
             return;
         }
-        self.agenda.schedule(
-            t,
-            BRM_TIE,
-            Ev::Brm {
-                rm,
-                stage: s as u16,
-            },
-        );
+        self.brm_event(rm, s, t);
+    }
+
+    /// BRM `rm` reaches stage `s` at `t`, brought by an event (after every
+    /// other event at its instant: `BRM_TIE`).
+    fn brm_event(&mut self, rm: u32, s: usize, t: SimTime) {
+        let stage = s as u16;
+        self.agenda.schedule(t, BRM_TIE, Ev::Brm { rm, stage });
     }
 
     /// A BRM reaches stage `stage` on its way back: a port applies its rule; the

@@ -142,9 +142,9 @@ enum Back {
 }
 
 impl Emitter {
-    pub(super) fn new(adapter: usize, links: &[SimTime]) -> Emitter {
-        let back = links.iter().fold(SimTime::ZERO, |t, &l| t + l);
-        let last_link = *links.last().expect("a circuit has a stage 0");
+    /// The source at `adapter` of a circuit whose BRMs take `back` from its
+    /// destination home (`abr.rs`'s `WayBack`), its last link `last_link`.
+    pub(super) fn new(adapter: usize, back: SimTime, last_link: SimTime) -> Emitter {
         Emitter {
             adapter,
             queue: VecDeque::new(),

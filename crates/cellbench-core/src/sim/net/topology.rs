@@ -57,6 +57,9 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
     let mut abr =
         super::abr::Abr::build(&t.abr_sources, &t.abr_ports, circuits.len(), &port_rates)?;
     let port_fifos = credit_mode;
+    abr.plan_way_back(&circuits, |c, s| {
+        stage_link(&adapters, &ports, &circuits[c], s)
+    });
     let emitters = attach_abr_trains(
         &t,
         fidelity,
@@ -66,9 +69,6 @@ pub(super) fn build(t: Topology, fidelity: Fidelity) -> Result<Network, Topology
         &circuits,
         &mut abr,
     );
-    abr.plan_way_back(&circuits, |c, s| {
-        stage_link(&adapters, &ports, &circuits[c], s)
-    });
     let abr_train = abr.train();
     let credit_mode = credit_mode || (abr.on && !abr_train);
     let txq = if credit_mode {
@@ -141,10 +141,9 @@ fn attach_abr_trains(
     let emitters = (0..circuits.len())
         .map(|c| {
             abr.is_source(c).then(|| {
-                let stages = &circuits[c].stages;
-                let link = |s: usize| stage_link(adapters, ports, &circuits[c], s);
-                let links: Vec<SimTime> = (0..stages.len()).map(link).collect();
-                super::abr_train::Emitter::new(circuits[c].src, &links)
+                let last = circuits[c].stages.len() - 1;
+                let last_link = stage_link(adapters, ports, &circuits[c], last);
+                super::abr_train::Emitter::new(circuits[c].src, abr.way_home(c), last_link)
             })
         })
         .collect();
