@@ -352,3 +352,25 @@ fn tcp_runs_over_abr_give_the_same_result_both_ways() {
         assert!(train.to_string().contains("abr_frm_sent"));
     }
 }
+
+#[test]
+fn sources_in_lock_step_tie_at_every_instant_the_same_both_ways() {
+    // Sources at one fixed rate (ICR = PCR) handed their PDUs at the same
+    // instants put their cells into the port at the same instants, so every
+    // merge step breaks a tie by circuit, and one source's FRM (whose arrival
+    // the port resolves at) meets the others' data cells arriving with it.
+    // Different Nrm put the FRMs at different cells of each source.
+    for switch in [None, Some(AbrSwitch::Efci { threshold_cells: 8 })] {
+        for (nrm, share) in [([8, 12, 32], 3.0), ([5, 32, 7], 4.0), ([2, 3, 4], 2.5)] {
+            let topo = topology(3, switch, false, &|c| AbrSource {
+                icr: OC3_CELLS / share,
+                nrm: nrm[c],
+                ..AbrSource::new(c, OC3_CELLS / share)
+            });
+            let sends = greedy(3, 2, 700_000_000, 6_000_000_000);
+            let out = equivalent(&topo, &sends, &ack(3));
+            let k = out.abr_sources[1].expect("an ABR circuit");
+            assert!(k.frm_sent > 10, "{switch:?} {nrm:?}: {k:?}");
+        }
+    }
+}
