@@ -77,7 +77,16 @@ enum Service {
 }
 
 /// (wall seconds, cells handled at the ports, network events).
-type Figures = (f64, u64, u64);
+/// Wall time (s), cells arriving at the ports, the network's events, FRMs sent.
+type Figures = (f64, u64, u64, u64);
+
+/// FRMs the ABR sources of `net` sent (0 without ABR).
+fn frms(net: &Network, circuits: usize) -> u64 {
+    (0..circuits)
+        .filter_map(|c| net.abr_source_counters(c))
+        .map(|k| k.frm_sent)
+        .sum()
+}
 
 fn transfer(service: Service) -> Figures {
     let mut topo = Topology {
@@ -130,6 +139,7 @@ fn transfer(service: Service) -> Figures {
         wall,
         net.port_counters(0).cells_in + net.port_counters(1).cells_in,
         net.events_processed(),
+        frms(&net, 2),
     )
 }
 
@@ -188,7 +198,12 @@ fn four_into_one(service: Service) -> Figures {
     }
     let wall = start.elapsed().as_secs_f64();
     black_box(token);
-    (wall, net.port_counters(0).cells_in, net.events_processed())
+    (
+        wall,
+        net.port_counters(0).cells_in,
+        net.events_processed(),
+        frms(&net, n),
+    )
 }
 
 fn best(f: fn(Service) -> Figures, s: Service) -> Figures {
@@ -220,10 +235,14 @@ fn main() {
             services.push(("UBR paced", Service::UbrPaced));
         }
         let mut per_cell = Vec::new();
+        let mut abr_train = (0.0, 0, 0);
         for (label, s) in services {
-            let (wall, cells, events) = best(f, s);
+            let (wall, cells, events, frms) = best(f, s);
             let ns = wall * 1e9 / cells as f64;
             per_cell.push(ns);
+            if label == "ABR Train" {
+                abr_train = (wall, cells, frms);
+            }
             println!(
                 "{:<14} {:<14} {:>10.2} {:>10} {:>9.1} {:>11.3}",
                 name,
@@ -234,6 +253,16 @@ fn main() {
                 events as f64 / cells as f64
             );
         }
+        // What an FRM adds: ABR Train's wall time beyond its cells at UBR
+        // Train's cost a cell, over the FRMs sent; and what it may add for
+        // 1.5x UBR Train a cell (issue 29; scripts/bench_abr.py's `ns/FRM`).
+        let (wall, cells, frms) = abr_train;
+        let per_frm = (wall * 1e9 - per_cell[0] * cells as f64) / frms.max(1) as f64;
+        let budget = 0.5 * per_cell[0] * cells as f64 / frms.max(1) as f64;
+        println!(
+            "{:<14} ABR Train: {} FRMs, {:.0} ns an FRM beyond UBR Train's cost a cell (at 1.5x: {:.0})",
+            name, frms, per_frm, budget
+        );
         print!(
             "{:<14} ABR Train per cell: {:.2}x UBR Train, {:.2}x UBR PerCell, {:.2}x ABR PerCell",
             name,
