@@ -286,7 +286,7 @@ prop_compose! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(net_harness::cases(64))]
     #[test]
     fn abr_train_equals_per_cell((topo, sends, n) in scenario()) {
         equivalent(&topo, &sends, &ack(n));

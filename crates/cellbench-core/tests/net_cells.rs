@@ -523,7 +523,7 @@ prop_compose! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(net_harness::cases(96))]
     #[test]
     fn train_equals_per_cell((topo, sends) in scenario()) {
         let react = |d: &Delivery| (d.circuit == 0).then_some((3, 40));
@@ -640,7 +640,7 @@ prop_compose! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(net_harness::cases(128))]
     #[test]
     fn train_equals_per_cell_wan((topo, sends) in wan_scenario()) {
         let react = |d: &Delivery| (d.circuit == 0).then_some((3, 40));
@@ -656,7 +656,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(net_harness::cases(128))]
     #[test]
     fn train_equals_per_cell_clp((topo, sends) in clp_scenario()) {
         let react = |d: &Delivery| (d.circuit == 0).then_some((3, 40));

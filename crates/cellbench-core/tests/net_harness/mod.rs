@@ -222,3 +222,17 @@ pub fn lost(o: &Outcome, p: usize, cause: LossCause) -> Vec<(CircuitId, u64, u32
         .map(|r| (r.circuit, r.token, r.cell))
         .collect()
 }
+
+/// A proptest configuration of `n` cases, unless `PROPTEST_CASES` asks for
+/// another number (a longer search by hand: `PROPTEST_CASES=3000 cargo test
+/// --release --test net_abr_train`); CI runs `n`.
+pub fn cases(n: u32) -> proptest::test_runner::Config {
+    let n = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(n);
+    proptest::test_runner::Config {
+        cases: n,
+        ..Default::default()
+    }
+}
