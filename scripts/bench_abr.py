@@ -65,15 +65,15 @@ def plan_runs(source, sets: list[str], per_cell: bool = False) -> list[tuple[str
     return runs
 
 
-def cost(cases: dict[str, list[tuple[str, dict]]], repeats: int) -> dict[str, list[Run]]:
+def cost(cases: dict[tuple[str, str], list[tuple[str, dict]]], repeats: int) -> dict:
     """Every run of every case, each timed on its own, best of `repeats`. The
     repeats go round all the cases in turn, so that a slow spell of the machine
     (another job, a noisy neighbour) falls on UBR and ABR alike rather than on
     whichever case it met."""
     from cellbench import _native
 
-    best: dict[tuple[str, int], float] = {}
-    outs: dict[tuple[str, int], dict] = {}
+    best: dict = {}
+    counts: dict = {}
     for _ in range(repeats):
         for case, runs in cases.items():
             for i, (_, spec) in enumerate(runs):
@@ -81,16 +81,13 @@ def cost(cases: dict[str, list[tuple[str, dict]]], repeats: int) -> dict[str, li
                 out = _native.simulate(spec)
                 dt = time.process_time() - t
                 best[case, i] = min(best.get((case, i), dt), dt)
-                outs[case, i] = out
-    timed = {}
-    for case, runs in cases.items():
-        timed[case] = []
-        for i, (mix, _) in enumerate(runs):
-            out = outs[case, i]
-            cells = sum(p.get("cells_in", 0) for p in out["ports"])
-            frms = sum(c.get("abr_frm_sent") or 0 for c in out["connections"])
-            timed[case].append(Run(mix, best[case, i], cells, frms))
-    return timed
+                cells = sum(p.get("cells_in", 0) for p in out["ports"])
+                frms = sum(c.get("abr_frm_sent") or 0 for c in out["connections"])
+                counts[case, i] = (cells, frms)
+    return {
+        case: [Run(mix, best[case, i], *counts[case, i]) for i, (mix, _) in enumerate(runs)]
+        for case, runs in cases.items()
+    }
 
 
 def ns_per_cell(runs: list[Run]) -> float:
@@ -142,19 +139,17 @@ def main() -> int:
             ("flow-control", "ABR ERICA per-cell", FLOW, [ABR, ERICA], True),
         ]
         planned = {
-            f"{case}|{service}": plan_runs(source, sets, per_cell)
+            (case, service): plan_runs(source, sets, per_cell)
             for case, service, source, sets, per_cell in cases
         }
-        timed = cost(planned, repeats)
+        measured = cost(planned, repeats)
         print(
             f"{'case':<13} {'service':<19} {'cpu ms':>9} {'cells':>9} {'ns/cell':>8} {'x UBR':>6}"
             f" {'ns/FRM':>7} {'at 1.5x':>7}"
         )
         ubr_ns: dict[str, float] = {}
-        measured: dict[tuple[str, str], list[Run]] = {}
         for case, service, *_ in cases:
-            runs = timed[f"{case}|{service}"]
-            measured[case, service] = runs
+            runs = measured[case, service]
             ns = ns_per_cell(runs)
             ubr_ns.setdefault(case, ns)
             cpu = sum(r.cpu for r in runs)

@@ -76,7 +76,6 @@ enum Service {
     Abr(Fidelity),
 }
 
-/// (wall seconds, cells handled at the ports, network events).
 /// Wall time (s), cells arriving at the ports, the network's events, FRMs sent.
 type Figures = (f64, u64, u64, u64);
 
@@ -234,15 +233,12 @@ fn main() {
         if paced {
             services.push(("UBR paced", Service::UbrPaced));
         }
-        let mut per_cell = Vec::new();
-        let mut abr_train = (0.0, 0, 0);
+        let (mut per_cell, mut runs) = (Vec::new(), Vec::new());
         for (label, s) in services {
             let (wall, cells, events, frms) = best(f, s);
             let ns = wall * 1e9 / cells as f64;
             per_cell.push(ns);
-            if label == "ABR Train" {
-                abr_train = (wall, cells, frms);
-            }
+            runs.push((wall, cells, frms));
             println!(
                 "{:<14} {:<14} {:>10.2} {:>10} {:>9.1} {:>11.3}",
                 name,
@@ -256,7 +252,7 @@ fn main() {
         // What an FRM adds: ABR Train's wall time beyond its cells at UBR
         // Train's cost a cell, over the FRMs sent; and what it may add for
         // 1.5x UBR Train a cell (issue 29; scripts/bench_abr.py's `ns/FRM`).
-        let (wall, cells, frms) = abr_train;
+        let (wall, cells, frms) = runs[2];
         let per_frm = (wall * 1e9 - per_cell[0] * cells as f64) / frms.max(1) as f64;
         let budget = 0.5 * per_cell[0] * cells as f64 / frms.max(1) as f64;
         println!(
